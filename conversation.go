@@ -1,0 +1,134 @@
+package harness
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Outcome says how a turn ended.
+type Outcome string
+
+// The outcomes of a turn.
+const (
+	// Answered: the model answered without asking for tools.
+	Answered Outcome = "answered"
+	// RoundLimit: MaxRounds tool rounds were used; the answer comes from the
+	// synthesis call made with tools withheld.
+	RoundLimit Outcome = "round_limit"
+	// Stuck: a stuck-loop policy stopped the tool rounds; the answer comes
+	// from the synthesis call.
+	Stuck Outcome = "stuck"
+	// Cancelled: the context was cancelled.
+	Cancelled Outcome = "cancelled"
+	// Error: the loop could not go on (the model failed, the store failed).
+	Error Outcome = "error"
+)
+
+// Conversation is the transcript: every turn, every round, every full
+// result and the model's copy of it. It is what a store persists and what
+// views are built from. A Conversation must not be used by two Runs at once.
+type Conversation struct {
+	ID    string  `json:"id"`
+	Turns []*Turn `json:"turns"`
+	// Notes are transcript-level messages added by policies, such as a
+	// compaction summary; views place them where their After field says.
+	Notes []*Note `json:"notes,omitempty"`
+}
+
+// NewConversation returns an empty conversation. An empty id gets a random
+// one.
+func NewConversation(id string) *Conversation {
+	if id == "" {
+		id = NewID("c")
+	}
+	return &Conversation{ID: id}
+}
+
+// NewID returns prefix + "_" + 16 random hex digits.
+func NewID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// Turn is one user input and every model call made to answer it.
+type Turn struct {
+	// Index counts turns from 1.
+	Index   int       `json:"index"`
+	Input   string    `json:"input"`
+	Rounds  []*Round  `json:"rounds"`
+	Outcome Outcome   `json:"outcome,omitempty"`
+	Usage   Usage     `json:"usage"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+}
+
+// Answer is the text of the turn's last assistant message, or "".
+func (t *Turn) Answer() string {
+	if len(t.Rounds) == 0 {
+		return ""
+	}
+	return t.Rounds[len(t.Rounds)-1].Assistant.Text()
+}
+
+// Round is one model call and the tool calls it made, with their results
+// in call order. The last round of an answered turn has no calls.
+type Round struct {
+	// Index counts the rounds of a turn from 1.
+	Index     int           `json:"index"`
+	Assistant Message       `json:"assistant"`
+	Results   []*ToolResult `json:"results,omitempty"`
+	Usage     Usage         `json:"usage"`
+	// Final is set on the synthesis call (tools withheld).
+	Final bool `json:"final,omitempty"`
+	// Stats describe the request that produced this round.
+	Stats RequestStats `json:"stats"`
+	// Dropped lists tool calls the model made on a final request, which
+	// were not run because tools were withheld.
+	Dropped []ToolCall `json:"dropped,omitempty"`
+}
+
+// Note is a message a policy adds to the transcript (a compaction summary),
+// standing in the view for the turns up to and including After.
+type Note struct {
+	// After is the index of the last turn the note replaces in views.
+	After int    `json:"after"`
+	Text  string `json:"text"`
+	By    string `json:"by"`
+}
+
+// RequestStats are the figures of one request, computed from the request
+// itself (never estimated).
+type RequestStats struct {
+	Messages int `json:"messages"`
+	// EvidenceChars counts the characters of tool-result text the model is
+	// shown in this request (every tool message in the view).
+	EvidenceChars int `json:"evidence_chars"`
+	// Tools and ToolBytes count the tool schemas sent and their bytes.
+	Tools     int `json:"tools"`
+	ToolBytes int `json:"tool_bytes"`
+}
+
+// LastTurn returns the newest turn, or nil.
+func (c *Conversation) LastTurn() *Turn {
+	if len(c.Turns) == 0 {
+		return nil
+	}
+	return c.Turns[len(c.Turns)-1]
+}
+
+// FindResult returns the stored result of a call id, searching newest
+// first, or nil.
+func (c *Conversation) FindResult(callID string) *ToolResult {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		for j := len(c.Turns[i].Rounds) - 1; j >= 0; j-- {
+			for _, r := range c.Turns[i].Rounds[j].Results {
+				if r.CallID == callID {
+					return r
+				}
+			}
+		}
+	}
+	return nil
+}

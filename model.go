@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Model produces the next assistant message for a request.
+// Implementations live in provider/...; they must be safe for concurrent use.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// StreamingModel is a Model that can also deliver text as it is generated.
+// The agent uses it when Options.OnText is set.
+type StreamingModel interface {
+	Model
+	// GenerateStream behaves like Generate and calls onText with each piece
+	// of assistant text as it arrives.
+	GenerateStream(ctx context.Context, req *Request, onText func(string)) (*Response, error)
+}
+
+// ModelFunc adapts a function to the Model interface.
+type ModelFunc func(ctx context.Context, req *Request) (*Response, error)
+
+// Generate calls f.
+func (f ModelFunc) Generate(ctx context.Context, req *Request) (*Response, error) { return f(ctx, req) }
+
+// Request is one call to the model: the view of the conversation and the
+// tools offered. Tools is empty when tools are withheld (the synthesis call).
+type Request struct {
+	// System is the system prompt; it is also the first message of Messages
+	// when set, so providers may use either.
+	System   string     `json:"system,omitempty"`
+	Messages []Message  `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+	// MaxOutputTokens caps the reply; 0 means the provider's default.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Final is set on the synthesis call after the round limit or a stuck
+	// abort: tools are withheld and the model must answer.
+	Final bool `json:"final,omitempty"`
+	// Turn and Round locate the request in the conversation (both from 1).
+	Turn  int `json:"turn"`
+	Round int `json:"round"`
+}
+
+// Response is the model's answer to a Request.
+type Response struct {
+	Message Message `json:"message"`
+	Usage   Usage   `json:"usage"`
+	// StopReason is the provider's reason for stopping, as reported.
+	StopReason string `json:"stop_reason,omitempty"`
+	// Model is the model name the provider reports, when it does.
+	Model string `json:"model,omitempty"`
+}
+
+// Usage counts tokens as the provider reported them.
+//
+// Input counts every prompt token, including those served from the prompt
+// cache; Cached is the part of Input read from the cache; CacheWrite the
+// part written to it (Anthropic reports it; others leave it zero).
+type Usage struct {
+	Input      int `json:"input"`
+	Cached     int `json:"cached"`
+	CacheWrite int `json:"cache_write,omitempty"`
+	Output     int `json:"output"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		Input:      u.Input + v.Input,
+		Cached:     u.Cached + v.Cached,
+		CacheWrite: u.CacheWrite + v.CacheWrite,
+		Output:     u.Output + v.Output,
+	}
+}
+
+// Uncached is the input billed at the full rate: Input − Cached.
+func (u Usage) Uncached() int { return u.Input - u.Cached }
+
+// Effective is the cache-aware cost in tokens used throughout harness:
+// uncached input + 0.1 × cached input + 4 × output (DESIGN.md).
+func (u Usage) Effective() float64 {
+	return float64(u.Uncached()) + 0.1*float64(u.Cached) + 4*float64(u.Output)
+}
+
+// SchemaBytes is the size of a tool's schema as it is sent to a model: the
+// JSON of its name, description and input schema.
+func SchemaBytes(spec ToolSpec) int {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return len(spec.Name) + len(spec.Description) + len(spec.InputSchema)
+	}
+	return len(b)
+}

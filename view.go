@@ -1,0 +1,155 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+)
+
+// Origin says where a message of a [View] comes from in the transcript.
+type Origin struct {
+	// Turn and Round locate the message; both are 0 for the system prompt
+	// and for notes.
+	Turn, Round int
+	// Result is the stored result behind a tool message (nil otherwise).
+	// Policies read it; they never modify it.
+	Result *ToolResult
+	// Cuts lists what per-turn policies did to this message in this view.
+	Cuts []Cut
+}
+
+// View is one request being built: the messages the model will be shown,
+// where each comes from, and the tools offered. Per-turn policies
+// ([ViewPolicy]) edit the view; the transcript behind it is never changed.
+type View struct {
+	Conversation *Conversation
+	// Turn is the turn being answered; Round the index the next round will
+	// get.
+	Turn  *Turn
+	Round int
+	// Final is set when tools are withheld (the synthesis call).
+	Final bool
+	// Messages and Origins are parallel slices.
+	Messages []Message
+	Origins  []Origin
+	Tools    []ToolSpec
+	// Stop, set by a policy on a non-final view, ends the turn's tool
+	// rounds: the agent rebuilds the view as final and the turn's outcome
+	// becomes Stop (for example Stuck). StopReason says why.
+	Stop       Outcome
+	StopReason string
+}
+
+// ViewPolicy edits a request view. Policies must be deterministic: the same
+// transcript and options give the same view (this keeps prompt caches warm).
+type ViewPolicy interface {
+	ApplyView(ctx context.Context, v *View) error
+}
+
+// ViewPolicyFunc adapts a function to the ViewPolicy interface.
+type ViewPolicyFunc func(ctx context.Context, v *View) error
+
+// ApplyView calls f.
+func (f ViewPolicyFunc) ApplyView(ctx context.Context, v *View) error { return f(ctx, v) }
+
+// BuildView returns the base view of conv for the next request of turn:
+// the system prompt, every turn's input, assistant messages and the model's
+// copy of every tool result, in order. The newest note (a compaction
+// summary) stands in for the turns it covers.
+func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, final bool) *View {
+	v := &View{Conversation: conv, Turn: turn, Final: final, Tools: tools}
+	if turn != nil {
+		v.Round = len(turn.Rounds) + 1
+	}
+	if system != "" {
+		v.add(Message{Role: RoleSystem, Parts: []Part{TextPart(system)}}, Origin{})
+	}
+	skip := 0
+	if n := latestNote(conv); n != nil {
+		skip = n.After
+		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(n.Text)}}, Origin{})
+	}
+	for _, t := range conv.Turns {
+		if t.Index <= skip {
+			continue
+		}
+		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(t.Input)}}, Origin{Turn: t.Index})
+		for _, r := range t.Rounds {
+			v.add(r.Assistant, Origin{Turn: t.Index, Round: r.Index})
+			for _, res := range r.Results {
+				v.add(ToolMessage(res), Origin{Turn: t.Index, Round: r.Index, Result: res})
+			}
+		}
+	}
+	return v
+}
+
+func latestNote(conv *Conversation) *Note {
+	var best *Note
+	for _, n := range conv.Notes {
+		if best == nil || n.After >= best.After {
+			best = n
+		}
+	}
+	return best
+}
+
+func (v *View) add(m Message, o Origin) {
+	v.Messages = append(v.Messages, m)
+	v.Origins = append(v.Origins, o)
+}
+
+// ToolMessage is the tool message that shows the model its copy of res.
+func ToolMessage(res *ToolResult) Message {
+	return Message{
+		Role:       RoleTool,
+		Parts:      res.ModelParts(),
+		ToolCallID: res.CallID,
+		ToolName:   res.Tool,
+		IsError:    res.IsError,
+	}
+}
+
+// Stats computes the figures of the view as it stands.
+func (v *View) Stats() RequestStats {
+	s := RequestStats{Messages: len(v.Messages), Tools: len(v.Tools)}
+	for _, m := range v.Messages {
+		if m.Role == RoleTool {
+			s.EvidenceChars += Chars(m.Text())
+		}
+	}
+	for _, t := range v.Tools {
+		s.ToolBytes += SchemaBytes(t)
+	}
+	return s
+}
+
+// Request turns the view into a request.
+func (v *View) Request(system string, maxOutput int) *Request {
+	req := &Request{
+		System:          system,
+		Messages:        v.Messages,
+		MaxOutputTokens: maxOutput,
+		Final:           v.Final,
+		Round:           v.Round,
+	}
+	if v.Turn != nil {
+		req.Turn = v.Turn.Index
+	}
+	if !v.Final {
+		req.Tools = v.Tools
+	}
+	return req
+}
+
+// ReplaceText replaces the content of message i with text, recording the
+// cut. Policies use it to trim or clear tool messages.
+func (v *View) ReplaceText(i int, text string, cut Cut) error {
+	if i < 0 || i >= len(v.Messages) {
+		return fmt.Errorf("view: message %d out of range", i)
+	}
+	m := v.Messages[i]
+	m.Parts = []Part{TextPart(text)}
+	v.Messages[i] = m
+	v.Origins[i].Cuts = append(v.Origins[i].Cuts, cut)
+	return nil
+}
