@@ -38,6 +38,27 @@ type Recorder interface {
 	EndTurn(ctx context.Context, conv *Conversation, turn *Turn) error
 }
 
+// NoteRecorder is implemented by recorders that persist notes (see
+// [AddNote]).
+type NoteRecorder interface {
+	AddNote(ctx context.Context, conv *Conversation, note *Note) error
+}
+
+type recorderKey struct{}
+
+// AddNote appends note to conv and persists it through the recorder the
+// agent carries in ctx, when that recorder is a NoteRecorder. Policies use
+// it to store a compaction summary while the originals stay in the store.
+func AddNote(ctx context.Context, conv *Conversation, note *Note) error {
+	conv.Notes = append(conv.Notes, note)
+	if nr, ok := ctx.Value(recorderKey{}).(NoteRecorder); ok {
+		if err := nr.AddNote(ctx, conv, note); err != nil {
+			return fmt.Errorf("harness: recording a note: %w", err)
+		}
+	}
+	return nil
+}
+
 // Options configure an Agent. The zero value (or nil) means defaults.
 type Options struct {
 	// System is the system prompt.
@@ -181,6 +202,9 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	res := &Result{Turn: turn}
 	obs := a.observer()
 	ctx = WithObserver(ctx, obs)
+	if a.opts.Recorder != nil {
+		ctx = context.WithValue(ctx, recorderKey{}, a.opts.Recorder)
+	}
 	emit := func(e Event) {
 		e.Conversation, e.Turn = conv.ID, turn.Index
 		if e.Time.IsZero() {
@@ -229,22 +253,33 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 			return finish(Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
 		}
 		final := stop != "" || res.ToolRounds >= a.opts.MaxRounds
-		view, err := a.view(ctx, conv, turn, tools, final)
-		if err != nil {
-			return finish(a.failure(ctx), err)
-		}
-		if !final && view.Stop != "" {
-			stop, stopReason = view.Stop, view.StopReason
-			emit(Event{Kind: EventPolicy, Policy: "stop", Detail: fmt.Sprintf("tool rounds stopped (%s): %s", stop, stopReason)})
-			final = true
-			if view, err = a.view(ctx, conv, turn, tools, true); err != nil {
+		var (
+			view  *View
+			stats RequestStats
+			resp  *Response
+			err   error
+		)
+		for attempt := 0; ; attempt++ {
+			view, err = a.view(ctx, conv, turn, tools, final, attempt > 0)
+			if err != nil {
 				return finish(a.failure(ctx), err)
 			}
+			if !final && view.Stop != "" {
+				stop, stopReason = view.Stop, view.StopReason
+				emit(Event{Kind: EventPolicy, Policy: "stop", Detail: fmt.Sprintf("tool rounds stopped (%s): %s", stop, stopReason)})
+				final = true
+				if view, err = a.view(ctx, conv, turn, tools, true, attempt > 0); err != nil {
+					return finish(a.failure(ctx), err)
+				}
+			}
+			stats = view.Stats()
+			emit(Event{Kind: EventRequest, Round: view.Round, Stats: &stats})
+			resp, err = a.generate(ctx, view.Request(a.opts.System, a.opts.MaxOutputTokens))
+			if err == nil || attempt > 0 || !errors.Is(err, ErrContextTooLarge) {
+				break
+			}
+			emit(Event{Kind: EventWarning, Round: view.Round, Detail: "the model rejected the request as too large; compacting and retrying once: " + err.Error()})
 		}
-		stats := view.Stats()
-		emit(Event{Kind: EventRequest, Round: view.Round, Stats: &stats})
-		req := view.Request(a.opts.System, a.opts.MaxOutputTokens)
-		resp, err := a.generate(ctx, req)
 		if err != nil {
 			return finish(a.failure(ctx), fmt.Errorf("harness: turn %d round %d: model: %w", turn.Index, view.Round, err))
 		}
@@ -317,8 +352,9 @@ func (a *Agent) observer() Observer {
 	return a.opts.Observer
 }
 
-func (a *Agent) view(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final bool) (*View, error) {
+func (a *Agent) view(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, a.opts.System, tools, final)
+	v.Overflow = overflow
 	for _, p := range a.opts.Policies {
 		if err := p.ApplyView(ctx, v); err != nil {
 			return nil, fmt.Errorf("harness: view policy: %w", err)

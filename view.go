@@ -37,6 +37,11 @@ type View struct {
 	// becomes Stop (for example Stuck). StopReason says why.
 	Stop       Outcome
 	StopReason string
+	// Overflow is set when the previous attempt at this request was
+	// rejected as too large for the context window (ErrContextTooLarge):
+	// compaction policies should compact to their target whatever their
+	// trigger says.
+	Overflow bool
 }
 
 // ViewPolicy edits a request view. Policies must be deterministic: the same
