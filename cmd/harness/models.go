@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/scripted"
+)
+
+// modelSpecHelp documents the --model flag.
+const modelSpecHelp = "model to use: scripted:FILE, openai:MODEL or anthropic:MODEL"
+
+// newModel maps a --model value to a harness.Model.
+func newModel(ctx context.Context, e *env, cfg *runConfig) (harness.Model, error) {
+	provider, name, ok := strings.Cut(cfg.model, ":")
+	if !ok || name == "" {
+		return nil, fmt.Errorf("%w: --model %q: want PROVIDER:NAME, one of scripted:FILE, openai:MODEL, anthropic:MODEL", errUsage, cfg.model)
+	}
+	switch provider {
+	case "scripted":
+		s, err := scripted.Load(name)
+		if err != nil {
+			return nil, err
+		}
+		return scripted.New(s, &scripted.Options{Counter: cfg.countTokens}), nil
+	case "openai", "anthropic":
+		return nil, fmt.Errorf("--model %s: the %s provider is not built yet", cfg.model, provider)
+	}
+	return nil, fmt.Errorf("%w: --model %q: unknown provider %q (want scripted, openai or anthropic)", errUsage, cfg.model, provider)
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// runConfig holds the flags of "harness run".
+type runConfig struct {
+	model       string
+	workspace   string
+	system      string
+	maxRounds   int
+	toolTimeout time.Duration
+	jsonOut     bool
+	events      bool
+	stream      bool
+
+	// countTokens counts tokens for models that report none (scripted).
+	countTokens func(string) int
+}
+
+const defaultSystem = "You are a careful assistant working in a workspace through tools. " +
+	"Read before you answer, cite what you found, and say so when a result was cut."
+
+func cmdRun(ctx context.Context, e *env, args []string) error {
+	cfg := &runConfig{}
+	fs := newFlagSet(e, "run", "PROMPT", "Run one agent turn on PROMPT (\"-\" reads it from standard input), print the answer on\n"+
+		"standard output and a one-line usage summary on standard error.")
+	fs.StringVar(&cfg.model, "model", "", modelSpecHelp)
+	fs.StringVar(&cfg.workspace, "workspace", ".", "workspace root: tools are jailed to it and spill files go under its .harness/")
+	fs.StringVar(&cfg.system, "system", defaultSystem, "system prompt")
+	fs.IntVar(&cfg.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
+	fs.DurationVar(&cfg.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call")
+	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result as JSON on standard output instead of the answer")
+	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
+	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if cfg.model == "" {
+		return fmt.Errorf("%w: --model is required (%s)", errUsage, modelSpecHelp)
+	}
+	prompt, err := readPrompt(e, pos)
+	if err != nil {
+		return err
+	}
+	root, err := filepath.Abs(cfg.workspace)
+	if err != nil {
+		return fmt.Errorf("--workspace: %w", err)
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return fmt.Errorf("--workspace %s: not a directory", cfg.workspace)
+	}
+	cfg.workspace = root
+
+	model, err := newModel(ctx, e, cfg)
+	if err != nil {
+		return err
+	}
+	opts := &harness.Options{
+		System:      cfg.system,
+		MaxRounds:   cfg.maxRounds,
+		ToolTimeout: cfg.toolTimeout,
+		Workspace:   root,
+	}
+	var (
+		mu                  sync.Mutex
+		streamed, midStream bool
+		enc                 = json.NewEncoder(e.stderr)
+	)
+	opts.Observer = func(ev harness.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Kind == harness.EventResponse && midStream {
+			// Each round's streamed text ends its own line.
+			fmt.Fprintln(e.stdout)
+			midStream = false
+		}
+		if cfg.events {
+			_ = enc.Encode(ev)
+		}
+	}
+	if cfg.stream && !cfg.jsonOut {
+		opts.OnText = func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			streamed, midStream = true, true
+			io.WriteString(e.stdout, s)
+		}
+	}
+	agent, err := harness.New(model, opts)
+	if err != nil {
+		return err
+	}
+	conv := harness.NewConversation("")
+	res, runErr := agent.Run(ctx, conv, prompt)
+	if cfg.jsonOut {
+		if err := writeResultJSON(e.stdout, conv, res); err != nil {
+			return err
+		}
+	} else if res.Answer != "" {
+		if !streamed {
+			fmt.Fprintln(e.stdout, res.Answer)
+		}
+	}
+	fmt.Fprintln(e.stderr, usageLine(res))
+	if runErr != nil {
+		return runErr
+	}
+	return nil
+}
+
+// readPrompt joins the positional arguments, or reads standard input for "-".
+func readPrompt(e *env, pos []string) (string, error) {
+	if len(pos) == 1 && pos[0] == "-" {
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading the prompt: %w", err)
+		}
+		pos = []string{string(b)}
+	}
+	prompt := strings.TrimSpace(strings.Join(pos, " "))
+	if prompt == "" {
+		return "", fmt.Errorf("%w: no prompt (give it as an argument, or \"-\" to read standard input)", errUsage)
+	}
+	return prompt, nil
+}
+
+// usageLine is the one-line summary of a turn, from computed figures only.
+func usageLine(r *harness.Result) string {
+	u := r.Usage
+	return fmt.Sprintf("usage: outcome %s; %d requests, %d tool rounds; tokens in %d (cached %d), out %d, effective %.1f; evidence %d chars (peak request %d); tool schemas sent %d (%d bytes)",
+		r.Outcome, r.Requests, r.ToolRounds, u.Input, u.Cached, u.Output, u.Effective(),
+		r.EvidenceChars, r.PeakEvidenceChars, r.ToolSchemas, r.ToolSchemaBytes)
+}
+
+// writeResultJSON prints the turn's result with its figures.
+func writeResultJSON(w io.Writer, conv *harness.Conversation, r *harness.Result) error {
+	out := struct {
+		Conversation      string          `json:"conversation"`
+		Turn              int             `json:"turn"`
+		Outcome           harness.Outcome `json:"outcome"`
+		Answer            string          `json:"answer"`
+		Usage             harness.Usage   `json:"usage"`
+		Effective         float64         `json:"effective_tokens"`
+		Requests          int             `json:"requests"`
+		ToolRounds        int             `json:"tool_rounds"`
+		EvidenceChars     int             `json:"evidence_chars"`
+		PeakEvidenceChars int             `json:"peak_evidence_chars"`
+		ToolSchemas       int             `json:"tool_schemas"`
+		ToolSchemaBytes   int             `json:"tool_schema_bytes"`
+	}{
+		Conversation: conv.ID, Outcome: r.Outcome, Answer: r.Answer, Usage: r.Usage, Effective: r.Effective(),
+		Requests: r.Requests, ToolRounds: r.ToolRounds, EvidenceChars: r.EvidenceChars,
+		PeakEvidenceChars: r.PeakEvidenceChars, ToolSchemas: r.ToolSchemas, ToolSchemaBytes: r.ToolSchemaBytes,
+	}
+	if r.Turn != nil {
+		out.Turn = r.Turn.Index
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing the result: %w", err)
+	}
+	return nil
+}
