@@ -287,6 +287,8 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 		emit(Event{Kind: EventResponse, Round: view.Round, Usage: &usage})
 		round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: final, Stats: stats}
 		round.Assistant.Role = RoleAssistant
+		// The transcript owns its calls: the model's slice may be shared.
+		round.Assistant.ToolCalls = append([]ToolCall(nil), round.Assistant.ToolCalls...)
 		if final && len(round.Assistant.ToolCalls) > 0 {
 			round.Dropped = round.Assistant.ToolCalls
 			round.Assistant.ToolCalls = nil
