@@ -1,0 +1,68 @@
+package tokens
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// BPE is a byte-pair-encoding counter over one tiktoken vocabulary. It is
+// safe for concurrent use: the vocabulary is read-only and the codec's
+// regexp2 splitter keeps a pool of runners, so one BPE can be shared by
+// every goroutine of a process. Building one compiles the split regexp and,
+// the first time in a process, the vocabulary map (about 200k entries), so
+// construct it once (see [O200k]) rather than per call.
+type BPE struct {
+	codec tokenizer.Codec
+}
+
+// NewBPE returns a counter for a tiktoken encoding, for example
+// tokenizer.O200kBase or tokenizer.Cl100kBase.
+func NewBPE(enc tokenizer.Encoding) (*BPE, error) {
+	c, err := tokenizer.Get(enc)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: encoding %q: %w", enc, err)
+	}
+	// Invalid UTF-8 is replaced by U+FFFD before splitting, as tiktoken
+	// does by default; the mode is set before the codec is shared, so no
+	// goroutine ever sees it change.
+	c.SetErrorMode(tokenizer.ErrorModeReplace)
+	return &BPE{codec: c}, nil
+}
+
+var (
+	o200kOnce sync.Once
+	o200k     *BPE
+	o200kErr  error
+)
+
+// O200k returns the process-wide o200k_base counter (the encoding of
+// gpt-4o, gpt-4.1, gpt-5 and the o-series), building it on first use. The
+// counter is immutable once built, so sharing it is safe.
+func O200k() (*BPE, error) {
+	o200kOnce.Do(func() { o200k, o200kErr = NewBPE(tokenizer.O200kBase) })
+	return o200k, o200kErr
+}
+
+// Name is the encoding's name, such as "o200k_base".
+func (b *BPE) Name() string { return b.codec.GetName() }
+
+// Count returns the number of BPE tokens of text. Special-token text such
+// as "<|endoftext|>" is counted as ordinary text, as it would be when sent
+// inside a message.
+//
+// The codec fails only if its regexp engine times out, which it does not
+// with the default (unbounded) timeout; should it ever fail, Count returns
+// len(text), a strict upper bound (every BPE token covers at least one
+// byte), so a budget computed from it errs on the safe side.
+func (b *BPE) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	n, err := b.codec.Count(text)
+	if err != nil {
+		return len(text)
+	}
+	return n
+}

@@ -1,0 +1,95 @@
+package tokens
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func mustO200k(t testing.TB) *BPE {
+	t.Helper()
+	c, err := O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The expected counts were computed independently with the gpt-tokenizer
+// JavaScript package's o200k_base encoding (special tokens treated as
+// text).
+func TestO200kKnownCounts(t *testing.T) {
+	c := mustO200k(t)
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 2},
+		{"Hello, world!", 4},
+		{"The quick brown fox jumps over the lazy dog.", 10},
+		{"  leading spaces\n\n\ttabs", 6},
+		{"func main() {\n\tfmt.Println(\"hi\")\n}", 10},
+		{"日本語のテキストです", 7},
+		{`{"path":"/etc/hosts","n":12345}`, 13},
+		{"<|endoftext|>", 7},
+		{strings.Repeat("a", 1000), 125},
+		{"12345678901", 4},
+	} {
+		if got := c.Count(tc.text); got != tc.want {
+			t.Errorf("Count(%.40q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+	if c.Name() != "o200k_base" {
+		t.Errorf("Name = %q", c.Name())
+	}
+}
+
+func TestO200kInvalidUTF8(t *testing.T) {
+	c := mustO200k(t)
+	// Invalid bytes are replaced, never dropped silently or fatal.
+	if n := c.Count("ok \xff\xfe done"); n <= 0 || n > len("ok \xff\xfe done") {
+		t.Fatalf("Count of invalid UTF-8 = %d", n)
+	}
+}
+
+func TestO200kShared(t *testing.T) {
+	a, _ := O200k()
+	b, _ := O200k()
+	if a != b {
+		t.Fatal("O200k built twice")
+	}
+	want := make([]int, 8)
+	for i := range want {
+		want[i] = a.Count(strings.Repeat("The quick brown fox jumps over the lazy dog. ", i+1))
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", i+1)
+			if got := a.Count(text); got != want[i] {
+				t.Errorf("concurrent Count = %d, want %d", got, want[i])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func FuzzO200kCount(f *testing.F) {
+	for _, s := range []string{"", "hello world", "\xff", "  \n\n ", "日本語", strings.Repeat("ab ", 50)} {
+		f.Add(s)
+	}
+	c := mustO200k(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		n := c.Count(s)
+		if n < 0 || (s != "" && n == 0) {
+			t.Fatalf("Count(%q) = %d", s, n)
+		}
+		// A token covers at least one byte of the (replaced) input.
+		if n > len(strings.ToValidUTF8(s, "\uFFFD")) {
+			t.Fatalf("Count(%q) = %d > bytes", s, n)
+		}
+	})
+}
