@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary act as the harness command, so end-to-end
+// tests run the real CLI in its own process without a separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("HARNESS_TEST_AS_CLI") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// cli runs the harness command in a child process.
+func cli(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "HARNESS_TEST_AS_CLI=1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// inproc runs the CLI in this process.
+func inproc(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runMain(context.Background(), args, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
+	return out.String(), errb.String(), code
+}
+
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunPrintsAnswerAndUsage(t *testing.T) {
+	script := writeScript(t, `{"steps":[{"expect":{"contains":["What is 2+2?"]},"text":"Four."}]}`)
+	stdout, stderr, code := cli(t, "", "run", "--model", "scripted:"+script, "--workspace", t.TempDir(), "What is 2+2?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.TrimSpace(stdout) != "Four." {
+		t.Fatalf("stdout %q", stdout)
+	}
+	if !strings.Contains(stderr, "usage: outcome answered; 1 requests, 0 tool rounds; tokens in ") {
+		t.Fatalf("stderr %q has no usage line", stderr)
+	}
+}
+
+func TestRunReadsPromptFromStdinAndPrintsJSON(t *testing.T) {
+	script := writeScript(t, `{"steps":[{"expect":{"contains":["from stdin"]},"text":"ok"}]}`)
+	stdout, stderr, code := cli(t, "a prompt from stdin\n", "run", "-", "--json", "--model", "scripted:"+script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Outcome  string `json:"outcome"`
+		Answer   string `json:"answer"`
+		Requests int    `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if out.Outcome != "answered" || out.Answer != "ok" || out.Requests != 1 {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestRunErrorsSayWhatToDo(t *testing.T) {
+	script := writeScript(t, `{"steps":[{"expect":{"contains":["banana"]},"text":"x"}]}`)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no model", []string{"run", "hi"}, 2, "--model is required"},
+		{"no prompt", []string{"run", "--model", "scripted:" + script}, 2, "no prompt"},
+		{"bad model spec", []string{"run", "--model", "gpt", "hi"}, 2, "want PROVIDER:NAME"},
+		{"unknown provider", []string{"run", "--model", "llama:7b", "hi"}, 2, `unknown provider "llama"`},
+		{"missing script", []string{"run", "--model", "scripted:/nonexistent.json", "hi"}, 1, "no such file"},
+		{"departure", []string{"run", "--model", "scripted:" + script, "apple"}, 1, "departed from the script"},
+		{"bad workspace", []string{"run", "--model", "scripted:" + script, "--workspace", "/nonexistent", "hi"}, 1, "not a directory"},
+		{"unknown flag", []string{"run", "--nope"}, 2, "flag provided but not defined"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := inproc(t, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, c.code, stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	stdout, _, code := inproc(t, "help")
+	if code != 0 || !strings.Contains(stdout, "run ") || !strings.Contains(stdout, "version") {
+		t.Fatalf("help: %d %q", code, stdout)
+	}
+	_, stderr, code := inproc(t, "run", "-h")
+	if code != 0 || !strings.Contains(stderr, "Usage: harness run") || !strings.Contains(stderr, "-model") {
+		t.Fatalf("run -h: %d %q", code, stderr)
+	}
+	stdout, _, code = cli(t, "", "version")
+	if code != 0 || !strings.HasPrefix(stdout, "harness ") {
+		t.Fatalf("version: %d %q", code, stdout)
+	}
+}
