@@ -58,7 +58,7 @@ func TestImageTokens(t *testing.T) {
 		{1024, 1024, 85 + 170*4}, // scaled to 768×768: 2×2 tiles
 		{2048, 4096, 85 + 170*6}, // 1024×2048 → 768×1536: 2×3 tiles
 		{100, 30, 85 + 170},      // small
-		{4000, 1000, 85 + 170*8}, // 2048×512 (short side under 768): 4×1... → 4 tiles wide, 1 high
+		{4000, 1000, 85 + 170*4}, // 2048×512, short side under 768: 4×1 tiles
 	} {
 		got := ImageTokens(mk(tc.w, tc.h))
 		if got != tc.want {
