@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
 )
 
 // runConfig holds the flags of "harness run".
@@ -64,6 +65,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.workspace = root
 
+	counter, err := tokens.O200k()
+	if err != nil {
+		return err
+	}
+	cfg.countTokens = counter.Count
 	model, err := newModel(ctx, e, cfg)
 	if err != nil {
 		return err
