@@ -1,0 +1,105 @@
+package spill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"time"
+)
+
+// GCReport says what [GC] removed.
+type GCReport struct {
+	// Files and Bytes count the spill files removed and their sizes.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Folders counts the conversation folders left empty and removed.
+	Folders int `json:"folders"`
+	// Kept counts the spill files younger than the cut-off.
+	Kept int `json:"kept"`
+}
+
+// GC removes the spill files under <workspace>/.harness/spill that were
+// last modified more than olderThan ago, then the conversation folders it
+// left empty. Only regular files are removed; symbolic links and anything
+// else are left alone. A workspace without spill files is not an error.
+func GC(ctx context.Context, workspace string, olderThan time.Duration) (GCReport, error) {
+	var rep GCReport
+	if olderThan < 0 {
+		return rep, fmt.Errorf("spill: gc: negative age %s", olderThan)
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return rep, fmt.Errorf("spill: gc: opening the workspace: %w", err)
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(Folder); errors.Is(err, fs.ErrNotExist) {
+		return rep, nil
+	} else if err != nil {
+		return rep, fmt.Errorf("spill: gc: %w", err)
+	} else if !fi.IsDir() {
+		return rep, fmt.Errorf("spill: gc: %s is not a directory", Folder)
+	}
+	cutoff := time.Now().Add(-olderThan)
+	var folders []string
+	err = fs.WalkDir(root.FS(), Folder, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if d.IsDir() {
+			if p != Folder {
+				folders = append(folders, p)
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile
+		} else if err != nil {
+			return err
+		}
+		if !info.ModTime().Before(cutoff) {
+			rep.Kept++
+			return nil
+		}
+		if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		rep.Files++
+		rep.Bytes += info.Size()
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("spill: gc: %w", err)
+	}
+	// Deepest first, so nested folders empty out before their parents.
+	for i := len(folders) - 1; i >= 0; i-- {
+		if root.Remove(folders[i]) == nil {
+			rep.Folders++
+		}
+	}
+	return rep, nil
+}
+
+// RemoveConversation removes the spill folder of one conversation and
+// everything in it. A conversation that never spilled is not an error.
+func RemoveConversation(workspace, conversation string) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return fmt.Errorf("spill: opening the workspace: %w", err)
+	}
+	defer root.Close()
+	folder := path.Join(Folder, ConversationFolder(conversation))
+	if err := root.RemoveAll(folder); err != nil {
+		return fmt.Errorf("spill: removing %s: %w", folder, err)
+	}
+	return nil
+}
