@@ -96,6 +96,15 @@ type Note struct {
 	After int    `json:"after"`
 	Text  string `json:"text"`
 	By    string `json:"by"`
+	// ClearTurn and ClearRound, set by a compaction policy that clears old
+	// tool results (guard.CompactPolicy), mark the newest round it
+	// cleared: views show the tool results of that round and of every
+	// earlier one as one-line placeholders. The mark is recorded once,
+	// when the policy decides, so every later view clears exactly the
+	// same results and the request prefix stays cacheable. Zero clears
+	// nothing.
+	ClearTurn  int `json:"clear_turn,omitempty"`
+	ClearRound int `json:"clear_round,omitempty"`
 }
 
 // RequestStats are the figures of one request, computed from the request
