@@ -1,0 +1,23 @@
+// Package guard holds the policies that keep each request to the model
+// bounded: per-call guards, which decide a tool result's model copy once,
+// when it arrives, and per-turn view policies, which shape a request
+// without changing the stored transcript.
+//
+// Per call ([harness.Guard]):
+//   - [ResultPolicy]: a ceiling on one result (default 24 KiB), with the
+//     full payload spilled to a file the model can page (preview + locator)
+//     and, opt-in, suppression of exact repeats of read-only calls. The
+//     preview strategy is a [Preview] ([HeadTail] by default).
+//
+// Per turn ([harness.ViewPolicy]):
+//   - [TurnBudget]: one evidence budget shared by a turn's results,
+//     water-filled ([WaterFill]) before the final round.
+//   - StuckPolicy: nudges or stops a loop that repeats the same round.
+//   - CompactPolicy: clears old results in large chunks when the window
+//     fills, with hysteresis, so prompt caches break rarely.
+//
+// Every cut is visible: a guard or policy that reduces a model copy records
+// a [harness.Cut] (kind, bytes in and out, a locator for the rest), writes
+// a marker that fits inside the limit it enforces, and emits a
+// [harness.EventPolicy] event. The stored payload is never changed.
+package guard

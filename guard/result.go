@@ -1,0 +1,318 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/spill"
+)
+
+// Defaults and limits of [ResultPolicy].
+const (
+	// DefaultMaxBytes is the default ceiling of one result: about 6k
+	// tokens of English, generous for a file page or a query result, far
+	// below what floods a context window (seeds/000).
+	DefaultMaxBytes = 24 << 10
+	// MinMaxBytes is the smallest ceiling the guard enforces: the room a
+	// marker naming a spill path needs. Smaller positive values are
+	// raised to it.
+	MinMaxBytes = 256
+	// DefaultStreamKeep is how much of a stream the guard keeps in memory
+	// (and so in the transcript) when it cannot spill it.
+	DefaultStreamKeep = 1 << 20
+)
+
+// ResultPolicyName names the guard in cuts and events.
+const ResultPolicyName = "resultpolicy"
+
+// ResultPolicy is the per-result guard of seeds/000: a ceiling on how much
+// of one tool result reaches the model, a spill of the full payload to a
+// file the model can page when the ceiling is hit, and an opt-in
+// suppression of exact repeats. Its [ResultPolicy.Guard] is a
+// [harness.Guard] for [harness.Options].Guards.
+//
+// Size is measured on what the model would be sent: text parts plus
+// structured content serialized, a payload sent both ways counted once
+// ([harness.ToolResult.PayloadSize]). A result over the ceiling keeps its
+// full payload (Parts is never changed) and gets a model copy made of a
+// preview — by default the first 3 KiB and the last 1 KiB, cut at line
+// breaks and UTF-8 boundaries, invalid UTF-8 replaced — around a marker
+// that names the tool, the bytes in total and shown, the spill path
+// relative to the workspace, and how to read the rest (read_file with
+// offset/limit, grep on that path). The whole model copy, marker included,
+// is at most the ceiling, for any input.
+//
+// Spill files go to <workspace>/.harness/spill/<conversation>/
+// <call>-<tool>.txt — raw text when one text part holds at least 80% of the
+// bytes, so line paging and grep work (a text part that is a JSON document
+// and the whole payload is saved pretty-printed as .json, for the same
+// reason) — or .json, the parts pretty-printed, otherwise. When the spill
+// cannot be written (no workspace, read-only workspace, full disk) the
+// guard falls back to a head+tail preview that uses the whole ceiling and a
+// marker saying the full result is kept in the transcript only. The guard
+// never turns a call into a failure.
+//
+// A result that is a page of a spill file (its Meta["path"] lies under
+// .harness/spill/, as read_file sets it) is never spilled again: a page
+// that fits is shown whole, a larger one is cut to the ceiling with a
+// marker asking for fewer lines.
+//
+// A result that arrives as a Stream is consumed by the guard: if it fits
+// it becomes a text part; if not it flows straight into the spill file
+// with memory bounded by about 2 × MaxBytes plus a fixed 64 KiB, and the
+// transcript keeps the model copy while the spill file (Cut.Locator,
+// Meta["spill_path"]) is the full record — a 1 GiB output does not belong
+// in a transcript store. Meta["stream_bytes"] holds the stream's size.
+//
+// The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
+// spill on, head 3 KiB + tail 1 KiB, dedupe off.
+type ResultPolicy struct {
+	// MaxBytes is the ceiling of one result's model copy. nil means
+	// DefaultMaxBytes; a pointer to 0 (or less) turns the ceiling off
+	// (use [Bytes]: MaxBytes: guard.Bytes(0)). Values below MinMaxBytes
+	// are raised to it.
+	MaxBytes *int
+	// NoSpill turns spilling off: an oversized result is cut to a
+	// head+tail preview and its rest is kept in the transcript only.
+	NoSpill bool
+	// Preview chooses what of a spilled result the model sees (default
+	// HeadTail{Head: 3 KiB, Tail: 1 KiB}).
+	Preview Preview
+	// Dedupe suppresses exact repeats of read-only calls (off by default).
+	Dedupe Dedupe
+	// Tools overrides the policy for single tools, by tool name.
+	Tools map[string]ToolLimit
+	// Store receives spilled payloads. nil means a [spill.Dir] at the
+	// workspace of each call (harness.CallInfo.Workspace); with no
+	// workspace, nothing is spilled.
+	Store spill.Store
+	// StreamKeep is how many bytes of a stream are kept in memory (and in
+	// the transcript) when it cannot be spilled (default 1 MiB, at least
+	// the ceiling). Beyond it the middle of the stream is dropped and the
+	// marker says so.
+	StreamKeep int
+}
+
+// ToolLimit overrides a [ResultPolicy] for one tool.
+type ToolLimit struct {
+	// MaxBytes is the tool's own ceiling: nil keeps the policy's, a
+	// pointer to 0 turns the ceiling off for this tool.
+	MaxBytes *int
+	// Exempt takes the tool out of the policy: no ceiling, no spill, no
+	// dedupe (a vision tool whose images must reach the model whole). A
+	// non-read-only exempt call still clears the dedupe record.
+	Exempt bool
+}
+
+// Dedupe configures repeat suppression. A read-only call (ReadOnly, and
+// not Network: an endpoint may answer differently) that repeats an earlier
+// call of the same conversation — same tool, same arguments as canonical
+// JSON, same result — with no non-read-only call in between gets a short
+// model copy pointing at the earlier call instead of the same bytes again.
+// The call still runs: what is suppressed is the payload, and only when it
+// is byte-for-byte the same. If the earlier result is no longer visible to
+// the model (trimmed or cleared, or covered by a compaction note), the
+// repeat is shown in full.
+//
+// Off by default, on the evidence of seeds/000: suppressing from the
+// second call cut a benchmark's cost five times and lost a task (an agent
+// paging a large file re-reads what it could not hold).
+type Dedupe struct {
+	// From is the first identical call that is suppressed: 2 suppresses
+	// every repeat, 3 lets one repeat through. 0 turns dedupe off; 1 is
+	// taken as 2.
+	From int
+}
+
+// Bytes returns a pointer to n, for MaxBytes fields.
+func Bytes(n int) *int { return &n }
+
+// Guard returns the guard. Its dedupe record lives in the returned guard,
+// one per conversation, and is safe for concurrent calls; use one guard per
+// agent (agents share nothing through it but that record).
+func (p *ResultPolicy) Guard() harness.Guard {
+	g := newResultGuard(p)
+	return func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			return g.run(ctx, call, next)
+		}
+	}
+}
+
+// resultGuard is a ResultPolicy with its defaults resolved.
+type resultGuard struct {
+	limit      int // 0: no ceiling
+	noSpill    bool
+	preview    Preview
+	tools      map[string]ToolLimit
+	store      spill.Store
+	streamKeep int
+	dedupe     *dedupeRecord // nil: dedupe off
+}
+
+func newResultGuard(p *ResultPolicy) *resultGuard {
+	var cfg ResultPolicy
+	if p != nil {
+		cfg = *p
+	}
+	g := &resultGuard{
+		limit:      resolveLimit(cfg.MaxBytes, DefaultMaxBytes),
+		noSpill:    cfg.NoSpill,
+		preview:    cfg.Preview,
+		store:      cfg.Store,
+		streamKeep: cfg.StreamKeep,
+		tools:      make(map[string]ToolLimit, len(cfg.Tools)),
+	}
+	for name, tl := range cfg.Tools {
+		g.tools[name] = tl
+	}
+	if g.preview == nil {
+		g.preview = HeadTail{}
+	}
+	if g.streamKeep <= 0 {
+		g.streamKeep = DefaultStreamKeep
+	}
+	if cfg.Dedupe.From > 0 {
+		g.dedupe = newDedupeRecord(max(cfg.Dedupe.From, 2))
+	}
+	return g
+}
+
+// resolveLimit maps a MaxBytes field to a ceiling: nil → def, ≤ 0 → off,
+// otherwise at least MinMaxBytes.
+func resolveLimit(p *int, def int) int {
+	switch {
+	case p == nil:
+		return def
+	case *p <= 0:
+		return 0
+	}
+	return max(*p, MinMaxBytes)
+}
+
+// limitFor returns the ceiling of a tool (0: none) and whether the tool is
+// exempt from the policy.
+func (g *resultGuard) limitFor(tool string) (int, bool) {
+	tl, ok := g.tools[tool]
+	switch {
+	case !ok:
+		return g.limit, false
+	case tl.Exempt:
+		return 0, true
+	}
+	return resolveLimit(tl.MaxBytes, g.limit), false
+}
+
+// storeFor returns where a call's spill goes, or nil when it cannot spill.
+func (g *resultGuard) storeFor(info harness.CallInfo) spill.Store {
+	switch {
+	case g.noSpill:
+		return nil
+	case g.store != nil:
+		return g.store
+	case info.Workspace != "":
+		return &spill.Dir{Workspace: info.Workspace}
+	}
+	return nil
+}
+
+// run is the guard around one call.
+func (g *resultGuard) run(ctx context.Context, call *harness.ToolCall, next harness.ToolFunc) (*harness.ToolResult, error) {
+	info, _ := harness.CallInfoFrom(ctx)
+	limit, exempt := g.limitFor(call.Name)
+	var ticket *dedupeTicket
+	if g.dedupe != nil {
+		ticket = g.dedupe.begin(info, call, exempt)
+	}
+	res, err := next(ctx, call)
+	if g.dedupe != nil {
+		g.dedupe.end(info)
+	}
+	if err != nil || res == nil {
+		return res, err
+	}
+	if exempt || (limit == 0 && ticket == nil) {
+		return res, nil // the agent drains a stream
+	}
+	var st *streamOutcome
+	if res.Stream != nil {
+		if st, err = g.consumeStream(ctx, call, info, res, limit, ticket != nil); err != nil {
+			return nil, err
+		}
+	}
+	if ticket != nil && ctx.Err() == nil {
+		digest := st.digest(res)
+		if ref, ok := g.dedupe.finish(ticket, digest); ok {
+			g.applyDedupe(ctx, call, res, ref, limit)
+			return res, nil
+		}
+		defer func() { g.dedupe.setLocator(ticket, lastSpillLocator(res)) }()
+	}
+	if st != nil && st.cut {
+		return res, nil
+	}
+	if limit > 0 {
+		skip := ""
+		if st != nil {
+			skip = st.skipSpill
+		}
+		g.applyCeiling(ctx, call, info, res, limit, skip)
+	}
+	return res, nil
+}
+
+// lastSpillLocator is the spill path of a result's newest cut, or "".
+func lastSpillLocator(res *harness.ToolResult) string {
+	for i := len(res.Cuts) - 1; i >= 0; i-- {
+		if res.Cuts[i].Kind == harness.CutSpilled {
+			return res.Cuts[i].Locator
+		}
+	}
+	return ""
+}
+
+// markerSafe makes a string safe to put in a marker: valid UTF-8, one line, at
+// most n bytes.
+func markerSafe(s string, n int) string {
+	s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = validPrefix(s, n-len("…")) + "…"
+	}
+	return s
+}
+
+// emitResultCut reports a cut as a policy event.
+func emitResultCut(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, cut harness.Cut, limit int, detail string) {
+	data := map[string]any{
+		"kind":        string(cut.Kind),
+		"bytes_in":    cut.BytesIn,
+		"bytes_shown": cut.BytesOut,
+		"max_bytes":   limit,
+	}
+	if cut.Kind == harness.CutSpilled {
+		data["spill_path"] = cut.Locator
+	}
+	if cut.Of != "" {
+		data["dedupe_of"] = cut.Of
+	}
+	c := *call
+	harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: ResultPolicyName, Call: &c, Detail: detail, Data: data})
+}
+
+func emitResultWarning(ctx context.Context, detail string) {
+	harness.Emit(ctx, harness.Event{Kind: harness.EventWarning, Policy: ResultPolicyName, Detail: detail})
+}
+
+func describeResultCut(call *harness.ToolCall, cut harness.Cut) string {
+	switch cut.Kind {
+	case harness.CutSpilled:
+		return fmt.Sprintf("%s: %d bytes over the limit; spilled to %s, %d bytes shown", call.Name, cut.BytesIn, cut.Locator, cut.BytesOut)
+	case harness.CutDeduped:
+		return fmt.Sprintf("%s: repeat of call %s suppressed (%d bytes, %d shown)", call.Name, cut.Of, cut.BytesIn, cut.BytesOut)
+	}
+	return fmt.Sprintf("%s: %d bytes over the limit; truncated to %d bytes (%s)", call.Name, cut.BytesIn, cut.BytesOut, cut.Locator)
+}

@@ -1,0 +1,287 @@
+package guard
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// cutMode says why a result's model copy is a preview.
+type cutMode int
+
+const (
+	// modeSpilled: the full payload is in a spill file the model can page.
+	modeSpilled cutMode = iota
+	// modeTruncated: the spill was off or failed; the transcript keeps the
+	// full payload.
+	modeTruncated
+	// modeLost: a stream could not be spilled and was longer than the
+	// guard keeps in memory; the omitted middle is kept nowhere.
+	modeLost
+	// modePage: the result is a page of a spill file; it is not spilled
+	// again.
+	modePage
+)
+
+// Marker tiers, from the fullest to the last one that still names the
+// locator; the guard picks the fullest that leaves the preview room.
+const (
+	markerTierFull = iota
+	markerTierShort
+	markerTierMinimal
+	markerTierCount
+)
+
+// markerSep separates the preview pieces from the marker; two on each side
+// are reserved in every budget.
+const markerSep = "\n\n"
+
+// cutMarker holds what a marker says. The numbers about the preview are
+// filled in after the split; before it, bound() measures the longest text
+// the marker can take.
+type cutMarker struct {
+	mode   cutMode
+	tool   string
+	size   int64 // payload bytes, as the model would be sent them
+	limit  int   // the ceiling
+	path   string
+	hint   string
+	reason string // why the result was not spilled
+	images int    // image parts not shown
+	// failure is the error a stream ended with, if it failed.
+	failure string
+
+	// Of the source the preview is taken from (the spill file's text).
+	total, lines int64
+	// Of the preview.
+	head, tail         int64 // raw source bytes shown from each end
+	headLine, tailLine int64
+}
+
+// shownKind tells which pieces a preview has.
+type shownKind int
+
+const (
+	shownBoth shownKind = iota
+	shownHead
+	shownTail
+	shownNone
+	shownAll
+)
+
+func (m *cutMarker) shown() shownKind {
+	switch {
+	case m.head+m.tail >= m.total && m.total > 0:
+		return shownAll
+	case m.head > 0 && m.tail > 0:
+		return shownBoth
+	case m.head > 0:
+		return shownHead
+	case m.tail > 0:
+		return shownTail
+	}
+	return shownNone
+}
+
+func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// render returns the marker of a tier for the pieces in m.
+func (m *cutMarker) render(tier int) string {
+	return m.renderAs(tier, m.shown())
+}
+
+func (m *cutMarker) renderAs(tier int, k shownKind) string {
+	var b strings.Builder
+	omitted := max(m.total-m.head-m.tail, 0)
+	switch tier {
+	case markerTierFull:
+		b.WriteString("[harness: ")
+		if m.mode == modePage {
+			b.WriteString("this read of " + m.path)
+		} else {
+			b.WriteString(m.tool)
+		}
+		b.WriteString(" returned " + fmtInt(m.size) + " bytes, more than the " + fmtInt(int64(m.limit)) + "-byte limit for one result")
+		switch m.mode {
+		case modeSpilled:
+			b.WriteString(", so the whole result was saved to " + m.path)
+			if m.lines > 1 {
+				b.WriteString(" (" + fmtInt(m.lines) + " lines)")
+			}
+			b.WriteString(". ")
+		case modePage:
+			b.WriteString(". It is a spill file already, so it was not saved again. ")
+		default:
+			b.WriteString(". ")
+		}
+		lines := m.lines > 1
+		start := "the first " + fmtInt(m.head) + " bytes"
+		end := "the last " + fmtInt(m.tail) + " bytes"
+		if lines {
+			start = "the start up to line " + fmtInt(m.headLine) + " (" + fmtInt(m.head) + " bytes)"
+			end = "the end from line " + fmtInt(m.tailLine) + " (" + fmtInt(m.tail) + " bytes)"
+		}
+		switch k {
+		case shownBoth:
+			b.WriteString("Shown here: " + start + " and " + end + "; the " + fmtInt(omitted) + " bytes in between are omitted.")
+		case shownHead:
+			b.WriteString("Shown here: " + start + "; the remaining " + fmtInt(omitted) + " bytes are omitted.")
+		case shownTail:
+			b.WriteString("Shown here: " + end + "; the first " + fmtInt(omitted) + " bytes are omitted.")
+		case shownNone:
+			b.WriteString("None of it fits here.")
+		case shownAll:
+			b.WriteString("Shown here: all " + fmtInt(m.head+m.tail) + " bytes of its text.")
+		}
+		if m.images > 0 {
+			b.WriteString(" " + fmtInt(int64(m.images)) + " image(s) are not shown.")
+		}
+		if m.failure != "" {
+			b.WriteString(" The tool's output stream failed (" + m.failure + ").")
+		}
+		switch m.mode {
+		case modeSpilled:
+			b.WriteString(" " + m.hint)
+		case modeTruncated:
+			b.WriteString(" The full result is kept in the transcript only (" + m.reason + "); it cannot be read back from here, so narrow the request (a smaller range, a filter) to see the omitted part.")
+		case modeLost:
+			b.WriteString(" The output was streamed and could not be saved (" + m.reason + "): the omitted bytes are not kept anywhere; narrow the request to see them.")
+		case modePage:
+			b.WriteString(" Read a smaller range: read_file on " + m.path + " with a smaller limit (lines), or grep on that path.")
+		}
+		b.WriteString("]")
+	case markerTierShort:
+		b.WriteString("[harness: ")
+		if m.mode == modePage {
+			b.WriteString("this page of " + m.path + " is ")
+		} else {
+			b.WriteString(m.tool + " ")
+		}
+		b.WriteString(fmtInt(m.size) + " B, over the " + fmtInt(int64(m.limit)) + " B limit; ")
+		switch k {
+		case shownBoth:
+			b.WriteString("showing the first " + fmtInt(m.head) + " B and the last " + fmtInt(m.tail) + " B")
+		case shownHead:
+			b.WriteString("showing the first " + fmtInt(m.head) + " B")
+		case shownTail:
+			b.WriteString("showing the last " + fmtInt(m.tail) + " B")
+		case shownNone:
+			b.WriteString("nothing shown")
+		case shownAll:
+			b.WriteString("showing all " + fmtInt(m.head+m.tail) + " B of text")
+		}
+		switch m.mode {
+		case modeSpilled:
+			b.WriteString("; full result: " + m.path + " (read_file offset/limit in lines, grep)]")
+		case modeTruncated:
+			b.WriteString("; the rest is in the transcript only]")
+		case modeLost:
+			b.WriteString("; the rest was not kept]")
+		case modePage:
+			b.WriteString("; read fewer lines]")
+		}
+	default:
+		b.WriteString("[cut " + fmtInt(m.size) + " B; ")
+		switch m.mode {
+		case modeSpilled:
+			b.WriteString("full: " + m.path + "]")
+		case modeTruncated:
+			b.WriteString("rest in transcript]")
+		case modeLost:
+			b.WriteString("rest lost]")
+		case modePage:
+			b.WriteString("read fewer lines]")
+		}
+	}
+	return b.String()
+}
+
+// bound is the longest marker a tier can render for this result, whatever
+// the preview turns out to be: every number set to the largest value any of
+// them can take, every wording of the preview tried.
+func (m *cutMarker) bound(tier int) int {
+	big := max(m.size, m.total, m.lines, int64(m.limit))
+	probe := *m
+	probe.head, probe.tail, probe.headLine, probe.tailLine = big, big, big, big
+	n := 0
+	for k := shownBoth; k <= shownAll; k++ {
+		n = max(n, len(probe.renderAs(tier, k)))
+	}
+	return n
+}
+
+// previewSource is the text a preview is taken from: the spill file's
+// content (or, when nothing was spilled, the text the model would be
+// sent). For a stream only its first and last bytes are at hand.
+type previewSource struct {
+	head, tail []byte
+	total      int64
+	newlines   int64 // '\n' bytes in the whole source
+}
+
+func previewSourceOf(text []byte) previewSource {
+	return previewSource{head: text, tail: text, total: int64(len(text)), newlines: int64(bytes.Count(text, []byte{'\n'}))}
+}
+
+// lineCount is the number of lines of the source; a last line without a
+// line break counts.
+func (s previewSource) lineCount() int64 {
+	n := s.newlines
+	if s.total > 0 && len(s.tail) > 0 && s.tail[len(s.tail)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// renderCut builds a model copy of at most limit bytes: a preview chosen by
+// pv from src around a marker. It returns the text and the raw source bytes
+// the preview shows.
+func renderCut(src previewSource, m cutMarker, limit int, pv Preview, fill bool) (string, int64) {
+	m.total, m.lines = src.total, src.lineCount()
+	tier := markerTierFull
+	for ; tier < markerTierMinimal; tier++ {
+		if m.bound(tier)+2*len(markerSep) <= limit/3 {
+			break
+		}
+	}
+	reserve := m.bound(tier) + 2*len(markerSep)
+	if reserve > limit {
+		// Not even the shortest marker leaves room for a preview.
+		return validPrefix(m.render(markerTierMinimal), limit), 0
+	}
+	budget := limit - reserve
+	h, t := pv.Split(Window{Head: src.head, Tail: src.tail, Total: src.total, Fill: fill}, budget)
+	h = max(0, min(h, len(src.head), budget))
+	t = max(0, min(t, len(src.tail), budget-h))
+	if int64(h)+int64(t) > src.total {
+		t = int(src.total) - h
+	}
+	headText, hRaw := validHead(src.head, h)
+	tailText, tRaw := validTail(src.tail, t)
+	m.head, m.tail = int64(hRaw), int64(tRaw)
+	if hRaw > 0 {
+		m.headLine = 1 + int64(bytes.Count(src.head[:hRaw-1], []byte{'\n'}))
+	}
+	if tRaw > 0 {
+		m.tailLine = 1 + src.newlines - int64(bytes.Count(src.tail[len(src.tail)-tRaw:], []byte{'\n'}))
+	}
+	marker := m.render(tier)
+	var b strings.Builder
+	b.Grow(len(headText) + len(tailText) + len(marker) + 2*len(markerSep))
+	if headText != "" {
+		b.WriteString(headText)
+		b.WriteString(markerSep)
+	}
+	b.WriteString(marker)
+	if tailText != "" {
+		b.WriteString(markerSep)
+		b.WriteString(tailText)
+	}
+	out := b.String()
+	if len(out) > limit {
+		// Unreachable by construction (bound covers every number); kept
+		// so that the ceiling holds even if a wording change breaks it.
+		return validPrefix(m.render(markerTierMinimal), limit), 0
+	}
+	return out, int64(hRaw + tRaw)
+}
