@@ -1,0 +1,271 @@
+package replay
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// chatMessage is one OpenAI chat message as recorded, with the fields
+// mini-swe-agent adds under "extra".
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+	// Usage is not part of the chat format; some recorders put the
+	// response's usage beside the assistant message.
+	Usage *chatUsage `json:"usage"`
+	Extra *chatExtra `json:"extra"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+		// Arguments is a JSON string holding the arguments object; some
+		// recorders store the object itself.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type chatExtra struct {
+	RawOutput     *string `json:"raw_output"`
+	Returncode    *int    `json:"returncode"`
+	ExceptionInfo string  `json:"exception_info"`
+	Response      *struct {
+		Model string     `json:"model"`
+		Usage *chatUsage `json:"usage"`
+	} `json:"response"`
+}
+
+func (u *chatUsage) usage() harness.Usage {
+	out := harness.Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.Cached = u.PromptTokensDetails.CachedTokens
+	}
+	return out
+}
+
+// chatBuilder turns a sequence of chat messages into a Recording.
+type chatBuilder struct {
+	src *source
+	rec *Recording
+	// miniSWE enables mini-swe-agent's extras: raw outputs and the "exit"
+	// role.
+	miniSWE bool
+	// pending maps an unanswered tool call id to the call that made it.
+	pending map[string]*Call
+	index   int // messages seen, for Call.Request
+}
+
+func newChatBuilder(src *source, format string) *chatBuilder {
+	return &chatBuilder{
+		src:     src,
+		rec:     &Recording{Source: src.name, Format: format},
+		miniSWE: format == FormatMiniSWE,
+		pending: map[string]*Call{},
+	}
+}
+
+// add appends one message found at v.
+func (b *chatBuilder) add(v rawValue, path string) error {
+	var m chatMessage
+	if err := b.src.decodeAt(v, path, &m); err != nil {
+		return err
+	}
+	defer func() { b.index++ }()
+	text, parts, err := chatContent(m.Content)
+	if err != nil {
+		return b.src.errAt(v.off, path+".content", err.Error(), nil)
+	}
+	switch m.Role {
+	case "system", "developer":
+		if len(b.rec.Turns) == 0 {
+			if b.rec.System != "" {
+				b.rec.System += "\n\n"
+			}
+			b.rec.System += text
+			return nil
+		}
+		// A system message in mid-run is shown to the model like a user
+		// input; harness has no other place for it.
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+	case "user":
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+	case "assistant":
+		if len(b.rec.Turns) == 0 {
+			b.rec.Turns = append(b.rec.Turns, &Turn{})
+		}
+		t := b.rec.Turns[len(b.rec.Turns)-1]
+		c := &Call{Request: b.index, Offset: v.off}
+		c.Assistant = harness.Message{Role: harness.RoleAssistant, Parts: parts}
+		for i, tc := range m.ToolCalls {
+			args, err := callArgs(tc.Function.Arguments)
+			if err != nil {
+				return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, i), err.Error(), nil)
+			}
+			if tc.ID == "" {
+				tc.ID = fmt.Sprintf("call_m%d_%d", b.index, i+1)
+			}
+			if _, dup := b.pending[tc.ID]; dup {
+				return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].id", path, i), fmt.Sprintf("tool call id %q is already waiting for its result", tc.ID), nil)
+			}
+			c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+			b.pending[tc.ID] = c
+		}
+		switch {
+		case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
+			c.Usage, c.HasUsage = m.Extra.Response.Usage.usage(), true
+		case m.Usage != nil:
+			c.Usage, c.HasUsage = m.Usage.usage(), true
+		}
+		if b.rec.Model == "" && m.Extra != nil && m.Extra.Response != nil {
+			b.rec.Model = m.Extra.Response.Model
+		}
+		t.Calls = append(t.Calls, c)
+	case "tool":
+		c, ok := b.pending[m.ToolCallID]
+		if !ok {
+			return b.src.errAt(v.off, path+".tool_call_id", fmt.Sprintf("tool message answers %q, which no earlier assistant message called (or which was already answered)", m.ToolCallID), nil)
+		}
+		delete(b.pending, m.ToolCallID)
+		r := &Result{CallID: m.ToolCallID, Shown: text, Offset: v.off}
+		for _, tc := range c.Assistant.ToolCalls {
+			if tc.ID == m.ToolCallID {
+				r.Tool = tc.Name
+			}
+		}
+		r.Full = parts
+		if b.miniSWE && m.Extra != nil {
+			if m.Extra.RawOutput != nil {
+				r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *m.Extra.RawOutput))}
+			}
+			r.IsError = m.Extra.ExceptionInfo != ""
+		}
+		c.Results = append(c.Results, r)
+		sortResults(c)
+	case "exit":
+		if !b.miniSWE {
+			return b.src.errAt(v.off, path+".role", `role "exit" is mini-swe-agent's; this file is not a trajectory`, nil)
+		}
+		// mini-swe-agent's record of the submission: never sent to a model.
+	default:
+		return b.src.errAt(v.off, path+".role", fmt.Sprintf("unknown role %q (want system, user, assistant or tool)", m.Role), nil)
+	}
+	return nil
+}
+
+// sortResults puts c's results in the order of its tool calls.
+func sortResults(c *Call) {
+	order := map[string]int{}
+	for i, tc := range c.Assistant.ToolCalls {
+		order[tc.ID] = i
+	}
+	rs := c.Results
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && order[rs[j].CallID] < order[rs[j-1].CallID]; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+// chatContent reads a message's content: a string, null, or an array of
+// content parts ({"type":"text","text":…}, {"type":"image_url",…}).
+func chatContent(raw json.RawMessage) (string, []harness.Part, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return "", nil, nil
+		}
+		return s, []harness.Part{harness.TextPart(s)}, nil
+	}
+	var items []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return "", nil, fmt.Errorf("content is neither a string nor an array of content parts")
+	}
+	var parts []harness.Part
+	for _, it := range items {
+		switch it.Type {
+		case "text", "input_text", "output_text":
+			parts = append(parts, harness.TextPart(it.Text))
+		case "image_url":
+			parts = append(parts, imagePart(it.ImageURL))
+		default:
+			return "", nil, fmt.Errorf("content part of unknown type %q", it.Type)
+		}
+	}
+	return harness.PartsText(parts), parts, nil
+}
+
+// imagePart decodes a data: URL; an image known only by its URL is kept
+// without bytes (token counting then uses its fallback size).
+func imagePart(u *struct {
+	URL string `json:"url"`
+}) harness.Part {
+	if u == nil {
+		return harness.ImagePart("image/*", nil)
+	}
+	if rest, ok := strings.CutPrefix(u.URL, "data:"); ok {
+		mime, data, ok := strings.Cut(rest, ";base64,")
+		if b, err := base64.StdEncoding.DecodeString(data); ok && err == nil {
+			return harness.ImagePart(mime, b)
+		}
+	}
+	return harness.ImagePart("image/*", nil)
+}
+
+// callArgs returns a call's arguments: the content of the JSON string the
+// chat format uses, or an object kept as it is.
+func callArgs(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return json.RawMessage(s), nil
+	}
+	if raw[0] == '{' {
+		return raw, nil
+	}
+	return nil, fmt.Errorf("arguments are neither a JSON string nor an object")
+}
+
+// miniSWEFull is the full observation of a mini-swe-agent step. The agent
+// shows "<returncode>N</returncode>\n<output>\nOUT</output>" when OUT is
+// under 10,000 characters; above that it shows a warning and OUT's head
+// and tail. The full observation is the short form with the whole raw
+// output: the shown text when it already holds the raw output, otherwise
+// the shown text's prefix up to the warning followed by the raw output in
+// <output> tags.
+func miniSWEFull(shown, raw string) string {
+	if strings.Contains(shown, raw) {
+		return shown
+	}
+	if i := strings.Index(shown, "<warning>"); i >= 0 {
+		return shown[:i] + "<output>\n" + raw + "</output>"
+	}
+	return raw
+}

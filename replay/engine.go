@@ -1,0 +1,488 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// Config is a policy made concrete for one replay: the per-call guards
+// every recorded result goes through and the view policies every request
+// is built with.
+type Config struct {
+	Guards   []harness.Guard
+	Policies []harness.ViewPolicy
+	// Recall says the system can show any stored result again by its call
+	// id (harness's transcript store), so evidence that a cut marks with a
+	// "call:<id>" locator, or that compaction moved out of the view, is
+	// recoverable. Spill files are checked on disk whatever Recall says.
+	Recall bool
+}
+
+// Policy names a configuration. New is called once per replay, with a
+// fresh temporary workspace for spill files, so stateful guards and
+// policies start clean.
+type Policy struct {
+	Name string
+	New  func(workspace string) (*Config, error)
+}
+
+// Options tune a replay; nil means defaults.
+type Options struct {
+	// Counter counts tokens; nil means o200k behind a tokens.Cache. Share
+	// one cached counter between replays of the same recording.
+	Counter tokens.Counter
+	// Needles are rec's needles when already extracted; nil extracts them.
+	Needles []Needle
+	// KeepText keeps, for every result, the text the model was shown of it
+	// at the next call (ResultStat.ModelText).
+	KeepText bool
+	// TempDir is where the temporary workspace is made; "" means the
+	// system's.
+	TempDir string
+}
+
+// Shown is one tool message of a request: which result, in what state,
+// and how many characters of it the model saw.
+type Shown struct {
+	CallID string
+	State  string // whole, trimmed, spilled, deduped or cleared
+	Chars  int
+}
+
+// CallStat measures one request the policy would have sent.
+type CallStat struct {
+	// Index counts model calls from 1 over the whole recording; Turn and
+	// Round locate it (from 1).
+	Index, Turn, Round int
+	// Input is the request's tokens (o200k, with the chat format's
+	// framing), Cached the tokens of its prefix unchanged since the
+	// previous request, Output the tokens the recorded call produced.
+	Input, Cached, Output int
+	// EvidenceChars counts the tool-result characters of the request.
+	EvidenceChars int
+	// Tools is the number of tool schemas offered.
+	Tools int
+	// Final is set when tools were withheld; Stopped when a policy ended
+	// the turn's tool rounds at this call (later calls of the turn are
+	// skipped).
+	Final, Stopped bool
+	Shown          []Shown
+	// Recorded is what the provider billed for this call in the recording.
+	Recorded harness.Usage
+}
+
+// Usage is the call's figures as a harness.Usage.
+func (c *CallStat) Usage() harness.Usage {
+	return harness.Usage{Input: c.Input, Cached: c.Cached, Output: c.Output}
+}
+
+// ResultStat describes one tool result as replayed.
+type ResultStat struct {
+	CallID, Tool string
+	Args         string
+	Turn, Round  int
+	FullChars    int
+	ShownChars   int // at arrival, after the guards
+	State        string
+	// ModelText is what the model saw of the result at the next call
+	// (kept with Options.KeepText).
+	ModelText string
+}
+
+// Report is the outcome of one replay.
+type Report struct {
+	Recording string
+	Policy    string
+	Calls     []CallStat
+	Results   []ResultStat
+	// SkippedCalls counts recorded calls not replayed because a policy
+	// stopped their turn earlier.
+	SkippedCalls int
+	// Needles counts the evidence the agent used; Visible how much was in
+	// the request of the call that first used it; Recoverable adds what a
+	// spill file or the store still held.
+	Needles, Visible, Recoverable int
+	// Lost lists needles neither visible nor recoverable (at most 50).
+	Lost []Needle
+	// Usage sums the calls; Effective is its cache-aware cost.
+	Usage     harness.Usage
+	Effective float64
+}
+
+// VisibleShare is Visible ÷ Needles (1 when there are none).
+func (r *Report) VisibleShare() float64 { return share(r.Visible, r.Needles) }
+
+// RecoverableShare is Recoverable ÷ Needles (1 when there are none).
+func (r *Report) RecoverableShare() float64 { return share(r.Recoverable, r.Needles) }
+
+func share(a, b int) float64 {
+	if b == 0 {
+		return 1
+	}
+	return float64(a) / float64(b)
+}
+
+// Replay re-applies pol to rec with no model (see the package doc).
+func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Report, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Counter == nil {
+		bpe, err := tokens.O200k()
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		o.Counter = tokens.NewCache(bpe, nil)
+	}
+	if o.Needles == nil {
+		o.Needles = Needles(rec)
+	}
+	ws, err := os.MkdirTemp(o.TempDir, "harness-replay-")
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer os.RemoveAll(ws)
+	if pol.New == nil {
+		return nil, fmt.Errorf("replay: policy %q has no configuration", pol.Name)
+	}
+	cfg, err := pol.New(ws)
+	if err != nil {
+		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
+	}
+	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, tools: toolsUnit(rec.Tools),
+		report: &Report{Recording: rec.ID, Policy: pol.Name}}
+	e.conv = harness.NewConversation(convID(rec))
+	e.byUse = map[[2]int][]Needle{}
+	for _, n := range o.Needles {
+		k := [2]int{n.Turn, n.Call}
+		e.byUse[k] = append(e.byUse[k], n)
+	}
+	e.report.Needles = len(o.Needles)
+	if err := e.run(ctx); err != nil {
+		return nil, err
+	}
+	return e.report, nil
+}
+
+func convID(rec *Recording) string {
+	if rec.ID != "" {
+		return rec.ID
+	}
+	return "replay"
+}
+
+type engine struct {
+	rec    *Recording
+	cfg    *Config
+	opts   Options
+	ws     string
+	tools  string
+	conv   *harness.Conversation
+	report *Report
+	byUse  map[[2]int][]Needle
+
+	// The previous request, for the cached prefix.
+	prevTools    string
+	prevHadTools bool
+	prevMsgs     []harness.Message
+	prevCounts   []int
+	// Results whose model text is taken from the next request.
+	waiting []int
+}
+
+func (e *engine) run(ctx context.Context) error {
+	index := 0
+	for ti, rt := range e.rec.Turns {
+		turn := &harness.Turn{Index: ti + 1, Input: rt.Input}
+		e.conv.Turns = append(e.conv.Turns, turn)
+		for ci := 0; ci < len(rt.Calls); ci++ {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+			rc := rt.Calls[ci]
+			final := rc.Final
+			view, err := e.view(ctx, turn, final)
+			if err != nil {
+				return err
+			}
+			stopped := false
+			if !final && view.Stop != "" {
+				stopped, final = true, true
+				if view, err = e.view(ctx, turn, true); err != nil {
+					return err
+				}
+			}
+			index++
+			st := e.measure(view)
+			st.Index, st.Turn, st.Round = index, turn.Index, view.Round
+			st.Output, st.Recorded = rc.Usage.Output, rc.Usage
+			st.Final, st.Stopped = final, stopped
+			e.retention(view, ti, ci)
+			e.report.Calls = append(e.report.Calls, st)
+			e.report.Usage = e.report.Usage.Add(st.Usage())
+
+			round := &harness.Round{Index: view.Round, Assistant: rc.Assistant, Usage: st.Usage(), Final: final, Stats: view.Stats()}
+			round.Assistant.Role = harness.RoleAssistant
+			if final && len(round.Assistant.ToolCalls) > 0 {
+				round.Dropped = round.Assistant.ToolCalls
+				round.Assistant.ToolCalls = nil
+			} else if err := e.results(ctx, turn, round, rc); err != nil {
+				return err
+			}
+			turn.Rounds = append(turn.Rounds, round)
+			if stopped {
+				e.report.SkippedCalls += len(rt.Calls) - ci - 1
+				// Needles first used in the skipped calls were never seen.
+				break
+			}
+		}
+	}
+	// The last results' model text is their copy at arrival.
+	for _, k := range e.waiting {
+		r := &e.report.Results[k]
+		if res := e.conv.FindResult(r.CallID); res != nil && e.opts.KeepText {
+			r.ModelText = res.ModelText()
+		}
+	}
+	e.report.Effective = e.report.Usage.Effective()
+	return nil
+}
+
+// view builds the request the policy would send for the next round.
+func (e *engine) view(ctx context.Context, turn *harness.Turn, final bool) (*harness.View, error) {
+	v := harness.BuildView(e.conv, turn, e.rec.System, e.rec.Tools, final)
+	for _, p := range e.cfg.Policies {
+		if err := p.ApplyView(ctx, v); err != nil {
+			return nil, fmt.Errorf("replay: %s: view policy: %w", e.rec.Source, err)
+		}
+	}
+	return v, nil
+}
+
+// results runs the recorded results of rc through the guards.
+func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call) error {
+	byID := map[string]*Result{}
+	for _, r := range rc.Results {
+		byID[r.CallID] = r
+	}
+	for _, call := range round.Assistant.ToolCalls {
+		rr, ok := byID[call.ID]
+		if !ok {
+			continue // never answered in the recording
+		}
+		spec := specFor(e.rec, call)
+		recorded := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			res := &harness.ToolResult{CallID: rr.CallID, Tool: call.Name, IsError: rr.IsError,
+				Parts: append([]harness.Part(nil), rr.Full...), Structured: rr.Structured}
+			res.Bytes = res.PayloadSize()
+			return res, nil
+		}
+		cctx := harness.WithCallInfo(ctx, harness.CallInfo{
+			Conversation: e.conv.ID, Turn: turn.Index, Round: round.Index,
+			Spec: spec, Workspace: e.ws, Transcript: e.conv,
+		})
+		c := call
+		res, err := harness.Chain(recorded, e.cfg.Guards...)(cctx, &c)
+		if err != nil {
+			// A guard failing is what the agent turns into an error result.
+			res = harness.ErrorResult("%s: %v", call.Name, err)
+		}
+		if res == nil {
+			res = &harness.ToolResult{}
+		}
+		if res.Stream != nil {
+			return fmt.Errorf("replay: a guard left an unread stream on %s", call.ID)
+		}
+		res.CallID, res.Tool = call.ID, call.Name
+		if res.Bytes == 0 {
+			res.Bytes = res.PayloadSize()
+		}
+		round.Results = append(round.Results, res)
+		e.waiting = append(e.waiting, len(e.report.Results))
+		e.report.Results = append(e.report.Results, ResultStat{
+			CallID: call.ID, Tool: call.Name, Args: string(call.Args), Turn: turn.Index, Round: round.Index,
+			FullChars: harness.Chars(rr.FullText()), ShownChars: harness.Chars(res.ModelText()),
+			State: state(res.Cuts, nil),
+		})
+	}
+	return nil
+}
+
+// measure counts the request of v and compares it with the previous one.
+func (e *engine) measure(v *harness.View) CallStat {
+	c := e.opts.Counter
+	st := CallStat{EvidenceChars: v.Stats().EvidenceChars}
+	input := tokens.RequestOverhead
+	cached := 0
+	prefix := true
+	hasTools := !v.Final && len(v.Tools) > 0
+	if hasTools {
+		st.Tools = len(v.Tools)
+		n := 0
+		for _, t := range v.Tools {
+			n += tokens.CountTool(c, t)
+		}
+		input += n
+		if e.prevHadTools && e.prevTools == e.tools {
+			cached += n
+		} else {
+			prefix = false
+		}
+	} else if e.prevHadTools {
+		prefix = false
+	}
+	counts := make([]int, len(v.Messages))
+	for i := range v.Messages {
+		m := &v.Messages[i]
+		if prefix && i < len(e.prevMsgs) && sameMessage(m, &e.prevMsgs[i]) {
+			counts[i] = e.prevCounts[i]
+			cached += counts[i]
+		} else {
+			prefix = false
+			counts[i] = tokens.CountMessage(c, m)
+		}
+		input += counts[i]
+		if m.Role == harness.RoleTool {
+			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
+		}
+	}
+	st.Input, st.Cached = input, cached
+	e.prevMsgs, e.prevCounts = v.Messages, counts
+	e.prevHadTools, e.prevTools = hasTools, e.tools
+
+	// The model text of the previous round's results is what this request shows.
+	if len(e.waiting) > 0 {
+		at := map[string]int{}
+		for i, m := range v.Messages {
+			if m.Role == harness.RoleTool {
+				at[m.ToolCallID] = i
+			}
+		}
+		for _, k := range e.waiting {
+			r := &e.report.Results[k]
+			if i, ok := at[r.CallID]; ok {
+				r.State = state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts)
+				if e.opts.KeepText {
+					r.ModelText = v.Messages[i].Text()
+				}
+			} else {
+				r.State = string(harness.CutCleared)
+			}
+		}
+		e.waiting = e.waiting[:0]
+	}
+	return st
+}
+
+func resultCuts(r *harness.ToolResult) []harness.Cut {
+	if r == nil {
+		return nil
+	}
+	return r.Cuts
+}
+
+// state names what was done to a result: the last cut's kind, with a
+// truncation (a cut at arrival without a spill file) reported as trimmed.
+func state(arrival, view []harness.Cut) string {
+	cuts := append(append([]harness.Cut(nil), arrival...), view...)
+	if len(cuts) == 0 {
+		return "whole"
+	}
+	switch k := cuts[len(cuts)-1].Kind; k {
+	case harness.CutTruncated:
+		return string(harness.CutTrimmed)
+	default:
+		return string(k)
+	}
+}
+
+// retention checks the needles first used by call (ti, ci) against v.
+func (e *engine) retention(v *harness.View, ti, ci int) {
+	needles := e.byUse[[2]int{ti, ci}]
+	if len(needles) == 0 {
+		return
+	}
+	texts := make([]string, len(v.Messages))
+	for i, m := range v.Messages {
+		var b strings.Builder
+		b.WriteString(m.Text())
+		for _, tc := range m.ToolCalls {
+			b.WriteString("\n")
+			b.Write(tc.Args)
+		}
+		texts[i] = b.String()
+	}
+	for _, n := range needles {
+		if containsAny(texts, n.Text) {
+			e.report.Visible++
+			e.report.Recoverable++
+			continue
+		}
+		if e.recoverable(v, n) {
+			e.report.Recoverable++
+			continue
+		}
+		if len(e.report.Lost) < 50 {
+			e.report.Lost = append(e.report.Lost, n)
+		}
+	}
+}
+
+func containsAny(texts []string, s string) bool {
+	for _, t := range texts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// recoverable reports whether a needle hidden from v can still be fetched:
+// a spill file of its result holds it, or the store does and the system
+// can recall stored results.
+func (e *engine) recoverable(v *harness.View, n Needle) bool {
+	var cuts []harness.Cut
+	found := false
+	for i, m := range v.Messages {
+		if m.Role == harness.RoleTool && m.ToolCallID == n.CallID {
+			found = true
+			cuts = append(append(cuts, resultCuts(v.Origins[i].Result)...), v.Origins[i].Cuts...)
+		}
+	}
+	if !found {
+		// Compacted out of the view: only the store has it.
+		return e.cfg.Recall
+	}
+	for _, c := range cuts {
+		switch {
+		case c.Locator == "":
+		case strings.HasPrefix(c.Locator, "call:"):
+			if e.cfg.Recall {
+				return true
+			}
+		default:
+			if e.spillHolds(c.Locator, n.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// spillHolds reports whether the spill file at locator (relative to the
+// workspace) contains s.
+func (e *engine) spillHolds(locator, s string) bool {
+	p := filepath.Join(e.ws, filepath.FromSlash(locator))
+	if rel, err := filepath.Rel(e.ws, p); err != nil || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	return err == nil && strings.Contains(string(b), s)
+}

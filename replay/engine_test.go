@@ -1,0 +1,229 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+func fixture(t testing.TB) *Recording {
+	t.Helper()
+	rec, err := ParseFile("testdata/pydicom-trimmed.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func policy(name string, cfg Config) Policy {
+	return Policy{Name: name, New: func(string) (*Config, error) { c := cfg; return &c, nil }}
+}
+
+// headGuard cuts every result to its first n bytes at arrival.
+func headGuard(n int, locator bool) harness.Guard {
+	return func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := next(ctx, call)
+			if err != nil || len(res.FullText()) <= n {
+				return res, err
+			}
+			full := res.FullText()
+			cut := harness.Cut{Kind: harness.CutTruncated, By: "head", BytesIn: len(full), BytesOut: n}
+			if locator {
+				cut.Locator = "call:" + call.ID
+			}
+			res.Model = []harness.Part{harness.TextPart(full[:n])}
+			res.Cuts = append(res.Cuts, cut)
+			return res, nil
+		}
+	}
+}
+
+func TestReplayNoneKeepsEverything(t *testing.T) {
+	rec := fixture(t)
+	rep, err := Replay(context.Background(), rec, policy("none", Config{}), &Options{KeepText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Calls) != rec.Calls() || rep.Needles == 0 || rep.Visible != rep.Needles || rep.Recoverable != rep.Needles {
+		t.Fatalf("calls %d, needles %d visible %d recoverable %d", len(rep.Calls), rep.Needles, rep.Visible, rep.Recoverable)
+	}
+	for i, c := range rep.Calls {
+		// Keeping everything is append-only: each request's cached prefix
+		// is the whole previous request.
+		if i > 0 && c.Cached != rep.Calls[i-1].Input-tokens.RequestOverhead {
+			t.Errorf("call %d: cached %d, previous input %d", c.Index, c.Cached, rep.Calls[i-1].Input)
+		}
+		if c.Output != c.Recorded.Output || c.Tools != 1 {
+			t.Errorf("call %d: output %d recorded %d tools %d", c.Index, c.Output, c.Recorded.Output, c.Tools)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.State != "whole" || harness.Chars(r.ModelText) != r.FullChars {
+			t.Errorf("%s: state %s, shown %d of %d", r.CallID, r.State, harness.Chars(r.ModelText), r.FullChars)
+		}
+	}
+	if got, want := rep.Effective, rep.Usage.Effective(); got != want || rep.Usage.Output != rec.RecordedUsage().Output {
+		t.Errorf("effective %v, usage %+v", got, rep.Usage)
+	}
+}
+
+// TestReplayCountsMatchRequest rebuilds each request independently and
+// checks the replay's input count against tokens.CountRequest, and the
+// cached prefix against the byte serialization of AppendUnit.
+func TestReplayCountsMatchRequest(t *testing.T) {
+	rec := fixture(t)
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var views []*harness.View
+	capture := harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+		// Clear the first tool message on the fourth request only, so the
+		// cache breaks there and again when it comes back.
+		if v.Round == 4 {
+			for i, m := range v.Messages {
+				if m.Role == harness.RoleTool {
+					_ = v.ReplaceText(i, "[cleared]", harness.Cut{Kind: harness.CutCleared})
+					break
+				}
+			}
+		}
+		cp := *v
+		cp.Messages = append([]harness.Message(nil), v.Messages...)
+		views = append(views, &cp)
+		return nil
+	})
+	rep, err := Replay(context.Background(), rec, policy("probe", Config{Policies: []harness.ViewPolicy{capture}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev [][]byte
+	for i, c := range rep.Calls {
+		req := views[i].Request(rec.System, 0)
+		if want := tokens.CountRequest(bpe, req); c.Input != want {
+			t.Errorf("call %d: input %d, CountRequest %d", c.Index, c.Input, want)
+		}
+		units := [][]byte{[]byte(toolsUnit(req.Tools))}
+		for j := range req.Messages {
+			units = append(units, AppendUnit(nil, &req.Messages[j]))
+		}
+		want := 0
+		for j := 0; j < len(units) && j < len(prev) && string(units[j]) == string(prev[j]); j++ {
+			if j == 0 {
+				for _, tl := range req.Tools {
+					want += tokens.CountTool(bpe, tl)
+				}
+				continue
+			}
+			want += tokens.CountMessage(bpe, &req.Messages[j-1])
+		}
+		if c.Cached != want {
+			t.Errorf("call %d: cached %d, byte-identical prefix %d", c.Index, c.Cached, want)
+		}
+		prev = units
+	}
+	if c3, c4 := rep.Calls[3], rep.Calls[4]; c3.Cached >= rep.Calls[2].Input-tokens.RequestOverhead || c4.Cached >= c3.Input-tokens.RequestOverhead {
+		t.Errorf("clearing did not break the cache: %+v %+v", c3, c4)
+	}
+}
+
+func TestReplayRetention(t *testing.T) {
+	rec := fixture(t)
+	for _, tc := range []struct {
+		name                 string
+		cfg                  Config
+		visibleLess, recover bool
+	}{
+		{"head-no-locator", Config{Guards: []harness.Guard{headGuard(60, false)}}, true, false},
+		{"head-store-no-recall", Config{Guards: []harness.Guard{headGuard(60, true)}}, true, false},
+		{"head-store-recall", Config{Guards: []harness.Guard{headGuard(60, true)}, Recall: true}, true, true},
+	} {
+		rep, err := Replay(context.Background(), rec, policy(tc.name, tc.cfg), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.visibleLess != (rep.Visible < rep.Needles) || tc.recover != (rep.Recoverable == rep.Needles) {
+			t.Errorf("%s: needles %d visible %d recoverable %d", tc.name, rep.Needles, rep.Visible, rep.Recoverable)
+		}
+		if !tc.recover && len(rep.Lost) == 0 {
+			t.Errorf("%s: nothing listed as lost", tc.name)
+		}
+		for _, r := range rep.Results {
+			if r.FullChars > 60 && r.State != "trimmed" {
+				t.Errorf("%s: %s is %s", tc.name, r.CallID, r.State)
+			}
+		}
+	}
+}
+
+func TestReplayStopSkipsTheRestOfTheTurn(t *testing.T) {
+	rec := fixture(t)
+	stop := harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+		if v.Round == 3 && !v.Final {
+			v.Stop, v.StopReason = harness.Stuck, "test"
+		}
+		return nil
+	})
+	rep, err := Replay(context.Background(), rec, policy("stop", Config{Policies: []harness.ViewPolicy{stop}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Calls) != 3 || rep.SkippedCalls != rec.Calls()-3 {
+		t.Fatalf("%d calls, %d skipped", len(rep.Calls), rep.SkippedCalls)
+	}
+	last := rep.Calls[2]
+	if !last.Stopped || !last.Final || last.Tools != 0 || last.Cached != 0 {
+		t.Errorf("the stopped call: %+v", last)
+	}
+	if rep.Visible >= rep.Needles {
+		t.Errorf("needles first used after the stop still counted visible: %d of %d", rep.Visible, rep.Needles)
+	}
+}
+
+func TestSameMessageMatchesSerialization(t *testing.T) {
+	base := harness.Message{Role: harness.RoleTool, ToolCallID: "a", Parts: []harness.Part{harness.TextPart("x")}}
+	variants := []harness.Message{
+		base,
+		{Role: harness.RoleTool, ToolCallID: "a", Parts: []harness.Part{harness.TextPart("y")}},
+		{Role: harness.RoleTool, ToolCallID: "b", Parts: []harness.Part{harness.TextPart("x")}},
+		{Role: harness.RoleTool, ToolCallID: "a", IsError: true, Parts: []harness.Part{harness.TextPart("x")}},
+		{Role: harness.RoleTool, ToolCallID: "a", Parts: []harness.Part{harness.TextPart("x"), harness.TextPart("")}},
+		{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: "a", Name: "t", Args: []byte(`{}`)}}},
+		{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: "a", Name: "t", Args: []byte(`{ }`)}}},
+		{Role: harness.RoleUser, Parts: []harness.Part{harness.JSONPart([]byte(`1`))}},
+		{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart("1")}},
+	}
+	for i := range variants {
+		for j := range variants {
+			a, b := &variants[i], &variants[j]
+			same := string(AppendUnit(nil, a)) == string(AppendUnit(nil, b))
+			if got := sameMessage(a, b); got != same {
+				t.Errorf("%d vs %d: sameMessage %v, serialization equal %v", i, j, got, same)
+			}
+		}
+	}
+}
+
+func TestNeedles(t *testing.T) {
+	rec := &Recording{System: "You fix bugs in parser_config files.", Turns: []*Turn{{Input: "Find the failing function.", Calls: []*Call{
+		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{{ID: "1", Name: "bash", Args: []byte(`{"command":"grep -rn parser_config src"}`)}}},
+			Results: []*Result{{CallID: "1", Full: []harness.Part{harness.TextPart("src/load.py:12: def load_parser_config(path):\nsrc/util.py:3: def helper(): # through\n")}}}},
+		{Assistant: harness.Message{Parts: []harness.Part{harness.TextPart("The bug goes through load_parser_config.")}, ToolCalls: []harness.ToolCall{{ID: "2", Name: "bash", Args: []byte(`{"command":"sed -n '1,20p' src/load.py\nhelper"}`)}}},
+			Results: []*Result{{CallID: "2", Full: []harness.Part{harness.TextPart("def load_parser_config(path):\n    return openConfig(path)\n")}}}},
+		{Assistant: harness.Message{Parts: []harness.Part{harness.TextPart("It calls openConfig; load_parser_config again.")}}},
+	}}}}
+	got := Needles(rec)
+	want := []string{"load_parser_config@1:1", "helper@1:1", "openConfig@2:2"}
+	var have []string
+	for _, n := range got {
+		have = append(have, fmt.Sprintf("%s@%s:%d", n.Text, n.CallID, n.Call))
+	}
+	if strings.Join(have, " ") != strings.Join(want, " ") {
+		t.Errorf("needles %v, want %v", have, want)
+	}
+}

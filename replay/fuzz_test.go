@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+// checkParse asserts what every importer promises for any input: no
+// panic, and either a recording whose results answer its calls or an
+// error that names the file and a position inside it.
+func checkParse(t *testing.T, name string, data []byte, rec *Recording, err error) {
+	t.Helper()
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			if pe.File != name || pe.Offset < 0 || pe.Offset > int64(len(data)) || pe.Line < 1 || pe.Col < 1 {
+				t.Fatalf("bad position in %v", err)
+			}
+			return
+		}
+		if !errors.Is(err, ErrNotTranscript) {
+			t.Fatalf("error is neither a ParseError nor ErrNotTranscript: %v", err)
+		}
+		return
+	}
+	for _, turn := range rec.Turns {
+		for _, c := range turn.Calls {
+			ids := map[string]bool{}
+			for _, tc := range c.Assistant.ToolCalls {
+				ids[tc.ID] = true
+			}
+			for _, r := range c.Results {
+				if !ids[r.CallID] {
+					t.Fatalf("result %q answers no call of its message", r.CallID)
+				}
+			}
+		}
+	}
+	_ = Needles(rec)
+}
+
+func seeds(f *testing.F, files ...string) {
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"t","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":[{"type":"text","text":"ok"}]}]`))
+	f.Add([]byte("{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assistant\",\"content\":null}\n"))
+	f.Add([]byte(`{"messages":[{"role":"tool"}]}`))
+	f.Add([]byte(`[`))
+	f.Add([]byte("\xff\xfe"))
+}
+
+func FuzzParseMiniSWE(f *testing.F) {
+	seeds(f, "testdata/chat.json")
+	f.Add([]byte(`{"trajectory_format":"mini-swe-agent-1.1","messages":[{"role":"user","content":"t"},{"role":"assistant","tool_calls":[{"id":"x","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},{"role":"tool","tool_call_id":"x","content":"<returncode>0</returncode>\n<warning>long</warning>","extra":{"raw_output":"a b c","returncode":0}},{"role":"exit","content":""}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ParseMiniSWE("f.traj.json", data)
+		checkParse(t, "f.traj.json", data, rec, err)
+	})
+}
+
+func FuzzParseOpenAI(f *testing.F) {
+	seeds(f, "testdata/chat.json", "testdata/chat.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ParseOpenAI("f.jsonl", data)
+		checkParse(t, "f.jsonl", data, rec, err)
+	})
+}
+
+func FuzzParseConversation(f *testing.F) {
+	seeds(f, "testdata/conversation.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ParseConversation("f.json", data)
+		checkParse(t, "f.json", data, rec, err)
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	seeds(f, "testdata/chat.json", "testdata/conversation.json", "testdata/mixed/d-syntax.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := Parse("f.json", data)
+		checkParse(t, "f.json", data, rec, err)
+	})
+}
+
+// FuzzWords checks the needle tokeniser: every word is a substring of the
+// text, long enough, and made of word characters only.
+func FuzzWords(f *testing.F) {
+	f.Add("src/sqlfluff/rules/L060.py _eval_single_select Überprüfung \xff abcdef")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		words(s, func(w string) {
+			if len([]rune(w)) < MinNeedleChars || !containsWord(s, w) {
+				t.Fatalf("bad word %q", w)
+			}
+			words(w, func(x string) {
+				if x != w {
+					t.Fatalf("word %q splits into %q", w, x)
+				}
+			})
+		})
+	})
+}
+
+func containsWord(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i:i+len(w)] == w {
+			return true
+		}
+	}
+	return false
+}

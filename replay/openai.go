@@ -1,0 +1,88 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// ParseOpenAI imports a plain OpenAI chat-message list: a JSON array of
+// messages, an object {"messages": [...]} (the fine-tuning layout), or
+// JSONL with one message per line. Roles system (or developer), user,
+// assistant and tool are understood; an assistant message may carry the
+// usage of its response as "usage" (prompt_tokens, completion_tokens,
+// prompt_tokens_details.cached_tokens). Every user message starts a turn.
+func ParseOpenAI(name string, data []byte) (*Recording, error) {
+	src := &source{name: name, data: data}
+	b := newChatBuilder(src, FormatOpenAI)
+	start := skipSpace(data, 0)
+	switch {
+	case start < int64(len(data)) && data[start] == '[':
+		elems, err := src.arrayElems(0, data, "")
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range elems {
+			if err := b.add(v, fmt.Sprintf("[%d]", i)); err != nil {
+				return nil, err
+			}
+		}
+	case start < int64(len(data)) && data[start] == '{' && !isJSONL(data):
+		fields, err := src.objectFields(0, data, "")
+		if err != nil {
+			return nil, err
+		}
+		msgs, ok := fields["messages"]
+		if !ok {
+			return nil, src.errAt(start, "", `not a chat-message list: an object without "messages"`, nil)
+		}
+		elems, err := src.arrayElems(msgs.off, msgs.raw, "messages")
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range elems {
+			if err := b.add(v, fmt.Sprintf("messages[%d]", i)); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		if err := parseJSONL(src, b); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.rec.Turns) == 0 {
+		return nil, src.errAt(0, "", "no user or assistant message", nil)
+	}
+	b.rec.ID = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	return b.rec, nil
+}
+
+// isJSONL reports whether data holds more than one JSON value on separate
+// lines (a JSON object spanning lines is one value).
+func isJSONL(data []byte) bool {
+	first, rest, _ := bytes.Cut(bytes.TrimSpace(data), []byte("\n"))
+	first = bytes.TrimSpace(first)
+	return len(rest) > 0 && len(first) > 1 && first[len(first)-1] == '}' && bytes.HasPrefix(bytes.TrimSpace(rest), []byte("{"))
+}
+
+// parseJSONL adds one message per non-blank line.
+func parseJSONL(src *source, b *chatBuilder) error {
+	data := src.data
+	off := int64(0)
+	for line := 1; off < int64(len(data)); line++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := int64(len(data))
+		if end >= 0 {
+			next = off + int64(end) + 1
+		}
+		text := bytes.TrimRight(data[off:next], "\r\n")
+		if len(bytes.TrimSpace(text)) > 0 {
+			if err := b.add(rawValue{raw: text, off: off}, fmt.Sprintf("line %d", line)); err != nil {
+				return err
+			}
+		}
+		off = next
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package replay
+
+import (
+	"encoding/json"
+
+	"github.com/agentharness/harness"
+)
+
+// The formats importers recognise, as reported in [Recording.Format].
+const (
+	FormatMiniSWE      = "mini-swe-agent"
+	FormatOpenAI       = "openai-chat"
+	FormatConversation = "harness-conversation"
+	FormatStore        = "harness-store"
+)
+
+// Recording is one recorded agent run in provider-neutral form.
+type Recording struct {
+	// Source is the file the recording was read from.
+	Source string `json:"source"`
+	// Format is one of the Format constants.
+	Format string `json:"format"`
+	// ID names the run (an instance id, a conversation id, the file name).
+	ID string `json:"id"`
+	// Model is the model the run used, when the source says.
+	Model string `json:"model,omitempty"`
+	// System is the system prompt.
+	System string `json:"system,omitempty"`
+	// Tools are the tool schemas offered on every call, when known.
+	Tools []harness.ToolSpec `json:"tools,omitempty"`
+	// Turns are the user turns in order.
+	Turns []*Turn `json:"turns"`
+}
+
+// Turn is one user input and the model calls made to answer it.
+type Turn struct {
+	Input string  `json:"input"`
+	Calls []*Call `json:"calls"`
+}
+
+// Call is one recorded model call: the assistant message it produced and
+// the results of the tool calls that message made.
+type Call struct {
+	// Request is the number of source messages that preceded the response
+	// (the recorded request's length, system prompt included); Offset is
+	// the byte offset of the response in the source file.
+	Request int   `json:"request"`
+	Offset  int64 `json:"offset"`
+	// Assistant is the message the model returned.
+	Assistant harness.Message `json:"assistant"`
+	// Usage is what the provider billed for this call; HasUsage says
+	// whether the source recorded it.
+	Usage    harness.Usage `json:"usage"`
+	HasUsage bool          `json:"has_usage"`
+	// Final is set on a synthesis call made with tools withheld.
+	Final bool `json:"final,omitempty"`
+	// Results answer Assistant.ToolCalls, in call order. A call the run
+	// never answered (the last "submit" of a trajectory) has no result.
+	Results []*Result `json:"results,omitempty"`
+}
+
+// Result is one recorded tool result.
+type Result struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	// Full is the untruncated output (mini-swe-agent's extra.raw_output,
+	// wrapped as the agent wraps outputs) and Structured any structured
+	// content beside it.
+	Full       []harness.Part  `json:"full"`
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// Shown is what the recording agent showed its model; it equals the
+	// full text when the recorder cut nothing.
+	Shown   string `json:"shown"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Offset is the byte offset of the result in the source file.
+	Offset int64 `json:"offset"`
+}
+
+// FullText is the text of the full output.
+func (r *Result) FullText() string { return harness.PartsText(r.Full) }
+
+// Calls counts the recorded model calls.
+func (rec *Recording) Calls() int {
+	n := 0
+	for _, t := range rec.Turns {
+		n += len(t.Calls)
+	}
+	return n
+}
+
+// RecordedUsage sums the usage the provider reported for every call.
+func (rec *Recording) RecordedUsage() harness.Usage {
+	var u harness.Usage
+	for _, t := range rec.Turns {
+		for _, c := range t.Calls {
+			u = u.Add(c.Usage)
+		}
+	}
+	return u
+}
+
+// Results calls fn for every recorded result in order.
+func (rec *Recording) eachResult(fn func(t, c int, r *Result)) {
+	for ti, t := range rec.Turns {
+		for ci, c := range t.Calls {
+			for _, r := range c.Results {
+				fn(ti, ci, r)
+			}
+		}
+	}
+}
