@@ -1,0 +1,42 @@
+// Package workspace provides the built-in tools an agent uses on a codebase —
+// read_file, list_dir, glob, grep, write_file, edit_file and an optional
+// shell — jailed to one workspace directory so that they are safe to hand to
+// a model.
+//
+// # The jail
+//
+// Every path a tool receives goes through [Workspace.Resolve]: relative paths
+// are taken from the workspace root, absolute paths must lie inside it, and
+// symbolic links are resolved one component at a time so that a link (or a
+// linked parent directory) leading outside the root is refused. Device files,
+// FIFOs and sockets are refused, because reading one can block forever or
+// touch hardware. Writes into .git/ or .harness/ are refused (at any depth,
+// case-insensitively); .harness/ stays readable because spilled tool results
+// live there and are paged back with read_file and grep.
+//
+// The resolver is the first line of defence; the second is that every file
+// operation goes through an [os.Root] opened on the workspace, which refuses
+// to leave the root even if the tree changes between the check and the use.
+//
+// The shell tool is not jailed: a command can reach anything the process
+// can. That is why it is off unless [Options].Shell is set, is Destructive,
+// and runs only after approval in ask mode.
+//
+// # Risks and permission modes
+//
+// read_file, list_dir, glob and grep are [harness.ReadOnly]; write_file,
+// edit_file and shell are [harness.Destructive]. A [Mode] decides what is
+// offered and what is asked: [ModeReadOnly] offers only read-only tools
+// ([FilterByMode]), [ModeAuto] runs everything, and [ModeAsk] asks an
+// approver (such as [TerminalApprover]) before every Destructive or Network
+// call; [ApproverFor] turns a mode into the agent's [harness.Approver].
+//
+// # Bounded output
+//
+// read_file pages a file by lines and never loads it whole; each page stays
+// under [Options].ReadMaxBytes so that a page of a spilled result fits the
+// result ceiling. list_dir, glob and grep stop at their count limits and at
+// [Options].MaxOutputBytes, and say so. shell streams its combined output
+// through [harness.ToolResult].Stream so that a size-bounding guard can keep
+// memory bounded however much the command prints.
+package workspace

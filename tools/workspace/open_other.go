@@ -1,0 +1,8 @@
+//go:build !unix
+
+package workspace
+
+import "os"
+
+// openReadFlags: platforms without FIFOs open plainly.
+const openReadFlags = os.O_RDONLY

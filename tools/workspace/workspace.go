@@ -1,0 +1,157 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	// DefaultShellTimeout is below the agent's default tool timeout (120 s)
+	// on purpose: the shell's own timeout fires first, so the model gets the
+	// output produced so far and a "[killed: timed out]" line instead of a
+	// bare timeout error.
+	DefaultShellTimeout = 90 * time.Second
+	// DefaultReadMaxBytes keeps one read_file page under the result
+	// ceiling's 24 KiB default, so a page of a spilled result is shown whole.
+	DefaultReadMaxBytes = 20000
+	// DefaultReadLines is the number of lines read_file returns when the
+	// call gives no limit (the page byte budget usually stops it first).
+	DefaultReadLines = 2000
+	// DefaultMaxLineBytes is where read_file cuts one long line (minified
+	// code, a single-line JSON document); the cut is marked.
+	DefaultMaxLineBytes = 2000
+	// DefaultMaxOutputBytes bounds what list_dir, glob and grep build in
+	// memory before they stop and say so.
+	DefaultMaxOutputBytes = 256 << 10
+	// DefaultMaxEditBytes is the largest file edit_file loads.
+	DefaultMaxEditBytes = 16 << 20
+)
+
+// Options configure a Workspace. A nil *Options, or a zero field, means the
+// default.
+type Options struct {
+	// Mode decides which tools Tools offers: ModeReadOnly offers only the
+	// read-only ones. The zero value is ModeAsk (every tool offered; the
+	// caller sets an approver, see ApproverFor).
+	Mode Mode
+	// Shell enables the shell tool. It is off by default because a shell
+	// command is not confined to the workspace.
+	Shell bool
+	// ShellTimeout is both the default and the largest timeout of one shell
+	// command (default DefaultShellTimeout). Keep it below the agent's
+	// ToolTimeout.
+	ShellTimeout time.Duration
+	// ShellEnv is the environment of shell commands. Nil means the
+	// process's environment without variables whose names look like
+	// secrets (containing KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+	// CREDENTIAL), because the model reads whatever a command prints.
+	ShellEnv []string
+	// ReadMaxBytes bounds one read_file page, line numbers included
+	// (default DefaultReadMaxBytes).
+	ReadMaxBytes int
+	// MaxLineBytes is where read_file cuts a long line (default
+	// DefaultMaxLineBytes).
+	MaxLineBytes int
+	// MaxOutputBytes bounds the text list_dir, glob and grep return
+	// (default DefaultMaxOutputBytes).
+	MaxOutputBytes int
+	// MaxEditBytes is the largest file edit_file will edit (default
+	// DefaultMaxEditBytes).
+	MaxEditBytes int
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.ShellTimeout <= 0 {
+		v.ShellTimeout = DefaultShellTimeout
+	}
+	if v.ReadMaxBytes <= 0 {
+		v.ReadMaxBytes = DefaultReadMaxBytes
+	}
+	if v.MaxLineBytes <= 0 {
+		v.MaxLineBytes = DefaultMaxLineBytes
+	}
+	// A page must hold at least one cut line with its number and marker.
+	v.ReadMaxBytes = max(v.ReadMaxBytes, v.MaxLineBytes+200)
+	if v.MaxOutputBytes <= 0 {
+		v.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if v.MaxEditBytes <= 0 {
+		v.MaxEditBytes = DefaultMaxEditBytes
+	}
+	return v
+}
+
+// Workspace is a directory the tools are jailed to. It is safe for
+// concurrent use; Close releases the directory handle.
+type Workspace struct {
+	root  *os.Root
+	dir   string // absolute, symlinks resolved
+	given string // absolute, as given (may contain symlinks)
+	opts  Options
+}
+
+// New opens the workspace rooted at dir, which must be an existing
+// directory. The root's own path may contain symbolic links; they are
+// resolved once, here.
+func New(dir string, opts *Options) (*Workspace, error) {
+	if dir == "" {
+		return nil, errors.New("workspace: New needs a directory")
+	}
+	given, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root %s: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace: root %s is not a directory", dir)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: opening root %s: %w", dir, err)
+	}
+	return &Workspace{root: root, dir: real, given: given, opts: opts.withDefaults()}, nil
+}
+
+// Dir returns the workspace root: an absolute path with symbolic links
+// resolved.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Close releases the workspace's directory handle. Tools must not be called
+// after Close.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// Tools returns the workspace's tools allowed by Options.Mode, in a fixed
+// order: read_file, list_dir, glob, grep, then write_file, edit_file and
+// (when Options.Shell is set) shell. Their specs are byte-for-byte the same
+// on every call, so the request prefix stays cacheable.
+func (w *Workspace) Tools() []harness.Tool {
+	all := []harness.Tool{
+		{Spec: w.readSpec(), Func: w.readFile},
+		{Spec: w.listSpec(), Func: w.listDir},
+		{Spec: w.globSpec(), Func: w.glob},
+		{Spec: w.grepSpec(), Func: w.grep},
+		{Spec: w.writeSpec(), Func: w.writeFile},
+		{Spec: w.editSpec(), Func: w.editFile},
+	}
+	if w.opts.Shell {
+		all = append(all, harness.Tool{Spec: w.shellSpec(), Func: w.shell})
+	}
+	return FilterByMode(all, w.opts.Mode)
+}
