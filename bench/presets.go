@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/replay"
+)
+
+// Preset is a named policy configuration with a one-line description.
+type Preset struct {
+	Name string
+	// Doc says what the preset reproduces and from which figures.
+	Doc string
+	// Ablation is set on presets that vary harness's defaults.
+	Ablation bool
+	build    func(env replay.Env) (*replay.Config, error)
+}
+
+// Policy returns the preset as a replay.Policy.
+func (p Preset) Policy() replay.Policy { return replay.Policy{Name: p.Name, New: p.build} }
+
+// harnessConfig is harness's defaults with changes applied.
+type harnessConfig struct {
+	result     *guard.ResultPolicy // nil: no ceiling
+	turnBudget bool
+	stuck      bool
+	compact    bool
+	extra      []harness.Guard // inside the ceiling: they see the result first
+}
+
+func defaultHarness() harnessConfig {
+	return harnessConfig{result: &guard.ResultPolicy{}, turnBudget: true, stuck: true, compact: true}
+}
+
+func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
+	cfg := &replay.Config{Recall: true}
+	if h.result != nil {
+		cfg.Guards = append(cfg.Guards, h.result.Guard())
+	}
+	cfg.Guards = append(cfg.Guards, h.extra...)
+	if h.stuck {
+		cfg.Policies = append(cfg.Policies, &guard.StuckPolicy{})
+	}
+	if h.turnBudget {
+		cfg.Policies = append(cfg.Policies, &guard.TurnBudget{})
+	}
+	if h.compact {
+		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model)})
+	}
+	return cfg, nil
+}
+
+// window is the context window of model, 128k when the table does not
+// know it (the window of the recorded runs' deepseek-chat and of gpt-4o).
+func window(model string) int {
+	if w, ok := lookupWindow(model); ok {
+		return w
+	}
+	return 128_000
+}
+
+// Presets returns every preset, anchors first, then harness's ablations.
+func Presets() []Preset {
+	none := Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
+		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
+	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (75% → 55% of the window, clear in chunks of 10%); recall of stored results",
+		build: defaultHarness().build}
+	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults (ANCHORS.md): max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(24 << 10), Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
+				Policies: []harness.ViewPolicy{
+					&guard.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
+					&guard.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true},
+				},
+			}, nil
+		}}
+	claude := Preset{Name: "claude-code", Doc: "Claude Code (ANCHORS.md): Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary)",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards: []harness.Guard{
+					readDedupe("claude-code"),
+					capGuard(
+						capRule{by: "claude-code", tools: isShell, over: 30_000, spillPreview: 2_000, cut: func(s string) string { return headChars(s, 30_000) }},
+						capRule{by: "claude-code", tools: builtin, over: 50_000, spillPreview: 2_000, cut: func(s string) string { return headChars(s, 50_000) }},
+					),
+					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
+				},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+			}, nil
+		}}
+	codex := Preset{Name: "codex", Doc: "Codex CLI (ANCHORS.md): every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+			}, nil
+		}}
+	swe := Preset{Name: "swe-agent", Doc: "SWE-agent (ANCHORS.md): observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
+		build: func(replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards:   []harness.Guard{capGuard(capRule{by: "swe-agent", over: 100_000, cut: sweAgentCut})},
+				Policies: []harness.ViewPolicy{lastNObservations(5)},
+			}, nil
+		}}
+	oh := Preset{Name: "openhands", Doc: "OpenHands (ANCHORS.md): observations over 30,000 chars cut in the middle; observation masking outside an attention window of the newest 100 messages",
+		build: func(replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards:   []harness.Guard{capGuard(capRule{by: "openhands", over: 30_000, cut: openHandsCut})},
+				Policies: []harness.ViewPolicy{observationMasking(100)},
+			}, nil
+		}}
+	crush := Preset{Name: "crush", Doc: "crush (ANCHORS.md): bash output over 30,000 chars cut to head + tail; view 200 lines; fetch 100 KB; MCP results uncapped; a (tool, input, output) repeated more than 5 times in the last 10 steps stops the turn; compaction at 20% left (80% of the window)",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards: []harness.Guard{capGuard(
+					capRule{by: "crush", tools: isShell, over: 30_000, cut: crushShellCut},
+					capRule{by: "crush", tools: isRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
+					capRule{by: "crush", tools: isFetch, over: 100_000, bytes: true, cut: func(s string) string { return strings.ToValidUTF8(s[:100_000], "") }},
+				)},
+				Policies: []harness.ViewPolicy{crushStuck(10, 5), &guard.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+			}, nil
+		}}
+	anth := Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing (ANCHORS.md): clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{Policies: []harness.ViewPolicy{clearToolUses(env.Counter, 100_000, 3, 10_000)}}, nil
+		}}
+
+	abl := func(name, doc string, change func(*harnessConfig)) Preset {
+		h := defaultHarness()
+		change(&h)
+		return Preset{Name: name, Doc: doc, Ablation: true, build: h.build}
+	}
+	return []Preset{
+		none, ours, hrs, claude, codex, swe, oh, crush, anth,
+		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.result = nil }),
+		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a head+tail preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
+		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),
+		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
+		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
+		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
+	}
+}
+
+// PresetNames lists the names of Presets.
+func PresetNames() []string {
+	var out []string
+	for _, p := range Presets() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// Lookup returns the preset called name.
+func Lookup(name string) (Preset, error) {
+	ps := Presets()
+	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
+		return ps[i], nil
+	}
+	return Preset{}, fmt.Errorf("bench: no preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
+}

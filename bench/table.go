@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"github.com/agentharness/harness/replay"
+)
+
+// Table is the outcome of a bench run: one row per preset, summed over
+// every recording, and the per-recording figures behind it.
+type Table struct {
+	Recordings []string `json:"recordings"`
+	Rows       []Row    `json:"presets"`
+	// Runs holds, per recording, one cell per preset (in Rows' order).
+	Runs []RunRow `json:"runs"`
+}
+
+// Figures are the measured totals of one preset on some recordings.
+type Figures struct {
+	Calls        int `json:"calls"`
+	SkippedCalls int `json:"skipped_calls"`
+	Input        int `json:"input_tokens"`
+	Cached       int `json:"cached_tokens"`
+	Output       int `json:"output_tokens"`
+	// Effective is uncached + 0.1 × cached + 4 × output.
+	Effective float64 `json:"effective_tokens"`
+	// Ratio is Effective ÷ the Effective of "none" on the same recordings.
+	Ratio float64 `json:"ratio_to_none"`
+	// CachedShare is Cached ÷ Input.
+	CachedShare float64 `json:"cached_share"`
+	// EvidenceChars sums the tool-result characters of every request.
+	EvidenceChars int `json:"evidence_chars"`
+	Needles       int `json:"needles"`
+	Visible       int `json:"visible"`
+	Recoverable   int `json:"recoverable"`
+	// VisibleShare and RecoverableShare are Visible and Recoverable ÷
+	// Needles (1 when there are no needles).
+	VisibleShare     float64 `json:"visible_share"`
+	RecoverableShare float64 `json:"recoverable_share"`
+}
+
+// Row is one preset's totals.
+type Row struct {
+	Preset   string `json:"preset"`
+	Doc      string `json:"doc"`
+	Ablation bool   `json:"ablation,omitempty"`
+	Figures
+	// AboveNone counts recordings on which the preset cost more than none.
+	AboveNone int `json:"above_none"`
+}
+
+// RunRow is one recording's figures under every preset.
+type RunRow struct {
+	Recording string    `json:"recording"`
+	Source    string    `json:"source"`
+	Cells     []Figures `json:"cells"`
+}
+
+func (f *Figures) add(r *replay.Report) {
+	f.Calls += len(r.Calls)
+	f.SkippedCalls += r.SkippedCalls
+	f.Input += r.Usage.Input
+	f.Cached += r.Usage.Cached
+	f.Output += r.Usage.Output
+	f.Effective += r.Effective
+	for _, c := range r.Calls {
+		f.EvidenceChars += c.EvidenceChars
+	}
+	f.Needles += r.Needles
+	f.Visible += r.Visible
+	f.Recoverable += r.Recoverable
+}
+
+func (f *Figures) finish(noneEffective float64) {
+	if noneEffective > 0 {
+		f.Ratio = f.Effective / noneEffective
+	}
+	if f.Input > 0 {
+		f.CachedShare = float64(f.Cached) / float64(f.Input)
+	}
+	f.VisibleShare, f.RecoverableShare = 1, 1
+	if f.Needles > 0 {
+		f.VisibleShare = float64(f.Visible) / float64(f.Needles)
+		f.RecoverableShare = float64(f.Recoverable) / float64(f.Needles)
+	}
+}
+
+func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.Report) *Table {
+	t := &Table{}
+	t.Rows = make([]Row, len(presets))
+	for p, pr := range presets {
+		t.Rows[p] = Row{Preset: pr.Name, Doc: pr.Doc, Ablation: pr.Ablation}
+	}
+	for r, rec := range recs {
+		t.Recordings = append(t.Recordings, rec.ID)
+		run := RunRow{Recording: rec.ID, Source: rec.Source, Cells: make([]Figures, len(presets))}
+		for p := range presets {
+			run.Cells[p].add(reports[r][p])
+			t.Rows[p].add(reports[r][p])
+		}
+		none := run.Cells[0].Effective
+		for p := range presets {
+			run.Cells[p].finish(none)
+			if run.Cells[p].Effective > none+1e-9 {
+				t.Rows[p].AboveNone++
+			}
+		}
+		t.Runs = append(t.Runs, run)
+	}
+	none := t.Rows[0].Effective
+	for p := range t.Rows {
+		t.Rows[p].finish(none)
+	}
+	return t
+}
