@@ -12,14 +12,14 @@ import (
 	"github.com/agentharness/harness/provider/scripted"
 )
 
-// recorder keeps every request a model received and every event.
-type recorder struct {
+// stuckRecorder keeps every request a model received and every event.
+type stuckRecorder struct {
 	mu     sync.Mutex
 	reqs   []*harness.Request
 	events []harness.Event
 }
 
-func (r *recorder) wrap(m harness.Model) harness.Model {
+func (r *stuckRecorder) wrap(m harness.Model) harness.Model {
 	return harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		r.mu.Lock()
 		cp := *req
@@ -30,13 +30,13 @@ func (r *recorder) wrap(m harness.Model) harness.Model {
 	})
 }
 
-func (r *recorder) observe(e harness.Event) {
+func (r *stuckRecorder) observe(e harness.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
-func (r *recorder) policyEvents(policy string) []harness.Event {
+func (r *stuckRecorder) policyEvents(policy string) []harness.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []harness.Event
@@ -48,11 +48,11 @@ func (r *recorder) policyEvents(policy string) []harness.Event {
 	return out
 }
 
-func call(name, args string) scripted.Call {
+func scriptCall(name, args string) scripted.Call {
 	return scripted.Call{Name: name, Args: json.RawMessage(args)}
 }
 
-func boolp(b bool) *bool { return &b }
+func boolPtr(b bool) *bool { return &b }
 
 // lookupTool is a read-only tool answering from a fixed table; unknown
 // keys are error results.
@@ -73,9 +73,9 @@ func lookupTool(answers map[string]string) harness.Tool {
 	}
 }
 
-func runStuck(t *testing.T, steps []scripted.Step, answers map[string]string) (*harness.Result, *recorder) {
+func runStuck(t *testing.T, steps []scripted.Step, answers map[string]string) (*harness.Result, *stuckRecorder) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &stuckRecorder{}
 	m := scripted.New(&scripted.Script{Steps: steps}, nil)
 	agent, err := harness.New(rec.wrap(m), &harness.Options{
 		System:    "You are a test agent.",
@@ -122,7 +122,7 @@ func TestStuckRepeatNudgesAtThreeAbortsAtSix(t *testing.T) {
 	spellings := []string{`{"key":"a","n":1}`, `{"n":1,"key":"a"}`, `{ "key" : "a", "n" : 1.0 }`, `{"key":"a","n":1e0}`, `{"n":1,"key":"\u0061"}`, `{"key":"a","n":1}`}
 	var steps []scripted.Step
 	for i, args := range spellings {
-		st := scripted.Step{Text: fmt.Sprintf("try %d", i+1), ToolCalls: []scripted.Call{call("lookup", args)}}
+		st := scripted.Step{Text: fmt.Sprintf("try %d", i+1), ToolCalls: []scripted.Call{scriptCall("lookup", args)}}
 		switch {
 		case i < 3:
 			st.Expect = &scripted.Expect{Round: i + 1, NotContains: []string{"You made the same calls"}}
@@ -132,7 +132,7 @@ func TestStuckRepeatNudgesAtThreeAbortsAtSix(t *testing.T) {
 		steps = append(steps, st)
 	}
 	steps = append(steps, scripted.Step{
-		Expect: &scripted.Expect{Round: 7, Final: boolp(true), Tools: new(int), Contains: []string{"Tool use was stopped", "6 rounds in a row"}},
+		Expect: &scripted.Expect{Round: 7, Final: boolPtr(true), Tools: new(int), Contains: []string{"Tool use was stopped", "6 rounds in a row"}},
 		Text:   "The value of a is 42.",
 	})
 	res, rec := runStuck(t, steps, map[string]string{"a": "42"})
@@ -170,13 +170,13 @@ func TestStuckAlternationABAB(t *testing.T) {
 	var steps []scripted.Step
 	for i := range 6 {
 		key := []string{"a", "b"}[i%2]
-		st := scripted.Step{ToolCalls: []scripted.Call{call("lookup", `{"key":"`+key+`"}`)}}
+		st := scripted.Step{ToolCalls: []scripted.Call{scriptCall("lookup", `{"key":"`+key+`"}`)}}
 		if i == 4 { // after A-B-A-B
 			st.Expect = &scripted.Expect{Round: 5, Contains: []string{"alternated between the same two sets of calls for 4 rounds"}}
 		}
 		steps = append(steps, st)
 	}
-	steps = append(steps, scripted.Step{Expect: &scripted.Expect{Final: boolp(true), Contains: []string{"alternated between the same two rounds for 6 rounds"}}, Text: "a=1, b=2"})
+	steps = append(steps, scripted.Step{Expect: &scripted.Expect{Final: boolPtr(true), Contains: []string{"alternated between the same two rounds for 6 rounds"}}, Text: "a=1, b=2"})
 	res, rec := runStuck(t, steps, map[string]string{"a": "1", "b": "2"})
 	if res.Outcome != harness.Stuck || res.ToolRounds != 6 {
 		t.Fatalf("outcome %s after %d rounds", res.Outcome, res.ToolRounds)
@@ -191,11 +191,11 @@ func TestStuckRepeatedFailingCall(t *testing.T) {
 	// Each round also makes a different successful call, so the rounds
 	// are not identical: only the failing call repeats.
 	steps := []scripted.Step{
-		{ToolCalls: []scripted.Call{call("lookup", `{"key":"missing"}`), call("lookup", `{"key":"a"}`)}},
-		{ToolCalls: []scripted.Call{call("lookup", `{"key":"missing"}`), call("lookup", `{"key":"b"}`)}},
+		{ToolCalls: []scripted.Call{scriptCall("lookup", `{"key":"missing"}`), scriptCall("lookup", `{"key":"a"}`)}},
+		{ToolCalls: []scripted.Call{scriptCall("lookup", `{"key":"missing"}`), scriptCall("lookup", `{"key":"b"}`)}},
 		{Expect: &scripted.Expect{Round: 3, Contains: []string{`The call lookup({"key":"missing"}) failed 2 times in a row`}},
-			ToolCalls: []scripted.Call{call("lookup", `{"key":"c"}`), call("lookup", `{"key":"missing"}`)}},
-		{Expect: &scripted.Expect{Final: boolp(true), Contains: []string{"failed 3 rounds in a row"}}, Text: "missing does not exist"},
+			ToolCalls: []scripted.Call{scriptCall("lookup", `{"key":"c"}`), scriptCall("lookup", `{"key":"missing"}`)}},
+		{Expect: &scripted.Expect{Final: boolPtr(true), Contains: []string{"failed 3 rounds in a row"}}, Text: "missing does not exist"},
 	}
 	res, _ := runStuck(t, steps, map[string]string{"a": "1", "b": "2", "c": "3"})
 	if res.Outcome != harness.Stuck || res.ToolRounds != 3 {
@@ -210,7 +210,7 @@ func TestStuckLeavesProgressAlone(t *testing.T) {
 	for i := range 7 {
 		steps = append(steps, scripted.Step{
 			Expect:    &scripted.Expect{NotContains: []string{"same calls", "alternated", "failed"}},
-			ToolCalls: []scripted.Call{call("lookup", fmt.Sprintf(`{"key":"k%d"}`, i%3+i/3*10))},
+			ToolCalls: []scripted.Call{scriptCall("lookup", fmt.Sprintf(`{"key":"k%d"}`, i%3+i/3*10))},
 		})
 	}
 	steps = append(steps, scripted.Step{Text: "done"})

@@ -1,0 +1,515 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// Defaults of [CompactPolicy] (harness-rs: start above 75% of the window,
+// stop at or under 55%; keep the recent 6 turns, summary ≤ 600 tokens;
+// Anthropic's context editing keeps the last 3 tool uses and clears at
+// least a chunk to amortise cache misses).
+const (
+	DefaultCompactHighWater     = 0.75
+	DefaultCompactTarget        = 0.55
+	DefaultCompactKeepRounds    = 3
+	DefaultCompactKeepTurns     = 6
+	DefaultCompactSummaryTokens = 600
+	// DefaultCompactClearFraction is ClearAtLeast's default, as a fraction
+	// of the window.
+	DefaultCompactClearFraction = 0.10
+)
+
+// compactName names the policy in cuts, notes and events.
+const compactName = "compact"
+
+// clearedNotice is the text of a clearing note written before any summary
+// exists. BuildView shows the newest note at the top of every view, so the
+// notice tells the model once what the placeholders are; it never changes,
+// so it costs one cache break, when the first clearing happens.
+const clearedNotice = "Note: to save context, the results of some earlier tool calls are shown as one-line placeholders. " +
+	"Each placeholder says how to get the full result back if you need it."
+
+// CompactPolicy is a [harness.ViewPolicy] that keeps a conversation's
+// requests inside the model's context window, with hysteresis: it acts
+// only when the counted input of the next request is above HighWater of
+// the window (or the provider has just rejected the request as too large,
+// View.Overflow), and then compacts to Target, cheapest stage first,
+// stopping as soon as the request is at or under Target:
+//
+//  1. Clear old tool results. The results of the newest KeepRounds rounds
+//     (across turns) are kept; older ones, oldest first and whole rounds
+//     at a time, become one-line placeholders naming the tool, its
+//     arguments, the result's size and how to get it back (the spill path
+//     of its Cut locator, and the recall tool with the call id). Each is
+//     recorded as a [harness.CutCleared] cut. At least ClearAtLeast tokens
+//     are cleared at once, so the prompt cache breaks rarely, in large
+//     chunks, instead of a little every round.
+//  2. Summarise the turns older than the newest KeepTurns with Summarizer
+//     (at most SummaryTokens), stored as a [harness.Note] through
+//     [harness.AddNote]: the originals stay in the transcript and the
+//     store, and BuildView shows the note instead of the turns it covers.
+//
+// # Stable clearing
+//
+// A view is rebuilt from the transcript every round, so a clearing
+// decision must be reproduced exactly in every later view, or the cleared
+// set would drift (and the cache break) every round. The policy therefore
+// records each decision once, as a note whose ClearTurn/ClearRound mark
+// the newest cleared round; every view first clears every result at or
+// before the newest mark, then measures, and moves the mark only when the
+// request is again above HighWater. Because the mark is persisted (with
+// the transcript, through the recorder), a different process, a resumed
+// conversation or a replay gets the same views, whatever calibration
+// factor or tool selection it has by then. Placeholders depend only on the
+// stored result and the policy's options, so they too are identical in
+// every view. A clearing note repeats the newest summary's After and Text
+// (or, before any summary, a fixed notice), so recording it does not
+// change what BuildView shows.
+//
+// Tokens are counted with Counter (o200k by default) on the request as it
+// would be sent (messages and, unless tools are withheld, tool schemas;
+// see tokens.CountRequest), multiplied by the Calibrator's factor for
+// Model when one is set, so thresholds hold for models with other
+// tokenizers. Run the policy last: it measures what the other policies
+// built. A CompactPolicy may serve many conversations at once; do not
+// copy it after first use.
+type CompactPolicy struct {
+	// HighWater and Target are fractions of the window (defaults 0.75 and
+	// 0.55).
+	HighWater, Target float64
+	// Window is the model's context window in tokens. Zero looks Model up
+	// in Windows. When neither knows it, the policy acts only on Overflow,
+	// taking the rejected request's size as the window.
+	Window int
+	// Model names the model, for the window table and the calibration.
+	Model string
+	// Windows is the table Model is looked up in (default
+	// tokens.DefaultWindows()).
+	Windows tokens.Windows
+	// Counter counts tokens (default: the shared o200k counter behind a
+	// per-policy cache).
+	Counter tokens.Counter
+	// Calibrator, when set, scales counts by its factor for Model.
+	Calibrator *tokens.Calibrator
+	// ClearAtLeast is the smallest chunk cleared at once, in tokens
+	// (default 10% of the window).
+	ClearAtLeast int
+	// KeepRounds is how many of the newest rounds keep their results
+	// (default 3).
+	KeepRounds int
+	// KeepTurns is how many of the newest turns are never summarised
+	// (default 6); the turn being answered is one of them.
+	KeepTurns int
+	// Summarizer writes the summaries of stage 2; nil skips stage 2.
+	Summarizer harness.Model
+	// SummaryTokens bounds a summary (default 600).
+	SummaryTokens int
+	// NoRecall leaves the recall tool out of placeholders, for agents that
+	// do not offer it.
+	NoRecall bool
+
+	once    sync.Once
+	counter tokens.Counter
+	initErr error
+}
+
+// compactConfig is a CompactPolicy with defaults filled in.
+type compactConfig struct {
+	high, target   float64
+	window         int
+	model          string
+	windows        tokens.Windows
+	counter        tokens.Counter
+	factor         float64
+	clearAtLeast   int
+	keepRounds     int
+	keepTurns      int
+	summarizer     harness.Model
+	summaryTokens  int
+	recall         bool
+	windowGuessed  bool // window taken from the rejected request
+	overflowTarget bool
+}
+
+func (p *CompactPolicy) config() (compactConfig, error) {
+	p.once.Do(func() {
+		if p.Counter != nil {
+			p.counter = p.Counter
+			return
+		}
+		bpe, err := tokens.O200k()
+		if err != nil {
+			p.initErr = fmt.Errorf("compact: %w", err)
+			return
+		}
+		p.counter = tokens.NewCache(bpe, nil)
+	})
+	if p.initErr != nil {
+		return compactConfig{}, p.initErr
+	}
+	c := compactConfig{
+		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
+		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
+		keepTurns: p.KeepTurns, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+	}
+	if c.high <= 0 {
+		c.high = DefaultCompactHighWater
+	}
+	if c.target <= 0 {
+		c.target = DefaultCompactTarget
+	}
+	if c.target > c.high {
+		return c, fmt.Errorf("compact: Target %.2f is above HighWater %.2f", c.target, c.high)
+	}
+	if c.windows == nil {
+		c.windows = tokens.DefaultWindows()
+	}
+	if c.window <= 0 {
+		c.window, _ = c.windows.Lookup(c.model)
+	}
+	if p.Calibrator != nil {
+		c.factor = p.Calibrator.Factor(c.model)
+	}
+	if c.keepRounds <= 0 {
+		c.keepRounds = DefaultCompactKeepRounds
+	}
+	if c.keepTurns <= 0 {
+		c.keepTurns = DefaultCompactKeepTurns
+	}
+	if c.summaryTokens <= 0 {
+		c.summaryTokens = DefaultCompactSummaryTokens
+	}
+	return c, nil
+}
+
+// compactPos orders rounds across turns.
+type compactPos struct{ turn, round int }
+
+func (a compactPos) less(b compactPos) bool {
+	return a.turn < b.turn || (a.turn == b.turn && a.round < b.round)
+}
+
+func (a compactPos) String() string { return fmt.Sprintf("turn %d round %d", a.turn, a.round) }
+
+// compaction is one application of the policy to one view.
+type compaction struct {
+	compactConfig
+	ctx  context.Context
+	v    *harness.View
+	raw  []int // raw token count of each message
+	tool int   // raw tokens of the tool schemas sent
+	args map[string]harness.ToolCall
+}
+
+// ApplyView clears and summarises v as described on [CompactPolicy].
+func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
+	if v == nil || v.Conversation == nil {
+		return nil
+	}
+	if p == nil {
+		p = &CompactPolicy{}
+	}
+	cfg, err := p.config()
+	if err != nil {
+		return err
+	}
+	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
+	for _, m := range v.Messages {
+		for _, tc := range m.ToolCalls {
+			c.args[tc.ID] = tc
+		}
+	}
+	c.measure()
+
+	// Reproduce every earlier decision before measuring.
+	mark := clearMark(v.Conversation)
+	if mark != (compactPos{}) {
+		c.clearThrough(mark)
+	}
+
+	now := c.tokens()
+	if c.window <= 0 {
+		if !v.Overflow {
+			return nil
+		}
+		c.window, c.windowGuessed = int(math.Ceil(now)), true
+	}
+	high, goal := c.high*float64(c.window), c.target*float64(c.window)
+	if !v.Overflow && now <= high {
+		return nil
+	}
+	if v.Overflow && now <= goal {
+		// The provider counts more than we do: compact to Target of what
+		// it just rejected.
+		goal, c.overflowTarget = c.target*now, true
+	}
+	chunk := float64(c.clearAtLeast)
+	if chunk <= 0 {
+		chunk = DefaultCompactClearFraction * float64(c.window)
+	}
+
+	before := now
+	if next, cleared, ok := c.chooseMark(mark, now-goal, chunk); ok {
+		c.clearThrough(next)
+		now = c.tokens()
+		summary := compactLatestNote(v.Conversation)
+		note := &harness.Note{Text: clearedNotice, By: compactName, ClearTurn: next.turn, ClearRound: next.round}
+		if summary != nil {
+			note.After, note.Text = summary.After, summary.Text
+		}
+		if err := harness.AddNote(ctx, v.Conversation, note); err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		c.setNoteMessage(note.Text)
+		now = c.tokens()
+		c.emit("clear", fmt.Sprintf("cleared %d old tool results through %s: %.0f → %.0f tokens of a %d-token window", cleared, next, before, now, c.window),
+			map[string]any{"stage": "clear", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+				"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "overflow": v.Overflow}, nil)
+	}
+	if now <= goal {
+		return nil
+	}
+	if c.summarizer == nil {
+		c.emit("over", fmt.Sprintf("still %.0f tokens after clearing (target %.0f); no summarizer is set", now, goal),
+			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
+		return nil
+	}
+	return c.summarize(now, goal)
+}
+
+func roundTokens(f float64) int { return int(math.Round(f)) }
+
+// clearMark is the newest clearing mark recorded in conv's notes.
+func clearMark(conv *harness.Conversation) compactPos {
+	var m compactPos
+	for _, n := range conv.Notes {
+		if p := (compactPos{n.ClearTurn, n.ClearRound}); m.less(p) {
+			m = p
+		}
+	}
+	return m
+}
+
+// compactLatestNote is the note BuildView shows: the largest After, the later of
+// equals.
+func compactLatestNote(conv *harness.Conversation) *harness.Note {
+	var best *harness.Note
+	for _, n := range conv.Notes {
+		if best == nil || n.After >= best.After {
+			best = n
+		}
+	}
+	return best
+}
+
+// measure counts every message and the tool schemas once.
+func (c *compaction) measure() {
+	c.raw = make([]int, len(c.v.Messages))
+	for i := range c.v.Messages {
+		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+	}
+	c.tool = 0
+	if !c.v.Final {
+		for _, t := range c.v.Tools {
+			c.tool += tokens.CountTool(c.counter, t)
+		}
+	}
+}
+
+// tokens is the calibrated count of the request the view makes.
+func (c *compaction) tokens() float64 {
+	n := tokens.RequestOverhead + c.tool
+	for _, r := range c.raw {
+		n += r
+	}
+	return float64(n) * c.factor
+}
+
+// resultPos returns the compactPos of message i when it is a stored tool
+// result, and whether it is one.
+func (c *compaction) resultPos(i int) (compactPos, bool) {
+	o := c.v.Origins[i]
+	if o.Result == nil || c.v.Messages[i].Role != harness.RoleTool || o.Turn == 0 {
+		return compactPos{}, false
+	}
+	return compactPos{o.Turn, o.Round}, true
+}
+
+func compactCleared(o harness.Origin) bool {
+	for _, cut := range o.Cuts {
+		if cut.Kind == harness.CutCleared {
+			return true
+		}
+	}
+	return false
+}
+
+// clearable reports whether clearing message i saves anything: a result
+// whose stored model copy is no longer than its placeholder stays. The
+// test reads the stored result, not the view, so it gives the same answer
+// in every view.
+func (c *compaction) clearable(i int) bool {
+	res := c.v.Origins[i].Result
+	return len(res.ModelText()) > len(c.placeholder(res))
+}
+
+// clearThrough clears every result at or before mark.
+func (c *compaction) clearThrough(mark compactPos) int {
+	n := 0
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
+			continue
+		}
+		res := c.v.Origins[i].Result
+		text := c.placeholder(res)
+		in := 0
+		for _, part := range c.v.Messages[i].Parts {
+			in += part.Size()
+		}
+		cut := harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: spillLocator(res)}
+		if err := c.v.ReplaceText(i, text, cut); err != nil {
+			continue // i is in range by construction
+		}
+		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+		n++
+	}
+	return n
+}
+
+// chooseMark picks the next mark: whole rounds, oldest first, never the
+// newest keepRounds rounds with results, until at least need tokens and
+// at least chunk tokens would be saved (or nothing more may be cleared,
+// in which case it clears only if that reaches need or chunk, or on
+// overflow).
+// It returns the mark, how many results it clears, and whether it clears
+// any.
+func (c *compaction) chooseMark(mark compactPos, need, chunk float64) (compactPos, int, bool) {
+	saving := map[compactPos]float64{}
+	count := map[compactPos]int{}
+	var all []compactPos
+	seen := map[compactPos]bool{}
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok {
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			all = append(all, p)
+		}
+		if !mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
+			continue
+		}
+		ph := harness.ToolMessage(c.v.Origins[i].Result)
+		ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
+		saving[p] += float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
+		count[p]++
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	if len(all) <= c.keepRounds {
+		return mark, 0, false
+	}
+	var (
+		saved   float64
+		cleared int
+		next    = mark
+	)
+	for _, p := range all[:len(all)-c.keepRounds] {
+		if !mark.less(p) {
+			continue
+		}
+		if saved >= need && saved >= chunk {
+			break
+		}
+		saved += saving[p]
+		cleared += count[p]
+		next = p
+	}
+	// Too little to be worth a cache break: wait until a chunk has
+	// accumulated (unless the provider has just rejected the request).
+	// Without this, a conversation stuck above HighWater would clear one
+	// round every round as rounds age out of the kept ones.
+	if saved < chunk && saved < need && !c.v.Overflow {
+		return mark, 0, false
+	}
+	return next, cleared, cleared > 0
+}
+
+// spillLocator is where the full result can be read back: the spill path of
+// its newest spill cut, or the call id in the transcript.
+func spillLocator(res *harness.ToolResult) string {
+	for i := len(res.Cuts) - 1; i >= 0; i-- {
+		if res.Cuts[i].Kind == harness.CutSpilled && res.Cuts[i].Locator != "" {
+			return res.Cuts[i].Locator
+		}
+	}
+	return "call:" + res.CallID
+}
+
+// placeholder is the one line a cleared result becomes. It depends only on
+// the stored result, its call and the options, so every view renders it
+// the same.
+func (c *compaction) placeholder(res *harness.ToolResult) string {
+	what := res.Tool
+	if call, ok := c.args[res.CallID]; ok {
+		args := canonicalJSON(call.Args)
+		if utf8.RuneCountInString(args) > 80 {
+			args = string([]rune(args)[:80]) + "…"
+		}
+		what += " " + args
+	}
+	size := res.Bytes
+	if size <= 0 {
+		size = res.PayloadSize()
+	}
+	kind := "result"
+	if res.IsError {
+		kind = "error result"
+	}
+	loc := spillLocator(res)
+	var back string
+	switch {
+	case loc != "call:"+res.CallID && c.recall:
+		back = fmt.Sprintf("read the file %s, or call recall with {\"call_id\":%q}", loc, res.CallID)
+	case loc != "call:"+res.CallID:
+		back = fmt.Sprintf("read the file %s", loc)
+	case c.recall:
+		back = fmt.Sprintf("call recall with {\"call_id\":%q}", res.CallID)
+	default:
+		back = fmt.Sprintf("it is stored under call id %s", res.CallID)
+	}
+	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
+}
+
+// setNoteMessage shows text as the note message at the top of the view,
+// where BuildView puts the newest note (after the system prompt), so this
+// request already looks like the next round's.
+func (c *compaction) setNoteMessage(text string) {
+	v := c.v
+	idx := 0
+	if len(v.Messages) > 0 && v.Messages[0].Role == harness.RoleSystem && v.Origins[0].Turn == 0 {
+		idx = 1
+	}
+	msg := harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(text)}}
+	if idx < len(v.Messages) && v.Origins[idx].Turn == 0 && v.Messages[idx].Role == harness.RoleUser {
+		v.Messages[idx] = msg
+		c.raw[idx] = tokens.CountMessage(c.counter, &msg)
+		return
+	}
+	v.Messages = append(v.Messages[:idx], append([]harness.Message{msg}, v.Messages[idx:]...)...)
+	v.Origins = append(v.Origins[:idx], append([]harness.Origin{{}}, v.Origins[idx:]...)...)
+	c.raw = append(c.raw[:idx], append([]int{tokens.CountMessage(c.counter, &msg)}, c.raw[idx:]...)...)
+}
+
+func (c *compaction) emit(stage, detail string, data map[string]any, usage *harness.Usage) {
+	harness.Emit(c.ctx, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage})
+}
