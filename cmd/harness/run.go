@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/tokens"
+	"github.com/agentharness/harness/tools/recall"
 )
 
 // runConfig holds the flags of "harness run".
@@ -25,6 +26,8 @@ type runConfig struct {
 	jsonOut     bool
 	events      bool
 	stream      bool
+
+	policy policyFlags
 
 	// countTokens counts tokens for models that report none (scripted).
 	countTokens func(string) int
@@ -45,6 +48,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result as JSON on standard output instead of the answer")
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
 	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
+	cfg.policy.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -74,11 +78,22 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	_, modelName, _ := strings.Cut(cfg.model, ":")
+	guards, policies, err := cfg.policy.build(modelName, model)
+	if err != nil {
+		return err
+	}
 	opts := &harness.Options{
 		System:      cfg.system,
 		MaxRounds:   cfg.maxRounds,
 		ToolTimeout: cfg.toolTimeout,
 		Workspace:   root,
+		Guards:      guards,
+		Policies:    policies,
+	}
+	if !cfg.policy.noCompact {
+		// Compaction's placeholders point at recall to get a result back.
+		opts.Tools = append(opts.Tools, recall.New(nil))
 	}
 	var (
 		mu                  sync.Mutex

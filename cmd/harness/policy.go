@@ -1,0 +1,65 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+// policyFlags are the context policies of "harness run": the per-result
+// ceiling, the per-turn evidence budget, stuck-loop detection and
+// compaction. Their defaults are the library's.
+type policyFlags struct {
+	maxBytes   int
+	noSpill    bool
+	dedupe     int
+	turnChars  int
+	everyRound bool
+	noStuck    bool
+	noCompact  bool
+	window     int
+}
+
+func (p *policyFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&p.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
+	fs.BoolVar(&p.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
+	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
+	fs.IntVar(&p.turnChars, "turn-budget", guard.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
+	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
+	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
+	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
+	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
+}
+
+// build returns the guards and view policies the flags describe.
+// summarizer writes compaction summaries (the run's own model).
+func (p *policyFlags) build(modelName string, summarizer harness.Model) ([]harness.Guard, []harness.ViewPolicy, error) {
+	if p.dedupe == 1 || p.dedupe < 0 {
+		return nil, nil, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
+	}
+	if p.maxBytes < 0 || p.turnChars < 0 || p.window < 0 {
+		return nil, nil, fmt.Errorf("%w: --max-bytes, --turn-budget and --window take sizes ≥ 0", errUsage)
+	}
+	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(p.maxBytes), NoSpill: p.noSpill}
+	if p.dedupe > 0 {
+		rp.Dedupe = guard.Dedupe{From: p.dedupe}
+	}
+	guards := []harness.Guard{rp.Guard()}
+	var policies []harness.ViewPolicy
+	if !p.noStuck {
+		policies = append(policies, &guard.StuckPolicy{})
+	}
+	if p.turnChars > 0 {
+		tb := &guard.TurnBudget{Chars: p.turnChars}
+		if p.everyRound {
+			tb.When = guard.EveryRound
+		}
+		policies = append(policies, tb)
+	}
+	if !p.noCompact {
+		policies = append(policies, &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer})
+	}
+	return guards, policies, nil
+}
