@@ -35,9 +35,10 @@ const promptPreviewLines = 6
 // redraw the prompt with terminal escape sequences. Calls are asked one at
 // a time. If ctx ends while waiting, the call is refused with ctx's error,
 // and a line typed after that is discarded rather than taken as the answer
-// to the next question. A goroutine reads in for the approver's lifetime.
+// to the next question; lines piped in ahead are kept for the questions
+// that follow. A goroutine reads in while a question waits.
 func TerminalApprover(in io.Reader, out io.Writer) harness.Approver {
-	t := &terminal{in: in, out: out, always: map[string]bool{}}
+	t := &terminal{in: in, out: out, always: map[string]bool{}, wake: make(chan struct{}, 1)}
 	return t.approve
 }
 
@@ -49,7 +50,8 @@ type terminal struct {
 	start   sync.Once
 	mu      sync.Mutex // guards the fields below
 	always  map[string]bool
-	waiting chan string // the pending question's answer; nil when none
+	waiting chan string   // the pending question's answer; nil when none
+	wake    chan struct{} // tells the reader a question is waiting
 	eof     bool
 }
 
@@ -69,6 +71,10 @@ func (t *terminal) approve(ctx context.Context, call harness.ToolCall, spec harn
 	t.waiting = answer
 	t.mu.Unlock()
 	t.start.Do(func() { go t.readLines() })
+	select {
+	case t.wake <- struct{}{}:
+	default: // a wake-up is already pending; it will find this question
+	}
 
 	fmt.Fprint(t.out, prompt(call, spec))
 	select {
@@ -98,22 +104,28 @@ func (t *terminal) approve(ctx context.Context, call harness.ToolCall, spec harn
 	}
 }
 
-// readLines delivers each line of input to the question waiting for it;
-// a line nobody waits for is dropped.
+// readLines answers questions from the input, one line per question. It
+// reads only while a question is waiting, so lines typed or piped ahead
+// stay buffered for the questions that follow; a line whose question was
+// abandoned meanwhile (its context ended) is dropped.
 func (t *terminal) readLines() {
 	r := bufio.NewReader(t.in)
-	for {
+	for range t.wake {
+		t.mu.Lock()
+		target := t.waiting
+		t.mu.Unlock()
+		if target == nil {
+			continue // the question was abandoned before the read began
+		}
 		line, err := r.ReadString('\n')
+		t.mu.Lock()
 		if line != "" || err == nil {
-			t.mu.Lock()
-			if t.waiting != nil {
-				t.waiting <- line
+			if t.waiting == target {
+				target <- line
 				t.waiting = nil
 			}
-			t.mu.Unlock()
 		}
 		if err != nil {
-			t.mu.Lock()
 			t.eof = true
 			if t.waiting != nil {
 				close(t.waiting)
@@ -122,6 +134,7 @@ func (t *terminal) readLines() {
 			t.mu.Unlock()
 			return
 		}
+		t.mu.Unlock()
 	}
 }
 

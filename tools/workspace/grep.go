@@ -263,7 +263,7 @@ func (g *grepRun) writeShown(p string, num int64, sep byte, text string) {
 		return
 	}
 	var b strings.Builder
-	if g.lastFile != "" && (g.lastFile != p || num > g.lastLine+1) {
+	if g.context > 0 && g.lastFile != "" && (g.lastFile != p || num > g.lastLine+1) {
 		b.WriteString("--\n")
 	}
 	b.WriteString(validText([]byte(p)))

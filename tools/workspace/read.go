@@ -109,7 +109,7 @@ func (w *Workspace) readFile(ctx context.Context, call *harness.ToolCall) (*harn
 	fmt.Fprintf(&b, "[%s: lines %d-%d of %d", show, p.start, last, p.total)
 	if more {
 		meta["next_offset"] = last + 1
-		fmt.Fprintf(&b, "; %s more — continue with offset=%d", plural(p.total-last, "line", "lines"), last+1)
+		fmt.Fprintf(&b, "; %s — continue with offset=%d", plural(p.total-last, "more line", "more lines"), last+1)
 	} else {
 		b.WriteString(" (end of file)")
 	}
