@@ -184,8 +184,8 @@ func (r *dedupeRecord) setLocator(t *dedupeTicket, loc string) {
 
 // refVisible reports whether the model is still shown ref's result: it is
 // from the current round (in flight beside this call), or the transcript
-// holds it uncut by a trim or a clear and no compaction note covers its
-// turn.
+// holds it uncut by a trim or a clear, and no compaction note (a summary
+// of its turn, or a clearing mark at or after its round) hides it.
 func refVisible(info harness.CallInfo, ref dedupeRef) bool {
 	if ref.turn == info.Turn && ref.round == info.Round {
 		return true
@@ -195,7 +195,12 @@ func refVisible(info harness.CallInfo, ref dedupeRef) bool {
 		return false
 	}
 	for _, n := range conv.Notes {
-		if n != nil && n.After >= ref.turn {
+		if n == nil {
+			continue
+		}
+		// A summary standing in for the ref's turn, or a clearing mark at
+		// or after the ref's round, hides it.
+		if n.After >= ref.turn || (n.ClearTurn > 0 && (n.ClearTurn > ref.turn || (n.ClearTurn == ref.turn && n.ClearRound >= ref.round))) {
 			return false
 		}
 	}

@@ -56,6 +56,8 @@ type cutMarker struct {
 	// Of the preview.
 	head, tail         int64 // raw source bytes shown from each end
 	headLine, tailLine int64
+	// gapLine is the line of the first byte not shown after the head.
+	gapLine int64
 }
 
 // shownKind tells which pieces a preview has.
@@ -141,6 +143,9 @@ func (m *cutMarker) renderAs(tier int, k shownKind) string {
 		}
 		switch m.mode {
 		case modeSpilled:
+			if lines && (k == shownBoth || k == shownHead) {
+				b.WriteString(" The omitted part starts at line " + fmtInt(m.gapLine) + ".")
+			}
 			b.WriteString(" " + m.hint)
 		case modeTruncated:
 			b.WriteString(" The full result is kept in the transcript only (" + m.reason + "); it cannot be read back from here, so narrow the request (a smaller range, a filter) to see the omitted part.")
@@ -202,7 +207,7 @@ func (m *cutMarker) renderAs(tier int, k shownKind) string {
 func (m *cutMarker) bound(tier int) int {
 	big := max(m.size, m.total, m.lines, int64(m.limit))
 	probe := *m
-	probe.head, probe.tail, probe.headLine, probe.tailLine = big, big, big, big
+	probe.head, probe.tail, probe.headLine, probe.tailLine, probe.gapLine = big, big, big, big, big
 	n := 0
 	for k := shownBoth; k <= shownAll; k++ {
 		n = max(n, len(probe.renderAs(tier, k)))
@@ -261,6 +266,10 @@ func renderCut(src previewSource, m cutMarker, limit int, pv Preview, fill bool)
 	m.head, m.tail = int64(hRaw), int64(tRaw)
 	if hRaw > 0 {
 		m.headLine = 1 + int64(bytes.Count(src.head[:hRaw-1], []byte{'\n'}))
+		m.gapLine = m.headLine
+		if src.head[hRaw-1] == '\n' {
+			m.gapLine++
+		}
 	}
 	if tRaw > 0 {
 		m.tailLine = 1 + src.newlines - int64(bytes.Count(src.tail[len(src.tail)-tRaw:], []byte{'\n'}))
