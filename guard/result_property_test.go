@@ -2,10 +2,10 @@ package guard
 
 import (
 	"bytes"
-	"maps"
-	"slices"
 	"context"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
