@@ -203,7 +203,7 @@ func TestCompactHysteresisWithoutThrash(t *testing.T) {
 	const window = 20000
 	conv := compactConv([]int{12}, 1000) // about 60% of the window
 	cal := tokens.NewCalibrator(nil)
-	counter := o200k(t)
+	counter := tokens.NewCache(o200k(t), nil) // one cache for the view and the policy
 	var fractions []float64
 	jitter := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		frac := 0.74
@@ -367,4 +367,35 @@ func TestCompactPlaceholderWithoutRecall(t *testing.T) {
 	if got != want {
 		t.Fatalf("\n got %s\nwant %s", got, want)
 	}
+}
+
+// BenchmarkCompactApplyView measures one round's view of a 100-round
+// conversation (about 100k tokens) that has been compacted before: the
+// policy reproduces the clearing and counts the request. "warm" shares
+// the policy (and its token cache) across rounds, as an agent does;
+// "cold" counts everything from scratch.
+func BenchmarkCompactApplyView(b *testing.B) {
+	conv := compactConv([]int{100}, 1000)
+	turn := conv.Turns[0]
+	v := harness.BuildView(conv, turn, "sys", nil, false)
+	window := int(float64(viewTokens(b, v)) / 0.8)
+	if err := (&CompactPolicy{Window: window}).ApplyView(context.Background(), v); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("warm", func(b *testing.B) {
+		p := &CompactPolicy{Window: window}
+		for b.Loop() {
+			if err := p.ApplyView(context.Background(), harness.BuildView(conv, turn, "sys", nil, false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			p := &CompactPolicy{Window: window}
+			if err := p.ApplyView(context.Background(), harness.BuildView(conv, turn, "sys", nil, false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
