@@ -1,0 +1,54 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+)
+
+// ErrIncompleteStream is wrapped by providers when a streamed response
+// ends before its terminal event (the connection dropped mid-stream).
+var ErrIncompleteStream = errors.New("the response stream ended before it was complete")
+
+// Status reports whether an HTTP status is worth retrying: 429 (rate
+// limited) and every 5xx, including Anthropic's 529 (overloaded). Other
+// 4xx mean the request itself is wrong and would fail again.
+func Status(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500 && code <= 599
+}
+
+// Transient reports whether err is a transport failure that a new attempt
+// may not meet: a refused, reset or dropped connection, a body cut short,
+// an attempt's own timeout, or a stream that ended early. The caller must
+// check its own context first: a cancelled caller is never retried.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch {
+	case errors.Is(err, ErrIncompleteStream),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, syscall.EPIPE),
+		errors.Is(err, net.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded): // an attempt's timeout; the caller's own was checked
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	// HTTP/2 stream and connection errors (RST_STREAM, GOAWAY) are
+	// unexported types of net/http; their messages are stable.
+	return strings.Contains(err.Error(), "http2: ")
+}

@@ -1,0 +1,171 @@
+package wiretest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Event is one server-sent event. An empty Event name sends a data-only
+// event (OpenAI's style); Anthropic names every event.
+type Event struct {
+	Event string
+	Data  string
+}
+
+// Reply is one queued response.
+type Reply struct {
+	Status int // default 200
+	Header http.Header
+	// Body is sent as is (JSON replies and error bodies).
+	Body string
+	// Events, when set, are sent as a text/event-stream, flushed one by one.
+	Events []Event
+	// Drop closes the connection: before any response when Events is
+	// empty, else after the events (a stream cut short).
+	Drop bool
+}
+
+// JSON returns a 200 reply with a JSON body.
+func JSON(body string) Reply { return Reply{Body: body} }
+
+// Error returns a reply with the given status and JSON error body.
+func Error(status int, body string) Reply { return Reply{Status: status, Body: body} }
+
+// Stream returns a 200 event-stream reply.
+func Stream(events ...Event) Reply { return Reply{Events: events} }
+
+// Request is a recorded request.
+type Request struct {
+	Method, Path string
+	Header       http.Header
+	Body         []byte
+}
+
+// Server is a loopback HTTP server playing queued replies.
+type Server struct {
+	*httptest.Server
+	t testing.TB
+
+	mu       sync.Mutex
+	replies  []Reply
+	requests []Request
+}
+
+// New starts a server that is closed when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{t: t}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Enqueue adds replies, played in order, one per request.
+func (s *Server) Enqueue(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, r...)
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Pending reports how many queued replies were not played.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.replies)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.t.Errorf("wiretest: reading the request body: %v", err)
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	var rep Reply
+	ok := len(s.replies) > 0
+	if ok {
+		rep, s.replies = s.replies[0], s.replies[1:]
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.t.Errorf("wiretest: unexpected request %s %s (no reply queued)", r.Method, r.URL.Path)
+		http.Error(w, `{"error":{"message":"wiretest: no reply queued"}}`, http.StatusTeapot)
+		return
+	}
+	if rep.Drop && len(rep.Events) == 0 {
+		hijackClose(s.t, w)
+		return
+	}
+	for k, vs := range rep.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	status := rep.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if len(rep.Events) == 0 {
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, rep.Body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	fl, _ := w.(http.Flusher)
+	for _, ev := range rep.Events {
+		io.WriteString(w, ev.Encode())
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	if rep.Drop {
+		hijackClose(s.t, w)
+	}
+}
+
+// Encode returns the event in text/event-stream framing.
+func (e Event) Encode() string {
+	var b bytes.Buffer
+	if e.Event != "" {
+		fmt.Fprintf(&b, "event: %s\n", e.Event)
+	}
+	for _, line := range strings.Split(e.Data, "\n") {
+		fmt.Fprintf(&b, "data: %s\n", line)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// hijackClose closes the client's connection abruptly: with a chunked
+// stream in flight the client sees an unexpected EOF, before any response
+// it sees the connection close.
+func hijackClose(t testing.TB, w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		t.Errorf("wiretest: the response writer cannot be hijacked")
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		t.Errorf("wiretest: hijack: %v", err)
+		return
+	}
+	conn.Close()
+}

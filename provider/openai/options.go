@@ -1,0 +1,98 @@
+package openai
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// The environment variables read when Options leave a field empty.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// DefaultBaseURL is OpenAI's own endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultRequestTimeout bounds one non-streamed attempt.
+const DefaultRequestTimeout = 10 * time.Minute
+
+// Options configure a Model. Model is required; the zero value of every
+// other field means its default.
+type Options struct {
+	// Model is the model name sent with every request ("gpt-5-mini").
+	Model string
+	// BaseURL is the API root, ending in /v1 for most servers
+	// ("http://127.0.0.1:8080/v1"). Empty means $OPENAI_BASE_URL, else
+	// DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token. Empty means $OPENAI_API_KEY; a key
+	// is required (servers that check none accept any value).
+	APIKey string
+	// MaxTokens caps a reply when the request sets no cap; 0 sends none.
+	MaxTokens int
+	// LegacyMaxTokens sends the cap as max_tokens instead of
+	// max_completion_tokens, for servers that know only the older name.
+	LegacyMaxTokens bool
+	// MaxRetries is the number of retries after a transient failure; 0
+	// means 4, a negative value none.
+	MaxRetries int
+	// RetryBaseDelay is the first backoff (default 500 ms), doubling up to
+	// RetryMaxDelay (default 30 s), with jitter.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	// MaxRetryAfter is the longest Retry-After honoured (default 2 min); a
+	// server asking for more ends the retries with its error.
+	MaxRetryAfter time.Duration
+	// RequestTimeout bounds one non-streamed attempt (default 10 min).
+	// Streams are bounded by the caller's context only.
+	RequestTimeout time.Duration
+	// HTTPClient sends the requests; nil means the SDK's default client.
+	HTTPClient *http.Client
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// ErrNoAPIKey is returned by New when no key is configured.
+var ErrNoAPIKey = errors.New("openai: no API key: set " + EnvAPIKey + " (any non-empty value for a server that checks none, such as a local llama.cpp or Ollama)")
+
+// resolve fills in defaults from the environment and checks the result.
+func (o Options) resolve() (Options, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if strings.TrimSpace(o.Model) == "" {
+		return o, errors.New("openai: Options.Model is required")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = strings.TrimSpace(getenv(EnvBaseURL))
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
+		return o, fmt.Errorf("openai: base URL %q: want an http:// or https:// URL", o.BaseURL)
+	}
+	if !strings.HasSuffix(o.BaseURL, "/") {
+		// The SDK resolves paths relative to the base URL.
+		o.BaseURL += "/"
+	}
+	if o.APIKey == "" {
+		o.APIKey = strings.TrimSpace(getenv(EnvAPIKey))
+	}
+	if o.APIKey == "" {
+		return o, ErrNoAPIKey
+	}
+	if o.MaxTokens < 0 {
+		return o, fmt.Errorf("openai: MaxTokens %d is negative", o.MaxTokens)
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	return o, nil
+}
