@@ -153,7 +153,7 @@ func (w *Workspace) editFile(ctx context.Context, call *harness.ToolCall) (*harn
 		writeNumbered(&b, lines, from, to)
 	}
 	res := harness.TextResult(strings.TrimSuffix(b.String(), "\n"))
-	res.Meta = map[string]any{"path": show, "replacements": count, "first_line": firstLine, "total_lines": total}
+	res.Meta = map[string]any{"path": show, "replacements": count, "first_line": int(firstLine), "total_lines": int(total)}
 	return res, nil
 }
 

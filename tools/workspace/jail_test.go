@@ -155,6 +155,13 @@ func TestEscapesRefusedByTools(t *testing.T) {
 			t.Fatalf("read_file(%s) leaked: %s", p, text)
 		}
 	}
+	listing := mustOK(t, run(t, w, "list_dir", map[string]any{}))
+	for _, want := range []string{"abs-out -> " + filepath.Join(outside, "secret.txt") + "  (symbolic link out of the workspace; the tools will not follow it)",
+		"in-link -> src/main.go  (symbolic link)\n"} {
+		if !strings.Contains(listing, want) {
+			t.Errorf("list_dir lacks %q:\n%s", want, listing)
+		}
+	}
 	for _, p := range []string{"dir-out", "up", "etc"} {
 		mustFail(t, run(t, w, "list_dir", map[string]any{"path": p}))
 		mustFail(t, run(t, w, "grep", map[string]any{"pattern": "SECRET", "path": p}))

@@ -154,7 +154,12 @@ func (w *Workspace) entryLine(rel, name string, info fs.FileInfo) string {
 		if err != nil {
 			return name + " -> ?  (symbolic link)\n"
 		}
-		return fmt.Sprintf("%s -> %s  (symbolic link)\n", name, validText([]byte(target)))
+		note := "symbolic link"
+		if _, _, err := w.resolve(rel, false); errors.Is(err, ErrOutside) {
+			// Say so now, rather than let the model find out by trying.
+			note = "symbolic link out of the workspace; the tools will not follow it"
+		}
+		return fmt.Sprintf("%s -> %s  (%s)\n", name, validText([]byte(target)), note)
 	}
 	return fmt.Sprintf("%s  (%s)\n", name, fileKind(m))
 }

@@ -13,8 +13,9 @@ import (
 // maxReadLimit is the largest limit read_file accepts.
 const maxReadLimit = 100000
 
-// footerReserve is kept free in a page for the closing status line.
-const footerReserve = 300
+// footerReserve is kept free in a page for the closing status line (plus
+// the length of the path it names).
+const footerReserve = 200
 
 func (w *Workspace) readSpec() harness.ToolSpec {
 	o := w.opts
@@ -82,14 +83,15 @@ func (w *Workspace) readFile(ctx context.Context, call *harness.ToolCall) (*harn
 		return failf(tool, "%s is a binary file (%s, %d bytes: %s); read_file shows text files only", show, contentType(sample), info.Size(), why), nil
 	}
 
-	p, err := w.readPage(ctx, f, a.Offset, a.Limit)
+	p, err := w.readPage(ctx, f, a.Offset, a.Limit, len(show))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return failf(tool, "reading %s: %v", show, unwrapPathError(err)), nil
 	}
-	meta := map[string]any{"path": show, "total_lines": p.total, "bytes": info.Size()}
+	// Meta numbers are plain ints, the type a consumer will assert.
+	meta := map[string]any{"path": show, "total_lines": int(p.total), "bytes": info.Size()}
 	if p.total == 0 {
 		return &harness.ToolResult{Parts: []harness.Part{harness.TextPart(fmt.Sprintf("[%s: empty file (0 lines)]", show))}, Meta: meta}, nil
 	}
@@ -100,7 +102,7 @@ func (w *Workspace) readFile(ctx context.Context, call *harness.ToolCall) (*harn
 		return res, nil
 	}
 	last := p.start + p.shown - 1
-	meta["first_line"], meta["last_line"] = p.start, last
+	meta["first_line"], meta["last_line"] = int(p.start), int(last)
 	more := last < p.total
 	meta["more"] = more
 	var b strings.Builder
@@ -108,7 +110,7 @@ func (w *Workspace) readFile(ctx context.Context, call *harness.ToolCall) (*harn
 	b.WriteString(p.text)
 	fmt.Fprintf(&b, "[%s: lines %d-%d of %d", show, p.start, last, p.total)
 	if more {
-		meta["next_offset"] = last + 1
+		meta["next_offset"] = int(last + 1)
 		fmt.Fprintf(&b, "; %s — continue with offset=%d", plural(p.total-last, "more line", "more lines"), last+1)
 	} else {
 		b.WriteString(" (end of file)")
@@ -132,9 +134,9 @@ type page struct {
 
 // readPage reads the page of f that starts at line offset (1-based;
 // negative counts from the end; 0 means 1) with at most limit lines and
-// ReadMaxBytes bytes. It scans the whole file to count its lines, holding
+// ReadMaxBytes bytes (the first line is always shown). It scans the whole file to count its lines, holding
 // only the read buffer and the page in memory.
-func (w *Workspace) readPage(ctx context.Context, f io.ReadSeeker, offset, limit int64) (*page, error) {
+func (w *Workspace) readPage(ctx context.Context, f io.ReadSeeker, offset, limit int64, pathLen int) (*page, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
@@ -159,7 +161,8 @@ func (w *Workspace) readPage(ctx context.Context, f io.ReadSeeker, offset, limit
 		p.total = lr.n
 		return p, nil
 	}
-	budget := w.opts.ReadMaxBytes - footerReserve
+	// The closing line names the file, so its length is reserved too.
+	budget := w.opts.ReadMaxBytes - footerReserve - pathLen
 	maxLine := w.opts.MaxLineBytes
 	var (
 		b   strings.Builder

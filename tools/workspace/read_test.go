@@ -28,7 +28,7 @@ func TestReadFilePages(t *testing.T) {
 		t.Fatalf("got:\n%s\nwant:\n%s", text, want)
 	}
 	m := res.Meta
-	if m["path"] != "a.txt" || m["total_lines"] != int64(10) || m["more"] != true || m["next_offset"] != int64(7) {
+	if m["path"] != "a.txt" || m["total_lines"] != 10 || m["more"] != true || m["next_offset"] != 7 {
 		t.Fatalf("meta %v", m)
 	}
 
@@ -74,7 +74,7 @@ func TestReadFilePagingReassembles(t *testing.T) {
 		if res.Meta["more"] != true {
 			break
 		}
-		offset = res.Meta["next_offset"].(int64)
+		offset = int64(res.Meta["next_offset"].(int))
 	}
 	if want := content.String() + "\n"; got.String() != want {
 		t.Fatalf("reassembled %d bytes, want %d", got.Len(), len(want))
@@ -114,7 +114,7 @@ func TestReadFileSpecialContent(t *testing.T) {
 	// workspace, for the result policy to recognise.
 	res := run(t, w, "read_file", map[string]any{"path": filepath.Join(dir, ".harness", "spill", "c1", "call_1-shell.txt")})
 	mustOK(t, res)
-	if res.Meta["path"] != ".harness/spill/c1/call_1-shell.txt" || res.Meta["total_lines"] != int64(1) {
+	if res.Meta["path"] != ".harness/spill/c1/call_1-shell.txt" || res.Meta["total_lines"] != 1 {
 		t.Fatalf("meta %v", res.Meta)
 	}
 }
@@ -170,7 +170,7 @@ func TestReadFileLargeOffsetBoundedMemory(t *testing.T) {
 	if !strings.HasPrefix(text, fmt.Sprintf("%6d\t%09d abcdefgh", offset, offset)) {
 		t.Fatalf("wrong page: %.200s", text)
 	}
-	if res.Meta["total_lines"] != lines {
+	if res.Meta["total_lines"] != int(lines) {
 		t.Fatalf("total_lines %v, want %d", res.Meta["total_lines"], lines)
 	}
 	// The read buffer is 64 KiB and the page a few hundred bytes; allow

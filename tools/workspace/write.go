@@ -68,7 +68,7 @@ func (w *Workspace) writeFile(ctx context.Context, call *harness.ToolCall) (*har
 		what = fmt.Sprintf("replaced %d bytes", fi.Size())
 	}
 	res := harness.TextResult(fmt.Sprintf("wrote %s: %d bytes, %s (%s)", show, len(data), plural(lines, "line", "lines"), what))
-	res.Meta = map[string]any{"path": show, "bytes": len(data), "lines": lines, "created": created}
+	res.Meta = map[string]any{"path": show, "bytes": len(data), "lines": int(lines), "created": created}
 	return res, nil
 }
 

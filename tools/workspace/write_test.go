@@ -107,7 +107,7 @@ func TestEditFile(t *testing.T) {
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	if res.Meta["replacements"] != 1 || res.Meta["first_line"] != int64(11) {
+	if res.Meta["replacements"] != 1 || res.Meta["first_line"] != 11 {
 		t.Fatalf("meta %v", res.Meta)
 	}
 	if !strings.Contains(readBack(t, dir, "main.go"), `return "hello, " + name`) {
