@@ -28,6 +28,13 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 	if opts != nil {
 		o = *opts
 	}
+	tab, _, err := runReports(ctx, o, recs)
+	return tab, err
+}
+
+// runReports replays recs under presets ("none" first) and returns the
+// table and every report, indexed [recording][preset].
+func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
 	presets := o.Presets
 	if len(presets) == 0 {
 		presets = Presets()
@@ -47,7 +54,7 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 	}
 	bpe, err := tokens.O200k()
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
 
 	type job struct{ r, p int }
@@ -101,10 +108,10 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, nil, firstErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
-	return summarise(recs, presets, reports), nil
+	return summarise(recs, presets, reports), reports, nil
 }

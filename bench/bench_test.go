@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/replay"
+)
+
+func TestSuiteIsDeterministic(t *testing.T) {
+	a, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Suite()
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) || len(a) != 7 {
+		t.Fatalf("the suite differs between two generations (%d scenarios)", len(a))
+	}
+	for _, rec := range a {
+		if rec.Calls() == 0 || len(rec.Tools) == 0 {
+			t.Errorf("%s: %d calls, %d tools", rec.ID, rec.Calls(), len(rec.Tools))
+		}
+	}
+	if n := len(a[2].Tools); n != 84 {
+		t.Errorf("graphql scenario has %d tools", n)
+	}
+}
+
+func TestPresetsAreNamedAndDocumented(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range Presets() {
+		if p.Doc == "" || seen[p.Name] || p.build == nil {
+			t.Errorf("preset %q: doc %q, duplicate %v", p.Name, p.Doc, seen[p.Name])
+		}
+		seen[p.Name] = true
+		if _, err := Lookup(p.Name); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, want := range []string{"none", "harness", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush", "anthropic-context-editing",
+		"harness-ceiling", "harness-spill", "harness-turnbudget", "harness-compact", "harness+dedupe", "harness+dedupe3"} {
+		if !seen[want] {
+			t.Errorf("missing preset %s", want)
+		}
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Error("Lookup of an unknown preset succeeded")
+	}
+}
+
+func TestRunOnSuite(t *testing.T) {
+	recs, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []Preset
+	for _, n := range []string{"harness", "codex", "swe-agent"} {
+		p, _ := Lookup(n)
+		ps = append(ps, p)
+	}
+	tab, err := Run(context.Background(), recs, &Options{Presets: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 4 || tab.Rows[0].Preset != "none" || tab.Rows[0].Ratio != 1 || tab.Rows[0].VisibleShare != 1 {
+		t.Fatalf("rows %+v", tab.Rows)
+	}
+	cell := func(rec, preset string) Figures {
+		for _, run := range tab.Runs {
+			if run.Recording == rec {
+				for i, r := range tab.Rows {
+					if r.Preset == preset {
+						return run.Cells[i]
+					}
+				}
+			}
+		}
+		t.Fatalf("no cell %s/%s", rec, preset)
+		return Figures{}
+	}
+	// The lock file is spilled: most of its cost goes, and the evidence
+	// the agent used stays reachable through the spill file.
+	if c := cell("lockfile", "harness"); c.Ratio > 0.2 || c.RecoverableShare != 1 {
+		t.Errorf("lockfile under harness: %+v", c)
+	}
+	// Head-only cuts lose the verdict at the end of a build log.
+	if h, s := cell("build-log-tail", "harness"), cell("build-log-tail", "swe-agent"); h.VisibleShare != 1 || s.VisibleShare == 1 {
+		t.Errorf("build log: harness visible %.2f, swe-agent visible %.2f", h.VisibleShare, s.VisibleShare)
+	}
+	for _, r := range tab.Rows {
+		if r.Visible > r.Recoverable || r.Recoverable > r.Needles || r.Cached > r.Input {
+			t.Errorf("%s: inconsistent figures %+v", r.Preset, r.Figures)
+		}
+	}
+	var sb strings.Builder
+	if err := tab.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "swe-agent") {
+		t.Errorf("text: %v\n%s", err, sb.String())
+	}
+}
+
+func TestAuditFindsRepeatsAndWritesWellFormedHTML(t *testing.T) {
+	recs, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pick []*replay.Recording
+	for _, r := range recs {
+		if r.ID == "overlapping-reads" || r.ID == "lockfile" {
+			pick = append(pick, r)
+		}
+	}
+	h, _ := Lookup("harness")
+	audits, err := AuditAll(context.Background(), pick, []Preset{h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := audits[1]
+	if len(ov.ExactRepeats) != 1 || len(ov.OverlappingReads) != 5 {
+		t.Errorf("overlapping-reads: %d exact, %d overlapping", len(ov.ExactRepeats), len(ov.OverlappingReads))
+	}
+	if lk := audits[0]; lk.Largest[0].Tool != "read_file" || !strings.Contains(lk.Largest[0].Args, "package-lock.json") {
+		t.Errorf("largest: %+v", lk.Largest[0])
+	}
+	if len(ov.Presets) != 2 || len(ov.Cumulative[1]) != ov.Calls {
+		t.Errorf("costs: %v %d", ov.Presets, len(ov.Cumulative))
+	}
+	var sb strings.Builder
+	if err := WriteAuditHTML(&sb, audits); err != nil {
+		t.Fatal(err)
+	}
+	checkPage(t, sb.String(), 2)
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/agentharness/harness/bench"
+)
+
+// cmdAudit reports where recorded transcripts spent their context.
+func cmdAudit(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
+		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
+		"have cost.")
+	jsonOut := fs.Bool("json", false, "print the audit as JSON")
+	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
+	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return fmt.Errorf("%w: audit needs at least one FILE or DIR", errUsage)
+	}
+	ps, err := pickPresets(*presets)
+	if err != nil {
+		return err
+	}
+	recs, err := loadOrSuite(e, pos)
+	if err != nil {
+		return err
+	}
+	audits, err := bench.AuditAll(ctx, recs, ps, progressBar(e.stderr))
+	if err != nil {
+		return err
+	}
+	if *htmlOut != "" {
+		f, err := os.Create(*htmlOut)
+		if err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := bench.WriteAuditHTML(f, audits); err != nil {
+			f.Close()
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(audits)
+	}
+	return bench.WriteAuditText(e.stdout, audits)
+}

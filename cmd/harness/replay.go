@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/replay"
+)
+
+// cmdReplay replays one recorded transcript under one preset.
+func cmdReplay(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (mini-swe-agent *.traj.json, OpenAI chat messages as JSON or JSONL,\n"+
+		"or a harness conversation) under a policy preset, with no model, and print what it would have cost.")
+	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(bench.PresetNames()))
+	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: replay takes exactly one FILE", errUsage)
+	}
+	preset, err := bench.Lookup(*policy)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rec, err := replay.ParseFile(pos[0])
+	if err != nil {
+		return err
+	}
+	rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: *emit != ""})
+	if err != nil {
+		return err
+	}
+	if *emit != "" {
+		if err := writeEmit(*emit, rep); err != nil {
+			return err
+		}
+	}
+	u := rep.Usage
+	fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable\n",
+		rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
+		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles)
+	return nil
+}
+
+// emitCall and emitResult are the JSON lines of --emit.
+type emitCall struct {
+	Kind          string  `json:"kind"`
+	Index         int     `json:"index"`
+	InputTokens   int     `json:"input_tokens"`
+	CachedTokens  int     `json:"cached_tokens"`
+	EvidenceChars int     `json:"evidence_chars"`
+	Shown         [][]any `json:"shown"`
+}
+
+type emitResult struct {
+	Kind      string `json:"kind"`
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	FullChars int    `json:"full_chars"`
+	ModelText string `json:"model_text"`
+}
+
+// writeEmit writes the calls and results in conversation order: each
+// call's line, then the lines of the results its response produced.
+func writeEmit(path string, rep *replay.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--emit: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	ri := 0
+	for _, c := range rep.Calls {
+		line := emitCall{Kind: "call", Index: c.Index, InputTokens: c.Input, CachedTokens: c.Cached, EvidenceChars: c.EvidenceChars, Shown: [][]any{}}
+		for _, s := range c.Shown {
+			line.Shown = append(line.Shown, []any{s.CallID, s.State, s.Chars})
+		}
+		if err := enc.Encode(line); err != nil {
+			f.Close()
+			return fmt.Errorf("--emit: %w", err)
+		}
+		for ri < len(rep.Results) && rep.Results[ri].Turn == c.Turn && rep.Results[ri].Round == c.Round {
+			r := rep.Results[ri]
+			if err := enc.Encode(emitResult{Kind: "result", CallID: r.CallID, Tool: r.Tool, FullChars: r.FullChars, ModelText: r.ModelText}); err != nil {
+				f.Close()
+				return fmt.Errorf("--emit: %w", err)
+			}
+			ri++
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("--emit: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--emit: %w", err)
+	}
+	return nil
+}
+
+func joinNames(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}

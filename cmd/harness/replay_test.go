@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixture = "../../replay/testdata/pydicom-trimmed.traj.json"
+
+func TestReplayEmitsCallAndResultLines(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "e.jsonl")
+	stdout, stderr, code := inproc(t, "replay", fixture, "--policy", "codex", "--emit", out)
+	if code != 0 || !strings.Contains(stdout, "under codex: 8 model calls") || !strings.Contains(stdout, "effective") {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls, results := 0, 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		switch m["kind"] {
+		case "call":
+			calls++
+			for _, k := range []string{"index", "input_tokens", "cached_tokens", "evidence_chars", "shown"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("call line without %s: %s", k, sc.Text())
+				}
+			}
+			if len(m) != 6 {
+				t.Errorf("call line has extra fields: %s", sc.Text())
+			}
+			for _, s := range m["shown"].([]any) {
+				st := s.([]any)[1].(string)
+				if !strings.Contains("whole trimmed spilled deduped cleared", st) {
+					t.Errorf("state %q", st)
+				}
+			}
+		case "result":
+			results++
+			if len(m) != 5 || m["model_text"] == nil || m["full_chars"].(float64) <= 0 {
+				t.Errorf("result line: %.200s", sc.Text())
+			}
+			// Codex cuts the 10,305-character output: the model saw less.
+			if fc := m["full_chars"].(float64); fc > 10000 && !strings.Contains(m["model_text"].(string), "tokens truncated") {
+				t.Errorf("the large result was not cut by codex's rule")
+			}
+		default:
+			t.Errorf("unknown line %s", sc.Text())
+		}
+	}
+	if calls != 8 || results != 7 {
+		t.Errorf("%d call lines and %d result lines, want 8 and 7", calls, results)
+	}
+}
+
+func TestReplayUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"replay"},
+		{"replay", fixture, "--policy", "nope"},
+		{"bench", "--presets", "nope"},
+		{"audit"},
+	} {
+		if _, stderr, code := inproc(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%v: code %d stderr %q", args, code, stderr)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte("[{\"role\": \"user\", \"content\": \"x\"},\n {\"role\": 7}]"), 0o644)
+	if _, stderr, code := inproc(t, "replay", bad); code != 1 || !strings.Contains(stderr, "bad.json:2:") {
+		t.Errorf("bad file: code %d stderr %q", code, stderr)
+	}
+}
+
+func TestBenchAndAudit(t *testing.T) {
+	stdout, stderr, code := inproc(t, "bench", "--presets", "harness,codex")
+	if code != 0 || !strings.Contains(stdout, "harness") || !strings.Contains(stdout, "7 recordings") || strings.Contains(stderr, "\r") {
+		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, _, code = inproc(t, "bench", "../../replay/testdata", "--json", "--presets", "harness")
+	var tab struct {
+		Presets []struct {
+			Preset string  `json:"preset"`
+			Ratio  float64 `json:"ratio_to_none"`
+		} `json:"presets"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &tab) != nil || len(tab.Presets) != 2 || tab.Presets[0].Ratio != 1 {
+		t.Fatalf("bench --json: code %d %.300s", code, stdout)
+	}
+	page := filepath.Join(t.TempDir(), "audit.html")
+	stdout, stderr, code = inproc(t, "audit", fixture, "--html", page, "--presets", "harness")
+	if code != 0 || !strings.Contains(stdout, "largest results") || !strings.Contains(stdout, "repeated reads") {
+		t.Fatalf("audit: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(b), "<svg") {
+		t.Fatalf("html: %v", err)
+	}
+}
