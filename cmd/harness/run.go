@@ -28,6 +28,7 @@ type runConfig struct {
 	stream      bool
 
 	policy policyFlags
+	tools  toolFlags
 
 	// countTokens counts tokens for models that report none (scripted).
 	countTokens func(string) int
@@ -49,6 +50,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
 	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
 	cfg.policy.register(fs)
+	cfg.tools.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -83,7 +85,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ws, wsTools, approver, err := cfg.tools.build(e, root, cfg.toolTimeout)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
 	opts := &harness.Options{
+		Tools:       wsTools,
+		Approver:    approver,
 		System:      cfg.system,
 		MaxRounds:   cfg.maxRounds,
 		ToolTimeout: cfg.toolTimeout,
