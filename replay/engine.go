@@ -29,7 +29,17 @@ type Config struct {
 // policies start clean.
 type Policy struct {
 	Name string
-	New  func(workspace string) (*Config, error)
+	New  func(env Env) (*Config, error)
+}
+
+// Env is what a policy is built for.
+type Env struct {
+	// Workspace is a fresh temporary folder, removed after the replay.
+	Workspace string
+	// Model is the recording's model ("" when unknown).
+	Model string
+	// Counter is the replay's token counter.
+	Counter tokens.Counter
 }
 
 // Options tune a replay; nil means defaults.
@@ -152,7 +162,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if pol.New == nil {
 		return nil, fmt.Errorf("replay: policy %q has no configuration", pol.Name)
 	}
-	cfg, err := pol.New(ws)
+	cfg, err := pol.New(Env{Workspace: ws, Model: rec.Model, Counter: o.Counter})
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}

@@ -20,7 +20,7 @@ func fixture(t testing.TB) *Recording {
 }
 
 func policy(name string, cfg Config) Policy {
-	return Policy{Name: name, New: func(string) (*Config, error) { c := cfg; return &c, nil }}
+	return Policy{Name: name, New: func(Env) (*Config, error) { c := cfg; return &c, nil }}
 }
 
 // headGuard cuts every result to its first n bytes at arrival.
