@@ -143,6 +143,8 @@ func Presets() []Preset {
 		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
+		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
+		abl("harness+collapse", "harness with overlapping output collapsed at arrival: runs of 8 or more lines already shown whole in an earlier result of the conversation become one marker line naming that call", func(h *harnessConfig) { h.extra = append(h.extra, collapseGuard(8)) }),
 	}
 }
 
