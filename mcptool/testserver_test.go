@@ -56,7 +56,8 @@ func stdioServer(t testing.TB, name string) mcptool.ServerConfig {
 		Type:    mcptool.TypeStdio,
 		Command: exe,
 		Args:    []string{"-test.run=^$"},
-		Env:     map[string]string{serverEnv: "serve"},
+		// A race-enabled binary sleeps 1 s at exit unless told otherwise.
+		Env: map[string]string{serverEnv: "serve", "GORACE": "atexit_sleep_ms=0"},
 	}
 }
 
@@ -190,7 +191,9 @@ func newTestServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			name, _ := args(req)["name"].(string)
 			s.AddTool(&mcp.Tool{Name: name, Description: "added at run time", InputSchema: obj(``)},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("hi from " + name), nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text("hi from " + name), nil
+				})
 			return text("added " + name), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "mutate", Description: "A tool without annotations.", InputSchema: obj(``)},
