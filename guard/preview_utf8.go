@@ -13,6 +13,11 @@ const replacementLen = len(string(utf8.RuneError))
 // A rune that straddles n is left out, never cut.
 func validHead(b []byte, n int) (string, int) {
 	n = min(n, len(b))
+	if utf8.Valid(b[:n]) {
+		// A valid prefix ends on a boundary: a rune straddling n would
+		// leave b[:n] with an incomplete sequence.
+		return string(b[:n]), n
+	}
 	out := make([]byte, 0, n)
 	i := 0
 	for i < n {
@@ -43,6 +48,9 @@ func validTail(b []byte, n int) (string, int) {
 	// Skip the continuation bytes of a rune that began before the cut.
 	for k := 0; k < utf8.UTFMax-1 && start < len(b) && !utf8.RuneStart(b[start]); k++ {
 		start++
+	}
+	if utf8.Valid(b[start:]) {
+		return string(b[start:]), len(b) - start
 	}
 	// Measure the sanitised size, then drop runes from the front until it
 	// fits (invalid bytes grow to three bytes each).

@@ -77,8 +77,11 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 	}
 
 	// Over the ceiling.
-	head := make([]byte, 0, len(prefix)+len(probe))
-	head = append(append(head, prefix...), probe...)
+	head := probe
+	if prefix != "" {
+		head = make([]byte, 0, len(prefix)+len(probe))
+		head = append(append(head, prefix...), probe...)
+	}
 	tr := &streamTracker{ctx: ctx, r: stream, ring: &tailRing{buf: make([]byte, limit)}}
 	if wantDigest {
 		tr.hasher = sha256.New()

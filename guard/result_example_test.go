@@ -1,0 +1,90 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+// seq is a tool that prints the numbers 1..n, one a line.
+func seq(n int) harness.ToolFunc {
+	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "%d\n", i)
+		}
+		return harness.TextResult(b.String()), nil
+	}
+}
+
+// marker returns the guard's marker from a model copy.
+func marker(text string) string {
+	i := strings.Index(text, "[harness:")
+	return text[i : i+strings.Index(text[i:], "]")+1]
+}
+
+// A result over the ceiling is spilled to the workspace; the model sees a
+// head and a tail around a marker that says where the rest is.
+func ExampleResultPolicy() {
+	ws, _ := os.MkdirTemp("", "ws")
+	defer os.RemoveAll(ws)
+
+	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(4096)}
+	fn := harness.Chain(seq(5000), policy.Guard())
+	// The agent puts this in the context of every call.
+	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
+		Conversation: "c_demo", Turn: 1, Round: 1, Workspace: ws,
+		Spec: harness.ToolSpec{Name: "seq", Risk: harness.ReadOnly},
+	})
+	res, _ := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "seq", Args: []byte(`{}`)})
+
+	cut := res.Cuts[0]
+	fmt.Println(cut.Kind, cut.Locator)
+	fmt.Println("payload", res.Bytes, "bytes; model copy", cut.BytesOut, "bytes")
+	fmt.Println(marker(res.ModelText()))
+	saved, _ := os.ReadFile(ws + "/" + cut.Locator)
+	fmt.Println("spill file holds the full payload:", string(saved) == res.FullText())
+	// Output:
+	// spilled .harness/spill/c_demo/call_1-seq.txt
+	// payload 23893 bytes; model copy 4087 bytes
+	// [harness: seq returned 23893 bytes, more than the 4096-byte limit for one result, so the whole result was saved to .harness/spill/c_demo/call_1-seq.txt (5000 lines). Shown here: the start up to line 711 (2736 bytes) and the end from line 4819 (910 bytes); the 20247 bytes in between are omitted. The omitted part starts at line 712. Read it with read_file on that path (offset and limit count lines) or search it with grep on that path.]
+	// spill file holds the full payload: true
+}
+
+// With Dedupe, a read-only call that repeats an earlier one with the same
+// result gets a pointer instead of the same bytes again.
+func ExampleResultPolicy_dedupe() {
+	policy := &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}}
+	fn := harness.Chain(seq(3), policy.Guard())
+	conv := harness.NewConversation("c_demo")
+	turn := &harness.Turn{Index: 1}
+	conv.Turns = append(conv.Turns, turn)
+	for round := 1; round <= 2; round++ {
+		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
+			Conversation: conv.ID, Turn: 1, Round: round, Transcript: conv,
+			Spec: harness.ToolSpec{Name: "seq", Risk: harness.ReadOnly},
+		})
+		id := fmt.Sprintf("call_%d", round)
+		res, _ := fn(ctx, &harness.ToolCall{ID: id, Name: "seq", Args: []byte(`{"n": 3}`)})
+		res.CallID = id // the agent does this, and appends the round
+		turn.Rounds = append(turn.Rounds, &harness.Round{Index: round, Results: []*harness.ToolResult{res}})
+		fmt.Printf("%s: %q\n", id, res.ModelText())
+	}
+	// Output:
+	// call_1: "1\n2\n3\n"
+	// call_2: "[harness: this seq call repeats call call_1 (turn 1, round 1) with the same arguments and returned the same 6 bytes; nothing has been modified since, so the result is not shown again: use the result of call call_1.]"
+}
+
+// HeadTail is the default preview; other strategies are measured by
+// setting Preview. Here: the end only, for logs whose verdict is last.
+func ExampleHeadTail() {
+	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(300), NoSpill: true, Preview: guard.HeadTail{Tail: 1}}
+	fn := harness.Chain(seq(1000), policy.Guard())
+	res, _ := fn(context.Background(), &harness.ToolCall{ID: "call_1", Name: "seq", Args: []byte(`{}`)})
+	fmt.Println(strings.HasSuffix(res.ModelText(), "999\n1000\n"), len(res.ModelText()) <= 300)
+	// Output: true true
+}
