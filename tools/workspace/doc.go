@@ -39,4 +39,18 @@
 // [Options].MaxOutputBytes, and say so. shell streams its combined output
 // through [harness.ToolResult].Stream so that a size-bounding guard can keep
 // memory bounded however much the command prints.
+//
+// # The shell
+//
+// A shell call runs bash -c in the workspace root, in its own process
+// group, with stdin from /dev/null and a filtered environment (see
+// [Options].ShellEnv). The whole group is killed on timeout, when the
+// call's context ends, when the stream is closed, and when bash exits (so
+// nothing left in the background outlives the call). The stream ends with a
+// status line such as "[exit status 2]" or "[killed: timed out after 1m30s;
+// terminated by signal killed]". IsError stays false for a command that ran,
+// whatever its status: a non-zero status is often information (grep without
+// a match, the failing test being fixed), and the result is handed over
+// before the command ends, so changing it afterwards would race with its
+// reader. IsError is set only when bash could not be started.
 package workspace

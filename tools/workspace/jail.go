@@ -198,7 +198,7 @@ func (w *Workspace) within(abs string) (string, bool) {
 	return "", false
 }
 
-// rel returns the workspace-relative slash form of a canonical path, as
+// slashRel returns the workspace-relative slash form of a canonical path, as
 // shown to the model and put in Meta["path"].
 func slashRel(rel string) string { return filepath.ToSlash(rel) }
 
