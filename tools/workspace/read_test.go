@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func numbered(n int) string {
@@ -160,12 +161,14 @@ func TestReadFileLargeOffsetBoundedMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	start := time.Now()
 	res := run(t, w, "read_file", map[string]any{"path": "big.log", "offset": offset, "limit": 5})
+	elapsed := time.Since(start)
 	runtime.ReadMemStats(&after)
 	text := mustOK(t, res)
 	allocated := after.TotalAlloc - before.TotalAlloc
-	t.Logf("50 MB file (%d lines), page at line %d: %d bytes allocated by the call (%.4f of the file)",
-		lines, offset, allocated, float64(allocated)/float64(written))
+	t.Logf("50 MB file (%d lines), page at line %d: %d bytes allocated by the call (%.4f of the file), %s",
+		lines, offset, allocated, float64(allocated)/float64(written), elapsed.Round(time.Millisecond))
 
 	if !strings.HasPrefix(text, fmt.Sprintf("%6d\t%09d abcdefgh", offset, offset)) {
 		t.Fatalf("wrong page: %.200s", text)
