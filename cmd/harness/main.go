@@ -44,6 +44,7 @@ func commands() []command {
 		{"replay", "replay a recorded transcript under a policy preset, with no model", cmdReplay},
 		{"audit", "report where recorded transcripts spent their context, and what each preset would cost", cmdAudit},
 		{"bench", "compare policy presets on transcripts (or the built-in scenario suite)", cmdBench},
+		{"spill", "manage spill files: gc --older-than DURATION removes old ones", cmdSpill},
 		{"version", "print the version of harness", cmdVersion},
 	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentharness/harness/spill"
+)
+
+// cmdSpill manages the spill files guards leave under a workspace's
+// .harness/spill/ folder.
+func cmdSpill(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stderr, "Usage: harness spill gc --older-than DURATION [--workspace DIR] [--json]")
+		fmt.Fprintln(e.stderr)
+		fmt.Fprintln(e.stderr, "Spill files keep tool results that were too large to show the model in full.")
+		fmt.Fprintln(e.stderr, "gc removes those last modified more than DURATION ago (\"7d\", \"36h\", \"1d12h\").")
+		if len(args) == 0 {
+			return fmt.Errorf("%w: want a subcommand: gc", errUsage)
+		}
+		return nil
+	}
+	switch args[0] {
+	case "gc":
+		return cmdSpillGC(ctx, e, args[1:])
+	}
+	return fmt.Errorf("%w: unknown subcommand %q (want gc)", errUsage, args[0])
+}
+
+func cmdSpillGC(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "spill gc", "", "Remove the spill files of a workspace (.harness/spill/) last modified more than\n"+
+		"--older-than ago, and the conversation folders left empty. Prints what was removed.")
+	olderThan := fs.String("older-than", "", "age of the files to remove: a Go duration (\"36h\", \"90m\") or days (\"7d\", \"1d12h\"); required")
+	workspace := fs.String("workspace", ".", "workspace root whose .harness/spill/ is cleaned")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	if *olderThan == "" {
+		return fmt.Errorf("%w: --older-than is required, for example --older-than 7d", errUsage)
+	}
+	age, err := parseAge(*olderThan)
+	if err != nil {
+		return fmt.Errorf("%w: --older-than: %v", errUsage, err)
+	}
+	rep, err := spill.GC(ctx, *workspace, age)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return json.NewEncoder(e.stdout).Encode(rep)
+	}
+	fmt.Fprintf(e.stdout, "removed %d spill file(s), %d bytes, and %d empty folder(s); kept %d younger than %s\n",
+		rep.Files, rep.Bytes, rep.Folders, rep.Kept, *olderThan)
+	return nil
+}
+
+// parseAge reads a Go duration, optionally led by whole days ("7d",
+// "1d12h"), which time.ParseDuration does not know.
+func parseAge(s string) (time.Duration, error) {
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a duration (want e.g. 7d, 36h, 1d12h)", s)
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+		if s == "" {
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (want e.g. 7d, 36h, 1d12h)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return days + d, nil
+}

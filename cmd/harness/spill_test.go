@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/spill"
+)
+
+func TestSpillGC(t *testing.T) {
+	ws := t.TempDir()
+	d := &spill.Dir{Workspace: ws}
+	old, err := d.Save(context.Background(), spill.Entry{Conversation: "c_old", CallID: "call_1", Tool: "shell"}, strings.NewReader("old output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := d.Save(context.Background(), spill.Entry{Conversation: "c_new", CallID: "call_1", Tool: "shell"}, strings.NewReader("new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	then := time.Now().Add(-10 * 24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(ws, old.Locator), then, then); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := inproc(t, "spill", "gc", "--older-than", "7d", "--workspace", ws, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep spill.GCReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if rep.Files != 1 || rep.Bytes != 10 || rep.Folders != 1 || rep.Kept != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(ws, fresh.Locator)); err != nil {
+		t.Fatal("fresh spill removed")
+	}
+	stdout, _, code = inproc(t, "spill", "gc", "--older-than=1h", "--workspace", ws)
+	if code != 0 || !strings.Contains(stdout, "removed 0 spill file(s)") || !strings.Contains(stdout, "kept 1") {
+		t.Fatalf("exit %d: %s", code, stdout)
+	}
+}
+
+func TestSpillGCUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"spill"},
+		{"spill", "gc"},
+		{"spill", "gc", "--older-than", "soon"},
+		{"spill", "gc", "--older-than", "-1h"},
+		{"spill", "prune"},
+	} {
+		if _, stderr, code := inproc(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"7d": 7 * 24 * time.Hour, "36h": 36 * time.Hour, "1d12h": 36 * time.Hour, "0": 0, "90m": 90 * time.Minute,
+	} {
+		if got, err := parseAge(in); err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "xd", "-2d", "7days", "1d-1h"} {
+		if _, err := parseAge(bad); err == nil {
+			t.Errorf("parseAge(%q) accepted", bad)
+		}
+	}
+}
