@@ -1,0 +1,16 @@
+// Package store defines the transcript store: where every conversation,
+// turn, round, tool call, full result, model copy, cut, usage figure and
+// event is kept, so that what a tool really returned and what the model was
+// shown of it can always both be read back (DESIGN.md, principle 1: the
+// model's copy is not the log).
+//
+// A [Store] plugs into an agent as its recorder (harness.Options.Recorder)
+// and its event sink (harness.Options.Observer), loads a conversation to
+// resume it, and fetches one full result by call id for the recall tool.
+// Package store/sqlite is the implementation on a single SQLite file.
+//
+// Large results are loaded lazily: [Store.Load] fills what views use (the
+// model's copy of a result that guards cut, the full payload otherwise) and
+// leaves the full payload of a cut result in the store; [Partial] tells such
+// a result apart and [Full] fetches the rest.
+package store

@@ -1,0 +1,113 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+// longConversation has turns × rounds rounds of ten results each, every
+// fifth one cut by a guard (its payload 20 KB, its model copy 2 KB).
+func longConversation(id string, turns, rounds int) *harness.Conversation {
+	conv := &harness.Conversation{ID: id}
+	small := strings.Repeat("a line of tool output\n", 40) // 880 B
+	big := strings.Repeat("a line of a large output\n", 800)
+	for ti := 1; ti <= turns; ti++ {
+		t := &harness.Turn{Index: ti, Input: fmt.Sprintf("question %d", ti), Outcome: harness.Answered}
+		for ri := 1; ri <= rounds; ri++ {
+			r := &harness.Round{Index: ri, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("looking")}},
+				Usage: harness.Usage{Input: 1000, Output: 50}}
+			for ci := 1; ci <= 10; ci++ {
+				id := fmt.Sprintf("call_t%d_r%d_%d", ti, ri, ci)
+				r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: "read", Args: []byte(`{"path":"x"}`)})
+				res := &harness.ToolResult{CallID: id, Tool: "read", Parts: []harness.Part{harness.TextPart(small)}}
+				if ci%5 == 0 {
+					res.Parts = []harness.Part{harness.TextPart(big)}
+					res.Model = []harness.Part{harness.TextPart(big[:2000] + "\n[cut]")}
+					res.Cuts = []harness.Cut{{Kind: harness.CutSpilled, BytesIn: len(big), BytesOut: 2006, Locator: ".harness/spill/" + id}}
+				}
+				res.Bytes = res.PayloadSize()
+				r.Results = append(r.Results, res)
+			}
+			t.Rounds = append(t.Rounds, r)
+		}
+		t.Rounds = append(t.Rounds, &harness.Round{Index: rounds + 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("answer")}}})
+		conv.Turns = append(conv.Turns, t)
+	}
+	return conv
+}
+
+// BenchmarkResume1000Rounds loads a conversation of 1,000 tool rounds and
+// 10,000 results (100 turns × 10 rounds) and builds the next request's view
+// with the turn budget: what "harness run --conversation ID" costs before
+// its first model call.
+func BenchmarkResume1000Rounds(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b, nil)
+	conv := longConversation("c_long", 100, 10)
+	if err := s.Save(ctx, conv); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Load(ctx, "c_long"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("LoadFull", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.LoadFull(ctx, "c_long"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Load+View", func(b *testing.B) {
+		budget := &guard.TurnBudget{}
+		for b.Loop() {
+			c, err := s.Load(ctx, "c_long")
+			if err != nil {
+				b.Fatal(err)
+			}
+			v := harness.BuildView(c, c.LastTurn(), "system", nil, true)
+			if err := budget.ApplyView(ctx, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("List", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.List(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRecordRound measures AddRound of a round of ten results.
+func BenchmarkRecordRound(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b, nil)
+	conv := longConversation("c_rec", 1, 1)
+	turn := conv.Turns[0]
+	round := turn.Rounds[0]
+	live := harness.NewConversation("c_rec")
+	i := 0
+	for b.Loop() {
+		i++
+		t := &harness.Turn{Index: i, Input: "q"}
+		if err := s.BeginTurn(ctx, live, t); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.AddRound(ctx, live, t, round); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.EndTurn(ctx, live, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

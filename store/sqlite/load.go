@@ -1,0 +1,287 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+)
+
+// Load returns a stored conversation, ready for Agent.Run to continue it.
+// The full payload of a result a guard cut stays in the store: the result
+// comes back with its model copy, cuts, sizes and metadata, and Parts and
+// Structured nil (store.Partial reports it; FullResult or store.Full fetch
+// the rest). Views only use the model copy, so resuming costs the same
+// whatever the size of the payloads.
+func (s *Store) Load(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, false)
+}
+
+// LoadFull returns a stored conversation with every full payload.
+func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, true)
+}
+
+type roundKey struct{ turn, round int }
+
+type resultKey struct{ turn, round, seq int }
+
+func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
+	// One read transaction: a consistent snapshot even while a run on the
+	// same file is writing.
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	defer tx.Rollback()
+	conv, err := loadTx(ctx, tx, id, full)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: loading %s: %w", id, err)
+	}
+	return conv, nil
+}
+
+func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Conversation, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, id).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
+	}
+	conv := &harness.Conversation{ID: id}
+	turns := map[int]*harness.Turn{}
+	rounds := map[roundKey]*harness.Round{}
+
+	err := query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
+FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) error {
+		t := &harness.Turn{}
+		var started, ended int64
+		if err := rows.Scan(&t.Index, &t.Input, &t.Outcome, &started, &ended,
+			&t.Usage.Input, &t.Usage.Cached, &t.Usage.CacheWrite, &t.Usage.Output); err != nil {
+			return err
+		}
+		t.Started, t.Ended = fromNS(started), fromNS(ended)
+		conv.Turns = append(conv.Turns, t)
+		turns[t.Index] = t
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("turns: %w", err)
+	}
+
+	err = query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
+	r.req_messages, r.req_evidence_chars, r.req_tools, r.req_tool_bytes,
+	m.role, m.parts, m.tool_call_id, m.tool_name, m.is_error
+FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
+WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) error {
+		var (
+			turn         int
+			r            = &harness.Round{}
+			role         sql.NullString
+			callID, name sql.NullString
+			parts        []byte
+			final, isErr sql.NullInt64
+		)
+		if err := rows.Scan(&turn, &r.Index, &final, &r.Usage.Input, &r.Usage.Cached, &r.Usage.CacheWrite, &r.Usage.Output,
+			&r.Stats.Messages, &r.Stats.EvidenceChars, &r.Stats.Tools, &r.Stats.ToolBytes,
+			&role, &parts, &callID, &name, &isErr); err != nil {
+			return err
+		}
+		r.Final = final.Int64 != 0
+		r.Assistant = harness.Message{Role: harness.Role(role.String), ToolCallID: callID.String, ToolName: name.String, IsError: isErr.Int64 != 0}
+		if parts != nil {
+			if err := json.Unmarshal(parts, &r.Assistant.Parts); err != nil {
+				return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)
+			}
+		}
+		t := turns[turn]
+		if t == nil {
+			return fmt.Errorf("round %d belongs to a missing turn %d", r.Index, turn)
+		}
+		t.Rounds = append(t.Rounds, r)
+		rounds[roundKey{turn, r.Index}] = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rounds: %w", err)
+	}
+
+	err = query(ctx, tx, `SELECT turn, round, dropped, call_id, name, args FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
+		[]any{id}, func(rows *sql.Rows) error {
+			var (
+				turn, round, dropped int
+				c                    harness.ToolCall
+				args                 []byte
+			)
+			if err := rows.Scan(&turn, &round, &dropped, &c.ID, &c.Name, &args); err != nil {
+				return err
+			}
+			if args != nil {
+				c.Args = json.RawMessage(args)
+			}
+			r := rounds[roundKey{turn, round}]
+			if r == nil {
+				return fmt.Errorf("call %s belongs to a missing round %d.%d", c.ID, turn, round)
+			}
+			if dropped != 0 {
+				r.Dropped = append(r.Dropped, c)
+			} else {
+				r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, c)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("tool calls: %w", err)
+	}
+
+	results := map[resultKey]*harness.ToolResult{}
+	// The payload columns are read only for results whose model copy is
+	// the payload (or for LoadFull): a CASE that is false never pages in
+	// the body's overflow pages.
+	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta,
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
+FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
+WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(rows *sql.Rows) error {
+		var k resultKey
+		res, err := scanResult(rows, &k)
+		if err != nil {
+			return err
+		}
+		r := rounds[roundKey{k.turn, k.round}]
+		if r == nil {
+			return fmt.Errorf("result %s belongs to a missing round %d.%d", res.CallID, k.turn, k.round)
+		}
+		r.Results = append(r.Results, res)
+		results[k] = res
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+
+	err = query(ctx, tx, `SELECT turn, round, seq, kind, by, bytes_in, bytes_out, locator, of FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
+		[]any{id}, func(rows *sql.Rows) error {
+			var (
+				k resultKey
+				c harness.Cut
+			)
+			if err := rows.Scan(&k.turn, &k.round, &k.seq, &c.Kind, &c.By, &c.BytesIn, &c.BytesOut, &c.Locator, &c.Of); err != nil {
+				return err
+			}
+			res := results[k]
+			if res == nil {
+				return fmt.Errorf("a cut belongs to a missing result %d.%d.%d", k.turn, k.round, k.seq)
+			}
+			res.Cuts = append(res.Cuts, c)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("cuts: %w", err)
+	}
+
+	err = query(ctx, tx, `SELECT after, text, by FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
+		n := &harness.Note{}
+		if err := rows.Scan(&n.After, &n.Text, &n.By); err != nil {
+			return err
+		}
+		conv.Notes = append(conv.Notes, n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notes: %w", err)
+	}
+	return conv, nil
+}
+
+// scanResult reads one row of the results query into a ToolResult.
+func scanResult(rows *sql.Rows, k *resultKey) (*harness.ToolResult, error) {
+	var (
+		res                     = &harness.ToolResult{}
+		isErr, timedOut         int
+		modelText, text         sql.NullString
+		model, meta, parts, str []byte
+		err                     error
+	)
+	if err := rows.Scan(&k.turn, &k.round, &k.seq, &res.CallID, &res.Tool, &isErr, &timedOut, &res.Bytes,
+		&modelText, &model, &meta, &text, &parts, &str); err != nil {
+		return nil, err
+	}
+	res.IsError, res.TimedOut = isErr != 0, timedOut != 0
+	if res.Model, err = decodeParts(modelText, model); err != nil {
+		return nil, fmt.Errorf("result %s: model copy: %w", res.CallID, err)
+	}
+	if meta != nil {
+		if err := json.Unmarshal(meta, &res.Meta); err != nil {
+			return nil, fmt.Errorf("result %s: meta: %w", res.CallID, err)
+		}
+	}
+	if res.Parts, err = decodeParts(text, parts); err != nil {
+		return nil, fmt.Errorf("result %s: payload: %w", res.CallID, err)
+	}
+	if str != nil {
+		res.Structured = json.RawMessage(str)
+	}
+	return res, nil
+}
+
+// query runs q and calls fn for each row.
+func query(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// FullResult returns the stored result of callID with its full payload
+// (the newest, when a model reused a call id in two rounds). It is what the
+// recall tool serves; a missing conversation or call wraps store.ErrNotFound.
+func (s *Store) FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	defer tx.Rollback()
+	var (
+		res *harness.ToolResult
+		k   resultKey
+	)
+	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta, b.text, b.parts, b.structured
+FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
+WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq DESC LIMIT 1`, []any{convID, callID}, func(rows *sql.Rows) error {
+		var err error
+		res, err = scanResult(rows, &k)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: result %s of %s: %w", callID, convID, err)
+	}
+	if res == nil {
+		return nil, fmt.Errorf("sqlite store: result %s of conversation %s: %w", callID, convID, store.ErrNotFound)
+	}
+	err = query(ctx, tx, `SELECT kind, by, bytes_in, bytes_out, locator, of FROM cuts WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
+		[]any{convID, k.turn, k.round, k.seq}, func(rows *sql.Rows) error {
+			var c harness.Cut
+			if err := rows.Scan(&c.Kind, &c.By, &c.BytesIn, &c.BytesOut, &c.Locator, &c.Of); err != nil {
+				return err
+			}
+			res.Cuts = append(res.Cuts, c)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: result %s of %s: %w", callID, convID, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,243 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migration is one step of the schema. Steps are applied in order and
+// never edited once released: a change is a new step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the schema history. Version 1 holds the transcript;
+// version 2 adds events, per-turn view cuts, guard markers and titles.
+var migrations = []migration{
+	{1, "transcript", `
+CREATE TABLE conversations (
+	id         TEXT PRIMARY KEY,
+	created_ns INTEGER NOT NULL,
+	updated_ns INTEGER NOT NULL
+);
+CREATE TABLE turns (
+	conv_id      TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+	idx          INTEGER NOT NULL,
+	input        TEXT NOT NULL,
+	outcome      TEXT NOT NULL DEFAULT '',
+	started_ns   INTEGER NOT NULL DEFAULT 0,
+	ended_ns     INTEGER NOT NULL DEFAULT 0,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	cached_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (conv_id, idx)
+);
+CREATE TABLE rounds (
+	conv_id TEXT NOT NULL,
+	turn    INTEGER NOT NULL,
+	idx     INTEGER NOT NULL,
+	final   INTEGER NOT NULL DEFAULT 0,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	cached_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	req_messages       INTEGER NOT NULL DEFAULT 0,
+	req_evidence_chars INTEGER NOT NULL DEFAULT 0,
+	req_tools          INTEGER NOT NULL DEFAULT 0,
+	req_tool_bytes     INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (conv_id, turn, idx),
+	FOREIGN KEY (conv_id, turn) REFERENCES turns(conv_id, idx) ON DELETE CASCADE
+);
+-- The assistant message of each round (user inputs are in turns).
+CREATE TABLE messages (
+	conv_id      TEXT NOT NULL,
+	turn         INTEGER NOT NULL,
+	round        INTEGER NOT NULL,
+	role         TEXT NOT NULL,
+	parts        BLOB,
+	tool_call_id TEXT NOT NULL DEFAULT '',
+	tool_name    TEXT NOT NULL DEFAULT '',
+	is_error     INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (conv_id, turn, round),
+	FOREIGN KEY (conv_id, turn, round) REFERENCES rounds(conv_id, turn, idx) ON DELETE CASCADE
+);
+-- The calls of each assistant message; dropped = 1 for calls made while
+-- tools were withheld (never run).
+CREATE TABLE tool_calls (
+	conv_id TEXT NOT NULL,
+	turn    INTEGER NOT NULL,
+	round   INTEGER NOT NULL,
+	dropped INTEGER NOT NULL,
+	seq     INTEGER NOT NULL,
+	call_id TEXT NOT NULL,
+	name    TEXT NOT NULL,
+	args    BLOB,
+	PRIMARY KEY (conv_id, turn, round, dropped, seq),
+	FOREIGN KEY (conv_id, turn, round) REFERENCES rounds(conv_id, turn, idx) ON DELETE CASCADE
+);
+-- One row per result: everything but the full payload. The model's copy,
+-- when a guard changed it, is model_text (one text part, the common case,
+-- stored as is) or model (JSON parts); both NULL mean the full payload.
+CREATE TABLE results (
+	conv_id     TEXT NOT NULL,
+	turn        INTEGER NOT NULL,
+	round       INTEGER NOT NULL,
+	seq         INTEGER NOT NULL,
+	call_id     TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	is_error    INTEGER NOT NULL DEFAULT 0,
+	timed_out   INTEGER NOT NULL DEFAULT 0,
+	bytes       INTEGER NOT NULL,
+	full_chars  INTEGER NOT NULL,
+	model_bytes INTEGER NOT NULL,
+	model_chars INTEGER NOT NULL,
+	model_text  TEXT,
+	model       BLOB,
+	meta        BLOB,
+	PRIMARY KEY (conv_id, turn, round, seq),
+	FOREIGN KEY (conv_id, turn, round) REFERENCES rounds(conv_id, turn, idx) ON DELETE CASCADE
+);
+CREATE INDEX results_by_call ON results(conv_id, call_id);
+-- The full payloads, apart, so that listing and loading never page them in:
+-- text (one text part) or parts (JSON), and structured content.
+CREATE TABLE result_bodies (
+	conv_id    TEXT NOT NULL,
+	turn       INTEGER NOT NULL,
+	round      INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	text       TEXT,
+	parts      BLOB,
+	structured BLOB,
+	PRIMARY KEY (conv_id, turn, round, seq),
+	FOREIGN KEY (conv_id, turn, round, seq) REFERENCES results(conv_id, turn, round, seq) ON DELETE CASCADE
+);
+-- The guards' cuts of each result's model copy, in order.
+CREATE TABLE cuts (
+	conv_id   TEXT NOT NULL,
+	turn      INTEGER NOT NULL,
+	round     INTEGER NOT NULL,
+	seq       INTEGER NOT NULL,
+	n         INTEGER NOT NULL,
+	kind      TEXT NOT NULL,
+	by        TEXT NOT NULL DEFAULT '',
+	bytes_in  INTEGER NOT NULL,
+	bytes_out INTEGER NOT NULL,
+	locator   TEXT NOT NULL DEFAULT '',
+	of        TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (conv_id, turn, round, seq, n),
+	FOREIGN KEY (conv_id, turn, round, seq) REFERENCES results(conv_id, turn, round, seq) ON DELETE CASCADE
+);
+CREATE TABLE notes (
+	conv_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	after   INTEGER NOT NULL,
+	text    TEXT NOT NULL,
+	by      TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (conv_id, seq)
+);
+`},
+	{2, "events, view cuts, markers and titles", `
+ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';
+UPDATE conversations SET title = COALESCE((
+	SELECT substr(CASE WHEN instr(input, char(10)) > 0 THEN substr(input, 1, instr(input, char(10)) - 1) ELSE input END, 1, 80)
+	FROM turns WHERE turns.conv_id = conversations.id ORDER BY idx LIMIT 1), '');
+ALTER TABLE results ADD COLUMN marker TEXT NOT NULL DEFAULT '';
+-- Every event of a run, as JSON. No foreign key: an event sink may see a
+-- conversation before (or without) the recorder.
+CREATE TABLE events (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	conv_id TEXT NOT NULL,
+	turn    INTEGER NOT NULL,
+	round   INTEGER NOT NULL,
+	kind    TEXT NOT NULL,
+	time_ns INTEGER NOT NULL,
+	body    BLOB NOT NULL
+);
+CREATE INDEX events_by_conv ON events(conv_id, turn, id);
+-- What per-turn policies did to a result in one request (view only).
+CREATE TABLE view_cuts (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	conv_id   TEXT NOT NULL,
+	turn      INTEGER NOT NULL,
+	request   INTEGER NOT NULL,
+	call_id   TEXT NOT NULL,
+	kind      TEXT NOT NULL,
+	by        TEXT NOT NULL DEFAULT '',
+	bytes_in  INTEGER NOT NULL,
+	bytes_out INTEGER NOT NULL,
+	size_in   INTEGER NOT NULL DEFAULT 0,
+	size_out  INTEGER NOT NULL DEFAULT 0,
+	unit      TEXT NOT NULL DEFAULT '',
+	locator   TEXT NOT NULL DEFAULT '',
+	marker    TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX view_cuts_by_call ON view_cuts(conv_id, turn, call_id);
+`},
+}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// migrate brings the database up to version target (all migrations when
+// target is 0). Each step runs in its own write transaction and re-reads
+// the version inside it, so two processes opening one new file at once
+// apply each step once.
+func migrate(ctx context.Context, db *sql.DB, target int) error {
+	if target <= 0 {
+		target = SchemaVersion()
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_ns INTEGER NOT NULL
+)`); err != nil {
+		return fmt.Errorf("creating schema_migrations: %w", err)
+	}
+	for _, m := range migrations {
+		if m.version > target {
+			break
+		}
+		if err := applyMigration(ctx, db, m); err != nil {
+			return err
+		}
+	}
+	var newest int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if newest > SchemaVersion() {
+		return fmt.Errorf("the database has schema version %d, newer than this harness knows (%d): upgrade harness", newest, SchemaVersion())
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %d: %w", m.version, err)
+	}
+	defer tx.Rollback()
+	var done int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&done); err != nil {
+		return fmt.Errorf("migration %d: %w", m.version, err)
+	}
+	if done > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_ns) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("migration %d: %w", m.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %d: %w", m.version, err)
+	}
+	return nil
+}

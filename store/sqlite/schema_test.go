@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+)
+
+// TestUpgradeFromV1 writes a database as version 1 of the schema knew it,
+// then opens it with the current code: every migration applies, the data
+// survives, and the new columns are filled from the old rows.
+func TestUpgradeFromV1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := open(ctx, path, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO conversations (id, created_ns, updated_ns) VALUES ('c_old', 1000, 2000)`,
+		`INSERT INTO turns (conv_id, idx, input, outcome, started_ns, ended_ns, input_tokens, output_tokens)
+		 VALUES ('c_old', 1, 'what changed in v1?' || char(10) || 'details', 'answered', 1000, 2000, 50, 5)`,
+		`INSERT INTO rounds (conv_id, turn, idx, input_tokens, output_tokens) VALUES ('c_old', 1, 1, 20, 2), ('c_old', 1, 2, 30, 3)`,
+		`INSERT INTO messages (conv_id, turn, round, role, parts) VALUES ('c_old', 1, 1, 'assistant', NULL),
+		 ('c_old', 1, 2, 'assistant', '[{"type":"text","text":"nothing"}]')`,
+		`INSERT INTO tool_calls (conv_id, turn, round, dropped, seq, call_id, name, args) VALUES ('c_old', 1, 1, 0, 1, 'k1', 'read', '{}')`,
+		`INSERT INTO results (conv_id, turn, round, seq, call_id, tool, bytes, full_chars, model_bytes, model_chars, model)
+		 VALUES ('c_old', 1, 1, 1, 'k1', 'read', 11, 11, 4, 4, '[{"type":"text","text":"hell"}]')`,
+		`INSERT INTO result_bodies (conv_id, turn, round, seq, parts) VALUES ('c_old', 1, 1, 1, '[{"type":"text","text":"hello world"}]')`,
+		`INSERT INTO cuts (conv_id, turn, round, seq, n, kind, by, bytes_in, bytes_out) VALUES ('c_old', 1, 1, 1, 1, 'truncated', 'ceiling', 11, 4)`,
+	} {
+		if _, err := old.w.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := old.w.ExecContext(ctx, `SELECT title FROM conversations`); err == nil {
+		t.Fatal("version 1 already has titles: the test does not test an upgrade")
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var versions []int
+	err = query(ctx, mustTx(t, s.r), `SELECT version FROM schema_migrations ORDER BY version`, nil, func(r *sql.Rows) error {
+		var v int
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
+		versions = append(versions, v)
+		return nil
+	})
+	if err != nil || len(versions) != SchemaVersion() || versions[0] != 1 || versions[len(versions)-1] != SchemaVersion() {
+		t.Fatalf("applied versions %v (%v), want 1..%d", versions, err, SchemaVersion())
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Title != "what changed in v1?" || list[0].Calls != 1 || list[0].Usage.Input != 50 {
+		t.Fatalf("List after upgrade: %+v, %v", list, err)
+	}
+	conv, err := s.Load(ctx, "c_old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := conv.Turns[0].Rounds[0].Results[0]
+	if res.ModelText() != "hell" || len(res.Cuts) != 1 || conv.Turns[0].Answer() != "nothing" {
+		t.Errorf("old conversation loads as %+v", res)
+	}
+	full, err := s.FullResult(ctx, "c_old", "k1")
+	if err != nil || full.FullText() != "hello world" {
+		t.Errorf("old full result: %v, %v", full, err)
+	}
+	// The upgraded file takes new turns.
+	a := newAgent(t, s, toolModel(nil, nil))
+	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := s.Calls(ctx, "c_old", 0)
+	if err != nil || len(calls) != 3 || calls[0].Marker != "" {
+		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
+	}
+
+	// Opening twice is a no-op.
+	s2, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+}
+
+func mustTx(t *testing.T, db *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	return tx
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_ns) VALUES (99, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, path, nil); err == nil || !strings.Contains(err.Error(), "newer than this harness") {
+		t.Errorf("opening a newer schema: %v", err)
+	}
+}
+
+func TestTwoProcessesShareOneFile(t *testing.T) {
+	// Two Store values on one file stand for two harness processes: each
+	// has its own connections, so they meet only through SQLite's locks.
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	done := make(chan error, 2)
+	for i, s := range []*Store{a, b} {
+		go func() {
+			conv := harness.NewConversation([]string{"c_a", "c_b"}[i])
+			agent := newAgent(t, s, toolModel(nil, nil))
+			for range 5 {
+				if _, err := agent.Run(ctx, conv, "q"); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := a.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Turns != 5 || list[1].Turns != 5 {
+		t.Fatalf("after two writers: %+v %v", list, err)
+	}
+}

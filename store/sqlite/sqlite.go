@@ -1,0 +1,151 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+
+	// The pure-Go SQLite driver, registered as "sqlite".
+	_ "modernc.org/sqlite"
+)
+
+// DefaultPath is where harness keeps its transcript store, relative to
+// the workspace.
+const DefaultPath = ".harness/harness.db"
+
+// DefaultBusyTimeout is how long a write waits for another process holding
+// the database's write lock.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Options configure a Store. Nil means defaults.
+type Options struct {
+	// BusyTimeout bounds the wait for another process's write lock
+	// (default 10 s).
+	BusyTimeout time.Duration
+	// OnDelete is called by Delete inside its transaction, before the
+	// deletion is committed, to remove what the conversation keeps outside
+	// the database (its spill folder .harness/spill/<id>/). An error
+	// aborts the deletion.
+	OnDelete func(ctx context.Context, conversation string) error
+	// OnEventError receives the error of an event that could not be
+	// stored. Observers cannot fail a run; see also Store.EventErr.
+	OnEventError func(e error)
+}
+
+// Store is the SQLite transcript store. It is safe for concurrent use.
+type Store struct {
+	path string
+	opts Options
+	// w is the one writing connection; r a pool of read-only connections.
+	w, r *sql.DB
+
+	mu       sync.Mutex
+	eventErr error
+
+	// pending holds events observed since the last write.
+	pmu     sync.Mutex
+	pending []harness.Event
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it if needed, with its directory) the store at
+// path and brings its schema up to date.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	return open(ctx, path, opts, 0)
+}
+
+func open(ctx context.Context, path string, opts *Options, version int) (*Store, error) {
+	s := &Store{path: path}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.BusyTimeout <= 0 {
+		s.opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if path == "" {
+		return nil, errors.New("sqlite store: empty path")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite store: path %q: '?' and '#' are not supported in a database path", path)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sqlite store: %w", err)
+		}
+	}
+	busy := fmt.Sprintf("_busy_timeout=%d", s.opts.BusyTimeout.Milliseconds())
+	// The writer takes the write lock when a transaction begins
+	// (immediate), so a transaction never fails halfway upgrading a read
+	// lock; synchronous=NORMAL is durable in WAL mode except for the last
+	// transactions on power loss, never corrupt.
+	w, err := sql.Open("sqlite", "file:"+path+"?"+busy+"&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: opening %s: %w", path, err)
+	}
+	if err := migrate(ctx, w, version); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", "file:"+path+"?"+busy+"&_query_only=1&_foreign_keys=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	r.SetMaxOpenConns(4)
+	s.w, s.r = w, r
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close writes the events still pending and closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.Flush(context.Background()), s.r.Close(), s.w.Close())
+}
+
+// EventErr returns the first error met while storing an event, or nil.
+func (s *Store) EventErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eventErr
+}
+
+// ns stores a time as Unix nanoseconds; the zero time is 0.
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNS is the inverse of ns.
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// ErrNotFound is returned (wrapped) when a conversation or a call id is not
+// in the store.
+var ErrNotFound = errors.New("not found in the transcript store")
+
+// Store persists conversations. Implementations are safe for concurrent use;
+// runs on different conversations may record at the same time.
+type Store interface {
+	// Recorder and NoteRecorder let the store record a run as it goes
+	// (harness.Options.Recorder).
+	harness.Recorder
+	harness.NoteRecorder
+	ResultFetcher
+
+	// Observe stores one event; harness.Observer(s.Observe) is an event
+	// sink for harness.Options.Observer. Observers cannot fail, so
+	// implementations report write errors by other means (see sqlite).
+	Observe(e harness.Event)
+
+	// Load returns a stored conversation ready to be continued by
+	// Agent.Run. It loads what views use: the model's copy of every result
+	// a guard cut (whose full payload stays in the store, see [Partial])
+	// and the full payload of every other result.
+	Load(ctx context.Context, id string) (*harness.Conversation, error)
+	// LoadFull returns a stored conversation with every full payload.
+	LoadFull(ctx context.Context, id string) (*harness.Conversation, error)
+	// List describes every stored conversation, most recently updated
+	// first. It never reads result payloads.
+	List(ctx context.Context) ([]Summary, error)
+	// Delete removes a conversation and everything stored with it.
+	Delete(ctx context.Context, id string) error
+
+	// Calls returns the tool calls of a conversation with what each
+	// returned and what the model saw of it; turn 0 means every turn.
+	Calls(ctx context.Context, convID string, turn int) ([]CallRecord, error)
+	// Events returns the stored events of a conversation in the order
+	// they were stored; turn 0 means every turn.
+	Events(ctx context.Context, convID string, turn int) ([]harness.Event, error)
+
+	// Close releases the store.
+	Close() error
+}
+
+// ResultFetcher fetches one stored result with its full payload. It is all
+// the recall tool needs from a store.
+type ResultFetcher interface {
+	// FullResult returns the full stored result of callID in conversation
+	// convID (the newest, if a model reused a call id in two rounds).
+	FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error)
+}
+
+// Summary describes one stored conversation.
+type Summary struct {
+	ID string `json:"id"`
+	// Title is the first line of the first turn's input, shortened.
+	Title   string    `json:"title"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Turns   int       `json:"turns"`
+	Rounds  int       `json:"rounds"`
+	Calls   int       `json:"calls"`
+	// ResultBytes sums the full payloads of the tool results; ModelBytes
+	// what the per-call guards let the model see of them.
+	ResultBytes int64 `json:"result_bytes"`
+	ModelBytes  int64 `json:"model_bytes"`
+	// Usage sums the usage of every model call.
+	Usage harness.Usage `json:"usage"`
+	Notes int           `json:"notes"`
+}
+
+// CallRecord is one tool call as stored: what the tool returned, what the
+// per-call guards made of it, and what per-turn policies showed of it in
+// each request.
+type CallRecord struct {
+	Turn  int `json:"turn"`
+	Round int `json:"round"`
+	// Seq is the call's position in its round, from 1.
+	Seq      int             `json:"seq"`
+	CallID   string          `json:"call_id"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	IsError  bool            `json:"is_error,omitempty"`
+	TimedOut bool            `json:"timed_out,omitempty"`
+	// FullBytes and FullChars measure the full payload.
+	FullBytes int `json:"full_bytes"`
+	FullChars int `json:"full_chars"`
+	// ModelBytes and ModelChars measure the model's copy after the guards.
+	ModelBytes int `json:"model_bytes"`
+	ModelChars int `json:"model_chars"`
+	// Cuts are the guards' cuts of the model copy, outermost last.
+	Cuts []harness.Cut `json:"cuts,omitempty"`
+	// Marker holds the lines of the model copy that are not in the full
+	// payload: the markers a guard added (empty when nothing was cut).
+	Marker string `json:"marker,omitempty"`
+	// Views lists the per-turn trims of this result, one per request.
+	Views []ViewCut `json:"views,omitempty"`
+}
+
+// ViewCut is what a per-turn policy (turn budget, compaction) did to one
+// result in one request. The stored result is never changed by it.
+type ViewCut struct {
+	// Turn and Request locate the request: the turn and the index of the
+	// round that request produced.
+	Turn    int `json:"turn"`
+	Request int `json:"request"`
+	harness.Cut
+	// SizeIn and SizeOut are the sizes before and after, in Unit
+	// ("chars" or "tokens"), when the policy reported them.
+	SizeIn  int    `json:"size_in,omitempty"`
+	SizeOut int    `json:"size_out,omitempty"`
+	Unit    string `json:"unit,omitempty"`
+	// Marker is the marker the policy appended, when it reported it.
+	Marker string `json:"marker,omitempty"`
+}
