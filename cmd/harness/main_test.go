@@ -131,3 +131,16 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
 }
+
+// TestReadmeDemo runs the README's scripted demo as written: the script's
+// expectations check every request the agent builds.
+func TestReadmeDemo(t *testing.T) {
+	stdout, stderr, code := cli(t, "", "run", "--model", "scripted:../../examples/demo/script.json",
+		"--workspace", "../../examples/demo/workspace", "Which version of zod does this project lock?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "zod 4.6.7") || !strings.Contains(stderr, "usage: outcome answered; 3 requests, 2 tool rounds") {
+		t.Fatalf("stdout %q\nstderr %q", stdout, stderr)
+	}
+}
