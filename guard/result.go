@@ -67,6 +67,11 @@ const ResultPolicyName = "resultpolicy"
 // Meta["spill_path"]) is the full record — a 1 GiB output does not belong
 // in a transcript store. Meta["stream_bytes"] holds the stream's size.
 //
+// Images count their raw bytes and are not shown in a preview (the marker
+// says how many were left out; the transcript and a .json spill keep them):
+// give a tool whose images must reach the model its own ceiling or exempt
+// it (Tools).
+//
 // The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
 // spill on, head 3 KiB + tail 1 KiB, dedupe off.
 type ResultPolicy struct {

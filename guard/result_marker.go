@@ -29,7 +29,6 @@ const (
 	markerTierFull = iota
 	markerTierShort
 	markerTierMinimal
-	markerTierCount
 )
 
 // markerSep separates the preview pieces from the marker; two on each side
