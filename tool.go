@@ -103,7 +103,7 @@ type CutKind string
 
 // The kinds of cut.
 const (
-	CutSpilled   CutKind = "spilled"   // over the ceiling; the full payload was saved to a spill file
+	CutSpilled   CutKind = "spilled"   // over the ceiling; the full payload was saved to a spill file (for a streamed result, the spill file is the only full record)
 	CutTruncated CutKind = "truncated" // over the ceiling; the rest is kept in the transcript only
 	CutDeduped   CutKind = "deduped"   // an exact repeat of an earlier call; payload replaced by a pointer
 	CutTrimmed   CutKind = "trimmed"   // trimmed to fit a turn's evidence budget (view only)
