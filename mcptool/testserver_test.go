@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,12 +80,13 @@ const wrappedText = "line one of a file\nline two of a file\nline three of a fil
 
 // bigText returns n bytes of numbered lines: a cut shows where it cut.
 func bigText(n int) string {
-	var b strings.Builder
-	b.Grow(n + 64)
-	for i := 1; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "line %08d abcdefghijklmnopqrstuvwxyz\n", i)
+	b := make([]byte, 0, n+64)
+	for i := 1; len(b) < n; i++ {
+		b = append(b, "line "...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, " abcdefghijklmnopqrstuvwxyz\n"...)
 	}
-	return b.String()[:n]
+	return string(b[:n])
 }
 
 func newTestServer() *mcp.Server {
