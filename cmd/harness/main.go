@@ -45,6 +45,7 @@ func commands() []command {
 		{"audit", "report where recorded transcripts spent their context, and what each preset would cost", cmdAudit},
 		{"bench", "compare policy presets on transcripts (or the built-in scenario suite)", cmdBench},
 		{"spill", "manage spill files: gc --older-than DURATION removes old ones", cmdSpill},
+		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
 		{"version", "print the version of harness", cmdVersion},
 	}
 }

@@ -27,6 +27,12 @@ type runConfig struct {
 	events      bool
 	stream      bool
 
+	// conversation resumes a stored conversation; db is the store's file
+	// (default WORKSPACE/.harness/harness.db); noStore records nothing.
+	conversation string
+	db           string
+	noStore      bool
+
 	policy policyFlags
 	tools  toolFlags
 
@@ -49,6 +55,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result as JSON on standard output instead of the answer")
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
 	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
+	fs.StringVar(&cfg.conversation, "conversation", "", "continue this stored conversation (ids: harness log list)")
+	fs.StringVar(&cfg.db, "db", "", "transcript store file (default WORKSPACE/.harness/harness.db)")
+	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
 	cfg.policy.register(fs)
 	cfg.tools.register(fs)
 	pos, err := parseFlags(fs, args)
@@ -90,6 +99,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ws.Close()
+	st, conv, err := openRunStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeRunStore(e, st)
 	opts := &harness.Options{
 		Tools:       wsTools,
 		Approver:    approver,
@@ -102,7 +116,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if !cfg.policy.noCompact {
 		// Compaction's placeholders point at recall to get a result back.
-		opts.Tools = append(opts.Tools, recall.New(nil))
+		opts.Tools = append(opts.Tools, recall.New(recallOptions(st)))
 	}
 	var (
 		mu                  sync.Mutex
@@ -129,11 +143,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			io.WriteString(e.stdout, s)
 		}
 	}
+	if st != nil {
+		opts.Recorder, opts.Observer = st, st.Observer(opts.Observer)
+	}
 	agent, err := harness.New(model, opts)
 	if err != nil {
 		return err
 	}
-	conv := harness.NewConversation("")
 	res, runErr := agent.Run(ctx, conv, prompt)
 	if cfg.jsonOut {
 		if err := writeResultJSON(e.stdout, conv, res); err != nil {
@@ -145,6 +161,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	fmt.Fprintln(e.stderr, usageLine(res))
+	if st != nil {
+		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s)\n", conv.ID, conv.ID, conv.ID)
+	}
 	if runErr != nil {
 		return runErr
 	}

@@ -83,6 +83,13 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 			return nil, fmt.Errorf("sqlite store: %w", err)
 		}
 	}
+	// Transcripts hold whatever tools read: the file is private to its
+	// owner (SQLite gives its -wal and -shm files the same mode).
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
 	busy := fmt.Sprintf("_busy_timeout=%d", s.opts.BusyTimeout.Milliseconds())
 	// The writer takes the write lock when a transaction begins
 	// (immediate), so a transaction never fails halfway upgrading a read

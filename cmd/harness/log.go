@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/tools/recall"
+)
+
+// logUsage documents "harness log".
+const logUsage = `Usage:
+  harness log list [--workspace DIR] [--db PATH] [--json]
+  harness log show ID [--turn N] [--workspace DIR] [--db PATH] [--json]
+  harness log delete ID [--workspace DIR] [--db PATH]
+
+The transcript store keeps every conversation "harness run" had in full.
+list   shows the stored conversations.
+show   shows, for each tool result, what the tool returned and what the model
+       saw of it: sizes, the guards' cuts and markers, and what per-turn
+       policies (the turn budget, compaction) showed of it in each request.
+delete removes a conversation and its spill folder.`
+
+// cmdLog reads the transcript store.
+func cmdLog(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stderr, logUsage)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: want a subcommand: list, show or delete", errUsage)
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		return cmdLogList(ctx, e, args[1:])
+	case "show":
+		return cmdLogShow(ctx, e, args[1:])
+	case "delete":
+		return cmdLogDelete(ctx, e, args[1:])
+	}
+	return fmt.Errorf("%w: unknown subcommand %q (want list, show or delete)", errUsage, args[0])
+}
+
+// storeFlags locate the transcript store.
+type storeFlags struct {
+	workspace, db string
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.workspace, "workspace", ".", "workspace root whose .harness/ holds the store")
+	fs.StringVar(&f.db, "db", "", "transcript store file (default WORKSPACE/"+sqlite.DefaultPath+")")
+}
+
+// path is the store's file.
+func (f *storeFlags) path() string {
+	if f.db != "" {
+		return f.db
+	}
+	return filepath.Join(f.workspace, filepath.FromSlash(sqlite.DefaultPath))
+}
+
+// openStore opens the workspace's transcript store; deleting a
+// conversation also removes its spill folder. With mustExist, a missing
+// file is an error instead of a new store.
+func openStore(ctx context.Context, f *storeFlags, mustExist bool) (*sqlite.Store, error) {
+	p := f.path()
+	if mustExist {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+		}
+	}
+	ws := f.workspace
+	return sqlite.Open(ctx, p, &sqlite.Options{
+		OnDelete: func(ctx context.Context, id string) error { return spill.RemoveConversation(ws, id) },
+	})
+}
+
+// recallLookup lets the recall tool fetch results a resumed conversation
+// holds only as model copies.
+func recallLookup(s store.ResultFetcher) recall.LookupFunc {
+	return func(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
+		res, err := s.FullResult(ctx, convID, callID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		return res, err
+	}
+}
+
+func cmdLogList(ctx context.Context, e *env, args []string) error {
+	var sf storeFlags
+	fs := newFlagSet(e, "log list", "", "List the stored conversations, most recently updated first.")
+	sf.register(fs)
+	jsonOut := fs.Bool("json", false, "print the list as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	s, err := openStore(ctx, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	list, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		if list == nil {
+			list = []store.Summary{}
+		}
+		return logJSON(e.stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stdout, "no conversations in %s\n", s.Path())
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tROUNDS\tCALLS\tRETURNED\tSHOWN\tTOKENS IN\tCACHED\tOUT\tTITLE")
+	for _, c := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Updated.Local().Format("2006-01-02 15:04"),
+			c.Turns, c.Rounds, c.Calls, logBytes(c.ResultBytes), logBytes(c.ModelBytes),
+			logNum(int64(c.Usage.Input)), logNum(int64(c.Usage.Cached)), logNum(int64(c.Usage.Output)), c.Title)
+	}
+	return tw.Flush()
+}
+
+func cmdLogShow(ctx context.Context, e *env, args []string) error {
+	var sf storeFlags
+	fs := newFlagSet(e, "log show", "ID", "Show a conversation turn by turn: for each tool result, what the tool returned and\n"+
+		"what the model saw of it (sizes in characters, cuts, markers), side by side.")
+	sf.register(fs)
+	turn := fs.Int("turn", 0, "show only this turn (from 1)")
+	jsonOut := fs.Bool("json", false, "print the calls as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: want one conversation id (see \"harness log list\")", errUsage)
+	}
+	if *turn < 0 {
+		return fmt.Errorf("%w: --turn %d: turns count from 1", errUsage, *turn)
+	}
+	id := pos[0]
+	s, err := openStore(ctx, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	conv, err := s.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *turn > len(conv.Turns) {
+		return fmt.Errorf("%w: --turn %d: conversation %s has %d turn(s)", errUsage, *turn, id, len(conv.Turns))
+	}
+	calls, err := s.Calls(ctx, id, *turn)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		out := struct {
+			Conversation string             `json:"conversation"`
+			Turn         int                `json:"turn,omitempty"`
+			Calls        []store.CallRecord `json:"calls"`
+		}{id, *turn, calls}
+		if out.Calls == nil {
+			out.Calls = []store.CallRecord{}
+		}
+		return logJSON(e.stdout, out)
+	}
+	writeConversation(e.stdout, conv, calls, *turn)
+	return nil
+}
+
+func cmdLogDelete(ctx context.Context, e *env, args []string) error {
+	var sf storeFlags
+	fs := newFlagSet(e, "log delete", "ID", "Delete a stored conversation and its spill folder.")
+	sf.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: want one conversation id", errUsage)
+	}
+	s, err := openStore(ctx, &sf, true)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Delete(ctx, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "deleted %s\n", pos[0])
+	return nil
+}
+
+// writeConversation prints the turns of conv (only turn only, when not 0)
+// with a table of their tool results.
+func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.CallRecord, only int) {
+	fmt.Fprintf(w, "conversation %s: %d turn(s)\n", conv.ID, len(conv.Turns))
+	byTurn := map[int][]store.CallRecord{}
+	for _, c := range calls {
+		byTurn[c.Turn] = append(byTurn[c.Turn], c)
+	}
+	for _, t := range conv.Turns {
+		if only != 0 && t.Index != only {
+			continue
+		}
+		u := t.Usage
+		fmt.Fprintf(w, "\nturn %d · %s · %d round(s) · tokens in %s (cached %s), out %s\n", t.Index, logOutcome(t.Outcome),
+			len(t.Rounds), logNum(int64(u.Input)), logNum(int64(u.Cached)), logNum(int64(u.Output)))
+		fmt.Fprintf(w, "  input: %s\n", logLine(t.Input, 200))
+		// The evidence of each request: what the turn's tool messages
+		// cost in every model call, the figure a per-call log cannot show.
+		var ev []string
+		for _, r := range t.Rounds {
+			s := fmt.Sprintf("r%d %s", r.Index, logNum(int64(r.Stats.EvidenceChars)))
+			if r.Final {
+				s += " (final)"
+			}
+			ev = append(ev, s)
+		}
+		if len(ev) > 0 {
+			fmt.Fprintf(w, "  evidence chars per request: %s\n", strings.Join(ev, ", "))
+		}
+		tc := byTurn[t.Index]
+		if len(tc) == 0 {
+			fmt.Fprintln(w, "  no tool calls")
+		} else {
+			writeCalls(w, tc)
+		}
+		if a := t.Answer(); a != "" {
+			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
+		}
+	}
+}
+
+// writeCalls prints one row per result: what the tool returned beside
+// what the model saw of it, then the markers the model read.
+func writeCalls(w io.Writer, calls []store.CallRecord) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ROUND\tCALL\tTOOL\tRETURNED\tMODEL COPY\tGUARDS\tIN REQUESTS")
+	for _, c := range calls {
+		tool := c.Tool
+		switch {
+		case c.TimedOut:
+			tool += " (timed out)"
+		case c.IsError:
+			tool += " (error)"
+		}
+		returned := logNum(int64(c.FullChars)) + " ch"
+		if c.FullBytes != c.FullChars {
+			returned += " / " + logBytes(int64(c.FullBytes))
+		}
+		model := "= returned"
+		if c.ModelChars != c.FullChars || c.ModelBytes != c.FullBytes || len(c.Cuts) > 0 {
+			model = logNum(int64(c.ModelChars)) + " ch"
+		}
+		var guards []string
+		for _, cut := range c.Cuts {
+			g := string(cut.Kind)
+			if cut.By != "" {
+				g = cut.By + ": " + g
+			}
+			if cut.Of != "" {
+				g += " of " + cut.Of
+			}
+			if cut.Locator != "" {
+				g += " → " + cut.Locator
+			}
+			guards = append(guards, g)
+		}
+		var views []string
+		for _, v := range c.Views {
+			size := logBytes(int64(v.BytesOut))
+			if v.Unit != "" {
+				size = logNum(int64(v.SizeOut)) + " " + logUnit(v.Unit)
+			}
+			views = append(views, fmt.Sprintf("r%d: %s %s", v.Request, size, v.Kind))
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Round, c.CallID, tool, returned, model, logDash(strings.Join(guards, "; ")), logDash(strings.Join(views, ", ")))
+	}
+	tw.Flush()
+	for _, c := range calls {
+		if c.Marker != "" {
+			fmt.Fprintf(w, "    %s guard marker: %s\n", c.CallID, logLine(c.Marker, 240))
+		}
+		seen := map[string]bool{}
+		for _, v := range c.Views {
+			if v.Marker == "" || seen[v.Marker] {
+				continue
+			}
+			seen[v.Marker] = true
+			fmt.Fprintf(w, "    %s %s marker (r%d): %s\n", c.CallID, v.By, v.Request, logLine(v.Marker, 240))
+		}
+	}
+}
+
+func logOutcome(o harness.Outcome) string {
+	if o == "" {
+		return "unfinished"
+	}
+	return string(o)
+}
+
+func logUnit(u string) string {
+	if u == "chars" {
+		return "ch"
+	}
+	return u
+}
+
+func logDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// logLine shows s on one line, at most n characters, saying how much was
+// left out.
+func logLine(s string, n int) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ⏎ ")), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("… (+%d chars)", len(r)-n)
+}
+
+// logNum formats n with thousands separators.
+func logNum(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// logBytes is an exact byte count.
+func logBytes(n int64) string { return logNum(n) + " B" }
+
+func logJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}
+
+// openRunStore opens the transcript store of "harness run" and returns the
+// conversation to run: the stored one named by --conversation, or a new
+// one. With --no-store the store is nil and the conversation new.
+func openRunStore(ctx context.Context, cfg *runConfig) (*sqlite.Store, *harness.Conversation, error) {
+	if cfg.noStore {
+		if cfg.conversation != "" {
+			return nil, nil, fmt.Errorf("%w: --conversation needs the store; drop --no-store", errUsage)
+		}
+		return nil, harness.NewConversation(""), nil
+	}
+	sf := &storeFlags{workspace: cfg.workspace, db: cfg.db}
+	// Resuming needs an existing store; a new conversation creates it.
+	st, err := openStore(ctx, sf, cfg.conversation != "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (choose another file with --db, or run without recording with --no-store)", err)
+	}
+	if cfg.conversation == "" {
+		return st, harness.NewConversation(""), nil
+	}
+	conv, err := st.Load(ctx, cfg.conversation)
+	if err != nil {
+		st.Close()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, fmt.Errorf("--conversation %s: not in %s (see \"harness log list\")", cfg.conversation, st.Path())
+		}
+		return nil, nil, err
+	}
+	return st, conv, nil
+}
+
+// recallOptions lets recall fetch the payloads a resumed conversation was
+// loaded without; nil without a store.
+func recallOptions(st *sqlite.Store) *recall.Options {
+	if st == nil {
+		return nil
+	}
+	return &recall.Options{Lookup: recallLookup(st)}
+}
+
+// closeRunStore closes the store after a run, saying so when events could
+// not be stored (the transcript itself fails the run instead).
+func closeRunStore(e *env, st *sqlite.Store) {
+	if st == nil {
+		return
+	}
+	if err := st.EventErr(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: some events were not stored: %v\n", err)
+	}
+	if err := st.Close(); err != nil {
+		fmt.Fprintf(e.stderr, "warning: closing the transcript store: %v\n", err)
+	}
+}

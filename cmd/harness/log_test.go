@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestLogShowsWhatTheModelSaw runs two turns through the CLI (the second
+// resumes the first with --conversation), then reads them back with
+// "harness log list" and "harness log show".
+func TestLogShowsWhatTheModelSaw(t *testing.T) {
+	ws := t.TempDir()
+	for name, n := range map[string]int{"a.txt": 9000, "b.txt": 9000, "c.txt": 300} {
+		line := strings.Repeat(strings.TrimSuffix(name, ".txt"), 99) + "\n"
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(strings.Repeat(line, n/100)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn1 := writeScript(t, `{"steps":[
+		{"expect":{"turn":1,"round":1},"tool_calls":[{"id":"ra","name":"read_file","args":{"path":"a.txt"}},{"id":"rb","name":"read_file","args":{"path":"b.txt"}}]},
+		{"expect":{"turn":1,"round":2},"tool_calls":[{"id":"rc","name":"read_file","args":{"path":"c.txt"}}]},
+		{"expect":{"turn":1,"final":true},"text":"a, b and c read"}]}`)
+	_, stderr, code := inproc(t, "run", "--model", "scripted:"+turn1, "--workspace", ws, "--max-rounds", "2", "--turn-budget", "8000", "--no-compact", "read the files")
+	if code != 0 {
+		t.Fatalf("turn 1: exit %d: %s", code, stderr)
+	}
+	m := regexp.MustCompile(`conversation (c_[0-9a-f]+) \(continue it with --conversation`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("turn 1 printed no conversation id: %s", stderr)
+	}
+	id := m[1]
+	if _, err := os.Stat(filepath.Join(ws, ".harness", "harness.db")); err != nil {
+		t.Fatalf("no store in the workspace: %v", err)
+	}
+
+	turn2 := writeScript(t, `{"steps":[{"expect":{"turn":2,"round":1,"contains":["read the files","a, b and c read","and now?"]},"text":"still here"}]}`)
+	stdout, stderr, code := inproc(t, "run", "--model", "scripted:"+turn2, "--workspace", ws, "--conversation", id, "--no-compact", "and now?")
+	if code != 0 || strings.TrimSpace(stdout) != "still here" {
+		t.Fatalf("turn 2: exit %d: %s %s", code, stdout, stderr)
+	}
+
+	stdout, stderr, code = inproc(t, "log", "list", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("log list: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "TITLE") || !regexp.MustCompile(id+`\s+\S+ \S+\s+2\s+4\s+3\s+.*read the files`).MatchString(stdout) {
+		t.Errorf("log list:\n%s", stdout)
+	}
+
+	stdout, stderr, code = inproc(t, "log", "show", id, "--workspace", ws, "--turn", "1")
+	if code != 0 {
+		t.Fatalf("log show: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"turn 1 · round_limit · 3 round(s)",
+		"evidence chars per request: r1 0, r2 ",
+		"r3 8,000 (final)",
+		"RETURNED", "MODEL COPY", "IN REQUESTS",
+		"ra turnbudget marker (r3): ⏎ … (trimmed to fit this turn's evidence budget",
+		"full result: call id rb]",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("log show lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\s+1\s+ra\s+read_file\s+[\d,]+ ch\s+= returned\s+-\s+r3: [\d,]+ ch trimmed$`).MatchString(stdout) {
+		t.Errorf("log show has no row for ra with its trim:\n%s", stdout)
+	}
+	if strings.Contains(stdout, "turn 2 ·") {
+		t.Errorf("--turn 1 showed turn 2:\n%s", stdout)
+	}
+
+	stdout, _, code = inproc(t, "log", "show", id, "--workspace", ws, "--json")
+	var out struct {
+		Calls []struct {
+			CallID    string `json:"call_id"`
+			FullChars int    `json:"full_chars"`
+			Views     []struct {
+				SizeOut int `json:"size_out"`
+			} `json:"views"`
+		} `json:"calls"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Calls) != 3 {
+		t.Fatalf("log show --json: exit %d: %s", code, stdout)
+	}
+	total := 0
+	for _, c := range out.Calls {
+		if len(c.Views) == 1 {
+			total += c.Views[0].SizeOut
+		} else {
+			total += c.FullChars
+		}
+	}
+	if total != 8000 {
+		t.Errorf("the final request showed %d chars of evidence; water-filling two large results and a small one fills the 8,000 exactly", total)
+	}
+
+	if _, stderr, code = inproc(t, "run", "--model", "scripted:"+turn2, "--workspace", ws, "--conversation", "c_nope", "hi"); code != 1 || !strings.Contains(stderr, "harness log list") {
+		t.Errorf("resuming an unknown id: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code = inproc(t, "log", "show", "c_nope", "--workspace", ws); code != 1 || !strings.Contains(stderr, "not found") {
+		t.Errorf("unknown id: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code = inproc(t, "log", "show", id, "--workspace", ws, "--turn", "9"); code != 2 {
+		t.Errorf("--turn 9: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code = inproc(t, "log", "list", "--workspace", t.TempDir()); code != 1 || !strings.Contains(stderr, "no transcript store") {
+		t.Errorf("empty workspace: exit %d: %s", code, stderr)
+	}
+
+	// Deleting removes the conversation and its spill folder.
+	spillDir := filepath.Join(ws, ".harness", "spill", id)
+	if err := os.MkdirAll(spillDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code = inproc(t, "log", "delete", id, "--workspace", ws); code != 0 {
+		t.Fatalf("log delete: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(spillDir); !os.IsNotExist(err) {
+		t.Errorf("the spill folder survived the deletion: %v", err)
+	}
+	if stdout, _, _ = inproc(t, "log", "list", "--workspace", ws); !strings.Contains(stdout, "no conversations") {
+		t.Errorf("after delete: %s", stdout)
+	}
+}
+
+func TestRunConversationErrors(t *testing.T) {
+	script := writeScript(t, `{"steps":[{"text":"x"}]}`)
+	ws := t.TempDir()
+	if _, stderr, code := inproc(t, "run", "--model", "scripted:"+script, "--workspace", ws, "--conversation", "c_missing", "hi"); code != 1 || !strings.Contains(stderr, "no transcript store") {
+		t.Errorf("missing conversation: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := inproc(t, "run", "--model", "scripted:"+script, "--workspace", ws, "--conversation", "c_x", "--no-store", "hi"); code != 2 {
+		t.Errorf("--conversation with --no-store: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".harness", "harness.db")); !os.IsNotExist(err) {
+		t.Errorf("resuming a missing conversation created a store: %v", err)
+	}
+	if _, stderr, code := inproc(t, "run", "--model", "scripted:"+script, "--workspace", ws, "--no-store", "hi"); code != 0 || strings.Contains(stderr, "continue it with") {
+		t.Errorf("--no-store: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".harness", "harness.db")); !os.IsNotExist(err) {
+		t.Errorf("--no-store created a store: %v", err)
+	}
+}
