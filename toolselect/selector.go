@@ -1,0 +1,282 @@
+package toolselect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// Defaults used when a Selector field is zero.
+const (
+	DefaultThreshold          = 24
+	DefaultTopK               = 20
+	DefaultTimeout            = 4 * time.Second
+	DefaultRecentToolMessages = 12
+)
+
+// DefaultIdentity are the identity tools kept in every selection: a model
+// that must act "as the user" needs to know who that is.
+var DefaultIdentity = []string{"me", "get_current_user", "whoami"}
+
+// PolicyName names the selector in events.
+const PolicyName = "toolselect"
+
+// Selector chooses the tools of each turn. It implements
+// [harness.Selector]. The zero value uses the defaults; it is safe for
+// concurrent use (the default ranker caches its index across turns).
+type Selector struct {
+	// Threshold: a turn with at most this many tools offers them all
+	// (default 24; negative ranks always).
+	Threshold int
+	// TopK is how many tools a ranked turn offers (default 20), must-keep
+	// tools included; when must-keep tools alone are more, they are all
+	// offered.
+	TopK int
+	// Timeout bounds the ranking (default 4 s); past it the turn offers
+	// every tool.
+	Timeout time.Duration
+	// Identity lists identity tool patterns kept in every selection (nil
+	// means DefaultIdentity; an empty non-nil slice keeps none). Pinned
+	// lists more patterns to keep. A pattern is a path.Match glob matched
+	// against the tool's name and against the part after a "server__"
+	// namespace, so "get_current_user" also keeps "github__get_current_user".
+	Identity, Pinned []string
+	// RecentToolMessages: every tool called in this many of the
+	// conversation's latest tool messages is kept (default 12; negative
+	// keeps none).
+	RecentToolMessages int
+	// Ranker ranks the tools (default a shared *BM25).
+	Ranker Ranker
+
+	once    sync.Once
+	ranker  Ranker
+	rankNam string
+}
+
+func (s *Selector) init() {
+	s.once.Do(func() {
+		s.ranker = s.Ranker
+		if s.ranker == nil {
+			s.ranker = &BM25{}
+		}
+		s.rankNam = rankerName(s.ranker)
+	})
+}
+
+func rankerName(r Ranker) string {
+	switch r.(type) {
+	case *BM25:
+		return "bm25"
+	case *Embedder:
+		return "embeddings"
+	}
+	return fmt.Sprintf("%T", r)
+}
+
+// Select implements harness.Selector. It never returns an error: when the
+// ranking fails or times out, every tool is offered and a warning event
+// says why.
+func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec) ([]harness.ToolSpec, error) {
+	s.init()
+	start := time.Now()
+	threshold := s.Threshold
+	if threshold == 0 {
+		threshold = DefaultThreshold
+	}
+	emit := func(kind harness.EventKind, detail string, data map[string]any) {
+		e := harness.Event{Kind: kind, Policy: PolicyName, Detail: detail, Data: data}
+		if conv != nil {
+			e.Conversation, e.Turn = conv.ID, len(conv.Turns)
+		}
+		harness.Emit(ctx, e)
+	}
+	all := Measure(tools)
+	if len(tools) <= threshold {
+		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools (at most %d: no selection)", len(tools), threshold), all.data("all", all))
+		return tools, nil
+	}
+	keep := s.mustKeep(conv, tools)
+	scores, err := s.rank(ctx, input, tools)
+	if err != nil {
+		data := all.data("fallback", all)
+		data["reason"] = err.Error()
+		data["elapsed_ms"] = time.Since(start).Milliseconds()
+		emit(harness.EventWarning, fmt.Sprintf("tool selection failed, offering all %d tools: %v", len(tools), err), data)
+		return tools, nil
+	}
+	sel := choose(tools, scores, keep, s.topK())
+	out := make([]harness.ToolSpec, 0, len(sel))
+	for i, t := range tools {
+		if sel[i] {
+			out = append(out, t)
+		}
+	}
+	got := Measure(out)
+	data := got.data("ranked", all)
+	data["ranker"] = s.rankNam
+	data["must_keep"] = keepNames(tools, keep)
+	data["elapsed_ms"] = time.Since(start).Milliseconds()
+	emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
+		got.Tools, all.Tools, got.Bytes, all.Bytes, len(keep), s.rankNam), data)
+	return out, nil
+}
+
+func (s *Selector) topK() int {
+	if s.TopK <= 0 {
+		return DefaultTopK
+	}
+	return s.TopK
+}
+
+// rank runs the ranker under the timeout. The ranker runs in its own
+// goroutine, so one that ignores ctx still cannot hold the turn.
+func (s *Selector) rank(ctx context.Context, input string, tools []harness.ToolSpec) ([]float64, error) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type outcome struct {
+		scores []float64
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				o = outcome{err: fmt.Errorf("ranker panicked: %v", p)}
+			}
+			done <- o
+		}()
+		o.scores, o.err = s.ranker.Rank(rctx, input, tools)
+	}()
+	select {
+	case o := <-done:
+		switch {
+		case o.err != nil:
+			return nil, fmt.Errorf("%s ranker: %w", s.rankNam, o.err)
+		case len(o.scores) != len(tools):
+			return nil, fmt.Errorf("%s ranker returned %d scores for %d tools", s.rankNam, len(o.scores), len(tools))
+		}
+		return o.scores, nil
+	case <-rctx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s ranker: %w after %s", s.rankNam, errTimeout, timeout)
+	}
+}
+
+var errTimeout = errors.New("timed out")
+
+// choose marks the must-keep tools and then the best-scored others until
+// topK are marked. Ties go to the tool listed first, so the choice is
+// deterministic.
+func choose(tools []harness.ToolSpec, scores []float64, keep map[int]bool, topK int) []bool {
+	sel := make([]bool, len(tools))
+	n := 0
+	for i := range keep {
+		sel[i] = true
+		n++
+	}
+	order := make([]int, len(tools))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	for _, i := range order {
+		if n >= topK {
+			break
+		}
+		if !sel[i] {
+			sel[i] = true
+			n++
+		}
+	}
+	return sel
+}
+
+// mustKeep returns the indexes of the tools kept whatever the ranking.
+func (s *Selector) mustKeep(conv *harness.Conversation, tools []harness.ToolSpec) map[int]bool {
+	patterns := s.Identity
+	if patterns == nil {
+		patterns = DefaultIdentity
+	}
+	patterns = append(append([]string(nil), patterns...), s.Pinned...)
+	recent := recentlyCalled(conv, s.recentN())
+	keep := map[int]bool{}
+	for i, t := range tools {
+		if recent[t.Name] || matchAny(patterns, t.Name) {
+			keep[i] = true
+		}
+	}
+	return keep
+}
+
+func (s *Selector) recentN() int {
+	switch {
+	case s.RecentToolMessages < 0:
+		return 0
+	case s.RecentToolMessages == 0:
+		return DefaultRecentToolMessages
+	}
+	return s.RecentToolMessages
+}
+
+// recentlyCalled returns the tools of the conversation's last n tool
+// messages (one per result), newest first.
+func recentlyCalled(conv *harness.Conversation, n int) map[string]bool {
+	out := map[string]bool{}
+	if conv == nil || n <= 0 {
+		return out
+	}
+	for i := len(conv.Turns) - 1; i >= 0; i-- {
+		t := conv.Turns[i]
+		for j := len(t.Rounds) - 1; j >= 0; j-- {
+			rs := t.Rounds[j].Results
+			for k := len(rs) - 1; k >= 0; k-- {
+				if rs[k] == nil {
+					continue
+				}
+				out[rs[k].Tool] = true
+				if n--; n == 0 {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+// matchAny reports whether name, or its part after a "server__"
+// namespace, matches one of the glob patterns.
+func matchAny(patterns []string, name string) bool {
+	base := name
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		base = name[i+2:]
+	}
+	for _, p := range patterns {
+		if globMatch(p, name) || (base != name && globMatch(p, base)) {
+			return true
+		}
+	}
+	return false
+}
+
+func keepNames(tools []harness.ToolSpec, keep map[int]bool) []string {
+	var names []string
+	for i, t := range tools {
+		if keep[i] {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}

@@ -1,0 +1,234 @@
+package toolselect_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// events collects the events Select emits.
+type events struct {
+	mu   sync.Mutex
+	list []harness.Event
+}
+
+func (e *events) ctx() context.Context {
+	return harness.WithObserver(context.Background(), func(ev harness.Event) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.list = append(e.list, ev)
+	})
+}
+
+func (e *events) last(t *testing.T) harness.Event {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.list) == 0 {
+		t.Fatal("no event")
+	}
+	return e.list[len(e.list)-1]
+}
+
+func names(specs []harness.ToolSpec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func has(specs []harness.ToolSpec, name string) bool {
+	for _, s := range specs {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func manyTools(n int) []harness.ToolSpec {
+	var specs []harness.ToolSpec
+	for i := range n {
+		specs = append(specs, harness.ToolSpec{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("Tool number %d.", i)})
+	}
+	return specs
+}
+
+func TestUnderThresholdOffersAll(t *testing.T) {
+	var ev events
+	specs := manyTools(24)
+	sel := &toolselect.Selector{}
+	got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "anything", specs)
+	if err != nil || len(got) != 24 {
+		t.Fatalf("%d tools, %v", len(got), err)
+	}
+	if e := ev.last(t); e.Kind != harness.EventPolicy || e.Data["mode"] != "all" {
+		t.Errorf("event %+v", e)
+	}
+	// One more tool and ranking starts.
+	got, _ = sel.Select(ev.ctx(), nil, "anything", manyTools(25))
+	if len(got) != 20 {
+		t.Fatalf("25 tools → %d offered, want 20", len(got))
+	}
+}
+
+func TestSelectionKeepsOrderAndIsDeterministic(t *testing.T) {
+	specs := loadSpecs(t)
+	sel := &toolselect.Selector{}
+	var first []string
+	for i := range 3 {
+		got, err := sel.Select(context.Background(), nil, "Close issue 4512 as fixed", specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 20 {
+			t.Fatalf("%d tools", len(got))
+		}
+		// The original order: a stable prompt prefix.
+		pos := map[string]int{}
+		for j, s := range specs {
+			pos[s.Name] = j
+		}
+		for j := 1; j < len(got); j++ {
+			if pos[got[j-1].Name] > pos[got[j].Name] {
+				t.Fatalf("order changed: %v", names(got))
+			}
+		}
+		if i == 0 {
+			first = names(got)
+		} else if strings.Join(first, ",") != strings.Join(names(got), ",") {
+			t.Fatal("a second selection differs")
+		}
+	}
+	if !strings.Contains(strings.Join(first, ","), "close_issue") {
+		t.Errorf("close_issue not selected: %v", first)
+	}
+}
+
+// conversationCalling returns a conversation whose tool messages, oldest
+// first, called these tools.
+func conversationCalling(tools ...string) *harness.Conversation {
+	conv := harness.NewConversation("c_keep")
+	turn := &harness.Turn{Index: 1, Input: "earlier"}
+	for i, name := range tools {
+		turn.Rounds = append(turn.Rounds, &harness.Round{Index: i + 1, Results: []*harness.ToolResult{{CallID: fmt.Sprint(i), Tool: name}}})
+	}
+	conv.Turns = append(conv.Turns, turn, &harness.Turn{Index: 2, Input: "now"})
+	return conv
+}
+
+func TestMustKeep(t *testing.T) {
+	specs := loadSpecs(t)
+	// Namespaced identity tools are kept by their base name.
+	specs = append(specs,
+		harness.ToolSpec{Name: "github__get_current_user", Description: "The GitHub user."},
+		harness.ToolSpec{Name: "shell__whoami", Description: "Print the user name."},
+		harness.ToolSpec{Name: "audit_log", Description: "Read the audit log."},
+	)
+	// 13 tool messages: the oldest (get_subscription) is outside the last 12.
+	conv := conversationCalling("get_subscription", "list_deals", "list_deals", "get_site_settings", "list_teams",
+		"list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams")
+	var ev events
+	sel := &toolselect.Selector{Pinned: []string{"audit_*"}}
+	got, err := sel.Select(ev.ctx(), conv, "Close issue 4512 as fixed", specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"me", "github__get_current_user", "shell__whoami", "audit_log", "list_deals", "get_site_settings", "list_teams", "close_issue"} {
+		if !has(got, want) {
+			t.Errorf("%s not kept: %v", want, names(got))
+		}
+	}
+	if has(got, "get_subscription") {
+		t.Errorf("get_subscription was called 13 tool messages ago, and is not relevant; kept anyway")
+	}
+	if len(got) != 20 {
+		t.Errorf("%d tools, want 20 (must-keep included)", len(got))
+	}
+	e := ev.last(t)
+	if kept, _ := e.Data["must_keep"].([]string); len(kept) != 7 {
+		t.Errorf("must_keep %v", e.Data["must_keep"])
+	}
+	if e.Conversation != "c_keep" || e.Turn != 2 || e.Data["tools_all"] != 87 || e.Data["tools_offered"] != 20 {
+		t.Errorf("event %+v", e)
+	}
+
+	// More must-keep tools than TopK: all of them, nothing ranked.
+	sel = &toolselect.Selector{TopK: 3, Pinned: []string{"list_*"}}
+	got, _ = sel.Select(context.Background(), nil, "close the bug", specs)
+	n := 0
+	for _, s := range specs {
+		if strings.HasPrefix(s.Name, "list_") {
+			n++
+		}
+	}
+	if len(got) != n+3 { // + me, get_current_user, whoami
+		t.Errorf("%d tools for %d must-keep", len(got), n+3)
+	}
+	// Identity turned off.
+	sel = &toolselect.Selector{Identity: []string{}, TopK: 1}
+	got, _ = sel.Select(context.Background(), nil, "close the bug", specs)
+	if has(got, "me") || len(got) != 1 {
+		t.Errorf("identity off: %v", names(got))
+	}
+}
+
+func TestFallbackToAllTools(t *testing.T) {
+	specs := loadSpecs(t)
+	for _, tc := range []struct {
+		name   string
+		ranker toolselect.Ranker
+		want   string
+	}{
+		{"error", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+			return nil, errors.New("index unavailable")
+		}), "index unavailable"},
+		{"ignores ctx past the timeout", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+			time.Sleep(2 * time.Second)
+			return make([]float64, 84), nil
+		}), "timed out after 100ms"},
+		{"wrong length", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+			return []float64{1}, nil
+		}), "1 scores for 84 tools"},
+		{"panic", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+			panic("bad ranker")
+		}), "panicked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ev events
+			sel := &toolselect.Selector{Ranker: tc.ranker, Timeout: 100 * time.Millisecond}
+			start := time.Now()
+			got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "close the bug", specs)
+			if err != nil || len(got) != len(specs) {
+				t.Fatalf("%d tools, %v", len(got), err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("took %s", d)
+			}
+			e := ev.last(t)
+			if e.Kind != harness.EventWarning || e.Policy != toolselect.PolicyName || !strings.Contains(e.Detail, tc.want) || e.Data["mode"] != "fallback" {
+				t.Errorf("event %+v", e)
+			}
+		})
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	specs := loadSpecs(t)
+	m := toolselect.Measure(specs)
+	sum := 0
+	for _, s := range specs {
+		sum += harness.SchemaBytes(s)
+	}
+	if m.Tools != 84 || m.Bytes != sum || sum == 0 {
+		t.Fatalf("%+v, want %d bytes", m, sum)
+	}
+}
