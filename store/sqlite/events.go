@@ -105,7 +105,12 @@ func writeEvents(w *txw, events []harness.Event) error {
 func writeEvent(w *txw, e harness.Event) error {
 	body, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("sqlite store: event %s: %w", e.Kind, err)
+		// Invalid JSON arguments or an unencodable figure must not cost
+		// the event: keep them in printed form.
+		body, err = json.Marshal(printable(e))
+		if err != nil {
+			return fmt.Errorf("sqlite store: event %s: %w", e.Kind, err)
+		}
 	}
 	if _, err := w.exec(`INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES (?, ?, ?, ?, ?, ?)`,
 		e.Conversation, e.Turn, e.Round, string(e.Kind), e.Time.UnixNano(), body); err != nil {
@@ -127,6 +132,24 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.Conversation, e.Turn, e.Round
 		}
 	}
 	return nil
+}
+
+// printable returns e with the call's arguments as a JSON string when they
+// are not valid JSON, and Data values JSON cannot carry printed.
+func printable(e harness.Event) harness.Event {
+	if e.Call != nil && !json.Valid(e.Call.Args) {
+		c := *e.Call
+		quoted, _ := json.Marshal(string(c.Args))
+		c.Args = quoted
+		e.Call = &c
+	}
+	if e.Data != nil {
+		var d map[string]any
+		if err := json.Unmarshal(encodeMeta(e.Data), &d); err == nil {
+			e.Data = d
+		}
+	}
+	return e
 }
 
 // dataInt reads an integer figure of an event's Data, whether it is still a

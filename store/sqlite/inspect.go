@@ -93,7 +93,15 @@ WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY id`, []any{convID, turn, turn
 			}
 		}
 		if best >= 0 {
-			out[best].Views = append(out[best].Views, v)
+			vs := out[best].Views
+			// A request retried (rejected as too large, rebuilt) reports
+			// its cuts again; the newest attempt is what was sent.
+			if n := len(vs); n > 0 && vs[n-1].Request == v.Request && vs[n-1].Kind == v.Kind && vs[n-1].By == v.By {
+				vs[n-1] = v
+			} else {
+				vs = append(vs, v)
+			}
+			out[best].Views = vs
 		}
 		return nil
 	})

@@ -93,10 +93,9 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 		}
 		r.Final = final.Int64 != 0
 		r.Assistant = harness.Message{Role: harness.Role(role.String), ToolCallID: callID.String, ToolName: name.String, IsError: isErr.Int64 != 0}
-		if parts != nil {
-			if err := json.Unmarshal(parts, &r.Assistant.Parts); err != nil {
-				return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)
-			}
+		var err error
+		if r.Assistant.Parts, err = decodeParts(sql.NullString{}, parts); err != nil {
+			return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)
 		}
 		t := turns[turn]
 		if t == nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -159,7 +158,7 @@ func addRound(w *txw, convID string, turn int, r *harness.Round) error {
 		return fmt.Errorf("sqlite store: %s: %w", where, err)
 	}
 	m := r.Assistant
-	parts, err := partsJSON(m.Parts)
+	parts, err := encodePartsJSON(m.Parts)
 	if err != nil {
 		return fmt.Errorf("sqlite store: %s: assistant message: %w", where, err)
 	}
@@ -215,9 +214,7 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 		return fmt.Errorf("payload: %w", err)
 	}
 	if len(res.Meta) > 0 {
-		if meta, err = json.Marshal(res.Meta); err != nil {
-			return fmt.Errorf("meta: %w", err)
-		}
+		meta = encodeMeta(res.Meta)
 	}
 	if _, err := w.exec(`INSERT INTO results (conv_id, turn, round, seq, call_id, tool, is_error, timed_out, bytes, full_chars,
 	model_bytes, model_chars, model_text, model, meta, marker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -240,49 +237,6 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 		}
 	}
 	return nil
-}
-
-// partsJSON encodes parts; no parts is NULL, so that nil comes back nil.
-func partsJSON(parts []harness.Part) ([]byte, error) {
-	if parts == nil {
-		return nil, nil
-	}
-	return json.Marshal(parts)
-}
-
-// encodeParts stores one plain text part as text (no JSON to encode and
-// decode: loading 10,000 results is 3× faster) and anything else as JSON.
-// nil parts are NULL in both.
-func encodeParts(parts []harness.Part) (sql.NullString, []byte, error) {
-	if len(parts) == 1 && isPlainText(parts[0]) {
-		return sql.NullString{String: parts[0].Text, Valid: true}, nil, nil
-	}
-	js, err := partsJSON(parts)
-	return sql.NullString{}, js, err
-}
-
-// isPlainText reports whether p is a text part with no other field set,
-// which the text column holds exactly.
-func isPlainText(p harness.Part) bool {
-	return p.Type == harness.PartText && p.MIMEType == "" && p.Data == nil && p.JSON == nil
-}
-
-// decodeParts is the inverse of encodeParts.
-func decodeParts(text sql.NullString, js []byte) ([]harness.Part, error) {
-	if text.Valid {
-		return []harness.Part{harness.TextPart(text.String)}, nil
-	}
-	if js == nil {
-		return nil, nil
-	}
-	var parts []harness.Part
-	if err := json.Unmarshal(js, &parts); err != nil {
-		return nil, err
-	}
-	if parts == nil {
-		parts = []harness.Part{}
-	}
-	return parts, nil
 }
 
 func sizeOf(parts []harness.Part) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,10 +42,11 @@ func richConversation(id string, big int) *harness.Conversation {
 	}
 	structured := &harness.ToolResult{
 		CallID: "call_2", Tool: "mcp_query",
-		Parts:      []harness.Part{harness.TextPart("3 rows"), harness.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G', 0})},
+		Parts: []harness.Part{harness.TextPart("3 rows"), harness.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G', 0}),
+			harness.JSONPart(json.RawMessage("{ \"kept\" :  [1,\n 2] }")), harness.TextPart("invalid \xff\xfe UTF-8")},
 		Structured: json.RawMessage(`{"rows":[1,2,3]}`),
 	}
-	structured.Bytes = structured.PayloadSize() // 6 + 5 + 16
+	structured.Bytes = structured.PayloadSize()
 	return &harness.Conversation{
 		ID: id,
 		Turns: []*harness.Turn{
@@ -233,8 +235,9 @@ func TestListAndDelete(t *testing.T) {
 	}
 	sm := list[0]
 	want := store.Summary{ID: sm.ID, Title: "build it", Created: time.Unix(1_800_000_000, 123456789), Updated: sm.Updated,
-		Turns: 2, Rounds: 4, Calls: 3, ResultBytes: 5000 + 27 + 15, ModelBytes: int64(len(richConversation("x", 5000).Turns[0].Rounds[0].Results[0].ModelText())) + 27 + 15,
-		Usage: harness.Usage{Input: 300, Cached: 100, CacheWrite: 7, Output: 40}, Notes: 1}
+		Turns: 2, Rounds: 4, Calls: 3, ResultBytes: int64(5000 + richConversation("x", 5000).Turns[0].Rounds[0].Results[1].Bytes + 15),
+		ModelBytes: int64(len(richConversation("x", 5000).Turns[0].Rounds[0].Results[0].ModelText()) + richConversation("x", 5000).Turns[0].Rounds[0].Results[1].Bytes + 15),
+		Usage:      harness.Usage{Input: 300, Cached: 100, CacheWrite: 7, Output: 40}, Notes: 1}
 	if jsonOf(t, sm) != jsonOf(t, want) {
 		t.Errorf("summary:\n%s\nwant\n%s", jsonOf(t, sm), jsonOf(t, want))
 	}
@@ -300,5 +303,19 @@ func TestMarkerOf(t *testing.T) {
 	long := markerOf("x", strings.Repeat("é", 2000))
 	if len(long) > maxMarker+10 || !strings.Contains(long, " … ") {
 		t.Errorf("a long marker is not shortened: %d bytes", len(long))
+	}
+}
+
+func TestEventsKeepInvalidArguments(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t, nil)
+	s.Observe(harness.Event{Kind: harness.EventToolResult, Conversation: "c_e", Turn: 1, Round: 1,
+		Call: &harness.ToolCall{ID: "x", Name: "t", Args: json.RawMessage("{not json")}, Data: map[string]any{"ratio": math.NaN(), "n": 3}})
+	events, err := s.Events(ctx, "c_e", 0)
+	if err != nil || s.EventErr() != nil {
+		t.Fatal(err, s.EventErr())
+	}
+	if len(events) != 1 || string(events[0].Call.Args) != `"{not json"` || events[0].Data["ratio"] != "NaN" || events[0].Data["n"] != 3.0 {
+		t.Errorf("event stored as %+v", events)
 	}
 }
