@@ -319,3 +319,18 @@ func TestEventsKeepInvalidArguments(t *testing.T) {
 		t.Errorf("event stored as %+v", events)
 	}
 }
+
+func TestFileIsPrivate(t *testing.T) {
+	s := openTemp(t, nil)
+	st, err := os.Stat(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := st.Mode().Perm(); m != 0o600 {
+		t.Errorf("database mode %v, want 0600 (transcripts hold whatever tools read)", m)
+	}
+	dir, _ := os.Stat(filepath.Dir(s.Path()))
+	if m := dir.Mode().Perm(); m != 0o700 {
+		t.Errorf("directory mode %v, want 0700", m)
+	}
+}
