@@ -17,7 +17,7 @@ const (
 	MetaBlobs = "mcp_blobs"
 	// MetaStructuredShape holds the shape of a structuredContent that
 	// repeated the text content: the JSON with each repeated string replaced
-	// by "<text part N>" (N from 1).
+	// by "[text part N]" (N from 1).
 	MetaStructuredShape = "mcp_structured_shape"
 	// MetaMCP holds the result's own _meta, when the server sent one.
 	MetaMCP = "mcp_meta"
@@ -204,7 +204,7 @@ func textualMIME(m string) bool {
 
 // structuredShape reports whether the structured content wraps the text
 // parts: some of its strings are the whole text of a part, and what remains
-// once they are replaced by "<text part N>" (keys, numbers, short strings)
+// once they are replaced by "[text part N]" (keys, numbers, short strings)
 // is small. It returns that shape. Structured content that is a text part's
 // JSON is not a wrapper: harness already counts it once.
 func structuredShape(v any, parts []harness.Part) (any, bool) {
@@ -231,7 +231,7 @@ func structuredShape(v any, parts []harness.Part) (any, bool) {
 		switch x := x.(type) {
 		case string:
 			if i, ok := texts[x]; ok {
-				if ref := fmt.Sprintf("<text part %d>", i+1); len(ref) < len(x) {
+				if ref := fmt.Sprintf("[text part %d]", i+1); len(ref) < len(x) {
 					replaced++
 					return ref
 				}

@@ -158,7 +158,7 @@ func TestStructuredCountedOnce(t *testing.T) {
 		t.Errorf("wrapped: payload %d, want %d (once)", got, len(wrappedText))
 	}
 	shape, _ := json.Marshal(wrapped.Meta[mcptool.MetaStructuredShape])
-	if string(shape) != `{"content":"\u003ctext part 1\u003e","lines":3}` {
+	if string(shape) != `{"content":"[text part 1]","lines":3}` {
 		t.Errorf("shape %s", shape)
 	}
 

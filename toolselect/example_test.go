@@ -1,0 +1,58 @@
+package toolselect_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// Over the threshold, a Selector offers the must-keep tools and the best
+// ranked others, in their original order; an event reports the schema
+// bytes offered against offering everything.
+func ExampleSelector() {
+	var tools []harness.ToolSpec
+	for _, n := range []string{"me", "list_posts", "get_post", "search_posts", "create_post", "delete_post",
+		"list_issues", "create_issue", "close_issue", "assign_issue", "list_invoices", "get_subscription"} {
+		tools = append(tools, harness.ToolSpec{Name: n, Description: "The " + n + " tool."})
+	}
+	sel := &toolselect.Selector{Threshold: 8, TopK: 4}
+	ctx := harness.WithObserver(context.Background(), func(e harness.Event) {
+		fmt.Printf("%s: %d of %d tools\n", e.Policy, e.Data["tools_offered"], e.Data["tools_all"])
+	})
+	got, _ := sel.Select(ctx, harness.NewConversation("c"), "close the login bug", tools)
+	for _, t := range got {
+		fmt.Println(t.Name)
+	}
+	// Output:
+	// toolselect: 4 of 12 tools
+	// me
+	// list_issues
+	// create_issue
+	// close_issue
+}
+
+// An agent calls the selector once per turn and keeps its choice for
+// every round of the turn.
+func ExampleSelector_agent() {
+	var tools []harness.Tool
+	for i := range 30 {
+		name := fmt.Sprintf("tool_%02d", i)
+		tools = append(tools, harness.Tool{
+			Spec: harness.ToolSpec{Name: name, Description: "Does thing " + name + ".", Risk: harness.ReadOnly},
+			Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) { return harness.TextResult("ok"), nil },
+		})
+	}
+	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+		if req.Round == 1 {
+			return &harness.Response{Message: harness.Message{ToolCalls: []harness.ToolCall{{Name: "tool_07", Args: []byte(`{}`)}}}}, nil
+		}
+		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("done")}}}, nil
+	})
+	agent, _ := harness.New(model, &harness.Options{Tools: tools, Selector: &toolselect.Selector{}})
+	res, _ := agent.Run(context.Background(), harness.NewConversation("c"), "run thing tool_07")
+	fmt.Println("requests:", res.Requests, "schemas sent:", res.ToolSchemas, "of", 30*res.Requests)
+	// Output:
+	// requests: 2 schemas sent: 40 of 60
+}
