@@ -238,6 +238,9 @@ type measure struct {
 // prefix + marker measures at most limit.
 func (ms measure) fit(text, marker string, limit int) string {
 	prefix := cutPrefix(text, limit-ms.count(marker), ms)
+	if ms.chars {
+		return prefix // characters add up: nothing to re-check
+	}
 	for prefix != "" && ms.count(prefix+marker) > limit {
 		_, w := utf8.DecodeLastRuneInString(prefix)
 		prefix = prefix[:len(prefix)-w]
