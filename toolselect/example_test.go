@@ -41,7 +41,9 @@ func ExampleSelector_agent() {
 		name := fmt.Sprintf("tool_%02d", i)
 		tools = append(tools, harness.Tool{
 			Spec: harness.ToolSpec{Name: name, Description: "Does thing " + name + ".", Risk: harness.ReadOnly},
-			Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) { return harness.TextResult("ok"), nil },
+			Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+				return harness.TextResult("ok"), nil
+			},
 		})
 	}
 	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
