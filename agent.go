@@ -248,6 +248,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	}
 
 	stop, stopReason := Outcome(""), ""
+	ids := callIDs(conv)
 	for {
 		if err := ctx.Err(); err != nil {
 			return finish(Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
@@ -294,7 +295,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 			round.Assistant.ToolCalls = nil
 			emit(Event{Kind: EventWarning, Round: round.Index, Detail: fmt.Sprintf("the model asked for %d tool call(s) while tools were withheld; they were not run", len(round.Dropped))})
 		}
-		fixCallIDs(turn.Index, round)
+		fixCallIDs(turn.Index, round, ids)
 		if len(round.Assistant.ToolCalls) > 0 {
 			round.Results = a.runCalls(ctx, conv, turn, round)
 		}
@@ -335,16 +336,33 @@ func errString(err error) string {
 }
 
 // fixCallIDs gives every call an id that is unique in the conversation:
-// some models send none, or reuse "call_0" in every round.
-func fixCallIDs(turn int, round *Round) {
-	seen := map[string]bool{}
+// some models send none, or reuse "call_0" in every round. seen holds the
+// ids used so far and is updated.
+func fixCallIDs(turn int, round *Round, seen map[string]bool) {
 	for i := range round.Assistant.ToolCalls {
 		c := &round.Assistant.ToolCalls[i]
 		if c.ID == "" || seen[c.ID] {
-			c.ID = fmt.Sprintf("call_t%d_r%d_%d", turn, round.Index, i+1)
+			base := fmt.Sprintf("call_t%d_r%d_%d", turn, round.Index, i+1)
+			c.ID = base
+			for n := 2; seen[c.ID]; n++ {
+				c.ID = fmt.Sprintf("%s_%d", base, n)
+			}
 		}
 		seen[c.ID] = true
 	}
+}
+
+// callIDs returns the ids of every call in conv.
+func callIDs(conv *Conversation) map[string]bool {
+	ids := map[string]bool{}
+	for _, t := range conv.Turns {
+		for _, r := range t.Rounds {
+			for _, c := range r.Assistant.ToolCalls {
+				ids[c.ID] = true
+			}
+		}
+	}
+	return ids
 }
 
 func (a *Agent) observer() Observer {

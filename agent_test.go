@@ -121,7 +121,8 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 
 func TestRoundLimitEndsWithSynthesisWithoutTools(t *testing.T) {
 	loop := calls(call("", "echo", `{"text":"again"}`))
-	m := &stepModel{steps: []func(*harness.Request) *harness.Response{loop, loop, loop,
+	reused := calls(call("call_0", "echo", `{"text":"again"}`))
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{loop, reused, reused,
 		func(req *harness.Request) *harness.Response {
 			r := answer("summary")(req)
 			// A model may still ask for tools on the final request; they
@@ -161,7 +162,8 @@ func TestRoundLimitEndsWithSynthesisWithoutTools(t *testing.T) {
 	if len(final.Dropped) != 1 || len(final.Assistant.ToolCalls) != 0 {
 		t.Fatalf("final round: dropped %d, calls %d", len(final.Dropped), len(final.Assistant.ToolCalls))
 	}
-	// Call ids were missing: they must be unique in the conversation.
+	// Call ids were missing, or repeated across rounds: they must be unique
+	// in the conversation.
 	seen := map[string]bool{}
 	for _, r := range res.Turn.Rounds {
 		for _, c := range r.Assistant.ToolCalls {

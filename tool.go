@@ -150,6 +150,11 @@ type ToolResult struct {
 	TimedOut bool `json:"timed_out,omitempty"`
 	// Meta holds tool-specific facts (exit code, total lines) for logs.
 	Meta map[string]any `json:"meta,omitempty"`
+	// Partial is set on a result loaded from a store without its full
+	// payload (stores load cut results lazily: views need only the model
+	// copy). Parts and Structured are then nil; the store's FullResult
+	// fetches them.
+	Partial bool `json:"-"`
 
 	// Stream, when set, carries text the tool is still producing. A guard
 	// that bounds size consumes it (keeping memory bounded); otherwise the

@@ -15,7 +15,7 @@ import (
 // nil. A result recorded that way (a guard that kept no payload) reads as
 // partial too; fetching it returns the same, so nothing is lost either way.
 func Partial(res *harness.ToolResult) bool {
-	return res != nil && res.Model != nil && res.Parts == nil && res.Structured == nil && res.Bytes > 0
+	return res != nil && (res.Partial || res.Model != nil && res.Parts == nil && res.Structured == nil && res.Bytes > 0)
 }
 
 // Full returns res with its full payload: res itself when it is not

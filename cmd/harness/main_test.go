@@ -72,7 +72,7 @@ func TestRunPrintsAnswerAndUsage(t *testing.T) {
 
 func TestRunReadsPromptFromStdinAndPrintsJSON(t *testing.T) {
 	script := writeScript(t, `{"steps":[{"expect":{"contains":["from stdin"]},"text":"ok"}]}`)
-	stdout, stderr, code := cli(t, "a prompt from stdin\n", "run", "-", "--json", "--model", "scripted:"+script)
+	stdout, stderr, code := cli(t, "a prompt from stdin\n", "run", "-", "--json", "--workspace", t.TempDir(), "--model", "scripted:"+script)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -135,8 +135,13 @@ func TestHelpAndVersion(t *testing.T) {
 // TestReadmeDemo runs the README's scripted demo as written: the script's
 // expectations check every request the agent builds.
 func TestReadmeDemo(t *testing.T) {
+	// A copy of the workspace, so the run's store stays out of the tree.
+	ws := filepath.Join(t.TempDir(), "workspace")
+	if err := os.CopyFS(ws, os.DirFS("../../examples/demo/workspace")); err != nil {
+		t.Fatal(err)
+	}
 	stdout, stderr, code := cli(t, "", "run", "--model", "scripted:../../examples/demo/script.json",
-		"--workspace", "../../examples/demo/workspace", "Which version of zod does this project lock?")
+		"--workspace", ws, "Which version of zod does this project lock?")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

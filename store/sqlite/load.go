@@ -226,6 +226,7 @@ func scanResult(rows *sql.Rows, k *resultKey) (*harness.ToolResult, error) {
 	if str != nil {
 		res.Structured = json.RawMessage(str)
 	}
+	res.Partial = store.Partial(res)
 	return res, nil
 }
 
