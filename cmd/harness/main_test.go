@@ -91,6 +91,7 @@ func TestRunReadsPromptFromStdinAndPrintsJSON(t *testing.T) {
 
 func TestRunErrorsSayWhatToDo(t *testing.T) {
 	script := writeScript(t, `{"steps":[{"expect":{"contains":["banana"]},"text":"x"}]}`)
+	t.Chdir(t.TempDir()) // the default workspace is ".": keep its store out of the tree
 	cases := []struct {
 		name string
 		args []string
