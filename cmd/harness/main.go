@@ -45,6 +45,7 @@ func commands() []command {
 		{"audit", "report where recorded transcripts spent their context, and what each preset would cost", cmdAudit},
 		{"bench", "compare policy presets on transcripts (or the built-in scenario suite)", cmdBench},
 		{"spill", "manage spill files: gc --older-than DURATION removes old ones", cmdSpill},
+		{"tools", "list the tools a run offers (workspace, recall, MCP servers) with risk and schema bytes", cmdTools},
 		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
 		{"version", "print the version of harness", cmdVersion},
 	}

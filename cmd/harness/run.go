@@ -35,6 +35,7 @@ type runConfig struct {
 
 	policy policyFlags
 	tools  toolFlags
+	mcp    mcpFlags
 
 	// countTokens counts tokens for models that report none (scripted).
 	countTokens func(string) int
@@ -60,6 +61,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
 	cfg.policy.register(fs)
 	cfg.tools.register(fs)
+	cfg.mcp.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -118,6 +120,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		// Compaction's placeholders point at recall to get a result back.
 		opts.Tools = append(opts.Tools, recall.New(recallOptions(st)))
 	}
+	mcpTools, stopMCP, err := cfg.mcp.open(ctx, e, root, opts.Tools, readOnlyMode(&cfg.tools))
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
+	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.selector()
 	var (
 		mu                  sync.Mutex
 		streamed, midStream bool

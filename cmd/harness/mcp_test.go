@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// everythingServer returns the entry point of the pinned MCP reference
+// server, skipping when it is not installed (failing under CI=true).
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	const hint = "install the pinned MCP test servers with: npm ci --prefix .ci/mcp"
+	skip := func(why string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; %s", why, hint)
+		}
+		t.Skipf("%s; %s", why, hint)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip("node is not on PATH")
+	}
+	dir, _ := os.Getwd()
+	for {
+		p := filepath.Join(dir, ".ci", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir = parent
+			continue
+		}
+		skip("@modelcontextprotocol/server-everything is not installed")
+		return ""
+	}
+}
+
+// mcpWorkspace returns a workspace whose .mcp.json holds config.
+func mcpWorkspace(t *testing.T, config string) string {
+	t.Helper()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, ".mcp.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func everythingConfig(t *testing.T) string {
+	entry, _ := json.Marshal(everythingServer(t))
+	return `{"mcpServers": {"everything": {"command": "node", "args": [` + string(entry) + `, "stdio"]}}}`
+}
+
+func TestToolsListsWorkspaceAndMCPTools(t *testing.T) {
+	ws := mcpWorkspace(t, everythingConfig(t))
+	out, errOut, code := inproc(t, "tools", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"NAME", "read_file", "builtin", "get-sum", "mcp", "read-only", "trigger-long-running-operation", "schema bytes per request"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, errOut, code = inproc(t, "tools", "--workspace", ws, "--json", "--select", "add two numbers")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			Source      string `json:"source"`
+			Risk        string `json:"risk"`
+			SchemaBytes int    `json:"schema_bytes"`
+			Offered     *bool  `json:"offered"`
+		} `json:"tools"`
+		Count       int  `json:"count"`
+		SchemaBytes int  `json:"schema_bytes"`
+		Offered     *int `json:"offered"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	sum := 0
+	for _, r := range got.Tools {
+		sum += r.SchemaBytes
+		if r.Name == "get-sum" && (r.Source != "mcp" || r.Risk != "read-only" || r.Offered == nil || !*r.Offered) {
+			t.Errorf("get-sum row %+v", r)
+		}
+	}
+	if got.Count != len(got.Tools) || got.SchemaBytes != sum || got.Offered == nil {
+		t.Errorf("count %d/%d, bytes %d/%d, offered %v", got.Count, len(got.Tools), got.SchemaBytes, sum, got.Offered)
+	}
+
+	// --no-mcp leaves the servers alone.
+	out, _, code = inproc(t, "tools", "--workspace", ws, "--no-mcp")
+	if code != 0 || strings.Contains(out, "get-sum") {
+		t.Errorf("--no-mcp: exit %d\n%s", code, out)
+	}
+}
+
+func TestRunCallsAnMCPTool(t *testing.T) {
+	ws := t.TempDir()
+	cfgPath := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfgPath, []byte(everythingConfig(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"steps":[
+	  {"expect":{"tools_include":["get-sum","read_file"]},"tool_calls":[{"name":"get-sum","args":{"a":2,"b":40}}]},
+	  {"expect":{"last_tool_contains":["42"]},"text":"The sum is 42."}]}`)
+	out, errOut, code := inproc(t, "run", "--workspace", ws, "--no-store", "--mcp-config", cfgPath, "--model", "scripted:"+script, "add 2 and 40")
+	if code != 0 || !strings.Contains(out, "The sum is 42.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
+
+func TestMCPServerThatFailsToStart(t *testing.T) {
+	ws := mcpWorkspace(t, `{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo cannot connect to database at db:5432 >&2; exit 1"]}}}`)
+	_, errOut, code := inproc(t, "tools", "--workspace", ws)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{`"broken" failed to start`, "cannot connect to database at db:5432", "--no-mcp"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if _, _, code := inproc(t, "tools", "--workspace", ws, "--no-mcp"); code != 0 {
+		t.Errorf("--no-mcp: exit %d", code)
+	}
+	_, errOut, code = inproc(t, "tools", "--workspace", ws, "--mcp-config", filepath.Join(ws, "missing.json"))
+	if code != 1 || !strings.Contains(errOut, "missing.json") {
+		t.Errorf("missing config: exit %d: %s", code, errOut)
+	}
+}
