@@ -59,3 +59,15 @@ func BenchmarkNewBPE(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkO200kCountBlankLines measures the splitter's worst case found:
+// indented blank lines (whitespace runs full of line breaks), counted in
+// chunks.
+func BenchmarkO200kCountBlankLines(b *testing.B) {
+	c := mustO200k(b)
+	text := strings.Repeat(" \t \n", 16<<10)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		c.Count(text)
+	}
+}

@@ -93,3 +93,43 @@ func FuzzO200kCount(f *testing.F) {
 		}
 	})
 }
+
+// FuzzO200kChunking checks that cutting at every safe place gives the
+// count of the whole text.
+func FuzzO200kChunking(f *testing.F) {
+	for _, s := range []string{
+		"a\nb", "x.\n/y", "  \n  \n  ", "\r\n\r\nfoo\r\n", "!\n/a", "\r \r z", "1\n2\n3",
+		"func main() {\n\tfmt.Println(\"hi\")\n}\n", "日本\n語\r\n\u0085x", "'s\n's\n", "\n\n \n\n /",
+	} {
+		f.Add(s)
+	}
+	c := mustO200k(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			return
+		}
+		whole := c.countChunk(s)
+		if got := c.countChunked(s, 1); got != whole {
+			t.Fatalf("%q: chunked %d, whole %d", s, got, whole)
+		}
+	})
+}
+
+// Text on which the codec's splitter is quadratic is counted in linear
+// time, with the count of the whole (2 tokens per " \t \n", as tiktoken
+// counts it too).
+func TestO200kWhitespaceRunsStayLinear(t *testing.T) {
+	c := mustO200k(t)
+	for _, tc := range []struct {
+		pattern string
+		per     int
+	}{{" \t \n", 2}} {
+		text := strings.Repeat(tc.pattern, 64<<10)
+		if got, want := c.Count(text), tc.per*(64<<10); got != want {
+			t.Errorf("%q ×64Ki: %d tokens, want %d", tc.pattern, got, want)
+		}
+	}
+	if got := c.Count(strings.Repeat("\r \r ", 16<<10)); got <= 0 {
+		t.Errorf("CR run counted %d", got)
+	}
+}
