@@ -277,36 +277,67 @@ func (d detachedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return d.t.Connect(context.WithoutCancel(ctx))
 }
 
-// httpClient returns a client that adds the configured headers.
+// httpClient returns a client that adds the configured headers and bounds
+// a JSON response body to MaxMessageBytes (the go-sdk reads it whole;
+// event streams are bounded per event by MaxEventSize instead).
 func (s *Server) httpClient() *http.Client {
 	base := s.opts.HTTPClient
 	if base == nil {
 		base = &http.Client{}
-	}
-	if len(s.cfg.Headers) == 0 {
-		return base
 	}
 	c := *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = headerTransport{rt: rt, headers: s.cfg.Headers}
+	c.Transport = httpTransport{rt: rt, headers: s.cfg.Headers, max: int64(s.opts.MaxMessageBytes)}
 	return &c
 }
 
-type headerTransport struct {
+type httpTransport struct {
 	rt      http.RoundTripper
 	headers map[string]string
+	max     int64
 }
 
-func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range h.headers {
-		req.Header.Set(k, v)
+func (h httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range h.headers {
+			req.Header.Set(k, v)
+		}
 	}
-	return h.rt.RoundTrip(req)
+	resp, err := h.rt.RoundTrip(req)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		resp.Body = &limitedBody{rc: resp.Body, left: h.max, max: h.max}
+	}
+	return resp, err
 }
+
+// limitedBody fails a read past max bytes instead of buffering them.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var probe [1]byte
+		n, err := l.rc.Read(probe[:])
+		if n > 0 {
+			return 0, fmt.Errorf("the server's response is larger than the %d-byte limit (Options.MaxMessageBytes)", l.max)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.rc.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (l *limitedBody) Close() error { return l.rc.Close() }
 
 // session returns a live session, starting the server again when the last
 // one ended.

@@ -340,14 +340,14 @@ func TestNamespacedOnCollision(t *testing.T) {
 func TestStreamableHTTP(t *testing.T) {
 	srv := newTestServer()
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	var seenAuth string
+	var seenAuth atomic.Bool
 	var forget atomic.Bool
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer s3cret" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		seenAuth = r.Header.Get("Authorization")
+		seenAuth.Store(true)
 		if forget.Load() && r.Header.Get("Mcp-Session-Id") != "" {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
@@ -362,8 +362,8 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	set, tools := openTest(t, nil, cfg.Servers...)
-	if seenAuth == "" || len(tools) != testServerTools {
-		t.Fatalf("auth %q, %d tools", seenAuth, len(tools))
+	if !seenAuth.Load() || len(tools) != testServerTools {
+		t.Fatalf("auth seen %v, %d tools", seenAuth.Load(), len(tools))
 	}
 	if res := call(t, tools, "echo", `{"text":"over http"}`); res.FullText() != "over http" {
 		t.Fatalf("%+v", res)
@@ -412,5 +412,27 @@ func TestInProcessTransport(t *testing.T) {
 	_, tools := openTest(t, nil, sc)
 	if res := call(t, tools, "echo", `{"text":"in memory"}`); res.FullText() != "in memory" {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// A JSON response over the limit is refused and the session replaced; the
+// next call works.
+func TestStreamableHTTPJSONResponseLimit(t *testing.T) {
+	srv := newTestServer()
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(ts.Close)
+	set, tools := openTest(t, &mcptool.Options{MaxMessageBytes: 1 << 20}, mcptool.ServerConfig{Name: "remote", Type: mcptool.TypeHTTP, URL: ts.URL})
+	if res := call(t, tools, "big", `{"bytes":900000}`); res.IsError || len(res.FullText()) != 900000 {
+		t.Fatalf("just under the limit: %.200s", res.FullText())
+	}
+	res := call(t, tools, "big", `{"bytes":2000000}`)
+	if !res.IsError || !strings.Contains(res.FullText(), "larger than the 1048576-byte limit") {
+		t.Fatalf("%.300s", res.FullText())
+	}
+	if res := call(t, tools, "echo", `{"text":"after"}`); res.FullText() != "after" {
+		t.Fatalf("after the refused response: %+v", res)
+	}
+	if n := set.Server("remote").Restarts(); n != 1 {
+		t.Errorf("restarts %d", n)
 	}
 }
