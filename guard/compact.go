@@ -135,8 +135,8 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
-	windowGuessed  bool // window taken from the rejected request
-	overflowTarget bool
+	windowGuessed  bool // the window is the size of the rejected request
+	overflowTarget bool // the target is Target × the rejected request
 }
 
 func (p *CompactPolicy) config() (compactConfig, error) {
@@ -270,15 +270,16 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		}
 		c.setNoteMessage(note.Text)
 		now = c.tokens()
-		c.emit("clear", fmt.Sprintf("cleared %d old tool results through %s: %.0f → %.0f tokens of a %d-token window", cleared, next, before, now, c.window),
+		c.emit(fmt.Sprintf("cleared %d old tool results through %s: %.0f → %.0f tokens of a %d-token window", cleared, next, before, now, c.window),
 			map[string]any{"stage": "clear", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
-				"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "overflow": v.Overflow}, nil)
+				"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "overflow": v.Overflow,
+				"window_from_request": c.windowGuessed, "target_from_request": c.overflowTarget}, nil)
 	}
 	if now <= goal {
 		return nil
 	}
 	if c.summarizer == nil {
-		c.emit("over", fmt.Sprintf("still %.0f tokens after clearing (target %.0f); no summarizer is set", now, goal),
+		c.emit(fmt.Sprintf("still %.0f tokens after clearing (target %.0f); no summarizer is set", now, goal),
 			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
 		return nil
 	}
@@ -510,6 +511,6 @@ func (c *compaction) setNoteMessage(text string) {
 	c.raw = append(c.raw[:idx], append([]int{tokens.CountMessage(c.counter, &msg)}, c.raw[idx:]...)...)
 }
 
-func (c *compaction) emit(stage, detail string, data map[string]any, usage *harness.Usage) {
+func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {
 	harness.Emit(c.ctx, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage})
 }

@@ -38,7 +38,7 @@ func (c *compaction) summarize(now, goal float64) error {
 		from = prev.After
 	}
 	if upto <= from {
-		c.emit("over", fmt.Sprintf("still %.0f tokens after clearing (target %.0f); the newest %d turns are never summarised", now, goal, c.keepTurns),
+		c.emit(fmt.Sprintf("still %.0f tokens after clearing (target %.0f); the newest %d turns are never summarised", now, goal, c.keepTurns),
 			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
 		return nil
 	}
@@ -100,7 +100,7 @@ func (c *compaction) summarize(now, goal float64) error {
 	c.setNoteMessage(text)
 	after := c.tokens()
 	u := resp.Usage
-	c.emit("summary", fmt.Sprintf("summarised turns %d–%d in %d tokens: %.0f → %.0f tokens of a %d-token window", from+1, upto,
+	c.emit(fmt.Sprintf("summarised turns %d–%d in %d tokens: %.0f → %.0f tokens of a %d-token window", from+1, upto,
 		c.counter.Count(body), now, after, c.window),
 		map[string]any{"stage": "summary", "tokens_before": roundTokens(now), "tokens_after": roundTokens(after), "window": c.window,
 			"after": upto, "summary_tokens": c.counter.Count(body), "summary_cut": cut}, &u)
