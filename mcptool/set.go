@@ -81,6 +81,7 @@ type Skipped struct {
 	Err          error
 }
 
+// Error says which tool was left out and why.
 func (k Skipped) Error() string {
 	return fmt.Sprintf("MCP server %q: tool %q left out: %v", k.Server, k.Tool, k.Err)
 }

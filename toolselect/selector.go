@@ -20,9 +20,10 @@ const (
 	DefaultRecentToolMessages = 12
 )
 
-// DefaultIdentity are the identity tools kept in every selection: a model
-// that must act "as the user" needs to know who that is.
-var DefaultIdentity = []string{"me", "get_current_user", "whoami"}
+// DefaultIdentity returns the identity tool patterns kept in every
+// selection (me, get_current_user, whoami): a model that must act "as the
+// user" needs to know who that is.
+func DefaultIdentity() []string { return []string{"me", "get_current_user", "whoami"} }
 
 // PolicyName names the selector in events.
 const PolicyName = "toolselect"
@@ -42,7 +43,7 @@ type Selector struct {
 	// every tool.
 	Timeout time.Duration
 	// Identity lists identity tool patterns kept in every selection (nil
-	// means DefaultIdentity; an empty non-nil slice keeps none). Pinned
+	// means DefaultIdentity(); an empty non-nil slice keeps none). Pinned
 	// lists more patterns to keep. A pattern is a path.Match glob matched
 	// against the tool's name and against the part after a "server__"
 	// namespace, so "get_current_user" also keeps "github__get_current_user".
@@ -208,7 +209,7 @@ func choose(tools []harness.ToolSpec, scores []float64, keep map[int]bool, topK 
 func (s *Selector) mustKeep(conv *harness.Conversation, tools []harness.ToolSpec) map[int]bool {
 	patterns := s.Identity
 	if patterns == nil {
-		patterns = DefaultIdentity
+		patterns = DefaultIdentity()
 	}
 	patterns = append(append([]string(nil), patterns...), s.Pinned...)
 	recent := recentlyCalled(conv, s.recentN())
