@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/anthropic"
+	"github.com/agentharness/harness/provider/openai"
 	"github.com/agentharness/harness/provider/scripted"
 )
 
@@ -20,13 +22,28 @@ func newModel(ctx context.Context, e *env, cfg *runConfig) (harness.Model, error
 	}
 	switch provider {
 	case "scripted":
+		if cfg.baseURL != "" {
+			return nil, fmt.Errorf("%w: --base-url applies to openai and anthropic models, not %s", errUsage, cfg.model)
+		}
 		s, err := scripted.Load(name)
 		if err != nil {
 			return nil, err
 		}
 		return scripted.New(s, &scripted.Options{Counter: cfg.countTokens}), nil
-	case "openai", "anthropic":
-		return nil, fmt.Errorf("--model %s: the %s provider is not built yet", cfg.model, provider)
+	case "openai":
+		// Keys and base URL come from e.getenv, so tests run the CLI with
+		// an environment of their own.
+		m, err := openai.New(&openai.Options{Model: name, BaseURL: cfg.baseURL, Getenv: e.getenv})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case "anthropic":
+		m, err := anthropic.New(&anthropic.Options{Model: name, BaseURL: cfg.baseURL, Getenv: e.getenv})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("%w: --model %q: unknown provider %q (want scripted, openai or anthropic)", errUsage, cfg.model, provider)
 }

@@ -19,6 +19,7 @@ import (
 // runConfig holds the flags of "harness run".
 type runConfig struct {
 	model       string
+	baseURL     string
 	workspace   string
 	system      string
 	maxRounds   int
@@ -49,6 +50,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "run", "PROMPT", "Run one agent turn on PROMPT (\"-\" reads it from standard input), print the answer on\n"+
 		"standard output and a one-line usage summary on standard error.")
 	fs.StringVar(&cfg.model, "model", "", modelSpecHelp)
+	fs.StringVar(&cfg.baseURL, "base-url", "", "API root of an openai or anthropic model (default $OPENAI_BASE_URL or $ANTHROPIC_BASE_URL, else the provider's own)")
 	fs.StringVar(&cfg.workspace, "workspace", ".", "workspace root: tools are jailed to it and spill files go under its .harness/")
 	fs.StringVar(&cfg.system, "system", defaultSystem, "system prompt")
 	fs.IntVar(&cfg.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
