@@ -436,3 +436,12 @@ func TestStreamableHTTPJSONResponseLimit(t *testing.T) {
 		t.Errorf("restarts %d", n)
 	}
 }
+
+func TestOpenRefusesDuplicateNames(t *testing.T) {
+	a := stdioServer(t, "same")
+	set, err := mcptool.Open(context.Background(), &mcptool.Config{Servers: []mcptool.ServerConfig{a, a}}, nil)
+	defer set.Close()
+	if err == nil || !strings.Contains(err.Error(), `two servers are named "same"`) || len(set.Servers()) != 0 {
+		t.Fatalf("%v, %d servers", err, len(set.Servers()))
+	}
+}

@@ -27,7 +27,12 @@ func Open(ctx context.Context, cfg *Config, opts *Options) (*Set, error) {
 		return set, nil
 	}
 	var enabled []ServerConfig
+	seen := map[string]bool{}
 	for _, sc := range cfg.Servers {
+		if seen[sc.Name] {
+			return set, fmt.Errorf("mcptool: two servers are named %q", sc.Name)
+		}
+		seen[sc.Name] = true
 		if !sc.Disabled {
 			enabled = append(enabled, sc)
 		}
