@@ -7,14 +7,15 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 )
 
 // Name is the tool's name, which compaction placeholders refer to.
 const Name = "recall"
 
 // LookupFunc finds the stored result of callID in conversation convID. It
-// returns (nil, nil) when there is none. A transcript store's FullResult
-// fits it.
+// returns (nil, nil), or an error wrapping store.ErrNotFound, when there
+// is none. A transcript store's FullResult (store/sqlite) fits it.
 type LookupFunc func(ctx context.Context, convID, callID string) (*harness.ToolResult, error)
 
 // Options configure the tool. Nil means defaults.
@@ -73,15 +74,25 @@ func (o Options) run(ctx context.Context, call *harness.ToolCall) (*harness.Tool
 	if info.Transcript != nil {
 		found = info.Transcript.FindResult(a.CallID)
 	}
-	if found == nil && o.Lookup != nil {
+	// A result loaded from a store without its payload (Partial) holds
+	// only the model's copy: the full one is the store's.
+	partial := store.Partial(found)
+	if (found == nil || partial) && o.Lookup != nil {
 		r, err := o.Lookup(ctx, info.Conversation, a.CallID)
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			r = nil
+		case err != nil:
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return nil, err
 			}
 			return harness.ErrorResult("recall: could not read the stored result of %q: %v", a.CallID, err), nil
 		}
 		found = r
+		partial = store.Partial(r)
+	}
+	if partial {
+		return harness.ErrorResult("recall: the full result of %q is in the transcript store but was not loaded, and this agent has no store lookup for recall", a.CallID), nil
 	}
 	if found == nil {
 		return harness.ErrorResult("recall: no stored result has call id %q in this conversation; use the exact id from the placeholder", a.CallID), nil

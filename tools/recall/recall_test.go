@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/tools/recall"
 )
 
@@ -71,6 +72,11 @@ func TestRecallFallsBackToLookup(t *testing.T) {
 			return harness.TextResult("from the store"), nil
 		case "broken":
 			return nil, errors.New("disk on fire")
+		case "call_partial":
+			return harness.TextResult("the full payload"), nil
+		}
+		if callID == "gone" {
+			return nil, fmt.Errorf("sqlite: %w", store.ErrNotFound)
 		}
 		return nil, nil
 	}})
@@ -81,9 +87,22 @@ func TestRecallFallsBackToLookup(t *testing.T) {
 	if res := run(t, tool, conv, `{"call_id":"broken"}`); !res.IsError || !strings.Contains(res.FullText(), "disk on fire") {
 		t.Fatalf("store failure: %q", res.FullText())
 	}
+	if res := run(t, tool, conv, `{"call_id":"gone"}`); !res.IsError || !strings.Contains(res.FullText(), "no stored result") {
+		t.Fatalf("not found: %q", res.FullText())
+	}
 	asked = ""
 	if got := run(t, tool, conv, `{"call_id":"call_big"}`).FullText(); len(got) != 1000 || asked != "" {
 		t.Fatal("transcript not searched first")
+	}
+	// A result loaded without its payload is fetched from the store; with
+	// no store lookup, recall says so instead of returning the cut copy.
+	partial := &harness.ToolResult{CallID: "call_partial", Tool: "read", Model: []harness.Part{harness.TextPart("(cut)")}, Partial: true}
+	conv.Turns[0].Rounds[0].Results = append(conv.Turns[0].Rounds[0].Results, partial)
+	if got := run(t, tool, conv, `{"call_id":"call_partial"}`).FullText(); got != "the full payload" {
+		t.Fatalf("partial result: %q", got)
+	}
+	if res := run(t, recall.New(nil), conv, `{"call_id":"call_partial"}`); !res.IsError || !strings.Contains(res.FullText(), "not loaded") {
+		t.Fatalf("partial without lookup: %q", res.FullText())
 	}
 }
 
