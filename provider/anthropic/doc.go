@@ -16,6 +16,11 @@
 //   - An assistant message's tool calls become tool_use blocks. Their input
 //     must be a JSON object: arguments that are not (the model sent invalid
 //     JSON, which the agent reported back to it) are sent as {}.
+//   - A synthesis call (Request.Final) that still lists tools sends them
+//     with tool_choice none. One with no tools, whose history holds
+//     tool_use blocks, declares the tools the history used (name only) with
+//     tool_choice none: the API refuses tool blocks in a request that
+//     defines no tools.
 //   - Usage: Input counts every prompt token — input_tokens +
 //     cache_read_input_tokens + cache_creation_input_tokens — Cached is
 //     cache_read_input_tokens and CacheWrite cache_creation_input_tokens.

@@ -23,11 +23,13 @@ type APIError struct {
 	// StatusCode is the HTTP status; 0 for an error event inside a stream.
 	StatusCode int
 	// Type is the error type ("overloaded_error", "invalid_request_error").
-	Type    string
+	Type string
+	// Message is the server's own explanation.
 	Message string
 	// RequestID is the server's request-id, for support requests.
 	RequestID string
-	Header    http.Header
+	// Header holds the response headers (nil for a stream's error event).
+	Header http.Header
 	// TooLarge is set when the server rejected the prompt as too long.
 	TooLarge bool
 	err      error

@@ -16,6 +16,8 @@
 //     of tool messages follow it as one user message of image_url parts
 //     (data URLs), each introduced by a line naming its call. Images are
 //     never sent as base64 text.
+//   - A synthesis call (Request.Final) that still lists tools sends them
+//     with tool_choice "none", so the prompt prefix stays cacheable.
 //   - Usage: Input is prompt_tokens (cached ones included), Cached is
 //     prompt_tokens_details.cached_tokens, CacheWrite is
 //     prompt_tokens_details.cache_write_tokens where a server reports it.

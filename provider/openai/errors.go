@@ -23,9 +23,13 @@ import (
 type APIError struct {
 	// StatusCode is the HTTP status; 0 for an error event inside a stream.
 	StatusCode int
+	// Type and Code are the body's error.type and error.code
+	// ("invalid_request_error", "context_length_exceeded").
 	Type, Code string
-	Message    string
-	Header     http.Header
+	// Message is the server's own explanation.
+	Message string
+	// Header holds the response headers (nil for a stream's error event).
+	Header http.Header
 	// TooLarge is set when the server rejected the prompt as too long.
 	TooLarge bool
 	err      error
