@@ -184,9 +184,9 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 		return nil, fmt.Errorf("cuts: %w", err)
 	}
 
-	err = query(ctx, tx, `SELECT after, text, by FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
+	err = query(ctx, tx, `SELECT after, text, by, clear_turn, clear_round FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
 		n := &harness.Note{}
-		if err := rows.Scan(&n.After, &n.Text, &n.By); err != nil {
+		if err := rows.Scan(&n.After, &n.Text, &n.By, &n.ClearTurn, &n.ClearRound); err != nil {
 			return err
 		}
 		conv.Notes = append(conv.Notes, n)

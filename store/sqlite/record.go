@@ -327,9 +327,9 @@ func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *h
 }
 
 func addNote(w *txw, convID string, note *harness.Note) error {
-	if _, err := w.exec(`INSERT INTO notes (conv_id, seq, after, text, by)
-VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE conv_id = ?), ?, ?, ?)`,
-		convID, convID, note.After, note.Text, note.By); err != nil {
+	if _, err := w.exec(`INSERT INTO notes (conv_id, seq, after, text, by, clear_turn, clear_round)
+VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE conv_id = ?), ?, ?, ?, ?, ?)`,
+		convID, convID, note.After, note.Text, note.By, note.ClearTurn, note.ClearRound); err != nil {
 		return fmt.Errorf("sqlite store: note of %s: %w", convID, err)
 	}
 	return nil

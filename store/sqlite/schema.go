@@ -16,7 +16,8 @@ type migration struct {
 }
 
 // migrations is the schema history. Version 1 holds the transcript;
-// version 2 adds events, per-turn view cuts, guard markers and titles.
+// version 2 adds events, per-turn view cuts, guard markers and titles;
+// version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound).
 var migrations = []migration{
 	{1, "transcript", `
 CREATE TABLE conversations (
@@ -177,6 +178,10 @@ CREATE TABLE view_cuts (
 	marker    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX view_cuts_by_call ON view_cuts(conv_id, turn, call_id);
+`},
+	{3, "compaction clearing marks on notes", `
+ALTER TABLE notes ADD COLUMN clear_turn INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE notes ADD COLUMN clear_round INTEGER NOT NULL DEFAULT 0;
 `},
 }
 

@@ -86,7 +86,7 @@ func richConversation(id string, big int) *harness.Conversation {
 				},
 			},
 		},
-		Notes: []*harness.Note{{After: 1, Text: "summary of turn 1", By: "compact"}},
+		Notes: []*harness.Note{{After: 1, Text: "summary of turn 1", By: "compact"}, {After: 1, Text: "summary of turn 1", By: "compact", ClearTurn: 2, ClearRound: 1}},
 	}
 }
 
@@ -237,7 +237,7 @@ func TestListAndDelete(t *testing.T) {
 	want := store.Summary{ID: sm.ID, Title: "build it", Created: time.Unix(1_800_000_000, 123456789), Updated: sm.Updated,
 		Turns: 2, Rounds: 4, Calls: 3, ResultBytes: int64(5000 + richConversation("x", 5000).Turns[0].Rounds[0].Results[1].Bytes + 15),
 		ModelBytes: int64(len(richConversation("x", 5000).Turns[0].Rounds[0].Results[0].ModelText()) + richConversation("x", 5000).Turns[0].Rounds[0].Results[1].Bytes + 15),
-		Usage:      harness.Usage{Input: 300, Cached: 100, CacheWrite: 7, Output: 40}, Notes: 1}
+		Usage:      harness.Usage{Input: 300, Cached: 100, CacheWrite: 7, Output: 40}, Notes: 2}
 	if jsonOf(t, sm) != jsonOf(t, want) {
 		t.Errorf("summary:\n%s\nwant\n%s", jsonOf(t, sm), jsonOf(t, want))
 	}
