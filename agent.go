@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -154,8 +155,13 @@ type Result struct {
 	Outcome Outcome
 	// Turn is the stored turn (also the conversation's last turn).
 	Turn *Turn
-	// Usage sums the usage the model reported for every call of the turn.
+	// Usage sums the usage the model reported for every call of the turn,
+	// including calls policies made (PolicyUsage).
 	Usage Usage
+	// PolicyUsage is the part of Usage spent by policies' own model calls,
+	// such as a compaction summary. Policies report it as the Usage of an
+	// EventPolicy event.
+	PolicyUsage Usage
 	// Requests counts model calls; ToolRounds the rounds that ran tools.
 	Requests   int
 	ToolRounds int
@@ -200,7 +206,19 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	turn := &Turn{Index: len(conv.Turns) + 1, Input: input, Started: time.Now()}
 	conv.Turns = append(conv.Turns, turn)
 	res := &Result{Turn: turn}
-	obs := a.observer()
+	var (
+		policyMu    sync.Mutex
+		policyUsage Usage
+	)
+	userObs := a.observer()
+	obs := func(e Event) {
+		if e.Kind == EventPolicy && e.Usage != nil {
+			policyMu.Lock()
+			policyUsage = policyUsage.Add(*e.Usage)
+			policyMu.Unlock()
+		}
+		userObs(e)
+	}
 	ctx = WithObserver(ctx, obs)
 	if a.opts.Recorder != nil {
 		ctx = context.WithValue(ctx, recorderKey{}, a.opts.Recorder)
@@ -215,6 +233,10 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	finish := func(outcome Outcome, err error) (*Result, error) {
 		turn.Outcome, turn.Ended = outcome, time.Now()
 		res.Outcome, res.Answer = outcome, turn.Answer()
+		policyMu.Lock()
+		res.PolicyUsage = policyUsage
+		policyMu.Unlock()
+		res.Usage = res.Usage.Add(res.PolicyUsage)
 		turn.Usage = res.Usage
 		u := res.Usage
 		emit(Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: errString(err)})

@@ -535,3 +535,20 @@ func TestMultiTurnViewKeepsEarlierTurns(t *testing.T) {
 		t.Fatalf("request at turn %d round %d", req.Turn, req.Round)
 	}
 }
+
+func TestPolicyModelCallsCountInTurnUsage(t *testing.T) {
+	summarize := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
+		// A policy that calls a model (a compaction summary) reports it.
+		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: "summary", Usage: &harness.Usage{Input: 1000, Output: 50}})
+		return nil
+	})
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{answer("ok")}}
+	res, err := newAgent(t, m, &harness.Options{Policies: []harness.ViewPolicy{summarize}}).Run(context.Background(), harness.NewConversation(""), "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := harness.Usage{Input: 1120, Cached: 100, Output: 55}
+	if res.Usage != want || res.Turn.Usage != want || res.PolicyUsage != (harness.Usage{Input: 1000, Output: 50}) {
+		t.Fatalf("usage %+v turn %+v policy %+v", res.Usage, res.Turn.Usage, res.PolicyUsage)
+	}
+}

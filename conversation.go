@@ -55,10 +55,12 @@ func NewID(prefix string) string {
 // Turn is one user input and every model call made to answer it.
 type Turn struct {
 	// Index counts turns from 1.
-	Index   int       `json:"index"`
-	Input   string    `json:"input"`
-	Rounds  []*Round  `json:"rounds"`
-	Outcome Outcome   `json:"outcome,omitempty"`
+	Index   int      `json:"index"`
+	Input   string   `json:"input"`
+	Rounds  []*Round `json:"rounds"`
+	Outcome Outcome  `json:"outcome,omitempty"`
+	// Usage is the turn's total: its rounds' usage plus what policies
+	// spent on their own model calls (compaction summaries).
 	Usage   Usage     `json:"usage"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
