@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/tokens"
 )
 
 // policyFlags are the context policies of "harness run": the per-result
@@ -34,8 +35,9 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 }
 
 // build returns the guards and view policies the flags describe.
-// summarizer writes compaction summaries (the run's own model).
-func (p *policyFlags) build(modelName string, summarizer harness.Model) ([]harness.Guard, []harness.ViewPolicy, error) {
+// summarizer writes compaction summaries (the run's own model); counter
+// and cal measure requests for compaction.
+func (p *policyFlags) build(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) ([]harness.Guard, []harness.ViewPolicy, error) {
 	if p.dedupe == 1 || p.dedupe < 0 {
 		return nil, nil, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
 	}
@@ -59,7 +61,8 @@ func (p *policyFlags) build(modelName string, summarizer harness.Model) ([]harne
 		policies = append(policies, tb)
 	}
 	if !p.noCompact {
-		policies = append(policies, &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer})
+		policies = append(policies, &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer,
+			Counter: counter, Calibrator: cal})
 	}
 	return guards, policies, nil
 }

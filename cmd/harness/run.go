@@ -93,8 +93,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, modelName, _ := strings.Cut(cfg.model, ":")
-	guards, policies, err := cfg.policy.build(modelName, model)
+	provider, modelName, _ := strings.Cut(cfg.model, ":")
+	// Budgets count with o200k; the calibrator learns how far the
+	// provider's own tokenizer is from it, from the usage it reports.
+	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator(nil)
+	if provider != "scripted" {
+		model = tokens.Calibrate(model, modelName, cache, cal)
+	}
+	guards, policies, err := cfg.policy.build(modelName, model, cache, cal)
 	if err != nil {
 		return err
 	}
