@@ -91,6 +91,13 @@ type Options struct {
 	MaxOutputTokens int
 	// Workspace is the workspace root handed to guards in CallInfo.
 	Workspace string
+	// KeepToolsOnFinal keeps the tool schemas in the synthesis request,
+	// with calls forbidden (tool_choice "none"), instead of leaving them
+	// out. Leaving them out changes the request's prefix, so the synthesis
+	// call misses the prompt cache; keeping them costs their schemas once
+	// more but keeps the cache. Off by default: the request then carries no
+	// tools at all.
+	KeepToolsOnFinal bool
 }
 
 // Agent runs turns of a conversation against a model. It is safe for
@@ -396,7 +403,7 @@ func (a *Agent) observer() Observer {
 
 func (a *Agent) view(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, a.opts.System, tools, final)
-	v.Overflow = overflow
+	v.Overflow, v.KeepToolsOnFinal = overflow, a.opts.KeepToolsOnFinal
 	for _, p := range a.opts.Policies {
 		if err := p.ApplyView(ctx, v); err != nil {
 			return nil, fmt.Errorf("harness: view policy: %w", err)

@@ -153,6 +153,12 @@ func TestRoundLimitEndsWithSynthesisWithoutTools(t *testing.T) {
 	if !last.Final || len(last.Tools) != 0 {
 		t.Fatalf("synthesis request: final=%v tools=%d", last.Final, len(last.Tools))
 	}
+	if st := res.Turn.Rounds[3].Stats; st.Tools != 0 || st.ToolBytes != 0 {
+		t.Fatalf("synthesis request stats count %d tools (%d bytes) it did not send", st.Tools, st.ToolBytes)
+	}
+	if res.ToolSchemas != 3 {
+		t.Fatalf("%d tool schemas counted, want 3 (one per tool round)", res.ToolSchemas)
+	}
 	for _, r := range m.reqs[:3] {
 		if r.Final || len(r.Tools) != 1 {
 			t.Fatalf("tool round request: final=%v tools=%d", r.Final, len(r.Tools))
@@ -550,5 +556,22 @@ func TestPolicyModelCallsCountInTurnUsage(t *testing.T) {
 	want := harness.Usage{Input: 1120, Cached: 100, Output: 55}
 	if res.Usage != want || res.Turn.Usage != want || res.PolicyUsage != (harness.Usage{Input: 1000, Output: 50}) {
 		t.Fatalf("usage %+v turn %+v policy %+v", res.Usage, res.Turn.Usage, res.PolicyUsage)
+	}
+}
+
+func TestKeepToolsOnFinalKeepsThePrefix(t *testing.T) {
+	loop := calls(call("", "echo", `{"text":"again"}`))
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{loop, answer("summary")}}
+	a := newAgent(t, m, &harness.Options{MaxRounds: 1, KeepToolsOnFinal: true, Tools: []harness.Tool{echoTool("echo", harness.ReadOnly)}})
+	res, err := a.Run(context.Background(), harness.NewConversation(""), "loop")
+	if err != nil || res.Outcome != harness.RoundLimit {
+		t.Fatalf("err %v outcome %s", err, res.Outcome)
+	}
+	first, final := m.reqs[0], m.reqs[1]
+	if !final.Final || len(final.Tools) != 1 || final.Tools[0].Name != first.Tools[0].Name {
+		t.Fatalf("final request: final=%v tools=%v", final.Final, final.Tools)
+	}
+	if res.ToolSchemas != 2 {
+		t.Fatalf("%d tool schemas counted, want 2: the kept schemas are sent", res.ToolSchemas)
 	}
 }

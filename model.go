@@ -27,7 +27,10 @@ type ModelFunc func(ctx context.Context, req *Request) (*Response, error)
 func (f ModelFunc) Generate(ctx context.Context, req *Request) (*Response, error) { return f(ctx, req) }
 
 // Request is one call to the model: the view of the conversation and the
-// tools offered. Tools is empty when tools are withheld (the synthesis call).
+// tools offered. On a final request (the synthesis call) tools are withheld:
+// Tools is empty, or, with Options.KeepToolsOnFinal, it keeps the schemas
+// for a stable cached prefix and providers tell the model it may call none
+// (tool_choice "none").
 type Request struct {
 	// System is the system prompt; it is also the first message of Messages
 	// when set, so providers may use either.
@@ -37,7 +40,7 @@ type Request struct {
 	// MaxOutputTokens caps the reply; 0 means the provider's default.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// Final is set on the synthesis call after the round limit or a stuck
-	// abort: tools are withheld and the model must answer.
+	// abort: the model must answer without calling tools.
 	Final bool `json:"final,omitempty"`
 	// Turn and Round locate the request in the conversation (both from 1).
 	Turn  int `json:"turn"`

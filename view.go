@@ -28,6 +28,11 @@ type View struct {
 	Round int
 	// Final is set when tools are withheld (the synthesis call).
 	Final bool
+	// KeepToolsOnFinal keeps the tool schemas in a final request (the
+	// model is told it may not call them), so the request's prefix stays
+	// the same as the turn's earlier requests and the prompt cache holds.
+	// See Options.KeepToolsOnFinal.
+	KeepToolsOnFinal bool
 	// Messages and Origins are parallel slices.
 	Messages []Message
 	Origins  []Origin
@@ -114,15 +119,26 @@ func ToolMessage(res *ToolResult) Message {
 	}
 }
 
-// Stats computes the figures of the view as it stands.
+// SentTools returns the tool schemas the request sends: none on a final
+// request, unless KeepToolsOnFinal is set.
+func (v *View) SentTools() []ToolSpec {
+	if v.Final && !v.KeepToolsOnFinal {
+		return nil
+	}
+	return v.Tools
+}
+
+// Stats computes the figures of the view as it stands: what the request
+// built from it sends.
 func (v *View) Stats() RequestStats {
-	s := RequestStats{Messages: len(v.Messages), Tools: len(v.Tools)}
+	sent := v.SentTools()
+	s := RequestStats{Messages: len(v.Messages), Tools: len(sent)}
 	for _, m := range v.Messages {
 		if m.Role == RoleTool {
 			s.EvidenceChars += Chars(m.Text())
 		}
 	}
-	for _, t := range v.Tools {
+	for _, t := range sent {
 		s.ToolBytes += SchemaBytes(t)
 	}
 	return s
@@ -140,9 +156,7 @@ func (v *View) Request(system string, maxOutput int) *Request {
 	if v.Turn != nil {
 		req.Turn = v.Turn.Index
 	}
-	if !v.Final {
-		req.Tools = v.Tools
-	}
+	req.Tools = v.SentTools()
 	return req
 }
 
