@@ -34,6 +34,8 @@ type runConfig struct {
 	db           string
 	noStore      bool
 
+	keepToolsOnFinal bool
+
 	policy policyFlags
 	tools  toolFlags
 	mcp    mcpFlags
@@ -61,6 +63,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.conversation, "conversation", "", "continue this stored conversation (ids: harness log list)")
 	fs.StringVar(&cfg.db, "db", "", "transcript store file (default WORKSPACE/.harness/harness.db)")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
+	fs.BoolVar(&cfg.keepToolsOnFinal, "keep-tools-on-final", false, "keep the tool schemas (calls forbidden) in the synthesis request, so it hits the prompt cache")
 	cfg.policy.register(fs)
 	cfg.tools.register(fs)
 	cfg.mcp.register(fs)
@@ -123,6 +126,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		Workspace:   root,
 		Guards:      guards,
 		Policies:    policies,
+
+		KeepToolsOnFinal: cfg.keepToolsOnFinal,
 	}
 	if !cfg.policy.noCompact {
 		// Compaction's placeholders point at recall to get a result back.
