@@ -3,8 +3,10 @@
 //
 // Importers turn a recording — a mini-swe-agent trajectory (*.traj.json), a
 // plain OpenAI chat-message list (a JSON array, a {"messages": [...]}
-// object, or JSONL with one message per line), or a harness conversation
-// (the JSON of a [harness.Conversation]) — into a provider-neutral
+// object, or JSONL with one message per line), a harness conversation
+// (the JSON of a [harness.Conversation]), or harness's own transcript
+// store (the SQLite file of store/sqlite, every conversation in it:
+// [ParseStore]) — into a provider-neutral
 // [Recording]: the model calls in the order they were made, each with the
 // position of its request in the source, the assistant message it
 // produced, the usage the provider reported for it, and the tool results

@@ -13,7 +13,7 @@ import (
 func cmdAudit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
 		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
-		"have cost.")
+		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation.")
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
@@ -28,7 +28,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(e, pos)
+	recs, err := loadOrSuite(ctx, e, pos)
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,9 @@ import (
 // built-in scenario suite.
 func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[DIR|FILE…]", "Replay transcripts under every policy preset and compare effective tokens (uncached + 0.1 × cached\n"+
-		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. With no\n"+
-		"argument it runs the built-in scenario suite.")
+		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
+		"are mini-swe-agent trajectories, OpenAI chat lists, harness conversations or harness's store (.db:\n"+
+		"every conversation in it). With no argument it runs the built-in scenario suite.")
 	jsonOut := fs.Bool("json", false, "print the table as JSON")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all; none is always included)")
 	pos, err := parseFlags(fs, args)
@@ -30,7 +31,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(e, pos)
+	recs, err := loadOrSuite(ctx, e, pos)
 	if err != nil {
 		return err
 	}
@@ -48,11 +49,11 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 
 // loadOrSuite imports the transcripts at pos (listing skipped files on
 // standard error), or generates the built-in suite when pos is empty.
-func loadOrSuite(e *env, pos []string) ([]*replay.Recording, error) {
+func loadOrSuite(ctx context.Context, e *env, pos []string) ([]*replay.Recording, error) {
 	if len(pos) == 0 {
 		return bench.Suite()
 	}
-	recs, skipped, err := replay.Load(pos...)
+	recs, skipped, err := replay.LoadContext(ctx, pos...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,15 @@ import (
 	"github.com/agentharness/harness/replay"
 )
 
-// cmdReplay replays one recorded transcript under one preset.
+// cmdReplay replays one recorded transcript under one preset. A transcript
+// store (harness's .db file) is replayed conversation by conversation.
 func cmdReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (mini-swe-agent *.traj.json, OpenAI chat messages as JSON or JSONL,\n"+
-		"or a harness conversation) under a policy preset, with no model, and print what it would have cost.")
+		"a harness conversation, or harness's transcript store .harness/harness.db: every conversation in it)\n"+
+		"under a policy preset, with no model, and print what it would have cost.")
 	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(bench.PresetNames()))
-	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file")
+	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file (one conversation)")
+	convID := fs.String("conversation", "", "replay only this conversation of a transcript store")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -28,23 +31,51 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	rec, err := replay.ParseFile(pos[0])
+	if st, err := os.Stat(pos[0]); err != nil {
+		return err
+	} else if st.IsDir() {
+		return fmt.Errorf("%w: replay takes a FILE; %s is a folder (use bench or audit for folders)", errUsage, pos[0])
+	}
+	recs, skipped, err := replay.LoadContext(ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: *emit != ""})
-	if err != nil {
-		return err
+	if len(skipped) > 0 {
+		return skipped[0].Err
 	}
-	if *emit != "" {
-		if err := writeEmit(*emit, rep); err != nil {
+	if *convID != "" {
+		var picked []*replay.Recording
+		for _, r := range recs {
+			if r.ID == *convID {
+				picked = append(picked, r)
+			}
+		}
+		if len(picked) == 0 {
+			return fmt.Errorf("%s holds no conversation %q", pos[0], *convID)
+		}
+		recs = picked
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("%s holds no conversation", pos[0])
+	}
+	if *emit != "" && len(recs) > 1 {
+		return fmt.Errorf("%w: --emit writes one conversation and %s holds %d: pick one with --conversation", errUsage, pos[0], len(recs))
+	}
+	for _, rec := range recs {
+		rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: *emit != ""})
+		if err != nil {
 			return err
 		}
+		if *emit != "" {
+			if err := writeEmit(*emit, rep); err != nil {
+				return err
+			}
+		}
+		u := rep.Usage
+		fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable\n",
+			rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
+			rep.Visible, rep.Needles, rep.Recoverable, rep.Needles)
 	}
-	u := rep.Usage
-	fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable\n",
-		rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
-		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles)
 	return nil
 }
 

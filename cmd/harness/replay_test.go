@@ -108,3 +108,42 @@ func TestBenchAndAudit(t *testing.T) {
 		t.Fatalf("html: %v", err)
 	}
 }
+
+// TestReplayBenchAuditStore records two conversations with "harness run"
+// into a workspace's store, then replays, benches and audits the store.
+func TestReplayBenchAuditStore(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte(strings.Repeat("the parser handles ERR_tokenizer_eof at line 42\n", 800)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"steps":[
+		{"tool_calls":[{"name":"read_file","args":{"path":"notes.txt"}}]},
+		{"tool_calls":[{"name":"grep","args":{"pattern":"ERR_tokenizer_eof","path":"notes.txt","max_matches":1}}]},
+		{"text":"It is ERR_tokenizer_eof."}]}`)
+	for i := 0; i < 2; i++ {
+		if _, stderr, code := inproc(t, "run", "--model", "scripted:"+script, "--workspace", ws, "what does the parser report?"); code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
+		}
+	}
+	db := filepath.Join(ws, ".harness", "harness.db")
+	stdout, stderr, code := inproc(t, "replay", db, "--policy", "harness")
+	if code != 0 || strings.Count(stdout, " under harness: 3 model calls") != 2 {
+		t.Fatalf("replay: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	id := strings.Fields(stdout)[0]
+	out := filepath.Join(t.TempDir(), "e.jsonl")
+	if _, stderr, code := inproc(t, "replay", db, "--emit", out); code != 2 || !strings.Contains(stderr, "--conversation") {
+		t.Errorf("--emit on two conversations: code %d %s", code, stderr)
+	}
+	if stdout, stderr, code := inproc(t, "replay", db, "--conversation", id, "--emit", out); code != 0 || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("--conversation: code %d %s %s", code, stdout, stderr)
+	}
+	stdout, stderr, code = inproc(t, "bench", db, "--presets", "harness")
+	if code != 0 || !strings.Contains(stdout, "2 recordings") || stderr != "" {
+		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = inproc(t, "audit", db, "--presets", "harness")
+	if code != 0 || strings.Count(stdout, "harness-store") != 2 {
+		t.Fatalf("audit: code %d\n%s\n%s", code, stdout, stderr)
+	}
+}
