@@ -27,10 +27,10 @@ func WriteAuditHTML(w io.Writer, audits []Audit) error {
 	for i, a := range audits {
 		fmt.Fprintf(&b, "<section id=\"rec-%d\"><h2>%s</h2>\n<p>%s · %s · %d model calls · recorded %d input tokens (%d cached), %d output</p>\n",
 			i, esc(a.Recording), esc(a.Source), esc(a.Format), a.Calls, a.Recorded.Input, a.Recorded.Cached, a.Recorded.Output)
-		b.WriteString("<h3>What each preset would have cost</h3>\n<table><tr><th class=\"l\">preset</th><th>effective tokens</th><th>× none</th><th>cached</th><th>visible</th><th>recoverable</th></tr>\n")
+		b.WriteString("<h3>What each preset would have cost</h3>\n<table><tr><th class=\"l\">preset</th><th>effective tokens</th><th>× none</th><th>cached</th><th>visible</th><th>recoverable</th><th>tool schemas sent</th></tr>\n")
 		for k, p := range a.Presets {
 			c := a.Costs[k]
-			fmt.Fprintf(&b, "<tr><td class=\"l\">%s</td><td>%.0f</td><td>%.3f</td><td>%.1f%%</td><td>%d/%d</td><td>%d/%d</td></tr>\n", esc(p), c.Effective, c.Ratio, 100*c.CachedShare, c.Visible, c.Needles, c.Recoverable, c.Needles)
+			fmt.Fprintf(&b, "<tr><td class=\"l\">%s</td><td>%.0f</td><td>%.3f</td><td>%.1f%%</td><td>%d/%d</td><td>%d/%d</td><td>%d</td></tr>\n", esc(p), c.Effective, c.Ratio, 100*c.CachedShare, c.Visible, c.Needles, c.Recoverable, c.Needles, c.ToolSchemas)
 		}
 		b.WriteString("</table>\n<h3>Evidence per round, by tool</h3>\n")
 		evidenceChart(&b, a)

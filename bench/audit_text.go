@@ -26,10 +26,10 @@ func WriteAuditText(w io.Writer, audits []Audit) error {
 			fmt.Fprintf(w, "  %s %s overlaps %s\n", r.Path, r.Overlap, r.Of)
 		}
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "preset\teffective tokens\t× none\tcached\tvisible\trecoverable\t\n")
+		fmt.Fprintf(tw, "preset\teffective tokens\t× none\tcached\tvisible\trecoverable\ttool schemas sent\t\n")
 		for i, p := range a.Presets {
 			c := a.Costs[i]
-			fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.1f%%\t%d/%d\t%d/%d\t\n", p, c.Effective, c.Ratio, 100*c.CachedShare, c.Visible, c.Needles, c.Recoverable, c.Needles)
+			fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.1f%%\t%d/%d\t%d/%d\t%d\t\n", p, c.Effective, c.Ratio, 100*c.CachedShare, c.Visible, c.Needles, c.Recoverable, c.Needles, c.ToolSchemas)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -58,7 +58,7 @@ func TestRunOnSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ps []Preset
-	for _, n := range []string{"harness", "codex", "swe-agent"} {
+	for _, n := range []string{"harness", "codex", "swe-agent", "harness-toolselect"} {
 		p, _ := Lookup(n)
 		ps = append(ps, p)
 	}
@@ -66,7 +66,7 @@ func TestRunOnSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tab.Rows) != 4 || tab.Rows[0].Preset != "none" || tab.Rows[0].Ratio != 1 || tab.Rows[0].VisibleShare != 1 {
+	if len(tab.Rows) != 5 || tab.Rows[0].Preset != "none" || tab.Rows[0].Ratio != 1 || tab.Rows[0].VisibleShare != 1 {
 		t.Fatalf("rows %+v", tab.Rows)
 	}
 	cell := func(rec, preset string) Figures {
@@ -90,6 +90,16 @@ func TestRunOnSuite(t *testing.T) {
 	// Head-only cuts lose the verdict at the end of a build log.
 	if h, s := cell("build-log-tail", "harness"), cell("build-log-tail", "swe-agent"); h.VisibleShare != 1 || s.VisibleShare == 1 {
 		t.Errorf("build log: harness visible %.2f, swe-agent visible %.2f", h.VisibleShare, s.VisibleShare)
+	}
+	// 84 tools over nine requests: harness offers the 20 its selection
+	// picks, every tool the agent called among them; without selection
+	// (and under codex, which sends all) all 84 go on every request.
+	sel, all := cell("graphql-84", "harness"), cell("graphql-84", "harness-toolselect")
+	if sel.ToolSchemas != 20*sel.Calls || sel.Unoffered != 0 || all.ToolSchemas != 84*all.Calls || cell("graphql-84", "codex").ToolSchemas != 84*all.Calls {
+		t.Errorf("graphql-84: %d schemas (%d unoffered calls) with selection, %d without", sel.ToolSchemas, sel.Unoffered, all.ToolSchemas)
+	}
+	if sel.Ratio > 0.5 || all.Ratio < 0.99 || sel.VisibleShare != 1 {
+		t.Errorf("graphql-84: %.3f × none with selection, %.3f without, visible %.2f", sel.Ratio, all.Ratio, sel.VisibleShare)
 	}
 	for _, r := range tab.Rows {
 		if r.Visible > r.Recoverable || r.Recoverable > r.Needles || r.Cached > r.Input {

@@ -8,6 +8,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/toolselect"
 )
 
 // Preset is a named policy configuration with a one-line description.
@@ -29,15 +30,21 @@ type harnessConfig struct {
 	turnBudget bool
 	stuck      bool
 	compact    bool
-	extra      []harness.Guard // inside the ceiling: they see the result first
+	// selector offers each turn the tools toolselect.Selector (threshold
+	// 24, top 20, BM25, must-keep) picks for its input.
+	selector bool
+	extra    []harness.Guard // inside the ceiling: they see the result first
 }
 
 func defaultHarness() harnessConfig {
-	return harnessConfig{result: &guard.ResultPolicy{}, turnBudget: true, stuck: true, compact: true}
+	return harnessConfig{result: &guard.ResultPolicy{}, turnBudget: true, stuck: true, compact: true, selector: true}
 }
 
 func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	cfg := &replay.Config{Recall: true}
+	if h.selector {
+		cfg.Selector = &toolselect.Selector{}
+	}
 	if h.result != nil {
 		cfg.Guards = append(cfg.Guards, h.result.Guard())
 	}
@@ -67,7 +74,7 @@ func window(model string) int {
 func Presets() []Preset {
 	none := Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
 		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
-	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (75% → 55% of the window, clear in chunks of 10%); recall of stored results",
+	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (75% → 55% of the window, clear in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
 		build: defaultHarness().build}
 	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults (ANCHORS.md): max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
 		build: func(env replay.Env) (*replay.Config, error) {
@@ -79,7 +86,7 @@ func Presets() []Preset {
 				},
 			}, nil
 		}}
-	claude := Preset{Name: "claude-code", Doc: "Claude Code (ANCHORS.md): Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary)",
+	claude := Preset{Name: "claude-code", Doc: "Claude Code (ANCHORS.md): Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary); every tool schema on every request: its deferred tool search (tool definitions over 10% of the window) loads schemas through ToolSearch calls the model makes, extra rounds a recording without them cannot replay honestly",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{
@@ -93,7 +100,7 @@ func Presets() []Preset {
 				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
 			}, nil
 		}}
-	codex := Preset{Name: "codex", Doc: "Codex CLI (ANCHORS.md): every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window",
+	codex := Preset{Name: "codex", Doc: "Codex CLI (ANCHORS.md): every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
@@ -141,6 +148,7 @@ func Presets() []Preset {
 		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a head+tail preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),
 		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
+		abl("harness-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),

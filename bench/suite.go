@@ -20,8 +20,10 @@ import (
 //   - seven-articles: one turn reads seven article bodies of 8,000
 //     characters each and answers in the synthesis call after the round
 //     limit (seeds/001: 56,000 characters of evidence in the final round).
-//   - graphql-84: 84 GraphQL tool schemas offered on each of eight rounds,
-//     of which two tools are called (seeds/001).
+//   - graphql-84: 84 GraphQL tool schemas (14 object types of a store ×
+//     get, list, create, update, delete, count) offered on each of eight
+//     rounds, of which two tools are called (seeds/001): a tool selection
+//     offers 20 of them per turn.
 //   - spill-paging: a 200 KB log is read, then paged through with offset
 //     and limit and searched with grep.
 //   - build-log-tail: a 150 KB build log whose error is in its last lines
@@ -215,25 +217,87 @@ func sevenArticles(s *scenario) {
 	final.Final = true
 }
 
+// storeNouns are the object types of the store's GraphQL API in
+// graphql-84, each with the fields its tools filter on.
+var storeNouns = []struct{ one, many, fields string }{
+	{"order", "orders", "customer, status (OPEN, CLOSED, CANCELLED), total, creation date"},
+	{"customer", "customers", "name, email, country, tags, lifetime spend"},
+	{"product", "products", "title, vendor, product type, tags, status"},
+	{"variant", "variants", "product, SKU, price, barcode, weight"},
+	{"collection", "collections", "title, rules, sort order, products"},
+	{"inventory_item", "inventory_items", "SKU, location, quantity available, quantity committed"},
+	{"location", "locations", "name, address, fulfils online orders"},
+	{"fulfillment", "fulfillments", "order, status, tracking number, carrier"},
+	{"refund", "refunds", "order, amount, reason, restock"},
+	{"discount_code", "discount_codes", "code, value, usage count, start and end dates"},
+	{"gift_card", "gift_cards", "code, balance, customer, expiry date"},
+	{"draft_order", "draft_orders", "customer, line items, status, invoice sent"},
+	{"shipping_zone", "shipping_zones", "countries, rates, weight conditions"},
+	{"webhook", "webhooks", "topic, address, format"},
+}
+
 func graphql84(s *scenario) {
+	// 14 object types × 6 operations, named and described the way GraphQL
+	// admin APIs exposed as MCP tools are (list_orders, get_order, …),
+	// with their filters in the schemas.
+	type noun = struct{ one, many, fields string }
+	human := func(s string) string { return strings.ReplaceAll(s, "_", " ") }
+	verbs := []func(n noun) (name, doc string){
+		func(n noun) (string, string) {
+			return "get_" + n.one, fmt.Sprintf("Get one %s by id with its fields: %s.", human(n.one), n.fields)
+		},
+		func(n noun) (string, string) {
+			return "list_" + n.many, fmt.Sprintf("List the %s of the store, newest first, one page at a time; filter by %s.", human(n.many), n.fields)
+		},
+		func(n noun) (string, string) {
+			return "create_" + n.one, fmt.Sprintf("Create a %s. Required fields depend on the type: %s.", human(n.one), n.fields)
+		},
+		func(n noun) (string, string) {
+			return "update_" + n.one, fmt.Sprintf("Update fields of an existing %s by id: %s.", human(n.one), n.fields)
+		},
+		func(n noun) (string, string) {
+			return "delete_" + n.one, fmt.Sprintf("Delete a %s by id. This cannot be undone; related records are kept.", human(n.one))
+		},
+		func(n noun) (string, string) {
+			return "count_" + n.many, fmt.Sprintf("Count the %s matching a filter on %s, without fetching them.", human(n.many), n.fields)
+		},
+	}
 	var tools []harness.ToolSpec
-	for i := 0; i < 84; i++ {
-		verb := []string{"get", "list", "create", "update", "delete", "search"}[i%6]
-		noun := s.word(6)
-		schema := fmt.Sprintf(`{"type":"object","properties":{"id":{"type":"string","description":"The %s id."},"filter":{"type":"object","description":"GraphQL filter on %s fields: %s"},"first":{"type":"integer"},"after":{"type":"string"}},"required":["id"]}`, noun, noun, s.prose(160))
-		tools = append(tools, harness.ToolSpec{Name: fmt.Sprintf("%s_%s", verb, noun), Description: fmt.Sprintf("%s a %s through the GraphQL API. %s", verb, noun, s.prose(120)), InputSchema: json.RawMessage(schema), Risk: harness.ReadOnly | harness.Network})
+	for _, n := range storeNouns {
+		for _, verb := range verbs {
+			name, doc := verb(n)
+			schema := fmt.Sprintf(`{"type":"object","properties":{"id":{"type":"string","description":"The global id of the %s (gid://shop/%s/…)."},`+
+				`"filter":{"type":"object","description":"GraphQL filter on %s fields: %s. Combine conditions with AND; dates are ISO 8601."},`+
+				`"first":{"type":"integer","description":"Page size, at most 250."},"after":{"type":"string","description":"Cursor of the previous page's last edge."},`+
+				`"fields":{"type":"array","items":{"type":"string"},"description":"Fields to return; default all scalar fields of the %s."}}}`,
+				human(n.one), n.one, human(n.one), n.fields, human(n.one))
+			tools = append(tools, harness.ToolSpec{Name: name, Description: doc + " Goes through the store's GraphQL Admin API and counts against its rate limit.",
+				InputSchema: json.RawMessage(schema), Risk: harness.ReadOnly | harness.Network})
+		}
 	}
 	s.start("graphql-84", "You operate the store's GraphQL API through tools.", "How many open orders does customer 4411 have, and what is the oldest one?", tools...)
-	a, b := tools[0].Name, tools[6].Name
-	for r := 0; r < 8; r++ {
-		name := a
-		if r%2 == 1 {
-			name = b
+	// Four pages of the customer's open orders, each followed by a look at
+	// the oldest order of the page; the answer names the oldest overall.
+	var oldest string
+	for page := 0; page < 4; page++ {
+		var edges []string
+		pageOldest := ""
+		for k := 0; k < 10; k++ {
+			id := "ord_" + s.hex(8)
+			edges = append(edges, fmt.Sprintf(`{"node":{"id":%q,"status":"OPEN","created":"2024-%02d-%02dT10:%02d:00Z","total":"%d.%02d"}}`, id, 12-3*page-k/4, 28-k, k, 20+s.rng.IntN(400), s.rng.IntN(100)))
+			pageOldest = id
 		}
-		out := fmt.Sprintf(`{"data":{"orders":{"edges":[{"node":{"id":"ord_%s","status":"OPEN","created":"2024-0%d-1%d"}}],"pageInfo":{"hasNextPage":%v,"endCursor":"cur_%s"}}}}`, s.hex(8), 1+r%9, r, r < 7, s.hex(6))
-		s.step(fmt.Sprintf("Fetching page %d.", r+1), callSpec{name, fmt.Sprintf(`{"id":"4411","first":"10","after":"cur_%d"}`, r), out})
+		out := fmt.Sprintf(`{"data":{"orders":{"edges":[%s],"pageInfo":{"hasNextPage":%v,"endCursor":"cur_%s"}}}}`, strings.Join(edges, ","), page < 3, s.hex(6))
+		after := ""
+		if page > 0 {
+			after = fmt.Sprintf(`,"after":"cur_page%d"`, page)
+		}
+		s.step(fmt.Sprintf("Fetching page %d of the open orders.", page+1), callSpec{"list_orders", fmt.Sprintf(`{"filter":{"customer":"4411","status":"OPEN"},"first":10%s}`, after), out})
+		s.step("Checking the oldest order of this page.", callSpec{"get_order", fmt.Sprintf(`{"id":%q}`, pageOldest),
+			fmt.Sprintf(`{"data":{"order":{"id":%q,"status":"OPEN","customer":{"id":"4411"},"lineItems":{"edges":[{"node":{"sku":"SKU-%s","quantity":%d}}]}}}}`, pageOldest, s.hex(5), 1+s.rng.IntN(4))})
+		oldest = pageOldest
 	}
-	s.step("Customer 4411 has 8 open orders; the oldest was created in January.")
+	s.step(fmt.Sprintf("Customer 4411 has 40 open orders; the oldest is %s.", oldest))
 }
 
 func spillPaging(s *scenario) {

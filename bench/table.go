@@ -35,6 +35,13 @@ type Figures struct {
 	// Needles (1 when there are no needles).
 	VisibleShare     float64 `json:"visible_share"`
 	RecoverableShare float64 `json:"recoverable_share"`
+	// ToolSchemas counts the tool schemas sent (tools offered × requests)
+	// and ToolTokens their tokens.
+	ToolSchemas int `json:"tool_schemas"`
+	ToolTokens  int `json:"tool_tokens"`
+	// Unoffered counts recorded calls to a tool the preset's selection did
+	// not offer that turn (see replay.Report.Unoffered).
+	Unoffered int `json:"unoffered_calls"`
 }
 
 // Row is one preset's totals.
@@ -63,7 +70,10 @@ func (f *Figures) add(r *replay.Report) {
 	f.Effective += r.Effective
 	for _, c := range r.Calls {
 		f.EvidenceChars += c.EvidenceChars
+		f.ToolSchemas += c.Tools
+		f.ToolTokens += c.ToolTokens
 	}
+	f.Unoffered += len(r.Unoffered)
 	f.Needles += r.Needles
 	f.Visible += r.Visible
 	f.Recoverable += r.Recoverable

@@ -23,6 +23,15 @@ func (t *Table) WriteText(w io.Writer) error {
 	if len(t.Rows) > 0 {
 		needles = t.Rows[0].Needles
 	}
-	_, err := fmt.Fprintf(w, "%d recordings, %d needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k)\n", len(t.Runs), needles)
-	return err
+	if _, err := fmt.Fprintf(w, "%d recordings, %d needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k)\n", len(t.Runs), needles); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		if r.Unoffered > 0 {
+			if _, err := fmt.Fprintf(w, "%s: %d recorded call(s) went to a tool its selection did not offer (replayed anyway)\n", r.Preset, r.Unoffered); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

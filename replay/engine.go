@@ -22,6 +22,12 @@ type Config struct {
 	// "call:<id>" locator, or that compaction moved out of the view, is
 	// recoverable. Spill files are checked on disk whatever Recall says.
 	Recall bool
+	// Selector, when set, chooses the tools of each recorded turn the way
+	// the agent does: it is called once per turn, with the conversation
+	// replayed so far (the new turn appended) and the turn's user input,
+	// and only the tools it returns are offered (and counted) in the
+	// turn's requests. An error offers every tool, as the agent does.
+	Selector harness.Selector
 }
 
 // Policy names a configuration. New is called once per replay, with a
@@ -76,8 +82,9 @@ type CallStat struct {
 	Input, Cached, Output int
 	// EvidenceChars counts the tool-result characters of the request.
 	EvidenceChars int
-	// Tools is the number of tool schemas offered.
-	Tools int
+	// Tools is the number of tool schemas offered and ToolTokens their
+	// tokens.
+	Tools, ToolTokens int
 	// Final is set when tools were withheld; Stopped when a policy ended
 	// the turn's tool rounds at this call (later calls of the turn are
 	// skipped).
@@ -120,6 +127,12 @@ type Report struct {
 	Needles, Visible, Recoverable int
 	// Lost lists needles neither visible nor recoverable (at most 50).
 	Lost []Needle
+	// Unoffered lists the recorded tool calls (as "turn/call-id tool")
+	// whose tool the policy's selection did not offer in that turn. The
+	// replay still runs them, since it cannot know what the model would
+	// have done instead; a live model could not have made them, so they
+	// measure what a selection would have missed.
+	Unoffered []string
 	// Usage sums the calls; Effective is its cache-aware cost.
 	Usage     harness.Usage
 	Effective float64
@@ -166,7 +179,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
-	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, tools: toolsUnit(rec.Tools),
+	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws,
 		report: &Report{Recording: rec.ID, Policy: pol.Name}}
 	e.conv = harness.NewConversation(convID(rec))
 	e.byUse = map[[2]int][]Needle{}
@@ -189,14 +202,17 @@ func convID(rec *Recording) string {
 }
 
 type engine struct {
-	rec    *Recording
-	cfg    *Config
-	opts   Options
-	ws     string
-	tools  string
-	conv   *harness.Conversation
-	report *Report
-	byUse  map[[2]int][]Needle
+	rec  *Recording
+	cfg  *Config
+	opts Options
+	ws   string
+	conv *harness.Conversation
+	// tools are the tools offered in the current turn and toolsKey their
+	// serialization, for the cached prefix.
+	tools    []harness.ToolSpec
+	toolsKey string
+	report   *Report
+	byUse    map[[2]int][]Needle
 
 	// The previous request, for the cached prefix.
 	prevTools    string
@@ -212,6 +228,7 @@ func (e *engine) run(ctx context.Context) error {
 	for ti, rt := range e.rec.Turns {
 		turn := &harness.Turn{Index: ti + 1, Input: rt.Input}
 		e.conv.Turns = append(e.conv.Turns, turn)
+		e.selectTools(ctx, rt.Input)
 		for ci := 0; ci < len(rt.Calls); ci++ {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("replay: %w", err)
@@ -243,8 +260,11 @@ func (e *engine) run(ctx context.Context) error {
 			if final && len(round.Assistant.ToolCalls) > 0 {
 				round.Dropped = round.Assistant.ToolCalls
 				round.Assistant.ToolCalls = nil
-			} else if err := e.results(ctx, turn, round, rc); err != nil {
-				return err
+			} else {
+				e.checkOffered(turn.Index, round.Assistant.ToolCalls)
+				if err := e.results(ctx, turn, round, rc); err != nil {
+					return err
+				}
 			}
 			turn.Rounds = append(turn.Rounds, round)
 			if stopped {
@@ -265,9 +285,42 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
+// selectTools sets the tools of the turn being replayed: the policy's
+// selection for input, or every recorded tool.
+func (e *engine) selectTools(ctx context.Context, input string) {
+	tools := e.rec.Tools
+	if e.cfg.Selector != nil && len(tools) > 0 {
+		// The agent's rule: an error or a nil selection offers every tool.
+		if sel, err := e.cfg.Selector.Select(ctx, e.conv, input, tools); err == nil && sel != nil {
+			tools = sel
+		}
+	}
+	e.tools, e.toolsKey = tools, toolsUnit(tools)
+}
+
+// checkOffered records the calls of a round whose tool is one the
+// recording offered but the turn's selection did not.
+func (e *engine) checkOffered(turn int, calls []harness.ToolCall) {
+	if e.cfg.Selector == nil || len(e.tools) == len(e.rec.Tools) {
+		return
+	}
+	for _, c := range calls {
+		offered, known := false, false
+		for _, t := range e.tools {
+			offered = offered || t.Name == c.Name
+		}
+		for _, t := range e.rec.Tools {
+			known = known || t.Name == c.Name
+		}
+		if known && !offered {
+			e.report.Unoffered = append(e.report.Unoffered, fmt.Sprintf("%d/%s %s", turn, c.ID, c.Name))
+		}
+	}
+}
+
 // view builds the request the policy would send for the next round.
 func (e *engine) view(ctx context.Context, turn *harness.Turn, final bool) (*harness.View, error) {
-	v := harness.BuildView(e.conv, turn, e.rec.System, e.rec.Tools, final)
+	v := harness.BuildView(e.conv, turn, e.rec.System, e.tools, final)
 	for _, p := range e.cfg.Policies {
 		if err := p.ApplyView(ctx, v); err != nil {
 			return nil, fmt.Errorf("replay: %s: view policy: %w", e.rec.Source, err)
@@ -333,14 +386,20 @@ func (e *engine) measure(v *harness.View) CallStat {
 	cached := 0
 	prefix := true
 	hasTools := !v.Final && len(v.Tools) > 0
+	key := ""
 	if hasTools {
 		st.Tools = len(v.Tools)
 		n := 0
 		for _, t := range v.Tools {
 			n += tokens.CountTool(c, t)
 		}
+		st.ToolTokens = n
 		input += n
-		if e.prevHadTools && e.prevTools == e.tools {
+		key = e.toolsKey
+		if len(v.Tools) != len(e.tools) || &v.Tools[0] != &e.tools[0] {
+			key = toolsUnit(v.Tools) // a view policy changed the tools
+		}
+		if e.prevHadTools && e.prevTools == key {
 			cached += n
 		} else {
 			prefix = false
@@ -365,7 +424,7 @@ func (e *engine) measure(v *harness.View) CallStat {
 	}
 	st.Input, st.Cached = input, cached
 	e.prevMsgs, e.prevCounts = v.Messages, counts
-	e.prevHadTools, e.prevTools = hasTools, e.tools
+	e.prevHadTools, e.prevTools = hasTools, key
 
 	// The model text of the previous round's results is what this request shows.
 	if len(e.waiting) > 0 {

@@ -1,0 +1,120 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// wordSelector offers the tools whose name shares a word with the input,
+// and counts its calls.
+type wordSelector struct{ calls []string }
+
+func (s *wordSelector) Select(_ context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec) ([]harness.ToolSpec, error) {
+	s.calls = append(s.calls, fmt.Sprintf("%d:%s", len(conv.Turns), input))
+	var out []harness.ToolSpec
+	for _, t := range tools {
+		for _, w := range strings.Fields(input) {
+			if strings.Contains(t.Name, w) {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// selectionRecording offers 30 tools over two turns of three calls; the
+// second turn calls a tool its input does not name.
+func selectionRecording() *Recording {
+	rec := &Recording{Source: "sel", ID: "sel", System: "sys"}
+	for _, noun := range []string{"order", "customer", "product", "invoice", "refund", "coupon"} {
+		for _, verb := range []string{"get", "list", "create", "update", "delete"} {
+			rec.Tools = append(rec.Tools, harness.ToolSpec{Name: verb + "_" + noun, Description: verb + " a " + noun + " of the store",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)})
+		}
+	}
+	n := 0
+	call := func(tool, out string) *Call {
+		n++
+		id := fmt.Sprintf("c%d", n)
+		return &Call{
+			Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: tool, Args: json.RawMessage(`{"id":"42"}`)}}},
+			Results:   []*Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}, Shown: out}},
+		}
+	}
+	answer := func(text string) *Call {
+		return &Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
+	}
+	rec.Turns = []*Turn{
+		{Input: "show order 42", Calls: []*Call{call("get_order", "order 42: open"), call("get_order", "order 42: open, 3 items"), answer("Order 42 is open.")}},
+		{Input: "list customer invoices", Calls: []*Call{call("list_customer", "customer 7"), call("get_refund", "no refunds"), answer("Two invoices.")}},
+	}
+	return rec
+}
+
+func TestReplaySelectsToolsPerTurn(t *testing.T) {
+	rec := selectionRecording()
+	ctx := context.Background()
+	all, err := Replay(ctx, rec, policy("all", Config{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := &wordSelector{}
+	got, err := Replay(ctx, rec, policy("sel", Config{Selector: sel}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Once per turn, with the new turn already in the conversation.
+	if strings.Join(sel.calls, "|") != "1:show order 42|2:list customer invoices" {
+		t.Errorf("selector calls %q", sel.calls)
+	}
+	c := tokens.CountTool
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaTokens := func(names ...string) int {
+		n := 0
+		for _, tl := range rec.Tools {
+			for _, nm := range names {
+				if tl.Name == nm {
+					n += c(bpe, tl)
+				}
+			}
+		}
+		return n
+	}
+	// Turn 1 offers the five order tools; turn 2 the six list tools and
+	// the five customer tools (list_customer is both).
+	wantTools := []int{5, 5, 5, 10, 10, 10}
+	for i, cs := range got.Calls {
+		if cs.Tools != wantTools[i] || all.Calls[i].Tools != 30 {
+			t.Errorf("call %d offers %d tools (all: %d), want %d", i+1, cs.Tools, all.Calls[i].Tools, wantTools[i])
+		}
+	}
+	if tt := got.Calls[0].ToolTokens; tt != schemaTokens("get_order", "list_order", "create_order", "update_order", "delete_order") {
+		t.Errorf("turn 1 tool tokens %d", tt)
+	}
+	// The tools stay cached within a turn; turn 2's new selection breaks
+	// the prefix at its first request, then is cached again.
+	if got.Calls[1].Cached < got.Calls[1].ToolTokens || got.Calls[3].Cached != 0 || got.Calls[4].Cached < got.Calls[4].ToolTokens {
+		t.Errorf("cached: %d, %d, %d", got.Calls[1].Cached, got.Calls[3].Cached, got.Calls[4].Cached)
+	}
+	if got.Usage.Input >= all.Usage.Input {
+		t.Errorf("selection did not lower input: %d vs %d", got.Usage.Input, all.Usage.Input)
+	}
+	// get_refund was not offered in turn 2: the replay ran the recorded
+	// call and reports it.
+	if strings.Join(got.Unoffered, ",") != "2/c4 get_refund" || len(all.Unoffered) != 0 {
+		t.Errorf("unoffered %q (all: %q)", got.Unoffered, all.Unoffered)
+	}
+	if len(got.Results) != 4 {
+		t.Errorf("%d results replayed", len(got.Results))
+	}
+}
