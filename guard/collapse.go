@@ -1,0 +1,295 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// Defaults of [Collapse].
+const (
+	// DefaultCollapseMinLines is the shortest block of repeated lines that
+	// is collapsed: shorter repeats (a shared import block, a common
+	// signature) cost less than the pointer's interruption.
+	DefaultCollapseMinLines = 8
+	// DefaultCollapseMaxBytes bounds the outputs the guard reads: larger
+	// ones are left to the ceiling (ResultPolicy), which spills them.
+	DefaultCollapseMaxBytes = 256 << 10
+	// collapseKeyChars: a line starts a block only when it holds at least
+	// this many non-blank characters; blank lines and braces repeat
+	// everywhere and would anchor matches on noise.
+	collapseKeyChars = 8
+	// collapseOccurrences bounds the earlier places of one line the guard
+	// tries to extend a block from, which bounds its work on outputs made
+	// of one line repeated.
+	collapseOccurrences = 4
+)
+
+// CollapseName names the guard in cuts and events.
+const CollapseName = "collapse"
+
+// Collapse is an opt-in per-call guard ([Collapse.Guard]) that decides,
+// when a result arrives, to show once what the model was already shown: a
+// block of at least MinLines consecutive lines of the result that is
+// identical, line for line, to consecutive lines of an earlier result the
+// model still sees in this conversation becomes one marker line saying
+// which lines of the earlier result they repeat, for example
+//
+//	[collapsed: lines 12-31 of this output (20 lines, 1480 chars) are lines 40-59 of the output of call call_7 shown earlier; recall call call_9 for this output in full]
+//
+// It is meant for agents that read the same file again in overlapping
+// line ranges (sed -n, cat, head: 60% of reads in recorded coding runs
+// re-read a file) and re-run commands whose output barely changes (a
+// failing test): the bytes the model already holds are not paid for again
+// on every later request. Because the model copy is decided once, at
+// arrival, requests stay append-only and cached.
+//
+// The stored result is never changed: Parts keeps the full output and the
+// cut (kind deduped, By "collapse", Of the first earlier call referred to,
+// Locator "call:<id>") says where to get it; the agent's recall tool or
+// the store gives it back. A block is collapsed only when the marker is
+// shorter than the lines it replaces.
+//
+// An earlier result is a source only while the model still sees it
+// whole: not cleared or trimmed by a view policy, not in a round a
+// compaction note clears or a turn a summary replaces. A source's lines
+// are counted in the text the model was shown of it (its model copy), so
+// "lines 40-59 of the output of call call_7" are lines the model read.
+//
+// Only results whose model copy is text (no image or JSON part) and at
+// most MaxBytes are considered, and a result some inner guard already cut
+// is left alone. Use the guard inside the ceiling (after ResultPolicy in
+// Options.Guards, so it sees the result first): a re-read that collapses
+// below the ceiling then needs no spill. The zero value and a nil
+// *Collapse mean the defaults. The guard keeps no state: everything it
+// needs is in the transcript of harness.CallInfo.
+type Collapse struct {
+	// MinLines is the shortest block collapsed (default 8).
+	MinLines int
+	// MaxBytes bounds the size of the results the guard reads, and of the
+	// earlier results it compares them with (default 256 KiB).
+	MaxBytes int
+	// Tools, when not empty, limits the guard to the tools named.
+	Tools []string
+}
+
+// Guard returns the guard.
+func (c *Collapse) Guard() harness.Guard {
+	var cfg Collapse
+	if c != nil {
+		cfg = *c
+	}
+	if cfg.MinLines <= 0 {
+		cfg.MinLines = DefaultCollapseMinLines
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultCollapseMaxBytes
+	}
+	return func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := next(ctx, call)
+			if err != nil || res == nil || res.Stream != nil || res.Cut() || !cfg.applies(call.Name) {
+				return res, err
+			}
+			info, ok := harness.CallInfoFrom(ctx)
+			if !ok || info.Transcript == nil {
+				return res, nil
+			}
+			text, ok := textOnly(res.ModelParts())
+			if !ok || len(text) > cfg.MaxBytes || strings.Count(text, "\n")+1 < cfg.MinLines {
+				return res, nil
+			}
+			out, blocks := collapseText(text, collapseSources(info, cfg.MaxBytes), call.ID, cfg.MinLines)
+			if len(blocks) == 0 {
+				return res, nil
+			}
+			cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
+				Locator: "call:" + call.ID, Of: blocks[0].src}
+			res.Model = []harness.Part{harness.TextPart(out)}
+			res.Cuts = append(res.Cuts, cut)
+			lines := 0
+			for _, b := range blocks {
+				lines += b.n
+			}
+			c := *call
+			harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: CollapseName, Call: &c,
+				Detail: fmt.Sprintf("%s: %d repeated line(s) in %d block(s) collapsed: %d → %d bytes", call.Name, lines, len(blocks), len(text), len(out)),
+				Data:   map[string]any{"blocks": len(blocks), "lines": lines, "bytes_in": len(text), "bytes_shown": len(out), "of": blocks[0].src}})
+			return res, nil
+		}
+	}
+}
+
+func (c *Collapse) applies(tool string) bool {
+	if len(c.Tools) == 0 {
+		return true
+	}
+	for _, t := range c.Tools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// textOnly joins parts that are all text, as the model reads them.
+func textOnly(parts []harness.Part) (string, bool) {
+	for _, p := range parts {
+		if p.Type != harness.PartText {
+			return "", false
+		}
+	}
+	return harness.PartsText(parts), true
+}
+
+// collapseSource is an earlier result the model still sees: its call id
+// and the lines it was shown.
+type collapseSource struct {
+	id    string
+	lines []string
+}
+
+// collapseSources lists the earlier results of the conversation the model
+// still sees whole, oldest first.
+func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
+	conv := info.Transcript
+	after, clearTurn, clearRound := 0, 0, 0
+	for _, n := range conv.Notes {
+		if n == nil {
+			continue
+		}
+		after = max(after, n.After)
+		if n.ClearTurn > clearTurn || (n.ClearTurn == clearTurn && n.ClearRound > clearRound) {
+			clearTurn, clearRound = n.ClearTurn, n.ClearRound
+		}
+	}
+	var out []collapseSource
+	for _, t := range conv.Turns {
+		if t == nil || t.Index <= after {
+			continue
+		}
+		for _, r := range t.Rounds {
+			if r == nil || t.Index < clearTurn || (t.Index == clearTurn && r.Index <= clearRound) {
+				continue
+			}
+			for _, res := range r.Results {
+				if res == nil || hiddenInViews(res) {
+					continue
+				}
+				text, ok := textOnly(res.ModelParts())
+				if !ok || len(text) > maxBytes {
+					continue
+				}
+				out = append(out, collapseSource{id: res.CallID, lines: strings.Split(text, "\n")})
+			}
+		}
+	}
+	return out
+}
+
+// hiddenInViews reports whether a view policy trimmed or cleared the
+// stored result (their cuts say so when a store keeps them).
+func hiddenInViews(res *harness.ToolResult) bool {
+	for _, c := range res.Cuts {
+		if c.Kind == harness.CutTrimmed || c.Kind == harness.CutCleared {
+			return true
+		}
+	}
+	return res.TimedOut
+}
+
+// collapsedBlock is one block of a result replaced by a marker: n lines
+// from line at (0-based) repeat lines from srcAt of source src.
+type collapsedBlock struct {
+	at, n int
+	src   string
+	srcAt int
+}
+
+// collapseText replaces, in text, every block of at least minLines lines
+// that repeats consecutive lines of a source by a marker. Blocks are found
+// greedily from the top: at each line that can anchor a match, the
+// longest match among the line's first occurrences in the sources wins.
+func collapseText(text string, sources []collapseSource, self string, minLines int) (string, []collapsedBlock) {
+	type loc struct{ src, line int }
+	index := map[string][]loc{}
+	for s, src := range sources {
+		for i, l := range src.lines {
+			if !anchorLine(l) {
+				continue
+			}
+			if locs := index[l]; len(locs) < collapseOccurrences {
+				index[l] = append(locs, loc{s, i})
+			}
+		}
+	}
+	if len(index) == 0 {
+		return text, nil
+	}
+	lines := strings.Split(text, "\n")
+	var (
+		b      strings.Builder
+		blocks []collapsedBlock
+	)
+	b.Grow(len(text))
+	first := true
+	emit := func(s string) {
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+		first = false
+	}
+	for i := 0; i < len(lines); {
+		best, bestN := loc{}, 0
+		if anchorLine(lines[i]) {
+			for _, l := range index[lines[i]] {
+				src := sources[l.src].lines
+				n := 0
+				for i+n < len(lines) && l.line+n < len(src) && lines[i+n] == src[l.line+n] {
+					n++
+				}
+				if n > bestN {
+					best, bestN = l, n
+				}
+			}
+		}
+		if bestN >= minLines {
+			blk := collapsedBlock{at: i, n: bestN, src: sources[best.src].id, srcAt: best.line}
+			size, chars := 0, 0
+			for _, l := range lines[i : i+bestN] {
+				size += len(l) + 1
+				chars += harness.Chars(l) + 1
+			}
+			marker := collapseMarker(blk, chars, self)
+			if len(marker) < size {
+				emit(marker)
+				blocks = append(blocks, blk)
+				i += bestN
+				continue
+			}
+		}
+		emit(lines[i])
+		i++
+	}
+	if len(blocks) == 0 {
+		return text, nil
+	}
+	return b.String(), blocks
+}
+
+// anchorLine reports whether a line can start a match.
+func anchorLine(l string) bool {
+	return len(strings.TrimSpace(l)) >= collapseKeyChars
+}
+
+// collapseMarker is the line that stands for a block; chars counts the
+// characters of the lines it replaces, line breaks included.
+func collapseMarker(b collapsedBlock, chars int, self string) string {
+	return "[collapsed: lines " + strconv.Itoa(b.at+1) + "-" + strconv.Itoa(b.at+b.n) + " of this output (" + strconv.Itoa(b.n) + " lines, " +
+		strconv.Itoa(chars) + " chars) are lines " + strconv.Itoa(b.srcAt+1) + "-" + strconv.Itoa(b.srcAt+b.n) +
+		" of the output of call " + markerSafe(b.src, 80) + " shown earlier; recall call " + markerSafe(self, 80) + " for this output in full]"
+}
