@@ -152,7 +152,7 @@ func Presets() []Preset {
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
-		abl("harness+collapse", "harness with overlapping output collapsed at arrival: runs of 8 or more lines already shown whole in an earlier result of the conversation become one marker line naming that call", func(h *harnessConfig) { h.extra = append(h.extra, collapseGuard(8)) }),
+		abl("harness+collapse", "harness with guard.Collapse inside the ceiling: blocks of 8 or more lines identical to lines of an earlier result the model still sees become one marker line naming those lines (decided at arrival, append-only)", func(h *harnessConfig) { h.extra = append(h.extra, (&guard.Collapse{}).Guard()) }),
 	}
 }
 
