@@ -34,6 +34,13 @@ type harnessConfig struct {
 	// 24, top 20, BM25, must-keep) picks for its input.
 	selector bool
 	extra    []harness.Guard // inside the ceiling: they see the result first
+	// clearAt, when > 0, starts compaction's chunked clearing when a
+	// request reaches this many tokens (down to half of it, chunks of a
+	// third) instead of at 75% of the window.
+	clearAt int
+	// finalTools sends the tool schemas on the synthesis call, calls
+	// disabled (replay.Config.FinalKeepsTools).
+	finalTools bool
 }
 
 func defaultHarness() harnessConfig {
@@ -55,9 +62,14 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	if h.turnBudget {
 		cfg.Policies = append(cfg.Policies, &guard.TurnBudget{})
 	}
-	if h.compact {
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model)})
+	switch w := window(env.Model); {
+	case h.compact && h.clearAt > 0:
+		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
+			HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3})
+	case h.compact:
+		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w})
 	}
+	cfg.FinalKeepsTools = h.finalTools
 	return cfg, nil
 }
 
@@ -153,6 +165,14 @@ func Presets() []Preset {
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
 		abl("harness+collapse", "harness with guard.Collapse inside the ceiling: blocks of 8 or more lines identical to lines of an earlier result the model still sees become one marker line naming those lines (decided at arrival, append-only)", func(h *harnessConfig) { h.extra = append(h.extra, (&guard.Collapse{}).Guard()) }),
+		abl("harness+relevance", "harness whose spilled results get a relevance-aware 4 KiB preview: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines that best match the call's arguments, the agent's previous message and the turn's input", func(h *harnessConfig) {
+			h.extra = append(h.extra, relevanceCeiling(guard.DefaultMaxBytes, 1536, 1536, 1024))
+		}),
+		abl("harness+collapse+relevance", "harness with both guard.Collapse and the relevance-aware preview", func(h *harnessConfig) {
+			h.extra = append(h.extra, relevanceCeiling(guard.DefaultMaxBytes, 1536, 1536, 1024), (&guard.Collapse{}).Guard())
+		}),
+		abl("harness+finaltools", "harness whose synthesis call (tools withheld after the round limit or a stop) still sends the tool schemas, calls disabled by tool_choice none, so it keeps the cached prefix (a change of the agent, not of a policy)", func(h *harnessConfig) { h.finalTools = true }),
+		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
 	}
 }
 

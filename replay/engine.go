@@ -22,6 +22,13 @@ type Config struct {
 	// "call:<id>" locator, or that compaction moved out of the view, is
 	// recoverable. Spill files are checked on disk whatever Recall says.
 	Recall bool
+	// FinalKeepsTools replays the synthesis call (tools withheld after the
+	// round limit or a stop) as sending the turn's tool schemas with tool
+	// calls disabled (tool_choice "none", which OpenAI's and Anthropic's
+	// APIs accept) instead of leaving them out: the request then keeps the
+	// cached prefix of the previous one. The agent withholds them today;
+	// this measures what changing that would save.
+	FinalKeepsTools bool
 	// Selector, when set, chooses the tools of each recorded turn the way
 	// the agent does: it is called once per turn, with the conversation
 	// replayed so far (the new turn appended) and the turn's user input,
@@ -385,7 +392,7 @@ func (e *engine) measure(v *harness.View) CallStat {
 	input := tokens.RequestOverhead
 	cached := 0
 	prefix := true
-	hasTools := !v.Final && len(v.Tools) > 0
+	hasTools := (!v.Final || e.cfg.FinalKeepsTools) && len(v.Tools) > 0
 	key := ""
 	if hasTools {
 		st.Tools = len(v.Tools)

@@ -118,3 +118,31 @@ func TestReplaySelectsToolsPerTurn(t *testing.T) {
 		t.Errorf("%d results replayed", len(got.Results))
 	}
 }
+
+// TestReplayFinalKeepsTools: a synthesis call withholding tools breaks the
+// cached prefix at its start; keeping the schemas (calls disabled) keeps
+// it.
+func TestReplayFinalKeepsTools(t *testing.T) {
+	rec := selectionRecording()
+	last := rec.Turns[0].Calls[2]
+	last.Final = true
+	ctx := context.Background()
+	drop, err := Replay(ctx, rec, policy("drop", Config{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, err := Replay(ctx, rec, policy("keep", Config{FinalKeepsTools: true}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, k := drop.Calls[2], keep.Calls[2]
+	if !d.Final || d.Tools != 0 || d.Cached != 0 {
+		t.Errorf("withheld: final %v, %d tools, %d cached", d.Final, d.Tools, d.Cached)
+	}
+	if !k.Final || k.Tools != 30 || k.Cached != keep.Calls[1].Input-tokens.RequestOverhead {
+		t.Errorf("kept: final %v, %d tools, %d cached of %d", k.Final, k.Tools, k.Cached, keep.Calls[1].Input)
+	}
+	if keep.Effective >= drop.Effective {
+		t.Errorf("keeping the schemas cost %.0f, withholding them %.0f", keep.Effective, drop.Effective)
+	}
+}
