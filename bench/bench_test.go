@@ -47,6 +47,9 @@ func TestPresetsAreNamedAndDocumented(t *testing.T) {
 			t.Errorf("missing preset %s", want)
 		}
 	}
+	if f, err := Lookup("floor"); err != nil || f.Doc == "" || seen["floor"] {
+		t.Errorf("the floor reference: %v (in the default presets: %v)", err, seen["floor"])
+	}
 	if _, err := Lookup("nope"); err == nil {
 		t.Error("Lookup of an unknown preset succeeded")
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -176,18 +177,40 @@ func Presets() []Preset {
 	}
 }
 
-// PresetNames lists the names of Presets.
+// References returns presets that are bounds, not policies, run only
+// when named: "floor" shows every tool result as an empty string, the
+// cost no result policy can go under (the model still reads the system
+// prompt, the inputs and its own messages, and writes its output).
+func References() []Preset {
+	return []Preset{{Name: "floor", Doc: "a bound, not a policy: every tool result shown as an empty string (marked truncated), the least any policy on tool results could cost",
+		build: func(replay.Env) (*replay.Config, error) {
+			return &replay.Config{Guards: []harness.Guard{emptyResults}}, nil
+		}}}
+}
+
+// emptyResults shows the model nothing of any result.
+func emptyResults(next harness.ToolFunc) harness.ToolFunc {
+	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		res, err := next(ctx, call)
+		if err == nil && res != nil {
+			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: "call:" + call.ID})
+		}
+		return res, err
+	}
+}
+
+// PresetNames lists the names of Presets and References.
 func PresetNames() []string {
 	var out []string
-	for _, p := range Presets() {
+	for _, p := range append(Presets(), References()...) {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
-// Lookup returns the preset called name.
+// Lookup returns the preset or reference called name.
 func Lookup(name string) (Preset, error) {
-	ps := Presets()
+	ps := append(Presets(), References()...)
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return ps[i], nil
 	}

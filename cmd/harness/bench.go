@@ -22,7 +22,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"are mini-swe-agent trajectories, OpenAI chat lists, harness conversations or harness's store (.db:\n"+
 		"every conversation in it). With no argument it runs the built-in scenario suite.")
 	jsonOut := fs.Bool("json", false, "print the table as JSON")
-	presets := fs.String("presets", "", "comma-separated presets to run (default all; none is always included)")
+	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
