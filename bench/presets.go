@@ -40,7 +40,7 @@ type harnessConfig struct {
 	// third) instead of at 75% of the window.
 	clearAt int
 	// finalTools sends the tool schemas on the synthesis call, calls
-	// disabled (replay.Config.FinalKeepsTools).
+	// disabled (harness.Options.KeepToolsOnFinal, replay.Config.KeepToolsOnFinal).
 	finalTools bool
 }
 
@@ -70,7 +70,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	case h.compact:
 		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w})
 	}
-	cfg.FinalKeepsTools = h.finalTools
+	cfg.KeepToolsOnFinal = h.finalTools
 	return cfg, nil
 }
 
@@ -172,7 +172,7 @@ func Presets() []Preset {
 		abl("harness+collapse+relevance", "harness with both guard.Collapse and the relevance-aware preview", func(h *harnessConfig) {
 			h.extra = append(h.extra, relevanceCeiling(guard.DefaultMaxBytes, 1536, 1536, 1024), (&guard.Collapse{}).Guard())
 		}),
-		abl("harness+finaltools", "harness whose synthesis call (tools withheld after the round limit or a stop) still sends the tool schemas, calls disabled by tool_choice none, so it keeps the cached prefix (a change of the agent, not of a policy)", func(h *harnessConfig) { h.finalTools = true }),
+		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
 	}
 }

@@ -22,13 +22,12 @@ type Config struct {
 	// "call:<id>" locator, or that compaction moved out of the view, is
 	// recoverable. Spill files are checked on disk whatever Recall says.
 	Recall bool
-	// FinalKeepsTools replays the synthesis call (tools withheld after the
-	// round limit or a stop) as sending the turn's tool schemas with tool
-	// calls disabled (tool_choice "none", which OpenAI's and Anthropic's
-	// APIs accept) instead of leaving them out: the request then keeps the
-	// cached prefix of the previous one. The agent withholds them today;
-	// this measures what changing that would save.
-	FinalKeepsTools bool
+	// KeepToolsOnFinal replays the synthesis call (tools withheld after
+	// the round limit or a stop) the way harness.Options.KeepToolsOnFinal
+	// makes it: the turn's tool schemas are still sent, calls forbidden
+	// (tool_choice "none"), so the request keeps the cached prefix of the
+	// previous one. Off, the synthesis call sends no schemas.
+	KeepToolsOnFinal bool
 	// Selector, when set, chooses the tools of each recorded turn the way
 	// the agent does: it is called once per turn, with the conversation
 	// replayed so far (the new turn appended) and the turn's user input,
@@ -328,6 +327,7 @@ func (e *engine) checkOffered(turn int, calls []harness.ToolCall) {
 // view builds the request the policy would send for the next round.
 func (e *engine) view(ctx context.Context, turn *harness.Turn, final bool) (*harness.View, error) {
 	v := harness.BuildView(e.conv, turn, e.rec.System, e.tools, final)
+	v.KeepToolsOnFinal = e.cfg.KeepToolsOnFinal
 	for _, p := range e.cfg.Policies {
 		if err := p.ApplyView(ctx, v); err != nil {
 			return nil, fmt.Errorf("replay: %s: view policy: %w", e.rec.Source, err)
@@ -392,19 +392,20 @@ func (e *engine) measure(v *harness.View) CallStat {
 	input := tokens.RequestOverhead
 	cached := 0
 	prefix := true
-	hasTools := (!v.Final || e.cfg.FinalKeepsTools) && len(v.Tools) > 0
+	sent := v.SentTools()
+	hasTools := len(sent) > 0
 	key := ""
 	if hasTools {
-		st.Tools = len(v.Tools)
+		st.Tools = len(sent)
 		n := 0
-		for _, t := range v.Tools {
+		for _, t := range sent {
 			n += tokens.CountTool(c, t)
 		}
 		st.ToolTokens = n
 		input += n
 		key = e.toolsKey
-		if len(v.Tools) != len(e.tools) || &v.Tools[0] != &e.tools[0] {
-			key = toolsUnit(v.Tools) // a view policy changed the tools
+		if len(sent) != len(e.tools) || &sent[0] != &e.tools[0] {
+			key = toolsUnit(sent) // a view policy changed the tools
 		}
 		if e.prevHadTools && e.prevTools == key {
 			cached += n

@@ -119,10 +119,10 @@ func TestReplaySelectsToolsPerTurn(t *testing.T) {
 	}
 }
 
-// TestReplayFinalKeepsTools: a synthesis call withholding tools breaks the
+// TestReplayKeepToolsOnFinal: a synthesis call withholding tools breaks the
 // cached prefix at its start; keeping the schemas (calls disabled) keeps
 // it.
-func TestReplayFinalKeepsTools(t *testing.T) {
+func TestReplayKeepToolsOnFinal(t *testing.T) {
 	rec := selectionRecording()
 	last := rec.Turns[0].Calls[2]
 	last.Final = true
@@ -131,7 +131,7 @@ func TestReplayFinalKeepsTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep, err := Replay(ctx, rec, policy("keep", Config{FinalKeepsTools: true}), nil)
+	keep, err := Replay(ctx, rec, policy("keep", Config{KeepToolsOnFinal: true}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
