@@ -31,7 +31,7 @@ const (
 // CollapseName names the guard in cuts and events.
 const CollapseName = "collapse"
 
-// Collapse is an opt-in per-call guard ([Collapse.Guard]) that decides,
+// Collapse is a per-call guard ([Collapse.Guard]) that decides,
 // when a result arrives, to show once what the model was already shown: a
 // block of at least MinLines consecutive lines of the result that is
 // identical, line for line, to consecutive lines of an earlier result the

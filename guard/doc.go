@@ -8,6 +8,9 @@
 //     full payload spilled to a file the model can page (preview + locator)
 //     and, opt-in, suppression of exact repeats of read-only calls. The
 //     preview strategy is a [Preview] ([HeadTail] by default).
+//   - [Collapse]: a block of lines the model already sees in an earlier
+//     result becomes one marker line naming them (used by harness run and
+//     the bench's harness preset; measured in the README).
 //
 // Per turn ([harness.ViewPolicy]):
 //   - [TurnBudget]: one evidence budget shared by a turn's results,

@@ -15,6 +15,7 @@ import (
 type policyFlags struct {
 	maxBytes   int
 	noSpill    bool
+	noCollapse bool
 	dedupe     int
 	turnChars  int
 	everyRound bool
@@ -26,6 +27,7 @@ type policyFlags struct {
 func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
 	fs.BoolVar(&p.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
+	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
 	fs.IntVar(&p.turnChars, "turn-budget", guard.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
 	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
@@ -49,6 +51,11 @@ func (p *policyFlags) build(modelName string, summarizer harness.Model, counter 
 		rp.Dedupe = guard.Dedupe{From: p.dedupe}
 	}
 	guards := []harness.Guard{rp.Guard()}
+	if !p.noCollapse {
+		// Inside the ceiling: a re-read that collapses under it needs no
+		// spill.
+		guards = append(guards, (&guard.Collapse{}).Guard())
+	}
 	var policies []harness.ViewPolicy
 	if !p.noStuck {
 		policies = append(policies, &guard.StuckPolicy{})
