@@ -326,7 +326,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 		}
 		fixCallIDs(turn.Index, round, ids)
 		if len(round.Assistant.ToolCalls) > 0 {
-			round.Results = a.runCalls(ctx, conv, turn, round)
+			round.Results = a.runCalls(ctx, conv, turn, round, view)
 		}
 		turn.Rounds = append(turn.Rounds, round)
 		res.addRound(round)

@@ -75,6 +75,9 @@ type CallInfo struct {
 	Workspace string
 	// Transcript is the conversation so far (read-only for guards).
 	Transcript *Conversation
+	// View is the request view the model answered with this call: what it
+	// was shown when it made the call (read-only). Nil outside an agent.
+	View *View
 }
 
 // WithCallInfo returns ctx carrying info. The agent does this for every

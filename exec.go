@@ -15,8 +15,9 @@ import (
 // Consecutive calls that cannot modify anything run in parallel; any other
 // call is a barrier that runs alone. Every call gets a result, even when ctx
 // is cancelled, so the transcript stays consistent.
-func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, round *Round) []*ToolResult {
+func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View) []*ToolResult {
 	calls := round.Assistant.ToolCalls
+	view.indexWhole()
 	results := make([]*ToolResult, len(calls))
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -26,11 +27,11 @@ func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, ro
 			}
 		}
 		if j-i == 1 {
-			results[i] = a.callOne(ctx, conv, turn, round.Index, calls[i])
+			results[i] = a.callOne(ctx, conv, turn, round.Index, view, calls[i])
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = a.callOne(ctx, conv, turn, round.Index, calls[k]) })
+				wg.Go(func() { results[k] = a.callOne(ctx, conv, turn, round.Index, view, calls[k]) })
 			}
 			wg.Wait()
 		}
@@ -51,9 +52,9 @@ func needsApproval(spec ToolSpec) bool {
 	return spec.Risk == 0 || spec.Risk.Has(Destructive) || spec.Risk.Has(Network)
 }
 
-func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, round int, call ToolCall) *ToolResult {
+func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, round int, view *View, call ToolCall) *ToolResult {
 	start := time.Now()
-	info := CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round, Workspace: a.opts.Workspace, Transcript: conv}
+	info := CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round, Workspace: a.opts.Workspace, Transcript: conv, View: view}
 	t, known := a.tools[call.Name]
 	if known {
 		info.Spec = t.spec

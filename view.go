@@ -42,6 +42,10 @@ type View struct {
 	// becomes Stop (for example Stuck). StopReason says why.
 	Stop       Outcome
 	StopReason string
+	// whole indexes the call ids of tool messages shown whole (no view
+	// cut); built by indexWhole before the view is shared with guards.
+	whole map[string]bool
+
 	// Overflow is set when the previous attempt at this request was
 	// rejected as too large for the context window (ErrContextTooLarge):
 	// compaction policies should compact to their target whatever their
@@ -171,4 +175,31 @@ func (v *View) ReplaceText(i int, text string, cut Cut) error {
 	v.Messages[i] = m
 	v.Origins[i].Cuts = append(v.Origins[i].Cuts, cut)
 	return nil
+}
+
+// ShowsWhole reports whether the view shows the result of callID in full:
+// its tool message is present and no policy trimmed or cleared it in this
+// view. Guards that point the model at an earlier result (dedupe, collapse)
+// use it on CallInfo.View, since a view-only trim is not in the transcript.
+func (v *View) ShowsWhole(callID string) bool {
+	if v.whole != nil {
+		return v.whole[callID]
+	}
+	for i, m := range v.Messages {
+		if m.Role == RoleTool && m.ToolCallID == callID && len(v.Origins[i].Cuts) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// indexWhole builds the index ShowsWhole uses, so that concurrent calls
+// only read the view.
+func (v *View) indexWhole() {
+	v.whole = make(map[string]bool)
+	for i, m := range v.Messages {
+		if m.Role == RoleTool && len(v.Origins[i].Cuts) == 0 {
+			v.whole[m.ToolCallID] = true
+		}
+	}
 }

@@ -179,6 +179,11 @@ func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
 				if res == nil || hiddenInViews(res) {
 					continue
 				}
+				// Trimmed or cleared in the request the model just
+				// answered: a view cut, not in the transcript.
+				if info.View != nil && !info.View.ShowsWhole(res.CallID) {
+					continue
+				}
 				text, ok := textOnly(res.ModelParts())
 				if !ok || len(text) > maxBytes {
 					continue

@@ -213,6 +213,11 @@ func refVisible(info harness.CallInfo, ref dedupeRef) bool {
 			return false
 		}
 	}
+	// A per-turn policy may have trimmed it in the request the model just
+	// answered; that cut lives in the view, not the transcript.
+	if info.View != nil && !info.View.ShowsWhole(ref.callID) {
+		return false
+	}
 	return true
 }
 

@@ -1,0 +1,79 @@
+package guard_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+// A result the turn budget trimmed in the request the model just answered
+// is not visible whole, so a repeat of its call must be shown in full:
+// the trim lives in the view, not in the transcript.
+func TestRepeatOfAResultTrimmedInTheViewIsShownWhole(t *testing.T) {
+	body := map[string]string{
+		"a": strings.Repeat("alpha line\n", 450) + "END-OF-A",
+		"b": strings.Repeat("bravo line\n", 450) + "END-OF-B",
+	}
+	read := harness.Tool{
+		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			var a struct{ Name string }
+			_ = json.Unmarshal(c.Args, &a)
+			return harness.TextResult(body[a.Name]), nil
+		},
+	}
+	step := 0
+	var last *harness.Request
+	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+		last = req
+		step++
+		names := map[int]string{1: "a", 2: "b", 3: "a"}
+		if n, ok := names[step]; ok {
+			return &harness.Response{Message: harness.Message{ToolCalls: []harness.ToolCall{{Name: "read", Args: json.RawMessage(`{"name":"` + n + `"}`)}}}}, nil
+		}
+		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("done")}}}, nil
+	})
+	for _, c := range []struct {
+		name    string
+		budget  *guard.TurnBudget
+		deduped bool
+	}{
+		{"every-round budget trims the first read", &guard.TurnBudget{Chars: 6000, When: guard.EveryRound}, false},
+		{"nothing trims it", &guard.TurnBudget{Chars: 100_000, When: guard.EveryRound}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			step = 0
+			a, err := harness.New(model, &harness.Options{
+				Tools:    []harness.Tool{read},
+				Guards:   []harness.Guard{(&guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}}).Guard()},
+				Policies: []harness.ViewPolicy{c.budget},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Run(context.Background(), harness.NewConversation(""), "read a, b, a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			repeat := res.Turn.Rounds[2].Results[0]
+			deduped := false
+			for _, cut := range repeat.Cuts {
+				deduped = deduped || cut.Kind == harness.CutDeduped
+			}
+			if deduped != c.deduped {
+				t.Fatalf("repeat deduped = %v, want %v (model copy %q)", deduped, c.deduped, repeat.ModelText())
+			}
+			var all strings.Builder
+			for _, m := range last.Messages {
+				all.WriteString(m.Text())
+			}
+			if !strings.Contains(all.String(), "END-OF-A") {
+				t.Fatal("the end of a is nowhere in the final request")
+			}
+		})
+	}
+}
