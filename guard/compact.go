@@ -318,10 +318,8 @@ func (c *compaction) measure() {
 		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
 	}
 	c.tool = 0
-	if !c.v.Final {
-		for _, t := range c.v.Tools {
-			c.tool += tokens.CountTool(c.counter, t)
-		}
+	for _, t := range c.v.SentTools() {
+		c.tool += tokens.CountTool(c.counter, t)
 	}
 }
 

@@ -158,7 +158,9 @@ func (c *compaction) renderTurns(prev *harness.Note, from, upto, excerpt int) st
 				if res.IsError {
 					status = ", failed"
 				}
-				fmt.Fprintf(&b, "Result of %s (%s, %d bytes%s)", res.CallID, res.Tool, res.PayloadSize(), status)
+				// Bytes, not PayloadSize: a result loaded from a store may
+				// come without its payload.
+				fmt.Fprintf(&b, "Result of %s (%s, %d bytes%s)", res.CallID, res.Tool, res.Bytes, status)
 				if excerpt > 0 {
 					fmt.Fprintf(&b, ": %s", clip(res.ModelText(), excerpt))
 				}
