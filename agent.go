@@ -12,6 +12,8 @@ import (
 const (
 	DefaultMaxRounds   = 8
 	DefaultToolTimeout = 120 * time.Second
+	// DefaultMaxStreamBytes bounds an unguarded stream (Options.MaxStreamBytes).
+	DefaultMaxStreamBytes = 64 << 20
 )
 
 // Selector chooses the tools offered for one turn. It is called once per
@@ -98,6 +100,12 @@ type Options struct {
 	// more but keeps the cache. Off by default: the request then carries no
 	// tools at all.
 	KeepToolsOnFinal bool
+	// MaxStreamBytes bounds how much of a streamed result (ToolResult.Stream)
+	// the agent reads when no guard consumed the stream (default 64 MiB);
+	// beyond it the producer is closed and the result says so. A result
+	// ceiling (guard.ResultPolicy) consumes streams itself and spills them,
+	// with memory bounded by the ceiling.
+	MaxStreamBytes int64
 }
 
 // Agent runs turns of a conversation against a model. It is safe for
@@ -130,6 +138,9 @@ func New(model Model, opts *Options) (*Agent, error) {
 	}
 	if a.opts.ToolTimeout <= 0 {
 		a.opts.ToolTimeout = DefaultToolTimeout
+	}
+	if a.opts.MaxStreamBytes <= 0 {
+		a.opts.MaxStreamBytes = DefaultMaxStreamBytes
 	}
 	for _, t := range a.opts.Tools {
 		name := t.Spec.Name
@@ -246,7 +257,12 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 		res.Usage = res.Usage.Add(res.PolicyUsage)
 		turn.Usage = res.Usage
 		u := res.Usage
-		emit(Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: errString(err)})
+		emit(Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: errString(err), Data: map[string]any{
+			"requests": res.Requests, "tool_rounds": res.ToolRounds,
+			"evidence_chars": res.EvidenceChars, "peak_evidence_chars": res.PeakEvidenceChars,
+			"tool_schemas": res.ToolSchemas, "tool_schema_bytes": res.ToolSchemaBytes,
+			"effective_tokens": res.Effective(),
+		}})
 		if a.opts.Recorder != nil {
 			// The turn's end is recorded even when ctx is done, so the
 			// store never holds a turn without an outcome.

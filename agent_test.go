@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -78,9 +80,10 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 		answer("done"),
 	}}
 	var events []harness.EventKind
+	var last harness.Event
 	var mu sync.Mutex
 	a := newAgent(t, m, &harness.Options{System: "sys", Tools: []harness.Tool{echoTool("echo", harness.ReadOnly)},
-		Observer: func(e harness.Event) { mu.Lock(); events = append(events, e.Kind); mu.Unlock() }})
+		Observer: func(e harness.Event) { mu.Lock(); events = append(events, e.Kind); last = e; mu.Unlock() }})
 	conv := harness.NewConversation("")
 	res, err := a.Run(context.Background(), conv, "say hello")
 	if err != nil {
@@ -112,6 +115,9 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 	}
 	if tm := second.Messages[3]; tm.Role != harness.RoleTool || tm.ToolCallID != "a" || tm.Text() != "echo:hello" {
 		t.Fatalf("tool message %+v", tm)
+	}
+	if end := last; end.Kind != harness.EventTurnEnd || end.Data["evidence_chars"] != res.EvidenceChars || end.Data["tool_schemas"] != res.ToolSchemas || end.Data["effective_tokens"] != res.Effective() {
+		t.Fatalf("turn end event %+v does not carry the turn's figures", end)
 	}
 	want := []harness.EventKind{harness.EventTurnStart, harness.EventRequest, harness.EventResponse, harness.EventToolResult, harness.EventRequest, harness.EventResponse, harness.EventTurnEnd}
 	if fmt.Sprint(events) != fmt.Sprint(want) {
@@ -574,4 +580,58 @@ func TestKeepToolsOnFinalKeepsThePrefix(t *testing.T) {
 	if res.ToolSchemas != 2 {
 		t.Fatalf("%d tool schemas counted, want 2: the kept schemas are sent", res.ToolSchemas)
 	}
+}
+
+// streamTool returns a stream of n bytes, optionally failing after it.
+func streamTool(name string, src io.Reader) harness.Tool {
+	return harness.Tool{Spec: harness.ToolSpec{Name: name, Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			return &harness.ToolResult{Stream: io.NopCloser(src)}, nil
+		}}
+}
+
+type failAfter struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, f.err
+	}
+	return n, err
+}
+
+func TestUnguardedStreamsAreBoundedAndKeepPartialOutput(t *testing.T) {
+	huge := io.LimitReader(neverEnding('é'), 10<<20) // 10 MiB of 2-byte runes
+	broken := &failAfter{r: strings.NewReader("partial output\n"), err: errors.New("pipe broke")}
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{calls(call("h", "huge", `{}`), call("b", "broken", `{}`)), answer("ok")}}
+	a := newAgent(t, m, &harness.Options{MaxStreamBytes: 1<<20 + 1, Tools: []harness.Tool{streamTool("huge", huge), streamTool("broken", broken)}})
+	res, err := a.Run(context.Background(), harness.NewConversation(""), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, b := res.Turn.Rounds[0].Results[0], res.Turn.Rounds[0].Results[1]
+	text := h.FullText()
+	if !utf8.ValidString(text) {
+		t.Fatal("the stopped stream was cut inside a UTF-8 sequence")
+	}
+	if len(text) > 1<<20+400 || !strings.Contains(text, "stopped after 1048576 bytes") || len(h.Cuts) != 1 || h.Cuts[0].Kind != harness.CutTruncated {
+		t.Fatalf("huge stream: %d bytes kept, cuts %+v, tail %q", len(text), h.Cuts, text[max(0, len(text)-200):])
+	}
+	if !b.IsError || !strings.Contains(b.FullText(), "partial output") || !strings.Contains(b.FullText(), "pipe broke") {
+		t.Fatalf("broken stream: error %v, text %q", b.IsError, b.FullText())
+	}
+}
+
+type neverEnding rune
+
+func (r neverEnding) Read(p []byte) (int, error) {
+	s := string(rune(r))
+	n := 0
+	for n+len(s) <= len(p) {
+		n += copy(p[n:], s)
+	}
+	return n, nil
 }

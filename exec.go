@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // runCalls runs the round's calls and returns their results in call order.
@@ -135,7 +137,7 @@ func (a *Agent) invoke(ctx context.Context, t *boundTool, call ToolCall) *ToolRe
 		c := call
 		res, err := t.fn(tctx, &c)
 		if err == nil && res != nil && res.Stream != nil {
-			err = drain(res)
+			drain(res, a.opts.MaxStreamBytes)
 		}
 		out = callOutcome{res: res, err: err}
 	}()
@@ -173,16 +175,50 @@ func timeoutResult(name string, d time.Duration) *ToolResult {
 }
 
 // drain reads a result's stream into a text part; it runs only when no
-// guard consumed the stream.
-func drain(res *ToolResult) error {
+// guard consumed the stream. At most limit bytes are read (the agent's
+// memory stays bounded even with no ceiling); the producer is then closed
+// and the result says so. A read error keeps what was read and marks the
+// result as an error, so the partial output reaches the transcript.
+func drain(res *ToolResult, limit int64) {
 	defer res.Stream.Close()
-	b, err := io.ReadAll(res.Stream)
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(res.Stream, limit+1))
 	res.Stream = nil
-	if len(b) > 0 {
-		res.Parts = append(res.Parts, TextPart(string(b)))
+	cut := n > limit
+	if cut {
+		buf.Truncate(int(limit))
+		buf.Truncate(wholeRunes(buf.Bytes()))
 	}
-	if err != nil {
-		return fmt.Errorf("reading the tool's output: %w", err)
+	text := buf.String()
+	switch {
+	case err != nil:
+		text += fmt.Sprintf("\n[harness: reading the tool's output failed after %d bytes: %v]", buf.Len(), err)
+		res.IsError = true
+	case cut:
+		shown := buf.Len()
+		text += fmt.Sprintf("\n[harness: the output was stopped after %d bytes (Options.MaxStreamBytes) and the rest was not read. "+
+			"Narrow the command, or run with a result ceiling (guard.ResultPolicy), which spills long output to a file.]", shown)
+		res.Cuts = append(res.Cuts, Cut{Kind: CutTruncated, By: "agent", BytesIn: shown, BytesOut: shown})
+		if res.Meta == nil {
+			res.Meta = map[string]any{}
+		}
+		res.Meta["stream_stopped_at"] = shown
 	}
-	return nil
+	if text != "" {
+		res.Parts = append(res.Parts, TextPart(text))
+	}
+}
+
+// wholeRunes returns the length of b without a UTF-8 sequence cut short at
+// its end (bytes that are invalid anyway are left alone).
+func wholeRunes(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
 }
