@@ -77,3 +77,35 @@ func TestRepeatOfAResultTrimmedInTheViewIsShownWhole(t *testing.T) {
 		})
 	}
 }
+
+// However small the budget and floor, every trimmed result ends with a
+// visible marker.
+func TestTinyTurnBudgetStillMarksEveryTrim(t *testing.T) {
+	conv := harness.NewConversation("c")
+	turn := &harness.Turn{Index: 1, Input: "go"}
+	round := &harness.Round{Index: 1}
+	for i := range 20 {
+		id := "call_" + strings.Repeat("x", i+1)
+		round.Assistant.ToolCalls = append(round.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: "t"})
+		round.Results = append(round.Results, &harness.ToolResult{CallID: id, Tool: "t", Parts: []harness.Part{harness.TextPart(strings.Repeat("evidence ", 20))}})
+	}
+	turn.Rounds = []*harness.Round{round}
+	conv.Turns = []*harness.Turn{turn}
+	v := harness.BuildView(conv, turn, "", nil, true)
+	if err := (&guard.TurnBudget{Chars: 10, MinKeep: 1}).ApplyView(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	trimmed := 0
+	for i, m := range v.Messages {
+		if m.Role != harness.RoleTool || len(v.Origins[i].Cuts) == 0 {
+			continue
+		}
+		trimmed++
+		if !strings.Contains(m.Text(), "(trimmed") {
+			t.Fatalf("trimmed result %d has no visible marker: %q", i, m.Text())
+		}
+	}
+	if trimmed != 20 {
+		t.Fatalf("%d results trimmed, want all 20", trimmed)
+	}
+}

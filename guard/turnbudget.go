@@ -80,7 +80,8 @@ type TurnBudget struct {
 	// Chars is the budget of one request (default 24,000), in characters,
 	// or in the Counter's unit when Counter is set.
 	Chars int
-	// MinKeep is the floor (default 1,200), in the same unit.
+	// MinKeep is the floor (default 1,200), in the same unit; it is never
+	// below the size of the short marker, so every trim is visible.
 	MinKeep int
 	// Marker ends every trimmed result (default DefaultTurnMarker); the
 	// policy appends how much was removed and the spill path or call id
@@ -116,6 +117,9 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 		ms = measure{count: cfg.Counter.Count, unit: "tokens"}
 	}
 	unit := ms.unit
+	// Every trim must carry a visible marker: the floor is never below the
+	// short one.
+	cfg.MinKeep = max(cfg.MinKeep, ms.count(shortTurnMarker))
 
 	// The evidence of this turn: its tool messages, in view order.
 	var (
