@@ -242,11 +242,17 @@ func (s previewSource) lineCount() int64 {
 // the preview shows.
 func renderCut(src previewSource, m cutMarker, limit int, pv Preview, fill bool) (string, int64) {
 	m.total, m.lines = src.total, src.lineCount()
+	// The full marker when it leaves two thirds of the ceiling to the
+	// preview; else the short one whenever it fits at all, since it still
+	// says everything the model needs (tool, sizes, shown, where the rest
+	// is and how to read it); the minimal one only when nothing else fits.
 	tier := markerTierFull
-	for ; tier < markerTierMinimal; tier++ {
-		if m.bound(tier)+2*len(markerSep) <= limit/3 {
-			break
-		}
+	switch {
+	case m.bound(markerTierFull)+2*len(markerSep) <= limit/3:
+	case m.bound(markerTierShort)+2*len(markerSep) <= limit:
+		tier = markerTierShort
+	default:
+		tier = markerTierMinimal
 	}
 	reserve := m.bound(tier) + 2*len(markerSep)
 	if reserve > limit {

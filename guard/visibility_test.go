@@ -109,3 +109,29 @@ func TestTinyTurnBudgetStillMarksEveryTrim(t *testing.T) {
 		t.Fatalf("%d results trimmed, want all 20", trimmed)
 	}
 }
+
+// At small ceilings the marker still names the tool, the sizes and how to
+// read the rest.
+func TestSmallCeilingMarkerSaysHowToReadTheRest(t *testing.T) {
+	for _, limit := range []int{384, 512, 700} {
+		ws := t.TempDir()
+		g := (&guard.ResultPolicy{MaxBytes: guard.Bytes(limit)}).Guard()
+		tool := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(strings.Repeat("0123456789 abcdefghij\n", 400)), nil
+		}
+		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c_small", Workspace: ws, Spec: harness.ToolSpec{Name: "dump", Risk: harness.ReadOnly}})
+		res, err := g(tool)(ctx, &harness.ToolCall{ID: "call_1", Name: "dump"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.ModelText()
+		if len(text) > limit {
+			t.Fatalf("limit %d: model copy is %d bytes", limit, len(text))
+		}
+		for _, want := range []string{"dump", "8800 B", "read_file", ".harness/spill/c_small/"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("limit %d: marker does not say %q:\n%s", limit, want, text)
+			}
+		}
+	}
+}
