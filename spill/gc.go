@@ -25,6 +25,9 @@ type GCReport struct {
 // last modified more than olderThan ago, then the conversation folders it
 // left empty. Only regular files are removed; symbolic links and anything
 // else are left alone. A workspace without spill files is not an error.
+//
+// A streamed result that overflowed the ceiling is kept whole only in its
+// spill file (the transcript keeps its preview), so GC loses its full text.
 func GC(ctx context.Context, workspace string, olderThan time.Duration) (GCReport, error) {
 	var rep GCReport
 	if olderThan < 0 {

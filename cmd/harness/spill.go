@@ -33,7 +33,9 @@ func cmdSpill(ctx context.Context, e *env, args []string) error {
 
 func cmdSpillGC(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "spill gc", "", "Remove the spill files of a workspace (.harness/spill/) last modified more than\n"+
-		"--older-than ago, and the conversation folders left empty. Prints what was removed.")
+		"--older-than ago, and the conversation folders left empty. Prints what was removed.\n\n"+
+		"Most spilled results are also kept whole in the transcript store; a result that arrived as a stream\n"+
+		"(shell output) and overflowed the ceiling is kept only in its spill file, so removing the file loses it.")
 	olderThan := fs.String("older-than", "", "age of the files to remove: a Go duration (\"36h\", \"90m\") or days (\"7d\", \"1d12h\"); required")
 	workspace := fs.String("workspace", ".", "workspace root whose .harness/spill/ is cleaned")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
