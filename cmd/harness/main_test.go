@@ -150,3 +150,33 @@ func TestReadmeDemo(t *testing.T) {
 		t.Fatalf("stdout %q\nstderr %q", stdout, stderr)
 	}
 }
+
+// A result over the ceiling is spilled: the usage line counts it, the file
+// holds the full page, and the model's copy names the path.
+func TestRunSpillsAndReportsIt(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "workspace")
+	if err := os.CopyFS(ws, os.DirFS("../../examples/demo/workspace")); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"steps":[
+		{"tool_calls":[{"id":"big","name":"read_file","args":{"path":"package-lock.json","limit":200}}]},
+		{"expect":{"last_tool_contains":["/big-read_file.txt","read_file"]},"text":"done"}]}`)
+	_, stderr, code := cli(t, "", "run", "--model", "scripted:"+script, "--workspace", ws, "--max-bytes", "2048", "read the lock file")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "1 results, 1 cut (1 spilled)") {
+		t.Fatalf("usage line does not count the spill: %s", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(ws, ".harness/spill/*/big-read_file.txt"))
+	if len(files) != 1 {
+		t.Fatalf("spill files: %v", files)
+	}
+	spilled, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(spilled), `"lockfileVersion": 3`) || len(spilled) <= 2048 {
+		t.Fatalf("spill file holds %d bytes", len(spilled))
+	}
+}

@@ -210,9 +210,42 @@ func readPrompt(e *env, pos []string) (string, error) {
 // usageLine is the one-line summary of a turn, from computed figures only.
 func usageLine(r *harness.Result) string {
 	u := r.Usage
-	return fmt.Sprintf("usage: outcome %s; %d requests, %d tool rounds; tokens in %d (cached %d), out %d, effective %.1f; evidence %d chars (peak request %d); tool schemas sent %d (%d bytes)",
+	return fmt.Sprintf("usage: outcome %s; %d requests, %d tool rounds; tokens in %d (cached %d), out %d, effective %.1f; evidence %d chars (peak request %d); tool schemas sent %d (%d bytes)%s",
 		r.Outcome, r.Requests, r.ToolRounds, u.Input, u.Cached, u.Output, u.Effective(),
-		r.EvidenceChars, r.PeakEvidenceChars, r.ToolSchemas, r.ToolSchemaBytes)
+		r.EvidenceChars, r.PeakEvidenceChars, r.ToolSchemas, r.ToolSchemaBytes, cutSummary(r.Turn))
+}
+
+// cutSummary counts the turn's results and what the per-call guards did to
+// them, for example "; 5 results, 2 cut (1 spilled, 1 deduped)".
+func cutSummary(t *harness.Turn) string {
+	if t == nil {
+		return ""
+	}
+	results, cut := 0, 0
+	kinds := map[harness.CutKind]int{}
+	for _, r := range t.Rounds {
+		for _, res := range r.Results {
+			results++
+			if len(res.Cuts) > 0 {
+				cut++
+				kinds[res.Cuts[len(res.Cuts)-1].Kind]++
+			}
+		}
+	}
+	if results == 0 {
+		return ""
+	}
+	out := fmt.Sprintf("; %d results, %d cut", results, cut)
+	var parts []string
+	for _, k := range []harness.CutKind{harness.CutSpilled, harness.CutTruncated, harness.CutDeduped} {
+		if kinds[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
+		}
+	}
+	if len(parts) > 0 {
+		out += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return out
 }
 
 // writeResultJSON prints the turn's result with its figures.
