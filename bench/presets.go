@@ -200,18 +200,18 @@ func emptyResults(next harness.ToolFunc) harness.ToolFunc {
 	}
 }
 
-// PresetNames lists the names of Presets and References.
+// PresetNames lists the names of Presets, References and Research.
 func PresetNames() []string {
 	var out []string
-	for _, p := range append(Presets(), References()...) {
+	for _, p := range append(append(Presets(), References()...), Research()...) {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
-// Lookup returns the preset or reference called name.
+// Lookup returns the preset, reference or research preset called name.
 func Lookup(name string) (Preset, error) {
-	ps := append(Presets(), References()...)
+	ps := append(append(Presets(), References()...), Research()...)
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return ps[i], nil
 	}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/replay"
+)
+
+// Research returns the presets of the cost research (issue 9): harness's
+// defaults plus one opt-in policy each, run only when named (harness
+// bench --presets …), so the default table stays the anchors and the
+// ablations. Every one of them adds viewTap (see there); "harness+tap"
+// is the defaults with the tap alone, the baseline they are compared to.
+func Research() []Preset {
+	r := func(name, doc string, change func(env replay.Env, cfg *replay.Config)) Preset {
+		return Preset{Name: name, Doc: doc, Ablation: true, build: func(env replay.Env) (*replay.Config, error) {
+			cfg, err := defaultHarness().build(env)
+			if err != nil {
+				return nil, err
+			}
+			if change != nil {
+				change(env, cfg)
+			}
+			tapViews(cfg)
+			return cfg, nil
+		}}
+	}
+	econ := func(e *guard.EconClear) func(replay.Env, *replay.Config) {
+		return func(_ replay.Env, cfg *replay.Config) {
+			e.Clear = chainCompact(cfg)
+			cfg.Policies = append(cfg.Policies, e)
+		}
+	}
+	settle := func(s *guard.Settle) func(replay.Env, *replay.Config) {
+		return func(env replay.Env, cfg *replay.Config) {
+			s.Counter = env.Counter
+			// Before TurnBudget and CompactPolicy: they then see the
+			// settled copies.
+			cfg.Policies = append([]harness.ViewPolicy{s}, cfg.Policies...)
+		}
+	}
+	return []Preset{
+		r("harness+tap", "harness's defaults; guards are told the view of the request that made the call (CallInfo.View), as the live agent does", nil),
+		r("harness+econ", "harness + guard.EconClear: clear results older than the newest 3 rounds when 0.1 × tokens saved × requests so far ≥ the cache miss", econ(&guard.EconClear{})),
+		r("harness+econ2", "harness + guard.EconClear with margin 2 (the saving must be twice the miss)", econ(&guard.EconClear{Margin: 2})),
+		r("harness+econ/k8", "harness + guard.EconClear keeping the newest 8 rounds", econ(&guard.EconClear{KeepRounds: 8})),
+		r("harness+econ/k16", "harness + guard.EconClear keeping the newest 16 rounds", econ(&guard.EconClear{KeepRounds: 16})),
+		r("harness+settle", "harness + guard.Settle: results over 2 KiB become a 512 + 768 byte digest from the request after the model first replied to them", settle(&guard.Settle{})),
+		r("harness+settle/a2", "harness + guard.Settle, after 2 replies", settle(&guard.Settle{After: 2})),
+		r("harness+settle/a3", "harness + guard.Settle, after 3 replies", settle(&guard.Settle{After: 3})),
+		r("harness+settle/mid", "harness + guard.Settle with 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Mid: 512})),
+		r("harness+settle/runs", "harness + guard.Settle on every result but file reads (cat, head, tail, sed, nl, awk of a file; read tools)", settle(&guard.Settle{Skip: guard.SkipFileReads})),
+		r("harness+settle/runs-a2", "harness + guard.Settle on every result but file reads, after 2 replies", settle(&guard.Settle{Skip: guard.SkipFileReads, After: 2})),
+		r("harness+settle/runs-mid", "harness + guard.Settle on every result but file reads, with 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Mid: 512})),
+		r("harness+settle/runs-small", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512})),
+		r("harness+settle/runs-small-mid", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes + 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512, Mid: 512})),
+		r("harness+settle/runs+econ/k8", "harness + guard.Settle on every result but file reads + guard.EconClear keeping the newest 8 rounds", func(env replay.Env, cfg *replay.Config) {
+			settle(&guard.Settle{Skip: guard.SkipFileReads})(env, cfg)
+			econ(&guard.EconClear{KeepRounds: 8})(env, cfg)
+		}),
+		r("harness+settle/runs@8k", "harness + guard.Settle on every result but file reads, with an 8 KiB ceiling", func(env replay.Env, cfg *replay.Config) {
+			cfg.Guards[0] = (&guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)}).Guard()
+			settle(&guard.Settle{Skip: guard.SkipFileReads})(env, cfg)
+		}),
+	}
+}
+
+// chainCompact is the CompactPolicy of cfg's chain, or nil.
+func chainCompact(cfg *replay.Config) *guard.CompactPolicy {
+	for _, p := range cfg.Policies {
+		if c, ok := p.(*guard.CompactPolicy); ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// tapViews makes the replay tell guards the view of the request whose
+// response made the call (harness.CallInfo.View), as the agent does: the
+// replay engine does not, and a guard that points at an earlier result
+// (Collapse) must not point at one a view policy no longer shows whole.
+// A view policy, last in the chain, keeps the newest view; an outermost
+// guard puts it into the call's CallInfo.
+func tapViews(cfg *replay.Config) {
+	t := &viewTap{}
+	cfg.Policies = append(cfg.Policies, t)
+	cfg.Guards = append([]harness.Guard{t.guard}, cfg.Guards...)
+}
+
+type viewTap struct {
+	mu sync.Mutex
+	v  *harness.View
+}
+
+func (t *viewTap) ApplyView(_ context.Context, v *harness.View) error {
+	t.mu.Lock()
+	t.v = v
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *viewTap) guard(next harness.ToolFunc) harness.ToolFunc {
+	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		t.mu.Lock()
+		v := t.v
+		t.mu.Unlock()
+		if info, ok := harness.CallInfoFrom(ctx); ok && info.View == nil && v != nil {
+			info.View = v
+			ctx = harness.WithCallInfo(ctx, info)
+		}
+		return next(ctx, call)
+	}
+}
