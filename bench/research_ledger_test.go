@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -158,4 +160,105 @@ func clipArgs(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// TestResearchBounds prints, for real runs (HARNESS_RESEARCH_DATA), what
+// policies that know the future would cost: bounds on what any honest
+// policy can reach at full visible retention, not policies. They read
+// the needles (what the agent will use) before replaying:
+//   - oracle-arrival: at arrival, results the agent will use are shown
+//     whole and every other one empty;
+//   - oracle-lines: at arrival, each result is cut to the lines holding
+//     the needles the agent will take from it;
+//   - oracle-settle: guard.Settle (default sizes) that keeps exactly the
+//     results the agent will use after its first reply;
+//   - oracle-settle-min: the same, every other result settled to its
+//     marker alone.
+func TestResearchBounds(t *testing.T) {
+	dir := os.Getenv("HARNESS_RESEARCH_DATA")
+	if dir == "" {
+		t.Skip("HARNESS_RESEARCH_DATA is not set")
+	}
+	recs, _, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := counter(t)
+	none, _ := Lookup("none")
+	var b strings.Builder
+	for _, rec := range recs {
+		needles := replay.Needles(rec)
+		words := map[string][]string{}
+		for _, n := range needles {
+			words[n.CallID] = append(words[n.CallID], n.Text)
+		}
+		cutTo := func(keep func(id, text string) string) func(env replay.Env) (*replay.Config, error) {
+			return func(env replay.Env) (*replay.Config, error) {
+				cfg, err := defaultHarness().build(env)
+				if err != nil {
+					return nil, err
+				}
+				cfg.Guards = append([]harness.Guard{func(next harness.ToolFunc) harness.ToolFunc {
+					return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+						res, err := next(ctx, call)
+						if err == nil && res != nil {
+							if text := res.ModelText(); keep(call.ID, text) != text {
+								setModel(res, keep(call.ID, text), harness.Cut{Kind: harness.CutTruncated, By: "oracle", Locator: "call:" + call.ID})
+							}
+						}
+						return res, err
+					}
+				}}, cfg.Guards...)
+				return cfg, nil
+			}
+		}
+		bounds := []replay.Policy{
+			{Name: "oracle-arrival", New: cutTo(func(id, text string) string {
+				if len(words[id]) > 0 {
+					return text
+				}
+				return ""
+			})},
+			{Name: "oracle-lines", New: cutTo(func(id, text string) string {
+				var keep []string
+				for _, l := range strings.Split(text, "\n") {
+					for _, w := range words[id] {
+						if strings.Contains(l, w) {
+							keep = append(keep, l)
+							break
+						}
+					}
+				}
+				return strings.Join(keep, "\n")
+			})},
+			{Name: "oracle-settle", New: oracleSettle(0, 0, 0, words)},
+			{Name: "oracle-settle-min", New: oracleSettle(1, 1, 1, words)},
+		}
+		base, err := replay.Replay(context.Background(), rec, none.Policy(), &replay.Options{Counter: c, Needles: needles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range bounds {
+			rep, err := replay.Replay(context.Background(), rec, p, &replay.Options{Counter: c, Needles: needles})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%-26s %-17s %.3f × none, visible %d/%d\n", rec.ID, p.Name, rep.Effective/base.Effective, rep.Visible, rep.Needles)
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+func oracleSettle(over, head, tail int, words map[string][]string) func(env replay.Env) (*replay.Config, error) {
+	return func(env replay.Env) (*replay.Config, error) {
+		cfg, err := defaultHarness().build(env)
+		if err != nil {
+			return nil, err
+		}
+		s := &guard.Settle{Over: over, Head: head, Tail: tail, Counter: env.Counter,
+			Skip: func(call harness.ToolCall, _ *harness.ToolResult) bool { return len(words[call.ID]) > 0 }}
+		cfg.Policies = append([]harness.ViewPolicy{s}, cfg.Policies...)
+		tapViews(cfg)
+		return cfg, nil
+	}
 }

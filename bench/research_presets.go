@@ -54,6 +54,7 @@ func Research() []Preset {
 		r("harness+settle/mid", "harness + guard.Settle with 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Mid: 512})),
 		r("harness+settle/runs", "harness + guard.Settle on every result but file reads (cat, head, tail, sed, nl, awk of a file; read tools)", settle(&guard.Settle{Skip: guard.SkipFileReads})),
 		r("harness+settle/runs-a2", "harness + guard.Settle on every result but file reads, after 2 replies", settle(&guard.Settle{Skip: guard.SkipFileReads, After: 2})),
+		r("harness+settle/runs-a2-mid", "harness + guard.Settle on every result but file reads, after 2 replies, with 1 KiB of the lines naming what the model wrote in them", settle(&guard.Settle{Skip: guard.SkipFileReads, After: 2, Mid: 1024})),
 		r("harness+settle/runs-mid", "harness + guard.Settle on every result but file reads, with 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Mid: 512})),
 		r("harness+settle/runs-small", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512})),
 		r("harness+settle/runs-small-mid", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes + 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512, Mid: 512})),
@@ -65,6 +66,33 @@ func Research() []Preset {
 			cfg.Guards[0] = (&guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)}).Guard()
 			settle(&guard.Settle{Skip: guard.SkipFileReads})(env, cfg)
 		}),
+		r("harness+settle/runs+reads-a4", "harness + guard.Settle on every result but file reads (after 1 reply) + file reads settled after 4 replies, keeping 1 KiB of the lines the model named in them", twoTier(4, 1024)),
+		r("harness+settle/runs+reads-a8", "harness + guard.Settle on every result but file reads (after 1 reply) + file reads settled after 8 replies, keeping 2 KiB of the lines the model named in them", twoTier(8, 2048)),
+		r("harness+settle/runs+reads-a16", "harness + guard.Settle on every result but file reads (after 1 reply) + file reads settled after 16 replies, keeping 2 KiB of the lines the model named in them", twoTier(16, 2048)),
+		r("harness+arrival/runs", "harness whose command outputs (not file reads) over 2 KiB are cut at arrival to a 512 + 768 byte preview with spill (the model never sees them whole): what guard.Settle's one whole showing is worth", func(env replay.Env, cfg *replay.Config) {
+			small := (&guard.ResultPolicy{MaxBytes: guard.Bytes(2 << 10), Preview: guard.HeadTail{Head: 512, Tail: 768}}).Guard()
+			def := cfg.Guards[0]
+			cfg.Guards[0] = func(next harness.ToolFunc) harness.ToolFunc {
+				s, d := small(next), def(next)
+				return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+					if guard.ReadsFile(*call) {
+						return d(ctx, call)
+					}
+					return s(ctx, call)
+				}
+			}
+		}),
+	}
+}
+
+// twoTier settles command outputs after one reply and file reads after
+// `after` replies with mid bytes of the lines the model named.
+func twoTier(after, mid int) func(replay.Env, *replay.Config) {
+	return func(env replay.Env, cfg *replay.Config) {
+		runs := &guard.Settle{Skip: guard.SkipFileReads, Counter: env.Counter}
+		reads := &guard.Settle{Skip: func(c harness.ToolCall, _ *harness.ToolResult) bool { return !guard.ReadsFile(c) },
+			After: after, Mid: mid, Counter: env.Counter}
+		cfg.Policies = append([]harness.ViewPolicy{runs, reads}, cfg.Policies...)
 	}
 }
 

@@ -243,3 +243,66 @@ func FuzzSettleDigest(f *testing.F) {
 		}
 	})
 }
+
+// TestSettleThroughAgent runs Settle in an agent: the model is shown a
+// command's output whole in the request after the call, as a digest from
+// the request after its reply on, and the transcript keeps it whole.
+func TestSettleThroughAgent(t *testing.T) {
+	var log strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&log, "test_case_%03d ... ok\n", i)
+	}
+	log.WriteString("FAILED test_case_301: expected 2, got 3\n")
+	run := harness.Tool{
+		Spec: harness.ToolSpec{Name: "shell", Description: "run a command",
+			InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+		Func: func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(log.String()), nil
+		},
+	}
+	var reqs []*harness.Request
+	model := harness.ModelFunc(func(_ context.Context, req *harness.Request) (*harness.Response, error) {
+		reqs = append(reqs, req)
+		if n := len(reqs); n <= 3 {
+			id := fmt.Sprintf("c%d", n)
+			return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("running the tests")},
+				ToolCalls: []harness.ToolCall{{ID: id, Name: "shell", Args: []byte(`{"command":"go test ./..."}`)}}}}, nil
+		}
+		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("done")}}}, nil
+	})
+	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{run},
+		Policies: []harness.ViewPolicy{&Settle{Counter: o200k(t)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := harness.NewConversation("")
+	if _, err := agent.Run(context.Background(), conv, "run the tests"); err != nil {
+		t.Fatal(err)
+	}
+	shown := func(req *harness.Request, id string) string {
+		for _, m := range req.Messages {
+			if m.Role == harness.RoleTool && m.ToolCallID == id {
+				return m.Text()
+			}
+		}
+		return ""
+	}
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if got := shown(reqs[1], "c1"); got != log.String() {
+		t.Error("the first showing was not whole")
+	}
+	for _, req := range reqs[2:] {
+		got := shown(req, "c1")
+		if !strings.Contains(got, "[settled:") || !strings.Contains(got, "FAILED test_case_301") || len(got) > 2000 {
+			t.Errorf("request %d shows c1 as %d bytes:\n%s", req.Round, len(got), got)
+		}
+	}
+	if shown(reqs[2], "c1") != shown(reqs[3], "c1") {
+		t.Error("the settled copy changed between requests")
+	}
+	if r := conv.FindResult("c1"); r.ModelText() != log.String() || r.Cut() {
+		t.Error("the stored result was changed")
+	}
+}
