@@ -57,10 +57,18 @@ func Research() []Preset {
 		r("harness+settle/runs-a2-mid", "harness + guard.Settle on every result but file reads, after 2 replies, with 1 KiB of the lines naming what the model wrote in them", settle(&guard.Settle{Skip: guard.SkipFileReads, After: 2, Mid: 1024})),
 		r("harness+settle/runs-mid", "harness + guard.Settle on every result but file reads, with 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Mid: 512})),
 		r("harness+settle/runs-small", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512})),
+		r("harness+settle/runs-tiny", "harness + guard.Settle on every result but file reads over 768 bytes, digest 192 + 320 bytes", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 768, Head: 192, Tail: 320})),
 		r("harness+settle/runs-small-mid", "harness + guard.Settle on every result but file reads over 1 KiB, digest 256 + 512 bytes + 512 bytes of the lines naming what the model wrote next", settle(&guard.Settle{Skip: guard.SkipFileReads, Over: 1 << 10, Head: 256, Tail: 512, Mid: 512})),
 		r("harness+settle/runs+econ/k8", "harness + guard.Settle on every result but file reads + guard.EconClear keeping the newest 8 rounds", func(env replay.Env, cfg *replay.Config) {
 			settle(&guard.Settle{Skip: guard.SkipFileReads})(env, cfg)
 			econ(&guard.EconClear{KeepRounds: 8})(env, cfg)
+		}),
+		r("harness+settle/runs+lowwater", "harness + guard.Settle on every result but file reads + the harness+lowwater compaction (chunked clearing from 24,000 tokens down to 12,000)", func(env replay.Env, cfg *replay.Config) {
+			h := defaultHarness()
+			h.clearAt = 24_000
+			low, _ := h.build(env)
+			*cfg = *low
+			settle(&guard.Settle{Skip: guard.SkipFileReads})(env, cfg)
 		}),
 		r("harness+settle/runs@8k", "harness + guard.Settle on every result but file reads, with an 8 KiB ceiling", func(env replay.Env, cfg *replay.Config) {
 			cfg.Guards[0] = (&guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)}).Guard()

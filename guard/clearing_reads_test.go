@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
@@ -39,4 +40,24 @@ func TestReadsFile(t *testing.T) {
 			t.Errorf("ReadsFile(%s %s) = %v, want %v", c.call.Name, c.call.Args, got, c.want)
 		}
 	}
+}
+
+// FuzzReadsFile checks that any arguments classify without panicking, and
+// that a heredoc is never taken for a read.
+func FuzzReadsFile(f *testing.F) {
+	for _, s := range []string{`{"command":"cat a.go"}`, `{"cmd":"sed -n 1,5p x"}`, `{"command":"cat > a << EOF"}`, `{"command":7}`, `[]`, ``, `{"command":"cd d && head f"}`} {
+		f.Add("bash", s)
+	}
+	f.Fuzz(func(t *testing.T, name, args string) {
+		call := harness.ToolCall{Name: name, Args: json.RawMessage(args)}
+		got := ReadsFile(call)
+		var a map[string]any
+		if got && !readTools[strings.ToLower(name)] && json.Unmarshal(call.Args, &a) == nil {
+			for _, k := range []string{"command", "cmd"} {
+				if s, ok := a[k].(string); ok && strings.Contains(s, "<<") {
+					t.Fatalf("heredoc %q taken for a read", s)
+				}
+			}
+		}
+	})
 }
