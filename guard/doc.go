@@ -15,9 +15,16 @@
 // Per turn ([harness.ViewPolicy]):
 //   - [TurnBudget]: one evidence budget shared by a turn's results,
 //     water-filled ([WaterFill]) before the final round.
-//   - StuckPolicy: nudges or stops a loop that repeats the same round.
-//   - CompactPolicy: clears old results in large chunks when the window
+//   - [StuckPolicy]: nudges or stops a loop that repeats the same round.
+//   - [CompactPolicy]: clears old results in large chunks when the window
 //     fills, with hysteresis, so prompt caches break rarely.
+//
+// Measured options, off by default (see the bench's research presets):
+//   - [Settle]: a large result is shown whole once, then as a digest from
+//     the next request on, when the saving repays the one cache miss
+//     (with [SkipFileReads], file reads stay whole).
+//   - [EconClear]: clears old results only when the expected saving over
+//     the requests to come repays the cache miss.
 //
 // Every cut is visible: a guard or policy that reduces a model copy records
 // a [harness.Cut] (kind, bytes in and out, a locator for the rest), writes
