@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -15,7 +16,22 @@ import (
 // construct it once (see [O200k]) rather than per call.
 type BPE struct {
 	codec tokenizer.Codec
+	// delStandIn is set when the codec's splitter never matches DEL
+	// (U+007F) and so drops it from the count; see [standIn].
+	delStandIn bool
 }
+
+// standIn replaces DEL before counting when the codec loses it. The
+// codec's generated splitter leaves DEL out of its ASCII bitmaps for
+// [^\s\p{L}\p{N}], so "\x7f" counted 0 tokens and "\x7f.get" 2 (tiktoken:
+// 1 and 3). STX (U+0002) is the same kind of character for every split
+// pattern of the tiktoken encodings (a control character: not a space,
+// letter, digit, line break, slash or quote), the generated bitmaps do
+// include it, and, like DEL, it is a token of its own in o200k_base,
+// cl100k_base, p50k_base and r50k_base that no other token contains, so
+// BPE never merges either with a neighbour: swapping one for the other
+// keeps every count.
+const standIn = "\x02"
 
 // NewBPE returns a counter for a tiktoken encoding, for example
 // tokenizer.O200kBase or tokenizer.Cl100kBase.
@@ -28,7 +44,11 @@ func NewBPE(enc tokenizer.Encoding) (*BPE, error) {
 	// does by default; the mode is set before the codec is shared, so no
 	// goroutine ever sees it change.
 	c.SetErrorMode(tokenizer.ErrorModeReplace)
-	return &BPE{codec: c}, nil
+	b := &BPE{codec: c}
+	if n, err := c.Count("\x7f"); err == nil && n == 0 {
+		b.delStandIn = true
+	}
+	return b, nil
 }
 
 var (
@@ -110,6 +130,9 @@ func chunkEnd(s string, from int) int {
 }
 
 func (b *BPE) countChunk(text string) int {
+	if b.delStandIn && strings.IndexByte(text, 0x7f) >= 0 {
+		text = strings.ReplaceAll(text, "\x7f", standIn)
+	}
 	n, err := b.codec.Count(text)
 	if err != nil {
 		return len(text)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
 )
 
 func mustO200k(t testing.TB) *BPE {
@@ -42,6 +44,29 @@ func TestO200kKnownCounts(t *testing.T) {
 	}
 	if c.Name() != "o200k_base" {
 		t.Errorf("Name = %q", c.Name())
+	}
+}
+
+// The codec's splitter drops DEL (U+007F); Count must still count it as
+// tiktoken does. Expected counts from the js-tiktoken package (special
+// tokens treated as text).
+func TestBPECountsDEL(t *testing.T) {
+	for _, enc := range []struct {
+		name tokenizer.Encoding
+		want []int
+	}{
+		{tokenizer.O200kBase, []int{1, 2, 3, 3, 7, 4, 3, 3, 6}},
+		{tokenizer.Cl100kBase, []int{1, 2, 3, 3, 7, 4, 3, 3, 7}},
+	} {
+		c, err := NewBPE(enc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range []string{"\x7f", "a\x7f", "\x7f.get", "hello\x7fworld", "x \x7f!abc\n/", "  \x7f  ", "\x7f's", "\x7f\x7f\x7f", "// \x7fcomment\x7f\r\n//"} {
+			if got := c.Count(text); got != enc.want[i] {
+				t.Errorf("%s: Count(%q) = %d, want %d", enc.name, text, got, enc.want[i])
+			}
+		}
 	}
 }
 
