@@ -250,6 +250,9 @@ func sizeOf(parts []harness.Part) int {
 // maxMarker bounds the marker kept for logs.
 const maxMarker = 600
 
+// markerElision joins the head and tail of a marker longer than maxMarker.
+const markerElision = " … "
+
 // markerOf returns what the model copy adds to the full payload: a guard's
 // copy is head + marker + tail of the payload (or a replacement), so the
 // part of model between its longest common prefix and suffix with full is
@@ -274,15 +277,18 @@ func markerOf(full, model string) string {
 	}
 	m := strings.TrimSpace(model[p : len(model)-q])
 	if len(m) > maxMarker {
-		head := m[:maxMarker/2]
-		for len(head) > 0 && !utf8.ValidString(head) {
-			head = head[:len(head)-1]
+		// Cut at character boundaries, moving at most UTFMax-1 bytes: a
+		// copy holding invalid UTF-8 keeps its bytes (trimming until the
+		// half was valid used to shrink it to almost nothing).
+		h := maxMarker / 2
+		for i := 1; i < utf8.UTFMax && !utf8.RuneStart(m[h]); i++ {
+			h--
 		}
-		tail := m[len(m)-maxMarker/2:]
-		for len(tail) > 0 && !utf8.ValidString(tail) {
-			tail = tail[1:]
+		t := len(m) - maxMarker/2
+		for i := 1; i < utf8.UTFMax && !utf8.RuneStart(m[t]); i++ {
+			t++
 		}
-		m = head + " … " + tail
+		m = m[:h] + markerElision + m[t:]
 	}
 	return m
 }

@@ -304,6 +304,10 @@ func TestMarkerOf(t *testing.T) {
 	if len(long) > maxMarker+10 || !strings.Contains(long, " … ") {
 		t.Errorf("a long marker is not shortened: %d bytes", len(long))
 	}
+	// A copy of invalid UTF-8 keeps a full-size head and tail.
+	if bad := markerOf("x", strings.Repeat("a\xff", 2000)); len(bad) != maxMarker+len(markerElision) {
+		t.Errorf("a marker of invalid UTF-8 shrank to %d bytes: %q", len(bad), bad)
+	}
 }
 
 func TestEventsKeepInvalidArguments(t *testing.T) {
