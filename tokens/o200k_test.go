@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -112,11 +113,31 @@ func FuzzO200kCount(f *testing.F) {
 		if n < 0 || (s != "" && n == 0) {
 			t.Fatalf("Count(%q) = %d", s, n)
 		}
-		// A token covers at least one byte of the (replaced) input.
-		if n > len(strings.ToValidUTF8(s, "\uFFFD")) {
-			t.Fatalf("Count(%q) = %d > bytes", s, n)
+		// A token covers at least one byte of the replaced input, where
+		// each maximal invalid subpart becomes its own U+FFFD (as
+		// tiktoken's errors="replace"), so at most 3 bytes per invalid
+		// byte. (strings.ToValidUTF8 would fold a whole run of invalid
+		// bytes into one U+FFFD: not the text that is counted.)
+		if b := replacedBytesBound(s); n > b {
+			t.Fatalf("Count(%q) = %d > %d bytes", s, n, b)
 		}
 	})
+}
+
+// replacedBytesBound is an upper bound on the length of s once each
+// maximal invalid subpart is replaced by U+FFFD.
+func replacedBytesBound(s string) int {
+	n := 0
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && size == 1 {
+			n += len("\uFFFD")
+		} else {
+			n += size
+		}
+		s = s[size:]
+	}
+	return n
 }
 
 // FuzzO200kChunking checks that cutting at every safe place gives the
