@@ -258,7 +258,6 @@ func oracleSettle(over, head, tail int, words map[string][]string) func(env repl
 		s := &guard.Settle{Over: over, Head: head, Tail: tail, Counter: env.Counter,
 			Skip: func(call harness.ToolCall, _ *harness.ToolResult) bool { return len(words[call.ID]) > 0 }}
 		cfg.Policies = append([]harness.ViewPolicy{s}, cfg.Policies...)
-		tapViews(cfg)
 		return cfg, nil
 	}
 }

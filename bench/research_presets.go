@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"sync"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -12,8 +11,7 @@ import (
 // Research returns the presets of the cost research (issue 9): harness's
 // defaults plus one opt-in policy each, run only when named (harness
 // bench --presets …), so the default table stays the anchors and the
-// ablations. Every one of them adds viewTap (see there); "harness+tap"
-// is the defaults with the tap alone, the baseline they are compared to.
+// ablations.
 func Research() []Preset {
 	r := func(name, doc string, change func(env replay.Env, cfg *replay.Config)) Preset {
 		return Preset{Name: name, Doc: doc, Ablation: true, build: func(env replay.Env) (*replay.Config, error) {
@@ -24,7 +22,6 @@ func Research() []Preset {
 			if change != nil {
 				change(env, cfg)
 			}
-			tapViews(cfg)
 			return cfg, nil
 		}}
 	}
@@ -43,7 +40,6 @@ func Research() []Preset {
 		}
 	}
 	return []Preset{
-		r("harness+tap", "harness's defaults; guards are told the view of the request that made the call (CallInfo.View), as the live agent does", nil),
 		r("harness+econ", "harness + guard.EconClear: clear results older than the newest 3 rounds when 0.1 × tokens saved × requests so far ≥ the cache miss", econ(&guard.EconClear{})),
 		r("harness+econ2", "harness + guard.EconClear with margin 2 (the saving must be twice the miss)", econ(&guard.EconClear{Margin: 2})),
 		r("harness+econ/k8", "harness + guard.EconClear keeping the newest 8 rounds", econ(&guard.EconClear{KeepRounds: 8})),
@@ -112,41 +108,4 @@ func chainCompact(cfg *replay.Config) *guard.CompactPolicy {
 		}
 	}
 	return nil
-}
-
-// tapViews makes the replay tell guards the view of the request whose
-// response made the call (harness.CallInfo.View), as the agent does: the
-// replay engine does not, and a guard that points at an earlier result
-// (Collapse) must not point at one a view policy no longer shows whole.
-// A view policy, last in the chain, keeps the newest view; an outermost
-// guard puts it into the call's CallInfo.
-func tapViews(cfg *replay.Config) {
-	t := &viewTap{}
-	cfg.Policies = append(cfg.Policies, t)
-	cfg.Guards = append([]harness.Guard{t.guard}, cfg.Guards...)
-}
-
-type viewTap struct {
-	mu sync.Mutex
-	v  *harness.View
-}
-
-func (t *viewTap) ApplyView(_ context.Context, v *harness.View) error {
-	t.mu.Lock()
-	t.v = v
-	t.mu.Unlock()
-	return nil
-}
-
-func (t *viewTap) guard(next harness.ToolFunc) harness.ToolFunc {
-	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-		t.mu.Lock()
-		v := t.v
-		t.mu.Unlock()
-		if info, ok := harness.CallInfoFrom(ctx); ok && info.View == nil && v != nil {
-			info.View = v
-			ctx = harness.WithCallInfo(ctx, info)
-		}
-		return next(ctx, call)
-	}
 }

@@ -268,7 +268,7 @@ func (e *engine) run(ctx context.Context) error {
 				round.Assistant.ToolCalls = nil
 			} else {
 				e.checkOffered(turn.Index, round.Assistant.ToolCalls)
-				if err := e.results(ctx, turn, round, rc); err != nil {
+				if err := e.results(ctx, turn, round, rc, view); err != nil {
 					return err
 				}
 			}
@@ -337,7 +337,10 @@ func (e *engine) view(ctx context.Context, turn *harness.Turn, final bool) (*har
 }
 
 // results runs the recorded results of rc through the guards.
-func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call) error {
+// results runs the recorded results of round through the preset's guards.
+// view is the request the recorded calls answered: guards get it as
+// CallInfo.View, as they do from the live agent.
+func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call, view *harness.View) error {
 	byID := map[string]*Result{}
 	for _, r := range rc.Results {
 		byID[r.CallID] = r
@@ -356,7 +359,7 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 		}
 		cctx := harness.WithCallInfo(ctx, harness.CallInfo{
 			Conversation: e.conv.ID, Turn: turn.Index, Round: round.Index,
-			Spec: spec, Workspace: e.ws, Transcript: e.conv,
+			Spec: spec, Workspace: e.ws, Transcript: e.conv, View: view,
 		})
 		c := call
 		res, err := harness.Chain(recorded, e.cfg.Guards...)(cctx, &c)
