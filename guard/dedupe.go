@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"hash"
-	"io"
 	"sync"
 
 	"github.com/agentharness/harness"
@@ -232,27 +230,17 @@ func dedupeKey(call *harness.ToolCall) (string, bool) {
 }
 
 // canonicalArgs re-encodes one JSON value with sorted keys and no
-// whitespace. Empty input counts as an empty object.
+// whitespace, numbers as written (a repeat must be the same call, not an
+// equivalent one). Empty input counts as an empty object.
 func canonicalArgs(raw []byte) (string, bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", true
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	v, ok := decodeOne(raw)
+	if !ok {
 		return "", false
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "", false // trailing data
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return "", false
-	}
-	return string(bytes.TrimRight(b.Bytes(), "\n")), true
+	return renderCanonical(v, func(n string) string { return n }), true
 }
 
 // payloadDigest identifies a result's full payload: its text as the model

@@ -21,28 +21,44 @@ import (
 // surrounding whitespace trimmed, so a model that repeats a malformed call
 // is still recognised.
 func canonicalJSON(raw []byte) string {
+	v, ok := decodeOne(raw)
+	if !ok {
+		return "raw:" + string(bytes.TrimSpace(raw))
+	}
+	return renderCanonical(v, canonicalNumber)
+}
+
+// decodeOne decodes raw when it holds exactly one JSON value, numbers kept
+// as written.
+func decodeOne(raw []byte) (any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return "raw:" + string(bytes.TrimSpace(raw))
+		return nil, false
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "raw:" + string(bytes.TrimSpace(raw))
+		return nil, false
 	}
+	return v, true
+}
+
+// renderCanonical writes v with object keys sorted, no insignificant
+// whitespace and no HTML escaping; number decides how a number is spelled.
+func renderCanonical(v any, number func(string) string) string {
 	var b strings.Builder
-	writeCanonical(&b, v)
+	writeCanonical(&b, v, number)
 	return b.String()
 }
 
-func writeCanonical(b *strings.Builder, v any) {
+func writeCanonical(b *strings.Builder, v any, number func(string) string) {
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
-		b.WriteString(canonicalNumber(string(x)))
+		b.WriteString(number(string(x)))
 	case string:
 		writeString(b, x)
 	case []any:
@@ -51,7 +67,7 @@ func writeCanonical(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonical(b, e)
+			writeCanonical(b, e, number)
 		}
 		b.WriteByte(']')
 	case map[string]any:
@@ -67,7 +83,7 @@ func writeCanonical(b *strings.Builder, v any) {
 			}
 			writeString(b, k)
 			b.WriteByte(':')
-			writeCanonical(b, x[k])
+			writeCanonical(b, x[k], number)
 		}
 		b.WriteByte('}')
 	}
