@@ -100,13 +100,7 @@ func (e *EconClear) ApplyView(ctx context.Context, v *harness.View) error {
 	if err != nil {
 		return fmt.Errorf("econ clear: %w", err)
 	}
-	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
-	for _, m := range v.Messages {
-		for _, tc := range m.ToolCalls {
-			c.args[tc.ID] = tc
-		}
-	}
-	c.measure()
+	c := newCompaction(ctx, v, cfg)
 	mark := clearMark(v.Conversation)
 	if mark != (compactPos{}) {
 		c.clearThrough(mark) // a no-op when the chain's CompactPolicy ran first

@@ -221,13 +221,7 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if err != nil {
 		return err
 	}
-	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
-	for _, m := range v.Messages {
-		for _, tc := range m.ToolCalls {
-			c.args[tc.ID] = tc
-		}
-	}
-	c.measure()
+	c := newCompaction(ctx, v, cfg)
 
 	// Reproduce every earlier decision before measuring.
 	mark := clearMark(v.Conversation)
@@ -287,6 +281,19 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 }
 
 func roundTokens(f float64) int { return int(math.Round(f)) }
+
+// newCompaction measures v for one compaction pass, indexing the calls of
+// its assistant messages (placeholders name their arguments).
+func newCompaction(ctx context.Context, v *harness.View, cfg compactConfig) *compaction {
+	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
+	for _, m := range v.Messages {
+		for _, tc := range m.ToolCalls {
+			c.args[tc.ID] = tc
+		}
+	}
+	c.measure()
+	return c
+}
 
 // clearMark is the newest clearing mark recorded in conv's notes.
 func clearMark(conv *harness.Conversation) compactPos {
