@@ -47,6 +47,23 @@ type NoteRecorder interface {
 	AddNote(ctx context.Context, conv *Conversation, note *Note) error
 }
 
+// RequestRecorder is implemented by recorders that also persist what each
+// request offered the model: the system prompt and the tool schemas sent
+// (none on a synthesis call, unless Options.KeepToolsOnFinal). The
+// transcript holds neither, yet both are part of every request's cost, so
+// a replay or an audit of a store needs them.
+type RequestRecorder interface {
+	// AddRequest is called before each model call with the request about
+	// to be sent; req.Turn and req.Round say which round it will produce.
+	// A request retried after ErrContextTooLarge is passed again for the
+	// same round, and the last one passed is the one that produced it; a
+	// request whose model call fails produces no round. The recorder must
+	// not modify req, and must copy what it keeps (the slices are shared
+	// with the view and the agent). An error stops the run before the
+	// model is called.
+	AddRequest(ctx context.Context, conv *Conversation, turn *Turn, req *Request) error
+}
+
 type recorderKey struct{}
 
 // AddNote appends note to conv and persists it through the recorder the
@@ -84,7 +101,8 @@ type Options struct {
 	Approver Approver
 	// Observer receives events.
 	Observer Observer
-	// Recorder persists the transcript.
+	// Recorder persists the transcript; when it is also a RequestRecorder
+	// it gets every request's system prompt and tool schemas.
 	Recorder Recorder
 	// OnText, when set and the model is a StreamingModel, receives
 	// assistant text as it is generated.
@@ -320,7 +338,13 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 			}
 			stats = view.Stats()
 			emit(Event{Kind: EventRequest, Round: view.Round, Stats: &stats})
-			resp, err = a.generate(ctx, view.Request(a.opts.System, a.opts.MaxOutputTokens))
+			req := view.Request(a.opts.System, a.opts.MaxOutputTokens)
+			if rr, ok := a.opts.Recorder.(RequestRecorder); ok {
+				if err := rr.AddRequest(ctx, conv, turn, req); err != nil {
+					return finish(a.failure(ctx), fmt.Errorf("harness: recording the request of turn %d round %d: %w", turn.Index, view.Round, err))
+				}
+			}
+			resp, err = a.generate(ctx, req)
 			if err == nil || attempt > 0 || !errors.Is(err, ErrContextTooLarge) {
 				break
 			}
