@@ -40,6 +40,8 @@ type harnessConfig struct {
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
 	clearAt int
+	// clearOld is CompactPolicy.ClearOld (0: its default, < 0: off).
+	clearOld int
 	// finalTools sends the tool schemas on the synthesis call, calls
 	// disabled (harness.Options.KeepToolsOnFinal, replay.Config.KeepToolsOnFinal).
 	finalTools bool
@@ -70,9 +72,9 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	switch w := window(env.Model); {
 	case h.compact && h.clearAt > 0:
 		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
-			HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3})
+			HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1})
 	case h.compact:
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w})
+		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld})
 	}
 	cfg.KeepToolsOnFinal = h.finalTools
 	return cfg, nil
@@ -91,7 +93,7 @@ func window(model string) int {
 func Presets() []Preset {
 	none := Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
 		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
-	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (75% → 55% of the window, clear in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
+	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
 		build: defaultHarness().build}
 	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults (ANCHORS.md): max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
 		build: func(env replay.Env) (*replay.Config, error) {
@@ -99,7 +101,7 @@ func Presets() []Preset {
 				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(24 << 10), Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
 				Policies: []harness.ViewPolicy{
 					&guard.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
-					&guard.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true},
+					&guard.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1},
 				},
 			}, nil
 		}}
@@ -114,14 +116,14 @@ func Presets() []Preset {
 					),
 					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
 				},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
 	codex := Preset{Name: "codex", Doc: "Codex CLI (ANCHORS.md): every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
 	swe := Preset{Name: "swe-agent", Doc: "SWE-agent (ANCHORS.md): observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
@@ -146,7 +148,7 @@ func Presets() []Preset {
 					capRule{by: "crush", tools: isRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
 					capRule{by: "crush", tools: isFetch, over: 100_000, bytes: true, cut: func(s string) string { return strings.ToValidUTF8(s[:100_000], "") }},
 				)},
-				Policies: []harness.ViewPolicy{crushStuck(10, 5), &guard.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true}},
+				Policies: []harness.ViewPolicy{crushStuck(10, 5), &guard.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
 	anth := Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing (ANCHORS.md): clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
@@ -174,6 +176,9 @@ func Presets() []Preset {
 			h.extra = append(h.extra, relevanceCeiling(guard.DefaultMaxBytes, 1536, 1536, 1024))
 		}),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
+		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
+		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
+		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
 	}
 }

@@ -25,6 +25,11 @@ const (
 	// DefaultCompactClearFraction is ClearAtLeast's default, as a fraction
 	// of the window.
 	DefaultCompactClearFraction = 0.10
+	// DefaultCompactClearOld is ClearOld's default, in tokens (see
+	// CompactPolicy.ClearOld for how it was chosen).
+	DefaultCompactClearOld = 12_000
+	// DefaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
+	DefaultCompactClearOldKeepRounds = 8
 )
 
 // compactName names the policy in cuts, notes and events.
@@ -74,6 +79,30 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 // (or, before any summary, a fixed notice), so recording it does not
 // change what BuildView shows.
 //
+// # Clearing for cost
+//
+// Far below the window, old results still cost: an unchanged prefix is
+// billed at about a tenth on every request, so a result that stays in
+// the view for r more requests costs 1 + 0.1 × r times its tokens, and on
+// a long coding run most of the bill is results the agent read long ago.
+// Clearing them breaks the prompt cache once (everything after the first
+// cleared result is re-sent at the full price), so it pays only in large
+// chunks. ClearOld is that chunk: whenever the results older than the
+// newest ClearOldKeepRounds rounds that are not yet cleared would save at
+// least ClearOld tokens, they are all cleared at once (stage 1 only; no
+// summary) — provided the clear is expected to pay for its cache miss:
+//
+//	0.1 × tokens saved × requests so far ≥ 0.9 × tokens re-sent
+//
+// where the requests so far (this one included) estimate the requests
+// still to come (the median under a scale-free prior, as in [EconClear]),
+// and the tokens re-sent are those from the first cleared result to the
+// end of the request. The trigger depends on the old results alone, not on
+// the size of the request, so a large system prompt or tool list does not
+// make clearing more frequent; it keeps more rounds than the window's
+// clearing does because it is an economy, not a necessity, and what an
+// agent read a few rounds ago is what it most often still uses.
+//
 // Tokens are counted with Counter (o200k by default) on the request as it
 // would be sent (messages and, unless tools are withheld, tool schemas;
 // see tokens.CountRequest), multiplied by the Calibrator's factor for
@@ -105,6 +134,20 @@ type CompactPolicy struct {
 	// KeepRounds is how many of the newest rounds keep their results
 	// (default 3).
 	KeepRounds int
+	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
+	// old results are cleared, all at once, when clearing them saves at
+	// least this many. Zero means DefaultCompactClearOld (12,000); a
+	// negative value turns the trigger off, leaving only the window's
+	// HighWater. The default comes from `harness bench` on the three
+	// recorded mini-swe-agent runs: the harness preset went from 0.788 to
+	// 0.728 × keeping everything (0.698 → 0.606 on the output-heavy one)
+	// with 123 of the 124 strings the agent used still visible where it
+	// used them; a 6,000-token chunk cost the same and hid 12, and chunks
+	// of 18,000 cleared so late that the clear did not pay (docs/design.md).
+	ClearOld int
+	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
+	// never clears (default 8).
+	ClearOldKeepRounds int
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
 	KeepTurns int
@@ -132,6 +175,8 @@ type compactConfig struct {
 	clearAtLeast   int
 	keepRounds     int
 	keepTurns      int
+	clearOld       int // ≤ 0: off
+	clearOldKeep   int
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
@@ -158,7 +203,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	c := compactConfig{
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
-		keepTurns: p.KeepTurns, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
 	}
 	if c.high <= 0 {
 		c.high = DefaultCompactHighWater
@@ -183,6 +228,12 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	}
 	if c.keepTurns <= 0 {
 		c.keepTurns = DefaultCompactKeepTurns
+	}
+	if c.clearOld == 0 {
+		c.clearOld = DefaultCompactClearOld
+	}
+	if c.clearOldKeep <= 0 {
+		c.clearOldKeep = DefaultCompactClearOldKeepRounds
 	}
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
@@ -230,6 +281,20 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	}
 
 	now := c.tokens()
+	if c.clearOld > 0 && !v.Overflow {
+		// Cost first: it needs no window, and a window clear below then
+		// starts from what it left.
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(mark, next, requestsSoFar(v)) {
+			before := now
+			if err := c.commitMark(ctx, next); err != nil {
+				return err
+			}
+			mark, now = next, c.tokens()
+			c.emit(fmt.Sprintf("cleared %d old tool results through %s to save their cost: %.0f → %.0f tokens", cleared, next, before, now),
+				map[string]any{"stage": "clear-old", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "clear_old": c.clearOld}, nil)
+		}
+	}
 	if c.window <= 0 {
 		if !v.Overflow {
 			return nil
@@ -251,18 +316,10 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	}
 
 	before := now
-	if next, cleared, ok := c.chooseMark(mark, now-goal, chunk); ok {
-		c.clearThrough(next)
-		now = c.tokens()
-		summary := compactLatestNote(v.Conversation)
-		note := &harness.Note{Text: clearedNotice, By: compactName, ClearTurn: next.turn, ClearRound: next.round}
-		if summary != nil {
-			note.After, note.Text = summary.After, summary.Text
+	if next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds); ok {
+		if err := c.commitMark(ctx, next); err != nil {
+			return err
 		}
-		if err := harness.AddNote(ctx, v.Conversation, note); err != nil {
-			return fmt.Errorf("compact: %w", err)
-		}
-		c.setNoteMessage(note.Text)
 		now = c.tokens()
 		c.emit(fmt.Sprintf("cleared %d old tool results through %s: %.0f → %.0f tokens of a %d-token window", cleared, next, before, now, c.window),
 			map[string]any{"stage": "clear", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
@@ -281,6 +338,21 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 }
 
 func roundTokens(f float64) int { return int(math.Round(f)) }
+
+// commitMark clears every result through next and records the decision as
+// a clearing note, so that every later view reproduces it.
+func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
+	c.clearThrough(next)
+	note := &harness.Note{Text: clearedNotice, By: compactName, ClearTurn: next.turn, ClearRound: next.round}
+	if summary := compactLatestNote(c.v.Conversation); summary != nil {
+		note.After, note.Text = summary.After, summary.Text
+	}
+	if err := harness.AddNote(ctx, c.v.Conversation, note); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	c.setNoteMessage(note.Text)
+	return nil
+}
 
 // newCompaction measures v for one compaction pass, indexing the calls of
 // its assistant messages (placeholders name their arguments).
@@ -398,7 +470,7 @@ func (c *compaction) clearThrough(mark compactPos) int {
 // overflow).
 // It returns the mark, how many results it clears, and whether it clears
 // any.
-func (c *compaction) chooseMark(mark compactPos, need, chunk float64) (compactPos, int, bool) {
+func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
 	saving := map[compactPos]float64{}
 	count := map[compactPos]int{}
 	var all []compactPos
@@ -421,7 +493,7 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64) (compactPo
 		count[p]++
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
-	if len(all) <= c.keepRounds {
+	if len(all) <= keep {
 		return mark, 0, false
 	}
 	var (
@@ -429,7 +501,7 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64) (compactPo
 		cleared int
 		next    = mark
 	)
-	for _, p := range all[:len(all)-c.keepRounds] {
+	for _, p := range all[:len(all)-keep] {
 		if !mark.less(p) {
 			continue
 		}
@@ -448,6 +520,30 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64) (compactPo
 		return mark, 0, false
 	}
 	return next, cleared, cleared > 0
+}
+
+// pays reports whether clearing the results after mark through next is
+// expected to repay its cache miss within as many more requests as the
+// conversation has made so far (see "Clearing for cost").
+func (c *compaction) pays(mark, next compactPos, requests int) bool {
+	first, saved := -1, 0.0
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || !mark.less(p) || next.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		ph := harness.ToolMessage(c.v.Origins[i].Result)
+		ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
+		saved += float64(c.raw[i] - tokens.CountMessage(c.counter, &ph))
+	}
+	if first < 0 {
+		return false
+	}
+	resent := float64(sumInts(c.raw[first:])) - saved
+	return 0.1*saved*float64(requests) >= 0.9*resent
 }
 
 // spillLocator is where the full result can be read back: the spill path of

@@ -1,0 +1,146 @@
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/tokens"
+)
+
+// clearOldRun runs one turn of n read calls whose results are about
+// resultTokens tokens each, far below the window, through the agent with
+// policy, and returns every request sent, the policy's events and the
+// notes it persisted.
+func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*harness.Request, []harness.Event, []harness.Note) {
+	t.Helper()
+	read := harness.Tool{
+		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(filler(len(c.Args)*31+int(c.Args[len(c.Args)-3]), resultTokens)), nil
+		},
+	}
+	var steps []scripted.Step
+	for i := range n {
+		steps = append(steps, scripted.Step{Text: fmt.Sprintf("reading part %d", i), ToolCalls: []scripted.Call{scriptCall("read", fmt.Sprintf(`{"path":"part%03d.txt"}`, i))}})
+	}
+	steps = append(steps, scripted.Step{Text: "done"})
+	rec := &stuckRecorder{}
+	notes := &noteRecorder{}
+	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, nil)), &harness.Options{
+		Tools: []harness.Tool{read}, MaxRounds: n + 1, Recorder: notes, Observer: rec.observe,
+		Policies: []harness.ViewPolicy{policy},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := agent.Run(context.Background(), harness.NewConversation("c"), "read every part")
+	if err != nil || res.Outcome != harness.Answered {
+		t.Fatalf("%v %s", err, res.Outcome)
+	}
+	return rec.reqs, rec.policyEvents(compactName), notes.notes
+}
+
+// cacheAwareCost prices reqs the way providers bill them: the longest
+// prefix of whole messages unchanged since the previous request at 0.1,
+// the rest at 1.
+func cacheAwareCost(c tokens.Counter, reqs []*harness.Request) float64 {
+	var cost float64
+	var prev []harness.Message
+	for _, r := range reqs {
+		same := 0
+		for same < len(prev) && same < len(r.Messages) {
+			a, _ := json.Marshal(prev[same])
+			b, _ := json.Marshal(r.Messages[same])
+			if string(a) != string(b) {
+				break
+			}
+			same++
+		}
+		for i := range r.Messages {
+			k := float64(tokens.CountMessage(c, &r.Messages[i]))
+			if i < same {
+				k *= 0.1
+			}
+			cost += k
+		}
+		prev = r.Messages
+	}
+	return cost
+}
+
+func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
+	c := tokens.NewCache(o200k(t), nil)
+	const n, size = 40, 1500
+	reqs, evs, notes := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c})
+	if len(evs) == 0 {
+		t.Fatalf("no clearing in %d requests of up to %d tokens", len(reqs), viewTokensOf(c, reqs[len(reqs)-1]))
+	}
+	if len(notes) != len(evs) {
+		t.Fatalf("%d clears but %d notes persisted", len(evs), len(notes))
+	}
+	for _, e := range evs {
+		if e.Data["stage"] != "clear-old" {
+			t.Fatalf("stage %v: the window is 1 Mi tokens, only the cost trigger may clear", e.Data["stage"])
+		}
+		saved := e.Data["tokens_before"].(int) - e.Data["tokens_after"].(int)
+		if saved < DefaultCompactClearOld*9/10 { // placeholders cost a little
+			t.Fatalf("a clear saved %d tokens, want a chunk of about %d: %s", saved, DefaultCompactClearOld, e.Detail)
+		}
+	}
+	// Between clears every request only appends; each clear changes the
+	// prefix once.
+	breaks := 0
+	for i := 1; i < len(reqs); i++ {
+		a, _ := json.Marshal(reqs[i-1].Messages)
+		b, _ := json.Marshal(reqs[i].Messages)
+		if !strings.HasPrefix(string(b), strings.TrimSuffix(string(a), "]")) {
+			breaks++
+		}
+	}
+	if breaks != len(evs) {
+		t.Fatalf("%d cache breaks for %d clears", breaks, len(evs))
+	}
+	// The newest ClearOldKeepRounds rounds are always whole.
+	last := reqs[len(reqs)-1].Messages
+	whole := 0
+	for i := len(last) - 1; i >= 0 && whole < DefaultCompactClearOldKeepRounds; i-- {
+		if last[i].Role != harness.RoleTool {
+			continue
+		}
+		if strings.Contains(last[i].Text(), "recall") || tokens.CountMessage(c, &last[i]) < size/2 {
+			t.Fatalf("result %d rounds back was cleared", whole+1)
+		}
+		whole++
+	}
+	// And it is cheaper than leaving everything, computed the way a
+	// provider bills it.
+	keepReqs, keepEvs, _ := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: -1})
+	if len(keepEvs) != 0 {
+		t.Fatalf("ClearOld -1 cleared: %+v", keepEvs)
+	}
+	with, without := cacheAwareCost(c, reqs), cacheAwareCost(c, keepReqs)
+	if with >= without {
+		t.Fatalf("clearing for cost cost %.0f, keeping everything %.0f", with, without)
+	}
+	t.Logf("%d clears; cache-aware input cost %.0f vs %.0f keeping everything (%.3f×)", len(evs), with, without, with/without)
+}
+
+// A clear that cannot repay its cache miss — early in a conversation, with
+// much more kept after it than cleared — waits.
+func TestCompactClearOldWaitsUntilItPays(t *testing.T) {
+	c := tokens.NewCache(o200k(t), nil)
+	// 10 rounds of 13,000 tokens: the first clearable round (13,000 ≥
+	// ClearOld) is followed by 8 kept rounds of 104,000 tokens, and ten
+	// requests at 0.1 × 13,000 repay far less than 0.9 × 104,000.
+	_, evs, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Window: 1 << 22, Counter: c})
+	if len(evs) != 0 {
+		t.Fatalf("cleared before the clear could pay: %s", evs[0].Detail)
+	}
+}
+
+func viewTokensOf(c tokens.Counter, r *harness.Request) int { return tokens.CountRequest(c, r) }
