@@ -21,6 +21,7 @@ type policyFlags struct {
 	everyRound bool
 	noStuck    bool
 	noCompact  bool
+	clearOld   int
 	window     int
 }
 
@@ -33,6 +34,7 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
+	fs.IntVar(&p.clearOld, "clear-old", guard.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -43,8 +45,8 @@ func (p *policyFlags) build(modelName string, summarizer harness.Model, counter 
 	if p.dedupe == 1 || p.dedupe < 0 {
 		return nil, nil, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
 	}
-	if p.maxBytes < 0 || p.turnChars < 0 || p.window < 0 {
-		return nil, nil, fmt.Errorf("%w: --max-bytes, --turn-budget and --window take sizes ≥ 0", errUsage)
+	if p.maxBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
+		return nil, nil, fmt.Errorf("%w: --max-bytes, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
 	}
 	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(p.maxBytes), NoSpill: p.noSpill}
 	if p.dedupe > 0 {
@@ -68,8 +70,12 @@ func (p *policyFlags) build(modelName string, summarizer harness.Model, counter 
 		policies = append(policies, tb)
 	}
 	if !p.noCompact {
+		clearOld := p.clearOld
+		if clearOld == 0 {
+			clearOld = -1 // the flag's 0 is "off"; CompactPolicy's is "default"
+		}
 		policies = append(policies, &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer,
-			Counter: counter, Calibrator: cal})
+			Counter: counter, Calibrator: cal, ClearOld: clearOld})
 	}
 	return guards, policies, nil
 }
