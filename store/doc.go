@@ -13,4 +13,9 @@
 // model's copy of a result that guards cut, the full payload otherwise) and
 // leaves the full payload of a cut result in the store; [Partial] tells such
 // a result apart and [Full] fetches the rest.
+//
+// Beside the transcript, a store keeps what every request offered the
+// model — its system prompt and the tool schemas it sent ([Request]) — each
+// distinct one once, so that a replay of a stored conversation counts the
+// whole of what the run sent.
 package store

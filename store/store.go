@@ -16,10 +16,12 @@ var ErrNotFound = errors.New("not found in the transcript store")
 // Store persists conversations. Implementations are safe for concurrent use;
 // runs on different conversations may record at the same time.
 type Store interface {
-	// Recorder and NoteRecorder let the store record a run as it goes
-	// (harness.Options.Recorder).
+	// Recorder, NoteRecorder and RequestRecorder let the store record a
+	// run as it goes (harness.Options.Recorder), with the system prompt
+	// and tool schemas of every request.
 	harness.Recorder
 	harness.NoteRecorder
+	harness.RequestRecorder
 	ResultFetcher
 
 	// Observe stores one event; harness.Observer(s.Observe) is an event
@@ -34,6 +36,11 @@ type Store interface {
 	Load(ctx context.Context, id string) (*harness.Conversation, error)
 	// LoadFull returns a stored conversation with every full payload.
 	LoadFull(ctx context.Context, id string) (*harness.Conversation, error)
+	// Requests returns what each stored round's request offered (system
+	// prompt and tool schemas), one per round in order; turn 0 means every
+	// turn. A conversation is loaded without them (a harness.Conversation
+	// has no place for them); a resumed run sends its own.
+	Requests(ctx context.Context, convID string, turn int) ([]Request, error)
 	// List describes every stored conversation, most recently updated
 	// first. It never reads result payloads.
 	List(ctx context.Context) ([]Summary, error)

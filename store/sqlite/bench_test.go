@@ -111,3 +111,35 @@ func BenchmarkRecordRound(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecordRound84Tools measures AddRequest and AddRound of a round
+// whose request sent 84 tool schemas, the list already stored by an
+// earlier round (the common case: a turn's rounds share their list),
+// beside the same round recorded without its request.
+func BenchmarkRecordRound84Tools(b *testing.B) {
+	tools := specsOf(graphqlTools(84))
+	for _, withRequest := range []bool{true, false} {
+		b.Run(map[bool]string{true: "request", false: "no-request"}[withRequest], func(b *testing.B) {
+			ctx := context.Background()
+			s := openTemp(b, nil)
+			live := harness.NewConversation("c_rec84")
+			t := &harness.Turn{Index: 1, Input: "q"}
+			if err := s.BeginTurn(ctx, live, t); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				if withRequest {
+					req := &harness.Request{System: "You query the API.", Tools: tools, Turn: 1, Round: i}
+					if err := s.AddRequest(ctx, live, t, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := s.AddRound(ctx, live, t, &harness.Round{Index: i, Assistant: harness.Message{Role: harness.RoleAssistant}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

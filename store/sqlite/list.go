@@ -68,6 +68,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if _, err := w.exec(`DELETE FROM conversations WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("sqlite store: deleting %s: %w", id, err)
 		}
+		if err := collectRequestGarbage(w); err != nil {
+			return fmt.Errorf("sqlite store: deleting %s: its system prompts and tool schemas: %w", id, err)
+		}
 		if s.opts.OnDelete != nil {
 			if err := s.opts.OnDelete(ctx, id); err != nil {
 				return fmt.Errorf("sqlite store: deleting %s: removing its files: %w", id, err)

@@ -129,12 +129,14 @@ func title(input string) string {
 	return line
 }
 
-// AddRound stores a complete round: its assistant message and calls, and
-// every result with its full payload, its model copy and its cuts, in one
-// transaction.
+// AddRound stores a complete round: its assistant message and calls,
+// every result with its full payload, its model copy and its cuts, and
+// the system prompt and tool schemas of the request that produced it
+// (from AddRequest), in one transaction.
 func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
+	req := s.takeRequest(conv.ID, turn.Index, round.Index)
 	return s.write(ctx, func(w *txw) error {
-		if err := addRound(w, conv.ID, turn.Index, round); err != nil {
+		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
 			return err
 		}
 		return touch(w, conv.ID, time.Now())
@@ -148,13 +150,22 @@ func touch(w *txw, convID string, now time.Time) error {
 	return nil
 }
 
-func addRound(w *txw, convID string, turn int, r *harness.Round) error {
+// addRound stores round r; req, when not nil, is the request that
+// produced it.
+func addRound(w *txw, convID string, turn int, r *harness.Round, req *pendingRequest) error {
 	where := fmt.Sprintf("turn %d round %d of %s", turn, r.Index, convID)
 	u, st := r.Usage, r.Stats
+	var recorded, system, tools = 0, "", ""
+	if req != nil {
+		if err := writeRequest(w, req); err != nil {
+			return fmt.Errorf("sqlite store: %s: request: %w", where, err)
+		}
+		recorded, system, tools = 1, req.systemHash, req.setHash
+	}
 	if _, err := w.exec(`INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,
-	req_messages, req_evidence_chars, req_tools, req_tool_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		convID, turn, r.Index, boolInt(r.Final), u.Input, u.Cached, u.CacheWrite, u.Output,
-		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes); err != nil {
+		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools); err != nil {
 		return fmt.Errorf("sqlite store: %s: %w", where, err)
 	}
 	m := r.Assistant
@@ -293,8 +304,10 @@ func markerOf(full, model string) string {
 	return m
 }
 
-// EndTurn stores the turn's outcome, end time and usage.
+// EndTurn stores the turn's outcome, end time and usage, and forgets any
+// request of the turn that produced no round (its model call failed).
 func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	s.dropRequests(conv.ID, turn.Index)
 	return s.write(ctx, func(w *txw) error {
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
@@ -375,7 +388,7 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 				return err
 			}
 			for _, r := range t.Rounds {
-				if err := addRound(w, conv.ID, t.Index, r); err != nil {
+				if err := addRound(w, conv.ID, t.Index, r, nil); err != nil {
 					return err
 				}
 			}

@@ -17,7 +17,8 @@ type migration struct {
 
 // migrations is the schema history. Version 1 holds the transcript;
 // version 2 adds events, per-turn view cuts, guard markers and titles;
-// version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound).
+// version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound);
+// version 4 what each request offered: its system prompt and tool schemas.
 var migrations = []migration{
 	{1, "transcript", `
 CREATE TABLE conversations (
@@ -182,6 +183,47 @@ CREATE INDEX view_cuts_by_call ON view_cuts(conv_id, turn, call_id);
 	{3, "compaction clearing marks on notes", `
 ALTER TABLE notes ADD COLUMN clear_turn INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE notes ADD COLUMN clear_round INTEGER NOT NULL DEFAULT 0;
+`},
+	{4, "system prompts and tool schemas of each request", `
+-- Every distinct tool schema a request sent, once, by content hash
+-- (schemaHash): name, description, input schema and risk. bytes is
+-- harness.SchemaBytes, the size the model is sent.
+CREATE TABLE tool_schemas (
+	hash         TEXT PRIMARY KEY,
+	name         TEXT NOT NULL,
+	description  TEXT NOT NULL,
+	input_schema BLOB,
+	risk         INTEGER NOT NULL,
+	bytes        INTEGER NOT NULL
+);
+-- Every distinct list of schemas a request sent, once: the hash of its
+-- members' hashes in order, its size, and the members.
+CREATE TABLE tool_sets (
+	hash  TEXT PRIMARY KEY,
+	tools INTEGER NOT NULL,
+	bytes INTEGER NOT NULL
+);
+CREATE TABLE tool_set_members (
+	set_hash    TEXT NOT NULL REFERENCES tool_sets(hash) ON DELETE CASCADE,
+	pos         INTEGER NOT NULL,
+	schema_hash TEXT NOT NULL REFERENCES tool_schemas(hash),
+	PRIMARY KEY (set_hash, pos)
+);
+CREATE INDEX tool_set_members_by_schema ON tool_set_members(schema_hash);
+-- Every distinct system prompt, once.
+CREATE TABLE system_prompts (
+	hash  TEXT PRIMARY KEY,
+	text  TEXT NOT NULL,
+	bytes INTEGER NOT NULL
+);
+-- The request of each round: req_recorded = 0 for rounds stored before
+-- (or without) request recording; req_system and req_tool_set are the
+-- hashes of its system prompt and tool list, '' for none.
+ALTER TABLE rounds ADD COLUMN req_recorded INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rounds ADD COLUMN req_system TEXT NOT NULL DEFAULT '';
+ALTER TABLE rounds ADD COLUMN req_tool_set TEXT NOT NULL DEFAULT '';
+CREATE INDEX rounds_by_system ON rounds(req_system) WHERE req_system != '';
+CREATE INDEX rounds_by_tool_set ON rounds(req_tool_set) WHERE req_tool_set != '';
 `},
 }
 

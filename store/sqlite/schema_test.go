@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,13 +12,20 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// TestUpgradeFromV1 writes a database as version 1 of the schema knew it,
-// then opens it with the current code: every migration applies, the data
-// survives, and the new columns are filled from the old rows.
-func TestUpgradeFromV1(t *testing.T) {
+// TestUpgradeFromEveryVersion writes a database at every older version of
+// the schema, with rows as version 1 knew them, then opens it with the
+// current code: every later migration applies, the data survives, and the
+// new columns are filled from the old rows.
+func TestUpgradeFromEveryVersion(t *testing.T) {
+	for v := 1; v < SchemaVersion(); v++ {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testUpgradeFrom(t, v) })
+	}
+}
+
+func testUpgradeFrom(t *testing.T, version int) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := open(ctx, path, nil, 1)
+	old, err := open(ctx, path, nil, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +46,11 @@ func TestUpgradeFromV1(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if _, err := old.w.ExecContext(ctx, `SELECT title FROM conversations`); err == nil {
+	if _, err := old.w.ExecContext(ctx, `SELECT title FROM conversations`); version == 1 && err == nil {
 		t.Fatal("version 1 already has titles: the test does not test an upgrade")
+	}
+	if _, err := old.w.ExecContext(ctx, `SELECT req_recorded FROM rounds`); err == nil {
+		t.Fatalf("version %d already records requests: the test does not test an upgrade", version)
 	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
@@ -62,7 +74,11 @@ func TestUpgradeFromV1(t *testing.T) {
 		t.Fatalf("applied versions %v (%v), want 1..%d", versions, err, SchemaVersion())
 	}
 	list, err := s.List(ctx)
-	if err != nil || len(list) != 1 || list[0].Title != "what changed in v1?" || list[0].Calls != 1 || list[0].Usage.Input != 50 {
+	wantTitle := "what changed in v1?"
+	if version > 1 {
+		wantTitle = "" // the conversation row was written without one, as by hand
+	}
+	if err != nil || len(list) != 1 || list[0].Title != wantTitle || list[0].Calls != 1 || list[0].Usage.Input != 50 {
 		t.Fatalf("List after upgrade: %+v, %v", list, err)
 	}
 	conv, err := s.Load(ctx, "c_old")
@@ -86,6 +102,20 @@ func TestUpgradeFromV1(t *testing.T) {
 	if err != nil || len(calls) != 3 || calls[0].Marker != "" {
 		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
 	}
+	// The old rounds say their requests were not recorded; the new ones
+	// carry theirs.
+	reqs, err := s.Requests(ctx, "c_old", 0)
+	if err != nil || len(reqs) != 4 {
+		t.Fatalf("requests after upgrade: %+v, %v", reqs, err)
+	}
+	for _, q := range reqs {
+		switch {
+		case q.Turn == 1 && (q.Recorded || q.System != "" || q.Tools != nil):
+			t.Errorf("old request %d.%d: %+v", q.Turn, q.Round, q)
+		case q.Turn == 2 && (!q.Recorded || q.System != "sys" || len(q.Tools) != 1 || q.Tools[0].Name != "fetch"):
+			t.Errorf("new request %d.%d: %+v", q.Turn, q.Round, q)
+		}
+	}
 
 	// Opening twice is a no-op.
 	s2, err := Open(ctx, path, nil)
@@ -93,6 +123,63 @@ func TestUpgradeFromV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
+}
+
+// TestUpgradeV3File opens testdata/v3.db, a store the schema-v3 code
+// wrote through a real agent (testdata/README.md): it migrates, loads and
+// resumes as it did, and its rounds say their requests were not recorded.
+func TestUpgradeV3File(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", "v3.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v3.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
+		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
+	}
+	conv, err := s.Load(ctx, "c_v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Turns) != 2 || len(conv.Turns[0].Rounds) != 2 || conv.Turns[1].Answer() != "The old log repeats one line." {
+		t.Fatalf("c_v3 loads as %d turns", len(conv.Turns))
+	}
+	r1 := conv.Turns[0].Rounds[0]
+	if len(r1.Results) != 2 || !r1.Results[0].Partial || r1.Results[1].FullText() != "old.log\nnotes.txt" || r1.Stats.Tools != 2 {
+		t.Errorf("round 1.1: %+v", r1)
+	}
+	full, err := s.FullResult(ctx, "c_v3", "v3_read")
+	if err != nil || full.FullText() != strings.Repeat("line of the old log\n", 200) {
+		t.Errorf("full result of v3_read: %v", err)
+	}
+	reqs, err := s.Requests(ctx, "c_v3", 0)
+	if err != nil || len(reqs) != 3 {
+		t.Fatalf("requests: %+v, %v", reqs, err)
+	}
+	for _, q := range reqs {
+		if q.Recorded || q.System != "" || q.Tools != nil {
+			t.Errorf("request %d.%d of a v3 store: %+v", q.Turn, q.Round, q)
+		}
+	}
+	// Resumed, the new turn's requests are recorded.
+	a := newAgent(t, s, toolModel(nil, nil))
+	if _, err := a.Run(ctx, conv, "more?"); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err = s.Requests(ctx, "c_v3", 3)
+	if err != nil || len(reqs) != 2 || !reqs[0].Recorded || reqs[0].System != "sys" || len(reqs[0].Tools) != 1 {
+		t.Errorf("requests of the resumed turn: %+v, %v", reqs, err)
+	}
 }
 
 func mustTx(t *testing.T, db *sql.DB) *sql.Tx {

@@ -54,6 +54,11 @@ type Store struct {
 	// pending holds events observed since the last write.
 	pmu     sync.Mutex
 	pending []harness.Event
+
+	// requests holds what each request in flight offers, until AddRound
+	// stores it with its round (see AddRequest).
+	rmu      sync.Mutex
+	requests map[requestKey]*pendingRequest
 }
 
 var _ store.Store = (*Store)(nil)
