@@ -14,9 +14,12 @@ import (
 // codexCut is Codex CLI's cut of a tool output over 10,000 bytes: a header
 // with the original line count, then the head and the tail (half the
 // budget each) around "…N tokens truncated…", N estimated as bytes ÷ 4
-// the way Codex does.
+// the way Codex does. Outputs within the budget are returned as they are.
 func codexCut(text string) string {
 	const budget = 10_000
+	if len(text) <= budget {
+		return text
+	}
 	head, tail := text[:budget/2], text[len(text)-budget/2:]
 	head = strings.ToValidUTF8(head, "")
 	tail = strings.ToValidUTF8(tail, "")
@@ -28,6 +31,9 @@ func codexCut(text string) string {
 // and a note that suggests head/tail/grep.
 func sweAgentCut(text string) string {
 	const limit = 100_000
+	if harness.Chars(text) <= limit {
+		return text
+	}
 	return headChars(text, limit) + fmt.Sprintf("<response clipped><NOTE>Observations should not exceeded %d characters. %d characters were elided. "+
 		"Please try a different command that produces less output or use head/tail/grep/redirect the output to a file. Do not use interactive pagers.</NOTE>",
 		limit, harness.Chars(text)-limit)
@@ -37,6 +43,9 @@ func sweAgentCut(text string) string {
 // middle is cut out.
 func openHandsCut(text string) string {
 	const limit = 30_000
+	if harness.Chars(text) <= limit {
+		return text
+	}
 	return headChars(text, limit/2) + "\n[... Observation truncated due to length ...]\n" + tailChars(text, limit/2)
 }
 
@@ -44,6 +53,9 @@ func openHandsCut(text string) string {
 // tail with the number of lines dropped.
 func crushShellCut(text string) string {
 	const limit = 30_000
+	if harness.Chars(text) <= limit {
+		return text
+	}
 	head, tail := headChars(text, limit/2), tailChars(text, limit/2)
 	mid := text[len(head) : len(text)-len(tail)]
 	return head + fmt.Sprintf("\n\n... [%d lines truncated] ...\n\n", strings.Count(mid, "\n")) + tail
@@ -53,6 +65,9 @@ func crushShellCut(text string) string {
 // how to read on.
 func crushViewCut(text string) string {
 	lines := strings.SplitAfter(text, "\n")
+	if len(lines) <= 200 {
+		return text
+	}
 	return strings.Join(lines[:200], "") + "\n(File has more lines. Use 'offset' parameter to read beyond line 200)"
 }
 

@@ -36,18 +36,38 @@ func TestAnchorCuts(t *testing.T) {
 func FuzzAnchorCuts(f *testing.F) {
 	f.Add("x", 1)
 	f.Add("é\xff\n", 40_000)
+	f.Add("ab\n", 10_001)
+	f.Add("λ", 30_001)
+	f.Add("line\n", 150_000)
 	f.Fuzz(func(t *testing.T, unit string, n int) {
 		if unit == "" || n <= 0 || n > 200_000 {
 			return
 		}
-		text := strings.Repeat(unit, 1+120_000/len(unit))
-		for name, cut := range map[string]func(string) string{"codex": codexCut, "swe": sweAgentCut, "oh": openHandsCut, "crush": crushShellCut} {
-			got := cut(text)
-			if !utf8.ValidString(got) && utf8.ValidString(text) {
-				t.Fatalf("%s: invalid UTF-8", name)
+		// n sets the output size, from tiny to well over every anchor's cap.
+		text := strings.Repeat(unit, 1+n/len(unit))
+		for _, a := range []struct {
+			name  string
+			cut   func(string) string
+			limit int // in the unit the anchor counts
+			size  func(string) int
+		}{
+			{"codex", codexCut, 10_000, func(s string) int { return len(s) }},
+			{"swe", sweAgentCut, 100_000, harness.Chars},
+			{"oh", openHandsCut, 30_000, harness.Chars},
+			{"crush", crushShellCut, 30_000, harness.Chars},
+		} {
+			got := a.cut(text)
+			if a.size(text) <= a.limit {
+				if got != text {
+					t.Fatalf("%s: cut an output within its limit (%d ≤ %d)", a.name, a.size(text), a.limit)
+				}
+				continue
 			}
-			if len(got) >= len(text)+400 {
-				t.Fatalf("%s: grew %d → %d", name, len(text), len(got))
+			if !utf8.ValidString(got) && utf8.ValidString(text) {
+				t.Fatalf("%s: invalid UTF-8", a.name)
+			}
+			if a.size(got) > a.limit+400 {
+				t.Fatalf("%s: %d over a limit of %d", a.name, a.size(got), a.limit)
 			}
 		}
 		if strings.Count(text, "\n") > 200 {
