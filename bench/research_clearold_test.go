@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -18,14 +17,7 @@ import (
 // defaults (12,000 tokens, 8 rounds) were chosen (docs/design.md). It
 // needs recorded runs: HARNESS_RESEARCH_DATA=DIR.
 func TestResearchClearOld(t *testing.T) {
-	dir := os.Getenv("HARNESS_RESEARCH_DATA")
-	if dir == "" {
-		t.Skip("HARNESS_RESEARCH_DATA is not set")
-	}
-	recs, _, err := replay.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := researchRecordings(t)
 	c := counter(t)
 	none, _ := Lookup("none")
 	type variant struct {
@@ -89,14 +81,7 @@ func TestResearchClearOld(t *testing.T) {
 // as DESIGN.md defines it; the split says how much of a retention figure
 // is vocabulary. It needs HARNESS_RESEARCH_DATA=DIR.
 func TestResearchNeedleKinds(t *testing.T) {
-	dir := os.Getenv("HARNESS_RESEARCH_DATA")
-	if dir == "" {
-		t.Skip("HARNESS_RESEARCH_DATA is not set")
-	}
-	recs, _, err := replay.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := researchRecordings(t)
 	c := counter(t)
 	var b strings.Builder
 	for _, rec := range recs {

@@ -61,14 +61,7 @@ func TestLedgerMatchesReplay(t *testing.T) {
 // It needs recorded runs: HARNESS_RESEARCH_DATA=DIR (e.g. the shared
 // mini-swe-agent folder), HARNESS_RESEARCH_PRESETS=a,b (default harness).
 func TestResearchLedger(t *testing.T) {
-	dir := os.Getenv("HARNESS_RESEARCH_DATA")
-	if dir == "" {
-		t.Skip("HARNESS_RESEARCH_DATA is not set")
-	}
-	recs, _, err := replay.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := researchRecordings(t)
 	presets := []string{"harness"}
 	if s := os.Getenv("HARNESS_RESEARCH_PRESETS"); s != "" {
 		presets = strings.Split(s, ",")
@@ -175,14 +168,7 @@ func clipArgs(s string, n int) string {
 //   - oracle-settle-min: the same, every other result settled to its
 //     marker alone.
 func TestResearchBounds(t *testing.T) {
-	dir := os.Getenv("HARNESS_RESEARCH_DATA")
-	if dir == "" {
-		t.Skip("HARNESS_RESEARCH_DATA is not set")
-	}
-	recs, _, err := replay.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := researchRecordings(t)
 	c := counter(t)
 	none, _ := Lookup("none")
 	var b strings.Builder
@@ -260,4 +246,20 @@ func oracleSettle(over, head, tail int, words map[string][]string) func(env repl
 		cfg.Policies = append([]harness.ViewPolicy{s}, cfg.Policies...)
 		return cfg, nil
 	}
+}
+
+// researchRecordings loads the recorded runs of HARNESS_RESEARCH_DATA, or
+// skips the test when it is not set: research tests read data the project
+// does not ship.
+func researchRecordings(t *testing.T) []*replay.Recording {
+	t.Helper()
+	dir := os.Getenv("HARNESS_RESEARCH_DATA")
+	if dir == "" {
+		t.Skip("HARNESS_RESEARCH_DATA is not set")
+	}
+	recs, _, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
