@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -42,47 +44,151 @@ func IsStore(path string) bool {
 // payload is read back from the spill file when the store sits in its
 // workspace's .harness folder, and is otherwise the stored copy.
 //
-// The store does not keep the system prompt or the tool schemas of a run
-// (only how many schemas each request carried and their bytes), so the
-// recordings have neither: every preset is replayed without them, which
-// leaves ratios between presets comparable but counts fewer input tokens
-// than the run paid.
+// The store keeps the system prompt and the tool schemas of every request
+// (store.Request), and the recording gets them: System is the run's system
+// prompt and Tools the schemas its requests offered, with their risk, so a
+// replay counts what the run sent. A Recording has one tool list for every
+// call, so when the run's requests offered different lists (a per-turn
+// selection, a view policy) Tools is their union, in the order first
+// offered, and ParseStoreWarn says so. A conversation stored before the
+// store recorded requests (schema version 4) has neither; its replays count
+// fewer input tokens than the run paid, and ParseStoreWarn says that too.
 //
 // The file is checked read-only first: a database that is not a harness
 // store is refused with ErrNotTranscript and left untouched. A store
 // written by an older harness is migrated by opening it, as every harness
 // command that opens it does.
 func ParseStore(ctx context.Context, path string) ([]*Recording, error) {
+	recs, _, err := ParseStoreWarn(ctx, path)
+	return recs, err
+}
+
+// StoreWarning is a caveat about a conversation imported from a transcript
+// store: what its replays cannot count as the run did.
+type StoreWarning struct {
+	// Source is the recording's Source ("path#id").
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// String is "source: text".
+func (w StoreWarning) String() string { return w.Source + ": " + w.Text }
+
+// PredatesRequests is the text of the warning for a conversation whose
+// requests the store does not hold.
+const PredatesRequests = "the store predates request recording: figures exclude the system prompt and the tool schemas"
+
+// ParseStoreWarn is ParseStore that also returns the warnings of the
+// import, one or more per conversation that replays cannot count exactly:
+// stored before request recording ([PredatesRequests]), partly so (a
+// conversation resumed after the upgrade), or whose requests offered
+// different tool lists or system prompts than the one a Recording holds.
+func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarning, error) {
 	if !IsStore(path) {
-		return nil, fmt.Errorf("%s: %w (not an SQLite database)", path, ErrNotTranscript)
+		return nil, nil, fmt.Errorf("%s: %w (not an SQLite database)", path, ErrNotTranscript)
 	}
 	if err := checkStore(ctx, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := sqlite.Open(ctx, path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	defer st.Close()
 	sums, err := st.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
 	}
 	ws := storeWorkspace(path)
-	var recs []*Recording
+	var (
+		recs  []*Recording
+		warns []StoreWarning
+	)
 	for _, sm := range sums {
 		conv, err := st.LoadFull(ctx, sm.ID)
 		if err != nil {
-			return nil, fmt.Errorf("replay: %s: %w", path, err)
+			return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
+		}
+		reqs, err := st.Requests(ctx, sm.ID, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
 		}
 		rec, err := FromConversation(path+"#"+conv.ID, conv, ws)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rec.Format = FormatStore
+		for _, text := range applyRequests(rec, reqs) {
+			warns = append(warns, StoreWarning{Source: rec.Source, Text: text})
+		}
 		recs = append(recs, rec)
 	}
-	return recs, nil
+	return recs, warns, nil
+}
+
+// applyRequests sets rec.System and rec.Tools from the stored requests and
+// returns what the recording cannot hold: the system prompt of the first
+// recorded request stands for every call, and the tools are the union of
+// every request's, the first schema of a name winning.
+func applyRequests(rec *Recording, reqs []store.Request) []string {
+	var (
+		warns              []string
+		unrecorded, rounds int
+		firstSystem        *store.Request
+		byName             = map[string]harness.ToolSpec{}
+		lists              = map[string]bool{}
+		systemChanged      string
+		schemaChanged      []string
+	)
+	for i := range reqs {
+		q := &reqs[i]
+		rounds++
+		if !q.Recorded {
+			unrecorded++
+			continue
+		}
+		if firstSystem == nil {
+			firstSystem = q
+			rec.System = q.System
+		} else if q.System != firstSystem.System && systemChanged == "" {
+			systemChanged = fmt.Sprintf("turn %d round %d", q.Turn, q.Round)
+		}
+		if !q.Final {
+			lists[q.ToolSet] = true
+		}
+		for _, t := range q.Tools {
+			prev, seen := byName[t.Name]
+			if !seen {
+				byName[t.Name] = t
+				rec.Tools = append(rec.Tools, t)
+				continue
+			}
+			if !sameSpec(prev, t) && !slices.Contains(schemaChanged, t.Name) {
+				schemaChanged = append(schemaChanged, t.Name)
+			}
+		}
+	}
+	switch {
+	case rounds == 0:
+	case unrecorded == rounds:
+		warns = append(warns, PredatesRequests)
+	case unrecorded > 0:
+		warns = append(warns, fmt.Sprintf("%d of %d rounds were stored before request recording: the replay gives them the system prompt and tools recorded later", unrecorded, rounds))
+	}
+	if systemChanged != "" {
+		warns = append(warns, fmt.Sprintf("the system prompt changed at %s: the replay sends the first one (%d bytes) in every call", systemChanged, len(rec.System)))
+	}
+	if len(lists) > 1 {
+		warns = append(warns, fmt.Sprintf("the requests offered %d different tool lists: the replay offers their union (%d tools) in every call, more schemas than the run sent", len(lists), len(rec.Tools)))
+	}
+	if len(schemaChanged) > 0 {
+		warns = append(warns, fmt.Sprintf("tools offered with two different schemas (the replay uses the first): %s", strings.Join(schemaChanged, ", ")))
+	}
+	return warns
+}
+
+func sameSpec(a, b harness.ToolSpec) bool {
+	return a.Name == b.Name && a.Description == b.Description && string(a.InputSchema) == string(b.InputSchema) && a.Risk == b.Risk
 }
 
 // checkStore opens path read-only and checks it holds harness's tables, so

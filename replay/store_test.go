@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/provider/scripted"
 	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/tokens"
 	"github.com/agentharness/harness/tools/workspace"
 )
 
@@ -225,4 +227,191 @@ func TestParseStoreForeignDatabase(t *testing.T) {
 	if _, err := ParseStore(ctx, empty); !errors.Is(err, ErrNotTranscript) {
 		t.Errorf("empty file: %v", err)
 	}
+}
+
+// turnSelector offers the tools named for each turn (by turn index), the
+// way a per-turn tool selection would.
+type turnSelector map[int][]string
+
+func (s turnSelector) Select(ctx context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec) ([]harness.ToolSpec, error) {
+	names := s[len(conv.Turns)]
+	var out []harness.ToolSpec
+	for _, t := range tools {
+		if slices.Contains(names, t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// recordLive runs inputs through a real agent (workspace tools, the
+// scripted model) into a new store at dbPath and returns every request
+// the model got.
+func recordLive(t *testing.T, dbPath, script string, opts harness.Options, inputs ...string) []*harness.Request {
+	t.Helper()
+	ctx := context.Background()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte(strings.Repeat("the deploy key rotates on Mondays\n", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workspace.New(ws, &workspace.Options{Mode: workspace.ModeReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := scripted.Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := scripted.New(s, &scripted.Options{Counter: func(text string) int { return len(text) / 4 }})
+	var reqs []*harness.Request
+	capture := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+		reqs = append(reqs, req)
+		return model.Generate(ctx, req)
+	})
+	opts.Tools, opts.Workspace, opts.Recorder = w.Tools(), ws, st
+	agent, err := harness.New(capture, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := harness.NewConversation("c_live")
+	for _, in := range inputs {
+		if _, err := agent.Run(ctx, conv, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reqs
+}
+
+// TestStoreReplayCountsWhatTheRunSent records a conversation through the
+// real agent, imports the store and replays it keeping everything: every
+// request the replay builds counts exactly the tokens of the request the
+// model got live — system prompt, messages and tool schemas — including
+// the synthesis call that sent no tools.
+func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "live.db")
+	const system = "You answer questions about the workspace. Read files before answering; quote what you read."
+	live := recordLive(t, dbPath, `{"steps": [
+		{"text": "Listing.", "tool_calls": [{"name": "list_dir", "args": {"path": "."}}]},
+		{"tool_calls": [{"name": "read_file", "args": {"path": "notes.txt"}}, {"name": "grep", "args": {"pattern": "deploy", "path": "."}}]},
+		{"text": "The deploy key rotates on Mondays."},
+		{"text": "Nothing else."}
+	]}`, harness.Options{System: system, MaxRounds: 2}, "When does the deploy key rotate?", "Anything else?")
+	if len(live) != 4 || !live[2].Final || len(live[0].Tools) == 0 {
+		t.Fatalf("%d live requests (third final: %v)", len(live), len(live) > 2 && live[2].Final)
+	}
+
+	recs, warns, err := ParseStoreWarn(ctx, dbPath)
+	if err != nil || len(recs) != 1 || len(warns) != 0 {
+		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
+	}
+	rec := recs[0]
+	if rec.System != system || len(rec.Tools) != len(live[0].Tools) {
+		t.Fatalf("recording: system %q, %d tools; the run sent %d", rec.System, len(rec.Tools), len(live[0].Tools))
+	}
+	for i, tool := range rec.Tools {
+		if want := live[0].Tools[i]; !sameSpec(tool, want) {
+			t.Errorf("tool %d: %+v, the run sent %+v", i, tool, want)
+		}
+	}
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := tokens.NewCache(bpe, nil)
+	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
+	rep, err := Replay(ctx, rec, none, &Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Calls) != len(live) {
+		t.Fatalf("%d replayed calls, %d live", len(rep.Calls), len(live))
+	}
+	for i, c := range rep.Calls {
+		want := tokens.CountRequest(counter, live[i])
+		if c.Input != want {
+			t.Errorf("request %d: replay counts %d tokens, the live request has %d", i+1, c.Input, want)
+		}
+		toolTokens := 0
+		for _, tool := range live[i].Tools {
+			toolTokens += tokens.CountTool(counter, tool)
+		}
+		if c.Tools != len(live[i].Tools) || c.ToolTokens != toolTokens {
+			t.Errorf("request %d: replay sends %d tools (%d tokens), the run %d (%d)", i+1, c.Tools, c.ToolTokens, len(live[i].Tools), toolTokens)
+		}
+	}
+	t.Logf("first request: %d tokens live and replayed, of which %d tool schemas", rep.Calls[0].Input, rep.Calls[0].ToolTokens)
+}
+
+// TestStoreReplayWarnings: a store written before request recording
+// imports with a warning saying the figures exclude the system prompt and
+// the schemas; a run whose turns offered different tool lists imports
+// their union, with a warning.
+func TestStoreReplayWarnings(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("v3 store", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("..", "store", "sqlite", "testdata", "v3.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "v3.db")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		recs, warns, err := ParseStoreWarn(ctx, p)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%d recordings, %v", len(recs), err)
+		}
+		rec := recs[0]
+		if len(warns) != 1 || warns[0].Source != p+"#c_v3" || warns[0].Text != PredatesRequests {
+			t.Errorf("warnings %v", warns)
+		}
+		if !strings.Contains(warns[0].String(), "figures exclude the system prompt and the tool schemas") {
+			t.Errorf("warning %q", warns[0])
+		}
+		if rec.System != "" || rec.Tools != nil || rec.Calls() != 3 {
+			t.Errorf("v3 recording: system %q, %d tools, %d calls", rec.System, len(rec.Tools), rec.Calls())
+		}
+		// It still imports and replays.
+		if recs, skipped, err := LoadContext(ctx, p); err != nil || len(recs) != 1 || len(skipped) != 0 {
+			t.Errorf("Load: %d recordings, skipped %v, %v", len(recs), skipped, err)
+		}
+		none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
+		if rep, err := Replay(ctx, rec, none, nil); err != nil || len(rep.Calls) != 3 || rep.Calls[0].Tools != 0 {
+			t.Errorf("replay of the v3 store: %v", err)
+		}
+	})
+
+	t.Run("tool lists differ between turns", func(t *testing.T) {
+		dbPath := filepath.Join(t.TempDir(), "sel.db")
+		live := recordLive(t, dbPath, `{"steps": [
+			{"tool_calls": [{"name": "list_dir", "args": {"path": "."}}]},
+			{"text": "One file."},
+			{"tool_calls": [{"name": "read_file", "args": {"path": "notes.txt"}}]},
+			{"text": "Mondays."}
+		]}`, harness.Options{System: "sys", Selector: turnSelector{1: {"list_dir"}, 2: {"read_file", "grep"}}}, "What is there?", "When?")
+		if len(live[0].Tools) != 1 || len(live[2].Tools) != 2 {
+			t.Fatalf("the selection offered %d then %d tools", len(live[0].Tools), len(live[2].Tools))
+		}
+		recs, warns, err := ParseStoreWarn(ctx, dbPath)
+		if err != nil || len(recs) != 1 {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range recs[0].Tools {
+			names = append(names, tool.Name)
+		}
+		if strings.Join(names, " ") != "list_dir read_file grep" {
+			t.Errorf("union of the offered tools: %v", names)
+		}
+		if len(warns) != 1 || !strings.Contains(warns[0].Text, "2 different tool lists") || !strings.Contains(warns[0].Text, "union (3 tools)") {
+			t.Errorf("warnings %v", warns)
+		}
+	})
 }
