@@ -11,6 +11,9 @@ type Table struct {
 	Rows       []Row    `json:"presets"`
 	// Runs holds, per recording, one cell per preset (in Rows' order).
 	Runs []RunRow `json:"runs"`
+	// OutputHeavy sums the output-heavy recordings only (see [Weigh]):
+	// each preset's ratio to none and retention over those runs.
+	OutputHeavy Subset `json:"output_heavy"`
 }
 
 // Figures are the measured totals of one preset on some recordings.
@@ -54,11 +57,13 @@ type Row struct {
 	AboveNone int `json:"above_none"`
 }
 
-// RunRow is one recording's figures under every preset.
+// RunRow is one recording's figures under every preset, and the weight
+// of its tool output (whether it is output-heavy).
 type RunRow struct {
-	Recording string    `json:"recording"`
-	Source    string    `json:"source"`
-	Cells     []Figures `json:"cells"`
+	Recording string `json:"recording"`
+	Source    string `json:"source"`
+	OutputWeight
+	Cells []Figures `json:"cells"`
 }
 
 func (f *Figures) add(r *replay.Report) {
@@ -101,7 +106,7 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 	}
 	for r, rec := range recs {
 		t.Recordings = append(t.Recordings, rec.ID)
-		run := RunRow{Recording: rec.ID, Source: rec.Source, Cells: make([]Figures, len(presets))}
+		run := RunRow{Recording: rec.ID, Source: rec.Source, OutputWeight: Weigh(rec), Cells: make([]Figures, len(presets))}
 		for p := range presets {
 			run.Cells[p].add(reports[r][p])
 			t.Rows[p].add(reports[r][p])
@@ -119,5 +124,6 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 	for p := range t.Rows {
 		t.Rows[p].finish(none)
 	}
+	t.OutputHeavy = t.subset(func(r *RunRow) bool { return r.OutputHeavy })
 	return t
 }

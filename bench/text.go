@@ -3,22 +3,94 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
 // WriteText prints the table: one line per preset with effective tokens,
 // the ratio to none, the cached share of input, retention (visible and
-// recoverable) and how many recordings cost more than none.
+// recoverable) and how many recordings cost more than none; then which
+// recordings are output-heavy (one line, see [Weigh]).
 func (t *Table) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "preset\teffective tokens\t× none\tcached\tvisible\trecoverable\tabove none\t\n")
-	for _, r := range t.Rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t\n", r.Preset, r.Effective, r.Ratio,
-			100*r.CachedShare, 100*r.VisibleShare, 100*r.RecoverableShare, r.AboveNone, len(t.Runs))
+	writeHeader(tw)
+	writeRows(tw, t.Rows, len(t.Runs))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return t.writeNotes(w)
+}
+
+// WritePerRun prints what WriteText prints, with the summed rows of the
+// output-heavy recordings as a second row group of the table, then one
+// line per recording and preset: effective tokens, the ratio to none on
+// that recording, the cached share and retention, each recording's
+// first line giving the largest result's share of its tool output and
+// whether that makes it output-heavy.
+func (t *Table) WritePerRun(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "recordings\t")
+	writeHeader(tw)
+	groups := []struct {
+		label string
+		rows  []Row
+		runs  int
+	}{
+		{fmt.Sprintf("all %d", len(t.Runs)), t.Rows, len(t.Runs)},
+		{fmt.Sprintf("output-heavy %d", len(t.OutputHeavy.Recordings)), t.OutputHeavy.Rows, len(t.OutputHeavy.Recordings)},
+	}
+	for _, g := range groups {
+		for i, r := range g.rows {
+			label := ""
+			if i == 0 {
+				label = g.label
+			}
+			fmt.Fprintf(tw, "%s\t", label)
+			writeRows(tw, []Row{r}, g.runs)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := t.writeNotes(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\teffective tokens\t× none\tcached\tvisible\trecoverable\t\n")
+	for _, run := range t.Runs {
+		for p, c := range run.Cells {
+			name, largest, heavy := "", "", ""
+			if p == 0 {
+				name, largest, heavy = run.Recording, fmt.Sprintf("%d of %d = %.1f%%", run.LargestChars, run.ResultChars, 100*run.LargestShare), "no"
+				if run.OutputHeavy {
+					heavy = "yes"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t\n", name, largest, heavy, t.Rows[p].Preset,
+				c.Effective, c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
+		}
+	}
+	return tw.Flush()
+}
+
+func writeHeader(tw io.Writer) {
+	fmt.Fprintf(tw, "preset\teffective tokens\t× none\tcached\tvisible\trecoverable\tabove none\t\n")
+}
+
+// writeRows prints one line per row; runs is how many recordings the rows
+// sum.
+func writeRows(tw io.Writer, rows []Row, runs int) {
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t\n", r.Preset, r.Effective, r.Ratio,
+			100*r.CachedShare, 100*r.VisibleShare, 100*r.RecoverableShare, r.AboveNone, runs)
+	}
+}
+
+// writeNotes prints the lines under the table: what was summed, unoffered
+// calls, and the output-heavy recordings.
+func (t *Table) writeNotes(w io.Writer) error {
 	needles := 0
 	if len(t.Rows) > 0 {
 		needles = t.Rows[0].Needles
@@ -33,5 +105,50 @@ func (t *Table) WriteText(w io.Writer) error {
 			}
 		}
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "output-heavy (largest tool result ≥ %s chars and ≥ 1/3 of all result chars): %d of %d%s\n",
+		thousands(HeavyMinChars), len(t.OutputHeavy.Recordings), len(t.Runs), t.heavyNames(3))
+	return err
+}
+
+// heavyNames lists up to n output-heavy recordings with their largest
+// result's share, as ": a (51.5%), b (98.0%) and 2 more".
+func (t *Table) heavyNames(n int) string {
+	var names []string
+	more := 0
+	for _, run := range t.Runs {
+		if !run.OutputHeavy {
+			continue
+		}
+		if len(names) == n {
+			more++
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (%.1f%%)", run.Recording, 100*run.LargestShare))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	s := ": " + strings.Join(names, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}
+
+// thousands writes n with comma separators (10,000).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

@@ -20,8 +20,11 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[DIR|FILE…]", "Replay transcripts under every policy preset and compare effective tokens (uncached + 0.1 × cached\n"+
 		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
 		"are mini-swe-agent trajectories, OpenAI chat lists, harness conversations or harness's store (.db:\n"+
-		"every conversation in it). With no argument it runs the built-in scenario suite.")
-	jsonOut := fs.Bool("json", false, "print the table as JSON")
+		"every conversation in it). With no argument it runs the built-in scenario suite. A recording is\n"+
+		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
+		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.")
+	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
+	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -43,6 +46,9 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(tab)
+	}
+	if *perRun {
+		return tab.WritePerRun(e.stdout)
 	}
 	return tab.WriteText(e.stdout)
 }

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchJSON is the part of "bench --json" these tests read.
+type benchJSON struct {
+	Presets []struct {
+		Preset    string  `json:"preset"`
+		Effective float64 `json:"effective_tokens"`
+		Ratio     float64 `json:"ratio_to_none"`
+	} `json:"presets"`
+	Runs []struct {
+		Recording    string  `json:"recording"`
+		Largest      int     `json:"largest_result_chars"`
+		ResultChars  int     `json:"result_chars"`
+		LargestShare float64 `json:"largest_share"`
+		Heavy        bool    `json:"output_heavy"`
+		Cells        []struct {
+			Effective float64 `json:"effective_tokens"`
+			Ratio     float64 `json:"ratio_to_none"`
+		} `json:"cells"`
+	} `json:"runs"`
+	OutputHeavy struct {
+		Recordings []string `json:"recordings"`
+		Presets    []struct {
+			Preset    string  `json:"preset"`
+			Effective float64 `json:"effective_tokens"`
+			Ratio     float64 `json:"ratio_to_none"`
+			Visible   float64 `json:"visible_share"`
+		} `json:"presets"`
+	} `json:"output_heavy"`
+}
+
+// heavyTrajectory writes two mini-swe-agent trajectories made from the
+// shipped pydicom fixture into a new folder: "light", every output cut to
+// its first 3,000 characters (shown and raw) (not output-heavy), and "heavy", whose first
+// command printed a 39,990-character log (output-heavy).
+func heavyTrajectory(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../replay/testdata/pydicom-trimmed.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"light", "heavy"} {
+		var traj map[string]any
+		if err := json.Unmarshal(raw, &traj); err != nil {
+			t.Fatal(err)
+		}
+		first := true
+		for _, m := range traj["messages"].([]any) {
+			msg := m.(map[string]any)
+			if msg["role"] != "tool" {
+				continue
+			}
+			extra := msg["extra"].(map[string]any)
+			out := extra["raw_output"].(string)
+			switch {
+			case name == "heavy" && first:
+				out = strings.Repeat("DEBUG tokenizer state 0042 ok\n", 39_990/30)
+			case name == "light":
+				out = clipRunes(out, 3000)
+				msg["content"] = clipRunes(msg["content"].(string), 3000)
+			}
+			extra["raw_output"], first = out, false
+		}
+		if first {
+			t.Fatal("the fixture has no tool message")
+		}
+		traj["instance_id"] = name
+		b, err := json.Marshal(traj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".traj.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	return string(r[:min(n, len(r))])
+}
+
+func TestBenchPerRunThroughTheBinary(t *testing.T) {
+	dir := heavyTrajectory(t)
+	stdout, stderr, code := cli(t, "", "bench", dir, "--per-run", "--presets", "harness,codex")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Not a terminal: no progress bar, nothing on standard error.
+	if stderr != "" {
+		t.Errorf("stderr %q", stderr)
+	}
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	var perRun []string
+	for _, l := range strings.Split(stdout, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 6 && (f[0] == "none" || f[0] == "harness" || f[0] == "codex" || strings.Contains(l, " of ")) && strings.HasSuffix(l, "%") && !strings.Contains(l, "/") {
+			perRun = append(perRun, squash(l))
+		}
+	}
+	if len(perRun) != 2*3 {
+		t.Errorf("%d per-run lines, want 2 recordings × 3 presets:\n%s", len(perRun), stdout)
+	}
+	for _, want := range []string{"all 2 none", "output-heavy 1 none", "output-heavy (largest tool result ≥ 10,000 chars and ≥ 1/3 of all result chars): 1 of 2: heavy ("} {
+		if !strings.Contains(squash(stdout), want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	heavyLine := ""
+	for _, l := range perRun {
+		if strings.HasPrefix(l, "heavy ") {
+			heavyLine = l
+		}
+	}
+	if !strings.Contains(heavyLine, " yes none ") {
+		t.Errorf("heavy recording line %q", heavyLine)
+	}
+
+	// The default output is today's table plus the one output-heavy line.
+	def, stderr, code := cli(t, "", "bench", dir, "--presets", "harness,codex")
+	if code != 0 || stderr != "" || strings.Count(def, "\n") != 1+3+1+1 || strings.Count(def, "output-heavy") != 1 || strings.Contains(def, "yes") {
+		t.Errorf("default output: exit %d\n%s\n%s", code, def, stderr)
+	}
+
+	out, stderr, code := cli(t, "", "bench", dir, "--json", "--per-run", "--presets", "harness")
+	var tab benchJSON
+	if code != 0 || stderr != "" {
+		t.Fatalf("--json: exit %d %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil {
+		t.Fatalf("--json: %v\n%.300s", err, out)
+	}
+	if len(tab.Runs) != 2 || len(tab.OutputHeavy.Recordings) != 1 || tab.OutputHeavy.Recordings[0] != "heavy" || len(tab.OutputHeavy.Presets) != 2 {
+		t.Fatalf("--json: %+v", tab)
+	}
+	var sum, heavyNone, heavyHarness [2]float64
+	for _, run := range tab.Runs {
+		if math.Abs(run.LargestShare-float64(run.Largest)/float64(run.ResultChars)) > 1e-12 {
+			t.Errorf("%s: share %.4f of %d/%d", run.Recording, run.LargestShare, run.Largest, run.ResultChars)
+		}
+		if run.Heavy != (run.Recording == "heavy") || (run.Heavy && run.Largest < 39_990) {
+			t.Errorf("%s: output-heavy %v, largest %d", run.Recording, run.Heavy, run.Largest)
+		}
+		for p := range 2 {
+			sum[p] += run.Cells[p].Effective
+		}
+		if run.Heavy {
+			heavyNone[0] += run.Cells[0].Effective
+			heavyHarness[0] += run.Cells[1].Effective
+		}
+	}
+	for p := range 2 {
+		if math.Abs(sum[p]-tab.Presets[p].Effective) > 1e-6 {
+			t.Errorf("%s: Σ per-run effective %.3f, total %.3f", tab.Presets[p].Preset, sum[p], tab.Presets[p].Effective)
+		}
+	}
+	if h := tab.OutputHeavy.Presets[1]; h.Preset != "harness" || math.Abs(h.Ratio-heavyHarness[0]/heavyNone[0]) > 1e-12 || h.Ratio >= 1 {
+		t.Errorf("output-heavy harness row %+v, per-run %.0f / %.0f", h, heavyHarness[0], heavyNone[0])
+	}
+}
+
+func TestProgressBarOffWithoutTerminal(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if progressBar(f) != nil {
+		t.Error("a progress bar on a regular file")
+	}
+	var sb strings.Builder
+	if progressBar(&sb) != nil {
+		t.Error("a progress bar on a buffer")
+	}
+}
