@@ -30,7 +30,9 @@ The transcript store keeps every conversation "harness run" had in full.
 list   shows the stored conversations.
 show   shows, for each tool result, what the tool returned and what the model
        saw of it: sizes, the guards' cuts and markers, and what per-turn
-       policies (the turn budget, compaction) showed of it in each request.
+       policies (the turn budget, compaction) showed of it in each request;
+       and what each request offered beside the transcript: the system
+       prompt's size and the tool schemas sent (count and bytes).
 delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
@@ -174,19 +176,84 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	reqs, err := s.Requests(ctx, id, *turn)
+	if err != nil {
+		return err
+	}
 	if *jsonOut {
 		out := struct {
 			Conversation string             `json:"conversation"`
 			Turn         int                `json:"turn,omitempty"`
 			Calls        []store.CallRecord `json:"calls"`
-		}{id, *turn, calls}
+			logRequests
+		}{id, *turn, calls, newLogRequests(conv, reqs)}
 		if out.Calls == nil {
 			out.Calls = []store.CallRecord{}
 		}
 		return logJSON(e.stdout, out)
 	}
-	writeConversation(e.stdout, conv, calls, *turn)
+	writeConversation(e.stdout, conv, calls, reqs, *turn)
 	return nil
+}
+
+// logRequests is what "log show --json" says of the requests: the system
+// prompt, each request's sizes, and each distinct tool list's names once.
+type logRequests struct {
+	// SystemPrompt is the system prompt of the first recorded request;
+	// SystemPrompts counts the distinct ones.
+	SystemPrompt      string       `json:"system_prompt"`
+	SystemPromptBytes int          `json:"system_prompt_bytes"`
+	SystemPrompts     int          `json:"system_prompts"`
+	Requests          []logRequest `json:"requests"`
+	// ToolSets names the tools of each distinct list, by its hash.
+	ToolSets map[string][]string `json:"tool_sets"`
+}
+
+// logRequest is one request: what it offered and how large that was.
+// Tools and ToolBytes come from the stored request, or from the round's
+// figures when the request predates request recording (Recorded false).
+type logRequest struct {
+	Turn        int    `json:"turn"`
+	Round       int    `json:"round"`
+	Final       bool   `json:"final,omitempty"`
+	Recorded    bool   `json:"recorded"`
+	SystemBytes int    `json:"system_bytes"`
+	Tools       int    `json:"tools"`
+	ToolBytes   int    `json:"tool_bytes"`
+	ToolSet     string `json:"tool_set,omitempty"`
+}
+
+func newLogRequests(conv *harness.Conversation, reqs []store.Request) logRequests {
+	out := logRequests{Requests: []logRequest{}, ToolSets: map[string][]string{}}
+	stats := map[[2]int]harness.RequestStats{}
+	for _, t := range conv.Turns {
+		for _, r := range t.Rounds {
+			stats[[2]int{t.Index, r.Index}] = r.Stats
+		}
+	}
+	prompts := map[string]bool{}
+	first := true
+	for _, q := range reqs {
+		lr := logRequest{Turn: q.Turn, Round: q.Round, Final: q.Final, Recorded: q.Recorded,
+			SystemBytes: q.SystemBytes, Tools: len(q.Tools), ToolBytes: q.ToolBytes, ToolSet: q.ToolSet}
+		if !q.Recorded {
+			st := stats[[2]int{q.Turn, q.Round}]
+			lr.Tools, lr.ToolBytes = st.Tools, st.ToolBytes
+		}
+		out.Requests = append(out.Requests, lr)
+		if !q.Recorded {
+			continue
+		}
+		if first {
+			out.SystemPrompt, out.SystemPromptBytes, first = q.System, q.SystemBytes, false
+		}
+		prompts[q.System] = true
+		if q.ToolSet != "" {
+			out.ToolSets[q.ToolSet] = q.ToolNames()
+		}
+	}
+	out.SystemPrompts = len(prompts)
+	return out
 }
 
 func cmdLogDelete(ctx context.Context, e *env, args []string) error {
@@ -213,13 +280,18 @@ func cmdLogDelete(ctx context.Context, e *env, args []string) error {
 }
 
 // writeConversation prints the turns of conv (only turn only, when not 0)
-// with a table of their tool results.
-func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.CallRecord, only int) {
+// with what their requests offered and a table of their tool results.
+func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.CallRecord, reqs []store.Request, only int) {
 	fmt.Fprintf(w, "conversation %s: %d turn(s)\n", conv.ID, len(conv.Turns))
 	byTurn := map[int][]store.CallRecord{}
 	for _, c := range calls {
 		byTurn[c.Turn] = append(byTurn[c.Turn], c)
 	}
+	requests := map[[2]int]*store.Request{}
+	for i := range reqs {
+		requests[[2]int{reqs[i].Turn, reqs[i].Round}] = &reqs[i]
+	}
+	perTurnSystem := writeSystemPrompt(w, reqs)
 	for _, t := range conv.Turns {
 		if only != 0 && t.Index != only {
 			continue
@@ -241,6 +313,7 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		if len(ev) > 0 {
 			fmt.Fprintf(w, "  evidence chars per request: %s\n", strings.Join(ev, ", "))
 		}
+		writeOffered(w, t, requests, perTurnSystem)
 		tc := byTurn[t.Index]
 		if len(tc) == 0 {
 			fmt.Fprintln(w, "  no tool calls")
@@ -250,6 +323,78 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		if a := t.Answer(); a != "" {
 			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
 		}
+	}
+}
+
+// writeSystemPrompt prints the size of the system prompt the requests
+// sent, and whether the store recorded it. It returns true when the
+// prompt changed between requests, so that turns print their own.
+func writeSystemPrompt(w io.Writer, reqs []store.Request) bool {
+	var (
+		recorded, missing int
+		first             *store.Request
+		changed           bool
+	)
+	for i := range reqs {
+		q := &reqs[i]
+		if !q.Recorded {
+			missing++
+			continue
+		}
+		recorded++
+		if first == nil {
+			first = q
+		} else if q.System != first.System {
+			changed = true
+		}
+	}
+	switch {
+	case recorded == 0 && missing == 0:
+		return false
+	case recorded == 0:
+		fmt.Fprintln(w, "system prompt: not recorded (stored before request recording: neither the system prompt nor the tool schemas were kept)")
+		return false
+	case changed:
+		fmt.Fprint(w, "system prompt: changes between requests (sizes per turn below)")
+	case first.SystemBytes == 0:
+		fmt.Fprint(w, "system prompt: none")
+	default:
+		fmt.Fprintf(w, "system prompt: %s, the same in every request", logBytes(int64(first.SystemBytes)))
+	}
+	if missing > 0 {
+		fmt.Fprintf(w, " (%d request(s) stored before request recording)", missing)
+	}
+	fmt.Fprintln(w)
+	return changed
+}
+
+// writeOffered prints, for each request of turn t, how many tool schemas
+// it sent and their bytes (and the system prompt's size when it changes
+// between requests). A request stored before request recording shows the
+// round's own figures, which were always kept.
+func writeOffered(w io.Writer, t *harness.Turn, requests map[[2]int]*store.Request, system bool) {
+	var tools, sys []string
+	for _, r := range t.Rounds {
+		q := requests[[2]int{t.Index, r.Index}]
+		n, b := r.Stats.Tools, r.Stats.ToolBytes
+		if q != nil && q.Recorded {
+			n, b = len(q.Tools), q.ToolBytes
+			sys = append(sys, fmt.Sprintf("r%d %s", r.Index, logBytes(int64(q.SystemBytes))))
+		}
+		s := fmt.Sprintf("r%d none", r.Index)
+		if n > 0 {
+			s = fmt.Sprintf("r%d %d (%s)", r.Index, n, logBytes(int64(b)))
+		}
+		if r.Final {
+			s += " (final)"
+		}
+		tools = append(tools, s)
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(w, "  tool schemas per request: %s\n", strings.Join(tools, ", "))
+	}
+	if system && len(sys) > 0 {
+		fmt.Fprintf(w, "  system prompt per request: %s\n", strings.Join(sys, ", "))
 	}
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +72,16 @@ func TestLogShowsWhatTheModelSaw(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+1\s+ra\s+read_file\s+[\d,]+ ch\s+= returned\s+-\s+r3: [\d,]+ ch trimmed$`).MatchString(stdout) {
 		t.Errorf("log show has no row for ra with its trim:\n%s", stdout)
 	}
+	// What each request offered: the default system prompt, the same in
+	// every request, and the tool schemas of the two tool rounds (none on
+	// the synthesis call).
+	if want := fmt.Sprintf("system prompt: %s B, the same in every request\n", logNum(int64(len(defaultSystem)))); !strings.Contains(stdout, want) {
+		t.Errorf("log show lacks %q:\n%s", want, stdout)
+	}
+	offered := regexp.MustCompile(`tool schemas per request: r1 (\d+) \(([\d,]+) B\), r2 (\d+) \(([\d,]+) B\), r3 none \(final\)\n`).FindStringSubmatch(stdout)
+	if offered == nil || offered[1] != offered[3] || offered[2] != offered[4] || offered[1] == "0" {
+		t.Errorf("log show has no tool schemas per request:\n%s", stdout)
+	}
 	if strings.Contains(stdout, "turn 2 ·") {
 		t.Errorf("--turn 1 showed turn 2:\n%s", stdout)
 	}
@@ -83,9 +95,32 @@ func TestLogShowsWhatTheModelSaw(t *testing.T) {
 				SizeOut int `json:"size_out"`
 			} `json:"views"`
 		} `json:"calls"`
+		SystemPrompt      string `json:"system_prompt"`
+		SystemPromptBytes int    `json:"system_prompt_bytes"`
+		SystemPrompts     int    `json:"system_prompts"`
+		Requests          []struct {
+			Turn, Round, Tools int
+			Final, Recorded    bool
+			SystemBytes        int    `json:"system_bytes"`
+			ToolBytes          int    `json:"tool_bytes"`
+			ToolSet            string `json:"tool_set"`
+		} `json:"requests"`
+		ToolSets map[string][]string `json:"tool_sets"`
 	}
 	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Calls) != 3 {
 		t.Fatalf("log show --json: exit %d: %s", code, stdout)
+	}
+	if out.SystemPrompt != defaultSystem || out.SystemPromptBytes != len(defaultSystem) || out.SystemPrompts != 1 || len(out.Requests) != 4 || len(out.ToolSets) != 1 {
+		t.Fatalf("log show --json: system %d bytes (%d distinct), %d requests, %d tool lists", out.SystemPromptBytes, out.SystemPrompts, len(out.Requests), len(out.ToolSets))
+	}
+	for _, q := range out.Requests {
+		names := out.ToolSets[q.ToolSet]
+		if !q.Recorded || q.SystemBytes != len(defaultSystem) || q.Tools != len(names) || q.Final != (q.Tools == 0) || q.Final && q.Round != 3 {
+			t.Errorf("request %d.%d: %+v", q.Turn, q.Round, q)
+		}
+		if q.Tools > 0 && (!slices.Contains(names, "read_file") || fmt.Sprint(q.ToolBytes) != strings.ReplaceAll(offered[2], ",", "")) {
+			t.Errorf("request %d.%d offered %v, %d bytes", q.Turn, q.Round, names, q.ToolBytes)
+		}
 	}
 	total := 0
 	for _, c := range out.Calls {
@@ -145,5 +180,47 @@ func TestRunConversationErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".harness", "harness.db")); !os.IsNotExist(err) {
 		t.Errorf("--no-store created a store: %v", err)
+	}
+}
+
+// TestLogShowOldStore reads a store written before request recording (the
+// v3 fixture of store/sqlite): the request sizes come from the rounds'
+// own figures, and the system prompt is said to be unknown.
+func TestLogShowOldStore(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "store", "sqlite", "testdata", "v3.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "v3.db")
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := inproc(t, "log", "show", "c_v3", "--db", db)
+	if code != 0 {
+		t.Fatalf("log show: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"system prompt: not recorded (stored before request recording",
+		"tool schemas per request: r1 2 (",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("log show lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, code = inproc(t, "log", "show", "c_v3", "--db", db, "--json")
+	var out struct {
+		Requests []struct {
+			Recorded bool
+			Tools    int
+		} `json:"requests"`
+		SystemPrompts int `json:"system_prompts"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || len(out.Requests) != 3 || out.SystemPrompts != 0 {
+		t.Fatalf("log show --json: exit %d: %s", code, stdout)
+	}
+	for i, q := range out.Requests {
+		if q.Recorded || q.Tools != 2 {
+			t.Errorf("v3 request %d: %+v (the rounds' own figures: 2 tools in every request)", i+1, q)
+		}
 	}
 }
