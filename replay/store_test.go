@@ -345,7 +345,19 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 			t.Errorf("request %d: replay sends %d tools (%d tokens), the run %d (%d)", i+1, c.Tools, c.ToolTokens, len(live[i].Tools), toolTokens)
 		}
 	}
-	t.Logf("first request: %d tokens live and replayed, of which %d tool schemas", rep.Calls[0].Input, rep.Calls[0].ToolTokens)
+	// Without the requests (a store from before request recording), the
+	// same replay counts less than the run sent.
+	bare := *rec
+	bare.System, bare.Tools = "", nil
+	without, err := Replay(ctx, &bare, none, &Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Usage.Input >= rep.Usage.Input {
+		t.Errorf("without system prompt and schemas: %d input tokens, with: %d", without.Usage.Input, rep.Usage.Input)
+	}
+	t.Logf("first request: %d tokens live and replayed, of which %d tool schemas; all %d requests: %d input tokens (%d without system prompt and schemas)",
+		rep.Calls[0].Input, rep.Calls[0].ToolTokens, len(rep.Calls), rep.Usage.Input, without.Usage.Input)
 }
 
 // TestStoreReplayWarnings: a store written before request recording

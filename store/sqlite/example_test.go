@@ -52,3 +52,49 @@ func Example() {
 	// I have seen 2 user messages.
 	// demo 2 turns
 }
+
+// The store keeps what every request offered beside the transcript: the
+// system prompt and the tool schemas it sent, each distinct one once.
+func ExampleStore_Requests() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "harness-store")
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "harness.db"), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+
+	lookup := harness.Tool{
+		Spec: harness.ToolSpec{Name: "lookup", Description: "Look a word up.", Risk: harness.ReadOnly,
+			InputSchema: []byte(`{"type":"object","properties":{"word":{"type":"string"}}}`)},
+		Func: func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult("a small bird"), nil
+		},
+	}
+	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+		if req.Round == 1 {
+			return &harness.Response{Message: harness.Message{ToolCalls: []harness.ToolCall{{Name: "lookup", Args: []byte(`{"word":"wren"}`)}}}}, nil
+		}
+		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("A wren is a small bird.")}}}, nil
+	})
+	agent, _ := harness.New(model, &harness.Options{System: "Answer in one sentence.", Tools: []harness.Tool{lookup}, Recorder: st})
+	if _, err := agent.Run(ctx, harness.NewConversation("words"), "What is a wren?"); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	reqs, err := st.Requests(ctx, "words", 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, q := range reqs {
+		fmt.Printf("turn %d round %d: system prompt %d bytes, tools %v (%d bytes), same list as round 1: %v\n",
+			q.Turn, q.Round, q.SystemBytes, q.ToolNames(), q.ToolBytes, q.ToolSet == reqs[0].ToolSet)
+	}
+	// Output:
+	// turn 1 round 1: system prompt 23 bytes, tools [lookup] (122 bytes), same list as round 1: true
+	// turn 1 round 2: system prompt 23 bytes, tools [lookup] (122 bytes), same list as round 1: true
+}
