@@ -12,4 +12,11 @@
 // Full payloads live in their own table, apart from the result rows that
 // listing and loading read, so a conversation holding a 5 MB result lists
 // and resumes as fast as one without it.
+//
+// Each round also refers to the request that produced it: its system
+// prompt and the list of tool schemas it sent (Store.Requests). Prompts,
+// schemas and lists are stored once each by content hash and shared by
+// every round and conversation that sent them, so 84 tools offered in 8
+// rounds are 84 schema rows, not 672; Delete removes those nothing refers
+// to any more.
 package sqlite
