@@ -123,8 +123,15 @@ type Cut struct {
 	// Locator is where the full payload can be read back: a spill path
 	// relative to the workspace, or "call:<id>" for the transcript.
 	Locator string `json:"locator,omitempty"`
-	// Of names the earlier call a deduped result repeats.
+	// Of names the earlier call a deduped result repeats (the first, when
+	// it repeats several).
 	Of string `json:"of,omitempty"`
+	// Refs lists every earlier call whose result the model copy points at
+	// instead of repeating it, in order of first reference (Of is the
+	// first). The model reads those lines only while it still sees them
+	// there, so a policy that clears old results must keep them, or clear
+	// the result that points at them too.
+	Refs []string `json:"refs,omitempty"`
 }
 
 // ToolResult is what a call returned. Parts, Structured and IsError are the

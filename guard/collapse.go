@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,7 +108,7 @@ func (c *Collapse) Guard() harness.Guard {
 				return res, nil
 			}
 			cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
-				Locator: "call:" + call.ID, Of: blocks[0].src}
+				Locator: "call:" + call.ID, Of: blocks[0].src, Refs: blockSources(blocks)}
 			res.Model = []harness.Part{harness.TextPart(out)}
 			res.Cuts = append(res.Cuts, cut)
 			lines := 0
@@ -121,6 +122,17 @@ func (c *Collapse) Guard() harness.Guard {
 			return res, nil
 		}
 	}
+}
+
+// blockSources lists the calls blocks point at, each once, in order.
+func blockSources(blocks []collapsedBlock) []string {
+	var ids []string
+	for _, b := range blocks {
+		if !slices.Contains(ids, b.src) {
+			ids = append(ids, b.src)
+		}
+	}
+	return ids
 }
 
 func (c *Collapse) applies(tool string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,7 +126,7 @@ func TestCollapseOverlappingRead(t *testing.T) {
 	if res.FullText() != second {
 		t.Error("the stored output changed")
 	}
-	if len(res.Cuts) != 1 || res.Cuts[0] != (harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(second), BytesOut: len(got), Locator: "call:call_b", Of: "call_a"}) {
+	if len(res.Cuts) != 1 || !reflect.DeepEqual(res.Cuts[0], harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(second), BytesOut: len(got), Locator: "call:call_b", Of: "call_a", Refs: []string{"call_a"}}) {
 		t.Errorf("cuts %+v", res.Cuts)
 	}
 	if expand(t, got, map[string]string{"call_a": first.ModelText()}, "call_b") != second {
@@ -213,6 +214,9 @@ func TestCollapseRerunAndSeveralSources(t *testing.T) {
 	}
 	if expand(t, got, map[string]string{"call_a": a.ModelText(), "call_b": b.ModelText()}, "call_c") != out {
 		t.Error("the markers do not expand to the output")
+	}
+	if len(res.Cuts) != 1 || res.Cuts[0].Of != "call_a" || !reflect.DeepEqual(res.Cuts[0].Refs, []string{"call_a", "call_b"}) {
+		t.Errorf("the cut does not name both sources: %+v", res.Cuts)
 	}
 }
 

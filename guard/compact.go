@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"unicode/utf8"
@@ -103,6 +104,12 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 // clearing does because it is an economy, not a necessity, and what an
 // agent read a few rounds ago is what it most often still uses.
 //
+// Neither trigger clears a result that a later, still-shown result points
+// at instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
+// repeat's Cut.Of): the pointer would point at a placeholder and the model
+// would have the lines nowhere. Such a result is cleared together with
+// the one that points at it, once the mark passes that one.
+//
 // Tokens are counted with Counter (o200k by default) on the request as it
 // would be sent (messages and, unless tools are withheld, tool schemas;
 // see tokens.CountRequest), multiplied by the Calibrator's factor for
@@ -140,10 +147,10 @@ type CompactPolicy struct {
 	// negative value turns the trigger off, leaving only the window's
 	// HighWater. The default comes from `harness bench` on the three
 	// recorded mini-swe-agent runs: the harness preset went from 0.788 to
-	// 0.728 × keeping everything (0.698 → 0.606 on the output-heavy one)
-	// with 123 of the 124 strings the agent used still visible where it
-	// used them; a 6,000-token chunk cost the same and hid 12, and chunks
-	// of 18,000 cleared so late that the clear did not pay (docs/design.md).
+	// 0.737 × keeping everything (0.698 → 0.621 on the output-heavy one)
+	// with 122 of the 124 strings the agent used still visible where it
+	// used them; 6,000-token chunks cost 0.716 but hid 12, and chunks of
+	// 18,000 cleared so late that the clear did not pay (docs/design.md).
 	ClearOld int
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
 	// never clears (default 8).
@@ -258,6 +265,10 @@ type compaction struct {
 	raw  []int // raw token count of each message
 	tool int   // raw tokens of the tool schemas sent
 	args map[string]harness.ToolCall
+	// saved caches saving by call id (ids, unlike message indexes, do not
+	// move when the note message is inserted): placeholders are counted
+	// once per pass.
+	saved map[string]float64
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -284,7 +295,7 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.
-		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(mark, next, requestsSoFar(v)) {
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) {
 			before := now
 			if err := c.commitMark(ctx, next); err != nil {
 				return err
@@ -439,14 +450,11 @@ func (c *compaction) clearable(i int) bool {
 	return len(res.ModelText()) > len(c.placeholder(res))
 }
 
-// clearThrough clears every result at or before mark.
+// clearThrough clears every result at or before mark but those a result
+// after mark points at (see pinned).
 func (c *compaction) clearThrough(mark compactPos) int {
-	n := 0
-	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
-			continue
-		}
+	idx, _ := c.clearing(mark)
+	for _, i := range idx {
 		res := c.v.Origins[i].Result
 		text := c.placeholder(res)
 		in := 0
@@ -458,9 +466,77 @@ func (c *compaction) clearThrough(mark compactPos) int {
 			continue // i is in range by construction
 		}
 		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
-		n++
 	}
-	return n
+	return len(idx)
+}
+
+// clearing lists the messages clearThrough(mark) would clear — results at
+// or before mark, not yet cleared, longer than their placeholder and not
+// pinned by a result after mark — and the tokens that saves.
+func (c *compaction) clearing(mark compactPos) ([]int, float64) {
+	pinned := c.pinned(mark)
+	var (
+		idx   []int
+		saved float64
+	)
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] {
+			continue
+		}
+		idx = append(idx, i)
+		saved += c.saving(i)
+	}
+	return idx, saved
+}
+
+// pinned lists the calls that results after mark, still shown, point at
+// instead of repeating them (Cut.Refs of a collapse, Cut.Of of a
+// suppressed repeat): clearing those would leave the pointer pointing at
+// a placeholder, and the model without the lines. They are cleared with
+// the results that point at them, when the mark passes those. The answer
+// depends only on stored cuts and the mark, so every view agrees.
+func (c *compaction) pinned(mark compactPos) map[string]bool {
+	var pinned map[string]bool
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || !mark.less(p) || compactCleared(c.v.Origins[i]) {
+			continue
+		}
+		for _, cut := range c.v.Origins[i].Result.Cuts {
+			if cut.Kind != harness.CutDeduped {
+				continue
+			}
+			refs := cut.Refs
+			if len(refs) == 0 && cut.Of != "" {
+				refs = []string{cut.Of}
+			}
+			for _, id := range refs {
+				if pinned == nil {
+					pinned = map[string]bool{}
+				}
+				pinned[id] = true
+			}
+		}
+	}
+	return pinned
+}
+
+// saving is what clearing message i saves, in calibrated tokens (counted
+// once per pass).
+func (c *compaction) saving(i int) float64 {
+	id := c.v.Origins[i].Result.CallID
+	if v, ok := c.saved[id]; ok {
+		return v
+	}
+	ph := harness.ToolMessage(c.v.Origins[i].Result)
+	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
+	v := float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
+	if c.saved == nil {
+		c.saved = map[string]float64{}
+	}
+	c.saved[id] = v
+	return v
 }
 
 // chooseMark picks the next mark: whole rounds, oldest first, never the
@@ -471,26 +547,11 @@ func (c *compaction) clearThrough(mark compactPos) int {
 // It returns the mark, how many results it clears, and whether it clears
 // any.
 func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
-	saving := map[compactPos]float64{}
-	count := map[compactPos]int{}
 	var all []compactPos
-	seen := map[compactPos]bool{}
 	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok {
-			continue
-		}
-		if !seen[p] {
-			seen[p] = true
+		if p, ok := c.resultPos(i); ok && !slices.Contains(all, p) {
 			all = append(all, p)
 		}
-		if !mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
-			continue
-		}
-		ph := harness.ToolMessage(c.v.Origins[i].Result)
-		ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
-		saving[p] += float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
-		count[p]++
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
 	if len(all) <= keep {
@@ -508,9 +569,8 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		if saved >= need && saved >= chunk {
 			break
 		}
-		saved += saving[p]
-		cleared += count[p]
-		next = p
+		idx, s := c.clearing(p)
+		next, saved, cleared = p, s, len(idx)
 	}
 	// Too little to be worth a cache break: wait until a chunk has
 	// accumulated (unless the provider has just rejected the request).
@@ -525,24 +585,12 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 // pays reports whether clearing the results after mark through next is
 // expected to repay its cache miss within as many more requests as the
 // conversation has made so far (see "Clearing for cost").
-func (c *compaction) pays(mark, next compactPos, requests int) bool {
-	first, saved := -1, 0.0
-	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok || !mark.less(p) || next.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) {
-			continue
-		}
-		if first < 0 {
-			first = i
-		}
-		ph := harness.ToolMessage(c.v.Origins[i].Result)
-		ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
-		saved += float64(c.raw[i] - tokens.CountMessage(c.counter, &ph))
-	}
-	if first < 0 {
+func (c *compaction) pays(next compactPos, requests int) bool {
+	idx, saved := c.clearing(next)
+	if len(idx) == 0 {
 		return false
 	}
-	resent := float64(sumInts(c.raw[first:])) - saved
+	resent := float64(sumInts(c.raw[idx[0]:]))*c.factor - saved
 	return 0.1*saved*float64(requests) >= 0.9*resent
 }
 

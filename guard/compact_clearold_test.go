@@ -144,3 +144,65 @@ func TestCompactClearOldWaitsUntilItPays(t *testing.T) {
 }
 
 func viewTokensOf(c tokens.Counter, r *harness.Request) int { return tokens.CountRequest(c, r) }
+
+// A result that a later, still-shown result points at (collapsed lines,
+// a suppressed repeat) is not cleared while the pointer is shown; both go
+// when the mark passes the pointer.
+func TestCompactKeepsWhatShownResultsPointAt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  harness.Cut
+	}{
+		{"collapse refs", harness.Cut{Kind: harness.CutDeduped, By: CollapseName, Of: "call_t1_r2", Refs: []string{"call_t1_r2", "call_t1_r5"}}},
+		{"dedupe of", harness.Cut{Kind: harness.CutDeduped, By: "result", Of: "call_t1_r2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := compactConv([]int{20}, 500)
+			// Round 19, one of the newest 3 kept, points at rounds 2 (and 5).
+			conv.Turns[0].Rounds[18].Results[0].Cuts = []harness.Cut{tc.cut}
+			pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
+			v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+			if err := pol.ApplyView(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			pinned := map[string]bool{}
+			for _, id := range append([]string{tc.cut.Of}, tc.cut.Refs...) {
+				pinned[id] = true
+			}
+			cleared := 0
+			for i, o := range v.Origins {
+				if o.Result == nil {
+					continue
+				}
+				isCleared := compactCleared(o)
+				switch id := o.Result.CallID; {
+				case pinned[id] && isCleared:
+					t.Errorf("%s was cleared while round 19 points at it", id)
+				case o.Round >= 18 && isCleared:
+					t.Errorf("%s (newest 3 rounds) was cleared", id)
+				case !pinned[id] && o.Round < 18 && !isCleared:
+					t.Errorf("%s (round %d) was not cleared: %.60q", id, o.Round, v.Messages[i].Text())
+				}
+				if isCleared {
+					cleared++
+				}
+			}
+			if cleared != 17-len(pinned) {
+				t.Fatalf("%d cleared, want %d", cleared, 17-len(pinned))
+			}
+			// Five more rounds arrive; the next clear passes round 19, and
+			// its sources go with it.
+			more := compactConv([]int{25}, 500).Turns[0].Rounds[20:]
+			conv.Turns[0].Rounds = append(conv.Turns[0].Rounds, more...)
+			v = harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+			if err := pol.ApplyView(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range v.Origins {
+				if o.Result != nil && o.Round <= 19 && !compactCleared(o) {
+					t.Errorf("%s (round %d) still shown after the mark passed round 19", o.Result.CallID, o.Round)
+				}
+			}
+		})
+	}
+}
