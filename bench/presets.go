@@ -172,9 +172,9 @@ func Presets() []Preset {
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
 		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.collapse = false }),
-		abl("harness+relevance", "harness whose spilled results get a relevance-aware 4 KiB preview: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines that best match the call's arguments, the agent's previous message and the turn's input", func(h *harnessConfig) {
-			h.extra = append(h.extra, relevanceCeiling(guard.DefaultMaxBytes, 1536, 1536, 1024))
-		}),
+		abl("harness+relevance", "harness whose spilled results get guard.Relevant's 4 KiB preview: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines that best match the call's arguments, the agent's previous message and the turn's input", func(h *harnessConfig) { h.result = relevantResults(guard.DefaultMaxBytes) }),
+		abl("harness+relevance@8k", "harness+relevance with an 8 KiB ceiling: does the relevant preview make a lower ceiling affordable?", func(h *harnessConfig) { h.result = relevantResults(8 << 10) }),
+		abl("harness+relevance@12k", "harness+relevance with a 12 KiB ceiling", func(h *harnessConfig) { h.result = relevantResults(12 << 10) }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),

@@ -1,6 +1,11 @@
 package guard
 
-import "bytes"
+import (
+	"bytes"
+	"context"
+
+	"github.com/agentharness/harness"
+)
 
 // Default preview of a spilled result: the start carries the headline (a
 // command line, a file's first lines, a JSON envelope), the end carries the
@@ -34,6 +39,70 @@ type Window struct {
 // default [HeadTail].
 type Preview interface {
 	Split(w Window, budget int) (head, tail int)
+}
+
+// MaxExcerptBytes bounds the text a [ContextPreview] is asked about: the
+// relevance pass reads the whole text (twice), so it runs only when the
+// whole text is at hand and at most this big. A result held in memory is
+// at hand whatever its size, but the pass costs time in proportion; a
+// stream is kept whole in memory only up to this bound (on top of the
+// ceiling's ~2 × MaxBytes) and only while a ContextPreview is in use, so
+// memory stays bounded. Larger texts, and streams that run past the bound,
+// get [Preview.Split]'s head and tail. 4 MiB is 170 ceilings' worth of
+// text, far more than a build log or a grep needs, and tokenizes in tens
+// of milliseconds.
+const MaxExcerptBytes = 4 << 20
+
+// ContextPreview is a [Preview] that can also choose pieces from the
+// middle of a payload, knowing the call and (through
+// [harness.CallInfoFrom] on ctx) the transcript: what the agent asked for
+// and what it is looking for. [ResultPolicy] uses Excerpt when its
+// Preview implements it and the whole text is at hand and at most
+// [MaxExcerptBytes]; otherwise, or when Excerpt declines (ok false), it
+// uses Split. [Relevant] is the implementation.
+//
+// As with Split, an implementation only chooses: the guard takes the
+// spans in the order given while they fit in the budget (skipping any that
+// do not), moves their ends to UTF-8 boundaries, replaces invalid UTF-8,
+// shows them in text order with one line marking each gap ("… (lines
+// 41-111 not shown, 5120 bytes)"), and writes the marker, so an Excerpt
+// cannot break the ceiling.
+type ContextPreview interface {
+	Preview
+	// Excerpt chooses spans of w's text (w.Head and w.Tail both hold the
+	// whole text) for a model copy whose pieces, gap lines included, use
+	// at most budget bytes.
+	Excerpt(ctx context.Context, call *harness.ToolCall, w Window, budget int) (e Excerpt, ok bool)
+}
+
+// Excerpt is what a [ContextPreview] shows of a payload's text.
+type Excerpt struct {
+	// Spans are byte ranges of the text, the most important first: the
+	// guard keeps each one that still fits, in this order, so a preview
+	// states its priorities by the order alone. Overlapping and adjacent
+	// spans are merged. At most [MaxExcerptSpans] are considered.
+	Spans []Span
+	// Size is how much of the budget the excerpt may use, gap lines
+	// included; 0, or more than the budget, means all of it.
+	Size int
+	// Why says, for the marker, on what grounds spans with Reasons were
+	// picked, for example "they contain words of the call's arguments";
+	// at most 160 bytes are shown.
+	Why string
+}
+
+// MaxExcerptSpans bounds the spans of an [Excerpt] the guard considers,
+// and so its work.
+const MaxExcerptSpans = 4096
+
+// Span is a byte range [Start, End) of a payload's text.
+type Span struct {
+	Start, End int
+	// Reasons are short words saying why the span was picked (for
+	// [Relevant]: the query terms it contains); none for a head, a tail
+	// or a line of context. The marker lists the reasons of the spans
+	// shown.
+	Reasons []string
 }
 
 // HeadTail is the default [Preview]: Head bytes from the start and Tail

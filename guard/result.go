@@ -62,10 +62,12 @@ const ResultPolicyName = "resultpolicy"
 //
 // A result that arrives as a Stream is consumed by the guard: if it fits
 // it becomes a text part; if not it flows straight into the spill file
-// with memory bounded by about 2 × MaxBytes plus a fixed 64 KiB, and the
-// transcript keeps the model copy while the spill file (Cut.Locator,
-// Meta["spill_path"]) is the full record — a 1 GiB output does not belong
-// in a transcript store. Meta["stream_bytes"] holds the stream's size.
+// with memory bounded by about 2 × MaxBytes plus a fixed 64 KiB (plus up
+// to [MaxExcerptBytes] while a [ContextPreview] waits for the whole
+// text), and the transcript keeps the model copy while the spill file
+// (Cut.Locator, Meta["spill_path"]) is the full record — a 1 GiB output
+// does not belong in a transcript store. Meta["stream_bytes"] holds the
+// stream's size.
 //
 // Images count their raw bytes and are not shown in a preview (the marker
 // says how many were left out; the transcript and a .json spill keep them):
@@ -84,7 +86,9 @@ type ResultPolicy struct {
 	// head+tail preview and its rest is kept in the transcript only.
 	NoSpill bool
 	// Preview chooses what of a spilled result the model sees (default
-	// HeadTail{Head: 3 KiB, Tail: 1 KiB}).
+	// HeadTail{Head: 3 KiB, Tail: 1 KiB}). A [ContextPreview] such as
+	// [Relevant] also sees the call and the transcript and may pick lines
+	// from the middle, when the whole text is at hand ([MaxExcerptBytes]).
 	Preview Preview
 	// Dedupe suppresses exact repeats of read-only calls (off by default).
 	Dedupe Dedupe

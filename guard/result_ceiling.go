@@ -50,7 +50,7 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 			cut.Kind, cut.Locator = harness.CutSpilled, saved.Locator
 		}
 	}
-	out, _ := renderCut(previewSourceOf(source), m, limit, g.preview, fill)
+	out := g.renderPreview(ctx, call, previewSourceOf(source), true, m, limit, fill)
 	res.Model = []harness.Part{harness.TextPart(out)}
 	cut.BytesOut = len(out)
 	res.Cuts = append(res.Cuts, cut)

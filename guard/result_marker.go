@@ -57,6 +57,10 @@ type cutMarker struct {
 	headLine, tailLine int64
 	// gapLine is the line of the first byte not shown after the head.
 	gapLine int64
+	// excerpt, for a ContextPreview's excerpt (shown as shownExcerpt),
+	// says which lines are shown and why; head then counts every byte
+	// shown.
+	excerpt *excerptShown
 }
 
 // shownKind tells which pieces a preview has.
@@ -68,6 +72,8 @@ const (
 	shownTail
 	shownNone
 	shownAll
+	// shownExcerpt: spans chosen by a ContextPreview (m.excerpt).
+	shownExcerpt
 )
 
 func (m *cutMarker) shown() shownKind {
@@ -133,6 +139,8 @@ func (m *cutMarker) renderAs(tier int, k shownKind) string {
 			b.WriteString("None of it fits here.")
 		case shownAll:
 			b.WriteString("Shown here: all " + fmtInt(m.head+m.tail) + " bytes of its text.")
+		case shownExcerpt:
+			b.WriteString(m.excerpt.full(m))
 		}
 		if m.images > 0 {
 			b.WriteString(" " + fmtInt(int64(m.images)) + " image(s) are not shown.")
@@ -173,6 +181,8 @@ func (m *cutMarker) renderAs(tier int, k shownKind) string {
 			b.WriteString("nothing shown")
 		case shownAll:
 			b.WriteString("showing all " + fmtInt(m.head+m.tail) + " B of text")
+		case shownExcerpt:
+			b.WriteString(m.excerpt.short())
 		}
 		switch m.mode {
 		case modeSpilled:

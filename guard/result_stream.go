@@ -86,13 +86,18 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 	if wantDigest {
 		tr.hasher = sha256.New()
 	}
-	tr.observe(head)
 	m := cutMarker{tool: markerSafe(call.Name, 64), limit: limit, images: resultImageCount(res.Parts)}
 	page := spillPagePath(res, info)
 	var store spill.Store
 	if page == "" {
 		store = g.storeFor(info)
 	}
+	if _, ok := g.preview.(ContextPreview); ok && store != nil {
+		// A context-aware preview needs the whole text: keep it while it
+		// stays within MaxExcerptBytes (see there).
+		tr.whole = make([]byte, 0, min(2*len(head), MaxExcerptBytes))
+	}
+	tr.observe(head)
 	if store != nil {
 		saved, serr := store.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: "txt"}, io.MultiReader(bytes.NewReader(head), tr))
 		if ctx.Err() != nil {
@@ -107,6 +112,7 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 			return &streamOutcome{cut: true, hasher: tr.hasher}, nil
 		}
 		emitResultWarning(ctx, call.Name+": could not spill a streamed result: "+serr.Error())
+		tr.whole, tr.overflow = nil, true
 		m.reason = "saving it failed: " + markerSafe(serr.Error(), 160)
 		if tr.consumed > 0 {
 			// Part of the stream went into the failed file: what is
@@ -173,7 +179,12 @@ func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, 
 	}
 	tail := tr.ring.bytes()
 	src := previewSource{head: head, tail: tail, total: tr.n, newlines: tr.nl}
-	out, _ := renderCut(src, m, limit, g.preview, m.mode != modeSpilled)
+	whole := false
+	if m.mode == modeSpilled && tr.whole != nil && !tr.overflow && int64(len(tr.whole)) == tr.n {
+		src, whole = previewSourceOf(tr.whole), true
+	}
+	out := g.renderPreview(ctx, call, src, whole, m, limit, m.mode != modeSpilled)
+	tr.whole = nil
 	res.Model = []harness.Part{harness.TextPart(out)}
 	if res.Meta == nil {
 		res.Meta = map[string]any{}
@@ -236,9 +247,27 @@ type streamTracker struct {
 	// consumed counts the bytes read from the stream past the head.
 	n, nl, consumed int64
 	err             error
+	// whole, when not nil, keeps every byte observed for a ContextPreview
+	// until it would pass MaxExcerptBytes; then it is dropped and
+	// overflow set.
+	whole    []byte
+	overflow bool
 }
 
 func (t *streamTracker) observe(p []byte) {
+	if t.whole != nil {
+		if len(t.whole)+len(p) > MaxExcerptBytes {
+			t.whole, t.overflow = nil, true
+		} else {
+			if len(t.whole)+len(p) > cap(t.whole) {
+				// Grow by doubling, never past the bound.
+				grown := make([]byte, len(t.whole), min(max(2*cap(t.whole), len(t.whole)+len(p)), MaxExcerptBytes))
+				copy(grown, t.whole)
+				t.whole = grown
+			}
+			t.whole = append(t.whole, p...)
+		}
+	}
 	t.n += int64(len(p))
 	t.nl += int64(bytes.Count(p, []byte{'\n'}))
 	t.ring.write(p)
