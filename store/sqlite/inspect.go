@@ -58,14 +58,12 @@ WHERE r.conv_id = ? AND (? = 0 OR r.turn = ?) ORDER BY r.turn, r.round, r.seq`, 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: calls of %s: %w", convID, err)
 	}
-	err = query(ctx, tx, `SELECT turn, round, seq, kind, by, bytes_in, bytes_out, locator, of FROM cuts
+	err = query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts
 WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY turn, round, seq, n`, []any{convID, turn, turn}, func(rows *sql.Rows) error {
-		var (
-			k resultKey
-			c harness.Cut
-		)
-		if err := rows.Scan(&k.turn, &k.round, &k.seq, &c.Kind, &c.By, &c.BytesIn, &c.BytesOut, &c.Locator, &c.Of); err != nil {
-			return err
+		var k resultKey
+		c, err := scanCut(rows, &k.turn, &k.round, &k.seq)
+		if err != nil {
+			return fmt.Errorf("result %d.%d.%d: %w", k.turn, k.round, k.seq, err)
 		}
 		if i, ok := index[k]; ok {
 			out[i].Cuts = append(out[i].Cuts, c)

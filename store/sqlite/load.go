@@ -164,14 +164,12 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 		return nil, fmt.Errorf("results: %w", err)
 	}
 
-	err = query(ctx, tx, `SELECT turn, round, seq, kind, by, bytes_in, bytes_out, locator, of FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
+	err = query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
 		[]any{id}, func(rows *sql.Rows) error {
-			var (
-				k resultKey
-				c harness.Cut
-			)
-			if err := rows.Scan(&k.turn, &k.round, &k.seq, &c.Kind, &c.By, &c.BytesIn, &c.BytesOut, &c.Locator, &c.Of); err != nil {
-				return err
+			var k resultKey
+			c, err := scanCut(rows, &k.turn, &k.round, &k.seq)
+			if err != nil {
+				return fmt.Errorf("result %d.%d.%d: %w", k.turn, k.round, k.seq, err)
 			}
 			res := results[k]
 			if res == nil {
@@ -271,10 +269,10 @@ WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq 
 	if res == nil {
 		return nil, fmt.Errorf("sqlite store: result %s of conversation %s: %w", callID, convID, store.ErrNotFound)
 	}
-	err = query(ctx, tx, `SELECT kind, by, bytes_in, bytes_out, locator, of FROM cuts WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
+	err = query(ctx, tx, `SELECT `+cutColumns+` FROM cuts WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
 		[]any{convID, k.turn, k.round, k.seq}, func(rows *sql.Rows) error {
-			var c harness.Cut
-			if err := rows.Scan(&c.Kind, &c.By, &c.BytesIn, &c.BytesOut, &c.Locator, &c.Of); err != nil {
+			c, err := scanCut(rows)
+			if err != nil {
 				return err
 			}
 			res.Cuts = append(res.Cuts, c)

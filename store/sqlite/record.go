@@ -242,8 +242,12 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 		return err
 	}
 	for n, c := range res.Cuts {
-		if _, err := w.exec(`INSERT INTO cuts (conv_id, turn, round, seq, n, kind, by, bytes_in, bytes_out, locator, of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			convID, turn, round, seq, n+1, string(c.Kind), c.By, c.BytesIn, c.BytesOut, c.Locator, c.Of); err != nil {
+		refs, err := encodeRefs(c.Refs)
+		if err != nil {
+			return fmt.Errorf("cut %d: %w", n+1, err)
+		}
+		if _, err := w.exec(`INSERT INTO cuts (conv_id, turn, round, seq, n, kind, by, bytes_in, bytes_out, locator, of, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			convID, turn, round, seq, n+1, string(c.Kind), c.By, c.BytesIn, c.BytesOut, c.Locator, c.Of, refs); err != nil {
 			return err
 		}
 	}

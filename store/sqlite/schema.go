@@ -18,7 +18,8 @@ type migration struct {
 // migrations is the schema history. Version 1 holds the transcript;
 // version 2 adds events, per-turn view cuts, guard markers and titles;
 // version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound);
-// version 4 what each request offered: its system prompt and tool schemas.
+// version 4 what each request offered: its system prompt and tool schemas;
+// version 5 every call a cut's model copy points at (harness.Cut.Refs).
 var migrations = []migration{
 	{1, "transcript", `
 CREATE TABLE conversations (
@@ -224,6 +225,13 @@ ALTER TABLE rounds ADD COLUMN req_system TEXT NOT NULL DEFAULT '';
 ALTER TABLE rounds ADD COLUMN req_tool_set TEXT NOT NULL DEFAULT '';
 CREATE INDEX rounds_by_system ON rounds(req_system) WHERE req_system != '';
 CREATE INDEX rounds_by_tool_set ON rounds(req_tool_set) WHERE req_tool_set != '';
+`},
+	{5, "every call a cut points at", `
+-- harness.Cut.Refs: NULL for none, else a JSON array of the call ids in
+-- order, each a string, or {"b64": …} for an id that is not valid UTF-8
+-- (refs.go). Cuts stored before this version have NULL: their Refs load
+-- empty, and only "of" (the first call referred to) is known.
+ALTER TABLE cuts ADD COLUMN refs TEXT;
 `},
 }
 

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
 )
 
 // TestUpgradeFromEveryVersion writes a database at every older version of
@@ -49,8 +51,11 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if _, err := old.w.ExecContext(ctx, `SELECT title FROM conversations`); version == 1 && err == nil {
 		t.Fatal("version 1 already has titles: the test does not test an upgrade")
 	}
-	if _, err := old.w.ExecContext(ctx, `SELECT req_recorded FROM rounds`); err == nil {
+	if _, err := old.w.ExecContext(ctx, `SELECT req_recorded FROM rounds`); version < 4 && err == nil {
 		t.Fatalf("version %d already records requests: the test does not test an upgrade", version)
+	}
+	if _, err := old.w.ExecContext(ctx, `SELECT refs FROM cuts`); err == nil {
+		t.Fatalf("version %d already keeps cut refs: the test does not test an upgrade", version)
 	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
@@ -86,7 +91,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Fatal(err)
 	}
 	res := conv.Turns[0].Rounds[0].Results[0]
-	if res.ModelText() != "hell" || len(res.Cuts) != 1 || conv.Turns[0].Answer() != "nothing" {
+	if res.ModelText() != "hell" || len(res.Cuts) != 1 || res.Cuts[0].Refs != nil || conv.Turns[0].Answer() != "nothing" {
 		t.Errorf("old conversation loads as %+v", res)
 	}
 	full, err := s.FullResult(ctx, "c_old", "k1")
@@ -179,6 +184,67 @@ func TestUpgradeV3File(t *testing.T) {
 	reqs, err = s.Requests(ctx, "c_v3", 3)
 	if err != nil || len(reqs) != 2 || !reqs[0].Recorded || reqs[0].System != "sys" || len(reqs[0].Tools) != 1 {
 		t.Errorf("requests of the resumed turn: %+v, %v", reqs, err)
+	}
+}
+
+// TestUpgradeV4File opens testdata/v4.db, a store the schema-v4 code
+// wrote through a real agent (testdata/README.md): it migrates, loads and
+// resumes; its requests are still there; its collapse cut keeps Of but
+// has no Refs (v4 did not store them), while a cut the resumed run makes
+// keeps both of its sources.
+func TestUpgradeV4File(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", "v4.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v4.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
+		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
+	}
+	conv, err := s.Load(ctx, "c_v4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Turns) != 2 || len(conv.Turns[0].Rounds) != 4 || !conv.Turns[0].Rounds[3].Final || conv.Turns[1].Answer() != "Only notes.txt." {
+		t.Fatalf("c_v4 loads as %d turns", len(conv.Turns))
+	}
+	old := conv.Turns[0].Rounds[2].Results[0]
+	if old.CallID != "v4_c" || len(old.Cuts) != 1 || old.Cuts[0].By != guard.CollapseName || old.Cuts[0].Of != "v4_a" || old.Cuts[0].Refs != nil {
+		t.Errorf("the v4 collapse cut loads as %+v", old.Cuts)
+	}
+	reqs, err := s.Requests(ctx, "c_v4", 0)
+	if err != nil || len(reqs) != 6 {
+		t.Fatalf("requests: %+v, %v", reqs, err)
+	}
+	wantTools := []int{2, 2, 2, 0, 1, 1} // turn 2's selection offers only list; the synthesis call none
+	for i, q := range reqs {
+		if !q.Recorded || q.System != "You are the agent of schema v4." || len(q.Tools) != wantTools[i] || q.Final != (i == 3) {
+			t.Errorf("request %d.%d of the v4 store: %d tools, %+v", q.Turn, q.Round, len(q.Tools), q)
+		}
+	}
+	// Resumed with the same reads, the new collapse cut keeps both sources.
+	a, err := harness.New(readsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
+		Tools: []harness.Tool{readLinesTool(lineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(ctx, conv, "read again"); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.FullResult(ctx, "c_v4", "read_3")
+	if err != nil || len(full.Cuts) != 1 || !reflect.DeepEqual(full.Cuts[0].Refs, []string{"read_1", "read_2"}) {
+		t.Errorf("the resumed run's collapse cut: %+v, %v", full, err)
 	}
 }
 
