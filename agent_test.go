@@ -511,6 +511,50 @@ func TestGuardsWrapInOrderAndSeeCallInfo(t *testing.T) {
 	}
 }
 
+// A guard sees the assistant message that made its call — the agent's
+// reasoning is not in the transcript until the round is answered.
+func TestCallInfoCarriesTheCallingMessage(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]string{}
+	)
+	spy := func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			info, _ := harness.CallInfoFrom(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if info.Message == nil {
+				seen[c.ID] = "<nil>"
+			} else {
+				var ids []string
+				for _, tc := range info.Message.ToolCalls {
+					ids = append(ids, tc.ID)
+				}
+				seen[c.ID] = info.Message.Text() + " " + strings.Join(ids, ",")
+			}
+			return next(ctx, c)
+		}
+	}
+	first := calls(call("1", "echo", `{"text":"a"}`), call("2", "echo", `{"text":"b"}`))
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{
+		func(r *harness.Request) *harness.Response {
+			resp := first(r)
+			resp.Message.Parts = []harness.Part{harness.TextPart("looking for the zod version")}
+			return resp
+		},
+		answer("ok")}}
+	a := newAgent(t, m, &harness.Options{Guards: []harness.Guard{spy}, Tools: []harness.Tool{echoTool("echo", harness.ReadOnly)}})
+	res, err := a.Run(context.Background(), harness.NewConversation(""), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := res.Turn.Rounds[0].Assistant.ToolCalls
+	want := "looking for the zod version " + ids[0].ID + "," + ids[1].ID
+	if len(seen) != 2 || seen[ids[0].ID] != want || seen[ids[1].ID] != want {
+		t.Fatalf("guards saw %q, want %q for both calls", seen, want)
+	}
+}
+
 func TestNewRejectsBadTools(t *testing.T) {
 	m := harness.ModelFunc(func(context.Context, *harness.Request) (*harness.Response, error) { return nil, nil })
 	cases := map[string][]harness.Tool{

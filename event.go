@@ -78,6 +78,12 @@ type CallInfo struct {
 	// View is the request view the model answered with this call: what it
 	// was shown when it made the call (read-only). Nil outside an agent.
 	View *View
+	// Message is the assistant message that made the call: the agent's
+	// reasoning and every call of the round (read-only). The transcript
+	// does not hold it yet — a round is appended once its calls are
+	// answered — so this is where a guard finds what the agent was
+	// looking for when it called. Nil outside an agent.
+	Message *Message
 }
 
 // WithCallInfo returns ctx carrying info. The agent does this for every

@@ -29,11 +29,11 @@ func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, ro
 			}
 		}
 		if j-i == 1 {
-			results[i] = a.callOne(ctx, conv, turn, round.Index, view, calls[i])
+			results[i] = a.callOne(ctx, conv, turn, round, view, calls[i])
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = a.callOne(ctx, conv, turn, round.Index, view, calls[k]) })
+				wg.Go(func() { results[k] = a.callOne(ctx, conv, turn, round, view, calls[k]) })
 			}
 			wg.Wait()
 		}
@@ -54,9 +54,10 @@ func needsApproval(spec ToolSpec) bool {
 	return spec.Risk == 0 || spec.Risk.Has(Destructive) || spec.Risk.Has(Network)
 }
 
-func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, round int, view *View, call ToolCall) *ToolResult {
+func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View, call ToolCall) *ToolResult {
 	start := time.Now()
-	info := CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round, Workspace: a.opts.Workspace, Transcript: conv, View: view}
+	info := CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round.Index, Workspace: a.opts.Workspace, Transcript: conv, View: view,
+		Message: &round.Assistant}
 	t, known := a.tools[call.Name]
 	if known {
 		info.Spec = t.spec

@@ -21,13 +21,14 @@ const (
 
 // relevanceQuery weighs the terms the agent is looking for: the strings in
 // the call's arguments (3; the raw arguments when they are not JSON), the
-// agent's previous message in this turn (2) and the turn's input (1), from
-// the transcript in ctx's harness.CallInfo. A term keeps its highest
-// weight.
+// text of the assistant message that made the call (2: the agent's
+// reasoning, from harness.CallInfo.Message) and the turn's input (1), from
+// ctx's harness.CallInfo. A term keeps its highest weight.
 //
 // The message that made the call is not in the transcript yet (the agent
-// appends a round once its calls are answered), so "previous message" is
-// the assistant message of the round before.
+// appends a round once its calls are answered); when CallInfo carries no
+// Message (a guard run outside an agent), the assistant message of the
+// round before stands in for it.
 func relevanceQuery(ctx context.Context, call *harness.ToolCall) map[string]float64 {
 	q := map[string]float64{}
 	add := func(text string, w float64) {
@@ -57,6 +58,9 @@ func relevanceQuery(ctx context.Context, call *harness.ToolCall) map[string]floa
 		walk(args)
 	}
 	info, _ := harness.CallInfoFrom(ctx)
+	if info.Message != nil {
+		add(info.Message.Text(), relevanceWeightMessage)
+	}
 	if conv := info.Transcript; conv != nil {
 		for i := len(conv.Turns) - 1; i >= 0; i-- {
 			t := conv.Turns[i]
@@ -64,7 +68,7 @@ func relevanceQuery(ctx context.Context, call *harness.ToolCall) map[string]floa
 				continue
 			}
 			add(t.Input, relevanceWeightInput)
-			if n := len(t.Rounds); n > 0 && t.Rounds[n-1] != nil {
+			if n := len(t.Rounds); info.Message == nil && n > 0 && t.Rounds[n-1] != nil {
 				add(t.Rounds[n-1].Assistant.Text(), relevanceWeightMessage)
 			}
 			break

@@ -268,6 +268,17 @@ func TestRelevanceQuery(t *testing.T) {
 	if q := relevanceQuery(context.Background(), &harness.ToolCall{Args: []byte(`grep needle_here`)}); q["needle_here"] != 3 || q["needle"] != 3 {
 		t.Errorf("raw args: %v", q)
 	}
+	// Inside an agent, the message that made the call is the agent's
+	// reasoning now; the round before no longer speaks for it.
+	info, _ := harness.CallInfoFrom(ctx)
+	info.Message = &harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Now the integrity_hash of zod.")}}
+	q = relevanceQuery(harness.WithCallInfo(ctx, info), &harness.ToolCall{Args: []byte(`{"path":"package-lock.json"}`)})
+	if q["integrity_hash"] != 2 || q["zod"] != 2 || q["locked"] != 1 {
+		t.Errorf("calling message: %v", q)
+	}
+	if _, ok := q["entry"]; ok {
+		t.Errorf("the previous round's message still counts when the calling message is known: %v", q)
+	}
 }
 
 // One guard, many calls at once: Relevant keeps no state.
