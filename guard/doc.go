@@ -7,7 +7,10 @@
 //   - [ResultPolicy]: a ceiling on one result (default 24 KiB), with the
 //     full payload spilled to a file the model can page (preview + locator)
 //     and, opt-in, suppression of exact repeats of read-only calls. The
-//     preview strategy is a [Preview] ([HeadTail] by default).
+//     preview strategy is a [Preview] ([HeadTail] by default); a
+//     [ContextPreview] such as [Relevant] also sees the call and the
+//     agent's reasoning (harness.CallInfo) and keeps, besides a head and a
+//     tail, the lines that match what the agent is looking for.
 //   - [Collapse]: a block of lines the model already sees in an earlier
 //     result becomes one marker line naming them (used by harness run and
 //     the bench's harness preset; measured in the README).
@@ -16,8 +19,11 @@
 //   - [TurnBudget]: one evidence budget shared by a turn's results,
 //     water-filled ([WaterFill]) before the final round.
 //   - [StuckPolicy]: nudges or stops a loop that repeats the same round.
-//   - [CompactPolicy]: clears old results in large chunks when the window
-//     fills, with hysteresis, so prompt caches break rarely.
+//   - [CompactPolicy]: clears old results in large chunks, so prompt caches
+//     break rarely: for cost, once results older than the newest 8 rounds
+//     add up to 12,000 tokens and the clear repays its cache miss
+//     (ClearOld), and when the window fills, with hysteresis; a model can
+//     summarise old turns.
 //
 // Measured options, off by default (see the bench's research presets):
 //   - [Settle]: a large result is shown whole once, then as a digest from
