@@ -33,6 +33,12 @@ type Config struct {
 	// replayed so far (the new turn appended) and the turn's user input,
 	// and only the tools it returns are offered (and counted) in the
 	// turn's requests. An error offers every tool, as the agent does.
+	//
+	// A selector always picks from Recording.Tools (for a store, the union
+	// of every list the run offered) and its choice replaces the calls'
+	// own recorded lists (Call.Tools): a replay with a selector measures
+	// that selection, not the run's. Without one, a call that recorded
+	// its list offers exactly that list.
 	Selector harness.Selector
 }
 
@@ -213,12 +219,15 @@ type engine struct {
 	opts Options
 	ws   string
 	conv *harness.Conversation
-	// tools are the tools offered in the current turn and toolsKey their
+	// turnTools are the tools of the current turn (the selection, or
+	// every recorded tool); tools are those offered in the current call
+	// (turnTools, or the call's own recorded list) and toolsKey their
 	// serialization, for the cached prefix.
-	tools    []harness.ToolSpec
-	toolsKey string
-	report   *Report
-	byUse    map[[2]int][]Needle
+	turnTools []harness.ToolSpec
+	tools     []harness.ToolSpec
+	toolsKey  string
+	report    *Report
+	byUse     map[[2]int][]Needle
 
 	// The previous request, for the cached prefix.
 	prevTools    string
@@ -241,6 +250,7 @@ func (e *engine) run(ctx context.Context) error {
 			}
 			rc := rt.Calls[ci]
 			final := rc.Final
+			e.offer(rc)
 			view, err := e.view(ctx, turn, final)
 			if err != nil {
 				return err
@@ -301,7 +311,48 @@ func (e *engine) selectTools(ctx context.Context, input string) {
 			tools = sel
 		}
 	}
+	e.turnTools = tools
+	e.setTools(tools)
+}
+
+// offer sets the tools of recorded call rc: its own recorded list when it
+// has one and the policy has no selector, else the turn's. A recorded
+// synthesis call sent no schemas, so it keeps the list of the call before
+// it: a policy that keeps tools on the final call (KeepToolsOnFinal)
+// sends that list, as the agent would.
+func (e *engine) offer(rc *Call) {
+	switch {
+	case e.cfg.Selector != nil || rc.Tools == nil:
+		e.setTools(e.turnTools)
+	case rc.Final && len(rc.Tools) == 0:
+	default:
+		e.setTools(rc.Tools)
+	}
+}
+
+// setTools offers tools, serializing them only when the list changes
+// (calls that recorded the same list share one slice).
+func (e *engine) setTools(tools []harness.ToolSpec) {
+	if e.toolsKey != "" && sameSlice(tools, e.tools) {
+		return
+	}
 	e.tools, e.toolsKey = tools, toolsUnit(tools)
+}
+
+// sameSlice reports whether a and b are the same slice of schemas.
+func sameSlice(a, b []harness.ToolSpec) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
+}
+
+// spec is the schema of a call's tool: from the list the call offered,
+// else from the recording's.
+func (e *engine) spec(call harness.ToolCall) harness.ToolSpec {
+	for _, t := range e.tools {
+		if t.Name == call.Name {
+			return specFor(&Recording{Tools: []harness.ToolSpec{t}}, call)
+		}
+	}
+	return specFor(e.rec, call)
 }
 
 // checkOffered records the calls of a round whose tool is one the
@@ -350,7 +401,7 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 		if !ok {
 			continue // never answered in the recording
 		}
-		spec := specFor(e.rec, call)
+		spec := e.spec(call)
 		recorded := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
 			res := &harness.ToolResult{CallID: rr.CallID, Tool: call.Name, IsError: rr.IsError,
 				Parts: append([]harness.Part(nil), rr.Full...), Structured: rr.Structured}

@@ -26,10 +26,18 @@ type Recording struct {
 	Model string `json:"model,omitempty"`
 	// System is the system prompt.
 	System string `json:"system,omitempty"`
-	// Tools are the tool schemas offered on every call, when known.
+	// Tools are the tool schemas offered on every call that does not
+	// record its own list (Call.Tools), when known, and the tools a
+	// replay's selector picks from. For a transcript store they are the
+	// union of every list the run offered, in the order first offered.
 	Tools []harness.ToolSpec `json:"tools,omitempty"`
 	// Turns are the user turns in order.
 	Turns []*Turn `json:"turns"`
+	// Warnings are the importer's caveats: what a replay of this
+	// recording cannot count as the run did (for a transcript store: it
+	// predates request recording, or the system prompt changed). Tools
+	// that load recordings print them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Turn is one user input and the model calls made to answer it.
@@ -54,6 +62,12 @@ type Call struct {
 	HasUsage bool          `json:"has_usage"`
 	// Final is set on a synthesis call made with tools withheld.
 	Final bool `json:"final,omitempty"`
+	// Tools are the tool schemas this call's request sent, when the
+	// source recorded them per request (a transcript store does): nil
+	// means Recording.Tools, and an empty list that the request sent none
+	// (a synthesis call). A replay offers them unless its policy selects
+	// tools itself (Config.Selector).
+	Tools []harness.ToolSpec `json:"tools,omitzero"`
 	// Results answer Assistant.ToolCalls, in call order. A call the run
 	// never answered (the last "submit" of a trajectory) has no result.
 	Results []*Result `json:"results,omitempty"`

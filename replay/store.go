@@ -46,13 +46,16 @@ func IsStore(path string) bool {
 //
 // The store keeps the system prompt and the tool schemas of every request
 // (store.Request), and the recording gets them: System is the run's system
-// prompt and Tools the schemas its requests offered, with their risk, so a
-// replay counts what the run sent. A Recording has one tool list for every
-// call, so when the run's requests offered different lists (a per-turn
-// selection, a view policy) Tools is their union, in the order first
-// offered, and ParseStoreWarn says so. A conversation stored before the
-// store recorded requests (schema version 4) has neither; its replays count
-// fewer input tokens than the run paid, and ParseStoreWarn says that too.
+// prompt, each call's Tools the schemas its request sent (an empty list
+// for a synthesis call that sent none), and Recording.Tools their union,
+// with their risk, in the order first offered. A replay without a tool
+// selector thus offers every call exactly what the run offered, however
+// the lists changed between rounds (a per-turn selection, a view policy);
+// a replay with one picks from the union (see Config.Selector). A
+// conversation stored before the store recorded requests (schema version
+// 4) has neither; its replays count fewer input tokens than the run paid.
+// What a replay cannot count as the run did is in Recording.Warnings (and
+// ParseStoreWarn).
 //
 // The file is checked read-only first: a database that is not a harness
 // store is refused with ErrNotTranscript and left untouched. A store
@@ -79,10 +82,13 @@ func (w StoreWarning) String() string { return w.Source + ": " + w.Text }
 const PredatesRequests = "the store predates request recording: figures exclude the system prompt and the tool schemas"
 
 // ParseStoreWarn is ParseStore that also returns the warnings of the
-// import, one or more per conversation that replays cannot count exactly:
-// stored before request recording ([PredatesRequests]), partly so (a
-// conversation resumed after the upgrade), or whose requests offered
-// different tool lists or system prompts than the one a Recording holds.
+// import (each recording's Warnings, with its source), one or more per
+// conversation that replays cannot count exactly: stored before request
+// recording ([PredatesRequests]), partly so (a conversation resumed after
+// the upgrade; its older rounds get the union of the tool lists recorded
+// later), whose requests sent more than one system prompt (a Recording
+// holds one), or that offered one tool with two schemas (a selector, and
+// rounds without a recorded request, get the first).
 func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarning, error) {
 	if !IsStore(path) {
 		return nil, nil, fmt.Errorf("%s: %w (not an SQLite database)", path, ErrNotTranscript)
@@ -118,7 +124,8 @@ func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarn
 			return nil, nil, err
 		}
 		rec.Format = FormatStore
-		for _, text := range applyRequests(rec, reqs) {
+		rec.Warnings = applyRequests(rec, conv, reqs)
+		for _, text := range rec.Warnings {
 			warns = append(warns, StoreWarning{Source: rec.Source, Text: text})
 		}
 		recs = append(recs, rec)
@@ -126,11 +133,14 @@ func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarn
 	return recs, warns, nil
 }
 
-// applyRequests sets rec.System and rec.Tools from the stored requests and
-// returns what the recording cannot hold: the system prompt of the first
-// recorded request stands for every call, and the tools are the union of
-// every request's, the first schema of a name winning.
-func applyRequests(rec *Recording, reqs []store.Request) []string {
+// applyRequests sets rec.System, rec.Tools and each call's Tools from the
+// stored requests of conv (rec was made from conv by FromConversation, one
+// call per round) and returns what the recording cannot hold: the system
+// prompt of the first recorded request stands for every call, and
+// rec.Tools is the union of every request's list, the first schema of a
+// name winning, which only rounds without a recorded request and replays
+// with a selector use.
+func applyRequests(rec *Recording, conv *harness.Conversation, reqs []store.Request) []string {
 	var (
 		warns              []string
 		unrecorded, rounds int
@@ -139,13 +149,27 @@ func applyRequests(rec *Recording, reqs []store.Request) []string {
 		lists              = map[string]bool{}
 		systemChanged      string
 		schemaChanged      []string
+		calls              = map[[2]int]*Call{}
 	)
+	for ti, t := range conv.Turns {
+		for ri, r := range t.Rounds {
+			calls[[2]int{t.Index, r.Index}] = rec.Turns[ti].Calls[ri]
+		}
+	}
 	for i := range reqs {
 		q := &reqs[i]
 		rounds++
 		if !q.Recorded {
 			unrecorded++
 			continue
+		}
+		if c := calls[[2]int{q.Turn, q.Round}]; c != nil {
+			// Requests that sent one list share its slice; a request that
+			// sent none (a synthesis call) gets an empty one, not nil.
+			c.Tools = q.Tools
+			if c.Tools == nil {
+				c.Tools = []harness.ToolSpec{}
+			}
 		}
 		if firstSystem == nil {
 			firstSystem = q
@@ -173,16 +197,23 @@ func applyRequests(rec *Recording, reqs []store.Request) []string {
 	case unrecorded == rounds:
 		warns = append(warns, PredatesRequests)
 	case unrecorded > 0:
-		warns = append(warns, fmt.Sprintf("%d of %d rounds were stored before request recording: the replay gives them the system prompt and tools recorded later", unrecorded, rounds))
+		n := fmt.Sprintf("%d tools", len(rec.Tools))
+		if len(rec.Tools) == 1 {
+			n = "1 tool"
+		}
+		tools := fmt.Sprintf("the tool list recorded later (%s)", n)
+		if len(lists) > 1 {
+			tools = fmt.Sprintf("the union of the %d tool lists recorded later (%s)", len(lists), n)
+		}
+		warns = append(warns, fmt.Sprintf("%d of %d rounds were stored before request recording: the replay gives them the system prompt and %s", unrecorded, rounds, tools))
 	}
 	if systemChanged != "" {
 		warns = append(warns, fmt.Sprintf("the system prompt changed at %s: the replay sends the first one (%d bytes) in every call", systemChanged, len(rec.System)))
 	}
-	if len(lists) > 1 {
-		warns = append(warns, fmt.Sprintf("the requests offered %d different tool lists: the replay offers their union (%d tools) in every call, more schemas than the run sent", len(lists), len(rec.Tools)))
-	}
+	// Different tool lists need no warning: every recorded call replays
+	// with its own. One tool with two schemas does, for the union.
 	if len(schemaChanged) > 0 {
-		warns = append(warns, fmt.Sprintf("tools offered with two different schemas (the replay uses the first): %s", strings.Join(schemaChanged, ", ")))
+		warns = append(warns, fmt.Sprintf("tools offered with two different schemas (each recorded call replays with its own; a tool selector and rounds without a recorded request use the first): %s", strings.Join(schemaChanged, ", ")))
 	}
 	return warns
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/tokens"
 	"github.com/agentharness/harness/tools/workspace"
@@ -348,7 +350,16 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 	// Without the requests (a store from before request recording), the
 	// same replay counts less than the run sent.
 	bare := *rec
-	bare.System, bare.Tools = "", nil
+	bare.System, bare.Tools, bare.Turns = "", nil, nil
+	for _, turn := range rec.Turns {
+		bt := &Turn{Input: turn.Input}
+		for _, c := range turn.Calls {
+			bc := *c
+			bc.Tools = nil
+			bt.Calls = append(bt.Calls, &bc)
+		}
+		bare.Turns = append(bare.Turns, bt)
+	}
 	without, err := Replay(ctx, &bare, none, &Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
@@ -422,8 +433,255 @@ func TestStoreReplayWarnings(t *testing.T) {
 		if strings.Join(names, " ") != "list_dir read_file grep" {
 			t.Errorf("union of the offered tools: %v", names)
 		}
-		if len(warns) != 1 || !strings.Contains(warns[0].Text, "2 different tool lists") || !strings.Contains(warns[0].Text, "union (3 tools)") {
-			t.Errorf("warnings %v", warns)
+		// Each call keeps its own list, so the replay is exact: no warning.
+		if len(warns) != 0 || recs[0].Warnings != nil {
+			t.Errorf("warnings %v / %v", warns, recs[0].Warnings)
+		}
+		for i, want := range []string{"list_dir", "list_dir", "read_file grep", "read_file grep"} {
+			if got := toolNames(callAt(recs[0], i).Tools); got != want {
+				t.Errorf("call %d offers %q, the run offered %q", i+1, got, want)
+			}
 		}
 	})
+
+	t.Run("v3 store resumed after the upgrade", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("..", "store", "sqlite", "testdata", "v3.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "v3.db")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := sqlite.Open(ctx, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv, err := st.Load(ctx, "c_v3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := harness.ModelFunc(func(context.Context, *harness.Request) (*harness.Response, error) {
+			return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("still the old log")}}}, nil
+		})
+		tool := harness.Tool{Spec: harness.ToolSpec{Name: "read", Description: "read a file", Risk: harness.ReadOnly},
+			Func: func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+				return harness.TextResult(""), nil
+			}}
+		agent, err := harness.New(model, &harness.Options{System: "sys v4", Tools: []harness.Tool{tool}, Recorder: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := agent.Run(ctx, conv, "and now?"); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		recs, warns, err := ParseStoreWarn(ctx, p)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%d recordings, %v", len(recs), err)
+		}
+		rec := recs[0]
+		want := "3 of 4 rounds were stored before request recording: the replay gives them the system prompt and the tool list recorded later (1 tool)"
+		if len(warns) != 1 || warns[0].Text != want || !slices.Equal(rec.Warnings, []string{want}) {
+			t.Errorf("warnings %v / %v", warns, rec.Warnings)
+		}
+		for i := range rec.Calls() {
+			if c := callAt(rec, i); (c.Tools != nil) != (i == 3) {
+				t.Errorf("call %d: tools %v (only the resumed turn's request was recorded)", i+1, c.Tools)
+			}
+		}
+	})
+}
+
+// callAt returns the i-th call of rec (from 0).
+func callAt(rec *Recording, i int) *Call {
+	for _, t := range rec.Turns {
+		if i < len(t.Calls) {
+			return t.Calls[i]
+		}
+		i -= len(t.Calls)
+	}
+	return nil
+}
+
+func toolNames(tools []harness.ToolSpec) string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, " ")
+}
+
+// narrowRound is a view policy that offers only the first tool in round 2
+// of every turn, as a policy narrowing one request would.
+var narrowRound = harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
+	if v.Round == 2 && len(v.Tools) > 1 {
+		v.Tools = v.Tools[:1]
+	}
+	return nil
+})
+
+// TestStoreReplayPerCallTools records a run whose requests offered
+// different tool lists — a per-turn selection, a view policy narrowing
+// round 2, a synthesis call with none — and replays the store: with no
+// selector every request counts exactly the tool tokens and the tokens of
+// the request the model got live. With a selector, the selector picks from
+// the union; with KeepToolsOnFinal, the synthesis call keeps the list of
+// the call before it.
+func TestStoreReplayPerCallTools(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "lists.db")
+	live := recordLive(t, dbPath, `{"steps": [
+		{"tool_calls": [{"name": "list_dir", "args": {"path": "."}}]},
+		{"tool_calls": [{"name": "grep", "args": {"pattern": "deploy", "path": "."}}]},
+		{"tool_calls": [{"name": "read_file", "args": {"path": "notes.txt"}}]},
+		{"text": "Mondays, it says."},
+		{"tool_calls": [{"name": "read_file", "args": {"path": "notes.txt", "offset": 1, "limit": 2}}]},
+		{"text": "Still Mondays."}
+	]}`, harness.Options{System: "sys", MaxRounds: 3, Policies: []harness.ViewPolicy{narrowRound},
+		Selector: turnSelector{1: {"list_dir", "grep", "read_file"}, 2: {"read_file", "glob"}}}, "When?", "Sure?")
+	var lists []string
+	for _, q := range live {
+		lists = append(lists, toolNames(q.Tools))
+	}
+	wantLists := []string{"read_file list_dir grep", "read_file", "read_file list_dir grep", "", "read_file glob", "read_file"}
+	if !slices.Equal(lists, wantLists) {
+		t.Fatalf("the live run offered %q, want %q", lists, wantLists)
+	}
+
+	recs, warns, err := ParseStoreWarn(ctx, dbPath)
+	if err != nil || len(recs) != 1 || len(warns) != 0 {
+		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
+	}
+	rec := recs[0]
+	if toolNames(rec.Tools) != "read_file list_dir grep glob" {
+		t.Errorf("union %q", toolNames(rec.Tools))
+	}
+	if c := callAt(rec, 3); !c.Final || c.Tools == nil || len(c.Tools) != 0 {
+		t.Errorf("the synthesis call's tools: %#v (want an empty list)", c.Tools)
+	}
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := tokens.NewCache(bpe, nil)
+	toolTokens := func(tools []harness.ToolSpec) int {
+		n := 0
+		for _, tool := range tools {
+			n += tokens.CountTool(counter, tool)
+		}
+		return n
+	}
+	replayed := func(cfg Config) *Report {
+		t.Helper()
+		rep, err := Replay(ctx, rec, Policy{Name: "p", New: func(Env) (*Config, error) { c := cfg; return &c, nil }}, &Options{Counter: counter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Calls) != len(live) {
+			t.Fatalf("%d replayed calls, %d live", len(rep.Calls), len(live))
+		}
+		return rep
+	}
+
+	rep := replayed(Config{})
+	for i, c := range rep.Calls {
+		if want := tokens.CountRequest(counter, live[i]); c.Input != want {
+			t.Errorf("request %d: replay counts %d tokens, the live request has %d", i+1, c.Input, want)
+		}
+		if c.Tools != len(live[i].Tools) || c.ToolTokens != toolTokens(live[i].Tools) {
+			t.Errorf("request %d: replay sends %d tools (%d tokens), the run %d (%d)", i+1, c.Tools, c.ToolTokens, len(live[i].Tools), toolTokens(live[i].Tools))
+		}
+	}
+	t.Logf("tool tokens per request, replayed as sent: %v", toolTokenList(rep))
+
+	// A selector picks from the union, once per turn, for every call.
+	sel := replayed(Config{Selector: turnSelector{1: {"grep", "glob"}, 2: {"list_dir"}}})
+	for i, c := range sel.Calls {
+		want := []string{"grep glob", "grep glob", "grep glob", "", "list_dir", "list_dir"}[i]
+		if n := len(strings.Fields(want)); c.Tools != n {
+			t.Errorf("with a selector, request %d sends %d tools, want %q", i+1, c.Tools, want)
+		}
+	}
+	// Keeping tools on the synthesis call keeps the list of the call before it.
+	keep := replayed(Config{KeepToolsOnFinal: true})
+	if c := keep.Calls[3]; c.Tools != 3 || c.ToolTokens != toolTokens(live[2].Tools) {
+		t.Errorf("KeepToolsOnFinal: the synthesis call sends %d tools (%d tokens), want round 3's %d (%d)", c.Tools, c.ToolTokens, len(live[2].Tools), toolTokens(live[2].Tools))
+	}
+}
+
+func toolTokenList(rep *Report) []int {
+	var out []int
+	for _, c := range rep.Calls {
+		out = append(out, c.ToolTokens)
+	}
+	return out
+}
+
+// TestApplyRequestsWarnings: the warnings of stored requests say exactly
+// what a replay cannot count as the run did, and nothing when it can.
+func TestApplyRequestsWarnings(t *testing.T) {
+	read := harness.ToolSpec{Name: "read", Description: "read a file", Risk: harness.ReadOnly}
+	read2 := harness.ToolSpec{Name: "read", Description: "read a file, paged", Risk: harness.ReadOnly}
+	list := harness.ToolSpec{Name: "list", Description: "list files", Risk: harness.ReadOnly}
+	conv := &harness.Conversation{ID: "c", Turns: []*harness.Turn{
+		{Index: 1, Input: "a", Rounds: []*harness.Round{{Index: 1}, {Index: 2}, {Index: 3}, {Index: 4, Final: true}}},
+	}}
+	req := func(round int, system string, tools ...harness.ToolSpec) store.Request {
+		return store.Request{Turn: 1, Round: round, Recorded: true, System: system, Tools: tools, ToolSet: toolNames(tools), Final: round == 4}
+	}
+	for _, tc := range []struct {
+		name  string
+		reqs  []store.Request
+		warns []string
+		tools string // of the recording
+	}{
+		{"lists differ", []store.Request{req(1, "s", read, list), req(2, "s", read), req(3, "s", list), req(4, "s")}, nil, "read list"},
+		{"system changed", []store.Request{req(1, "s", read), req(2, "t", read), req(3, "s", read), req(4, "s")},
+			[]string{"the system prompt changed at turn 1 round 2: the replay sends the first one (1 bytes) in every call"}, "read"},
+		{"two schemas", []store.Request{req(1, "s", read), req(2, "s", read2, list), req(3, "s", read), req(4, "s")},
+			[]string{"tools offered with two different schemas (each recorded call replays with its own; a tool selector and rounds without a recorded request use the first): read"}, "read list"},
+		{"partial, one list", []store.Request{{Turn: 1, Round: 1}, req(2, "s", read), req(3, "s", read), req(4, "s", read)},
+			[]string{"1 of 4 rounds were stored before request recording: the replay gives them the system prompt and the tool list recorded later (1 tool)"}, "read"},
+		{"partial, lists differ", []store.Request{{Turn: 1, Round: 1}, req(2, "s", read), req(3, "s", list), req(4, "s")},
+			[]string{"1 of 4 rounds were stored before request recording: the replay gives them the system prompt and the union of the 2 tool lists recorded later (2 tools)"}, "read list"},
+		{"none recorded", []store.Request{{Turn: 1, Round: 1}, {Turn: 1, Round: 2}, {Turn: 1, Round: 3}, {Turn: 1, Round: 4}}, []string{PredatesRequests}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := FromConversation("x", conv, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			warns := applyRequests(rec, conv, tc.reqs)
+			if !slices.Equal(warns, tc.warns) || toolNames(rec.Tools) != tc.tools {
+				t.Errorf("warnings %q, tools %q; want %q, %q", warns, toolNames(rec.Tools), tc.warns, tc.tools)
+			}
+			for i, q := range tc.reqs {
+				c := rec.Turns[0].Calls[i]
+				if (c.Tools == nil) == q.Recorded || toolNames(c.Tools) != toolNames(q.Tools) {
+					t.Errorf("call %d: tools %#v, request %+v", i+1, c.Tools, q)
+				}
+			}
+		})
+	}
+}
+
+// TestCallToolsJSON: a recording's JSON keeps a call's nil list (use the
+// recording's) apart from its empty one (the request sent no tools).
+func TestCallToolsJSON(t *testing.T) {
+	rec := &Recording{Source: "s", Format: FormatStore, ID: "c", Warnings: []string{"w"}, Turns: []*Turn{{Input: "q", Calls: []*Call{
+		{Tools: []harness.ToolSpec{{Name: "read", InputSchema: []byte(`{"type":"object"}`)}}}, {}, {Final: true, Tools: []harness.ToolSpec{}},
+	}}}}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Recording
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	calls := back.Turns[0].Calls
+	if len(calls[0].Tools) != 1 || calls[1].Tools != nil || calls[2].Tools == nil || len(calls[2].Tools) != 0 || !slices.Equal(back.Warnings, rec.Warnings) {
+		t.Errorf("after JSON: %s", b)
+	}
 }
