@@ -50,9 +50,26 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *jsonOut {
+		// Each audit carries its recording's warnings (printed on standard
+		// error too), so a JSON reader sees what the figures leave out.
+		warns := map[string][]string{}
+		for _, r := range recs {
+			warns[r.Source] = r.Warnings
+		}
+		out := make([]auditJSON, len(audits))
+		for i := range audits {
+			out[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
+		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(audits)
+		return enc.Encode(out)
 	}
 	return bench.WriteAuditText(e.stdout, audits)
+}
+
+// auditJSON is one element of audit --json: the audit's fields and the
+// importer's warnings about its recording.
+type auditJSON struct {
+	*bench.Audit
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -53,8 +53,9 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	return tab.WriteText(e.stdout)
 }
 
-// loadOrSuite imports the transcripts at pos (listing skipped files on
-// standard error), or generates the built-in suite when pos is empty.
+// loadOrSuite imports the transcripts at pos (listing skipped files and
+// the importers' warnings on standard error), or generates the built-in
+// suite when pos is empty.
 func loadOrSuite(ctx context.Context, e *env, pos []string) ([]*replay.Recording, error) {
 	if len(pos) == 0 {
 		return bench.Suite()
@@ -69,7 +70,18 @@ func loadOrSuite(ctx context.Context, e *env, pos []string) ([]*replay.Recording
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
 	}
+	printWarnings(e, recs)
 	return recs, nil
+}
+
+// printWarnings prints what replays of recs cannot count as the runs did
+// (Recording.Warnings), one "warning: source: text" line each.
+func printWarnings(e *env, recs []*replay.Recording) {
+	for _, r := range recs {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Source, w)
+		}
+	}
 }
 
 func pickPresets(list string) ([]bench.Preset, error) {

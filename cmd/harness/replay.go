@@ -61,6 +61,7 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	if *emit != "" && len(recs) > 1 {
 		return fmt.Errorf("%w: --emit writes one conversation and %s holds %d: pick one with --conversation", errUsage, pos[0], len(recs))
 	}
+	printWarnings(e, recs)
 	for _, rec := range recs {
 		rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: *emit != ""})
 		if err != nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/replay"
+)
+
+// TestImportWarningsOnStderr runs bench, replay and audit on the shipped
+// v3 store (written before request recording): each prints the importer's
+// warning on standard error, once, and still prints its figures; audit
+// --json carries the warning with the conversation's audit.
+func TestImportWarningsOnStderr(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "store", "sqlite", "testdata", "v3.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "v3.db")
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	warning := "warning: " + db + "#c_v3: " + replay.PredatesRequests + "\n"
+	for _, tc := range []struct {
+		args    []string
+		figures string
+	}{
+		{[]string{"bench", db, "--presets", "harness,codex"}, "none"},
+		{[]string{"replay", db, "--policy", "harness"}, "c_v3 under harness: 3 model calls"},
+		{[]string{"audit", db, "--presets", "harness"}, "c_v3"},
+	} {
+		stdout, stderr, code := cli(t, "", tc.args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", tc.args[0], code, stderr)
+			continue
+		}
+		if strings.Count(stderr, warning) != 1 {
+			t.Errorf("%s: stderr lacks the warning %q once:\n%s", tc.args[0], warning, stderr)
+		}
+		if !strings.Contains(stdout, tc.figures) || !strings.Contains(stdout, "3") {
+			t.Errorf("%s: no figures on stdout:\n%s", tc.args[0], stdout)
+		}
+		if strings.Contains(stdout, "warning:") {
+			t.Errorf("%s: the warning went to stdout:\n%s", tc.args[0], stdout)
+		}
+	}
+
+	stdout, stderr, code := cli(t, "", "audit", db, "--presets", "harness", "--json")
+	if code != 0 || !strings.Contains(stderr, warning) {
+		t.Fatalf("audit --json: exit %d, stderr %s", code, stderr)
+	}
+	var audits []struct {
+		Recording string          `json:"recording"`
+		Calls     int             `json:"calls"`
+		Costs     json.RawMessage `json:"costs"`
+		Warnings  []string        `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &audits); err != nil {
+		t.Fatalf("audit --json: %v\n%s", err, stdout)
+	}
+	if len(audits) != 1 || audits[0].Recording != "c_v3" || audits[0].Calls != 3 || len(audits[0].Costs) < 10 ||
+		len(audits[0].Warnings) != 1 || audits[0].Warnings[0] != replay.PredatesRequests {
+		t.Errorf("audit --json: %+v", audits)
+	}
+}
+
+// TestNoWarningsForExactRecordings: a trajectory file has no importer
+// warnings, and audit --json leaves the field out.
+func TestNoWarningsForExactRecordings(t *testing.T) {
+	stdout, stderr, code := inproc(t, "audit", fixture, "--presets", "harness", "--json")
+	if code != 0 || strings.Contains(stderr, "warning:") || strings.Contains(stdout, `"warnings"`) {
+		t.Errorf("audit --json of a trajectory: exit %d, stderr %s, warnings in stdout: %v", code, stderr, strings.Contains(stdout, `"warnings"`))
+	}
+}
