@@ -593,7 +593,28 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 			t.Errorf("request %d: replay sends %d tools (%d tokens), the run %d (%d)", i+1, c.Tools, c.ToolTokens, len(live[i].Tools), toolTokens(live[i].Tools))
 		}
 	}
-	t.Logf("tool tokens per request, replayed as sent: %v", toolTokenList(rep))
+	// Offering the union in every call instead (what a recording without
+	// per-call lists gets) counts schemas the run never sent.
+	union := *rec
+	union.Turns = nil
+	for _, turn := range rec.Turns {
+		ut := &Turn{Input: turn.Input}
+		for _, c := range turn.Calls {
+			uc := *c
+			uc.Tools = nil
+			ut.Calls = append(ut.Calls, &uc)
+		}
+		union.Turns = append(union.Turns, ut)
+	}
+	over, err := Replay(ctx, &union, Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}, &Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if over.Usage.Input <= rep.Usage.Input {
+		t.Errorf("the union replay counts %d input tokens, the exact one %d", over.Usage.Input, rep.Usage.Input)
+	}
+	t.Logf("tool tokens per request as sent: %v (input %d); with the union in every call: %v (input %d)",
+		toolTokenList(rep), rep.Usage.Input, toolTokenList(over), over.Usage.Input)
 
 	// A selector picks from the union, once per turn, for every call.
 	sel := replayed(Config{Selector: turnSelector{1: {"grep", "glob"}, 2: {"list_dir"}}})
