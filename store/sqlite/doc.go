@@ -11,7 +11,10 @@
 //
 // Full payloads live in their own table, apart from the result rows that
 // listing and loading read, so a conversation holding a 5 MB result lists
-// and resumes as fast as one without it.
+// and resumes as fast as one without it. Each guard's cut of a model copy
+// is kept whole, with every earlier call the copy points at (Cut.Refs,
+// since schema v5), so a resumed conversation's compaction keeps all of
+// them while the pointer is shown.
 //
 // Each round also refers to the request that produced it: its system
 // prompt and the list of tool schemas it sent (Store.Requests). Prompts,
