@@ -410,7 +410,7 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 		}
 		cctx := harness.WithCallInfo(ctx, harness.CallInfo{
 			Conversation: e.conv.ID, Turn: turn.Index, Round: round.Index,
-			Spec: spec, Workspace: e.ws, Transcript: e.conv, View: view,
+			Spec: spec, Workspace: e.ws, Transcript: e.conv, View: view, Message: &round.Assistant,
 		})
 		c := call
 		res, err := harness.Chain(recorded, e.cfg.Guards...)(cctx, &c)
