@@ -93,7 +93,7 @@ func window(model string) int {
 func Presets() []Preset {
 	none := Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
 		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
-	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, 3+1 KiB preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
+	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
 		build: defaultHarness().build}
 	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults (ANCHORS.md): max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
 		build: func(env replay.Env) (*replay.Config, error) {
@@ -164,7 +164,7 @@ func Presets() []Preset {
 	return []Preset{
 		none, ours, hrs, claude, codex, swe, oh, crush, anth,
 		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.result = nil }),
-		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a head+tail preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
+		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),
 		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
 		abl("harness-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
@@ -172,9 +172,7 @@ func Presets() []Preset {
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
 		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.collapse = false }),
-		abl("harness+relevance", "harness whose spilled results get guard.Relevant's 4 KiB preview: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines that best match the call's arguments, the agent's previous message and the turn's input", func(h *harnessConfig) { h.result = relevantResults(guard.DefaultMaxBytes) }),
-		abl("harness+relevance@8k", "harness+relevance with an 8 KiB ceiling: does the relevant preview make a lower ceiling affordable?", func(h *harnessConfig) { h.result = relevantResults(8 << 10) }),
-		abl("harness+relevance@12k", "harness+relevance with a 12 KiB ceiling", func(h *harnessConfig) { h.result = relevantResults(12 << 10) }),
+		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.result = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),

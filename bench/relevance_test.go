@@ -7,30 +7,26 @@ import (
 	"github.com/agentharness/harness/guard"
 )
 
-// TestRelevancePresets runs the three harness+relevance ablations on the
-// built-in suite: each uses guard.Relevant as its preview at its ceiling,
-// costs no more than keeping everything, and keeps every needle
-// recoverable through its spill files.
-func TestRelevancePresets(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		max  int
-	}{{"harness+relevance", guard.DefaultMaxBytes}, {"harness+relevance@8k", 8 << 10}, {"harness+relevance@12k", 12 << 10}} {
-		p, err := Lookup(c.name)
-		if err != nil || !p.Ablation {
-			t.Fatalf("%s: %v (ablation %v)", c.name, err, p.Ablation)
-		}
-		rp := relevantResults(c.max)
-		if _, ok := rp.Preview.(guard.ContextPreview); !ok || *rp.MaxBytes != c.max {
-			t.Errorf("%s: preview %T, ceiling %d", c.name, rp.Preview, *rp.MaxBytes)
-		}
+// TestRelevanceAblation runs harness (whose ResultPolicy previews with
+// guard.Relevant by default) against harness-relevance (head+tail) on the
+// built-in suite: both cost no more than keeping everything and keep every
+// needle recoverable, and on the lock file read — the agent asks for one
+// package's version, whose line is in the middle of a file far over the
+// ceiling — only the relevant preview shows it.
+func TestRelevanceAblation(t *testing.T) {
+	p, err := Lookup("harness-relevance")
+	if err != nil || !p.Ablation {
+		t.Fatalf("harness-relevance: %v (ablation %v)", err, p.Ablation)
+	}
+	if _, ok := headTailResults().Preview.(guard.HeadTail); !ok {
+		t.Fatalf("the ablation's preview is %T", headTailResults().Preview)
 	}
 	recs, err := Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ps []Preset
-	for _, n := range []string{"harness", "harness+relevance", "harness+relevance@8k", "harness+relevance@12k"} {
+	for _, n := range []string{"harness", "harness-relevance"} {
 		p, _ := Lookup(n)
 		ps = append(ps, p)
 	}
@@ -43,15 +39,17 @@ func TestRelevancePresets(t *testing.T) {
 			t.Errorf("%s: %.3f × none, recoverable %.3f, above none on %d", r.Preset, r.Ratio, r.RecoverableShare, r.AboveNone)
 		}
 	}
-	// The lock file read: the agent asks for one package's version, the
-	// line is in the middle of a file far over the ceiling; the relevant
-	// preview shows it where the head+tail preview cannot.
+	found := false
 	for _, run := range tab.Runs {
 		if run.Recording != "lockfile" {
 			continue
 		}
-		if ht, rel := run.Cells[1], run.Cells[2]; rel.VisibleShare < ht.VisibleShare || rel.VisibleShare != 1 {
-			t.Errorf("lockfile: visible %.2f with head+tail, %.2f with the relevant preview", ht.VisibleShare, rel.VisibleShare)
+		found = true
+		if rel, ht := run.Cells[1], run.Cells[2]; rel.VisibleShare != 1 || ht.VisibleShare >= rel.VisibleShare {
+			t.Errorf("lockfile: visible %.2f with the relevant preview, %.2f with head+tail", rel.VisibleShare, ht.VisibleShare)
 		}
+	}
+	if !found {
+		t.Fatal("no lockfile run in the table")
 	}
 }

@@ -144,9 +144,9 @@ func TestRelevantPreviewTable(t *testing.T) {
 			if err != nil || string(saved) != c.text || res.FullText() != c.text {
 				t.Errorf("full payload: %v", err)
 			}
-			// The default head+tail preview of the same result does not
-			// show the line: relevance is what finds it.
-			ht := rpModelText(rpCallWith(t, (&ResultPolicy{}).Guard(), relContext(t.TempDir(), c.input, c.previous), c.tool, "call_1", c.args, harness.TextResult(c.text)))
+			// A head+tail preview of the same result does not show the
+			// line: relevance is what finds it.
+			ht := rpModelText(rpCallWith(t, (&ResultPolicy{Preview: HeadTail{}}).Guard(), relContext(t.TempDir(), c.input, c.previous), c.tool, "call_1", c.args, harness.TextResult(c.text)))
 			if strings.Contains(ht, c.want) {
 				t.Errorf("head+tail shows the line too: a weak case")
 			}

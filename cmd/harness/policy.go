@@ -29,7 +29,7 @@ type policyFlags struct {
 func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
 	fs.BoolVar(&p.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
-	fs.StringVar(&p.preview, "preview", "head-tail", "what an oversized result's preview shows: head-tail (first 3 KiB and last 1 KiB) or relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the previous message and the input)")
+	fs.StringVar(&p.preview, "preview", "relevant", "what an oversized result's preview shows: relevant (the default: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the input) or head-tail (the first 3 KiB and the last 1 KiB)")
 	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
 	fs.IntVar(&p.turnChars, "turn-budget", guard.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
@@ -52,8 +52,9 @@ func (p *policyFlags) build(modelName string, summarizer harness.Model, counter 
 	}
 	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(p.maxBytes), NoSpill: p.noSpill}
 	switch p.preview {
-	case "head-tail", "":
-	case "relevant":
+	case "head-tail":
+		rp.Preview = guard.HeadTail{}
+	case "relevant", "":
 		rp.Preview = guard.Relevant{}
 	default:
 		return nil, nil, fmt.Errorf("%w: --preview %q: want head-tail or relevant", errUsage, p.preview)

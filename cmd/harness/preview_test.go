@@ -30,7 +30,7 @@ func TestPolicyFlagsPreview(t *testing.T) {
 		shown bool
 		usage bool
 	}{
-		{args: nil},
+		{args: nil, shown: true},
 		{args: []string{"--preview", "head-tail"}},
 		{args: []string{"--preview", "relevant"}, shown: true},
 		{args: []string{"--preview", "middle"}, usage: true},
