@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/agentharness/harness/internal/numfmt"
 	"html"
 	"io"
 	"math"
@@ -144,20 +145,6 @@ func auditSection(b *strings.Builder, i int, a Audit) {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
-
-// num formats n with thousands separators.
-func num(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}
 
 // short formats an axis value: 950, 12k, 1.5M.
 func short(v float64) string {
@@ -348,3 +335,6 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// num formats n with thousands separators.
+func num(n int) string { return numfmt.Thousands(int64(n)) }

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"github.com/agentharness/harness/internal/numfmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -136,19 +136,4 @@ func (t *Table) heavyNames(n int) string {
 }
 
 // thousands writes n with comma separators (10,000).
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int) string { return numfmt.Thousands(int64(n)) }

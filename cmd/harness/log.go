@@ -6,10 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentharness/harness/internal/numfmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -137,7 +137,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	for _, c := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Updated.Local().Format("2006-01-02 15:04"),
 			c.Turns, c.Rounds, c.Calls, logBytes(c.ResultBytes), logBytes(c.ModelBytes),
-			logNum(int64(c.Usage.Input)), logNum(int64(c.Usage.Cached)), logNum(int64(c.Usage.Output)), c.Title)
+			numfmt.Thousands(int64(c.Usage.Input)), numfmt.Thousands(int64(c.Usage.Cached)), numfmt.Thousands(int64(c.Usage.Output)), c.Title)
 	}
 	return tw.Flush()
 }
@@ -298,13 +298,13 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		}
 		u := t.Usage
 		fmt.Fprintf(w, "\nturn %d · %s · %d round(s) · tokens in %s (cached %s), out %s\n", t.Index, logOutcome(t.Outcome),
-			len(t.Rounds), logNum(int64(u.Input)), logNum(int64(u.Cached)), logNum(int64(u.Output)))
+			len(t.Rounds), numfmt.Thousands(int64(u.Input)), numfmt.Thousands(int64(u.Cached)), numfmt.Thousands(int64(u.Output)))
 		fmt.Fprintf(w, "  input: %s\n", logLine(t.Input, 200))
 		// The evidence of each request: what the turn's tool messages
 		// cost in every model call, the figure a per-call log cannot show.
 		var ev []string
 		for _, r := range t.Rounds {
-			s := fmt.Sprintf("r%d %s", r.Index, logNum(int64(r.Stats.EvidenceChars)))
+			s := fmt.Sprintf("r%d %s", r.Index, numfmt.Thousands(int64(r.Stats.EvidenceChars)))
 			if r.Final {
 				s += " (final)"
 			}
@@ -411,13 +411,13 @@ func writeCalls(w io.Writer, calls []store.CallRecord) {
 		case c.IsError:
 			tool += " (error)"
 		}
-		returned := logNum(int64(c.FullChars)) + " ch"
+		returned := numfmt.Thousands(int64(c.FullChars)) + " ch"
 		if c.FullBytes != c.FullChars {
 			returned += " / " + logBytes(int64(c.FullBytes))
 		}
 		model := "= returned"
 		if c.ModelChars != c.FullChars || c.ModelBytes != c.FullBytes || len(c.Cuts) > 0 {
-			model = logNum(int64(c.ModelChars)) + " ch"
+			model = numfmt.Thousands(int64(c.ModelChars)) + " ch"
 		}
 		var guards []string
 		for _, cut := range c.Cuts {
@@ -437,7 +437,7 @@ func writeCalls(w io.Writer, calls []store.CallRecord) {
 		for _, v := range c.Views {
 			size := logBytes(int64(v.BytesOut))
 			if v.Unit != "" {
-				size = logNum(int64(v.SizeOut)) + " " + logUnit(v.Unit)
+				size = numfmt.Thousands(int64(v.SizeOut)) + " " + logUnit(v.Unit)
 			}
 			views = append(views, fmt.Sprintf("r%d: %s %s", v.Request, size, v.Kind))
 		}
@@ -491,26 +491,8 @@ func logLine(s string, n int) string {
 	return string(r[:n]) + fmt.Sprintf("… (+%d chars)", len(r)-n)
 }
 
-// logNum formats n with thousands separators.
-func logNum(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // logBytes is an exact byte count.
-func logBytes(n int64) string { return logNum(n) + " B" }
+func logBytes(n int64) string { return numfmt.Thousands(n) + " B" }
 
 func logJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

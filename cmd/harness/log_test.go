@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentharness/harness/internal/numfmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,7 +76,7 @@ func TestLogShowsWhatTheModelSaw(t *testing.T) {
 	// What each request offered: the default system prompt, the same in
 	// every request, and the tool schemas of the two tool rounds (none on
 	// the synthesis call).
-	if want := fmt.Sprintf("system prompt: %s B, the same in every request\n", logNum(int64(len(defaultSystem)))); !strings.Contains(stdout, want) {
+	if want := fmt.Sprintf("system prompt: %s B, the same in every request\n", numfmt.Thousands(int64(len(defaultSystem)))); !strings.Contains(stdout, want) {
 		t.Errorf("log show lacks %q:\n%s", want, stdout)
 	}
 	offered := regexp.MustCompile(`tool schemas per request: r1 (\d+) \(([\d,]+) B\), r2 (\d+) \(([\d,]+) B\), r3 none \(final\)\n`).FindStringSubmatch(stdout)
