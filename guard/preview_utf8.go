@@ -54,16 +54,7 @@ func validTail(b []byte, n int) (string, int) {
 	}
 	// Measure the sanitised size, then drop runes from the front until it
 	// fits (invalid bytes grow to three bytes each).
-	outLen := 0
-	for i := start; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			outLen += replacementLen
-		} else {
-			outLen += size
-		}
-		i += size
-	}
+	outLen := sanitizedLen(b[start:])
 	for start < len(b) && outLen > n {
 		r, size := utf8.DecodeRune(b[start:])
 		if r == utf8.RuneError && size == 1 {
