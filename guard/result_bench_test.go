@@ -27,31 +27,45 @@ func BenchmarkResultPolicy(b *testing.B) {
 			size    int
 			noSpill bool
 		}{{"fits", limit / 2, false}, {"spill", 4 * limit, false}, {"truncate", 4 * limit, true}} {
-			b.Run(fmt.Sprintf("max=%s/%s", rpSizeName(limit), c.name), func(b *testing.B) {
-				ws := b.TempDir()
-				g := (&ResultPolicy{MaxBytes: Bytes(limit), NoSpill: c.noSpill}).Guard()
-				payload := rpLog(c.size)
-				ctx := rpContext(ws, "c", harness.ReadOnly, nil)
-				fn := harness.Chain(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
-					return harness.TextResult(payload), nil
-				}, g)
-				call := &harness.ToolCall{ID: "call_1", Name: "shell", Args: []byte(`{}`)}
-				b.SetBytes(int64(len(payload)))
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if _, err := fn(ctx, call); err != nil {
-						b.Fatal(err)
-					}
-					if i++; c.name == "spill" && i%64 == 0 {
-						b.StopTimer()
-						_ = os.RemoveAll(filepath.Join(ws, ".harness"))
-						b.StartTimer()
-					}
+			for _, pv := range []struct {
+				name string
+				p    Preview
+			}{{"relevant", Relevant{}}, {"headtail", HeadTail{}}} {
+				if c.name == "fits" && pv.name != "relevant" {
+					continue // no preview is made
 				}
-			})
+				benchResultPolicy(b, limit, c.name, c.size, c.noSpill, pv.name, pv.p)
+			}
 		}
 	}
+}
+
+// benchResultPolicy times one ResultPolicy on a build log of size bytes
+// (the default preview and head+tail side by side, for a ratio in one run).
+func benchResultPolicy(b *testing.B, limit int, name string, size int, noSpill bool, pvName string, pv Preview) {
+	b.Run(fmt.Sprintf("max=%s/%s/%s", rpSizeName(limit), name, pvName), func(b *testing.B) {
+		ws := b.TempDir()
+		g := (&ResultPolicy{MaxBytes: Bytes(limit), NoSpill: noSpill, Preview: pv}).Guard()
+		payload := rpLog(size)
+		ctx := rpContext(ws, "c", harness.ReadOnly, nil)
+		fn := harness.Chain(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(payload), nil
+		}, g)
+		call := &harness.ToolCall{ID: "call_1", Name: "shell", Args: []byte(`{}`)}
+		b.SetBytes(int64(len(payload)))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := fn(ctx, call); err != nil {
+				b.Fatal(err)
+			}
+			if i++; name == "spill" && i%64 == 0 {
+				b.StopTimer()
+				_ = os.RemoveAll(filepath.Join(ws, ".harness"))
+				b.StartTimer()
+			}
+		}
+	})
 }
 
 func rpSizeName(n int) string {
