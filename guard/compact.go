@@ -146,10 +146,10 @@ type CompactPolicy struct {
 	// least this many. Zero means DefaultCompactClearOld (12,000); a
 	// negative value turns the trigger off, leaving only the window's
 	// HighWater. The default comes from `harness bench` on the three
-	// recorded mini-swe-agent runs: the harness preset went from 0.788 to
-	// 0.737 × keeping everything (0.698 → 0.621 on the output-heavy one)
+	// recorded mini-swe-agent runs: the harness preset went from 0.789 to
+	// 0.738 × keeping everything (0.698 → 0.622 on the output-heavy one)
 	// with 122 of the 124 strings the agent used still visible where it
-	// used them; 6,000-token chunks cost 0.716 but hid 12, and chunks of
+	// used them; 6,000-token chunks cost 0.717 but hid 12, and chunks of
 	// 18,000 cleared so late that the clear did not pay (docs/design.md).
 	ClearOld int
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
