@@ -3,6 +3,7 @@ package harness
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"time"
 )
 
@@ -119,6 +120,22 @@ type RequestStats struct {
 	// Tools and ToolBytes count the tool schemas sent and their bytes.
 	Tools     int `json:"tools"`
 	ToolBytes int `json:"tool_bytes"`
+}
+
+// snapshot returns a copy of c that later appends to c leave unchanged:
+// the lists of turns and notes are copied, and running (the turn being
+// run) is copied with its list of rounds. Rounds, results, notes and the
+// other turns are shared: they do not change once appended.
+func (c *Conversation) snapshot(running *Turn) *Conversation {
+	s := &Conversation{ID: c.ID, Turns: slices.Clone(c.Turns), Notes: slices.Clone(c.Notes)}
+	for i, t := range s.Turns {
+		if t == running {
+			cp := *t
+			cp.Rounds = slices.Clone(t.Rounds)
+			s.Turns[i] = &cp
+		}
+	}
+	return s
 }
 
 // LastTurn returns the newest turn, or nil.

@@ -73,7 +73,9 @@ type CallInfo struct {
 	Spec         ToolSpec
 	// Workspace is the agent's workspace root, when it has one.
 	Workspace string
-	// Transcript is the conversation so far (read-only for guards).
+	// Transcript is the conversation as the round's calls began: a
+	// snapshot, so that a guard still running after its call timed out
+	// never races the loop's appends (read-only for guards).
 	Transcript *Conversation
 	// View is the request view the model answered with this call: what it
 	// was shown when it made the call (read-only). Nil outside an agent.

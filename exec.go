@@ -20,6 +20,10 @@ import (
 func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View) []*ToolResult {
 	calls := round.Assistant.ToolCalls
 	view.indexWhole()
+	// Guards read the transcript; a call abandoned at its timeout may go
+	// on doing so while the loop appends the next rounds, so they get a
+	// snapshot.
+	snap := conv.snapshot(turn)
 	results := make([]*ToolResult, len(calls))
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -29,11 +33,11 @@ func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, ro
 			}
 		}
 		if j-i == 1 {
-			results[i] = a.callOne(ctx, conv, turn, round, view, calls[i])
+			results[i] = a.callOne(ctx, snap, turn, round, view, calls[i])
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = a.callOne(ctx, conv, turn, round, view, calls[k]) })
+				wg.Go(func() { results[k] = a.callOne(ctx, snap, turn, round, view, calls[k]) })
 			}
 			wg.Wait()
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -131,5 +132,57 @@ func TestResultPolicyDedupeInAgent(t *testing.T) {
 	}
 	if r := conv.FindResult("call_r3"); r.Cut() {
 		t.Fatalf("call_r3 after a write: cuts %+v", r.Cuts)
+	}
+}
+
+// TestGuardsOfATimedOutCallReadASnapshot: a tool that ignores its context
+// outlives its timeout, and its guards (the default ResultPolicy, whose
+// relevant preview reads the transcript, and Collapse) run after the loop
+// has moved on and is appending rounds. Under -race this fails if guards
+// read the live transcript.
+func TestGuardsOfATimedOutCallReadASnapshot(t *testing.T) {
+	release := make(chan struct{})
+	done := make(chan struct{})
+	slow := harness.Tool{
+		Spec: harness.ToolSpec{Name: "slow", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			defer close(done)
+			<-release // ignores ctx: returns after the loop has gone on
+			return harness.TextResult(strings.Repeat("line of a slow tool's output\n", 2500)), nil
+		},
+	}
+	fast := harness.Tool{
+		Spec: harness.ToolSpec{Name: "fast", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult("ok"), nil
+		},
+	}
+	steps := []scripted.Step{{ToolCalls: []scripted.Call{{Name: "slow", Args: []byte(`{}`)}}}}
+	for range 30 {
+		steps = append(steps, scripted.Step{ToolCalls: []scripted.Call{{Name: "fast", Args: []byte(`{}`)}}})
+	}
+	steps = append(steps, scripted.Step{Text: "done"})
+	requests := 0
+	obs := func(e harness.Event) {
+		if e.Kind == harness.EventRequest {
+			if requests++; requests == 3 {
+				close(release) // the slow call's guards now run while rounds are appended
+			}
+		}
+	}
+	agent, err := harness.New(scripted.New(&scripted.Script{Steps: steps}, nil), &harness.Options{
+		Tools: []harness.Tool{slow, fast}, MaxRounds: 40, ToolTimeout: 20 * time.Millisecond, Observer: obs,
+		Guards: []harness.Guard{(&guard.ResultPolicy{}).Guard(), (&guard.Collapse{}).Guard()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := agent.Run(context.Background(), harness.NewConversation(""), "go")
+	if err != nil || res.Outcome != harness.Answered {
+		t.Fatalf("%v %s", err, res.Outcome)
+	}
+	<-done
+	if r := res.Turn.Rounds[0].Results[0]; !r.IsError || !r.TimedOut {
+		t.Fatalf("the slow call's result: %+v", r)
 	}
 }
