@@ -104,11 +104,13 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 // clearing does because it is an economy, not a necessity, and what an
 // agent read a few rounds ago is what it most often still uses.
 //
-// Neither trigger clears a result that a later, still-shown result points
-// at instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
+// Neither trigger clears a result that a still-shown result points at
+// instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
 // repeat's Cut.Of): the pointer would point at a placeholder and the model
-// would have the lines nowhere. Such a result is cleared together with
-// the one that points at it, once the mark passes that one.
+// would have the lines nowhere. Shown are the results after the mark and
+// the ones kept this way, so a chain of pointers keeps every link. A
+// pointer at or before the mark that nothing keeps is cleared, even when
+// its marker is shorter than a placeholder, and what it points at with it.
 //
 // Tokens are counted with Counter (o200k by default) on the request as it
 // would be sent (messages and, unless tools are withheld, tool schemas;
@@ -265,6 +267,8 @@ type compaction struct {
 	raw  []int // raw token count of each message
 	tool int   // raw tokens of the tool schemas sent
 	args map[string]harness.ToolCall
+	// canClear caches clearable by call id.
+	canClear map[string]bool
 	// saved caches saving by call id (ids, unlike message indexes, do not
 	// move when the note message is inserted): placeholders are counted
 	// once per pass.
@@ -445,9 +449,40 @@ func compactCleared(o harness.Origin) bool {
 // whose stored model copy is no longer than its placeholder stays. The
 // test reads the stored result, not the view, so it gives the same answer
 // in every view.
+//
+// A result that points at others instead of repeating them (a collapse or
+// a suppressed repeat: see pointsAt) is always clearable, even when its
+// marker is shorter than the placeholder: left in place, it would point at
+// results cleared with it, and keep them from ever being cleared.
 func (c *compaction) clearable(i int) bool {
 	res := c.v.Origins[i].Result
-	return len(res.ModelText()) > len(c.placeholder(res))
+	if v, ok := c.canClear[res.CallID]; ok {
+		return v
+	}
+	v := len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(res))
+	if c.canClear == nil {
+		c.canClear = map[string]bool{}
+	}
+	c.canClear[res.CallID] = v
+	return v
+}
+
+// pointsAt lists the calls whose results res's model copy points at
+// instead of repeating them: Cut.Refs of a collapse, Cut.Of of a
+// suppressed repeat.
+func pointsAt(res *harness.ToolResult) []string {
+	var refs []string
+	for _, cut := range res.Cuts {
+		if cut.Kind != harness.CutDeduped {
+			continue
+		}
+		if len(cut.Refs) > 0 {
+			refs = append(refs, cut.Refs...)
+		} else if cut.Of != "" {
+			refs = append(refs, cut.Of)
+		}
+	}
+	return refs
 }
 
 // clearThrough clears every result at or before mark but those a result
@@ -490,33 +525,44 @@ func (c *compaction) clearing(mark compactPos) ([]int, float64) {
 	return idx, saved
 }
 
-// pinned lists the calls that results after mark, still shown, point at
-// instead of repeating them (Cut.Refs of a collapse, Cut.Of of a
-// suppressed repeat): clearing those would leave the pointer pointing at
-// a placeholder, and the model without the lines. They are cleared with
-// the results that point at them, when the mark passes those. The answer
+// pinned lists the results a clear through mark must keep because a
+// result still shown points at them (see pointsAt): clearing them would
+// leave the pointer pointing at a placeholder, and the model without the
+// lines. Shown are the results after mark and, in turn, the pinned ones,
+// so a chain of pointers keeps every link; a pointer at or before mark
+// that nothing pins is cleared with the results it points at. The answer
 // depends only on stored cuts and the mark, so every view agrees.
 func (c *compaction) pinned(mark compactPos) map[string]bool {
 	var pinned map[string]bool
-	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok || !mark.less(p) || compactCleared(c.v.Origins[i]) {
-			continue
-		}
-		for _, cut := range c.v.Origins[i].Result.Cuts {
-			if cut.Kind != harness.CutDeduped {
-				continue
-			}
-			refs := cut.Refs
-			if len(refs) == 0 && cut.Of != "" {
-				refs = []string{cut.Of}
-			}
-			for _, id := range refs {
+	var queue []string
+	pin := func(refs []string) {
+		for _, id := range refs {
+			if !pinned[id] {
 				if pinned == nil {
 					pinned = map[string]bool{}
 				}
 				pinned[id] = true
+				queue = append(queue, id)
 			}
+		}
+	}
+	byID := map[string]*harness.ToolResult{}
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || compactCleared(c.v.Origins[i]) {
+			continue
+		}
+		res := c.v.Origins[i].Result
+		byID[res.CallID] = res
+		if mark.less(p) {
+			pin(pointsAt(res))
+		}
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if res, ok := byID[id]; ok {
+			pin(pointsAt(res))
 		}
 	}
 	return pinned
@@ -562,7 +608,13 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		cleared int
 		next    = mark
 	)
-	for _, p := range all[:len(all)-keep] {
+	candidates := all[:len(all)-keep]
+	if math.IsInf(need, 1) {
+		// Everything clearable goes: only the newest candidate counts
+		// (and each candidate costs a pass over the view).
+		candidates = candidates[len(candidates)-1:]
+	}
+	for _, p := range candidates {
 		if !mark.less(p) {
 			continue
 		}
@@ -590,7 +642,16 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 	if len(idx) == 0 {
 		return false
 	}
-	resent := float64(sumInts(c.raw[idx[0]:]))*c.factor - saved
+	first := idx[0]
+	if clearMark(c.v.Conversation) == (compactPos{}) && compactLatestNote(c.v.Conversation) == nil {
+		// The first clear also puts the clearing notice at the top of the
+		// view (after the system prompt): everything from there is re-sent.
+		first = 0
+		if len(c.v.Messages) > 0 && c.v.Messages[0].Role == harness.RoleSystem {
+			first = 1
+		}
+	}
+	resent := float64(sumInts(c.raw[first:]))*c.factor - saved
 	return 0.1*saved*float64(requests) >= 0.9*resent
 }
 

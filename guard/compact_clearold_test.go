@@ -206,3 +206,49 @@ func TestCompactKeepsWhatShownResultsPointAt(t *testing.T) {
 		})
 	}
 }
+
+// Pointers chain (a kept result points at round 5, which points at round
+// 2): every link stays. A pointer at or before the mark that nothing pins
+// is cleared with what it points at, even when its marker is shorter than
+// a placeholder — left alone it would point at a placeholder.
+func TestCompactPointerChainsAndShortPointers(t *testing.T) {
+	conv := compactConv([]int{20}, 500)
+	rounds := conv.Turns[0].Rounds
+	point := func(r int, ids ...string) {
+		res := rounds[r-1].Results[0]
+		res.Model = []harness.Part{harness.TextPart("[collapsed: lines 1-40 of this output are lines 1-40 of call " + ids[0] + "]")}
+		res.Cuts = []harness.Cut{{Kind: harness.CutDeduped, By: CollapseName, Of: ids[0], Refs: ids}}
+	}
+	point(19, "call_t1_r5") // kept (newest 3), points at round 5 …
+	point(5, "call_t1_r2")  // … which points at round 2
+	point(9, "call_t1_r7")  // nothing points at round 9: it goes, and round 7 with it
+	pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
+	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+	if err := pol.ApplyView(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	state := map[int]bool{}
+	for _, o := range v.Origins {
+		if o.Result != nil {
+			state[o.Round] = compactCleared(o)
+		}
+	}
+	for r, want := range map[int]bool{2: false, 5: false, 7: true, 9: true, 17: true, 18: false, 19: false} {
+		if state[r] != want {
+			t.Errorf("round %d cleared %v, want %v", r, state[r], want)
+		}
+	}
+}
+
+// The cost trigger's pass is linear in the rounds: it prices only the
+// newest candidate mark (every clearable result goes at once).
+func BenchmarkCompactClearOld800Rounds(b *testing.B) {
+	conv := compactConv([]int{800}, 40)
+	pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(b), nil), ClearOld: 1 << 30}
+	for b.Loop() {
+		v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+		if err := pol.ApplyView(context.Background(), v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -48,8 +48,9 @@ const relevantCandidates = MaxExcerptSpans / 4
 // (Window.Fill) or the budget is smaller than Head+Middle+Tail, the three
 // shares are scaled to the budget.
 //
-// Measured as the bench's harness+relevance ablations; HeadTail stays the
-// default of [ResultPolicy] and harness run (--preview relevant).
+// It is the default preview of [ResultPolicy] and harness run (--preview
+// head-tail for the previous default); the bench's harness-relevance
+// ablation measures what it changes.
 type Relevant struct {
 	// Head, Middle and Tail are the shares in bytes; all zero means the
 	// defaults (1.5 KiB, 1.5 KiB, 1 KiB). Negative values count as 0.

@@ -76,7 +76,8 @@ const ResultPolicyName = "resultpolicy"
 // it (Tools).
 //
 // The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
-// spill on, head 3 KiB + tail 1 KiB, dedupe off.
+// spill on, the [Relevant] preview (4 KiB: head, tail and matching lines),
+// dedupe off.
 type ResultPolicy struct {
 	// MaxBytes is the ceiling of one result's model copy. nil means
 	// DefaultMaxBytes; a pointer to 0 (or less) turns the ceiling off
