@@ -149,18 +149,7 @@ func classify(err error) retry.Verdict {
 		if e.StatusCode == 0 {
 			return retry.Verdict{Retry: retryableTypes[e.Type]}
 		}
-		switch strings.ToLower(e.Header.Get("X-Should-Retry")) {
-		case "true":
-			return retry.Verdict{Retry: true}
-		case "false":
-			return retry.Verdict{}
-		}
-		if !retry.Status(e.StatusCode) {
-			return retry.Verdict{}
-		}
-		v := retry.Verdict{Retry: true}
-		v.After, v.HasAfter = retry.RetryAfter(e.Header, time.Now())
-		return v
+		return retry.Response(e.StatusCode, e.Header, time.Now())
 	}
 	return retry.Verdict{Retry: retry.Transient(err)}
 }

@@ -158,18 +158,7 @@ func classify(err error) retry.Verdict {
 			// An error event mid-stream: the server failed, not the request.
 			return retry.Verdict{Retry: e.Type == "server_error" || e.Type == "rate_limit_error" || e.Code == "rate_limit_exceeded"}
 		}
-		switch strings.ToLower(e.Header.Get("X-Should-Retry")) {
-		case "true":
-			return retry.Verdict{Retry: true}
-		case "false":
-			return retry.Verdict{}
-		}
-		if !retry.Status(e.StatusCode) {
-			return retry.Verdict{}
-		}
-		v := retry.Verdict{Retry: true}
-		v.After, v.HasAfter = retry.RetryAfter(e.Header, time.Now())
-		return v
+		return retry.Response(e.StatusCode, e.Header, time.Now())
 	}
 	return retry.Verdict{Retry: retry.Transient(err)}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrIncompleteStream is wrapped by providers when a streamed response
@@ -19,6 +20,25 @@ var ErrIncompleteStream = errors.New("the response stream ended before it was co
 // 4xx mean the request itself is wrong and would fail again.
 func Status(code int) bool {
 	return code == http.StatusTooManyRequests || code >= 500 && code <= 599
+}
+
+// Response is the verdict on an error answer with an HTTP status: the
+// server's X-Should-Retry header decides when present (both official SDKs
+// honour it), else the status does (see Status), with the wait the
+// Retry-After headers ask for, read at now.
+func Response(status int, h http.Header, now time.Time) Verdict {
+	switch strings.ToLower(h.Get("X-Should-Retry")) {
+	case "true":
+		return Verdict{Retry: true}
+	case "false":
+		return Verdict{}
+	}
+	if !Status(status) {
+		return Verdict{}
+	}
+	v := Verdict{Retry: true}
+	v.After, v.HasAfter = RetryAfter(h, now)
+	return v
 }
 
 // Transient reports whether err is a transport failure that a new attempt

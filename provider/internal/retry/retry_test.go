@@ -256,3 +256,28 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+func TestResponse(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		status int
+		header map[string]string
+		want   Verdict
+	}{
+		{400, nil, Verdict{}},
+		{400, map[string]string{"X-Should-Retry": "true"}, Verdict{Retry: true}},
+		{503, map[string]string{"X-Should-Retry": "false"}, Verdict{}},
+		{503, nil, Verdict{Retry: true}},
+		{529, nil, Verdict{Retry: true}},
+		{429, map[string]string{"Retry-After": "2"}, Verdict{Retry: true, After: 2 * time.Second, HasAfter: true}},
+		{429, map[string]string{"X-Should-Retry": "TRUE", "Retry-After": "2"}, Verdict{Retry: true}},
+	} {
+		h := http.Header{}
+		for k, v := range c.header {
+			h.Set(k, v)
+		}
+		if got := Response(c.status, h, now); got != c.want {
+			t.Errorf("%d %v: %+v, want %+v", c.status, c.header, got, c.want)
+		}
+	}
+}
