@@ -14,9 +14,10 @@ import (
 
 // clearOldRun runs one turn of n read calls whose results are about
 // resultTokens tokens each, far below the window, through the agent with
-// policy, and returns every request sent, the policy's events and the
-// notes it persisted.
-func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*harness.Request, []harness.Event, []harness.Note) {
+// policy, and returns every request sent, the policy's events, the notes
+// it persisted and the turn's usage (the scripted model counts a prompt
+// cache: the prefix unchanged since the previous request).
+func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*harness.Request, []harness.Event, []harness.Note, harness.Usage) {
 	t.Helper()
 	read := harness.Tool{
 		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
@@ -31,7 +32,7 @@ func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*h
 	steps = append(steps, scripted.Step{Text: "done"})
 	rec := &stuckRecorder{}
 	notes := &noteRecorder{}
-	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, nil)), &harness.Options{
+	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t).Count})), &harness.Options{
 		Tools: []harness.Tool{read}, MaxRounds: n + 1, Recorder: notes, Observer: rec.observe,
 		Policies: []harness.ViewPolicy{policy},
 	})
@@ -42,43 +43,15 @@ func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*h
 	if err != nil || res.Outcome != harness.Answered {
 		t.Fatalf("%v %s", err, res.Outcome)
 	}
-	return rec.reqs, rec.policyEvents(compactName), notes.notes
-}
-
-// cacheAwareCost prices reqs the way providers bill them: the longest
-// prefix of whole messages unchanged since the previous request at 0.1,
-// the rest at 1.
-func cacheAwareCost(c tokens.Counter, reqs []*harness.Request) float64 {
-	var cost float64
-	var prev []harness.Message
-	for _, r := range reqs {
-		same := 0
-		for same < len(prev) && same < len(r.Messages) {
-			a, _ := json.Marshal(prev[same])
-			b, _ := json.Marshal(r.Messages[same])
-			if string(a) != string(b) {
-				break
-			}
-			same++
-		}
-		for i := range r.Messages {
-			k := float64(tokens.CountMessage(c, &r.Messages[i]))
-			if i < same {
-				k *= 0.1
-			}
-			cost += k
-		}
-		prev = r.Messages
-	}
-	return cost
+	return rec.reqs, rec.policyEvents(compactName), notes.notes, res.Usage
 }
 
 func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
 	const n, size = 40, 1500
-	reqs, evs, notes := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c})
+	reqs, evs, notes, usage := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c})
 	if len(evs) == 0 {
-		t.Fatalf("no clearing in %d requests of up to %d tokens", len(reqs), viewTokensOf(c, reqs[len(reqs)-1]))
+		t.Fatalf("no clearing in %d requests of up to %d tokens", len(reqs), tokens.CountRequest(c, reqs[len(reqs)-1]))
 	}
 	if len(notes) != len(evs) {
 		t.Fatalf("%d clears but %d notes persisted", len(evs), len(notes))
@@ -117,17 +90,16 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 		}
 		whole++
 	}
-	// And it is cheaper than leaving everything, computed the way a
-	// provider bills it.
-	keepReqs, keepEvs, _ := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: -1})
+	// And it is cheaper than leaving everything, as a provider bills it.
+	_, keepEvs, _, keepUsage := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: -1})
 	if len(keepEvs) != 0 {
 		t.Fatalf("ClearOld -1 cleared: %+v", keepEvs)
 	}
-	with, without := cacheAwareCost(c, reqs), cacheAwareCost(c, keepReqs)
+	with, without := usage.Effective(), keepUsage.Effective()
 	if with >= without {
 		t.Fatalf("clearing for cost cost %.0f, keeping everything %.0f", with, without)
 	}
-	t.Logf("%d clears; cache-aware input cost %.0f vs %.0f keeping everything (%.3f×)", len(evs), with, without, with/without)
+	t.Logf("%d clears; effective tokens %.0f vs %.0f keeping everything (%.3f×)", len(evs), with, without, with/without)
 }
 
 // A clear that cannot repay its cache miss — early in a conversation, with
@@ -137,13 +109,11 @@ func TestCompactClearOldWaitsUntilItPays(t *testing.T) {
 	// 10 rounds of 13,000 tokens: the first clearable round (13,000 ≥
 	// ClearOld) is followed by 8 kept rounds of 104,000 tokens, and ten
 	// requests at 0.1 × 13,000 repay far less than 0.9 × 104,000.
-	_, evs, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Window: 1 << 22, Counter: c})
+	_, evs, _, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Window: 1 << 22, Counter: c})
 	if len(evs) != 0 {
 		t.Fatalf("cleared before the clear could pay: %s", evs[0].Detail)
 	}
 }
-
-func viewTokensOf(c tokens.Counter, r *harness.Request) int { return tokens.CountRequest(c, r) }
 
 // A result that a later, still-shown result points at (collapsed lines,
 // a suppressed repeat) is not cleared while the pointer is shown; both go
