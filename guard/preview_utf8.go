@@ -64,17 +64,7 @@ func validTail(b []byte, n int) (string, int) {
 		}
 		start += size
 	}
-	out := make([]byte, 0, outLen)
-	for i := start; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, string(utf8.RuneError)...)
-		} else {
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
-	}
-	return string(out), len(b) - start
+	return sanitized(b[start:]), len(b) - start
 }
 
 // validPrefix cuts s to at most n bytes at a rune boundary, replacing
