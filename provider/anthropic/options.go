@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/agentharness/harness/provider/internal/endpoint"
 )
 
 // The environment variables read when Options leave a field empty.
@@ -71,18 +73,11 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("anthropic: Options.Model is required")
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = strings.TrimSpace(getenv(EnvBaseURL))
+	base, err := endpoint.BaseURL("anthropic", o.BaseURL, getenv(EnvBaseURL), DefaultBaseURL)
+	if err != nil {
+		return o, err
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
-		return o, fmt.Errorf("anthropic: base URL %q: want an http:// or https:// URL", o.BaseURL)
-	}
-	if !strings.HasSuffix(o.BaseURL, "/") {
-		o.BaseURL += "/"
-	}
+	o.BaseURL = base
 	if o.APIKey == "" && o.AuthToken == "" {
 		o.APIKey = strings.TrimSpace(getenv(EnvAPIKey))
 		if o.APIKey == "" {

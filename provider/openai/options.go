@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/agentharness/harness/provider/internal/endpoint"
 )
 
 // The environment variables read when Options leave a field empty.
@@ -69,19 +71,11 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("openai: Options.Model is required")
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = strings.TrimSpace(getenv(EnvBaseURL))
+	base, err := endpoint.BaseURL("openai", o.BaseURL, getenv(EnvBaseURL), DefaultBaseURL)
+	if err != nil {
+		return o, err
 	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	if !strings.HasPrefix(o.BaseURL, "http://") && !strings.HasPrefix(o.BaseURL, "https://") {
-		return o, fmt.Errorf("openai: base URL %q: want an http:// or https:// URL", o.BaseURL)
-	}
-	if !strings.HasSuffix(o.BaseURL, "/") {
-		// The SDK resolves paths relative to the base URL.
-		o.BaseURL += "/"
-	}
+	o.BaseURL = base
 	if o.APIKey == "" {
 		o.APIKey = strings.TrimSpace(getenv(EnvAPIKey))
 	}
