@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -163,75 +162,4 @@ func first(ids []string) string {
 		return ""
 	}
 	return ids[0]
-}
-
-// TestDecodeRefsRefusesGarbage: a refs column that is not what encodeRefs
-// writes is an error naming the problem, never a guessed list.
-func TestDecodeRefsRefusesGarbage(t *testing.T) {
-	for _, col := range []string{``, `null`, `"call_a"`, `{"b64":"eA=="}`, `[1]`, `[null]`, `["a",true]`, `[{}]`, `[{"b64":""}]`,
-		`[{"b64":"not base64!"}]`, `[{"b64":"eA==","x":1}]`, `["a"`, `["\ud800"`, `[[]]`} {
-		if refs, err := decodeRefs(sql.NullString{String: col, Valid: true}); err == nil {
-			t.Errorf("%q decodes to %#v", col, refs)
-		}
-	}
-	for col, want := range map[string][]string{`[]`: {}, `["a","b"]`: {"a", "b"}, `[{"b64":"/w=="},"\u0000"]`: {"\xff", "\x00"}, ` [ "a" ] `: {"a"}} {
-		if refs, err := decodeRefs(sql.NullString{String: col, Valid: true}); err != nil || !reflect.DeepEqual(refs, want) {
-			t.Errorf("%q decodes to %#v, %v; want %#v", col, refs, err, want)
-		}
-	}
-	if refs, err := decodeRefs(sql.NullString{}); refs != nil || err != nil {
-		t.Errorf("NULL decodes to %#v, %v", refs, err)
-	}
-}
-
-// FuzzRefsEncoding checks that any list of call ids comes back byte for
-// byte, nil as nil and empty as empty.
-func FuzzRefsEncoding(f *testing.F) {
-	f.Add("call_a", "call_b", "call_c", uint8(2))
-	f.Add("\xff\xfe", "x\x00y", `"`, uint8(3))
-	f.Add("", "", "", uint8(0))
-	f.Add("é🙂", "\xed\xa0\x80", "<&>\u2028", uint8(3))
-	f.Add("a", "b", "c", uint8(4))
-	f.Fuzz(func(t *testing.T, a, b, c string, shape uint8) {
-		var refs []string
-		if n := int(shape % 5); n < 4 {
-			refs = []string{a, b, c}[:min(n, 3)]
-		}
-		col, err := encodeRefs(refs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeRefs(col)
-		if err != nil {
-			t.Fatalf("%q: %v", col.String, err)
-		}
-		if !reflect.DeepEqual(got, refs) {
-			t.Fatalf("got %#v, want %#v (column %q)", got, refs, col.String)
-		}
-	})
-}
-
-// FuzzDecodeRefs reads any column text: it never panics, and a list it
-// accepts encodes and decodes to itself.
-func FuzzDecodeRefs(f *testing.F) {
-	for _, s := range []string{`["call_a","call_b"]`, `[]`, `[{"b64":"/w=="}]`, `[{"b64":""}]`, `null`, `[null]`, `["\ud800"]`, `[{"B64":"eA=="}]`, "[\"\xff\"]", `{`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, col string) {
-		refs, err := decodeRefs(sql.NullString{String: col, Valid: true})
-		if err != nil {
-			return
-		}
-		if refs == nil {
-			t.Fatalf("%q decodes to nil without an error", col)
-		}
-		again, err := encodeRefs(refs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := decodeRefs(again)
-		if err != nil || !reflect.DeepEqual(back, refs) {
-			t.Fatalf("%q → %#v → %q → %#v, %v", col, refs, again.String, back, err)
-		}
-	})
 }

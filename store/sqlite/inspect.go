@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // Calls returns the tool calls of a conversation (of one turn, when turn
@@ -30,9 +31,7 @@ func (s *Store) Calls(ctx context.Context, convID string, turn int) ([]store.Cal
 	if n == 0 {
 		return nil, fmt.Errorf("sqlite store: conversation %q: %w", convID, store.ErrNotFound)
 	}
-	var out []store.CallRecord
-	index := map[resultKey]int{}
-	byCall := map[[2]any][]int{}
+	var calls codec.Calls
 	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, c.args, r.is_error, r.timed_out, r.bytes, r.full_chars,
 	r.model_bytes, r.model_chars, r.marker
 FROM results r LEFT JOIN tool_calls c ON c.conv_id = r.conv_id AND c.turn = r.turn AND c.round = r.round AND c.dropped = 0 AND c.seq = r.seq
@@ -50,9 +49,7 @@ WHERE r.conv_id = ? AND (? = 0 OR r.turn = ?) ORDER BY r.turn, r.round, r.seq`, 
 			c.Args = json.RawMessage(args)
 		}
 		c.IsError, c.TimedOut = isErr != 0, timedOut != 0
-		index[resultKey{c.Turn, c.Round, c.Seq}] = len(out)
-		byCall[[2]any{c.Turn, c.CallID}] = append(byCall[[2]any{c.Turn, c.CallID}], len(out))
-		out = append(out, c)
+		calls.Add(c)
 		return nil
 	})
 	if err != nil {
@@ -65,9 +62,7 @@ WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY turn, round, seq, n`, []any{c
 		if err != nil {
 			return fmt.Errorf("result %d.%d.%d: %w", k.turn, k.round, k.seq, err)
 		}
-		if i, ok := index[k]; ok {
-			out[i].Cuts = append(out[i].Cuts, c)
-		}
+		calls.Cut(k.turn, k.round, k.seq, c)
 		return nil
 	})
 	if err != nil {
@@ -82,31 +77,13 @@ WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY id`, []any{convID, turn, turn
 		if err := rows.Scan(&v.Turn, &v.Request, &callID, &v.Kind, &v.By, &v.BytesIn, &v.BytesOut, &v.SizeIn, &v.SizeOut, &v.Unit, &v.Locator, &v.Marker); err != nil {
 			return err
 		}
-		// A request sees the results of earlier rounds of its turn; with a
-		// reused call id, the newest earlier one is the one it trimmed.
-		best := -1
-		for _, i := range byCall[[2]any{v.Turn, callID}] {
-			if out[i].Round < v.Request || v.Request == 0 {
-				best = i
-			}
-		}
-		if best >= 0 {
-			vs := out[best].Views
-			// A request retried (rejected as too large, rebuilt) reports
-			// its cuts again; the newest attempt is what was sent.
-			if n := len(vs); n > 0 && vs[n-1].Request == v.Request && vs[n-1].Kind == v.Kind && vs[n-1].By == v.By {
-				vs[n-1] = v
-			} else {
-				vs = append(vs, v)
-			}
-			out[best].Views = vs
-		}
+		calls.View(callID, v)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: view cuts of %s: %w", convID, err)
 	}
-	return out, nil
+	return calls.Out, nil
 }
 
 // Events returns the stored events of a conversation (of one turn, when

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // Load returns a stored conversation, ready for Agent.Run to continue it.
@@ -24,8 +25,6 @@ func (s *Store) Load(ctx context.Context, id string) (*harness.Conversation, err
 func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
 	return s.load(ctx, id, true)
 }
-
-type roundKey struct{ turn, round int }
 
 type resultKey struct{ turn, round, seq int }
 
@@ -52,10 +51,7 @@ func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Con
 	if n == 0 {
 		return nil, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	conv := &harness.Conversation{ID: id}
-	turns := map[int]*harness.Turn{}
-	rounds := map[roundKey]*harness.Round{}
-
+	l := codec.NewLoader(id)
 	err := query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
 FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) error {
 		t := &harness.Turn{}
@@ -65,8 +61,7 @@ FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) erro
 			return err
 		}
 		t.Started, t.Ended = fromNS(started), fromNS(ended)
-		conv.Turns = append(conv.Turns, t)
-		turns[t.Index] = t
+		l.Turn(t)
 		return nil
 	})
 	if err != nil {
@@ -94,16 +89,10 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 		r.Final = final.Int64 != 0
 		r.Assistant = harness.Message{Role: harness.Role(role.String), ToolCallID: callID.String, ToolName: name.String, IsError: isErr.Int64 != 0}
 		var err error
-		if r.Assistant.Parts, err = decodeParts(sql.NullString{}, parts); err != nil {
+		if r.Assistant.Parts, err = codec.DecodeParts("", false, parts); err != nil {
 			return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)
 		}
-		t := turns[turn]
-		if t == nil {
-			return fmt.Errorf("round %d belongs to a missing turn %d", r.Index, turn)
-		}
-		t.Rounds = append(t.Rounds, r)
-		rounds[roundKey{turn, r.Index}] = r
-		return nil
+		return l.Round(turn, r)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rounds: %w", err)
@@ -122,22 +111,12 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 			if args != nil {
 				c.Args = json.RawMessage(args)
 			}
-			r := rounds[roundKey{turn, round}]
-			if r == nil {
-				return fmt.Errorf("call %s belongs to a missing round %d.%d", c.ID, turn, round)
-			}
-			if dropped != 0 {
-				r.Dropped = append(r.Dropped, c)
-			} else {
-				r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, c)
-			}
-			return nil
+			return l.Call(turn, round, dropped != 0, c)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("tool calls: %w", err)
 	}
 
-	results := map[resultKey]*harness.ToolResult{}
 	// The payload columns are read only for results whose model copy is
 	// the payload (or for LoadFull): a CASE that is false never pages in
 	// the body's overflow pages.
@@ -152,13 +131,7 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 		if err != nil {
 			return err
 		}
-		r := rounds[roundKey{k.turn, k.round}]
-		if r == nil {
-			return fmt.Errorf("result %s belongs to a missing round %d.%d", res.CallID, k.turn, k.round)
-		}
-		r.Results = append(r.Results, res)
-		results[k] = res
-		return nil
+		return l.Result(k.turn, k.round, k.seq, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -171,12 +144,7 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 			if err != nil {
 				return fmt.Errorf("result %d.%d.%d: %w", k.turn, k.round, k.seq, err)
 			}
-			res := results[k]
-			if res == nil {
-				return fmt.Errorf("a cut belongs to a missing result %d.%d.%d", k.turn, k.round, k.seq)
-			}
-			res.Cuts = append(res.Cuts, c)
-			return nil
+			return l.Cut(k.turn, k.round, k.seq, c)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("cuts: %w", err)
@@ -187,45 +155,30 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 		if err := rows.Scan(&n.After, &n.Text, &n.By, &n.ClearTurn, &n.ClearRound); err != nil {
 			return err
 		}
-		conv.Notes = append(conv.Notes, n)
+		l.Conv.Notes = append(l.Conv.Notes, n)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("notes: %w", err)
 	}
-	return conv, nil
+	return l.Conv, nil
 }
 
 // scanResult reads one row of the results query into a ToolResult.
 func scanResult(rows *sql.Rows, k *resultKey) (*harness.ToolResult, error) {
 	var (
-		res                     = &harness.ToolResult{}
-		isErr, timedOut         int
-		modelText, text         sql.NullString
-		model, meta, parts, str []byte
-		err                     error
+		row             codec.ResultRow
+		isErr, timedOut int
+		modelText, text sql.NullString
 	)
-	if err := rows.Scan(&k.turn, &k.round, &k.seq, &res.CallID, &res.Tool, &isErr, &timedOut, &res.Bytes,
-		&modelText, &model, &meta, &text, &parts, &str); err != nil {
+	if err := rows.Scan(&k.turn, &k.round, &k.seq, &row.CallID, &row.Tool, &isErr, &timedOut, &row.Bytes,
+		&modelText, &row.ModelJSON, &row.Meta, &text, &row.PartsJSON, &row.Structured); err != nil {
 		return nil, err
 	}
-	res.IsError, res.TimedOut = isErr != 0, timedOut != 0
-	if res.Model, err = decodeParts(modelText, model); err != nil {
-		return nil, fmt.Errorf("result %s: model copy: %w", res.CallID, err)
-	}
-	if meta != nil {
-		if err := json.Unmarshal(meta, &res.Meta); err != nil {
-			return nil, fmt.Errorf("result %s: meta: %w", res.CallID, err)
-		}
-	}
-	if res.Parts, err = decodeParts(text, parts); err != nil {
-		return nil, fmt.Errorf("result %s: payload: %w", res.CallID, err)
-	}
-	if str != nil {
-		res.Structured = json.RawMessage(str)
-	}
-	res.Partial = store.Partial(res)
-	return res, nil
+	row.IsError, row.TimedOut = isErr != 0, timedOut != 0
+	row.ModelText, row.ModelIsText = modelText.String, modelText.Valid
+	row.Text, row.TextIsText = text.String, text.Valid
+	return row.Decode()
 }
 
 // query runs q and calls fn for each row.

@@ -5,12 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // txw is one write transaction with its prepared statements, so that
@@ -39,7 +37,7 @@ func (w *txw) exec(query string, args ...any) (sql.Result, error) {
 // describe it are committed at once, and a run costs one transaction per
 // transcript write instead of one per event.
 func (s *Store) write(ctx context.Context, fn func(w *txw) error) error {
-	events := s.takePending()
+	events := s.events.Take()
 	err := s.tx(ctx, func(w *txw) error {
 		if err := fn(w); err != nil {
 			return err
@@ -52,11 +50,11 @@ func (s *Store) write(ctx context.Context, fn func(w *txw) error) error {
 	var ee *eventError
 	if errors.As(err, &ee) {
 		// An event that cannot be stored must not cost the transcript.
-		s.reportEventErr(ee.err)
+		s.events.Report(ee.err)
 		return s.tx(ctx, fn)
 	}
 	if err != nil {
-		s.requeue(events)
+		s.events.Requeue(events)
 	}
 	return err
 }
@@ -101,7 +99,7 @@ func beginTurn(w *txw, convID string, turn *harness.Turn, now time.Time) error {
 		return errors.New("sqlite store: the conversation has no id")
 	}
 	if _, err := w.exec(`INSERT INTO conversations (id, created_ns, updated_ns, title) VALUES (?, ?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.UnixNano(), now.UnixNano(), title(turn.Input)); err != nil {
+ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.UnixNano(), now.UnixNano(), codec.Title(turn.Input)); err != nil {
 		return fmt.Errorf("sqlite store: conversation %s: %w", convID, err)
 	}
 	var last int
@@ -119,22 +117,12 @@ ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.Uni
 	return nil
 }
 
-// title is the first line of a turn's input, at most 80 characters.
-func title(input string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(input), "\n")
-	line = strings.TrimSpace(line)
-	if utf8.RuneCountInString(line) > 80 {
-		line = string([]rune(line)[:79]) + "…"
-	}
-	return line
-}
-
 // AddRound stores a complete round: its assistant message and calls,
 // every result with its full payload, its model copy and its cuts, and
 // the system prompt and tool schemas of the request that produced it
 // (from AddRequest), in one transaction.
 func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
-	req := s.takeRequest(conv.ID, turn.Index, round.Index)
+	req := s.requests.Take(conv.ID, turn.Index, round.Index)
 	return s.write(ctx, func(w *txw) error {
 		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
 			return err
@@ -152,7 +140,7 @@ func touch(w *txw, convID string, now time.Time) error {
 
 // addRound stores round r; req, when not nil, is the request that
 // produced it.
-func addRound(w *txw, convID string, turn int, r *harness.Round, req *pendingRequest) error {
+func addRound(w *txw, convID string, turn int, r *harness.Round, req *codec.Request) error {
 	where := fmt.Sprintf("turn %d round %d of %s", turn, r.Index, convID)
 	u, st := r.Usage, r.Stats
 	var recorded, system, tools = 0, "", ""
@@ -160,7 +148,7 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *pendingReq
 		if err := writeRequest(w, req); err != nil {
 			return fmt.Errorf("sqlite store: %s: request: %w", where, err)
 		}
-		recorded, system, tools = 1, req.systemHash, req.setHash
+		recorded, system, tools = 1, req.SystemHash, req.SetHash
 	}
 	if _, err := w.exec(`INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,
 	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -169,7 +157,7 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *pendingReq
 		return fmt.Errorf("sqlite store: %s: %w", where, err)
 	}
 	m := r.Assistant
-	parts, err := encodePartsJSON(m.Parts)
+	parts, err := codec.EncodePartsJSON(m.Parts)
 	if err != nil {
 		return fmt.Errorf("sqlite store: %s: assistant message: %w", where, err)
 	}
@@ -194,124 +182,37 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *pendingReq
 }
 
 func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolResult) error {
-	if res == nil {
-		return errors.New("nil result")
-	}
-	bytes := res.Bytes
-	if bytes == 0 {
-		bytes = res.PayloadSize()
-	}
-	fullParts := res.FullParts()
-	full := harness.PartsText(fullParts)
-	fullChars := harness.Chars(full)
-	var (
-		modelText, text sql.NullString
-		model, parts    []byte
-		meta            []byte
-		modelBytes      = sizeOf(fullParts)
-		modelChars      = fullChars
-		marker          string
-		err             error
-	)
-	if res.Model != nil {
-		if modelText, model, err = encodeParts(res.Model); err != nil {
-			return fmt.Errorf("model copy: %w", err)
-		}
-		mt := harness.PartsText(res.Model)
-		modelBytes, modelChars = sizeOf(res.Model), harness.Chars(mt)
-		marker = markerOf(full, mt)
-	}
-	if text, parts, err = encodeParts(res.Parts); err != nil {
-		return fmt.Errorf("payload: %w", err)
-	}
-	if len(res.Meta) > 0 {
-		meta = encodeMeta(res.Meta)
+	row, err := codec.EncodeResult(res)
+	if err != nil {
+		return err
 	}
 	if _, err := w.exec(`INSERT INTO results (conv_id, turn, round, seq, call_id, tool, is_error, timed_out, bytes, full_chars,
 	model_bytes, model_chars, model_text, model, meta, marker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		convID, turn, round, seq, res.CallID, res.Tool, boolInt(res.IsError), boolInt(res.TimedOut), bytes, fullChars,
-		modelBytes, modelChars, modelText, model, meta, marker); err != nil {
+		convID, turn, round, seq, row.CallID, row.Tool, boolInt(row.IsError), boolInt(row.TimedOut), row.Bytes, row.FullChars,
+		row.ModelBytes, row.ModelChars, sql.NullString{String: row.ModelText, Valid: row.ModelIsText}, row.ModelJSON, row.Meta, row.Marker); err != nil {
 		return err
 	}
-	var structured []byte
-	if len(res.Structured) > 0 {
-		structured = []byte(res.Structured)
-	}
 	if _, err := w.exec(`INSERT INTO result_bodies (conv_id, turn, round, seq, text, parts, structured) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		convID, turn, round, seq, text, parts, structured); err != nil {
+		convID, turn, round, seq, sql.NullString{String: row.Text, Valid: row.TextIsText}, row.PartsJSON, row.Structured); err != nil {
 		return err
 	}
 	for n, c := range res.Cuts {
-		refs, err := encodeRefs(c.Refs)
+		refs, valid, err := codec.EncodeRefs(c.Refs)
 		if err != nil {
 			return fmt.Errorf("cut %d: %w", n+1, err)
 		}
 		if _, err := w.exec(`INSERT INTO cuts (conv_id, turn, round, seq, n, kind, by, bytes_in, bytes_out, locator, of, refs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			convID, turn, round, seq, n+1, string(c.Kind), c.By, c.BytesIn, c.BytesOut, c.Locator, c.Of, refs); err != nil {
+			convID, turn, round, seq, n+1, string(c.Kind), c.By, c.BytesIn, c.BytesOut, c.Locator, c.Of, sql.NullString{String: refs, Valid: valid}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func sizeOf(parts []harness.Part) int {
-	n := 0
-	for _, p := range parts {
-		n += p.Size()
-	}
-	return n
-}
-
-// maxMarker bounds the marker kept for logs.
-const maxMarker = 600
-
-// markerElision joins the head and tail of a marker longer than maxMarker.
-const markerElision = " … "
-
-// markerOf returns what the model copy adds to the full payload: a guard's
-// copy is head + marker + tail of the payload (or a replacement), so the
-// part of model between its longest common prefix and suffix with full is
-// the marker. It runs in time linear in the model copy.
-func markerOf(full, model string) string {
-	if model == full {
-		return ""
-	}
-	p := 0
-	for p < len(model) && p < len(full) && model[p] == full[p] {
-		p++
-	}
-	for p > 0 && p < len(model) && !utf8.RuneStart(model[p]) {
-		p--
-	}
-	q := 0
-	for q < len(model)-p && q < len(full)-p && model[len(model)-1-q] == full[len(full)-1-q] {
-		q++
-	}
-	for q > 0 && len(model)-q < len(model) && !utf8.RuneStart(model[len(model)-q]) {
-		q--
-	}
-	m := strings.TrimSpace(model[p : len(model)-q])
-	if len(m) > maxMarker {
-		// Cut at character boundaries, moving at most UTFMax-1 bytes: a
-		// copy holding invalid UTF-8 keeps its bytes (trimming until the
-		// half was valid used to shrink it to almost nothing).
-		h := maxMarker / 2
-		for i := 1; i < utf8.UTFMax && !utf8.RuneStart(m[h]); i++ {
-			h--
-		}
-		t := len(m) - maxMarker/2
-		for i := 1; i < utf8.UTFMax && !utf8.RuneStart(m[t]); i++ {
-			t++
-		}
-		m = m[:h] + markerElision + m[t:]
-	}
-	return m
-}
-
 // EndTurn stores the turn's outcome, end time and usage, and forgets any
 // request of the turn that produced no round (its model call failed).
 func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
-	s.dropRequests(conv.ID, turn.Index)
+	s.requests.Drop(conv.ID, turn.Index)
 	return s.write(ctx, func(w *txw) error {
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
@@ -363,17 +264,8 @@ VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE conv_id = ?), ?, ?
 // without its full payloads (see store.Partial) is refused: saving it would
 // store model copies as if they were what the tools returned.
 func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
-	if conv == nil || conv.ID == "" {
-		return errors.New("sqlite store: Save needs a conversation with an id")
-	}
-	for _, t := range conv.Turns {
-		for _, r := range t.Rounds {
-			for _, res := range r.Results {
-				if store.Partial(res) {
-					return fmt.Errorf("sqlite store: result %s of turn %d was loaded without its full payload; save a conversation from LoadFull", res.CallID, t.Index)
-				}
-			}
-		}
+	if err := codec.CheckSavable(conv); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
 	}
 	return s.write(ctx, func(w *txw) error {
 		var n int
@@ -384,10 +276,7 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 			return fmt.Errorf("sqlite store: conversation %s is already stored", conv.ID)
 		}
 		now := time.Now()
-		for i, t := range conv.Turns {
-			if t.Index != i+1 {
-				return fmt.Errorf("sqlite store: conversation %s: turn %d has index %d", conv.ID, i+1, t.Index)
-			}
+		for _, t := range conv.Turns {
 			if err := beginTurn(w, conv.ID, t, now); err != nil {
 				return err
 			}

@@ -8,11 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
 	_ "modernc.org/sqlite"
@@ -48,17 +47,12 @@ type Store struct {
 	// w is the one writing connection; r a pool of read-only connections.
 	w, r *sql.DB
 
-	mu       sync.Mutex
-	eventErr error
-
-	// pending holds events observed since the last write.
-	pmu     sync.Mutex
-	pending []harness.Event
+	// events holds events observed since the last write (see Observe).
+	events codec.Events
 
 	// requests holds what each request in flight offers, until AddRound
 	// stores it with its round (see AddRequest).
-	rmu      sync.Mutex
-	requests map[requestKey]*pendingRequest
+	requests codec.Pending
 }
 
 var _ store.Store = (*Store)(nil)
@@ -74,6 +68,7 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 	if opts != nil {
 		s.opts = *opts
 	}
+	s.events.OnError = s.opts.OnEventError
 	if s.opts.BusyTimeout <= 0 {
 		s.opts.BusyTimeout = DefaultBusyTimeout
 	}
@@ -133,11 +128,7 @@ func (s *Store) Close() error {
 }
 
 // EventErr returns the first error met while storing an event, or nil.
-func (s *Store) EventErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.eventErr
-}
+func (s *Store) EventErr() error { return s.events.Err() }
 
 // ns stores a time as Unix nanoseconds; the zero time is 0.
 func ns(t time.Time) int64 {

@@ -287,29 +287,6 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-func TestMarkerOf(t *testing.T) {
-	full := strings.Repeat("abcdefghij\n", 100)
-	tests := []struct{ model, want string }{
-		{full, ""},
-		{full[:30] + "\n… [cut 1000 bytes, see .harness/spill/x.txt] …\n" + full[len(full)-22:], "… [cut 1000 bytes, see .harness/spill/x.txt] …"},
-		{"[repeat of call_1: nothing changed]", "[repeat of call_1: nothing changed]"},
-		{full[:50] + "\n(trimmed)", "(trimmed)"},
-	}
-	for _, tt := range tests {
-		if got := markerOf(full, tt.model); got != tt.want {
-			t.Errorf("markerOf = %q, want %q", got, tt.want)
-		}
-	}
-	long := markerOf("x", strings.Repeat("é", 2000))
-	if len(long) > maxMarker+10 || !strings.Contains(long, " … ") {
-		t.Errorf("a long marker is not shortened: %d bytes", len(long))
-	}
-	// A copy of invalid UTF-8 keeps a full-size head and tail.
-	if bad := markerOf("x", strings.Repeat("a\xff", 2000)); len(bad) != maxMarker+len(markerElision) {
-		t.Errorf("a marker of invalid UTF-8 shrank to %d bytes: %q", len(bad), bad)
-	}
-}
-
 func TestEventsKeepInvalidArguments(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t, nil)

@@ -1,7 +1,6 @@
-package sqlite
+package codec
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -9,7 +8,7 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// storedPart is how a part is kept in the store. encoding/json would not
+// storedPart is how a part is kept in a store. encoding/json would not
 // keep every part as it was: it replaces invalid UTF-8 in text, compacts
 // the whitespace of a JSON part and refuses a JSON part that does not
 // parse. Content it would change is kept as bytes instead, so what a tool
@@ -31,9 +30,9 @@ type storedPart struct {
 	JSON json.RawMessage `json:"json,omitempty"`
 }
 
-// encodePartsJSON encodes parts losslessly; nil parts are NULL, so that nil
-// comes back nil.
-func encodePartsJSON(parts []harness.Part) ([]byte, error) {
+// EncodePartsJSON encodes parts losslessly as JSON; nil parts are nil
+// (NULL in a store), so that nil comes back nil.
+func EncodePartsJSON(parts []harness.Part) ([]byte, error) {
 	if parts == nil {
 		return nil, nil
 	}
@@ -60,27 +59,28 @@ func encodePartsJSON(parts []harness.Part) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// encodeParts stores one plain text part as text (no JSON to encode and
-// decode: loading 10,000 results is 3× faster) and anything else as JSON.
-// nil parts are NULL in both.
-func encodeParts(parts []harness.Part) (sql.NullString, []byte, error) {
-	if len(parts) == 1 && isPlainText(parts[0]) {
-		return sql.NullString{String: parts[0].Text, Valid: true}, nil, nil
+// EncodeParts stores one plain text part as text (isText true: no JSON to
+// encode and decode, which makes loading 10,000 results 3× faster) and
+// anything else as JSON. nil parts give isText false and nil JSON.
+func EncodeParts(parts []harness.Part) (text string, isText bool, js []byte, err error) {
+	if len(parts) == 1 && IsPlainText(parts[0]) {
+		return parts[0].Text, true, nil, nil
 	}
-	js, err := encodePartsJSON(parts)
-	return sql.NullString{}, js, err
+	js, err = EncodePartsJSON(parts)
+	return "", false, js, err
 }
 
-// isPlainText reports whether p is a text part with no other field set,
-// which the text column holds exactly.
-func isPlainText(p harness.Part) bool {
+// IsPlainText reports whether p is a text part with no other field set,
+// which a text column holds exactly.
+func IsPlainText(p harness.Part) bool {
 	return p.Type == harness.PartText && p.MIMEType == "" && p.Data == nil && p.JSON == nil
 }
 
-// decodeParts is the inverse of encodeParts.
-func decodeParts(text sql.NullString, js []byte) ([]harness.Part, error) {
-	if text.Valid {
-		return []harness.Part{harness.TextPart(text.String)}, nil
+// DecodeParts is the inverse of EncodeParts: text when isText, else the
+// JSON, nil for nil.
+func DecodeParts(text string, isText bool, js []byte) ([]harness.Part, error) {
+	if isText {
+		return []harness.Part{harness.TextPart(text)}, nil
 	}
 	if js == nil {
 		return nil, nil
@@ -109,10 +109,10 @@ func decodeParts(text sql.NullString, js []byte) ([]harness.Part, error) {
 	return parts, nil
 }
 
-// encodeMeta encodes a result's metadata. Metadata is for logs: a value
+// EncodeMeta encodes a result's metadata. Metadata is for logs: a value
 // JSON cannot carry (a NaN, a channel) is stored as its printed form rather
 // than failing the record of the whole round.
-func encodeMeta(meta map[string]any) []byte {
+func EncodeMeta(meta map[string]any) []byte {
 	if b, err := json.Marshal(meta); err == nil {
 		return b
 	}
@@ -128,4 +128,13 @@ func encodeMeta(meta map[string]any) []byte {
 		return []byte(`{}`)
 	}
 	return b
+}
+
+// Size sums the sizes of parts.
+func Size(parts []harness.Part) int {
+	n := 0
+	for _, p := range parts {
+		n += p.Size()
+	}
+	return n
 }

@@ -1,0 +1,97 @@
+package codec
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/agentharness/harness"
+)
+
+// Request is what a request the agent is about to send offers, ready to
+// store: the system prompt and the tool schemas, each with its content
+// hash, so that a store keeps each distinct one once.
+type Request struct {
+	System, SystemHash string
+	// Specs are copies of the schemas sent, Hashes their content hashes
+	// and Bytes their sizes as sent; SetHash names the list ("" for none)
+	// and SetBytes sums Bytes.
+	Specs    []harness.ToolSpec
+	Hashes   []string
+	Bytes    []int
+	SetHash  string
+	SetBytes int
+}
+
+// NewRequest copies what req offers (the agent shares req's slices with
+// its view) and hashes it.
+func NewRequest(req *harness.Request) *Request {
+	p := &Request{System: req.System}
+	if req.System != "" {
+		p.SystemHash = PromptHash(req.System)
+	}
+	if len(req.Tools) == 0 {
+		return p
+	}
+	p.Specs = make([]harness.ToolSpec, len(req.Tools))
+	p.Hashes = make([]string, len(req.Tools))
+	p.Bytes = make([]int, len(req.Tools))
+	for i, t := range req.Tools {
+		if t.InputSchema != nil {
+			t.InputSchema = append(json.RawMessage(nil), t.InputSchema...)
+		}
+		p.Specs[i], p.Hashes[i], p.Bytes[i] = t, SchemaHash(t), harness.SchemaBytes(t)
+		p.SetBytes += p.Bytes[i]
+	}
+	p.SetHash = SetHash(p.Hashes)
+	return p
+}
+
+// Hash domains keep the three kinds of content hash apart.
+const (
+	schemaDomain = "harness.toolspec.v1\x00"
+	setDomain    = "harness.toolset.v1\x00"
+	promptDomain = "harness.system.v1\x00"
+)
+
+// SchemaKey is what a schema's hash is taken of: every field that makes
+// two schemas different (the risk too: it decides parallelism and
+// approval), each length-prefixed so that no two schemas share a key.
+func SchemaKey(spec harness.ToolSpec) []byte {
+	b := make([]byte, 0, len(schemaDomain)+len(spec.Name)+len(spec.Description)+len(spec.InputSchema)+3*binary.MaxVarintLen64+1)
+	b = append(b, schemaDomain...)
+	b = binary.AppendUvarint(b, uint64(len(spec.Name)))
+	b = append(b, spec.Name...)
+	b = binary.AppendUvarint(b, uint64(len(spec.Description)))
+	b = append(b, spec.Description...)
+	b = binary.AppendUvarint(b, uint64(len(spec.InputSchema)))
+	b = append(b, spec.InputSchema...)
+	return append(b, byte(spec.Risk))
+}
+
+// SchemaHash is the content hash of a tool schema (hex SHA-256 of SchemaKey).
+func SchemaHash(spec harness.ToolSpec) string {
+	sum := sha256.Sum256(SchemaKey(spec))
+	return hex.EncodeToString(sum[:])
+}
+
+// SetHash names an ordered list of schemas by their hashes (all of one
+// length, so plain concatenation is unambiguous).
+func SetHash(hashes []string) string {
+	h := sha256.New()
+	h.Write([]byte(setDomain))
+	for _, x := range hashes {
+		h.Write([]byte(x))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// PromptHash is the content hash of a system prompt.
+func PromptHash(text string) string {
+	sum := sha256.Sum256([]byte(promptDomain + text))
+	return hex.EncodeToString(sum[:])
+}
+
+// Short abbreviates a content hash for messages.
+func Short(h string) string { return h[:min(len(h), 12)] }

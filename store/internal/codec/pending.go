@@ -1,0 +1,134 @@
+package codec
+
+import (
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// Pending holds what each request in flight offers until its round is
+// stored: the round row does not exist before the model answers, and
+// writing both in the round's transaction keeps a run at one transaction
+// per round. It is safe for concurrent use; the zero value is empty.
+type Pending struct {
+	mu sync.Mutex
+	m  map[pendingKey]*Request
+}
+
+type pendingKey struct {
+	conv        string
+	turn, round int
+}
+
+// Put keeps r for round round of turn turn; a retried request replaces
+// the one before it.
+func (p *Pending) Put(conv string, turn, round int, r *Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[pendingKey]*Request{}
+	}
+	p.m[pendingKey{conv, turn, round}] = r
+}
+
+// Take removes and returns the request of a round, or nil.
+func (p *Pending) Take(conv string, turn, round int) *Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := pendingKey{conv, turn, round}
+	r := p.m[k]
+	delete(p.m, k)
+	return r
+}
+
+// Drop forgets the requests of a turn (a model call that failed leaves
+// one behind).
+func (p *Pending) Drop(conv string, turn int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.m {
+		if k.conv == conv && k.turn == turn {
+			delete(p.m, k)
+		}
+	}
+}
+
+// Len is how many requests wait for their round.
+func (p *Pending) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
+// MaxEvents is how many events wait for the next transcript write before
+// they are written on their own.
+const MaxEvents = 256
+
+// Events queues the events a store observed until its next write, and
+// keeps the first error met storing one. It is safe for concurrent use;
+// the zero value is empty.
+type Events struct {
+	mu      sync.Mutex
+	pending []harness.Event
+	err     error
+	// OnError, when set, receives every error Report is given.
+	OnError func(error)
+}
+
+// Add queues e (its Time set to now when zero) and returns how many
+// events wait.
+func (q *Events) Add(e harness.Event) int {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(q.pending, e)
+	return len(q.pending)
+}
+
+// Take removes and returns the waiting events.
+func (q *Events) Take() []harness.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pending
+	q.pending = nil
+	return p
+}
+
+// Waiting reports whether events wait.
+func (q *Events) Waiting() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending) > 0
+}
+
+// Requeue puts back events whose transaction failed, ahead of newer ones.
+func (q *Events) Requeue(events []harness.Event) {
+	if len(events) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(events, q.pending...)
+}
+
+// Report keeps err when it is the first, and passes it to OnError.
+func (q *Events) Report(err error) {
+	q.mu.Lock()
+	if q.err == nil {
+		q.err = err
+	}
+	q.mu.Unlock()
+	if q.OnError != nil {
+		q.OnError(err)
+	}
+}
+
+// Err returns the first error reported, or nil.
+func (q *Events) Err() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}
