@@ -13,6 +13,13 @@ import (
 // in the store.
 var ErrNotFound = errors.New("not found in the transcript store")
 
+// ErrConversationBusy is returned (wrapped) when a conversation cannot be
+// written because another turn of it is being recorded, by this process or
+// another: one conversation is never written by two turns at once. The
+// caller may retry once that turn has ended, after loading the
+// conversation again (the other turn changed it).
+var ErrConversationBusy = errors.New("another turn of the conversation is being recorded")
+
 // Store persists conversations. Implementations are safe for concurrent use;
 // runs on different conversations may record at the same time.
 type Store interface {

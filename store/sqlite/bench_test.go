@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/storetest"
 )
 
 // longConversation has turns × rounds rounds of ten results each, every
@@ -117,7 +118,7 @@ func BenchmarkRecordRound(b *testing.B) {
 // earlier round (the common case: a turn's rounds share their list),
 // beside the same round recorded without its request.
 func BenchmarkRecordRound84Tools(b *testing.B) {
-	tools := specsOf(graphqlTools(84))
+	tools := storetest.Specs(storetest.GraphQLTools(84))
 	for _, withRequest := range []bool{true, false} {
 		b.Run(map[bool]string{true: "request", false: "no-request"}[withRequest], func(b *testing.B) {
 			ctx := context.Background()

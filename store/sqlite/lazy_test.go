@@ -3,35 +3,12 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/storetest"
 )
-
-// cutConversation has one result of size bytes whose model copy a guard
-// cut to a 4 KB preview, among nine small results.
-func cutConversation(id string, size int) *harness.Conversation {
-	big := strings.Repeat("0123456789abcdef build output line\n", size/35+1)[:size]
-	preview := big[:3072] + "\n… [spilled " + fmt.Sprint(size) + " bytes]\n" + big[size-1024:]
-	r := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant}}
-	for i := range 10 {
-		id := fmt.Sprintf("call_%d", i)
-		r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: "shell", Args: []byte(`{}`)})
-		res := &harness.ToolResult{CallID: id, Tool: "shell", Parts: []harness.Part{harness.TextPart("small result " + id)}}
-		if i == 0 {
-			res.Parts = []harness.Part{harness.TextPart(big)}
-			res.Model = []harness.Part{harness.TextPart(preview)}
-			res.Cuts = []harness.Cut{{Kind: harness.CutSpilled, By: "ceiling", BytesIn: size, BytesOut: len(preview), Locator: ".harness/spill/x.txt"}}
-		}
-		res.Bytes = res.PayloadSize()
-		r.Results = append(r.Results, res)
-	}
-	answer := &harness.Round{Index: 2, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}}
-	return &harness.Conversation{ID: id, Turns: []*harness.Turn{{Index: 1, Input: "build", Outcome: harness.Answered, Rounds: []*harness.Round{r, answer}}}}
-}
 
 // fastest runs fn n times and returns its fastest time, the figure least
 // disturbed by other work on a shared machine.
@@ -53,10 +30,10 @@ func fastest(t testing.TB, n int, fn func() error) time.Duration {
 func TestLargeResultIsLazy(t *testing.T) {
 	ctx := context.Background()
 	big, small := openTemp(t, nil), openTemp(t, nil)
-	if err := big.Save(ctx, cutConversation("c_big", 5<<20)); err != nil {
+	if err := big.Save(ctx, storetest.CutConversation("c_big", 5<<20)); err != nil {
 		t.Fatal(err)
 	}
-	if err := small.Save(ctx, cutConversation("c_small", 5<<10)); err != nil {
+	if err := small.Save(ctx, storetest.CutConversation("c_small", 5<<10)); err != nil {
 		t.Fatal(err)
 	}
 	loadBig := fastest(t, 15, func() error { _, err := big.Load(ctx, "c_big"); return err })
@@ -96,7 +73,7 @@ func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	for _, size := range []int{5 << 10, 5 << 20} {
 		s := openTemp(b, nil)
-		if err := s.Save(ctx, cutConversation("c", size)); err != nil {
+		if err := s.Save(ctx, storetest.CutConversation("c", size)); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("Load/result=%dKB", size>>10), func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/storetest"
 )
 
 // TestUpgradeFromEveryVersion writes a database at every older version of
@@ -99,7 +100,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Errorf("old full result: %v, %v", full, err)
 	}
 	// The upgraded file takes new turns.
-	a := newAgent(t, s, toolModel(nil, nil))
+	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestUpgradeV3File(t *testing.T) {
 		}
 	}
 	// Resumed, the new turn's requests are recorded.
-	a := newAgent(t, s, toolModel(nil, nil))
+	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "more?"); err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +234,8 @@ func TestUpgradeV4File(t *testing.T) {
 		}
 	}
 	// Resumed with the same reads, the new collapse cut keeps both sources.
-	a, err := harness.New(readsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
-		Tools: []harness.Tool{readLinesTool(lineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
+	a, err := harness.New(storetest.ReadsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
+		Tools: []harness.Tool{storetest.ReadLinesTool(storetest.LineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +294,7 @@ func TestTwoProcessesShareOneFile(t *testing.T) {
 	for i, s := range []*Store{a, b} {
 		go func() {
 			conv := harness.NewConversation([]string{"c_a", "c_b"}[i])
-			agent := newAgent(t, s, toolModel(nil, nil))
+			agent := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 			for range 5 {
 				if _, err := agent.Run(ctx, conv, "q"); err != nil {
 					done <- err

@@ -1,0 +1,31 @@
+// Package postgres is the transcript store ([store.Store]) on PostgreSQL,
+// through github.com/jackc/pgx/v5: the same behaviour as store/sqlite
+// (one conformance suite, store/storetest, runs against both), for several
+// harness processes on several machines sharing one store.
+//
+// The schema is versioned like sqlite's: [Open] applies the migrations a
+// database lacks in one transaction under an advisory lock (two processes
+// opening a new database at once apply each step once) and refuses a
+// database written by a newer harness. Every string a model, a tool or a
+// user wrote is stored as bytea, so NUL bytes and invalid UTF-8 come back
+// byte for byte; payloads live apart from the result rows that listing and
+// loading read; each distinct system prompt, tool schema and tool list is
+// stored once by content hash.
+//
+// # One turn at a time per conversation
+//
+// Many processes may append to different conversations at once; one
+// conversation is never written by two turns at once. BeginTurn takes a
+// session-level advisory lock keyed by the conversation
+// (pg_try_advisory_lock) on a connection it keeps for the turn, and every
+// write of the turn goes through that connection; EndTurn releases both.
+// The loser is refused at once: BeginTurn returns an error wrapping
+// [store.ErrConversationBusy], whether the other turn runs in this process
+// or another. A process that dies mid-turn loses its connection, and the
+// server releases its lock with it, so no lease outlives its holder. Writes
+// outside a turn (Save, AddNote, Delete) take the same key as a
+// transaction-scoped lock (pg_try_advisory_xact_lock) and are refused the
+// same way while a turn holds it. Each turn in progress holds one pooled
+// connection: Options.MaxConns bounds the turns one process records at
+// once.
+package postgres

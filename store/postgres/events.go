@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store/internal/codec"
+)
+
+// Observe stores one event. Use harness.Observer(s.Observe), or Observer
+// to chain another observer, as harness.Options.Observer.
+//
+// Events are committed with the next transcript write (the round or turn
+// end they belong to), when 256 are waiting, or by Flush and Close: a run
+// does not pay a transaction per event, and an event is never stored
+// without the round it describes. Events and Calls flush first.
+//
+// Policy events that carry a view-only cut of one result (a turn budget's
+// trim, a compaction's clearing) are also indexed as view cuts, which is
+// how "harness log show" tells what the model saw of a result in each
+// request. A write error goes to Options.OnEventError and EventErr; it
+// never stops a run.
+func (s *Store) Observe(e harness.Event) {
+	if s.events.Add(e) >= codec.MaxEvents {
+		if err := s.Flush(context.Background()); err != nil {
+			s.events.Report(err)
+		}
+	}
+}
+
+// Observer returns an observer that stores each event and then passes it
+// to next (which may be nil).
+func (s *Store) Observer(next harness.Observer) harness.Observer {
+	return func(e harness.Event) {
+		s.Observe(e)
+		if next != nil {
+			next(e)
+		}
+	}
+}
+
+// Flush writes the events still waiting for a transcript write.
+func (s *Store) Flush(ctx context.Context) error {
+	if !s.events.Waiting() {
+		return nil
+	}
+	return s.pooled(ctx, "", func(*txw) error { return nil })
+}
+
+// queueEvents queues the inserts of events and of the view cuts they
+// carry.
+func queueEvents(w *txw, events []harness.Event) error {
+	for _, e := range events {
+		body, err := codec.EventBody(e)
+		if err != nil {
+			return err
+		}
+		label := fmt.Sprintf("event %s", e.Kind)
+		w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES ($1, $2, $3, $4, $5, $6)`,
+			b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body)
+		for _, v := range codec.ViewCuts(e) {
+			c := v.Cut
+			w.queue("view cut of "+v.CallID, `INSERT INTO view_cuts (conv_id, turn, request, call_id, kind, by, bytes_in, bytes_out, size_in, size_out, unit, locator, marker)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, b(v.Conversation), v.Turn, v.Request, b(v.CallID), b(string(c.Kind)), b(c.By),
+				c.BytesIn, c.BytesOut, v.SizeIn, v.SizeOut, b(v.Unit), b(c.Locator), b(v.Marker))
+		}
+	}
+	return nil
+}
+
+// Events returns the stored events of a conversation (of one turn, when
+// turn is not 0), in the order they were stored.
+func (s *Store) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
+	if err := s.Flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT body FROM events WHERE conv_id = $1 AND ($2 = 0 OR turn = $2) ORDER BY id`, b(convID), turn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: events of %s: %w", convID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (harness.Event, error) {
+		var (
+			body []byte
+			e    harness.Event
+		)
+		if err := row.Scan(&body); err != nil {
+			return e, err
+		}
+		err := json.Unmarshal(body, &e)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: events of %s: %w", convID, err)
+	}
+	return out, nil
+}

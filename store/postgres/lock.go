@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentharness/harness/store"
+)
+
+// turnLock is a turn in progress: the connection that holds the
+// conversation's session advisory lock, through which every write of the
+// turn goes (one at a time: a connection runs one transaction).
+type turnLock struct {
+	mu   sync.Mutex
+	conn *pgxpool.Conn
+	key  int64
+	turn int
+}
+
+// release unlocks the conversation and returns the connection to the
+// pool. A connection that cannot unlock (it broke) is closed, which
+// releases the lock on the server as well.
+func (l *turnLock) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return
+	}
+	var ok bool
+	if err := l.conn.QueryRow(context.Background(), `SELECT pg_advisory_unlock($1)`, l.key).Scan(&ok); err != nil || !ok {
+		_ = l.conn.Hijack().Close(context.Background())
+	} else {
+		l.conn.Release()
+	}
+	l.conn = nil
+}
+
+// busy is the error of a conversation another turn is writing.
+func busy(convID string) error {
+	return fmt.Errorf("postgres store: conversation %s: another turn is being recorded (by this or another process): %w", convID, store.ErrConversationBusy)
+}
+
+// lockTurn takes the conversation's lock for a turn on a connection of its
+// own, at once or not at all.
+func (s *Store) lockTurn(ctx context.Context, convID string, turn int) (*turnLock, error) {
+	s.tmu.Lock()
+	if _, held := s.turns[convID]; held {
+		s.tmu.Unlock()
+		return nil, busy(convID)
+	}
+	// Reserve the conversation in this process before asking the server,
+	// so two turns of one process never race for one connection's lock.
+	l := &turnLock{key: lockKey(convID), turn: turn}
+	s.turns[convID] = l
+	s.tmu.Unlock()
+	fail := func(err error) (*turnLock, error) {
+		s.tmu.Lock()
+		delete(s.turns, convID)
+		s.tmu.Unlock()
+		return nil, err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("postgres store: conversation %s: %w", convID, err))
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, l.key).Scan(&ok); err != nil {
+		conn.Release()
+		return fail(fmt.Errorf("postgres store: locking conversation %s: %w", convID, err))
+	}
+	if !ok {
+		conn.Release()
+		return fail(busy(convID))
+	}
+	l.conn = conn
+	return l, nil
+}
+
+// unlockTurn ends the turn in progress of a conversation, if any.
+func (s *Store) unlockTurn(convID string) {
+	s.tmu.Lock()
+	l := s.turns[convID]
+	delete(s.turns, convID)
+	s.tmu.Unlock()
+	if l != nil {
+		l.release()
+	}
+}
+
+// turnOf returns the lock of the turn in progress of a conversation, or
+// nil.
+func (s *Store) turnOf(convID string) *turnLock {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return s.turns[convID]
+}
+
+// convTx runs fn in one transaction that writes conversation convID: on
+// the turn's connection when a turn of it is in progress here, else on a
+// pooled one under the conversation's transaction-scoped lock, refused
+// with store.ErrConversationBusy while another turn holds it.
+func (s *Store) convTx(ctx context.Context, convID string, fn func(w *txw) error) error {
+	if l := s.turnOf(convID); l != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.conn != nil {
+			return s.write(ctx, l.conn.Conn(), "", fn)
+		}
+	}
+	return s.pooled(ctx, convID, fn)
+}
+
+// pooled runs fn in one transaction on a pooled connection; lockConv, when
+// not "", is the conversation it locks for the transaction.
+func (s *Store) pooled(ctx context.Context, lockConv string, fn func(w *txw) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres store: %w", err)
+	}
+	defer conn.Release()
+	return s.write(ctx, conn.Conn(), lockConv, fn)
+}

@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
+)
+
+// DefaultMaxConns is the default size of a store's connection pool. Each
+// turn in progress holds one connection until it ends.
+const DefaultMaxConns = 32
+
+// Options configure a Store. Nil means defaults.
+type Options struct {
+	// MaxConns bounds the pool's connections (default 32): the turns this
+	// process records at once, plus one for reads and other writes. A
+	// turn that finds the pool full waits for a connection (bounded by its
+	// context).
+	MaxConns int32
+	// OnDelete is called by Delete inside its transaction, before the
+	// deletion is committed, to remove what the conversation keeps outside
+	// the database (its spill folder). An error aborts the deletion.
+	OnDelete func(ctx context.Context, conversation string) error
+	// OnEventError receives the error of an event that could not be
+	// stored. Observers cannot fail a run; see also Store.EventErr.
+	OnEventError func(e error)
+}
+
+// Store is the PostgreSQL transcript store. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+	addr string
+
+	// events holds events observed since the last write (see Observe);
+	// emu orders their inserts, so ids follow the order observed.
+	events codec.Events
+	emu    sync.Mutex
+
+	// requests holds what each request in flight offers, until AddRound
+	// stores it with its round (see AddRequest).
+	requests codec.Pending
+
+	// turns holds the turns in progress, by conversation (see lock.go).
+	tmu   sync.Mutex
+	turns map[string]*turnLock
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database dsn names (a postgres:// URL or a
+// key=value string, as libpq takes them) and brings its schema up to date.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	return open(ctx, dsn, opts, 0)
+}
+
+func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, error) {
+	s := &Store{turns: map[string]*turnLock{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.MaxConns <= 0 {
+		s.opts.MaxConns = DefaultMaxConns
+	}
+	s.events.OnError = s.opts.OnEventError
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	cfg.MaxConns = s.opts.MaxConns
+	s.addr = address(cfg.ConnConfig.Config)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: connecting to %s: %w", s.addr, err)
+	}
+	if err := migrate(ctx, pool, version); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
+	}
+	s.pool = pool
+	return s, nil
+}
+
+// parseError reports a connection string that does not parse without
+// repeating it: it may hold a password.
+func parseError(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) && pe.Unwrap() != nil {
+		return fmt.Errorf("postgres store: the connection string does not parse (not shown: it may hold a password): %w", pe.Unwrap())
+	}
+	return errors.New("postgres store: the connection string does not parse (not shown: it may hold a password)")
+}
+
+// address names the database for messages, without the password.
+func address(c pgconn.Config) string {
+	host := c.Host
+	if !strings.HasPrefix(host, "/") {
+		host += ":" + strconv.Itoa(int(c.Port))
+	}
+	u := url.URL{Scheme: "postgres", User: url.User(c.User), Host: "", Path: "/" + c.Database}
+	if strings.HasPrefix(host, "/") {
+		u.RawQuery = url.Values{"host": {host}}.Encode()
+	} else {
+		u.Host = host
+	}
+	return u.String()
+}
+
+// Path names the database for messages: its address without the password.
+func (s *Store) Path() string { return s.addr }
+
+// Close writes the events still pending, ends the turns still in progress
+// (their locks are released; their transcript stays as written) and closes
+// the pool.
+func (s *Store) Close() error {
+	err := s.Flush(context.Background())
+	s.tmu.Lock()
+	turns := s.turns
+	s.turns = map[string]*turnLock{}
+	s.tmu.Unlock()
+	for _, l := range turns {
+		l.release()
+	}
+	s.pool.Close()
+	return err
+}
+
+// EventErr returns the first error met while storing an event, or nil.
+func (s *Store) EventErr() error { return s.events.Err() }
+
+// lockKey is the advisory lock key of a conversation: the first 8 bytes
+// of a SHA-256 of its id. Two ids sharing a key (one chance in 2^64) would
+// only make their turns wait for each other.
+func lockKey(convID string) int64 {
+	sum := sha256.Sum256([]byte("harness.conversation.v1\x00" + convID))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
+}
+
+// ns stores a time as Unix nanoseconds; the zero time is 0.
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNS is the inverse of ns.
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// b passes a string as bytea, byte for byte ("" is an empty value, not
+// NULL). pgx would otherwise send a Go string as text, which PostgreSQL
+// parses as bytea's escape syntax.
+func b(s string) []byte {
+	out := make([]byte, len(s))
+	copy(out, s)
+	return out
+}
+
+// str scans a bytea column into a string (NULL reads as "").
+type str struct{ p *string }
+
+// ScanBytes implements pgtype.BytesScanner.
+func (s str) ScanBytes(v []byte) error {
+	*s.p = string(v)
+	return nil
+}

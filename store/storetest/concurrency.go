@@ -1,0 +1,325 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+)
+
+// testConcurrentRuns runs 30 conversations × 10 turns at once through the
+// real agent on one store and checks that nothing is lost: row counts,
+// and every result's content hash, answer and usage.
+func testConcurrentRuns(t *testing.T, be *Backend) {
+	const convs, turns = 30, 10
+	ctx := context.Background()
+	s := be.Open(t, nil)
+	a := NewAgent(t, s, ToolModel(nil, nil))
+	ids := make([]string, convs)
+	errs := make(chan error, convs)
+	var wg sync.WaitGroup
+	for g := range convs {
+		ids[g] = fmt.Sprintf("c_conc_%02d", g)
+		wg.Go(func() {
+			conv := harness.NewConversation(ids[g])
+			for i := range turns {
+				if _, err := a.Run(ctx, conv, fmt.Sprintf("question %d of %s", i+1, conv.ID)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EventErr(); err != nil {
+		t.Fatal(err)
+	}
+	// Per turn: 2 rounds, 1 assistant message each, 2 calls and results;
+	// events: turn_start, 2 × (request, response), 2 tool_result, turn_end.
+	want := map[string]int{"conversations": convs, "turns": convs * turns, "rounds": 2 * convs * turns, "messages": 2 * convs * turns,
+		"tool_calls": 2 * convs * turns, "results": 2 * convs * turns, "result_bodies": 2 * convs * turns, "events": 8 * convs * turns}
+	for table, n := range want {
+		if got := be.Count(t, table, ""); got != n {
+			t.Errorf("%s: %d rows, want %d", table, got, n)
+		}
+	}
+	for _, id := range ids {
+		conv, err := s.LoadFull(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(conv.Turns) != turns {
+			t.Fatalf("%s: %d turns", id, len(conv.Turns))
+		}
+		for _, turn := range conv.Turns {
+			if turn.Input != fmt.Sprintf("question %d of %s", turn.Index, id) || turn.Outcome != harness.Answered || len(turn.Rounds) != 2 {
+				t.Fatalf("%s turn %d: %q %s %d rounds", id, turn.Index, turn.Input, turn.Outcome, len(turn.Rounds))
+			}
+			if want := (harness.Usage{Input: 300 * turn.Index, Cached: 10, Output: 12}); turn.Usage != want {
+				t.Errorf("%s turn %d usage %+v, want %+v", id, turn.Index, turn.Usage, want)
+			}
+			for _, res := range turn.Rounds[0].Results {
+				if hashOf(res.FullText()) != hashOf(Payload(id, turn.Index, res.CallID)) {
+					t.Errorf("%s turn %d %s: content hash differs", id, turn.Index, res.CallID)
+				}
+			}
+			if !strings.HasPrefix(turn.Answer(), fmt.Sprintf("answer of turn %d", turn.Index)) {
+				t.Errorf("%s turn %d answer %q", id, turn.Index, turn.Answer())
+			}
+		}
+	}
+}
+
+// testTwoStores runs two stores on one database, standing for two
+// processes, each on its own conversation.
+func testTwoStores(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	stores := []Store{be.Open(t, nil), be.Open(t, nil)}
+	done := make(chan error, 2)
+	for i, s := range stores {
+		go func() {
+			conv := harness.NewConversation([]string{"c_a", "c_b"}[i])
+			agent := NewAgent(t, s, ToolModel(nil, nil))
+			for range 5 {
+				if _, err := agent.Run(ctx, conv, "q"); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := stores[0].List(ctx)
+	if err != nil || len(list) != 2 || list[0].Turns != 5 || list[1].Turns != 5 {
+		t.Fatalf("after two writers: %+v %v", list, err)
+	}
+}
+
+// testConversationBusy: while a turn of a conversation is being recorded,
+// every other writer of it (another store, the same store, an agent, a
+// deletion, a note, a save) is refused at once with ErrConversationBusy,
+// and other conversations are not. Once the turn ends (or its store
+// closes), the conversation takes a new turn.
+func testConversationBusy(t *testing.T, be *Backend) {
+	needLocks(t, be)
+	ctx := context.Background()
+	a, b := be.Open(t, nil), be.Open(t, nil)
+	conv := harness.NewConversation("c_busy")
+	turn := &harness.Turn{Index: 1, Input: "first"}
+	if err := a.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	other := harness.NewConversation("c_busy")
+	refusals := map[string]error{
+		"BeginTurn in another store": b.BeginTurn(ctx, other, &harness.Turn{Index: 1, Input: "second writer"}),
+		"BeginTurn in the same store": a.BeginTurn(ctx, other, &harness.Turn{Index: 1, Input: "second writer"}),
+		"Delete":                      b.Delete(ctx, "c_busy"),
+		"AddNote":                     b.AddNote(ctx, other, &harness.Note{Text: "x"}),
+		"Save":                        b.Save(ctx, &harness.Conversation{ID: "c_busy"}),
+	}
+	_, runErr := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
+	refusals["an agent's run"] = runErr
+	for what, err := range refusals {
+		if !errors.Is(err, store.ErrConversationBusy) {
+			t.Errorf("%s during a turn: %v, want ErrConversationBusy", what, err)
+		}
+	}
+	// Another conversation is not held up.
+	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_free"), "q"); err != nil {
+		t.Errorf("another conversation: %v", err)
+	}
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("one")}}}
+	if err := a.AddRound(ctx, conv, turn, round); err != nil {
+		t.Fatal(err)
+	}
+	turn.Rounds, turn.Outcome = []*harness.Round{round}, harness.Answered
+	if err := a.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	// The refused writers wrote nothing.
+	got, err := b.Load(ctx, "c_busy")
+	if err != nil || len(got.Turns) != 1 || got.Turns[0].Input != "first" || got.Turns[0].Outcome != harness.Answered || len(got.Notes) != 0 {
+		t.Fatalf("after the refusals: %+v, %v", got, err)
+	}
+	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, got, "second"); err != nil {
+		t.Fatalf("the next turn, from another store: %v", err)
+	}
+	// A store that closes mid-turn lets the conversation go.
+	got, err = a.Load(ctx, "c_busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.BeginTurn(ctx, got, &harness.Turn{Index: 3, Input: "abandoned"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err = b.Load(ctx, "c_busy")
+	if err != nil || len(got.Turns) != 3 || got.Turns[2].Outcome != "" {
+		t.Fatalf("after a store closed mid-turn: %+v, %v", got, err)
+	}
+	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, got, "fourth"); err != nil {
+		t.Errorf("the turn after an abandoned one: %v", err)
+	}
+}
+
+// testRacingWriters: 8 writers, each its own store (a process of its
+// own), race to record 5 turns in each of 20 conversations through the
+// store API. A writer loads a conversation and begins its next turn; a
+// turn in progress elsewhere refuses it (ErrConversationBusy), and a turn
+// another writer finished since the load makes it stale. In the end every
+// conversation has its 5 turns, each turn written whole by one writer:
+// no round is lost or duplicated.
+func testRacingWriters(t *testing.T, be *Backend) {
+	needLocks(t, be)
+	const writers, convs, turns = 8, 20, 5
+	ctx := context.Background()
+	var (
+		mu            sync.Mutex
+		owner         = map[[2]int]int{} // conversation, turn → writer
+		busy, stale   int
+		wg            sync.WaitGroup
+		errs          = make(chan error, writers)
+		stores        = make([]Store, writers)
+		convID        = func(c int) string { return fmt.Sprintf("c_race_%02d", c) }
+		resultOf      = func(c, turn, w int) string { return fmt.Sprintf("%s turn %d by writer %d", convID(c), turn, w) }
+		maxIterations = writers * convs * turns * 50 // a bound that only catches a livelock
+	)
+	for w := range writers {
+		stores[w] = be.Open(t, nil)
+	}
+	for w := range writers {
+		wg.Go(func() {
+			s := stores[w]
+			for i := 0; ; i++ {
+				if i > maxIterations {
+					errs <- fmt.Errorf("writer %d: no progress after %d attempts", w, i)
+					return
+				}
+				c := (w + i) % convs
+				done, err := writeTurn(ctx, s, convID(c), turns, w, func(turn int) string { return resultOf(c, turn, w) })
+				switch {
+				case errors.Is(err, store.ErrConversationBusy):
+					mu.Lock()
+					busy++
+					mu.Unlock()
+					continue
+				case err != nil && strings.Contains(err.Error(), "load the conversation"):
+					mu.Lock()
+					stale++
+					mu.Unlock()
+					continue
+				case err != nil:
+					errs <- fmt.Errorf("writer %d: %w", w, err)
+					return
+				}
+				if done > 0 {
+					mu.Lock()
+					if prev, dup := owner[[2]int{c, done}]; dup {
+						mu.Unlock()
+						errs <- fmt.Errorf("turn %d of %s written by writers %d and %d", done, convID(c), prev, w)
+						return
+					}
+					owner[[2]int{c, done}] = w
+					mu.Unlock()
+				}
+				if finished(ctx, s, convs, turns, convID) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	rounds := 0
+	for c := range convs {
+		conv, err := stores[0].LoadFull(ctx, convID(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(conv.Turns) != turns {
+			t.Fatalf("%s: %d turns, want %d", convID(c), len(conv.Turns), turns)
+		}
+		for _, turn := range conv.Turns {
+			w, ok := owner[[2]int{c, turn.Index}]
+			if !ok || turn.Outcome != harness.Answered || len(turn.Rounds) != 2 || len(turn.Rounds[0].Results) != 1 ||
+				turn.Rounds[0].Results[0].FullText() != resultOf(c, turn.Index, w) || turn.Input != resultOf(c, turn.Index, w) {
+				t.Errorf("%s turn %d (writer %d, %v): %s", convID(c), turn.Index, w, ok, jsonOf(t, turn))
+			}
+			rounds += len(turn.Rounds)
+		}
+	}
+	if n := be.Count(t, "rounds", ""); rounds != convs*turns*2 || n != rounds {
+		t.Errorf("%d rounds loaded, %d stored, want %d", rounds, n, convs*turns*2)
+	}
+	t.Logf("%d writers × %d conversations × %d turns: %d turns recorded, %d refused as busy, %d as stale, 0 lost or duplicated",
+		writers, convs, turns, len(owner), busy, stale)
+}
+
+// writeTurn records the next turn of conversation id (a tool round and an
+// answer) unless it has turns turns already; it returns the index of the
+// turn it wrote, 0 for none.
+func writeTurn(ctx context.Context, s Store, id string, turns, w int, text func(turn int) string) (int, error) {
+	conv, err := s.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		conv, err = harness.NewConversation(id), nil
+	}
+	if err != nil || len(conv.Turns) >= turns {
+		return 0, err
+	}
+	idx := len(conv.Turns) + 1
+	turn := &harness.Turn{Index: idx, Input: text(idx)}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		return 0, err
+	}
+	callID := fmt.Sprintf("w%d_t%d", w, idx)
+	rounds := []*harness.Round{
+		{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: callID, Name: "fetch", Args: json.RawMessage(`{}`)}}},
+			Results: []*harness.ToolResult{harness.TextResult(text(idx))}},
+		{Index: 2, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}},
+	}
+	rounds[0].Results[0].CallID, rounds[0].Results[0].Tool = callID, "fetch"
+	for _, r := range rounds {
+		if err := s.AddRound(ctx, conv, turn, r); err != nil {
+			return 0, err
+		}
+	}
+	turn.Outcome = harness.Answered
+	return idx, s.EndTurn(ctx, conv, turn)
+}
+
+// finished reports whether every conversation has its turns.
+func finished(ctx context.Context, s Store, convs, turns int, id func(int) string) bool {
+	list, err := s.List(ctx)
+	if err != nil || len(list) < convs {
+		return false
+	}
+	for _, sm := range list {
+		if sm.Turns < turns {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,98 @@
+// Package storetest is the conformance suite of the transcript stores:
+// every behaviour a [store.Store] promises that does not depend on how it
+// keeps its bytes (round trips byte for byte, lazy payloads, cut refs,
+// requests stored once, notes, events and view cuts, listing and deletion,
+// stale and concurrent writers), run against a backend by [Run]. The
+// stores (store/sqlite, store/postgres) run it in their own tests.
+//
+// It also holds the fixtures those tests share (scripted models, tools and
+// conversations) and [Bench], the benchmark every backend runs alike.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+)
+
+// Store is what the suite tests: a transcript store that also saves whole
+// conversations, flushes its events and reports event errors, as both
+// stores do.
+type Store interface {
+	store.Store
+	// Save stores a whole conversation that is not in the store yet.
+	Save(ctx context.Context, conv *harness.Conversation) error
+	// Flush writes the events still waiting for a transcript write.
+	Flush(ctx context.Context) error
+	// EventErr returns the first error met while storing an event.
+	EventErr() error
+	// Observer returns an event sink that stores each event, then
+	// passes it to next.
+	Observer(next harness.Observer) harness.Observer
+}
+
+// Options configure a store the suite opens. Nil means defaults.
+type Options struct {
+	// OnDelete is the store's hook that removes a conversation's files.
+	OnDelete func(ctx context.Context, conversation string) error
+}
+
+// Backend is one fresh, empty database of a store.
+type Backend struct {
+	// Open opens a store on the database; several stores opened on one
+	// backend stand for several processes sharing it. The backend closes
+	// them when the test ends (closing one twice must be harmless).
+	Open func(t testing.TB, opts *Options) Store
+	// Count returns the rows of a table of the schema (both stores name
+	// their tables alike), only those of conversation conv when it is not
+	// "".
+	Count func(t testing.TB, table, conv string) int
+	// TurnLocks says the store refuses a second turn of a conversation in
+	// progress with store.ErrConversationBusy; the suite's locking tests
+	// run only then.
+	TurnLocks bool
+}
+
+// Run runs the conformance suite; newBackend gives each test a fresh
+// database.
+func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, be *Backend)
+	}{
+		{"SaveLoadRoundTrip", testSaveLoadRoundTrip},
+		{"NotFound", testNotFound},
+		{"ReusedCallIDs", testReusedCallIDs},
+		{"BeginTurnRefusesStaleConversation", testStaleConversation},
+		{"ListAndDelete", testListAndDelete},
+		{"EventsKeepInvalidArguments", testEventsKeepInvalidArguments},
+		{"Resume", testResume},
+		{"EventsAndViewCuts", testEventsAndViewCuts},
+		{"Notes", testNotes},
+		{"CutRefsSurviveReopen", testCutRefsSurviveReopen},
+		{"CutRefsByteForByte", testCutRefsByteForByte},
+		{"LazyPayloads", testLazyPayloads},
+		{"RequestsRecorded", testRequestsRecorded},
+		{"RequestsDeduplicated", testRequestsDeduplicated},
+		{"RequestsOfAFailedCall", testRequestsOfAFailedCall},
+		{"SavedConversationHasNoRequests", testSavedConversationHasNoRequests},
+		{"ToolSpecsByteForByte", testToolSpecsByteForByte},
+		{"ConcurrentRuns", testConcurrentRuns},
+		{"TwoStoresShareOneDatabase", testTwoStores},
+		{"ConversationBusy", testConversationBusy},
+		{"RacingWriters", testRacingWriters},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newBackend(t)) })
+	}
+}
+
+// needLocks skips a test of turn locks on a backend without them.
+func needLocks(t *testing.T, be *Backend) {
+	t.Helper()
+	if !be.TurnLocks {
+		t.Skip("this store does not lock a conversation for a turn (Backend.TurnLocks)")
+	}
+}
