@@ -101,11 +101,26 @@ func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarn
 		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	defer st.Close()
+	return ReadStore(ctx, st, path, storeWorkspace(path))
+}
+
+// StoreReader is what ReadStore reads of a transcript store (both
+// store/sqlite and store/postgres are one).
+type StoreReader interface {
+	List(ctx context.Context) ([]store.Summary, error)
+	LoadFull(ctx context.Context, id string) (*harness.Conversation, error)
+	Requests(ctx context.Context, convID string, turn int) ([]store.Request, error)
+}
+
+// ReadStore imports every conversation of an open transcript store, as
+// ParseStoreWarn does a file: each Recording's Source is "source#id", and
+// a streamed result's full payload is read back from its spill file under
+// workspace (when not "").
+func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([]*Recording, []StoreWarning, error) {
 	sums, err := st.List(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
+		return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 	}
-	ws := storeWorkspace(path)
 	var (
 		recs  []*Recording
 		warns []StoreWarning
@@ -113,13 +128,13 @@ func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarn
 	for _, sm := range sums {
 		conv, err := st.LoadFull(ctx, sm.ID)
 		if err != nil {
-			return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
+			return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 		}
 		reqs, err := st.Requests(ctx, sm.ID, 0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("replay: %s: %w", path, err)
+			return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 		}
-		rec, err := FromConversation(path+"#"+conv.ID, conv, ws)
+		rec, err := FromConversation(source+"#"+conv.ID, conv, workspace)
 		if err != nil {
 			return nil, nil, err
 		}

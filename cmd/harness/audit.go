@@ -17,18 +17,19 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
+	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return fmt.Errorf("%w: audit needs at least one FILE or DIR", errUsage)
+	if len(pos) == 0 && *db == "" {
+		return fmt.Errorf("%w: audit needs at least one FILE or DIR, or --db", errUsage)
 	}
 	ps, err := pickPresets(*presets)
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(ctx, e, pos)
+	recs, err := loadOrSuite(ctx, e, pos, *db)
 	if err != nil {
 		return err
 	}

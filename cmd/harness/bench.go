@@ -26,6 +26,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
+	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +35,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(ctx, e, pos)
+	recs, err := loadOrSuite(ctx, e, pos, *db)
 	if err != nil {
 		return err
 	}
@@ -56,19 +57,34 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 // loadOrSuite imports the transcripts at pos (listing skipped files and
 // the importers' warnings on standard error), or generates the built-in
 // suite when pos is empty.
-func loadOrSuite(ctx context.Context, e *env, pos []string) ([]*replay.Recording, error) {
-	if len(pos) == 0 {
+func loadOrSuite(ctx context.Context, e *env, pos []string, db string) ([]*replay.Recording, error) {
+	if len(pos) == 0 && db == "" {
 		return bench.Suite()
 	}
-	recs, skipped, err := replay.LoadContext(ctx, pos...)
-	if err != nil {
-		return nil, err
+	var recs []*replay.Recording
+	if len(pos) > 0 {
+		var skipped []replay.Skipped
+		var err error
+		if recs, skipped, err = replay.LoadContext(ctx, pos...); err != nil {
+			return nil, err
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
+		}
 	}
-	for _, s := range skipped {
-		fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
+	if db != "" {
+		more, err := dbRecordings(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("--db: %w", err)
+		}
+		recs = append(recs, more...)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
+		from := pos
+		if db != "" {
+			from = append(from, "--db") // a URL may hold a password
+		}
+		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(from, ", "))
 	}
 	printWarnings(e, recs)
 	return recs, nil

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"github.com/agentharness/harness/internal/numfmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/tools/recall"
@@ -62,7 +60,7 @@ type storeFlags struct {
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace root whose .harness/ holds the store")
-	fs.StringVar(&f.db, "db", "", "transcript store file (default WORKSPACE/"+sqlite.DefaultPath+")")
+	fs.StringVar(&f.db, "db", "", "transcript store: a file (default WORKSPACE/"+sqlite.DefaultPath+") or a postgres:// URL")
 }
 
 // path is the store's file.
@@ -76,17 +74,8 @@ func (f *storeFlags) path() string {
 // openStore opens the workspace's transcript store; deleting a
 // conversation also removes its spill folder. With mustExist, a missing
 // file is an error instead of a new store.
-func openStore(ctx context.Context, f *storeFlags, mustExist bool) (*sqlite.Store, error) {
-	p := f.path()
-	if mustExist {
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
-		}
-	}
-	ws := f.workspace
-	return sqlite.Open(ctx, p, &sqlite.Options{
-		OnDelete: func(ctx context.Context, id string) error { return spill.RemoveConversation(ws, id) },
-	})
+func openStore(ctx context.Context, f *storeFlags, mustExist bool) (transcriptStore, error) {
+	return openDB(ctx, f.path(), f.workspace, mustExist)
 }
 
 // recallLookup lets the recall tool fetch results a resumed conversation
@@ -506,7 +495,7 @@ func logJSON(w io.Writer, v any) error {
 // openRunStore opens the transcript store of "harness run" and returns the
 // conversation to run: the stored one named by --conversation, or a new
 // one. With --no-store the store is nil and the conversation new.
-func openRunStore(ctx context.Context, cfg *runConfig) (*sqlite.Store, *harness.Conversation, error) {
+func openRunStore(ctx context.Context, cfg *runConfig) (transcriptStore, *harness.Conversation, error) {
 	if cfg.noStore {
 		if cfg.conversation != "" {
 			return nil, nil, fmt.Errorf("%w: --conversation needs the store; drop --no-store", errUsage)
@@ -535,7 +524,7 @@ func openRunStore(ctx context.Context, cfg *runConfig) (*sqlite.Store, *harness.
 
 // recallOptions lets recall fetch the payloads a resumed conversation was
 // loaded without; nil without a store.
-func recallOptions(st *sqlite.Store) *recall.Options {
+func recallOptions(st transcriptStore) *recall.Options {
 	if st == nil {
 		return nil
 	}
@@ -544,7 +533,7 @@ func recallOptions(st *sqlite.Store) *recall.Options {
 
 // closeRunStore closes the store after a run, saying so when events could
 // not be stored (the transcript itself fails the run instead).
-func closeRunStore(e *env, st *sqlite.Store) {
+func closeRunStore(e *env, st transcriptStore) {
 	if st == nil {
 		return
 	}

@@ -18,7 +18,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgServer.Stop()
+	os.Exit(code)
 }
 
 // cli runs the harness command in a child process.

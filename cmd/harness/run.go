@@ -61,7 +61,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
 	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
 	fs.StringVar(&cfg.conversation, "conversation", "", "continue this stored conversation (ids: harness log list)")
-	fs.StringVar(&cfg.db, "db", "", "transcript store file (default WORKSPACE/.harness/harness.db)")
+	fs.StringVar(&cfg.db, "db", "", "transcript store: a file (default WORKSPACE/.harness/harness.db) or a postgres:// URL")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
 	fs.BoolVar(&cfg.keepToolsOnFinal, "keep-tools-on-final", false, "keep the tool schemas (calls forbidden) in the synthesis request, so it hits the prompt cache")
 	cfg.policy.register(fs)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,7 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 	s.events.OnError = s.opts.OnEventError
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, parseError(err)
+		return nil, parseError(dsn, err)
 	}
 	cfg.MaxConns = s.opts.MaxConns
 	s.addr = address(cfg.ConnConfig.Config)
@@ -99,14 +100,30 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 }
 
 // parseError reports a connection string that does not parse without
-// repeating it: it may hold a password.
-func parseError(err error) error {
+// repeating it or its password.
+func parseError(dsn string, err error) error {
+	const msg = "postgres store: the connection string does not parse (not shown: it may hold a password)"
 	var pe *pgconn.ParseConfigError
-	if errors.As(err, &pe) && pe.Unwrap() != nil {
-		return fmt.Errorf("postgres store: the connection string does not parse (not shown: it may hold a password): %w", pe.Unwrap())
+	if !errors.As(err, &pe) || pe.Unwrap() == nil {
+		return errors.New(msg)
 	}
-	return errors.New("postgres store: the connection string does not parse (not shown: it may hold a password)")
+	why := pe.Unwrap().Error()
+	if strings.Contains(why, "://") || strings.Contains(why, "@") {
+		return errors.New(msg) // it quotes the URL
+	}
+	for _, m := range passwordRE.FindAllStringSubmatch(dsn, -1) {
+		for _, pw := range m[1:] {
+			if pw != "" {
+				why = strings.ReplaceAll(why, pw, "********")
+			}
+		}
+	}
+	return fmt.Errorf("%s: %s", msg, why)
 }
+
+// passwordRE finds the password of a URL (user:password@) or of a
+// key=value string (password=…).
+var passwordRE = regexp.MustCompile(`(?:://[^:/@]*:([^@]*)@|password\s*=\s*'?([^'\s]*))`)
 
 // address names the database for messages, without the password.
 func address(c pgconn.Config) string {

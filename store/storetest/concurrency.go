@@ -129,7 +129,7 @@ func testConversationBusy(t *testing.T, be *Backend) {
 	}
 	other := harness.NewConversation("c_busy")
 	refusals := map[string]error{
-		"BeginTurn in another store": b.BeginTurn(ctx, other, &harness.Turn{Index: 1, Input: "second writer"}),
+		"BeginTurn in another store":  b.BeginTurn(ctx, other, &harness.Turn{Index: 1, Input: "second writer"}),
 		"BeginTurn in the same store": a.BeginTurn(ctx, other, &harness.Turn{Index: 1, Input: "second writer"}),
 		"Delete":                      b.Delete(ctx, "c_busy"),
 		"AddNote":                     b.AddNote(ctx, other, &harness.Note{Text: "x"}),
