@@ -73,7 +73,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 			w.queue("deleting "+id+" from "+table, `DELETE FROM `+table+` WHERE `+col+` = $1`, b(id))
 		}
 		collectRequestGarbage(w)
-		if err := w.flush(); err != nil {
+		if _, err := w.flush(); err != nil {
 			return fmt.Errorf("postgres store: deleting %s: %w", id, err)
 		}
 		if s.opts.OnDelete != nil {

@@ -84,7 +84,9 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *codec.Requ
 		system, tools string
 	)
 	if req != nil {
-		writeRequest(w, where, req)
+		if err := writeRequest(w, where, req); err != nil {
+			return fmt.Errorf("postgres store: %w", err)
+		}
 		recorded, system, tools = true, req.SystemHash, req.SetHash
 	}
 	w.queue(where, `INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,

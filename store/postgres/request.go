@@ -31,13 +31,13 @@ func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn
 // writeRequest queues the system prompt and the tool list of a request,
 // each stored only when the store does not hold it yet: the round row
 // refers to them by hash. Two processes storing one new list at once
-// both insert it; ON CONFLICT keeps the first, and its members are the
-// same. The shared lock keeps a deletion's garbage collection (which takes
+// both insert it; the second waits for the first to commit and writes no
+// members. The shared lock keeps a deletion's garbage collection (which takes
 // it exclusively) from removing a list this transaction refers to before
 // it commits.
-func writeRequest(w *txw, where string, p *codec.Request) {
+func writeRequest(w *txw, where string, p *codec.Request) error {
 	if p.SystemHash == "" && p.SetHash == "" {
-		return
+		return nil
 	}
 	w.queue(where+": request", `SELECT pg_advisory_xact_lock_shared($1)`, int64(gcLock))
 	if p.SystemHash != "" {
@@ -45,10 +45,18 @@ func writeRequest(w *txw, where string, p *codec.Request) {
 			p.SystemHash, b(p.System), len(p.System))
 	}
 	if p.SetHash == "" {
-		return
+		return nil
 	}
-	w.queue(where+": tool list", `INSERT INTO tool_sets (hash, tools, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`,
+	// A list stored by an earlier round (the common case: a turn's rounds
+	// share theirs) is one statement; only a new one writes its members.
+	n, err := w.exec(`INSERT INTO tool_sets (hash, tools, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`,
 		p.SetHash, len(p.Specs), p.SetBytes)
+	if err != nil {
+		return fmt.Errorf("%s: tool list: %w", where, err)
+	}
+	if n == 0 {
+		return nil
+	}
 	for i, t := range p.Specs {
 		var schema []byte
 		if len(t.InputSchema) > 0 {
@@ -56,9 +64,10 @@ func writeRequest(w *txw, where string, p *codec.Request) {
 		}
 		w.queue(where+fmt.Sprintf(": tool schema %q", t.Name), `INSERT INTO tool_schemas (hash, name, description, input_schema, risk, bytes)
 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING`, p.Hashes[i], b(t.Name), b(t.Description), schema, int(t.Risk), p.Bytes[i])
-		w.queue(where+": tool list", `INSERT INTO tool_set_members (set_hash, pos, schema_hash) VALUES ($1, $2, $3) ON CONFLICT (set_hash, pos) DO NOTHING`,
+		w.queue(where+": tool list", `INSERT INTO tool_set_members (set_hash, pos, schema_hash) VALUES ($1, $2, $3)`,
 			p.SetHash, i+1, p.Hashes[i])
 	}
+	return nil
 }
 
 // gcLock is the advisory lock key that orders the garbage collection of

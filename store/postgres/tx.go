@@ -11,11 +11,11 @@ import (
 )
 
 // txw is one write transaction. Statements are queued and sent as one
-// batch (one round trip for a round of many results), each checked for its
-// own error.
+// batch, BEGIN and COMMIT included, so a round of many results costs one
+// round trip to the server; each statement is checked for its own error.
 type txw struct {
 	ctx    context.Context
-	tx     pgx.Tx
+	conn   *pgx.Conn
 	batch  pgx.Batch
 	labels []string
 }
@@ -28,42 +28,48 @@ func (w *txw) queue(label, sql string, args ...any) {
 
 // queryRow sends the queued statements, then runs a query at once.
 func (w *txw) queryRow(sql string, args ...any) (pgx.Row, error) {
-	if err := w.flush(); err != nil {
+	if _, err := w.flush(); err != nil {
 		return nil, err
 	}
-	return w.tx.QueryRow(w.ctx, sql, args...), nil
+	return w.conn.QueryRow(w.ctx, sql, args...), nil
 }
 
 // exec sends the queued statements, then runs one at once and returns the
 // rows it changed.
 func (w *txw) exec(sql string, args ...any) (int64, error) {
-	if err := w.flush(); err != nil {
+	if _, err := w.flush(); err != nil {
 		return 0, err
 	}
-	tag, err := w.tx.Exec(w.ctx, sql, args...)
+	tag, err := w.conn.Exec(w.ctx, sql, args...)
 	return tag.RowsAffected(), err
 }
 
 // flush sends the queued statements and returns the first error, named by
-// its label.
-func (w *txw) flush() error {
+// its label, with its index in the batch (-1 for none).
+func (w *txw) flush() (int, error) {
 	if w.batch.Len() == 0 {
-		return nil
+		return -1, nil
 	}
 	batch, labels := w.batch, w.labels
 	w.batch, w.labels = pgx.Batch{}, nil
-	br := w.tx.SendBatch(w.ctx, &batch)
-	var first error
-	for _, l := range labels {
+	br := w.conn.SendBatch(w.ctx, &batch)
+	at, first := -1, error(nil)
+	for i, l := range labels {
 		if _, err := br.Exec(); err != nil {
-			first = fmt.Errorf("%s: %w", l, err)
+			at, first = i, fmt.Errorf("%s: %w", l, err)
 			break
 		}
 	}
 	if err := br.Close(); err != nil && first == nil {
-		first = err
+		at, first = len(labels)-1, err
 	}
-	return first
+	return at, first
+}
+
+// rollback ends a transaction that failed. A connection that cannot
+// (it broke) is discarded by the pool, which checks its state on release.
+func (w *txw) rollback() {
+	_, _ = w.conn.Exec(context.WithoutCancel(w.ctx), "ROLLBACK")
 }
 
 // write runs fn in one transaction on conn, then stores the events
@@ -88,46 +94,55 @@ type eventError struct{ err error }
 func (e *eventError) Error() string { return e.err.Error() }
 
 func (s *Store) attempt(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error, withEvents bool) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres store: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	w := &txw{ctx: ctx, conn: conn}
+	w.queue("begin", "BEGIN")
 	if lockConv != "" {
+		row, err := w.queryRow(`SELECT pg_try_advisory_xact_lock($1)`, lockKey(lockConv))
 		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, lockKey(lockConv)).Scan(&ok); err != nil {
+		if err == nil {
+			err = row.Scan(&ok)
+		}
+		if err != nil {
+			w.rollback()
 			return fmt.Errorf("postgres store: locking conversation %s: %w", lockConv, err)
 		}
 		if !ok {
+			w.rollback()
 			return busy(lockConv)
 		}
 	}
-	w := &txw{ctx: ctx, tx: tx}
 	if err := fn(w); err != nil {
+		w.rollback()
 		return err
 	}
-	if err := w.flush(); err != nil {
-		return fmt.Errorf("postgres store: %w", err)
-	}
-	var events []harness.Event
+	var (
+		events     []harness.Event
+		eventsFrom = w.batch.Len()
+		eventErr   error
+	)
 	if withEvents {
 		// Events are taken and inserted under emu, so their ids follow
 		// the order they were observed in, whichever transaction commits
 		// first.
 		s.emu.Lock()
+		defer s.emu.Unlock()
 		events = s.events.Take()
-		err := queueEvents(w, events)
-		if err == nil {
-			err = w.flush()
-		}
-		s.emu.Unlock()
-		if err != nil {
-			return &eventError{fmt.Errorf("postgres store: %w", err)}
-		}
+		eventErr = queueEvents(w, events)
 	}
-	if err := tx.Commit(ctx); err != nil {
-		s.events.Requeue(events)
-		return fmt.Errorf("postgres store: commit: %w", err)
+	if eventErr != nil {
+		w.rollback()
+		return &eventError{fmt.Errorf("postgres store: %w", eventErr)}
 	}
-	return nil
+	commit := w.batch.Len()
+	w.queue("commit", "COMMIT")
+	at, err := w.flush()
+	if err == nil {
+		return nil
+	}
+	w.rollback()
+	if at >= eventsFrom && at < commit {
+		return &eventError{fmt.Errorf("postgres store: %w", err)}
+	}
+	s.events.Requeue(events)
+	return fmt.Errorf("postgres store: %w", err)
 }
