@@ -30,9 +30,7 @@ func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn
 
 // writeRequest queues the system prompt and the tool list of a request,
 // each stored only when the store does not hold it yet: the round row
-// refers to them by hash. Two processes storing one new list at once
-// both insert it; the second waits for the first to commit and writes no
-// members. The shared lock keeps a deletion's garbage collection (which takes
+// refers to them by hash. The shared lock keeps a deletion's garbage collection (which takes
 // it exclusively) from removing a list this transaction refers to before
 // it commits.
 func writeRequest(w *txw, where string, p *codec.Request) error {
@@ -47,26 +45,28 @@ func writeRequest(w *txw, where string, p *codec.Request) error {
 	if p.SetHash == "" {
 		return nil
 	}
-	// A list stored by an earlier round (the common case: a turn's rounds
-	// share theirs) is one statement; only a new one writes its members.
-	n, err := w.exec(`INSERT INTO tool_sets (hash, tools, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`,
-		p.SetHash, len(p.Specs), p.SetBytes)
-	if err != nil {
-		return fmt.Errorf("%s: tool list: %w", where, err)
-	}
-	if n == 0 {
-		return nil
-	}
+	// Three statements whatever the list's length; a list stored by an
+	// earlier round (the common case: a turn's rounds share theirs) finds
+	// its hash and writes nothing. Two transactions storing one new list:
+	// the second waits on the list's key until the first commits, then
+	// sees its members.
+	n := len(p.Specs)
+	hashes, names, descs, schemas := make([]string, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	risks, sizes, pos := make([]int32, n), make([]int64, n), make([]int32, n)
 	for i, t := range p.Specs {
-		var schema []byte
+		hashes[i], names[i], descs[i], risks[i], sizes[i], pos[i] = p.Hashes[i], b(t.Name), b(t.Description), int32(t.Risk), int64(p.Bytes[i]), int32(i+1)
 		if len(t.InputSchema) > 0 {
-			schema = t.InputSchema
+			schemas[i] = nullBytes(t.InputSchema)
 		}
-		w.queue(where+fmt.Sprintf(": tool schema %q", t.Name), `INSERT INTO tool_schemas (hash, name, description, input_schema, risk, bytes)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING`, p.Hashes[i], b(t.Name), b(t.Description), schema, int(t.Risk), p.Bytes[i])
-		w.queue(where+": tool list", `INSERT INTO tool_set_members (set_hash, pos, schema_hash) VALUES ($1, $2, $3)`,
-			p.SetHash, i+1, p.Hashes[i])
 	}
+	w.queue(where+": tool schemas", `INSERT INTO tool_schemas (hash, name, description, input_schema, risk, bytes)
+SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bytea[], $5::integer[], $6::bigint[])
+WHERE NOT EXISTS (SELECT 1 FROM tool_sets WHERE hash = $7) ON CONFLICT (hash) DO NOTHING`, hashes, names, descs, schemas, risks, sizes, p.SetHash)
+	w.queue(where+": tool list", `INSERT INTO tool_sets (hash, tools, bytes) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`,
+		p.SetHash, n, p.SetBytes)
+	w.queue(where+": tool list", `INSERT INTO tool_set_members (set_hash, pos, schema_hash)
+SELECT $1, m.pos, m.hash FROM unnest($2::integer[], $3::text[]) AS m(pos, hash)
+WHERE NOT EXISTS (SELECT 1 FROM tool_set_members WHERE set_hash = $1)`, p.SetHash, pos, hashes)
 	return nil
 }
 

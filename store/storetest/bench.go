@@ -57,6 +57,7 @@ func Bench(b *testing.B, newBackend func(tb testing.TB) *Backend) {
 	b.Run("RoundParallel", func(b *testing.B) {
 		s := newBackend(b).Open(b, nil)
 		var n atomic.Int64
+		b.ResetTimer() // not the database's creation
 		b.RunParallel(func(pb *testing.PB) {
 			w := &appender{s: s, conv: harness.NewConversation(fmt.Sprintf("c_bench_%d", n.Add(1))), tools: tools}
 			for pb.Next() {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
@@ -207,6 +208,7 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	for w := range writers {
 		stores[w] = be.Open(t, nil)
 	}
+	start := time.Now()
 	for w := range writers {
 		wg.Go(func() {
 			s := stores[w]
@@ -249,6 +251,7 @@ func testRacingWriters(t *testing.T, be *Backend) {
 		})
 	}
 	wg.Wait()
+	elapsed := time.Since(start) // logged, never asserted
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -274,8 +277,8 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	if n := be.Count(t, "rounds", ""); rounds != convs*turns*2 || n != rounds {
 		t.Errorf("%d rounds loaded, %d stored, want %d", rounds, n, convs*turns*2)
 	}
-	t.Logf("%d writers × %d conversations × %d turns: %d turns recorded, %d refused as busy, %d as stale, 0 lost or duplicated",
-		writers, convs, turns, len(owner), busy, stale)
+	t.Logf("%d writers × %d conversations × %d turns: %d turns recorded in %v (%.0f turns/s), %d refused as busy, %d as stale, 0 lost or duplicated",
+		writers, convs, turns, len(owner), elapsed.Round(time.Millisecond), float64(len(owner))/elapsed.Seconds(), busy, stale)
 }
 
 // writeTurn records the next turn of conversation id (a tool round and an
