@@ -22,10 +22,13 @@
 // The loser is refused at once: BeginTurn returns an error wrapping
 // [store.ErrConversationBusy], whether the other turn runs in this process
 // or another. A process that dies mid-turn loses its connection, and the
-// server releases its lock with it, so no lease outlives its holder. Writes
-// outside a turn (Save, AddNote, Delete) take the same key as a
+// server releases its lock with it, so no lease outlives its holder. A
+// note added during the turn is part of it. Save and Delete, and writes
+// of a turn that does not hold the lock (an agent whose BeginTurn was
+// refused still records that turn's end), take the same key as a
 // transaction-scoped lock (pg_try_advisory_xact_lock) and are refused the
-// same way while a turn holds it. Each turn in progress holds one pooled
+// same way while a turn holds it, even a turn of the same store. Each turn
+// in progress holds one pooled
 // connection: Options.MaxConns bounds the turns one process records at
 // once.
 package postgres

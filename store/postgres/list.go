@@ -51,7 +51,7 @@ ORDER BY c.updated_ns DESC, c.id`, nil, func(rows pgx.Rows) error {
 // that fails, nothing is deleted. A conversation with a turn in progress
 // is refused with store.ErrConversationBusy.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	return s.convTx(ctx, id, func(w *txw) error {
+	return s.pooled(ctx, id, func(w *txw) error {
 		row, err := w.queryRow(`SELECT COUNT(*) FROM conversations WHERE id = $1`, b(id))
 		if err != nil {
 			return fmt.Errorf("postgres store: deleting %s: %w", id, err)

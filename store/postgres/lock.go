@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 )
 
@@ -17,7 +18,10 @@ type turnLock struct {
 	mu   sync.Mutex
 	conn *pgxpool.Conn
 	key  int64
-	turn int
+	// turn is the turn that holds the lock: another turn of the same
+	// conversation (an agent of this process whose BeginTurn was
+	// refused, then records the turn's end) must not write through it.
+	turn *harness.Turn
 }
 
 // release unlocks the conversation and returns the connection to the
@@ -45,7 +49,7 @@ func busy(convID string) error {
 
 // lockTurn takes the conversation's lock for a turn on a connection of its
 // own, at once or not at all.
-func (s *Store) lockTurn(ctx context.Context, convID string, turn int) (*turnLock, error) {
+func (s *Store) lockTurn(ctx context.Context, convID string, turn *harness.Turn) (*turnLock, error) {
 	s.tmu.Lock()
 	if _, held := s.turns[convID]; held {
 		s.tmu.Unlock()
@@ -98,12 +102,13 @@ func (s *Store) turnOf(convID string) *turnLock {
 	return s.turns[convID]
 }
 
-// convTx runs fn in one transaction that writes conversation convID: on
-// the turn's connection when a turn of it is in progress here, else on a
-// pooled one under the conversation's transaction-scoped lock, refused
-// with store.ErrConversationBusy while another turn holds it.
-func (s *Store) convTx(ctx context.Context, convID string, fn func(w *txw) error) error {
-	if l := s.turnOf(convID); l != nil {
+// turnTx runs fn in one transaction that writes conversation convID: on
+// the turn's connection when turn (nil: any turn) holds the conversation
+// in this store, else on a pooled one under the conversation's
+// transaction-scoped lock, refused with store.ErrConversationBusy while
+// another turn holds it.
+func (s *Store) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
+	if l := s.turnOf(convID); l != nil && (turn == nil || l.turn == turn) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.conn != nil {

@@ -22,7 +22,7 @@ func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn 
 	if conv.ID == "" {
 		return errors.New("postgres store: the conversation has no id")
 	}
-	l, err := s.lockTurn(ctx, conv.ID, turn.Index)
+	l, err := s.lockTurn(ctx, conv.ID, turn)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ ON CONFLICT (id) DO UPDATE SET updated_ns = excluded.updated_ns`, b(convID), now
 // (from AddRequest), in one transaction sent as one batch.
 func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	req := s.requests.Take(conv.ID, turn.Index, round.Index)
-	return s.convTx(ctx, conv.ID, func(w *txw) error {
+	return s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
 		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
 			return err
 		}
@@ -166,14 +166,14 @@ func nullBytes(v []byte) []byte {
 // never begun, is refused.
 func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	s.requests.Drop(conv.ID, turn.Index)
-	err := s.convTx(ctx, conv.ID, func(w *txw) error {
+	err := s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
 		}
 		touch(w, conv.ID, time.Now())
 		return nil
 	})
-	if l := s.turnOf(conv.ID); l != nil && l.turn == turn.Index {
+	if l := s.turnOf(conv.ID); l != nil && l.turn == turn {
 		s.unlockTurn(conv.ID)
 	}
 	return err
@@ -195,9 +195,11 @@ WHERE conv_id = $7 AND idx = $8 AND outcome = ''::bytea AND ended_ns = 0`, b(str
 }
 
 // AddNote stores a note (a compaction summary); the turns it stands for
-// stay in the store.
+// stay in the store. During a turn of the conversation in this store, the
+// note is part of it; while a turn elsewhere holds the conversation, it is
+// refused with store.ErrConversationBusy.
 func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
-	return s.convTx(ctx, conv.ID, func(w *txw) error {
+	return s.turnTx(ctx, conv.ID, nil, func(w *txw) error {
 		now := time.Now()
 		w.queue("conversation "+conv.ID, `INSERT INTO conversations (id, created_ns, updated_ns) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING`,
 			b(conv.ID), now.UnixNano())
@@ -221,7 +223,7 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 	if err := codec.CheckSavable(conv); err != nil {
 		return fmt.Errorf("postgres store: %w", err)
 	}
-	return s.convTx(ctx, conv.ID, func(w *txw) error {
+	return s.pooled(ctx, conv.ID, func(w *txw) error {
 		row, err := w.queryRow(`SELECT COUNT(*) FROM conversations WHERE id = $1`, b(conv.ID))
 		if err != nil {
 			return fmt.Errorf("postgres store: %w", err)

@@ -76,7 +76,7 @@ func (w *txw) rollback() {
 // observed since the last write in it: a round and the events that
 // describe it are committed at once, and a run costs one transaction per
 // transcript write instead of one per event. lockConv, when not "", is a
-// conversation the transaction locks first (see convTx).
+// conversation the transaction locks first (see turnTx).
 func (s *Store) write(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error) error {
 	err := s.attempt(ctx, conn, lockConv, fn, true)
 	var ee *eventError

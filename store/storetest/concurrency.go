@@ -137,7 +137,10 @@ func testConversationBusy(t *testing.T, be *Backend) {
 		"Save":                        b.Save(ctx, &harness.Conversation{ID: "c_busy"}),
 	}
 	_, runErr := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
-	refusals["an agent's run"] = runErr
+	refusals["an agent's run in another store"] = runErr
+	_, runErr = NewAgent(t, a, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
+	refusals["an agent's run in the same store"] = runErr
+	refusals["Delete in the same store"] = a.Delete(ctx, "c_busy")
 	for what, err := range refusals {
 		if !errors.Is(err, store.ErrConversationBusy) {
 			t.Errorf("%s during a turn: %v, want ErrConversationBusy", what, err)
