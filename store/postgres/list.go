@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // List describes every stored conversation, most recently updated first.
@@ -35,7 +36,7 @@ ORDER BY c.updated_ns DESC, c.id`, nil, func(rows pgx.Rows) error {
 				&sm.Calls, &sm.ResultBytes, &sm.ModelBytes); err != nil {
 				return err
 			}
-			sm.Created, sm.Updated = fromNS(created), fromNS(updated)
+			sm.Created, sm.Updated = codec.FromNS(created), codec.FromNS(updated)
 			out = append(out, sm)
 			return nil
 		})

@@ -71,7 +71,7 @@ FROM turns WHERE conv_id = $1 ORDER BY idx`, []any{b(id)}, func(rows pgx.Rows) e
 			&t.Usage.Input, &t.Usage.Cached, &t.Usage.CacheWrite, &t.Usage.Output); err != nil {
 			return err
 		}
-		t.Started, t.Ended = fromNS(started), fromNS(ended)
+		t.Started, t.Ended = codec.FromNS(started), codec.FromNS(ended)
 		l.Turn(t)
 		return nil
 	})

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -168,22 +167,6 @@ func (s *Store) EventErr() error { return s.events.Err() }
 func lockKey(convID string) int64 {
 	sum := sha256.Sum256([]byte("harness.conversation.v1\x00" + convID))
 	return int64(binary.BigEndian.Uint64(sum[:8]))
-}
-
-// ns stores a time as Unix nanoseconds; the zero time is 0.
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNS is the inverse of ns.
-func fromNS(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
 
 // b passes a string as bytea, byte for byte ("" is an empty value, not

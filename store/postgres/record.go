@@ -51,7 +51,7 @@ ON CONFLICT (id) DO UPDATE SET updated_ns = excluded.updated_ns`, b(convID), now
 			convID, last, last+1, turn.Index)
 	}
 	w.queue(fmt.Sprintf("turn %d of %s", turn.Index, convID), `INSERT INTO turns (conv_id, idx, input, started_ns) VALUES ($1, $2, $3, $4)`,
-		b(convID), turn.Index, b(turn.Input), ns(turn.Started))
+		b(convID), turn.Index, b(turn.Input), codec.NS(turn.Started))
 	return nil
 }
 
@@ -184,7 +184,7 @@ func endTurn(w *txw, convID string, turn *harness.Turn) error {
 	// Only a turn without an outcome: a caller whose BeginTurn was
 	// refused must not overwrite the stored turn of the same index.
 	n, err := w.exec(`UPDATE turns SET outcome = $1, ended_ns = $2, input_tokens = $3, cached_tokens = $4, cache_write_tokens = $5, output_tokens = $6
-WHERE conv_id = $7 AND idx = $8 AND outcome = ''::bytea AND ended_ns = 0`, b(string(turn.Outcome)), ns(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, b(convID), turn.Index)
+WHERE conv_id = $7 AND idx = $8 AND outcome = ''::bytea AND ended_ns = 0`, b(string(turn.Outcome)), codec.NS(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, b(convID), turn.Index)
 	if err != nil {
 		return fmt.Errorf("postgres store: end of turn %d of %s: %w", turn.Index, convID, err)
 	}
@@ -249,7 +249,7 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 		for _, t := range conv.Turns {
 			w.queue(fmt.Sprintf("turn %d of %s", t.Index, conv.ID), `INSERT INTO turns (conv_id, idx, input, started_ns, outcome, ended_ns,
 	input_tokens, cached_tokens, cache_write_tokens, output_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-				b(conv.ID), t.Index, b(t.Input), ns(t.Started), b(string(t.Outcome)), ns(t.Ended),
+				b(conv.ID), t.Index, b(t.Input), codec.NS(t.Started), b(string(t.Outcome)), codec.NS(t.Ended),
 				t.Usage.Input, t.Usage.Cached, t.Usage.CacheWrite, t.Usage.Output)
 			for _, r := range t.Rounds {
 				if err := addRound(w, conv.ID, t.Index, r, nil); err != nil {

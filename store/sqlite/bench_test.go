@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
@@ -15,26 +14,10 @@ import (
 // fifth one cut by a guard (its payload 20 KB, its model copy 2 KB).
 func longConversation(id string, turns, rounds int) *harness.Conversation {
 	conv := &harness.Conversation{ID: id}
-	small := strings.Repeat("a line of tool output\n", 40) // 880 B
-	big := strings.Repeat("a line of a large output\n", 800)
 	for ti := 1; ti <= turns; ti++ {
 		t := &harness.Turn{Index: ti, Input: fmt.Sprintf("question %d", ti), Outcome: harness.Answered}
 		for ri := 1; ri <= rounds; ri++ {
-			r := &harness.Round{Index: ri, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("looking")}},
-				Usage: harness.Usage{Input: 1000, Output: 50}}
-			for ci := 1; ci <= 10; ci++ {
-				id := fmt.Sprintf("call_t%d_r%d_%d", ti, ri, ci)
-				r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: "read", Args: []byte(`{"path":"x"}`)})
-				res := &harness.ToolResult{CallID: id, Tool: "read", Parts: []harness.Part{harness.TextPart(small)}}
-				if ci%5 == 0 {
-					res.Parts = []harness.Part{harness.TextPart(big)}
-					res.Model = []harness.Part{harness.TextPart(big[:2000] + "\n[cut]")}
-					res.Cuts = []harness.Cut{{Kind: harness.CutSpilled, BytesIn: len(big), BytesOut: 2006, Locator: ".harness/spill/" + id}}
-				}
-				res.Bytes = res.PayloadSize()
-				r.Results = append(r.Results, res)
-			}
-			t.Rounds = append(t.Rounds, r)
+			t.Rounds = append(t.Rounds, storetest.BenchRound(ti, ri))
 		}
 		t.Rounds = append(t.Rounds, &harness.Round{Index: rounds + 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("answer")}}})
 		conv.Turns = append(conv.Turns, t)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // List describes every stored conversation, most recently updated first.
@@ -37,7 +38,7 @@ ORDER BY c.updated_ns DESC, c.id`)
 			&sm.Calls, &sm.ResultBytes, &sm.ModelBytes); err != nil {
 			return nil, fmt.Errorf("sqlite store: listing: %w", err)
 		}
-		sm.Created, sm.Updated = fromNS(created), fromNS(updated)
+		sm.Created, sm.Updated = codec.FromNS(created), codec.FromNS(updated)
 		out = append(out, sm)
 	}
 	if err := rows.Err(); err != nil {

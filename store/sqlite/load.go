@@ -60,7 +60,7 @@ FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) erro
 			&t.Usage.Input, &t.Usage.Cached, &t.Usage.CacheWrite, &t.Usage.Output); err != nil {
 			return err
 		}
-		t.Started, t.Ended = fromNS(started), fromNS(ended)
+		t.Started, t.Ended = codec.FromNS(started), codec.FromNS(ended)
 		l.Turn(t)
 		return nil
 	})

@@ -111,7 +111,7 @@ ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.Uni
 			convID, last, last+1, turn.Index)
 	}
 	if _, err := w.exec(`INSERT INTO turns (conv_id, idx, input, started_ns) VALUES (?, ?, ?, ?)`,
-		convID, turn.Index, turn.Input, ns(turn.Started)); err != nil {
+		convID, turn.Index, turn.Input, codec.NS(turn.Started)); err != nil {
 		return fmt.Errorf("sqlite store: turn %d of %s: %w", turn.Index, convID, err)
 	}
 	return nil
@@ -224,7 +224,7 @@ func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *h
 func endTurn(w *txw, convID string, turn *harness.Turn) error {
 	u := turn.Usage
 	res, err := w.exec(`UPDATE turns SET outcome = ?, ended_ns = ?, input_tokens = ?, cached_tokens = ?, cache_write_tokens = ?, output_tokens = ?
-WHERE conv_id = ? AND idx = ?`, string(turn.Outcome), ns(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, convID, turn.Index)
+WHERE conv_id = ? AND idx = ?`, string(turn.Outcome), codec.NS(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, convID, turn.Index)
 	if err != nil {
 		return fmt.Errorf("sqlite store: end of turn %d of %s: %w", turn.Index, convID, err)
 	}

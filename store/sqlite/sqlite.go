@@ -130,22 +130,6 @@ func (s *Store) Close() error {
 // EventErr returns the first error met while storing an event, or nil.
 func (s *Store) EventErr() error { return s.events.Err() }
 
-// ns stores a time as Unix nanoseconds; the zero time is 0.
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNS is the inverse of ns.
-func fromNS(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 func boolInt(b bool) int {
 	if b {
 		return 1

@@ -198,7 +198,6 @@ func testSavedConversationHasNoRequests(t *testing.T, be *Backend) {
 // back byte for byte with their risk (invalid UTF-8, NUL, schemas that are
 // not JSON, empty fields), once however often they are sent.
 func testToolSpecsByteForByte(t *testing.T, be *Backend) {
-	ctx := context.Background()
 	s := be.Open(t, nil)
 	cases := []struct {
 		spec   harness.ToolSpec
@@ -211,46 +210,63 @@ func testToolSpecsByteForByte(t *testing.T, be *Backend) {
 		{harness.ToolSpec{Name: `back\slash \x00`, Description: `\\x41`}, `\000`},
 	}
 	for n, c := range cases {
-		other := harness.ToolSpec{Name: "other", Description: c.spec.Description}
-		conv := harness.NewConversation(fmt.Sprintf("c_spec_%d", n))
-		turn := &harness.Turn{Index: 1, Input: "q"}
-		if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		ToolSpecRoundTrip(t, s, fmt.Sprintf("c_spec_%d", n), c.spec, c.system)
+	}
+}
+
+// ToolSpecRoundTrip records three rounds of a new conversation id whose
+// requests send spec (with another schema, in two orders) and system, and
+// fails t unless Requests gives both back byte for byte, with their sizes
+// and one tool list for the rounds that sent the same one.
+func ToolSpecRoundTrip(t testing.TB, s Store, id string, spec harness.ToolSpec, system string) {
+	t.Helper()
+	ctx := context.Background()
+	other := harness.ToolSpec{Name: "other", Description: spec.Description}
+	conv := harness.NewConversation(id)
+	turn := &harness.Turn{Index: 1, Input: "q"}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	for round, tools := range [][]harness.ToolSpec{{spec, other}, {spec, other}, {other, spec, spec}} {
+		req := &harness.Request{System: system, Tools: tools, Turn: 1, Round: round + 1}
+		if err := s.AddRequest(ctx, conv, turn, req); err != nil {
 			t.Fatal(err)
 		}
-		for round, tools := range [][]harness.ToolSpec{{c.spec, other}, {c.spec, other}, {other, c.spec, c.spec}} {
-			req := &harness.Request{System: c.system, Tools: tools, Turn: 1, Round: round + 1}
-			if err := s.AddRequest(ctx, conv, turn, req); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.AddRound(ctx, conv, turn, &harness.Round{Index: round + 1, Assistant: harness.Message{Role: harness.RoleAssistant}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.EndTurn(ctx, conv, turn); err != nil {
+		if err := s.AddRound(ctx, conv, turn, &harness.Round{Index: round + 1, Assistant: harness.Message{Role: harness.RoleAssistant}}); err != nil {
 			t.Fatal(err)
 		}
-		reqs, err := s.Requests(ctx, conv.ID, 0)
-		if err != nil {
-			t.Fatal(err)
+	}
+	if err := s.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := s.Requests(ctx, conv.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec
+	if len(want.InputSchema) == 0 {
+		want.InputSchema = nil // none and empty send the same: nothing
+	}
+	for i, q := range reqs {
+		if q.System != system || q.SystemBytes != len(system) || !q.Recorded {
+			t.Fatalf("%s request %d: system %q (%d bytes), want %q", id, i, q.System, q.SystemBytes, system)
 		}
-		want := c.spec
-		if len(want.InputSchema) == 0 {
-			want.InputSchema = nil // none and empty send the same: nothing
+		at := 0
+		if i == 2 {
+			at = 1
 		}
-		for i, q := range reqs {
-			if q.System != c.system || q.SystemBytes != len(c.system) || !q.Recorded {
-				t.Fatalf("case %d request %d: system %q (%d bytes), want %q", n, i, q.System, q.SystemBytes, c.system)
-			}
-			at := 0
-			if i == 2 {
-				at = 1
-			}
-			if !reflect.DeepEqual(q.Tools[at], want) {
-				t.Fatalf("case %d request %d: got %#v, want %#v", n, i, q.Tools[at], want)
-			}
+		if !reflect.DeepEqual(q.Tools[at], want) {
+			t.Fatalf("%s request %d: got %#v, want %#v", id, i, q.Tools[at], want)
 		}
-		if reqs[0].ToolSet != reqs[1].ToolSet || reqs[0].ToolSet == reqs[2].ToolSet {
-			t.Fatalf("case %d: tool lists %s %s %s", n, reqs[0].ToolSet, reqs[1].ToolSet, reqs[2].ToolSet)
+		bytes := 0
+		for _, tool := range q.Tools {
+			bytes += harness.SchemaBytes(tool)
 		}
+		if q.ToolBytes != bytes {
+			t.Fatalf("%s request %d: %d tool bytes, the schemas are %d", id, i, q.ToolBytes, bytes)
+		}
+	}
+	if reqs[0].ToolSet != reqs[1].ToolSet || reqs[0].ToolSet == reqs[2].ToolSet {
+		t.Fatalf("%s: tool lists %s %s %s", id, reqs[0].ToolSet, reqs[1].ToolSet, reqs[2].ToolSet)
 	}
 }

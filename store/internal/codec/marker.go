@@ -2,6 +2,7 @@ package codec
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -60,4 +61,20 @@ func Title(input string) string {
 		line = string([]rune(line)[:79]) + "…"
 	}
 	return line
+}
+
+// NS stores a time as Unix nanoseconds; the zero time is 0.
+func NS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromNS is the inverse of NS.
+func FromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
