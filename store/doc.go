@@ -7,7 +7,9 @@
 // A [Store] plugs into an agent as its recorder (harness.Options.Recorder)
 // and its event sink (harness.Options.Observer), loads a conversation to
 // resume it, and fetches one full result by call id for the recall tool.
-// Package store/sqlite is the implementation on a single SQLite file.
+// Package store/sqlite is the implementation on a single SQLite file,
+// store/postgres the one several processes share on PostgreSQL; both pass
+// the conformance suite of store/storetest.
 //
 // Large results are loaded lazily: [Store.Load] fills what views use (the
 // model's copy of a result that guards cut, the full payload otherwise) and
