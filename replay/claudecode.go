@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -273,10 +274,7 @@ func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock) error {
 		case "thinking", "redacted_thinking":
 			r.thinking++
 		case "tool_use", "server_tool_use":
-			args := b.Input
-			if len(args) == 0 || string(args) == "null" {
-				args = json.RawMessage("{}")
-			}
+			args := compactJSON(b.Input)
 			c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: b.ID, Name: b.Name, Args: args})
 			r.pending[b.ID] = c
 		}
@@ -413,4 +411,17 @@ func ccResultParts(raw json.RawMessage) ([]harness.Part, error) {
 		}
 	}
 	return parts, nil
+}
+
+// compactJSON returns raw without insignificant whitespace ({} for none):
+// the arguments as the model sent them, whatever the recorder's layout.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }

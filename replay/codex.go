@@ -65,6 +65,7 @@ type cxBuilder struct {
 	lastTot int
 	// counts for the warnings
 	agentCut, orphans, server, reasoning int
+	usage                                bool
 	system                               string
 	session, version                     string
 }
@@ -176,6 +177,7 @@ func (b *cxBuilder) add(src *source, off int64, path, kind string, it *cxItem) e
 			if c := b.billed; c != nil {
 				u := it.Info.Last
 				c.Usage, c.HasUsage = harness.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output}, true
+				b.usage = true
 				b.billed, b.call = nil, nil
 			}
 		}
@@ -313,6 +315,9 @@ func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
 	}
 	if b.reasoning > 0 {
 		w = append(w, fmt.Sprintf("%d reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)", b.reasoning))
+	}
+	if !b.usage {
+		w = append(w, "no usage recorded (no token_count events)")
 	}
 	if partial {
 		w = append(w, "the last line is incomplete (the rollout was still being written): left out")

@@ -75,7 +75,7 @@ func (s *Supply) Apply(rec *Recording) {
 // place of one a recording left out.
 func StandInSystem(n int) string {
 	const head = "[stand-in for the unrecorded system prompt]"
-	return head + strings.Repeat(" token", max(0, n-9))
+	return head + strings.Repeat(" token", max(0, n-11))
 }
 
 const notRecordedPrefix = "not recorded by "

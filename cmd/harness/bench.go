@@ -19,13 +19,15 @@ import (
 func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[DIR|FILE…]", "Replay transcripts under every policy preset and compare effective tokens (uncached + 0.1 × cached\n"+
 		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
-		"are mini-swe-agent trajectories, OpenAI chat lists, harness conversations or harness's store (.db:\n"+
-		"every conversation in it). With no argument it runs the built-in scenario suite. A recording is\n"+
+		"are Claude Code sessions, Codex CLI rollouts, SWE-agent and mini-swe-agent trajectories, Gemini CLI\n"+
+		"chats, OpenAI chat lists, harness conversations or harness's store (.db: every conversation in it),\n"+
+		"recognised by content; folders are read recursively. With no argument it runs the built-in scenario suite. A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
 		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.")
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
+	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +36,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(ctx, e, pos)
+	recs, err := loadOrSuite(ctx, e, sf, pos, false)
 	if err != nil {
 		return err
 	}
@@ -53,35 +55,17 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	return tab.WriteText(e.stdout)
 }
 
-// loadOrSuite imports the transcripts at pos (listing skipped files and
-// the importers' warnings on standard error), or generates the built-in
-// suite when pos is empty.
-func loadOrSuite(ctx context.Context, e *env, pos []string) ([]*replay.Recording, error) {
+// loadOrSuite imports the transcripts at pos (see load), or generates the
+// built-in suite when pos is empty.
+func loadOrSuite(ctx context.Context, e *env, sf *supplyFlags, pos []string, summary bool) ([]*replay.Recording, error) {
 	if len(pos) == 0 {
 		return bench.Suite()
 	}
-	recs, skipped, err := replay.LoadContext(ctx, pos...)
+	supply, err := sf.supply()
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range skipped {
-		fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
-	}
-	printWarnings(e, recs)
-	return recs, nil
-}
-
-// printWarnings prints what replays of recs cannot count as the runs did
-// (Recording.Warnings), one "warning: source: text" line each.
-func printWarnings(e *env, recs []*replay.Recording) {
-	for _, r := range recs {
-		for _, w := range r.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Source, w)
-		}
-	}
+	return load(ctx, e, supply, pos, summary)
 }
 
 func pickPresets(list string) ([]bench.Preset, error) {
