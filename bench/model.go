@@ -122,7 +122,7 @@ func tailChars(s string, n int) string {
 
 func isShell(name string) bool {
 	switch strings.ToLower(name) {
-	case "bash", "shell", "exec", "exec_command", "run_command":
+	case "bash", "shell", "exec", "exec_command", "run_command", "shell_command", "run_shell_command", "local_shell":
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/bench/data"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -27,6 +28,8 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
+	real := fs.Bool("real", false, "replay the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and SWE-agent runs cut\n"+
+		"from openly licensed sets, licences beside them), one table per agent")
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -35,6 +38,12 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	ps, err := pickPresets(*presets)
 	if err != nil {
 		return err
+	}
+	if *real {
+		if len(pos) > 0 {
+			return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
+		}
+		return benchReal(ctx, e, sf, ps, *jsonOut, *perRun)
 	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, false)
 	if err != nil {
@@ -98,4 +107,46 @@ func progressBar(w io.Writer) func(done, total int) {
 			fmt.Fprint(w, "\r\033[K")
 		}
 	}
+}
+
+// benchReal replays the shipped real runs (bench/data), one table per
+// agent, each headed by the agent, its recordings and where they are.
+func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, jsonOut, perRun bool) error {
+	supply, err := sf.supply()
+	if err != nil {
+		return err
+	}
+	tables := map[string]*bench.Table{}
+	for _, agent := range data.Agents() {
+		recs, err := data.Load(ctx, agent)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			supply.Apply(r)
+		}
+		tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr)})
+		if err != nil {
+			return fmt.Errorf("%s: %w", agent, err)
+		}
+		if jsonOut {
+			tables[agent] = tab
+			continue
+		}
+		fmt.Fprintf(e.stdout, "== %s: %d model contexts from %d files (bench/data/%s)\n", agent, len(recs), len(data.Files(agent)), agent)
+		write := tab.WriteText
+		if perRun {
+			write = tab.WritePerRun
+		}
+		if err := write(e.stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tables)
+	}
+	return nil
 }

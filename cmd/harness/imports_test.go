@@ -170,3 +170,24 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestBenchReal replays the shipped real runs: one table per agent, each
+// over that agent's recordings in its own format.
+func TestBenchReal(t *testing.T) {
+	stdout, stderr, code := cli(t, "", "bench", "--real", "--presets", "codex", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var tabs map[string]benchJSON
+	if err := json.Unmarshal([]byte(stdout), &tabs); err != nil {
+		t.Fatalf("%v\n%.300s", err, stdout)
+	}
+	for _, agent := range []string{"mini-swe-agent", "claude-code", "codex", "swe-agent"} {
+		if tab, ok := tabs[agent]; !ok || len(tab.Runs) < 5 {
+			t.Errorf("%s: %d runs in its table", agent, len(tab.Runs))
+		}
+	}
+	if _, stderr, code := cli(t, "", "bench", "--real", "somewhere"); code == 0 || !strings.Contains(stderr, "--real") {
+		t.Errorf("--real with a folder: exit %d %s", code, stderr)
+	}
+}
