@@ -117,84 +117,24 @@ func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	var (
-		runs     []*ccRun
-		main     *ccRun
-		split    bool                  // a compact_boundary was seen: the next main entry starts a new run
-		runOf    = map[string]*ccRun{} // entry uuid → its sidechain run
-		counts   ccCounts
-		session  string
-		segments int
-	)
-	newRun := func(id string) *ccRun {
-		r := &ccRun{rec: &Recording{Source: name, Format: FormatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
-		runs = append(runs, r)
-		return r
-	}
+	f := &ccFile{name: name, runOf: map[string]*ccRun{}}
 	for i, v := range vals {
 		var e ccEntry
 		if err := src.decodeAt(v, paths[i], &e); err != nil {
 			return nil, err
 		}
-		if session == "" && e.SessionID != "" {
-			session = e.SessionID
-		}
-		if e.IsSidechain && (e.Type != "user" && e.Type != "assistant" || e.Message == nil) {
-			// Not a message, but a link in its sidechain: a message whose
-			// parent it is belongs to the same chain.
-			if run := runOf[e.ParentUUID]; run != nil {
-				runOf[e.UUID] = run
+		if run := f.route(&e); run != nil {
+			if err := run.add(src, v, paths[i], &e, &f.counts); err != nil {
+				return nil, err
 			}
-		}
-		switch {
-		case e.Type == "attachment":
-			counts.attachments++
-			continue
-		case e.Type == "system" && e.Subtype == "compact_boundary":
-			split = true
-			continue
-		case e.Type != "user" && e.Type != "assistant", e.Message == nil:
-			continue
-		}
-		var run *ccRun
-		switch {
-		case e.IsSidechain:
-			run = runOf[e.ParentUUID]
-			if run == nil {
-				label := e.AgentID
-				if label == "" {
-					label = fmt.Sprint(len(runs))
-				}
-				run = newRun("agent-" + label)
-			}
-			runOf[e.UUID] = run
-		default:
-			if main == nil || ((split || e.IsCompactSummary) && main.msgs > 0) {
-				segments++
-				main = newRun(fmt.Sprintf("part-%d", segments))
-			}
-			split = false
-			run = main
-		}
-		if err := run.add(src, v, paths[i], &e, &counts); err != nil {
-			return nil, err
 		}
 	}
-	var out []*Recording
-	// Main-chain segments first, in order, then the sidechains.
-	for _, sidechains := range []bool{false, true} {
-		for _, r := range runs {
-			if strings.HasPrefix(r.rec.ID, "agent-") != sidechains || r.rec.Calls() == 0 {
-				continue
-			}
-			out = append(out, r.rec)
-		}
-	}
+	out := f.recordings()
 	if len(out) == 0 {
 		return nil, src.errAt(0, "", "no model call (no assistant message)", nil)
 	}
-	if session == "" {
-		session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	if f.session == "" {
+		f.session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
 	nside := 0
 	for _, r := range out {
@@ -202,13 +142,87 @@ func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
 			nside++
 		}
 	}
-	for _, r := range runs {
-		if r.rec.Calls() == 0 {
-			continue
+	for _, r := range f.runs {
+		if r.rec.Calls() > 0 {
+			r.warn(f.session, f.segments, nside, f.counts, partial)
 		}
-		r.warn(session, segments, nside, counts, partial)
 	}
 	return out, nil
+}
+
+// ccFile is a session file being split into its model contexts.
+type ccFile struct {
+	name     string
+	runs     []*ccRun
+	main     *ccRun            // the main chain's current segment
+	split    bool              // a compact_boundary was seen: the next main entry starts a segment
+	runOf    map[string]*ccRun // entry uuid → its sidechain's run
+	counts   ccCounts
+	session  string
+	segments int
+}
+
+func (f *ccFile) newRun(id string) *ccRun {
+	r := &ccRun{rec: &Recording{Source: f.name, Format: FormatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
+	f.runs = append(f.runs, r)
+	return r
+}
+
+// route returns the run an entry's message belongs to, nil for an entry
+// that is not a message sent to a model.
+func (f *ccFile) route(e *ccEntry) *ccRun {
+	if f.session == "" && e.SessionID != "" {
+		f.session = e.SessionID
+	}
+	message := (e.Type == "user" || e.Type == "assistant") && e.Message != nil
+	if e.IsSidechain && !message {
+		// Not a message, but a link in its sidechain: a message whose
+		// parent it is belongs to the same chain.
+		if run := f.runOf[e.ParentUUID]; run != nil {
+			f.runOf[e.UUID] = run
+		}
+	}
+	switch {
+	case e.Type == "attachment":
+		f.counts.attachments++
+		return nil
+	case e.Type == "system" && e.Subtype == "compact_boundary":
+		f.split = true
+		return nil
+	case !message:
+		return nil
+	case e.IsSidechain:
+		run := f.runOf[e.ParentUUID]
+		if run == nil {
+			label := e.AgentID
+			if label == "" {
+				label = fmt.Sprint(len(f.runs))
+			}
+			run = f.newRun("agent-" + label)
+		}
+		f.runOf[e.UUID] = run
+		return run
+	}
+	if f.main == nil || ((f.split || e.IsCompactSummary) && f.main.msgs > 0) {
+		f.segments++
+		f.main = f.newRun(fmt.Sprintf("part-%d", f.segments))
+	}
+	f.split = false
+	return f.main
+}
+
+// recordings are the runs that made a model call: the main chain's
+// segments in order, then the sidechains.
+func (f *ccFile) recordings() []*Recording {
+	var out []*Recording
+	for _, sidechains := range []bool{false, true} {
+		for _, r := range f.runs {
+			if strings.HasPrefix(r.rec.ID, "agent-") == sidechains && r.rec.Calls() > 0 {
+				out = append(out, r.rec)
+			}
+		}
+	}
+	return out
 }
 
 // add appends one user or assistant entry to the run.

@@ -49,90 +49,117 @@ func ParseSWEAgent(name string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{Source: name, Format: FormatSWEAgent, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}
-	pending := map[string]*Call{}
-	var action *Call // the text-action call waiting for its observation
-	fc := false
+	b := &sweBuilder{src: src, pending: map[string]*Call{},
+		rec: &Recording{Source: name, Format: FormatSWEAgent, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}}
 	for i, v := range elems {
-		path := fmt.Sprintf("history[%d]", i)
-		var m sweMessage
-		if err := src.decodeAt(v, path, &m); err != nil {
+		if err := b.add(i, v); err != nil {
 			return nil, err
 		}
-		text, parts, err := chatContent(m.Content)
-		if err != nil {
-			return nil, src.errAt(v.off, path+".content", err.Error(), nil)
-		}
-		switch {
-		case m.Role == "system" && len(rec.Turns) == 0:
-			rec.System = strings.TrimPrefix(rec.System+"\n\n"+text, "\n\n")
-		case m.Role == "assistant":
-			if len(rec.Turns) == 0 {
-				rec.Turns = append(rec.Turns, &Turn{})
-			}
-			t := rec.Turns[len(rec.Turns)-1]
-			c := &Call{Request: i, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: parts}}
-			t.Calls = append(t.Calls, c)
-			action = nil
-			for k, tc := range m.ToolCalls {
-				args, err := callArgs(tc.Function.Arguments)
-				if err != nil {
-					return nil, src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, k), err.Error(), nil)
-				}
-				c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
-				pending[tc.ID] = c
-				fc = true
-			}
-			if len(m.ToolCalls) == 0 && strings.TrimSpace(m.Action) != "" {
-				args, _ := json.Marshal(map[string]string{"command": m.Action})
-				c.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprintf("swe_%d", i), Name: "bash", Args: args}}
-				action = c
-			}
-		case m.Role == "tool" || (m.Role == "user" && action != nil):
-			var c *Call
-			var id string
-			switch {
-			case m.Role == "tool" && len(m.ToolCallID) > 0:
-				id = m.ToolCallID[0]
-				c = pending[id]
-				delete(pending, id)
-			case action != nil:
-				c, id = action, action.Assistant.ToolCalls[0].ID
-			}
-			action = nil
-			if c == nil {
-				return nil, src.errAt(v.off, path, "an observation that answers no action before it", nil)
-			}
-			r := &Result{CallID: id, Shown: text, Full: parts, Offset: v.off}
-			for _, tc := range c.Assistant.ToolCalls {
-				if tc.ID == id {
-					r.Tool = tc.Name
-				}
-			}
-			c.Results = append(c.Results, r)
-			sortResults(c)
-		default: // user (or a later system message): an input
-			rec.Turns = append(rec.Turns, &Turn{Input: text})
-		}
 	}
+	rec := b.rec
 	if rec.Calls() == 0 {
 		return nil, src.errAt(hist.off, "history", "no model call (no assistant message)", nil)
 	}
 	rec.Model = sweModel(fields)
-	w := []string{}
-	if fc {
-		w = append(w, notRecorded(FormatSWEAgent, rec.System == "", true))
+	if b.fc {
+		rec.Warnings = append(rec.Warnings, notRecorded(FormatSWEAgent, rec.System == "", true))
 	} else {
-		w = append(w, "SWE-agent ran without function calling: each action, parsed from the reply, is recorded as a call of tool \"bash\" and the observation after it as its result (the tools are the commands its system prompt documents)")
+		rec.Warnings = append(rec.Warnings, "SWE-agent ran without function calling: each action, parsed from the reply, is recorded as a call of tool \"bash\" and the observation after it as its result (the tools are the commands its system prompt documents)")
 	}
-	w = append(w, "the history is whole: SWE-agent's history processors (such as the last 5 observations only) changed what its model saw")
+	rec.Warnings = append(rec.Warnings, "the history is whole: SWE-agent's history processors (such as the last 5 observations only) changed what its model saw")
 	if stats, ok := sweStats(fields); ok {
-		w = append(w, fmt.Sprintf("usage recorded for the run only (%d tokens sent, %d received over %d calls), not per call", stats.Sent, stats.Received, stats.Calls))
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("usage recorded for the run only (%d tokens sent, %d received over %d calls), not per call", stats.Sent, stats.Received, stats.Calls))
 	} else {
-		w = append(w, "no usage recorded")
+		rec.Warnings = append(rec.Warnings, "no usage recorded")
 	}
-	rec.Warnings = w
 	return rec, nil
+}
+
+// sweBuilder builds a recording from a trajectory's history.
+type sweBuilder struct {
+	src     *source
+	rec     *Recording
+	pending map[string]*Call // unanswered tool call id → call
+	action  *Call            // the text-action call waiting for its observation
+	fc      bool             // the run used function calling
+}
+
+// add appends history message i.
+func (b *sweBuilder) add(i int, v rawValue) error {
+	path := fmt.Sprintf("history[%d]", i)
+	var m sweMessage
+	if err := b.src.decodeAt(v, path, &m); err != nil {
+		return err
+	}
+	text, parts, err := chatContent(m.Content)
+	if err != nil {
+		return b.src.errAt(v.off, path+".content", err.Error(), nil)
+	}
+	rec := b.rec
+	switch {
+	case m.Role == "system" && len(rec.Turns) == 0:
+		rec.System = strings.TrimPrefix(rec.System+"\n\n"+text, "\n\n")
+	case m.Role == "assistant":
+		return b.assistant(i, v, path, &m, parts)
+	case m.Role == "tool" || (m.Role == "user" && b.action != nil):
+		return b.observation(v, path, &m, text, parts)
+	default: // user (or a later system message): an input
+		rec.Turns = append(rec.Turns, &Turn{Input: text})
+	}
+	return nil
+}
+
+func (b *sweBuilder) assistant(i int, v rawValue, path string, m *sweMessage, parts []harness.Part) error {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	c := &Call{Request: i, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: parts}}
+	t.Calls = append(t.Calls, c)
+	b.action = nil
+	for k, tc := range m.ToolCalls {
+		args, err := callArgs(tc.Function.Arguments)
+		if err != nil {
+			return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, k), err.Error(), nil)
+		}
+		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+		b.pending[tc.ID] = c
+		b.fc = true
+	}
+	if len(m.ToolCalls) == 0 && strings.TrimSpace(m.Action) != "" {
+		args, _ := json.Marshal(map[string]string{"command": m.Action})
+		c.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprintf("swe_%d", i), Name: "bash", Args: args}}
+		b.action = c
+	}
+	return nil
+}
+
+// observation answers the call a tool message names, or the pending text
+// action.
+func (b *sweBuilder) observation(v rawValue, path string, m *sweMessage, text string, parts []harness.Part) error {
+	var c *Call
+	var id string
+	switch {
+	case m.Role == "tool" && len(m.ToolCallID) > 0:
+		id = m.ToolCallID[0]
+		c = b.pending[id]
+		delete(b.pending, id)
+	case b.action != nil:
+		c, id = b.action, b.action.Assistant.ToolCalls[0].ID
+	}
+	b.action = nil
+	if c == nil {
+		return b.src.errAt(v.off, path, "an observation that answers no action before it", nil)
+	}
+	r := &Result{CallID: id, Shown: text, Full: parts, Offset: v.off}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == id {
+			r.Tool = tc.Name
+		}
+	}
+	c.Results = append(c.Results, r)
+	sortResults(c)
+	return nil
 }
 
 type sweModelStats struct {
