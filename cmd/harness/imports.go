@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentharness/harness/replay"
@@ -147,24 +148,56 @@ func printSummary(e *env, recs []*replay.Recording, skipped int) {
 
 // printWarnings prints what replays of recs cannot count as the runs did
 // (Recording.Warnings): "warning: source: text" for a warning one
-// recording has, and "warning: N recordings: text" once for a warning
-// many share (a folder of sessions repeats the format's caveats).
+// recording has, and one line "warning: N recordings: text" for a warning
+// many share (a folder of sessions repeats the format's caveats). Warnings
+// that differ only in the count they start with are one line, with the
+// range of counts.
 func printWarnings(e *env, recs []*replay.Recording) {
+	type group struct {
+		srcs     []string
+		texts    map[string]bool
+		min, max int
+	}
 	var order []string
-	by := map[string][]string{}
+	by := map[string]*group{}
 	for _, r := range recs {
 		for _, w := range r.Warnings {
-			if _, ok := by[w]; !ok {
-				order = append(order, w)
+			n, rest := leadingCount(w)
+			g := by[rest]
+			if g == nil {
+				g = &group{texts: map[string]bool{}, min: n, max: n}
+				by[rest] = g
+				order = append(order, rest)
 			}
-			by[w] = append(by[w], r.Source)
+			g.srcs = append(g.srcs, r.Source)
+			g.texts[w] = true
+			g.min, g.max = min(g.min, n), max(g.max, n)
 		}
 	}
-	for _, w := range order {
-		if srcs := by[w]; len(srcs) == 1 {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", srcs[0], w)
-		} else {
-			fmt.Fprintf(e.stderr, "warning: %d recordings: %s\n", len(srcs), w)
+	for _, key := range order {
+		g := by[key]
+		switch {
+		case len(g.srcs) == 1:
+			for w := range g.texts {
+				fmt.Fprintf(e.stderr, "warning: %s: %s\n", g.srcs[0], w)
+			}
+		case len(g.texts) == 1:
+			for w := range g.texts {
+				fmt.Fprintf(e.stderr, "warning: %d recordings: %s\n", len(g.srcs), w)
+			}
+		default:
+			fmt.Fprintf(e.stderr, "warning: %d recordings: %d to %d %s\n", len(g.srcs), g.min, g.max, key)
 		}
 	}
+}
+
+// leadingCount splits "12 results were cut …" into 12 and "results were
+// cut …"; a warning without a leading count is returned whole with -1.
+func leadingCount(w string) (int, string) {
+	num, rest, ok := strings.Cut(w, " ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return -1, w
+	}
+	return n, rest
 }

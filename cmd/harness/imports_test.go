@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentharness/harness/replay"
 )
 
 // homeTree builds a HOME-like tree from the shipped fixtures: a Claude
@@ -189,5 +192,25 @@ func TestBenchReal(t *testing.T) {
 	}
 	if _, stderr, code := cli(t, "", "bench", "--real", "somewhere"); code == 0 || !strings.Contains(stderr, "--real") {
 		t.Errorf("--real with a folder: exit %d %s", code, stderr)
+	}
+}
+
+// TestPrintWarningsGroups: a warning many recordings share is one line;
+// warnings that differ only in their leading count are one line with the
+// range; a warning of one recording names it.
+func TestPrintWarningsGroups(t *testing.T) {
+	var errb strings.Builder
+	e := &env{stdout: io.Discard, stderr: &errb}
+	recs := []*replay.Recording{
+		{Source: "a", Warnings: []string{"not recorded by x: y", "3 thinking blocks left out", "the last line is incomplete"}},
+		{Source: "b", Warnings: []string{"not recorded by x: y", "12 thinking blocks left out"}},
+		{Source: "c", Warnings: []string{"not recorded by x: y", "1 thinking blocks left out"}},
+	}
+	printWarnings(e, recs)
+	want := "warning: 3 recordings: not recorded by x: y\n" +
+		"warning: 3 recordings: 1 to 12 thinking blocks left out\n" +
+		"warning: a: the last line is incomplete\n"
+	if errb.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", errb.String(), want)
 	}
 }
