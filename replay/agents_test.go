@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,6 +269,9 @@ func TestPartialLastLine(t *testing.T) {
 	rec, err := Parse("live.jsonl", live)
 	if err != nil || !strings.Contains(strings.Join(rec.Warnings, "\n"), "last line is incomplete") || rec.Calls() != 8 {
 		t.Fatalf("%v", err)
+	}
+	if _, err := Parse("title.jsonl", []byte(`{"type":"summary","summary":"t","leafUuid":"x"}`)); !errors.Is(err, ErrNoModelCall) {
+		t.Errorf("a session with no model call: %v", err)
 	}
 	broken := append([]byte(`{"type":"user","sessionId":"s","message":{`+"\n"), data...)
 	if _, err := Parse("broken.jsonl", broken); err == nil || !strings.Contains(err.Error(), "broken.jsonl:") || !strings.Contains(err.Error(), "invalid JSON") {

@@ -131,7 +131,7 @@ func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
 	}
 	out := f.recordings()
 	if len(out) == 0 {
-		return nil, src.errAt(0, "", "no model call (no assistant message)", nil)
+		return nil, src.errAt(0, "", "no assistant message", ErrNoModelCall)
 	}
 	if f.session == "" {
 		f.session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))

@@ -128,7 +128,7 @@ func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, src.errAt(0, "", "no model call (no response item from the model)", nil)
+		return nil, src.errAt(0, "", "no response item from the model", ErrNoModelCall)
 	}
 	if b.session == "" {
 		b.session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))

@@ -102,7 +102,7 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 		return nil, err
 	}
 	if b.rec.Calls() == 0 {
-		return nil, src.errAt(0, "", "no model call (no model content)", nil)
+		return nil, src.errAt(0, "", "no model content", ErrNoModelCall)
 	}
 	w := []string{notRecorded(FormatGeminiCLI, true, true)}
 	if b.masked > 0 {

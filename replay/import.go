@@ -15,6 +15,11 @@ import (
 // format the importers know (as opposed to a transcript that is broken).
 var ErrNotTranscript = errors.New("not a transcript in a known format")
 
+// ErrNoModelCall is wrapped by the error for a transcript in a known
+// format that records no model call (an agent session opened and closed,
+// or one that holds only titles and snapshots): nothing to replay.
+var ErrNoModelCall = errors.New("no model call")
+
 // Parse imports data read from name, recognising the format by its
 // content: a Claude Code session (JSONL or a JSON array of its entries), a
 // Codex CLI rollout, a Gemini CLI chat (a Content list or a session file),

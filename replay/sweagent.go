@@ -58,7 +58,7 @@ func ParseSWEAgent(name string, data []byte) (*Recording, error) {
 	}
 	rec := b.rec
 	if rec.Calls() == 0 {
-		return nil, src.errAt(hist.off, "history", "no model call (no assistant message)", nil)
+		return nil, src.errAt(hist.off, "history", "no assistant message", ErrNoModelCall)
 	}
 	rec.Model = sweModel(fields)
 	if b.fc {

@@ -69,22 +69,19 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 	if err != nil {
 		return nil, err
 	}
-	var unknown []string
+	var unknown, empty []string
 	for _, s := range skipped {
-		if errors.Is(s.Err, replay.ErrNotTranscript) {
+		switch {
+		case errors.Is(s.Err, replay.ErrNotTranscript):
 			unknown = append(unknown, s.Path)
-			continue
+		case errors.Is(s.Err, replay.ErrNoModelCall):
+			empty = append(empty, s.Path)
+		default:
+			fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
 		}
-		fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
 	}
-	if len(unknown) > 0 {
-		shown := unknown[:min(len(unknown), 3)]
-		more := ""
-		if len(unknown) > len(shown) {
-			more = fmt.Sprintf(" and %d more", len(unknown)-len(shown))
-		}
-		fmt.Fprintf(e.stderr, "skipped %d files in no known format: %s%s\n", len(unknown), strings.Join(shown, ", "), more)
-	}
+	skippedLine(e, unknown, "in no known format")
+	skippedLine(e, empty, "with no model call")
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
 	}
@@ -93,6 +90,20 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 	}
 	printWarnings(e, recs)
 	return recs, nil
+}
+
+// skippedLine prints one line for the files skipped for one reason,
+// naming the first three.
+func skippedLine(e *env, paths []string, why string) {
+	if len(paths) == 0 {
+		return
+	}
+	shown := paths[:min(len(paths), 3)]
+	more := ""
+	if len(paths) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(paths)-len(shown))
+	}
+	fmt.Fprintf(e.stderr, "skipped %d files %s: %s%s\n", len(paths), why, strings.Join(shown, ", "), more)
 }
 
 // manyFiles reports whether pos names a folder or more than one file.

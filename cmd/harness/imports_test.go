@@ -41,6 +41,11 @@ func homeTree(t *testing.T) (claude, codex string) {
 	put("claude-code/SOURCE.md", proj+"155715ec-f4e9-47ea-859c-2e4cfcceab6f/tool-results/b5ngp9g5h.txt")
 	put("codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", ".codex/sessions/2025/11/24/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl")
 	put("codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", ".codex/sessions/2026/02/04/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl")
+	// A session that was opened and closed: only its title.
+	title := filepath.Join(home, proj, "0a0a0a0a-title-only.jsonl")
+	if err := os.WriteFile(title, []byte(`{"type":"summary","summary":"Nothing done","leafUuid":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A rollout Codex was still writing: its last line ends mid-object.
 	b, err := os.ReadFile(filepath.Join(fixtures, "codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl"))
 	if err != nil {
@@ -73,7 +78,8 @@ func TestAuditUserHistory(t *testing.T) {
 			"skipped 2 files in no known format: ",
 			"imported " + filepath.Join(claude, "155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl") + ": claude-code, 1 model contexts, 8 model calls, 5 results",
 			"subagents/agent-a4e3ca2.jsonl: claude-code, 1 model contexts, 1 model calls, 0 results",
-			"imported 2 files (2 skipped): 2 model contexts (claude-code 2), 9 model calls",
+			"skipped 1 files with no model call: " + filepath.Join(claude, "0a0a0a0a-title-only.jsonl") + "\n",
+			"imported 2 files (3 skipped): 2 model contexts (claude-code 2), 9 model calls",
 			"warning: 2 recordings: not recorded by claude-code: the system prompt and the tool schemas",
 		}},
 		{codex, 3, 3, []string{
