@@ -34,7 +34,8 @@ var agents = []string{"mini-swe-agent", "claude-code", "codex", "swe-agent"}
 func Agents() []string { return append([]string(nil), agents...) }
 
 // Files lists the shipped run files of agent ("" for every agent) as
-// paths into FS, sorted; licences and SOURCE.md files are not listed.
+// paths into FS, sorted; licences, SOURCE.md and BLOBMAP.txt (the source
+// blobs each file came from) are not listed.
 func Files(agent string) []string {
 	var out []string
 	for _, a := range agents {
@@ -84,7 +85,7 @@ func Load(ctx context.Context, agent string) ([]*replay.Recording, error) {
 
 func isRun(p string) bool {
 	switch base := path.Base(p); {
-	case strings.HasPrefix(base, "LICENSE"), base == "SOURCE.md", strings.HasSuffix(base, ".go"):
+	case strings.HasPrefix(base, "LICENSE"), base == "SOURCE.md", base == "BLOBMAP.txt", strings.HasSuffix(base, ".go"):
 		return false
 	}
 	return true
