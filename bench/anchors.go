@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -256,4 +258,109 @@ func crushStuck(window, maxRepeats int) harness.ViewPolicy {
 		}
 		return nil
 	})
+}
+
+// The measured peers: each real CLI (Claude Code 2.1.197, Codex 0.171.0,
+// Gemini CLI 0.61.0, opencode 1.18.33) was run on one `cat` of a
+// 307,272-byte file, and what its model was shown measured: Claude Code
+// 2,230 bytes (a 2 KB head preview, the rest in a file), Codex 10,212
+// characters (5,000 bytes of head and 5,000 of tail, nothing kept),
+// Gemini CLI 40,281 bytes (8,000 head and 32,000 tail characters, the rest
+// in a file), opencode 51 KB of tail (the rest in a file). The cuts below
+// reproduce those rules and sizes (TestMeasuredPeers).
+
+// claudePersisted is Claude Code's notice for a result it saved to a file
+// (Bash output over 30,000 characters): the size, the path, and the first
+// 2,000 bytes, cut back to a whole character.
+func claudePersisted(text, loc string) string {
+	return fmt.Sprintf("<persisted-output>\nOutput too large (%s). Full output saved to: %s\n\nPreview (first 2KB):\n%s\n...\n</persisted-output>",
+		sizeKB(len(text)), loc, strings.ToValidUTF8(text[:min(len(text), 2_000)], ""))
+}
+
+// sizeKB formats a byte count as Claude Code does: 84.3KB, 1.2MB.
+func sizeKB(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1fMB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1fKB", float64(n)/(1<<10))
+}
+
+// geminiThreshold is Gemini CLI's truncateToolOutputThreshold: a result
+// over 40,000 characters keeps its first fifth and last four fifths of
+// that (8,000 head, 32,000 tail), the whole output saved to a file.
+const geminiThreshold = 40_000
+
+// geminiCut is Gemini CLI's cut of a result over geminiThreshold
+// characters, naming the file that holds it all ("" when none was saved).
+func geminiCut(text, loc string) string {
+	head, tail := headChars(text, geminiThreshold/5), tailChars(text, geminiThreshold*4/5)
+	omitted := harness.Chars(text) - harness.Chars(head) - harness.Chars(tail)
+	see := ""
+	if loc != "" {
+		see = " For full output see: " + loc
+	}
+	return fmt.Sprintf("Output too large. Showing first %s and last %s characters.%s\n\n%s\n\n... [%d characters omitted] ...\n\n%s",
+		"8,000", "32,000", see, head, omitted, tail)
+}
+
+// opencodeLimit are opencode's output limits (Truncate.MAX_BYTES and
+// MAX_LINES): a result over 50 KiB or 2,000 lines is cut.
+const (
+	opencodeBytes = 50 << 10
+	opencodeLines = 2_000
+)
+
+// opencodeOver reports whether opencode cuts text.
+func opencodeOver(text string) bool {
+	return len(text) > opencodeBytes || strings.Count(text, "\n") > opencodeLines
+}
+
+// opencodeCut is opencode's cut of a shell result: the last whole lines
+// that fit in 50 KiB and 2,000 lines, after a note with the count removed
+// and the file that holds it all ("" when none was saved).
+func opencodeCut(text, loc string) string {
+	lines := strings.SplitAfter(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	size, k := 0, len(lines)
+	for k > 0 && len(lines)-k < opencodeLines && size+len(lines[k-1]) <= opencodeBytes {
+		k--
+		size += len(lines[k])
+	}
+	tail := strings.Join(lines[k:], "")
+	if k == len(lines) { // one line longer than the limit: its last bytes
+		tail = strings.ToValidUTF8(text[len(text)-opencodeBytes:], "")
+	}
+	unit, removed := "bytes", len(text)-len(tail)
+	if len(lines)-k >= opencodeLines {
+		unit, removed = "lines", k
+	}
+	hint := "The tool call succeeded but the output was truncated."
+	if loc != "" {
+		hint += " Full output saved to: " + loc + "\nUse Grep to search the full content or Read with offset/limit to view specific sections."
+	}
+	return fmt.Sprintf("...%d %s truncated...\n\n%s\n\n%s", removed, unit, hint, tail)
+}
+
+// geminiCLIPreset is Gemini CLI's result rule as measured.
+func geminiCLIPreset() Preset {
+	return Preset{Name: "gemini-cli", Doc: "Gemini CLI 0.61.0 (measured: 40,281 bytes shown of a 307,272-byte cat): every result over 40,000 characters saved to a file and shown as its first 8,000 and last 32,000 characters with the path; compaction at 70% of the window (clearing stood in for its summary); its masking of older outputs is not reproduced",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards:   []harness.Guard{capGuard(capRule{by: "gemini-cli", over: geminiThreshold, spillShow: geminiCut, cut: func(s string) string { return geminiCut(s, "") }})},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
+			}, nil
+		}}
+}
+
+// opencodePreset is opencode's result rule as measured.
+func opencodePreset() Preset {
+	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured: 51 KB of tail shown of a 307,272-byte cat): a result over 50 KiB or 2,000 lines saved to a file and shown as its last lines within both limits after a note with the path; compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
+		build: func(env replay.Env) (*replay.Config, error) {
+			return &replay.Config{
+				Guards:   []harness.Guard{capGuard(capRule{by: "opencode", when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }})},
+				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
+			}, nil
+		}}
 }

@@ -33,6 +33,9 @@ type capRule struct {
 	// spillPreview, when > 0, saves the full text to a spill file and
 	// shows its first spillPreview characters and the path instead.
 	spillPreview int
+	// spillShow, when set, saves the full text to a spill file and shows
+	// what it returns for the text and the file's locator instead.
+	spillShow func(text, loc string) string
 }
 
 // capGuard applies the first rule that matches a call's tool.
@@ -55,11 +58,14 @@ func capGuard(rules ...capRule) harness.Guard {
 				if (r.when == nil && size <= r.over) || (r.when != nil && !r.when(text)) {
 					break
 				}
-				if r.spillPreview > 0 {
+				if r.spillPreview > 0 || r.spillShow != nil {
 					if loc, ok := saveSpill(ctx, call, text); ok {
-						setModel(res, fmt.Sprintf("Output too large (%d characters). Full output saved to: %s\n\nPreview (first %d characters):\n%s",
-							harness.Chars(text), loc, r.spillPreview, headChars(text, r.spillPreview)),
-							harness.Cut{Kind: harness.CutSpilled, By: r.by, Locator: loc})
+						show := fmt.Sprintf("Output too large (%d characters). Full output saved to: %s\n\nPreview (first %d characters):\n%s",
+							harness.Chars(text), loc, r.spillPreview, headChars(text, r.spillPreview))
+						if r.spillShow != nil {
+							show = r.spillShow(text, loc)
+						}
+						setModel(res, show, harness.Cut{Kind: harness.CutSpilled, By: r.by, Locator: loc})
 						break
 					}
 				}
@@ -116,7 +122,7 @@ func tailChars(s string, n int) string {
 
 func isShell(name string) bool {
 	switch strings.ToLower(name) {
-	case "bash", "shell", "exec", "exec_command", "run_command":
+	case "bash", "shell", "exec", "exec_command", "run_command", "shell_command", "run_shell_command", "local_shell":
 		return true
 	}
 	return false

@@ -111,7 +111,7 @@ func Presets() []Preset {
 				Guards: []harness.Guard{
 					readDedupe("claude-code"),
 					capGuard(
-						capRule{by: "claude-code", tools: isShell, over: 30_000, spillPreview: 2_000, cut: func(s string) string { return headChars(s, 30_000) }},
+						capRule{by: "claude-code", tools: isShell, over: 30_000, spillShow: claudePersisted, cut: func(s string) string { return headChars(s, 30_000) }},
 						capRule{by: "claude-code", tools: builtin, over: 50_000, spillPreview: 2_000, cut: func(s string) string { return headChars(s, 50_000) }},
 					),
 					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
@@ -162,7 +162,7 @@ func Presets() []Preset {
 		return Preset{Name: name, Doc: doc, Ablation: true, build: h.build}
 	}
 	return []Preset{
-		none, ours, hrs, claude, codex, swe, oh, crush, anth,
+		none, ours, hrs, claude, codex, swe, oh, crush, anth, geminiCLIPreset(), opencodePreset(),
 		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.result = nil }),
 		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),

@@ -1,16 +1,23 @@
 // Package replay imports recorded agent transcripts and re-applies context
 // policies to them without a model.
 //
-// Importers turn a recording — a mini-swe-agent trajectory (*.traj.json), a
-// plain OpenAI chat-message list (a JSON array, a {"messages": [...]}
-// object, or JSONL with one message per line), a harness conversation
-// (the JSON of a [harness.Conversation]), or harness's own transcript
-// store (the SQLite file of store/sqlite, every conversation in it:
-// [ParseStore]) — into a provider-neutral
+// Importers turn a recording — a Claude Code session ([ParseClaudeCodeAll]:
+// the main chain, each compaction segment and each subagent), a Codex CLI
+// rollout ([ParseCodexAll]), a SWE-agent trajectory ([ParseSWEAgent]), a
+// Gemini CLI chat ([ParseGeminiCLI]), a mini-swe-agent trajectory
+// (*.traj.json), a plain OpenAI chat-message list (a JSON array, a
+// {"messages": [...]} object, or JSONL with one message per line), a
+// harness conversation (the JSON of a [harness.Conversation]), or harness's
+// own transcript store (the SQLite file of store/sqlite, every
+// conversation in it: [ParseStore]), recognised by content ([Sniff],
+// [ParseAll]) — into a provider-neutral
 // [Recording]: the model calls in the order they were made, each with the
 // position of its request in the source, the assistant message it
 // produced, the usage the provider reported for it, and the tool results
 // that followed, both in full and as the recording agent showed them.
+// What a format does not record (Claude Code's and Codex's system prompt
+// and tool schemas, among others) is said in [Recording.Warnings], and
+// [Supply] fills it in.
 //
 // [Replay] rebuilds the conversation round by round, runs every recorded
 // result through a policy's per-call guards (a ToolFunc that returns the

@@ -15,15 +15,89 @@ import (
 // format the importers know (as opposed to a transcript that is broken).
 var ErrNotTranscript = errors.New("not a transcript in a known format")
 
-// Parse imports data read from name, recognising the format from the
-// name and the content: *.traj.json is a mini-swe-agent trajectory,
-// *.jsonl a chat-message list, and a *.json file is sniffed (an array or
-// {"messages"} is a chat-message list, {"trajectory_format"} or {"info",
-// "messages"} a trajectory, {"turns"} a harness conversation).
+// ErrNoModelCall is wrapped by the error for a transcript in a known
+// format that records no model call (an agent session opened and closed,
+// or one that holds only titles and snapshots): nothing to replay.
+var ErrNoModelCall = errors.New("no model call")
+
+// Parse imports data read from name, recognising the format by its
+// content: a Claude Code session (JSONL or a JSON array of its entries), a
+// Codex CLI rollout, a Gemini CLI chat (a Content list or a session file),
+// a SWE-agent trajectory ({history, trajectory, info}), a mini-swe-agent
+// trajectory ({"trajectory_format"}, or {"info", "messages"}), a harness
+// conversation ({"turns"}), or a chat-message list (a JSON array, JSONL or
+// {"messages"}). For a file that holds several model contexts (Claude
+// Code's subagents and compactions, Codex's compactions) it returns the
+// first; ParseAll returns them all. The name is used in errors, and picks
+// the format only where the content does not: a *.traj.json is read as a
+// mini-swe-agent trajectory and a *.jsonl as a chat-message list.
 func Parse(name string, data []byte) (*Recording, error) {
+	recs, err := ParseAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// ParseAll imports every model context data holds (see Parse): one
+// recording for most formats, the main chain's parts and then each
+// subagent for Claude Code, one per compaction for Codex.
+func ParseAll(name string, data []byte) ([]*Recording, error) {
 	if strings.HasPrefix(string(data[:min(len(data), len(sqliteMagic))]), sqliteMagic) {
 		return nil, fmt.Errorf("%s: an SQLite database: import a transcript store with ParseStore, ParseFile or Load", name)
 	}
+	one := func(rec *Recording, err error) ([]*Recording, error) {
+		if err != nil {
+			return nil, err
+		}
+		return []*Recording{rec}, nil
+	}
+	switch Sniff(data) {
+	case FormatClaudeCode:
+		return ParseClaudeCodeAll(name, data)
+	case FormatCodex:
+		return ParseCodexAll(name, data)
+	case FormatGeminiCLI:
+		return one(ParseGeminiCLI(name, data))
+	case FormatSWEAgent:
+		return one(ParseSWEAgent(name, data))
+	}
+	return one(parseByName(name, data))
+}
+
+// Sniff names the format data is in, from its first record alone: one
+// of FormatClaudeCode, FormatCodex, FormatGeminiCLI and FormatSWEAgent,
+// or "" for the other formats (which Parse tells apart by their fields and
+// the file's name).
+func Sniff(data []byte) string {
+	f, ok := firstRecord(data)
+	if !ok {
+		return ""
+	}
+	typ := jsonString(f["type"])
+	switch {
+	case has(f, "sessionId", "messages") && !has(f, "type"):
+		return FormatGeminiCLI
+	case has(f, "role", "parts"):
+		return FormatGeminiCLI
+	case has(f, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
+		return FormatCodex
+	case has(f, "id", "timestamp") && !has(f, "type") && !has(f, "role") && (has(f, "instructions") || has(f, "git")):
+		return FormatCodex // the first line of a rollout before Codex 0.4x
+	case has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
+		(has(f, "sessionId") && typ != "") || typ == "file-history-snapshot":
+		return FormatClaudeCode
+	case has(f, "history") && (has(f, "trajectory") || has(f, "info") || has(f, "environment")):
+		return FormatSWEAgent
+	case has(f, "history") && !has(f, "messages") && !has(f, "turns"):
+		return FormatSWEAgent
+	}
+	return ""
+}
+
+// parseByName imports the formats Sniff does not name: by the file's
+// extension, then the fields of a JSON object.
+func parseByName(name string, data []byte) (*Recording, error) {
 	base := strings.ToLower(filepath.Base(name))
 	switch {
 	case strings.HasSuffix(base, ".traj.json"):
@@ -32,7 +106,7 @@ func Parse(name string, data []byte) (*Recording, error) {
 		return ParseOpenAI(name, data)
 	case strings.HasSuffix(base, ".json"):
 	default:
-		return nil, fmt.Errorf("%s: %w (want .traj.json, .json, .jsonl or a transcript store)", name, ErrNotTranscript)
+		return nil, fmt.Errorf("%s: %w (want a Claude Code session, a Codex rollout, a Gemini CLI chat, a SWE-agent .traj, a mini-swe-agent .traj.json, a chat-message .json or .jsonl, or a transcript store)", name, ErrNotTranscript)
 	}
 	src := &source{name: name, data: data}
 	start := skipSpace(data, 0)
@@ -102,22 +176,35 @@ func Load(paths ...string) (recs []*Recording, skipped []Skipped, err error) {
 
 // LoadContext is Load with a context for reading transcript stores.
 func LoadContext(ctx context.Context, paths ...string) (recs []*Recording, skipped []Skipped, err error) {
+	return LoadWith(ctx, nil, paths...)
+}
+
+// LoadWith is LoadContext that fills in what the formats leave out from
+// supply (nil: nothing; see Supply.Apply). Every model context a file
+// holds is imported (ParseAll): a Claude Code session gives its main
+// chain and each subagent.
+func LoadWith(ctx context.Context, supply *Supply, paths ...string) (recs []*Recording, skipped []Skipped, err error) {
 	one := func(path string) {
+		var rs []*Recording
+		var err error
 		if IsStore(path) {
-			rs, err := ParseStore(ctx, path)
-			if err != nil {
-				skipped = append(skipped, Skipped{Path: path, Err: err, Reason: err.Error()})
-				return
+			rs, err = ParseStore(ctx, path)
+		} else {
+			var data []byte
+			if data, err = os.ReadFile(path); err == nil {
+				rs, err = ParseAll(path, data)
+			} else {
+				err = fmt.Errorf("replay: %w", err)
 			}
-			recs = append(recs, rs...)
-			return
 		}
-		rec, err := ParseFile(path)
 		if err != nil {
 			skipped = append(skipped, Skipped{Path: path, Err: err, Reason: err.Error()})
 			return
 		}
-		recs = append(recs, rec)
+		for _, r := range rs {
+			supply.Apply(r)
+		}
+		recs = append(recs, rs...)
 	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {

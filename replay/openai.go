@@ -66,23 +66,20 @@ func isJSONL(data []byte) bool {
 	return len(rest) > 0 && len(first) > 1 && first[len(first)-1] == '}' && bytes.HasPrefix(bytes.TrimSpace(rest), []byte("{"))
 }
 
-// parseJSONL adds one message per non-blank line.
+// parseJSONL adds one message per non-blank line (see records: a last
+// line cut off mid-write is left out, with a warning).
 func parseJSONL(src *source, b *chatBuilder) error {
-	data := src.data
-	off := int64(0)
-	for line := 1; off < int64(len(data)); line++ {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := int64(len(data))
-		if end >= 0 {
-			next = off + int64(end) + 1
+	vals, paths, partial, err := records(src)
+	if err != nil {
+		return err
+	}
+	for i, v := range vals {
+		if err := b.add(v, paths[i]); err != nil {
+			return err
 		}
-		text := bytes.TrimRight(data[off:next], "\r\n")
-		if len(bytes.TrimSpace(text)) > 0 {
-			if err := b.add(rawValue{raw: text, off: off}, fmt.Sprintf("line %d", line)); err != nil {
-				return err
-			}
-		}
-		off = next
+	}
+	if partial {
+		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the file was still being written): left out")
 	}
 	return nil
 }

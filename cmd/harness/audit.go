@@ -13,11 +13,15 @@ import (
 func cmdAudit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
 		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
-		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation.")
+		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation. A folder\n"+
+		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions): every\n"+
+		"recognised file is imported, each model context (a Claude Code subagent, a part after a compaction)\n"+
+		"audited apart, and a summary per file and in total goes to standard error.")
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
+	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -29,7 +33,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(ctx, e, pos, *db)
+	recs, err := loadOrSuite(ctx, e, sf, pos, true, *db)
 	if err != nil {
 		return err
 	}

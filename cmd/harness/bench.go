@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/bench/data"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -19,14 +21,18 @@ import (
 func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[DIR|FILE…]", "Replay transcripts under every policy preset and compare effective tokens (uncached + 0.1 × cached\n"+
 		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
-		"are mini-swe-agent trajectories, OpenAI chat lists, harness conversations or harness's store (.db:\n"+
-		"every conversation in it). With no argument it runs the built-in scenario suite. A recording is\n"+
+		"are Claude Code sessions, Codex CLI rollouts, SWE-agent and mini-swe-agent trajectories, Gemini CLI\n"+
+		"chats, OpenAI chat lists, harness conversations or harness's store (.db: every conversation in it),\n"+
+		"recognised by content; folders are read recursively. With no argument it runs the built-in scenario suite. A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
 		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.")
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
+	real := fs.Bool("real", false, "replay the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and SWE-agent runs cut\n"+
+		"from openly licensed sets, licences beside them), one table per agent")
+	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -35,7 +41,13 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadOrSuite(ctx, e, pos, *db)
+	if *real {
+		if len(pos) > 0 {
+			return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
+		}
+		return benchReal(ctx, e, sf, ps, *jsonOut, *perRun)
+	}
+	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
 	if err != nil {
 		return err
 	}
@@ -54,22 +66,21 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	return tab.WriteText(e.stdout)
 }
 
-// loadOrSuite imports the transcripts at pos (listing skipped files and
-// the importers' warnings on standard error), or generates the built-in
-// suite when pos is empty.
-func loadOrSuite(ctx context.Context, e *env, pos []string, db string) ([]*replay.Recording, error) {
+// loadOrSuite imports the transcripts at pos (see load) and every
+// conversation of the store db, or generates the built-in suite when both
+// are empty.
+func loadOrSuite(ctx context.Context, e *env, sf *supplyFlags, pos []string, summary bool, db string) ([]*replay.Recording, error) {
 	if len(pos) == 0 && db == "" {
 		return bench.Suite()
 	}
+	supply, err := sf.supply()
+	if err != nil {
+		return nil, err
+	}
 	var recs []*replay.Recording
 	if len(pos) > 0 {
-		var skipped []replay.Skipped
-		var err error
-		if recs, skipped, err = replay.LoadContext(ctx, pos...); err != nil {
+		if recs, err = load(ctx, e, supply, pos, summary); err != nil {
 			return nil, err
-		}
-		for _, s := range skipped {
-			fmt.Fprintf(e.stderr, "skipped %s\n", s.Reason)
 		}
 	}
 	if db != "" {
@@ -77,27 +88,13 @@ func loadOrSuite(ctx context.Context, e *env, pos []string, db string) ([]*repla
 		if err != nil {
 			return nil, fmt.Errorf("--db: %w", err)
 		}
+		if len(more) == 0 {
+			return nil, errors.New("no conversation could be read from the store named by --db")
+		}
+		printWarnings(e, more)
 		recs = append(recs, more...)
 	}
-	if len(recs) == 0 {
-		from := pos
-		if db != "" {
-			from = append(from, "--db") // a URL may hold a password
-		}
-		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(from, ", "))
-	}
-	printWarnings(e, recs)
 	return recs, nil
-}
-
-// printWarnings prints what replays of recs cannot count as the runs did
-// (Recording.Warnings), one "warning: source: text" line each.
-func printWarnings(e *env, recs []*replay.Recording) {
-	for _, r := range recs {
-		for _, w := range r.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", r.Source, w)
-		}
-	}
 }
 
 func pickPresets(list string) ([]bench.Preset, error) {
@@ -130,4 +127,46 @@ func progressBar(w io.Writer) func(done, total int) {
 			fmt.Fprint(w, "\r\033[K")
 		}
 	}
+}
+
+// benchReal replays the shipped real runs (bench/data), one table per
+// agent, each headed by the agent, its recordings and where they are.
+func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, jsonOut, perRun bool) error {
+	supply, err := sf.supply()
+	if err != nil {
+		return err
+	}
+	tables := map[string]*bench.Table{}
+	for _, agent := range data.Agents() {
+		recs, err := data.Load(ctx, agent)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			supply.Apply(r)
+		}
+		tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr)})
+		if err != nil {
+			return fmt.Errorf("%s: %w", agent, err)
+		}
+		if jsonOut {
+			tables[agent] = tab
+			continue
+		}
+		fmt.Fprintf(e.stdout, "== %s: %d model contexts from %d files (bench/data/%s)\n", agent, len(recs), len(data.Files(agent)), agent)
+		write := tab.WriteText
+		if perRun {
+			write = tab.WritePerRun
+		}
+		if err := write(e.stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	if jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tables)
+	}
+	return nil
 }

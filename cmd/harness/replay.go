@@ -14,12 +14,14 @@ import (
 // cmdReplay replays one recorded transcript under one preset. A transcript
 // store (harness's .db file) is replayed conversation by conversation.
 func cmdReplay(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (mini-swe-agent *.traj.json, OpenAI chat messages as JSON or JSONL,\n"+
-		"a harness conversation, or harness's transcript store .harness/harness.db: every conversation in it)\n"+
+	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (a Claude Code session, a Codex CLI rollout, a SWE-agent .traj, a Gemini\n"+
+		"CLI chat, mini-swe-agent *.traj.json, OpenAI chat messages as JSON or JSONL, a harness conversation,\n"+
+		"or harness's transcript store .harness/harness.db: every conversation in it)\n"+
 		"under a policy preset, with no model, and print what it would have cost.")
 	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(bench.PresetNames()))
 	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file (one conversation)")
-	convID := fs.String("conversation", "", "replay only this conversation of a transcript store")
+	convID := fs.String("conversation", "", "replay only this conversation of a transcript store (or this model context of a Claude Code or Codex file)")
+	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -36,7 +38,11 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	} else if st.IsDir() {
 		return fmt.Errorf("%w: replay takes a FILE; %s is a folder (use bench or audit for folders)", errUsage, pos[0])
 	}
-	recs, skipped, err := replay.LoadContext(ctx, pos[0])
+	supply, err := sf.supply()
+	if err != nil {
+		return err
+	}
+	recs, skipped, err := replay.LoadWith(ctx, supply, pos[0])
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/replay"
+)
+
+// homeTree builds a HOME-like tree from the shipped fixtures: a Claude
+// Code project folder (a session, a subagent file, and the tool-results
+// text Claude Code keeps beside them) and a Codex sessions folder
+// (rollouts under YYYY/MM/DD).
+func homeTree(t *testing.T) (claude, codex string) {
+	t.Helper()
+	home := t.TempDir()
+	fixtures := filepath.Join("..", "..", "replay", "testdata")
+	put := func(from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(fixtures, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to = filepath.Join(home, to)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj := ".claude/projects/-home-u-proj/"
+	put("claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl", proj+"155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	put("claude-code/agent-a4e3ca2.jsonl", proj+"155715ec-f4e9-47ea-859c-2e4cfcceab6f/subagents/agent-a4e3ca2.jsonl")
+	put("claude-code/SOURCE.md", proj+"155715ec-f4e9-47ea-859c-2e4cfcceab6f/tool-results/b1tbp1qun.txt")
+	put("claude-code/SOURCE.md", proj+"155715ec-f4e9-47ea-859c-2e4cfcceab6f/tool-results/b5ngp9g5h.txt")
+	put("codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", ".codex/sessions/2025/11/24/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl")
+	put("codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", ".codex/sessions/2026/02/04/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl")
+	// A session that was opened and closed: only its title.
+	title := filepath.Join(home, proj, "0a0a0a0a-title-only.jsonl")
+	if err := os.WriteFile(title, []byte(`{"type":"summary","summary":"Nothing done","leafUuid":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A rollout Codex was still writing: its last line ends mid-object.
+	b, err := os.ReadFile(filepath.Join(fixtures, "codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(home, ".codex/sessions/2025/08/30/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl")
+	if err := os.MkdirAll(filepath.Dir(live), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(live, append(b, `{"type":"message","role":"assi`...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(home, proj), filepath.Join(home, ".codex/sessions")
+}
+
+// TestAuditUserHistory runs audit on a user's own Claude Code project
+// folder and Codex sessions folder: every recognised file is imported,
+// the text files beside them are skipped in one line, and a summary per
+// file and in total goes to standard error with the figures on standard
+// output.
+func TestAuditUserHistory(t *testing.T) {
+	claude, codex := homeTree(t)
+	for _, tc := range []struct {
+		dir      string
+		files    int
+		contexts int
+		want     []string
+	}{
+		{claude, 2, 2, []string{
+			"skipped 2 files in no known format: ",
+			"imported " + filepath.Join(claude, "155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl") + ": claude-code, 1 model contexts, 8 model calls, 5 results",
+			"subagents/agent-a4e3ca2.jsonl: claude-code, 1 model contexts, 1 model calls, 0 results",
+			"skipped 1 files with no model call: " + filepath.Join(claude, "0a0a0a0a-title-only.jsonl") + "\n",
+			"imported 2 files (3 skipped): 2 model contexts (claude-code 2), 9 model calls",
+			"warning: 2 recordings: not recorded by claude-code: the system prompt and the tool schemas",
+		}},
+		{codex, 3, 3, []string{
+			"imported 3 files (0 skipped): 3 model contexts (codex 3), 9 model calls",
+			"the last line is incomplete",
+		}},
+	} {
+		stdout, stderr, code := cli(t, "", "audit", tc.dir, "--presets", "harness,codex")
+		if code != 0 {
+			t.Fatalf("audit %s: exit %d\n%s", tc.dir, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("audit %s: stderr lacks %q:\n%s", tc.dir, w, stderr)
+			}
+		}
+		if n := strings.Count(stderr, "\nimported ") + btoi(strings.HasPrefix(stderr, "imported ")); n != tc.files+1 {
+			t.Errorf("audit %s: %d summary lines, want %d files and a total:\n%s", tc.dir, n, tc.files, stderr)
+		}
+		if strings.Contains(stdout, "warning:") || strings.Contains(stdout, "imported ") || len(stdout) == 0 {
+			t.Errorf("audit %s: stdout holds the stderr lines or nothing:\n%s", tc.dir, stdout)
+		}
+	}
+
+	// --json carries each recording's warnings; supplying a system prompt
+	// and tool schemas rewrites the caveat.
+	sys := filepath.Join(t.TempDir(), "system.txt")
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(sys, []byte(strings.Repeat("You are Claude Code. ", 300)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tools, []byte(`[{"name":"Bash","description":"Run a command","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cli(t, "", "audit", claude, "--presets", "harness", "--json", "--system-file", sys, "--tools-file", tools)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out []struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out) != 2 {
+		t.Fatalf("%d audits, %v", len(out), err)
+	}
+	all := strings.Join(out[0].Warnings, "\n")
+	if !strings.Contains(all, "system prompt supplied by the user") || !strings.Contains(all, "tool schemas supplied by the user (1 tools)") || strings.Contains(all, "not recorded by") {
+		t.Errorf("warnings after --system-file and --tools-file:\n%s", all)
+	}
+
+	for _, bad := range [][]string{
+		{"audit", claude, "--tools-file", sys},
+		{"audit", claude, "--system-file", filepath.Join(t.TempDir(), "missing.txt")},
+		{"bench", claude, "--assume-system-tokens", "-3"},
+	} {
+		if _, stderr, code := cli(t, "", bad...); code == 0 || !strings.Contains(stderr, "--") {
+			t.Errorf("%v: exit %d: %s", bad, code, stderr)
+		}
+	}
+}
+
+// TestReplaySupplyChangesCost: --assume-system-tokens makes every request
+// of a Claude Code session larger by the stand-in.
+func TestReplaySupplyChangesCost(t *testing.T) {
+	claude, _ := homeTree(t)
+	file := filepath.Join(claude, "155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	plain, stderr, code := cli(t, "", "replay", file, "--policy", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	more, stderr, code := cli(t, "", "replay", file, "--policy", "none", "--assume-system-tokens", "10000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	in := func(s string) int {
+		var n int
+		i := strings.Index(s, "tokens in ")
+		if i < 0 {
+			t.Fatalf("no figures: %s", s)
+		}
+		if _, err := fmt.Sscan(s[i+len("tokens in "):], &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// 8 model calls, each ~10,000 tokens more.
+	if d := in(more) - in(plain); d < 8*9_900 || d > 8*10_100 {
+		t.Errorf("the stand-in added %d input tokens over 8 calls", d)
+	}
+	if !strings.Contains(stderr, "a stand-in of about 10000 tokens") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestBenchReal replays the shipped real runs: one table per agent, each
+// over that agent's recordings in its own format.
+func TestBenchReal(t *testing.T) {
+	stdout, stderr, code := cli(t, "", "bench", "--real", "--presets", "codex", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var tabs map[string]benchJSON
+	if err := json.Unmarshal([]byte(stdout), &tabs); err != nil {
+		t.Fatalf("%v\n%.300s", err, stdout)
+	}
+	for _, agent := range []string{"mini-swe-agent", "claude-code", "codex", "swe-agent"} {
+		if tab, ok := tabs[agent]; !ok || len(tab.Runs) < 5 {
+			t.Errorf("%s: %d runs in its table", agent, len(tab.Runs))
+		}
+	}
+	if _, stderr, code := cli(t, "", "bench", "--real", "somewhere"); code == 0 || !strings.Contains(stderr, "--real") {
+		t.Errorf("--real with a folder: exit %d %s", code, stderr)
+	}
+}
+
+// TestPrintWarningsGroups: a warning many recordings share is one line;
+// warnings that differ only in their leading count are one line with the
+// range; a warning of one recording names it.
+func TestPrintWarningsGroups(t *testing.T) {
+	var errb strings.Builder
+	e := &env{stdout: io.Discard, stderr: &errb}
+	recs := []*replay.Recording{
+		{Source: "a", Warnings: []string{"not recorded by x: y", "3 thinking blocks left out", "the last line is incomplete"}},
+		{Source: "b", Warnings: []string{"not recorded by x: y", "12 thinking blocks left out"}},
+		{Source: "c", Warnings: []string{"not recorded by x: y", "1 thinking blocks left out"}},
+	}
+	printWarnings(e, recs)
+	want := "warning: 3 recordings: not recorded by x: y\n" +
+		"warning: 3 recordings: 1 to 12 thinking blocks left out\n" +
+		"warning: a: the last line is incomplete\n"
+	if errb.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", errb.String(), want)
+	}
+}

@@ -1,0 +1,61 @@
+package replay
+
+import "testing"
+
+// checkAll is checkParse for every recording of a multi-context import.
+func checkAll(t *testing.T, name string, data []byte, recs []*Recording, err error) {
+	t.Helper()
+	if err != nil {
+		checkParse(t, name, data, nil, err)
+		return
+	}
+	if len(recs) == 0 {
+		t.Fatal("no recording and no error")
+	}
+	for _, r := range recs {
+		checkParse(t, name, data, r, nil)
+	}
+}
+
+func FuzzParseClaudeCode(f *testing.F) {
+	seeds(f, "testdata/claude-code/agent-a4e3ca2.jsonl", "testdata/claude-code/persisted.json")
+	f.Add([]byte(`{"type":"user","uuid":"u","sessionId":"s","message":{"role":"user","content":"x"}}` + "\n" +
+		`{"type":"assistant","uuid":"a","parentUuid":"u","sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}],"usage":{"input_tokens":1}}}` + "\n" +
+		`{"type":"user","uuid":"r","parentUuid":"a","isSidechain":true,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"ok"}]}]}}`))
+	f.Add([]byte(`[{"type":"user","isCompactSummary":true,"message":{"content":"sum"}},{"type":"system","subtype":"compact_boundary"}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseClaudeCodeAll("f.jsonl", data)
+		checkAll(t, "f.jsonl", data, recs, err)
+	})
+}
+
+func FuzzParseCodex(f *testing.F) {
+	seeds(f, "testdata/codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", "testdata/codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl")
+	f.Add([]byte(`{"type":"session_meta","payload":{"id":"s","base_instructions":{"text":"sys"}}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}` + "\n" +
+		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":5},"last_token_usage":{"input_tokens":4,"output_tokens":1}}}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":{"content":"x","success":false}}}` + "\n" +
+		`{"type":"compacted","payload":{"message":"summary"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ParseCodexAll("f.jsonl", data)
+		checkAll(t, "f.jsonl", data, recs, err)
+	})
+}
+
+func FuzzParseSWEAgent(f *testing.F) {
+	seeds(f, "testdata/swe-agent/demo__function_calling_simple.traj")
+	f.Add([]byte(`{"history":[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"c","action":"ls"},{"role":"user","content":"out"},{"role":"assistant","content":[{"type":"text","text":"x"}],"tool_calls":[{"id":"i","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","content":"r","tool_call_ids":["i"]}],"info":{"model_stats":{"api_calls":2}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ParseSWEAgent("f.traj", data)
+		checkParse(t, "f.traj", data, rec, err)
+	})
+}
+
+func FuzzParseGeminiCLI(f *testing.F) {
+	seeds(f, "testdata/gemini-cli/session-2026-04-06T10-00-hand.json")
+	f.Add([]byte(`[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{"id":"b","name":"cat","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"b","name":"cat","response":{"output":"x"}}},{"functionResponse":{"name":"ls","response":{"error":"e"}}},{"functionResponse":{"id":"z","name":"sh","response":{}}}]}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ParseGeminiCLI("f.json", data)
+		checkParse(t, "f.json", data, rec, err)
+	})
+}

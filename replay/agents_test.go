@@ -1,0 +1,313 @@
+package replay
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// TestAgentFormats imports one fixture of each agent's format through
+// Parse (so detection is by content) and checks what each maps.
+func TestAgentFormats(t *testing.T) {
+	for _, tc := range []struct {
+		file, format, id, model string
+		calls, results          int
+		system                  bool
+		warn                    []string // substrings every one of which a warning holds
+	}{
+		{"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl", FormatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f", "claude-opus-4-5-20251101", 8, 5, false,
+			[]string{"the system prompt and the tool schemas", "thinking blocks"}},
+		{"claude-code/agent-a4e3ca2.jsonl", FormatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f/agent-a4e3ca2", "claude-opus-4-5-20251101", 1, 0, false,
+			[]string{"subagent's own context"}},
+		{"claude-code/persisted.json", FormatClaudeCode, "04c2be8b-aa6b-4b11-b2f4-26623c099ab1", "claude-opus-4-6", 6, 6, false,
+			[]string{"3 results were cut by Claude Code itself"}},
+		{"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", FormatCodex, "019ab737-4612-7f91-bf54-c6a3b3870ee6", "gpt-5.1-codex-max", 3, 2, false,
+			[]string{"not recorded by codex: the system prompt and the tool schemas"}},
+		{"codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", FormatCodex, "019c2a58-c0cc-7860-b9ca-7e2dcda03ddb", "gpt-5.2-codex", 4, 4, true,
+			[]string{"not recorded by codex: the tool schemas", "1 outputs in this rollout were cut by Codex itself"}},
+		{"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl", FormatCodex, "9aa0221f-be4a-424a-8633-55496d1e2dc3", "", 2, 1, false,
+			[]string{"no usage recorded"}},
+		{"swe-agent/demo__function_calling_simple.traj", FormatSWEAgent, "demo__function_calling_simple", "", 5, 5, true,
+			[]string{"not recorded by swe-agent: the tool schemas", "history processors"}},
+		{"swe-agent/demo__ctf__misc__networking_1.traj", FormatSWEAgent, "demo__ctf__misc__networking_1", "", 4, 3, true,
+			[]string{"without function calling"}},
+		{"gemini-cli/trajectory.json", FormatGeminiCLI, "trajectory", "", 10, 7, false,
+			[]string{"cut by Gemini CLI itself", "answer no call"}},
+		{"gemini-cli/session-2026-04-06T10-00-hand.json", FormatGeminiCLI, "c88f36a3-hand-written", "gemini-2.5-pro", 2, 2, false,
+			[]string{"not recorded by gemini-cli"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rec, err := ParseFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Format != tc.format || rec.ID != tc.id || rec.Model != tc.model {
+				t.Errorf("format %q id %q model %q", rec.Format, rec.ID, rec.Model)
+			}
+			results := 0
+			rec.eachResult(func(_, _ int, r *Result) { results++ })
+			if rec.Calls() != tc.calls || results != tc.results {
+				t.Errorf("%d calls and %d results, want %d and %d", rec.Calls(), results, tc.calls, tc.results)
+			}
+			if (rec.System != "") != tc.system {
+				t.Errorf("system prompt %d chars, want recorded %v", len(rec.System), tc.system)
+			}
+			all := strings.Join(rec.Warnings, "\n")
+			for _, w := range tc.warn {
+				if !strings.Contains(all, w) {
+					t.Errorf("no warning with %q in:\n%s", w, all)
+				}
+			}
+			data, _ := os.ReadFile(filepath.Join("testdata", tc.file))
+			checkParse(t, filepath.Join("testdata", tc.file), data, rec, nil)
+		})
+	}
+}
+
+// TestClaudeCodeMapping checks the parts of a Claude Code session that
+// have no twin in the chat formats: one response split over entries,
+// usage with cache reads and writes, parallel calls paired by id, cut
+// results with their toolUseResult text, sidechains and compaction.
+func TestClaudeCodeMapping(t *testing.T) {
+	rec, err := ParseFile("testdata/claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rec.Turns[0].Calls[0]
+	// message.usage: input 10, cache read 0, cache creation 23,597, output 8.
+	if want := (harness.Usage{Input: 10 + 23_597, CacheWrite: 23_597, Output: 8}); !first.HasUsage || first.Usage != want {
+		t.Errorf("first call usage %+v, want %+v", first.Usage, want)
+	}
+
+	data, err := os.ReadFile("testdata/claude-code/persisted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ParseClaudeCodeAll("persisted.json", data)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d recordings, %v", len(recs), err)
+	}
+	var parallel *Call
+	var cut []*Result
+	for _, turn := range recs[0].Turns {
+		for _, c := range turn.Calls {
+			if len(c.Assistant.ToolCalls) == 2 {
+				parallel = c
+			}
+			for _, r := range c.Results {
+				if strings.Contains(r.Shown, "<persisted-output>") {
+					cut = append(cut, r)
+				}
+			}
+		}
+	}
+	if parallel == nil || len(parallel.Results) != 2 || parallel.Results[0].CallID != "toolu_01VH3CoiF44szPM58AGkgLFU" || !parallel.Results[1].IsError {
+		t.Fatalf("the two parallel Reads are not one call answered in order (the second an error): %+v", parallel)
+	}
+	if len(cut) != 3 {
+		t.Fatalf("%d results Claude Code cut, want 3", len(cut))
+	}
+	for _, r := range cut {
+		if full := r.FullText(); len(full) <= len(r.Shown) || strings.Contains(full, "<persisted-output>") {
+			t.Errorf("cut result %s: full text %d chars (shown %d) is not toolUseResult's", r.CallID, len(full), len(r.Shown))
+		}
+	}
+
+	data, err = os.ReadFile("testdata/claude-code/subagents.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err = ParseClaudeCodeAll("subagents.json", data)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d recordings (want the main chain and one subagent), %v", len(recs), err)
+	}
+	main, sub := recs[0], recs[1]
+	if strings.Contains(main.ID, "agent-") || !strings.HasSuffix(sub.ID, "/agent-1") {
+		t.Errorf("ids %q, %q", main.ID, sub.ID)
+	}
+	tasks := 0
+	for _, c := range main.Turns[0].Calls {
+		for _, tc := range c.Assistant.ToolCalls {
+			if tc.Name == "Task" {
+				tasks++
+			}
+		}
+	}
+	if tasks != 4 {
+		t.Errorf("main chain has %d Task calls, want the 4 parallel ones", tasks)
+	}
+	if !strings.Contains(sub.Turns[0].Input, "") || sub.Calls() != 7 {
+		t.Errorf("subagent: %d calls", sub.Calls())
+	}
+
+	data, err = os.ReadFile("testdata/claude-code/compacted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err = ParseClaudeCodeAll("compacted.json", data)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d recordings (want one per compaction segment), %v", len(recs), err)
+	}
+	if !strings.HasPrefix(recs[1].Turns[0].Input, "This session is being continued from a previous conversation") {
+		t.Errorf("the second part does not start from the summary: %.80q", recs[1].Turns[0].Input)
+	}
+}
+
+// TestCodexMapping checks Codex usage (last_token_usage, duplicates
+// ignored) and that an output Codex cut is kept as shown.
+func TestCodexMapping(t *testing.T) {
+	rec, err := ParseFile("testdata/codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rec.System, "You are Codex") {
+		t.Errorf("base_instructions not the system prompt: %.40q", rec.System)
+	}
+	billed := 0
+	var cut *Result
+	for _, turn := range rec.Turns {
+		for _, c := range turn.Calls {
+			if c.HasUsage {
+				billed++
+				if c.Usage.Input < c.Usage.Cached || c.Usage.Output == 0 {
+					t.Errorf("usage %+v", c.Usage)
+				}
+			}
+			for _, r := range c.Results {
+				if strings.Contains(r.Shown, "tokens truncated…") {
+					cut = r
+				}
+			}
+		}
+	}
+	if billed != rec.Calls() {
+		t.Errorf("%d of %d calls billed", billed, rec.Calls())
+	}
+	if cut == nil || cut.FullText() != cut.Shown || cut.Tool != "shell_command" && cut.Tool != "exec_command" && cut.Tool != "shell" {
+		t.Errorf("Codex's cut output: %+v", cut)
+	}
+}
+
+// TestSupply fills in what a format leaves out, keeps what it recorded,
+// and rewrites the caveat accordingly.
+func TestSupply(t *testing.T) {
+	tools, err := ParseToolSpecs([]byte(`[{"name":"Bash","description":"run","input_schema":{"type":"object"}},{"type":"function","function":{"name":"Read","parameters":{"type":"object"}}},{"name":"mcp_x","inputSchema":{"type":"object"}}]`))
+	if err != nil || len(tools) != 3 || tools[1].Name != "Read" || string(tools[2].InputSchema) != `{"type":"object"}` {
+		t.Fatalf("tools %+v, %v", tools, err)
+	}
+	if _, err := ParseToolSpecs([]byte(`[{"description":"no name"}]`)); err == nil {
+		t.Error("a tool without a name was accepted")
+	}
+	load := func(file string, s *Supply) *Recording {
+		t.Helper()
+		recs, skipped, err := LoadWith(t.Context(), s, filepath.Join("testdata", file))
+		if err != nil || len(skipped) > 0 || len(recs) == 0 {
+			t.Fatalf("%v %v", err, skipped)
+		}
+		return recs[0]
+	}
+	cc := "claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl"
+	for _, tc := range []struct {
+		name   string
+		file   string
+		supply *Supply
+		system string
+		tools  int
+		want   []string
+		absent string
+	}{
+		{"none", cc, nil, "", 0, []string{"the system prompt and the tool schemas"}, "supplied"},
+		{"both", cc, &Supply{System: "You are Claude Code.", Tools: tools}, "You are Claude Code.", 3, []string{"system prompt supplied", "tool schemas supplied by the user (3 tools)"}, notRecordedPrefix},
+		{"size", cc, &Supply{SystemTokens: 12_000}, "[stand-in", 0, []string{"a stand-in of about 12000 tokens", "not recorded by claude-code: the tool schemas"}, "the system prompt and"},
+		{"recorded wins", "codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", &Supply{System: "mine"}, "You are Codex", 0, []string{"supplied system prompt was not used"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(tc.file, tc.supply)
+			all := strings.Join(rec.Warnings, "\n")
+			if !strings.HasPrefix(rec.System, tc.system) || len(rec.Tools) != tc.tools {
+				t.Errorf("system %.30q, %d tools", rec.System, len(rec.Tools))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no %q in:\n%s", w, all)
+				}
+			}
+			if tc.absent != "" && strings.Contains(all, tc.absent) {
+				t.Errorf("%q still in:\n%s", tc.absent, all)
+			}
+		})
+	}
+}
+
+// TestStandInSystem counts the stand-in with the real tokenizer.
+func TestStandInSystem(t *testing.T) {
+	c, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{50, 3_000, 20_000} {
+		if got := c.Count(StandInSystem(n)); got < n*98/100 || got > n*102/100 {
+			t.Errorf("StandInSystem(%d) counts %d tokens", n, got)
+		}
+	}
+}
+
+// TestPartialLastLine: a session still being written ends mid-line; the
+// complete lines import and a warning says the last was left out. A bad
+// line anywhere else is an error at its position.
+func TestPartialLastLine(t *testing.T) {
+	data, err := os.ReadFile("testdata/claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := append(append([]byte{}, data...), []byte(`{"type":"assistant","message":{"id":"m`)...)
+	rec, err := Parse("live.jsonl", live)
+	if err != nil || !strings.Contains(strings.Join(rec.Warnings, "\n"), "last line is incomplete") || rec.Calls() != 8 {
+		t.Fatalf("%v", err)
+	}
+	if _, err := Parse("title.jsonl", []byte(`{"type":"summary","summary":"t","leafUuid":"x"}`)); !errors.Is(err, ErrNoModelCall) {
+		t.Errorf("a session with no model call: %v", err)
+	}
+	broken := append([]byte(`{"type":"user","sessionId":"s","message":{`+"\n"), data...)
+	if _, err := Parse("broken.jsonl", broken); err == nil || !strings.Contains(err.Error(), "broken.jsonl:") || !strings.Contains(err.Error(), "invalid JSON") {
+		t.Errorf("a broken first line: %v", err)
+	}
+}
+
+// TestSniff names each format by content alone, whatever the file is
+// called.
+func TestSniff(t *testing.T) {
+	for file, want := range map[string]string{
+		"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl":                       FormatClaudeCode,
+		"claude-code/subagents.json":                                                   FormatClaudeCode,
+		"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl": FormatCodex,
+		"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl": FormatCodex,
+		"swe-agent/demo__function_calling_simple.traj":                                 FormatSWEAgent,
+		"gemini-cli/trajectory.json":                                                   FormatGeminiCLI,
+		"gemini-cli/session-2026-04-06T10-00-hand.json":                                FormatGeminiCLI,
+		"chat.json":                 "",
+		"chat.jsonl":                "",
+		"pydicom-trimmed.traj.json": "",
+		"conversation.json":         "",
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Sniff(data); got != want {
+			t.Errorf("%s: %q, want %q", file, got, want)
+		}
+		// Renamed, a file imports the same.
+		if want != "" {
+			rec, err := Parse("renamed.dat", data)
+			if err != nil || rec.Format != want {
+				t.Errorf("%s renamed: %v", file, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// FormatClaudeCode is a Claude Code session.
+const FormatClaudeCode = "claude-code"
+
+// ccEntry is one line of a Claude Code session file.
+type ccEntry struct {
+	Type             string          `json:"type"`
+	Subtype          string          `json:"subtype"`
+	UUID             string          `json:"uuid"`
+	ParentUUID       string          `json:"parentUuid"`
+	IsSidechain      bool            `json:"isSidechain"`
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	IsAPIError       bool            `json:"isApiErrorMessage"`
+	AgentID          string          `json:"agentId"`
+	SessionID        string          `json:"sessionId"`
+	Message          *ccMessage      `json:"message"`
+	ToolUseResult    json.RawMessage `json:"toolUseResult"`
+}
+
+type ccMessage struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Usage   *struct {
+		Input         int `json:"input_tokens"`
+		CacheCreation int `json:"cache_creation_input_tokens"`
+		CacheRead     int `json:"cache_read_input_tokens"`
+		Output        int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+type ccBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// ccRun is one model context of a session being built: the main chain
+// (one per compaction segment) or one subagent's sidechain.
+type ccRun struct {
+	rec     *Recording
+	calls   map[string]*Call // message id → call (one response is split over entries)
+	pending map[string]*Call // unanswered tool_use id → call
+	msgs    int
+	// counts for the warnings
+	agentCut, fullKept, thinking, orphans, images int
+}
+
+// ccCounts are the file-wide counts the warnings report.
+type ccCounts struct {
+	apiErrors, attachments int
+}
+
+// ParseClaudeCode imports a Claude Code session: the JSONL files Claude
+// Code writes under ~/.claude/projects/<dir>/ (one per session, and
+// agent-*.jsonl for subagents), or a JSON array of the same entries (as
+// hooks dump them). It returns the main chain as Claude Code sent it to the
+// model; ParseClaudeCodeAll returns every model context in the file.
+func ParseClaudeCode(name string, data []byte) (*Recording, error) {
+	recs, err := ParseClaudeCodeAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// ParseClaudeCodeAll imports every model context of a Claude Code
+// session, main chain first:
+//
+//   - entries of type user and assistant are the messages; one response
+//     is written as several assistant entries (one per content block) with
+//     one message id, and becomes one Call with the usage of its last entry
+//     (message.usage: input, cache read and cache creation tokens, output);
+//   - tool_result blocks answer tool_use blocks by id, so parallel calls
+//     pair as they ran; a result is what Claude Code showed the model. When
+//     Claude Code cut it ("Output too large … saved to: …"), the full text
+//     is toolUseResult.stdout where that holds more (Claude Code keeps
+//     30,000 characters there), and the cut is counted in a warning;
+//   - each compaction (a user entry with isCompactSummary, or a
+//     compact_boundary) starts a new recording whose first input is the
+//     summary, as the requests after it started;
+//   - sidechains (isSidechain: a subagent's own context) become recordings
+//     of their own, one per chain;
+//   - synthetic API error messages (isApiErrorMessage), thinking blocks
+//     and the entries never sent to a model (summaries, snapshots,
+//     progress, system notes) are left out; attachments (hook output and
+//     listings Claude Code adds to requests) are counted in a warning.
+//
+// Claude Code records neither the system prompt nor the tool schemas; the
+// warnings say so (see Supply).
+func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
+	src := &source{name: name, data: data}
+	vals, paths, partial, err := records(src)
+	if err != nil {
+		return nil, err
+	}
+	f := &ccFile{name: name, runOf: map[string]*ccRun{}}
+	for i, v := range vals {
+		var e ccEntry
+		if err := src.decodeAt(v, paths[i], &e); err != nil {
+			return nil, err
+		}
+		if run := f.route(&e); run != nil {
+			if err := run.add(src, v, paths[i], &e, &f.counts); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := f.recordings()
+	if len(out) == 0 {
+		return nil, src.errAt(0, "", "no assistant message", ErrNoModelCall)
+	}
+	if f.session == "" {
+		f.session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	nside := 0
+	for _, r := range out {
+		if strings.HasPrefix(r.ID, "agent-") {
+			nside++
+		}
+	}
+	for _, r := range f.runs {
+		if r.rec.Calls() > 0 {
+			r.warn(f.session, f.segments, nside, f.counts, partial)
+		}
+	}
+	return out, nil
+}
+
+// ccFile is a session file being split into its model contexts.
+type ccFile struct {
+	name     string
+	runs     []*ccRun
+	main     *ccRun            // the main chain's current segment
+	split    bool              // a compact_boundary was seen: the next main entry starts a segment
+	runOf    map[string]*ccRun // entry uuid → its sidechain's run
+	counts   ccCounts
+	session  string
+	segments int
+}
+
+func (f *ccFile) newRun(id string) *ccRun {
+	r := &ccRun{rec: &Recording{Source: f.name, Format: FormatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
+	f.runs = append(f.runs, r)
+	return r
+}
+
+// route returns the run an entry's message belongs to, nil for an entry
+// that is not a message sent to a model.
+func (f *ccFile) route(e *ccEntry) *ccRun {
+	if f.session == "" && e.SessionID != "" {
+		f.session = e.SessionID
+	}
+	message := (e.Type == "user" || e.Type == "assistant") && e.Message != nil
+	if e.IsSidechain && !message {
+		// Not a message, but a link in its sidechain: a message whose
+		// parent it is belongs to the same chain.
+		if run := f.runOf[e.ParentUUID]; run != nil {
+			f.runOf[e.UUID] = run
+		}
+	}
+	switch {
+	case e.Type == "attachment":
+		f.counts.attachments++
+		return nil
+	case e.Type == "system" && e.Subtype == "compact_boundary":
+		f.split = true
+		return nil
+	case !message:
+		return nil
+	case e.IsSidechain:
+		run := f.runOf[e.ParentUUID]
+		if run == nil {
+			label := e.AgentID
+			if label == "" {
+				label = fmt.Sprint(len(f.runs))
+			}
+			run = f.newRun("agent-" + label)
+		}
+		f.runOf[e.UUID] = run
+		return run
+	}
+	if f.main == nil || ((f.split || e.IsCompactSummary) && f.main.msgs > 0) {
+		f.segments++
+		f.main = f.newRun(fmt.Sprintf("part-%d", f.segments))
+	}
+	f.split = false
+	return f.main
+}
+
+// recordings are the runs that made a model call: the main chain's
+// segments in order, then the sidechains.
+func (f *ccFile) recordings() []*Recording {
+	var out []*Recording
+	for _, sidechains := range []bool{false, true} {
+		for _, r := range f.runs {
+			if strings.HasPrefix(r.rec.ID, "agent-") == sidechains && r.rec.Calls() > 0 {
+				out = append(out, r.rec)
+			}
+		}
+	}
+	return out
+}
+
+// add appends one user or assistant entry to the run.
+func (r *ccRun) add(src *source, v rawValue, path string, e *ccEntry, counts *ccCounts) error {
+	m := e.Message
+	blocks, text, err := ccContent(m.Content)
+	if err != nil {
+		return src.errAt(v.off, path+".message.content", err.Error(), nil)
+	}
+	if e.Type == "assistant" {
+		if e.IsAPIError || m.Model == "<synthetic>" {
+			counts.apiErrors++
+			return nil
+		}
+		return r.addAssistant(v, m, blocks)
+	}
+	r.msgs++
+	var input []string
+	if text != "" {
+		input = append(input, text)
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			input = append(input, b.Text)
+		case "image":
+			r.images++
+		case "tool_result":
+			r.addResult(v, b, e.ToolUseResult)
+		}
+	}
+	if len(input) > 0 {
+		r.rec.Turns = append(r.rec.Turns, &Turn{Input: strings.Join(input, "\n\n")})
+	}
+	return nil
+}
+
+func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock) error {
+	c := r.calls[m.ID]
+	if c == nil || m.ID == "" {
+		r.msgs++
+		if len(r.rec.Turns) == 0 {
+			r.rec.Turns = append(r.rec.Turns, &Turn{})
+		}
+		t := r.rec.Turns[len(r.rec.Turns)-1]
+		c = &Call{Request: r.msgs - 1, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+		t.Calls = append(t.Calls, c)
+		if m.ID != "" {
+			r.calls[m.ID] = c
+		}
+	}
+	if r.rec.Model == "" {
+		r.rec.Model = m.Model
+	}
+	if u := m.Usage; u != nil {
+		c.Usage = harness.Usage{Input: u.Input + u.CacheCreation + u.CacheRead, Cached: u.CacheRead, CacheWrite: u.CacheCreation, Output: u.Output}
+		c.HasUsage = true
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(b.Text))
+		case "thinking", "redacted_thinking":
+			r.thinking++
+		case "tool_use", "server_tool_use":
+			args := compactJSON(b.Input)
+			c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: b.ID, Name: b.Name, Args: args})
+			r.pending[b.ID] = c
+		}
+	}
+	return nil
+}
+
+// addResult pairs one tool_result block with the call that asked for it.
+func (r *ccRun) addResult(v rawValue, b ccBlock, tur json.RawMessage) {
+	c, ok := r.pending[b.ToolUseID]
+	if !ok {
+		r.orphans++
+		return
+	}
+	delete(r.pending, b.ToolUseID)
+	parts, err := ccResultParts(b.Content)
+	if err != nil {
+		parts = []harness.Part{harness.TextPart(string(b.Content))}
+	}
+	shown := harness.PartsText(parts)
+	res := &Result{CallID: b.ToolUseID, Shown: shown, Full: parts, IsError: b.IsError, Offset: v.off}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == b.ToolUseID {
+			res.Tool = tc.Name
+		}
+	}
+	if strings.Contains(shown, "<persisted-output>") || strings.HasPrefix(shown, "Output too large") {
+		r.agentCut++
+		var full struct {
+			Stdout string `json:"stdout"`
+			Stderr string `json:"stderr"`
+		}
+		if json.Unmarshal(tur, &full) == nil && len(full.Stdout)+len(full.Stderr) > len(shown) {
+			text := full.Stdout
+			if full.Stderr != "" {
+				text = strings.TrimSuffix(text+"\n"+full.Stderr, "\n")
+			}
+			res.Full = []harness.Part{harness.TextPart(text)}
+			r.fullKept++
+		}
+	}
+	c.Results = append(c.Results, res)
+	sortResults(c)
+}
+
+// warn sets the run's warnings: what the format leaves out and what this
+// run is.
+func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, partial bool) {
+	rec := r.rec
+	id := rec.ID
+	rec.ID = session
+	if strings.HasPrefix(id, "agent-") || segments > 1 {
+		rec.ID = session + "/" + id
+	}
+	w := []string{notRecorded(FormatClaudeCode, true, true)}
+	switch {
+	case strings.HasPrefix(id, "agent-"):
+		w = append(w, "a subagent's own context (isSidechain), imported apart from the session's main chain")
+	case segments > 1:
+		w = append(w, fmt.Sprintf("the session was compacted: this is %s of %d, each after a compaction starting from its summary as Claude Code's requests did", id, segments))
+	}
+	if !strings.HasPrefix(id, "agent-") && sidechains > 0 {
+		w = append(w, fmt.Sprintf("%d subagent contexts (isSidechain) in this file are imported as recordings of their own", sidechains))
+	}
+	if r.agentCut > 0 {
+		w = append(w, fmt.Sprintf("%d results were cut by Claude Code itself (\"Output too large\", the rest saved to a file): recorded as the model saw them, the full text only as far as toolUseResult kept it (%d of them, up to 30,000 characters)", r.agentCut, r.fullKept))
+	}
+	if r.thinking > 0 {
+		w = append(w, fmt.Sprintf("%d thinking blocks left out (the API drops earlier turns' thinking from the input)", r.thinking))
+	}
+	if r.orphans > 0 {
+		w = append(w, fmt.Sprintf("%d tool results answer no tool_use recorded in the same context: left out", r.orphans))
+	}
+	if r.images > 0 {
+		w = append(w, fmt.Sprintf("%d images in user messages left out", r.images))
+	}
+	if counts.apiErrors > 0 {
+		w = append(w, fmt.Sprintf("%d synthetic API error messages in the file (isApiErrorMessage) are not model calls: left out", counts.apiErrors))
+	}
+	if counts.attachments > 0 {
+		w = append(w, fmt.Sprintf("%d attachments (hook output, listings, file mentions Claude Code adds to requests) are recorded apart from the messages and not counted", counts.attachments))
+	}
+	if partial {
+		w = append(w, "the last line is incomplete (the session was still being written): left out")
+	}
+	rec.Warnings = append(rec.Warnings, w...)
+}
+
+// ccContent reads a message's content: a string or a list of blocks.
+func ccContent(raw json.RawMessage) ([]ccBlock, string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return nil, s, nil
+	}
+	var blocks []ccBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, "", fmt.Errorf("content is neither a string nor a list of content blocks")
+	}
+	return blocks, "", nil
+}
+
+// ccResultParts reads a tool_result's content: a string or a list of text
+// and image blocks (tool_reference blocks, from tool search, become the
+// tool's name).
+func ccResultParts(raw json.RawMessage) ([]harness.Part, error) {
+	blocks, text, err := ccContent(raw)
+	if err != nil {
+		return nil, err
+	}
+	if blocks == nil {
+		if text == "" {
+			return nil, nil
+		}
+		return []harness.Part{harness.TextPart(text)}, nil
+	}
+	var parts []harness.Part
+	for _, b := range blocks {
+		switch b.Type {
+		case "image":
+			var data []byte
+			mime := "image/*"
+			if b.Source != nil {
+				mime = b.Source.MediaType
+				data, _ = base64.StdEncoding.DecodeString(b.Source.Data)
+			}
+			parts = append(parts, harness.ImagePart(mime, data))
+		case "tool_reference":
+			parts = append(parts, harness.TextPart(b.Name+b.ToolName))
+		default:
+			parts = append(parts, harness.TextPart(b.Text))
+		}
+	}
+	return parts, nil
+}
+
+// compactJSON returns raw without insignificant whitespace ({} for none):
+// the arguments as the model sent them, whatever the recorder's layout.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

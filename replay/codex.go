@@ -1,0 +1,326 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// FormatCodex is an OpenAI Codex CLI rollout.
+const FormatCodex = "codex"
+
+// cxLine is one line of a rollout: {timestamp, type, payload} since Codex
+// 0.4x, or the bare item in the rollouts of earlier versions.
+type cxLine struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// cxItem is a response item, an event or the session's metadata (the
+// fields of all three; each kind uses some).
+type cxItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     json.RawMessage `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Action    json.RawMessage `json:"action"`
+	Message   string          `json:"message"`
+	// session_meta (and the first line of older rollouts)
+	ID               string `json:"id"`
+	CLIVersion       string `json:"cli_version"`
+	BaseInstructions *struct {
+		Text string `json:"text"`
+	} `json:"base_instructions"`
+	// turn_context
+	Model string `json:"model"`
+	// token_count
+	Info *struct {
+		Total cxUsage `json:"total_token_usage"`
+		Last  cxUsage `json:"last_token_usage"`
+	} `json:"info"`
+}
+
+type cxUsage struct {
+	Input  int `json:"input_tokens"`
+	Cached int `json:"cached_input_tokens"`
+	Output int `json:"output_tokens"`
+	Total  int `json:"total_tokens"`
+}
+
+// cxBuilder builds the recordings of one rollout.
+type cxBuilder struct {
+	recs    []*Recording
+	rec     *Recording
+	call    *Call // the response being read; nil after a user message or a tool output
+	billed  *Call // the newest call no token_count has been attached to
+	pending map[string]*Call
+	msgs    int
+	lastTot int
+	// counts for the warnings
+	agentCut, orphans, server, reasoning int
+	usage                                bool
+	system                               string
+	session, version                     string
+}
+
+// ParseCodex imports a Codex CLI rollout (rollout-*.jsonl, as Codex writes
+// them under ~/.codex/sessions/YYYY/MM/DD/). It returns the rollout's first
+// model context; ParseCodexAll returns one per compaction.
+func ParseCodex(name string, data []byte) (*Recording, error) {
+	recs, err := ParseCodexAll(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// ParseCodexAll imports a Codex CLI rollout, both layouts: the
+// {timestamp, type, payload} lines of Codex 0.4x and later (session_meta,
+// response_item, event_msg, turn_context, compacted) and the bare response
+// items of earlier versions. Response items are the conversation: user and
+// developer messages are inputs; the items of one response (reasoning,
+// assistant message, function_call, custom_tool_call, local_shell_call)
+// are one Call, whose usage is the last_token_usage of the token_count
+// event that follows it (repeated events with unchanged totals are
+// ignored); function_call_output and custom_tool_call_output answer calls
+// by call_id, so parallel calls pair as they ran. Outputs are what Codex
+// showed the model: Codex already cut long ones to head and tail ("…N
+// tokens truncated…"), and the rest is not recorded; a warning counts
+// them. A compacted line starts a new recording that begins with its
+// summary. The system prompt is recorded only by Codex versions that write
+// base_instructions; the tool schemas never are (see Supply).
+func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
+	src := &source{name: name, data: data}
+	vals, paths, partial, err := records(src)
+	if err != nil {
+		return nil, err
+	}
+	b := &cxBuilder{}
+	b.start()
+	for i, v := range vals {
+		var l cxLine
+		if err := src.decodeAt(v, paths[i], &l); err != nil {
+			return nil, err
+		}
+		kind, raw := l.Type, l.Payload
+		if len(raw) == 0 {
+			kind, raw = "", v.raw // an item of an older rollout
+		}
+		var it cxItem
+		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, paths[i], &it); err != nil {
+			return nil, err
+		}
+		if err := b.add(src, v.off, paths[i], kind, &it); err != nil {
+			return nil, err
+		}
+	}
+	var out []*Recording
+	for _, r := range b.recs {
+		if r.Calls() > 0 {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, src.errAt(0, "", "no response item from the model", ErrNoModelCall)
+	}
+	if b.session == "" {
+		b.session = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	for i, r := range out {
+		r.ID, r.Source = b.session, name
+		if len(out) > 1 {
+			r.ID = fmt.Sprintf("%s/part-%d", b.session, i+1)
+		}
+		r.System = b.system
+		r.Warnings = b.warnings(i, len(out), partial)
+	}
+	return out, nil
+}
+
+// start begins a new model context (the rollout's start, or a compaction).
+func (b *cxBuilder) start() {
+	b.rec = &Recording{Format: FormatCodex}
+	if len(b.recs) > 0 {
+		b.rec.Model = b.recs[len(b.recs)-1].Model
+	}
+	b.recs = append(b.recs, b.rec)
+	b.call, b.billed, b.pending, b.msgs = nil, nil, map[string]*Call{}, 0
+}
+
+func (b *cxBuilder) add(src *source, off int64, path, kind string, it *cxItem) error {
+	switch kind {
+	case "session_meta":
+		b.session, b.version = it.ID, it.CLIVersion
+		if it.BaseInstructions != nil {
+			b.system = it.BaseInstructions.Text
+		}
+		return nil
+	case "turn_context":
+		if it.Model != "" {
+			b.rec.Model = it.Model
+		}
+		return nil
+	case "compacted":
+		b.start()
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: it.Message})
+		return nil
+	case "event_msg":
+		if it.Type == "token_count" && it.Info != nil && it.Info.Total.Total != b.lastTot {
+			b.lastTot = it.Info.Total.Total
+			if c := b.billed; c != nil {
+				u := it.Info.Last
+				c.Usage, c.HasUsage = harness.Usage{Input: u.Input, Cached: u.Cached, Output: u.Output}, true
+				b.usage = true
+				b.billed, b.call = nil, nil
+			}
+		}
+		return nil
+	case "", "response_item":
+	default:
+		return nil
+	}
+	if kind == "" && it.Type == "" && it.ID != "" {
+		b.session = it.ID // the first line of an older rollout
+		return nil
+	}
+	switch it.Type {
+	case "message":
+		text, parts, err := chatContent(it.Content)
+		if err != nil {
+			return src.errAt(off, path+".content", err.Error(), nil)
+		}
+		if it.Role != "assistant" {
+			b.msgs++
+			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+			b.call = nil
+			return nil
+		}
+		c := b.response(off)
+		c.Assistant.Parts = append(c.Assistant.Parts, parts...)
+	case "reasoning":
+		b.response(off)
+		b.reasoning++
+	case "function_call", "custom_tool_call", "local_shell_call":
+		args := it.Arguments
+		switch it.Type {
+		case "custom_tool_call":
+			a, _ := json.Marshal(map[string]json.RawMessage{"input": it.Input})
+			args = a
+		case "local_shell_call":
+			args = it.Action
+		}
+		args, err := callArgs(args)
+		if err != nil {
+			return src.errAt(off, path+".arguments", err.Error(), nil)
+		}
+		c := b.response(off)
+		id := it.CallID
+		if id == "" {
+			id = fmt.Sprintf("call_r%d_%d", b.msgs, len(c.Assistant.ToolCalls)+1)
+		}
+		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: it.Name, Args: args})
+		b.pending[id] = c
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		b.result(off, it)
+	case "web_search_call":
+		b.response(off)
+		b.server++
+	}
+	return nil
+}
+
+// response returns the call the current response's items go to.
+func (b *cxBuilder) response(off int64) *Call {
+	if b.call != nil {
+		return b.call
+	}
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	b.msgs++
+	c := &Call{Request: b.msgs - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	t.Calls = append(t.Calls, c)
+	b.call, b.billed = c, c
+	return c
+}
+
+func (b *cxBuilder) result(off int64, it *cxItem) {
+	b.call = nil
+	c, ok := b.pending[it.CallID]
+	if !ok {
+		b.orphans++
+		return
+	}
+	delete(b.pending, it.CallID)
+	b.msgs++
+	text, isErr := cxOutput(it.Output)
+	if strings.Contains(text, " tokens truncated…") || strings.Contains(text, "output truncated to fit") {
+		b.agentCut++
+	}
+	r := &Result{CallID: it.CallID, Shown: text, Full: []harness.Part{harness.TextPart(text)}, IsError: isErr, Offset: off}
+	if text == "" {
+		r.Full = nil
+	}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == it.CallID {
+			r.Tool = tc.Name
+		}
+	}
+	c.Results = append(c.Results, r)
+	sortResults(c)
+}
+
+// cxOutput reads a tool output: a string, or {content, success} (the
+// function-call output payload), or content items.
+func cxOutput(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, false
+	}
+	var o struct {
+		Content json.RawMessage `json:"content"`
+		Success *bool           `json:"success"`
+	}
+	if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
+		text, _ := cxOutput(o.Content)
+		return text, o.Success != nil && !*o.Success
+	}
+	if text, _, err := chatContent(raw); err == nil {
+		return text, false
+	}
+	return string(raw), false
+}
+
+func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
+	w := []string{notRecorded(FormatCodex, b.system == "", true)}
+	if parts > 1 {
+		w = append(w, fmt.Sprintf("the rollout was compacted: this is part %d of %d, each after a compaction starting from its summary as Codex's requests did", part+1, parts))
+	}
+	if b.agentCut > 0 {
+		w = append(w, fmt.Sprintf("%d outputs in this rollout were cut by Codex itself (head and tail kept, \"…N tokens truncated…\"): recorded as the model saw them; the rest of each is not recorded", b.agentCut))
+	}
+	if b.server > 0 {
+		w = append(w, fmt.Sprintf("%d web searches ran on the provider's side: their results are not recorded", b.server))
+	}
+	if b.orphans > 0 {
+		w = append(w, fmt.Sprintf("%d tool outputs answer no call recorded in the same context: left out", b.orphans))
+	}
+	if b.reasoning > 0 {
+		w = append(w, fmt.Sprintf("%d reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)", b.reasoning))
+	}
+	if !b.usage {
+		w = append(w, "no usage recorded (no token_count events)")
+	}
+	if partial {
+		w = append(w, "the last line is incomplete (the rollout was still being written): left out")
+	}
+	return w
+}

@@ -1,0 +1,49 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/agentharness/harness/replay"
+)
+
+// Import a Claude Code session dump: the main chain and the subagent it
+// started are separate model contexts, each with its recorded usage.
+func ExampleParseAll() {
+	data, err := os.ReadFile("testdata/claude-code/subagents.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	recs, err := replay.ParseAll("subagents.json", data)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range recs {
+		u := r.RecordedUsage()
+		fmt.Printf("%s %s: %d calls, %d input tokens (%d cached, %d written to the cache)\n", r.Format, r.ID, r.Calls(), u.Input, u.Cached, u.CacheWrite)
+	}
+	// Output:
+	// claude-code 666ba1ad-f06a-487c-9c1a-7b1c8d3d7ffe: 5 calls, 95774 input tokens (85420 cached, 9649 written to the cache)
+	// claude-code 666ba1ad-f06a-487c-9c1a-7b1c8d3d7ffe/agent-1: 7 calls, 214416 input tokens (151307 cached, 48742 written to the cache)
+}
+
+// Supply the system prompt's size that a Codex rollout did not record;
+// the caveat then names only what is still missing.
+func ExampleSupply() {
+	recs, _, err := replay.LoadWith(context.Background(), &replay.Supply{SystemTokens: 8_000},
+		"testdata/codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range recs[0].Warnings {
+		fmt.Println(w)
+	}
+	// Output:
+	// not recorded by codex: the tool schemas that every request sent (often thousands of tokens each), so every preset's figures leave them out; supply them (replay.Supply; harness --system-file, --tools-file, or --assume-system-tokens N)
+	// 3 reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)
+	// system prompt not recorded: a stand-in of about 8000 tokens is counted in its place
+}

@@ -1,0 +1,326 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// FormatGeminiCLI is a Gemini CLI chat.
+const FormatGeminiCLI = "gemini-cli"
+
+// gemPart is one part of a Gemini Content.
+type gemPart struct {
+	Text         string `json:"text"`
+	Thought      bool   `json:"thought"`
+	FunctionCall *struct {
+		ID   string          `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
+}
+
+// gemSessionMessage is one message of a Gemini CLI session file.
+type gemSessionMessage struct {
+	Type      string          `json:"type"`
+	Content   json.RawMessage `json:"content"`
+	Model     string          `json:"model"`
+	ToolCalls []struct {
+		ID     string          `json:"id"`
+		Name   string          `json:"name"`
+		Args   json.RawMessage `json:"args"`
+		Result json.RawMessage `json:"result"`
+		Status string          `json:"status"`
+	} `json:"toolCalls"`
+	Tokens *struct {
+		Input    int `json:"input"`
+		Output   int `json:"output"`
+		Cached   int `json:"cached"`
+		Thoughts int `json:"thoughts"`
+	} `json:"tokens"`
+}
+
+// gemBuilder builds a recording from Gemini contents.
+type gemBuilder struct {
+	src     *source
+	rec     *Recording
+	pending []*gemPending // calls waiting for their response, in call order
+	n       int
+	masked  int
+	thought int
+	unasked int
+}
+
+type gemPending struct {
+	c        *Call
+	id, name string
+}
+
+// ParseGeminiCLI imports a Gemini CLI chat in either of its shapes: the
+// API's Content list ([{role, parts}], as /chat save and checkpoints write
+// it) or a session file ({sessionId, messages}, as Gemini CLI records
+// sessions under ~/.gemini/tmp/<project>/chats/). Each model content is
+// one Call; functionCall parts are its tool calls, answered by the
+// functionResponse parts that name their id (or, without ids, their name
+// in call order). Thought parts are left out. A response is what Gemini
+// CLI showed the model: outputs over its limit were cut to 8,000 head and
+// 32,000 tail characters with the rest in a file, and older ones masked
+// (<tool_output_masked>); a warning counts them. The Content list records
+// no usage and no model; a session file records both per message.
+// Neither records the system prompt or the tool schemas (see Supply).
+func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
+	src := &source{name: name, data: data}
+	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}}
+	start := skipSpace(data, 0)
+	if start < int64(len(data)) && data[start] == '[' {
+		elems, err := src.arrayElems(0, data, "")
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range elems {
+			var c struct {
+				Role  string    `json:"role"`
+				Parts []gemPart `json:"parts"`
+			}
+			path := fmt.Sprintf("[%d]", i)
+			if err := src.decodeAt(v, path, &c); err != nil {
+				return nil, err
+			}
+			if err := b.content(v.off, path, c.Role, c.Parts); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := b.session(); err != nil {
+		return nil, err
+	}
+	if b.rec.Calls() == 0 {
+		return nil, src.errAt(0, "", "no model content", ErrNoModelCall)
+	}
+	w := []string{notRecorded(FormatGeminiCLI, true, true)}
+	if b.masked > 0 {
+		w = append(w, fmt.Sprintf("%d responses were cut by Gemini CLI itself (over its limit: 8,000 head and 32,000 tail characters kept, the rest in a file; or masked): recorded as the model saw them", b.masked))
+	}
+	if b.unasked > 0 {
+		w = append(w, fmt.Sprintf("%d function responses answer no call (the output of commands the user ran): counted as user inputs", b.unasked))
+	}
+	if b.thought > 0 {
+		w = append(w, fmt.Sprintf("%d thought parts left out", b.thought))
+	}
+	b.rec.Warnings = append(w, b.rec.Warnings...)
+	return b.rec, nil
+}
+
+// content adds one Content: a user input or function responses, or a
+// model response.
+func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) error {
+	b.n++
+	if role == "model" {
+		c := b.call(off)
+		for k, p := range parts {
+			switch {
+			case p.FunctionCall != nil:
+				if err := b.toolCall(off, fmt.Sprintf("%s.parts[%d].functionCall", path, k), c, p.FunctionCall.ID, p.FunctionCall.Name, p.FunctionCall.Args); err != nil {
+					return err
+				}
+			case p.Thought:
+				b.thought++
+			case p.Text != "":
+				c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(p.Text))
+			}
+		}
+		return nil
+	}
+	var input []string
+	for _, p := range parts {
+		switch {
+		case p.FunctionResponse != nil:
+			fr := p.FunctionResponse
+			b.response(off, fr.ID, fr.Name, fr.Response)
+		case p.Text != "":
+			input = append(input, p.Text)
+		}
+	}
+	if len(input) > 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: strings.Join(input, "\n")})
+	}
+	return nil
+}
+
+func (b *gemBuilder) call(off int64) *Call {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	c := &Call{Request: b.n - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	t.Calls = append(t.Calls, c)
+	return c
+}
+
+func (b *gemBuilder) toolCall(off int64, path string, c *Call, id, name string, args json.RawMessage) error {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if args[0] != '{' {
+		return b.src.errAt(off, path+".args", "args is not an object", nil)
+	}
+	if id == "" {
+		id = fmt.Sprintf("gem_%d_%d", b.n, len(c.Assistant.ToolCalls)+1)
+	}
+	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: name, Args: args})
+	b.pending = append(b.pending, &gemPending{c: c, id: id, name: name})
+	return nil
+}
+
+// response pairs a function response with its call: by id, else the
+// oldest pending call of that name.
+func (b *gemBuilder) response(off int64, id, name string, resp json.RawMessage) {
+	k := -1
+	for i, p := range b.pending {
+		if (id != "" && p.id == id) || (k < 0 && id == "" && p.name == name) {
+			k = i
+			if id != "" {
+				break
+			}
+		}
+	}
+	if k < 0 && id != "" {
+		for i, p := range b.pending { // ids the CLI made up after the call
+			if p.name == name && strings.HasPrefix(p.id, "gem_") {
+				k = i
+				break
+			}
+		}
+	}
+	if k < 0 {
+		// Gemini CLI records the output of a shell command the user ran
+		// (!cmd) as a response no call asked for; the model sees it as
+		// input.
+		text, _ := gemResponseText(resp)
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+		b.unasked++
+		return
+	}
+	p := b.pending[k]
+	b.pending = append(b.pending[:k], b.pending[k+1:]...)
+	text, isErr := gemResponseText(resp)
+	if strings.Contains(text, "<tool_output_masked>") || strings.Contains(text, "Output too large. Showing first") {
+		b.masked++
+	}
+	r := &Result{CallID: p.id, Tool: p.name, Shown: text, IsError: isErr, Offset: off}
+	if text != "" {
+		r.Full = []harness.Part{harness.TextPart(text)}
+	}
+	p.c.Results = append(p.c.Results, r)
+	sortResults(p.c)
+}
+
+// gemResponseText is what a function response shows the model: its
+// "output" (or "error") string, or the response object as JSON.
+func gemResponseText(resp json.RawMessage) (string, bool) {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(resp, &o) == nil {
+		if s, ok := o["output"]; ok && len(o) == 1 && jsonString(s) != "" {
+			return jsonString(s), false
+		}
+		if s, ok := o["error"]; ok && len(o) == 1 && jsonString(s) != "" {
+			return jsonString(s), true
+		}
+	}
+	return string(resp), false
+}
+
+// session reads a session file: {sessionId, messages: [{type: user |
+// gemini | info | error | warning, content, toolCalls, tokens, model}]}.
+func (b *gemBuilder) session() error {
+	src := b.src
+	fields, err := src.objectFields(0, src.data, "")
+	if err != nil {
+		return err
+	}
+	if id, ok := fields["sessionId"]; ok {
+		b.rec.ID = jsonString(id.raw)
+	}
+	msgs, ok := fields["messages"]
+	if !ok {
+		return src.errAt(0, "", `not a Gemini CLI session: no "messages" field`, nil)
+	}
+	elems, err := src.arrayElems(msgs.off, msgs.raw, "messages")
+	if err != nil {
+		return err
+	}
+	for i, v := range elems {
+		path := fmt.Sprintf("messages[%d]", i)
+		var m gemSessionMessage
+		if err := src.decodeAt(v, path, &m); err != nil {
+			return err
+		}
+		text := gemText(m.Content)
+		switch m.Type {
+		case "user":
+			b.n++
+			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+		case "gemini":
+			b.n++
+			c := b.call(v.off)
+			if text != "" {
+				c.Assistant.Parts = []harness.Part{harness.TextPart(text)}
+			}
+			if b.rec.Model == "" {
+				b.rec.Model = m.Model
+			}
+			if t := m.Tokens; t != nil {
+				c.Usage, c.HasUsage = harness.Usage{Input: t.Input, Cached: t.Cached, Output: t.Output + t.Thoughts}, true
+			}
+			for k, tc := range m.ToolCalls {
+				tpath := fmt.Sprintf("%s.toolCalls[%d]", path, k)
+				if err := b.toolCall(v.off, tpath, c, tc.ID, tc.Name, tc.Args); err != nil {
+					return err
+				}
+				if err := b.sessionResult(v.off, tpath, c.Assistant.ToolCalls[len(c.Assistant.ToolCalls)-1].ID, tc.Name, tc.Result); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sessionResult answers a session file's tool call with the
+// functionResponse parts its result holds.
+func (b *gemBuilder) sessionResult(off int64, path, id, name string, result json.RawMessage) error {
+	var parts []gemPart
+	if len(result) == 0 || string(result) == "null" || json.Unmarshal(result, &parts) != nil {
+		return nil // not run (cancelled): no result
+	}
+	for _, p := range parts {
+		if p.FunctionResponse != nil {
+			b.response(off, id, name, p.FunctionResponse.Response)
+			return nil
+		}
+	}
+	return nil
+}
+
+// gemText reads a session message's content: a string or a list of parts.
+func gemText(raw json.RawMessage) string {
+	if s := jsonString(raw); s != "" {
+		return s
+	}
+	var parts []gemPart
+	_ = json.Unmarshal(raw, &parts)
+	var out []string
+	for _, p := range parts {
+		if p.Text != "" && !p.Thought {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
