@@ -1,0 +1,165 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultMaxRequestBytes bounds a request body: far above any real
+	// agent's request (a 1,000-message history is a few MiB), far below
+	// what would exhaust the proxy's memory.
+	DefaultMaxRequestBytes = 64 << 20
+	// DefaultMaxResponseBytes bounds an upstream answer, streamed or not.
+	DefaultMaxResponseBytes = 256 << 20
+	// ConversationHeader names the request header that sets a
+	// conversation's key explicitly; it is not forwarded.
+	ConversationHeader = "X-Harness-Conversation"
+)
+
+// Options configure a [Proxy]; the zero value of every field but Upstream
+// means its default.
+type Options struct {
+	// Upstream is the base URL every request is forwarded to (scheme, host
+	// and an optional path prefix). Required.
+	Upstream string
+	// Store records every proxied conversation (nil records nothing).
+	Store *sqlite.Store
+	// Workspace is the folder whose .harness/spill/<conversation>/
+	// receives spilled results ("" means the working directory). Spill
+	// locators are absolute paths, so the agent's own file tools can read
+	// them whatever its working directory.
+	Workspace string
+	// Guards decide each new tool result's model copy. nil means the
+	// CLI's defaults: guard.ResultPolicy (24 KiB ceiling, spill into
+	// Workspace) then guard.Collapse.
+	Guards []harness.Guard
+	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
+	MaxRequestBytes, MaxResponseBytes int64
+	// Client sends upstream requests; nil means a client that never
+	// follows redirects (so credentials reach the upstream only).
+	Client *http.Client
+	// Log, when set, gets one line per proxied request.
+	Log io.Writer
+}
+
+// Proxy is an http.Handler that forwards agent requests to one upstream
+// model API and, on the way, decides once — the first time it is seen —
+// the model copy of every tool result in the request's history, then
+// sends exactly those bytes every time after (see the package doc).
+type Proxy struct {
+	opts     Options
+	upstream *url.URL
+	client   *http.Client
+	decider  decider
+	seed     maphash.Seed
+	rec      *recorder
+
+	mu    sync.Mutex
+	convs map[string]*conversation
+	stats Stats
+}
+
+// New returns a proxy for opts. Call Close to finish recording.
+func New(opts *Options) (*Proxy, error) {
+	if opts == nil || opts.Upstream == "" {
+		return nil, errors.New("proxy: an upstream URL is required")
+	}
+	o := *opts
+	u, err := url.Parse(o.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: upstream %q: %w", o.Upstream, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("proxy: upstream %q: want an http or https URL with a host", o.Upstream)
+	}
+	if o.Workspace == "" {
+		o.Workspace = "."
+	}
+	if o.Workspace, err = filepath.Abs(o.Workspace); err != nil {
+		return nil, fmt.Errorf("proxy: workspace: %w", err)
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	client := o.Client
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	guards := o.Guards
+	if guards == nil {
+		rp := &guard.ResultPolicy{Store: &absSpill{dir: spill.Dir{Workspace: o.Workspace}}}
+		guards = []harness.Guard{rp.Guard(), (&guard.Collapse{}).Guard()}
+	}
+	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},
+		seed: maphash.MakeSeed(), convs: map[string]*conversation{}}
+	p.rec = newRecorder(o.Store, p.logf)
+	return p, nil
+}
+
+// Close waits until everything observed has been recorded in the store.
+// It does not close the store.
+func (p *Proxy) Close() error { return p.rec.close() }
+
+// Flush waits until everything observed so far has been recorded.
+func (p *Proxy) Flush(ctx context.Context) error { return p.rec.flush(ctx) }
+
+// ServeHTTP routes a request: GET /stats answers from the proxy, model
+// calls of a known wire format are rewritten and forwarded, anything else
+// is forwarded unchanged.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.serveStats(w)
+		return
+	}
+	f := formatOf(r)
+	if f == nil {
+		p.forwardUnchanged(w, r)
+		return
+	}
+	p.serveModelCall(w, r, f)
+}
+
+// formatOf returns the wire format of a model call, or nil.
+func formatOf(r *http.Request) wireFormat {
+	if r.Method != http.MethodPost {
+		return nil
+	}
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/v1/messages"):
+		return anthropicFormat{}
+	case strings.HasSuffix(p, "/responses"):
+		return responsesFormat{}
+	case strings.HasSuffix(p, "/chat/completions"):
+		return chatFormat{}
+	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
+		return geminiFormat{}
+	}
+	return nil
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.opts.Log != nil {
+		p.mu.Lock()
+		fmt.Fprintf(p.opts.Log, format+"\n", args...)
+		p.mu.Unlock()
+	}
+}
