@@ -36,15 +36,18 @@ func (anthropicFormat) parse(body []byte) (*request, error) {
 		return nil, err
 	}
 	req.Elems = elems
-	req.Seed = [][]byte{req.System}
-	for i, e := range elems {
+	if s, ok := get(top, "system"); ok {
+		t, _ := contentText(body, s, "text")
+		req.Seed = [][]byte{[]byte(t)}
+	}
+	for _, e := range elems {
 		fs, err := objectFields(body, e)
 		if err != nil {
 			return nil, err
 		}
 		role := fieldStr(body, fs, "role")
-		if i == 0 {
-			req.Seed = append(req.Seed, body[e.Start:e.End])
+		if role != "user" && role != "assistant" {
+			continue // Claude Code's role "system" notes are not turns
 		}
 		content, _ := get(fs, "content")
 		if err := anthropicMessage(body, role, content, req); err != nil {

@@ -34,7 +34,6 @@ func (chatFormat) parse(body []byte) (*request, error) {
 	}
 	req.Elems = elems
 	var system []string
-	firstUser := false
 	for _, e := range elems {
 		fs, err := objectFields(body, e)
 		if err != nil {
@@ -45,14 +44,10 @@ func (chatFormat) parse(body []byte) (*request, error) {
 		case "system", "developer":
 			t, _ := contentText(body, content, "text")
 			system = append(system, t)
-			req.Seed = append(req.Seed, body[e.Start:e.End])
+			req.Seed = append(req.Seed, []byte(t))
 		case "user":
 			t, _ := contentText(body, content, "text")
 			req.Items = append(req.Items, item{Kind: itemUser, Text: t})
-			if !firstUser {
-				firstUser = true
-				req.Seed = append(req.Seed, body[e.Start:e.End])
-			}
 		case "assistant":
 			t, _ := contentText(body, content, "text")
 			req.Items = append(req.Items, item{Kind: itemAssistant, Text: t, Calls: chatCalls(body, fs)})

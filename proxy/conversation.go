@@ -58,7 +58,7 @@ type decision struct {
 // conversationID names a request's conversation: the client's header, the
 // format's own key (prompt_cache_key), or a hash of the model, the system
 // prompt and the first user message.
-func conversationID(r *http.Request, f wireFormat, req *request) string {
+func conversationID(r *http.Request, f wireFormat, req *request, firstUser string) string {
 	if h := strings.TrimSpace(r.Header.Get(ConversationHeader)); h != "" {
 		return sanitizeID(h)
 	}
@@ -78,6 +78,7 @@ func conversationID(r *http.Request, f wireFormat, req *request) string {
 		for _, s := range req.Seed {
 			part(s)
 		}
+		part([]byte(firstUser))
 	}
 	return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
 }

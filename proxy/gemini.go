@@ -24,11 +24,16 @@ func (geminiFormat) parse(body []byte) (*request, error) {
 	req := &request{}
 	if s, ok := get(top, "systemInstruction"); ok {
 		req.System = raw(body, s)
+		if fs, err := objectFields(body, s); err == nil {
+			if ps, ok := get(fs, "parts"); ok {
+				t, _ := textBlocks(body, ps)
+				req.Seed = [][]byte{[]byte(t)}
+			}
+		}
 	}
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	req.Seed = [][]byte{req.System}
 	cs, ok := get(top, "contents")
 	if !ok {
 		return nil, jsonErr(0, "no contents")
@@ -38,13 +43,10 @@ func (geminiFormat) parse(body []byte) (*request, error) {
 		return nil, err
 	}
 	req.Elems = elems
-	for i, e := range elems {
+	for _, e := range elems {
 		fs, err := objectFields(body, e)
 		if err != nil {
 			return nil, err
-		}
-		if i == 0 {
-			req.Seed = append(req.Seed, body[e.Start:e.End])
 		}
 		parts, _ := get(fs, "parts")
 		if err := geminiContent(body, fieldStr(body, fs, "role"), parts, req); err != nil {

@@ -68,8 +68,9 @@ type request struct {
 	// System is the raw system prompt value and Tools the raw tool list
 	// (decoded only when a round is stored).
 	System, Tools json.RawMessage
-	// Seed holds the bytes that identify the conversation: the system
-	// prompt and the first user message as sent (the model is added).
+	// Seed holds the system prompt's text (in pieces); with the model and
+	// the first user input it identifies the conversation. Text, not
+	// bytes: clients move cache_control markers from message to message.
 	Seed [][]byte
 	// Key is an explicit conversation key the format carries (the
 	// Responses API's prompt_cache_key), "" when none.

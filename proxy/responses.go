@@ -28,14 +28,13 @@ func (responsesFormat) parse(body []byte) (*request, error) {
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	req.Seed = [][]byte{req.System}
+	req.Seed = [][]byte{[]byte(fieldStr(body, top, "instructions"))}
 	in, ok := get(top, "input")
 	if !ok {
 		return nil, jsonErr(0, "no input")
 	}
 	if kind(body, in) == '"' {
 		req.Items = []item{{Kind: itemUser, Text: str(body, in)}}
-		req.Seed = append(req.Seed, body[in.Start:in.End])
 		return req, nil
 	}
 	elems, err := arrayElems(body, in)
@@ -52,8 +51,9 @@ func (responsesFormat) parse(body []byte) (*request, error) {
 		if !ok {
 			continue
 		}
-		if it.Kind == itemUser && len(req.Seed) == 1 {
-			req.Seed = append(req.Seed, body[e.Start:e.End])
+		if role := fieldStr(body, fs, "role"); it.Kind == itemUser && (role == "developer" || role == "system") {
+			req.Seed = append(req.Seed, []byte(it.Text))
+			continue
 		}
 		req.Items = append(req.Items, it)
 	}
@@ -69,7 +69,7 @@ func responsesItem(body []byte, fs []field) (item, bool) {
 		content, _ := get(fs, "content")
 		text, _ := contentText(body, content, "input_text", "output_text", "text")
 		switch fieldStr(body, fs, "role") {
-		case "user":
+		case "user", "developer", "system":
 			return item{Kind: itemUser, Text: text}, true
 		case "assistant":
 			return item{Kind: itemAssistant, Text: text}, true

@@ -47,7 +47,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		req.Stream = true
 	}
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
-	c.conv = p.conversation(conversationID(r, f, req))
+	c.conv = p.conversation(conversationID(r, f, req, c.hist.FirstUser))
 	if err := p.prepare(r.Context(), c); err != nil {
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/internal/retry"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 func ev(name, data string) wiretest.Event { return wiretest.Event{Event: name, Data: data} }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/internal/retry"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 // chunk is one chat.completion.chunk event with the given choices (a JSON
