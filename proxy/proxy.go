@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
-	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -105,7 +104,7 @@ func New(opts *Options) (*Proxy, error) {
 	}
 	guards := o.Guards
 	if guards == nil {
-		rp := &guard.ResultPolicy{Store: &absSpill{dir: spill.Dir{Workspace: o.Workspace}}}
+		rp := &guard.ResultPolicy{Store: SpillStore(o.Workspace)}
 		guards = []harness.Guard{rp.Guard(), (&guard.Collapse{}).Guard()}
 	}
 	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},

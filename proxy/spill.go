@@ -28,3 +28,11 @@ func (s *absSpill) Save(ctx context.Context, e spill.Entry, content io.Reader) (
 	saved.Hint = spillHint
 	return saved, nil
 }
+
+// SpillStore returns the spill.Store the proxy's default guards use:
+// files under <workspace>/.harness/spill/<conversation>/ (a spill.Dir),
+// named in markers by their absolute paths with a hint for the agent's own
+// file tools. workspace should be absolute.
+func SpillStore(workspace string) spill.Store {
+	return &absSpill{dir: spill.Dir{Workspace: workspace}}
+}

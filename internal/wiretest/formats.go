@@ -3,6 +3,7 @@ package wiretest
 import (
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 )
 
 // Call is a tool call a scripted answer makes; Args is its arguments
@@ -34,8 +35,10 @@ func AnthropicStream(model, text string, calls []Call, u Usage) Reply {
 	if len(calls) > 0 {
 		stop = "tool_use"
 	}
+	// Clients merge streamed messages by id, so each answer gets its own.
+	id := fmt.Sprintf("msg_wiretest_%08x", crc32.ChecksumIEEE([]byte(js([]any{text, calls}))))
 	evs := []Event{{"message_start", js(map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_wiretest", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": u.Input - u.Cached, "cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": 0, "output_tokens": 1}}})}}
 	idx := 0
