@@ -128,7 +128,9 @@ type anthropicBlock struct {
 	text, input   strings.Builder
 }
 
-func (anthropicFormat) newReply() replyParser { return &anthropicReply{blocks: map[int]*anthropicBlock{}} }
+func (anthropicFormat) newReply() replyParser {
+	return &anthropicReply{blocks: map[int]*anthropicBlock{}}
+}
 
 // anthropicUsage is the usage object of the Messages API.
 type anthropicUsage struct {
