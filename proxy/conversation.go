@@ -49,7 +49,11 @@ type roundKey struct{ turn, round int }
 
 // decision is a tool result's model copy, decided once.
 type decision struct {
+	// hash is the SHA-256 of the content bytes (stored, so a restarted
+	// proxy finds the decision); fast is their maphash under the proxy's
+	// seed, which is what every later lookup compares.
 	hash [32]byte
+	fast uint64
 	res  *harness.ToolResult
 	// out replaces the content's bytes; nil sends them as they came.
 	out []byte
@@ -155,14 +159,24 @@ func (c *conversation) restore(res *harness.ToolResult) {
 	c.decided[res.CallID] = append(c.decided[res.CallID], d)
 }
 
-// lookup returns the decision of a call's content.
-func (c *conversation) lookup(callID string, hash [32]byte) *decision {
-	for _, d := range c.decided[callID] {
-		if d.hash == hash {
-			return d
+// lookup returns the decision of a call's content by its fast hash, then
+// (for decisions restored from the store, which carry only the SHA-256)
+// by content, computing the SHA-256 only then.
+func (c *conversation) lookup(callID string, fast uint64, content []byte) (*decision, [32]byte) {
+	ds := c.decided[callID]
+	for _, d := range ds {
+		if d.fast == fast && d.fast != 0 {
+			return d, d.hash
 		}
 	}
-	return nil
+	hash := sha256.Sum256(content)
+	for _, d := range ds {
+		if d.hash == hash {
+			d.fast = fast
+			return d, hash
+		}
+	}
+	return nil, hash
 }
 
 // awaitInflight waits until the answers this history builds on are

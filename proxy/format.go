@@ -117,13 +117,21 @@ func contentText(b []byte, s span, textTypes ...string) (string, bool) {
 	return "", false
 }
 
-// topFields reads the body's top-level object.
+// topFields reads the body's top-level object: one pass over the body,
+// which checks the structure of every member as it skips it.
 func topFields(body []byte) ([]field, error) {
-	doc, err := document(body)
+	start := skipWS(body, 0)
+	if start >= len(body) || body[start] != '{' {
+		return nil, jsonErr(start, "want an object")
+	}
+	fs, end, err := objectFieldsEnd(body, span{start, len(body)})
 	if err != nil {
 		return nil, err
 	}
-	return objectFields(body, doc)
+	if t := skipWS(body, end); t != len(body) {
+		return nil, jsonErr(t, "data after the JSON value")
+	}
+	return fs, nil
 }
 
 // boolField reports whether member key of fs is true.

@@ -186,48 +186,54 @@ func skipComposite(b []byte, i int, closer byte, depth int) (int, error) {
 // objectFields returns the members of the object whose span is s, in
 // document order. A value that is not an object is an error.
 func objectFields(b []byte, s span) ([]field, error) {
+	fs, _, err := objectFieldsEnd(b, s)
+	return fs, err
+}
+
+// objectFieldsEnd is objectFields that also returns where the object ends.
+func objectFieldsEnd(b []byte, s span) ([]field, int, error) {
 	i := skipWS(b, s.Start)
 	if i >= s.End || b[i] != '{' {
-		return nil, jsonErr(i, "want an object")
+		return nil, i, jsonErr(i, "want an object")
 	}
-	var out []field
+	out := make([]field, 0, 8)
 	j := skipWS(b, i+1)
 	if j < s.End && b[j] == '}' {
-		return out, nil
+		return out, j + 1, nil
 	}
 	for {
 		j = skipWS(b, j)
 		if j >= s.End || b[j] != '"' {
-			return nil, jsonErr(j, "want an object key")
+			return nil, j, jsonErr(j, "want an object key")
 		}
 		kEnd, err := skipString(b, j)
 		if err != nil {
-			return nil, err
+			return nil, j, err
 		}
 		key, err := unquote(b[j:kEnd])
 		if err != nil {
-			return nil, jsonErr(j, "invalid key")
+			return nil, j, jsonErr(j, "invalid key")
 		}
 		j = skipWS(b, kEnd)
 		if j >= s.End || b[j] != ':' {
-			return nil, jsonErr(j, "want ':'")
+			return nil, j, jsonErr(j, "want ':'")
 		}
 		vs, ve, err := skipValue(b, j+1, 1)
 		if err != nil {
-			return nil, err
+			return nil, ve, err
 		}
 		out = append(out, field{Key: key, Value: span{vs, ve}})
 		j = skipWS(b, ve)
 		if j >= s.End {
-			return nil, jsonErr(j, "unexpected end of object")
+			return nil, j, jsonErr(j, "unexpected end of object")
 		}
 		switch b[j] {
 		case ',':
 			j++
 		case '}':
-			return out, nil
+			return out, j + 1, nil
 		default:
-			return nil, jsonErr(j, fmt.Sprintf("unexpected %q", b[j]))
+			return nil, j, jsonErr(j, fmt.Sprintf("unexpected %q", b[j]))
 		}
 	}
 }

@@ -2,8 +2,8 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
+	"hash/maphash"
 	"net/http"
 	"strings"
 	"time"
@@ -121,8 +121,9 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		if r.Content.End <= r.Content.Start {
 			continue
 		}
-		hash := sha256.Sum256(c.in[r.Content.Start:r.Content.End])
-		d := cv.lookup(r.CallID, hash)
+		content := c.in[r.Content.Start:r.Content.End]
+		fast := maphash.Bytes(p.seed, content)
+		d, hash := cv.lookup(r.CallID, fast, content)
 		if d != nil {
 			c.reused++
 		} else {
@@ -133,6 +134,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			if d, err = p.decideOne(ctx, c, r, hash, transcript); err != nil {
 				return nil, err
 			}
+			d.fast = fast
 			cv.decided[r.CallID] = append(cv.decided[r.CallID], d)
 			c.decided++
 			if d.out != nil {
