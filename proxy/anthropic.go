@@ -15,46 +15,39 @@ type anthropicFormat struct{}
 
 func (anthropicFormat) name() string { return "anthropic" }
 
-func (anthropicFormat) parse(body []byte) (*request, error) {
-	top, err := topFields(body)
-	if err != nil {
-		return nil, err
+func (f anthropicFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (anthropicFormat) historyKey() string { return "messages" }
+
+func (anthropicFormat) top(body []byte, top []field, req *request) error {
+	if req.histStart == 0 {
+		return jsonErr(0, "no messages")
 	}
-	req := &request{Model: fieldStr(body, top, "model"), Stream: boolField(body, top, "stream")}
+	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
 	if s, ok := get(top, "system"); ok {
 		req.System = raw(body, s)
+		t, _ := contentText(body, s, "text")
+		req.Seed = [][]byte{[]byte(t)}
 	}
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	ms, ok := get(top, "messages")
-	if !ok {
-		return nil, jsonErr(0, "no messages")
-	}
-	elems, err := arrayElems(body, ms)
+	return nil
+}
+
+func (anthropicFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req.Elems = elems
-	if s, ok := get(top, "system"); ok {
-		t, _ := contentText(body, s, "text")
-		req.Seed = [][]byte{[]byte(t)}
+	role := fieldStr(body, fs, "role")
+	if role != "user" && role != "assistant" {
+		return nil // Claude Code's role "system" notes are not turns
 	}
-	for _, e := range elems {
-		fs, err := objectFields(body, e)
-		if err != nil {
-			return nil, err
-		}
-		role := fieldStr(body, fs, "role")
-		if role != "user" && role != "assistant" {
-			continue // Claude Code's role "system" notes are not turns
-		}
-		content, _ := get(fs, "content")
-		if err := anthropicMessage(body, role, content, req); err != nil {
-			return nil, err
-		}
-	}
-	return req, nil
+	content, _ := get(fs, "content")
+	return anthropicMessage(body, role, content, req)
 }
 
 // anthropicMessage appends the items of one message.

@@ -15,55 +15,57 @@ type chatFormat struct{}
 
 func (chatFormat) name() string { return "openai-chat" }
 
-func (chatFormat) parse(body []byte) (*request, error) {
-	top, err := topFields(body)
-	if err != nil {
-		return nil, err
+func (f chatFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (chatFormat) historyKey() string { return "messages" }
+
+func (chatFormat) top(body []byte, top []field, req *request) error {
+	if req.histStart == 0 {
+		return jsonErr(0, "no messages")
 	}
-	req := &request{Model: fieldStr(body, top, "model"), Stream: boolField(body, top, "stream")}
+	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	ms, ok := get(top, "messages")
-	if !ok {
-		return nil, jsonErr(0, "no messages")
-	}
-	elems, err := arrayElems(body, ms)
-	if err != nil {
-		return nil, err
-	}
-	req.Elems = elems
 	var system []string
-	for _, e := range elems {
-		fs, err := objectFields(body, e)
-		if err != nil {
-			return nil, err
-		}
-		content, _ := get(fs, "content")
-		switch fieldStr(body, fs, "role") {
-		case "system", "developer":
-			t, _ := contentText(body, content, "text")
-			system = append(system, t)
-			req.Seed = append(req.Seed, []byte(t))
-		case "user":
-			t, _ := contentText(body, content, "text")
-			req.Items = append(req.Items, item{Kind: itemUser, Text: t})
-		case "assistant":
-			t, _ := contentText(body, content, "text")
-			req.Items = append(req.Items, item{Kind: itemAssistant, Text: t, Calls: chatCalls(body, fs)})
-		case "tool":
-			r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content}
-			r.Decode = func() (string, bool) { return contentText(body, content, "text") }
-			if content.End == 0 {
-				r.Decode = func() (string, bool) { return "", false }
-			}
-			req.Items = append(req.Items, item{Kind: itemResult, Result: r})
+	for _, it := range req.Items {
+		if it.Kind == itemSystem {
+			system = append(system, it.Text)
 		}
 	}
 	if len(system) > 0 {
 		req.System = json.RawMessage(encodeString(strings.Join(system, "\n\n")))
 	}
-	return req, nil
+	return nil
+}
+
+func (chatFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
+	if err != nil {
+		return err
+	}
+	content, _ := get(fs, "content")
+	switch fieldStr(body, fs, "role") {
+	case "system", "developer":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemSystem, Text: t})
+	case "user":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemUser, Text: t})
+	case "assistant":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemAssistant, Text: t, Calls: chatCalls(body, fs)})
+	case "tool":
+		r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content}
+		r.Decode = func() (string, bool) { return contentText(body, content, "text") }
+		if content.End == 0 {
+			r.Decode = func() (string, bool) { return "", false }
+		}
+		req.Items = append(req.Items, item{Kind: itemResult, Result: r})
+	}
+	return nil
 }
 
 // chatCalls reads an assistant message's tool_calls.

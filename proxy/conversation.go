@@ -79,7 +79,7 @@ func conversationID(r *http.Request, f wireFormat, req *request, firstUser strin
 		part([]byte(req.Key))
 	} else {
 		part([]byte(req.Model))
-		for _, s := range req.Seed {
+		for _, s := range req.seed() {
 			part(s)
 		}
 		part([]byte(firstUser))

@@ -13,9 +13,11 @@ import (
 type wireFormat interface {
 	// name names the format in /stats and on stderr.
 	name() string
-	// parse reads a request body. An error means the body is not this
-	// format's request; the proxy then forwards it unchanged.
-	parse(body []byte) (*request, error)
+	// parse reads a request body, reusing prev (the previous request of
+	// the same client, or nil) where the body shares its prefix. An error
+	// means the body is not this format's request; the proxy then forwards
+	// it unchanged.
+	parse(body []byte, prev *request) (*request, error)
 	// newReply returns a parser of one upstream answer.
 	newReply() replyParser
 }
@@ -77,8 +79,9 @@ func encodeString(text string) []byte {
 }
 
 // textBlocks reads an array of content blocks that are all
-// {"type": textType, "text": …}; ok is false when any block is something
-// else (an image), or the value is not an array.
+// {"type": textType, "text": …} (any block, with no textTypes); ok is false
+// when any block is something else (an image), or the value is not an
+// array.
 func textBlocks(b []byte, s span, textTypes ...string) (string, bool) {
 	elems, err := arrayElems(b, s)
 	if err != nil {
@@ -91,7 +94,7 @@ func textBlocks(b []byte, s span, textTypes ...string) (string, bool) {
 			return "", false
 		}
 		t := fieldStr(b, fs, "type")
-		okType := false
+		okType := len(textTypes) == 0 // Gemini's parts carry no type
 		for _, want := range textTypes {
 			okType = okType || t == want
 		}

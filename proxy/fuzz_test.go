@@ -3,6 +3,9 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentharness/harness/internal/wiretest"
@@ -82,7 +85,7 @@ func FuzzParse(f *testing.F) {
 	formats := []wireFormat{anthropicFormat{}, responsesFormat{}, chatFormat{}, geminiFormat{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, fm := range formats {
-			req, err := fm.parse(b)
+			req, err := fm.parse(b, nil)
 			if err != nil {
 				continue
 			}
@@ -101,7 +104,7 @@ func FuzzParse(f *testing.F) {
 			if json.Valid(b) && !json.Valid(out) {
 				t.Fatalf("%s: the rewrite made invalid JSON: %q", fm.name(), out)
 			}
-			again, err := fm.parse(out)
+			again, err := fm.parse(out, nil)
 			if err != nil {
 				t.Fatalf("%s: the rewritten body no longer parses: %v", fm.name(), err)
 			}
@@ -135,4 +138,59 @@ func FuzzEvents(f *testing.F) {
 			p.reply()
 		}
 	})
+}
+
+// TestReuseMatchesFullParse: a parse that reuses the previous request's
+// elements reads exactly what a full parse reads, in every format, as
+// the history grows — and falls back to a full parse when the client
+// changes an earlier element.
+func TestReuseMatchesFullParse(t *testing.T) {
+	for _, wc := range wireCases {
+		t.Run(wc.name, func(t *testing.T) {
+			var steps []step
+			var prev *request
+			reused := 0
+			for i := range 8 {
+				steps = append(steps, step{id: fmt.Sprintf("c%d", i), tool: "shell", args: `{"n":1}`, result: strings.Repeat("out\n", i+1)})
+				body := wc.body("m", "hi", steps)
+				if i == 5 {
+					steps[0].result = "changed" // the client rewrote an old result
+					body = wc.body("m", "hi", steps)
+				}
+				got, err := wc.format.parse(body, prev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := wc.format.parse(body, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 5 && got.Reused != 0 {
+					t.Errorf("step %d: reused %d elements of a history the client changed", i, got.Reused)
+				}
+				reused += got.Reused
+				if !reflect.DeepEqual(summarize(got), summarize(want)) || !reflect.DeepEqual(got.Elems, want.Elems) {
+					t.Fatalf("step %d: the reusing parse differs:\n%v\n%v", i, summarize(got), summarize(want))
+				}
+				prev = got
+			}
+			if reused == 0 {
+				t.Errorf("no element was ever reused")
+			}
+		})
+	}
+}
+
+// summarize is what a parse found, without its closures.
+func summarize(r *request) []string {
+	var out []string
+	for _, it := range r.Items {
+		s := fmt.Sprintf("%d %q %v", it.Kind, it.Text, it.Calls)
+		if it.Result != nil {
+			text, ok := it.Result.Decode()
+			s += fmt.Sprintf(" %s %v %v %q %v", it.Result.CallID, it.Result.IsError, it.Result.Content, text, ok)
+		}
+		out = append(out, s)
+	}
+	return append(out, r.Model, string(r.System), string(r.Tools), r.Key, fmt.Sprint(r.seed()))
 }

@@ -16,12 +16,16 @@ type geminiFormat struct{}
 
 func (geminiFormat) name() string { return "gemini" }
 
-func (geminiFormat) parse(body []byte) (*request, error) {
-	top, err := topFields(body)
-	if err != nil {
-		return nil, err
+func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (geminiFormat) historyKey() string { return "contents" }
+
+func (geminiFormat) top(body []byte, top []field, req *request) error {
+	if req.histStart == 0 {
+		return jsonErr(0, "no contents")
 	}
-	req := &request{}
 	if s, ok := get(top, "systemInstruction"); ok {
 		req.System = raw(body, s)
 		if fs, err := objectFields(body, s); err == nil {
@@ -34,26 +38,16 @@ func (geminiFormat) parse(body []byte) (*request, error) {
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	cs, ok := get(top, "contents")
-	if !ok {
-		return nil, jsonErr(0, "no contents")
-	}
-	elems, err := arrayElems(body, cs)
+	return nil
+}
+
+func (geminiFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req.Elems = elems
-	for _, e := range elems {
-		fs, err := objectFields(body, e)
-		if err != nil {
-			return nil, err
-		}
-		parts, _ := get(fs, "parts")
-		if err := geminiContent(body, fieldStr(body, fs, "role"), parts, req); err != nil {
-			return nil, err
-		}
-	}
-	return req, nil
+	parts, _ := get(fs, "parts")
+	return geminiContent(body, fieldStr(body, fs, "role"), parts, req)
 }
 
 // geminiContent appends the items of one content entry.

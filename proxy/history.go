@@ -24,6 +24,9 @@ const (
 	itemAssistant
 	// itemResult is one tool result.
 	itemResult
+	// itemSystem is a system or developer message inside the history: part
+	// of the conversation's key and system prompt, not of a turn.
+	itemSystem
 )
 
 // item is one entry of a request's history.
@@ -79,6 +82,27 @@ type request struct {
 	// cache-break check.
 	Elems []span
 	Items []item
+	// Reused counts the leading elements taken from the previous request's
+	// parse (see walkBody).
+	Reused int
+
+	// body is the parsed body; histStart the offset of the history array;
+	// elemItems[i] the number of items after element i.
+	body      []byte
+	histStart int
+	elemItems []int
+}
+
+// seed returns the pieces of the system prompt that key the conversation:
+// the format's system member and the system messages of the history.
+func (r *request) seed() [][]byte {
+	out := r.Seed
+	for _, it := range r.Items {
+		if it.Kind == itemSystem {
+			out = append(out[:len(out):len(out)], []byte(it.Text))
+		}
+	}
+	return out
 }
 
 // history is a request's history in the transcript's shape.

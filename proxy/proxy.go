@@ -71,6 +71,9 @@ type Proxy struct {
 	mu    sync.Mutex
 	convs map[string]*conversation
 	stats Stats
+	// recent are the latest parses, for reuse by the requests that extend
+	// them (see walkBody).
+	recent []*request
 }
 
 // New returns a proxy for opts. Call Close to finish recording.

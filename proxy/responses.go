@@ -15,49 +15,44 @@ type responsesFormat struct{}
 
 func (responsesFormat) name() string { return "openai-responses" }
 
-func (responsesFormat) parse(body []byte) (*request, error) {
-	top, err := topFields(body)
-	if err != nil {
-		return nil, err
-	}
-	req := &request{Model: fieldStr(body, top, "model"), Stream: boolField(body, top, "stream"),
-		Key: fieldStr(body, top, "prompt_cache_key")}
+func (f responsesFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (responsesFormat) historyKey() string { return "input" }
+
+func (responsesFormat) top(body []byte, top []field, req *request) error {
+	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
+	req.Key = fieldStr(body, top, "prompt_cache_key")
 	if s, ok := get(top, "instructions"); ok {
 		req.System = raw(body, s)
+		req.Seed = [][]byte{[]byte(str(body, s))}
 	}
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
-	req.Seed = [][]byte{[]byte(fieldStr(body, top, "instructions"))}
-	in, ok := get(top, "input")
-	if !ok {
-		return nil, jsonErr(0, "no input")
-	}
-	if kind(body, in) == '"' {
+	if in, ok := get(top, "input"); ok && kind(body, in) == '"' {
 		req.Items = []item{{Kind: itemUser, Text: str(body, in)}}
-		return req, nil
+		return nil
 	}
-	elems, err := arrayElems(body, in)
+	if req.histStart == 0 {
+		return jsonErr(0, "no input")
+	}
+	return nil
+}
+
+func (responsesFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req.Elems = elems
-	for _, e := range elems {
-		fs, err := objectFields(body, e)
-		if err != nil {
-			return nil, err
-		}
-		it, ok := responsesItem(body, fs)
-		if !ok {
-			continue
-		}
+	if it, ok := responsesItem(body, fs); ok {
 		if role := fieldStr(body, fs, "role"); it.Kind == itemUser && (role == "developer" || role == "system") {
-			req.Seed = append(req.Seed, []byte(it.Text))
-			continue
+			it.Kind = itemSystem
 		}
 		req.Items = append(req.Items, it)
 	}
-	return req, nil
+	return nil
 }
 
 // responsesItem reads one input item; ok is false for items that are

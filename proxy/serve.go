@@ -32,7 +32,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	if err != nil {
 		return
 	}
-	req, err := f.parse(body)
+	req, err := f.parse(body, p.previous(body))
 	if err != nil {
 		// Not a request this format describes: the upstream judges it.
 		p.count(func(s *Stats) { s.Unreadable++ })
@@ -46,6 +46,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
 		req.Stream = true
 	}
+	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
 	c.conv = p.conversation(conversationID(r, f, req, c.hist.FirstUser))
 	if err := p.prepare(r.Context(), c); err != nil {
@@ -199,4 +200,43 @@ func (cv *conversation) transcript(h *history) *harness.Conversation {
 		conv.Turns = append(conv.Turns, turn)
 	}
 	return conv
+}
+
+// recentParses bounds the parses kept for reuse (one per conversation in
+// flight is what matters; a few more cover clients that interleave).
+const recentParses = 16
+
+// previous returns the kept parse whose body this one extends, or nil.
+func (p *Proxy) previous(body []byte) *request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.recent) - 1; i >= 0; i-- {
+		if p.recent[i].sharesPrefix(body) {
+			return p.recent[i]
+		}
+	}
+	return nil
+}
+
+// remember keeps a pristine copy of req's parse (its results are
+// annotated per request, so the kept copy has its own) for the next
+// request of the conversation, replacing the parse it extended.
+func (p *Proxy) remember(req *request) {
+	if req.histStart == 0 || len(req.Elems) <= reuseTail {
+		return
+	}
+	kept := *req
+	kept.Items = copyItems(req.Items)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.recent {
+		if r.sharesPrefix(req.body) {
+			p.recent = append(p.recent[:i], p.recent[i+1:]...)
+			break
+		}
+	}
+	p.recent = append(p.recent, &kept)
+	if len(p.recent) > recentParses {
+		p.recent = p.recent[1:]
+	}
 }
