@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,6 +65,9 @@ func TestConcurrentStreams(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	if s := r.px.Stats(); s.Requests != convs*3 || s.CacheBreaks != 0 || s.Conversations != convs {
 		t.Errorf("stats %+v", s)

@@ -74,6 +74,10 @@ type Proxy struct {
 	// recent are the latest parses, for reuse by the requests that extend
 	// them (see walkBody).
 	recent []*request
+	// active counts requests being served; idle is signalled when it
+	// drops to zero (Flush waits for it).
+	active int
+	idle   *sync.Cond
 }
 
 // New returns a proxy for opts. Call Close to finish recording.
@@ -112,21 +116,66 @@ func New(opts *Options) (*Proxy, error) {
 	}
 	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}}
+	p.idle = sync.NewCond(&p.mu)
 	p.rec = newRecorder(o.Store, p.logf)
 	return p, nil
 }
 
 // Close waits until everything observed has been recorded in the store.
-// It does not close the store.
-func (p *Proxy) Close() error { return p.rec.close() }
+// It does not close the store; stop the server in front of the proxy
+// first.
+func (p *Proxy) Close() error {
+	p.waitIdle(context.Background())
+	return p.rec.close()
+}
 
-// Flush waits until everything observed so far has been recorded.
-func (p *Proxy) Flush(ctx context.Context) error { return p.rec.flush(ctx) }
+// Flush waits until the requests being served have finished — their
+// answers relayed and counted in Stats — and everything observed so far
+// is recorded in the store. A client receives the end of an answer just
+// before the proxy counts it, so read Stats after Flush.
+func (p *Proxy) Flush(ctx context.Context) error {
+	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
+	return p.rec.flush(ctx)
+}
+
+// waitIdle waits until no request is being served.
+func (p *Proxy) waitIdle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.idle.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.active > 0 && ctx.Err() == nil {
+		p.idle.Wait()
+	}
+	return ctx.Err()
+}
+
+// track counts a request being served until the returned func is called.
+func (p *Proxy) track() func() {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.active--
+		if p.active == 0 {
+			p.idle.Broadcast()
+		}
+		p.mu.Unlock()
+	}
+}
 
 // ServeHTTP routes a request: GET /stats answers from the proxy, model
 // calls of a known wire format are rewritten and forwarded, anything else
 // is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer p.track()()
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		p.serveStats(w)
 		return

@@ -91,6 +91,9 @@ func TestDecidesOnce(t *testing.T) {
 					t.Errorf("history element %d differs between requests 2 and 3 (cache break)", i)
 				}
 			}
+			if err := r.px.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			st := r.px.Stats()
 			if st.CacheBreaks != 0 || st.ResultsDecided != 2 || st.ResultsCut != 1 || st.ResultsReused != 1 || st.Requests != 3 {
 				t.Errorf("stats %+v", st)

@@ -256,6 +256,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
 	if !found {
 		t.Errorf("the store holds no cut result whose full text is the spill file's %d bytes", len(spilled))
 	}
+	t.Logf("what the proxy logged (bytes as received → as sent upstream):\n%s", r.stderr.String())
 	lockLines := strings.Count(r.lock, "\n")
 	t.Logf("lock file %d bytes (%d lines); the client sent %d bytes of it; the upstream got %d bytes; spill %s",
 		len(r.lock), lockLines, len(spilled), len(shown), m[1])
