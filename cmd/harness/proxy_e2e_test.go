@@ -234,7 +234,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	found, foundID := false, ""
 	for _, s := range list {
 		conv, err := st.LoadFull(context.Background(), s.ID)
 		if err != nil {
@@ -244,7 +244,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
 			for _, round := range turn.Rounds {
 				for _, res := range round.Results {
 					if res.Cut() && res.FullText() == string(spilled) {
-						found = true
+						found, foundID = true, s.ID
 						if turn.Answer() != "" && !strings.Contains(turn.Answer(), e2eAnswer) {
 							t.Errorf("stored answer %q", turn.Answer())
 						}
@@ -256,11 +256,36 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
 	if !found {
 		t.Errorf("the store holds no cut result whose full text is the spill file's %d bytes", len(spilled))
 	}
+	if found {
+		checkCLIReads(t, r.db, foundID)
+	}
 	t.Logf("what the proxy logged (bytes as received → as sent upstream):\n%s", r.stderr.String())
 	lockLines := strings.Count(r.lock, "\n")
 	t.Logf("lock file %d bytes (%d lines); the client sent %d bytes of it; the upstream got %d bytes; spill %s",
 		len(r.lock), lockLines, len(spilled), len(shown), m[1])
 	if !strings.Contains(string(spilled), `"node_modules/zod"`) && len(spilled) > 0 {
 		t.Logf("note: the client itself sent only part of the lock file (its own output limit or read range)")
+	}
+}
+
+// checkCLIReads runs the commands that read a store on the proxied one:
+// each must succeed and name the lock-file call.
+func checkCLIReads(t *testing.T, db, id string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"log", "list", "--db", db},
+		{"log", "show", id, "--db", db},
+		{"audit", db},
+		{"bench", "--presets", "none,harness", db},
+	} {
+		var out, errb bytes.Buffer
+		code := runMain(context.Background(), args, &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
+		if code != 0 {
+			t.Errorf("harness %s: exit %d: %s", strings.Join(args, " "), code, tail(errb.String(), 2000))
+			continue
+		}
+		if args[0] == "log" && args[1] == "show" && !strings.Contains(out.String(), "call_lock") {
+			t.Errorf("harness log show does not show the lock-file call:\n%s", tail(out.String(), 2000))
+		}
 	}
 }
