@@ -27,6 +27,9 @@ const metaHash = "proxy_content_sha256"
 // request's element hashes for the cache-break check.
 type conversation struct {
 	id string
+	// refs counts the requests using it and used orders it for eviction
+	// (both under the proxy's lock).
+	refs, used int64
 
 	mu      sync.Mutex
 	loaded  bool
@@ -104,28 +107,69 @@ func sanitizeID(s string) string {
 }
 
 // conversation returns the state of id, creating it.
+// It is held until release.
 func (p *Proxy) conversation(id string) *conversation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tick++
 	c := p.convs[id]
 	if c == nil {
 		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, inflight: map[roundKey]chan struct{}{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 	}
+	c.refs++
+	c.used = p.tick
+	p.evict()
 	return c
+}
+
+// release ends a request's hold on c.
+func (p *Proxy) release(c *conversation) {
+	p.mu.Lock()
+	c.refs--
+	p.mu.Unlock()
+}
+
+// maxConversations bounds the conversations kept in memory when a store
+// holds them: the least recently used idle one is forgotten and reloaded
+// from the store (decisions and all) when it is seen again. Without a
+// store nothing is forgotten, since a forgotten decision would be made
+// again with a new spill path and break the prompt cache.
+const maxConversations = 256
+
+// evict forgets the least recently used idle conversation beyond the
+// bound. Called with p.mu held.
+func (p *Proxy) evict() {
+	if p.opts.Store == nil || len(p.convs) <= p.maxConvs {
+		return
+	}
+	var victim *conversation
+	for _, c := range p.convs {
+		if c.refs == 0 && (victim == nil || c.used < victim.used) {
+			victim = c
+		}
+	}
+	if victim != nil {
+		delete(p.convs, victim.id)
+	}
 }
 
 // load reads what the store already holds of the conversation (a proxy
 // restarted mid-conversation): its turns and rounds, so nothing is
 // recorded twice, and its decisions, so every earlier result is sent with
 // exactly the bytes it was sent before. Called with c.mu held.
-func (c *conversation) load(ctx context.Context, st *sqlite.Store) error {
+func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder) error {
 	if c.loaded || st == nil {
 		c.loaded = true
 		return nil
 	}
 	c.loaded = true
+	// A conversation forgotten and seen again may still have writes
+	// queued: the store must hold them before it is read back.
+	if err := rec.flush(ctx); err != nil {
+		return err
+	}
 	conv, err := st.Load(ctx, c.id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

@@ -238,3 +238,30 @@ func TestSpillPageNotSpilledAgain(t *testing.T) {
 		t.Errorf("the page was spilled again to %s", p)
 	}
 }
+
+// TestForgottenConversationReloads: beyond the bound, an idle
+// conversation is forgotten; seen again, it is reloaded from the store and
+// its results are sent with the same bytes, not decided again.
+func TestForgottenConversationReloads(t *testing.T) {
+	wc := wireCases[2]
+	r := newRig(t, nil)
+	r.px.maxConvs = 1
+	lock := lockFile(60 << 10)
+	for range 3 {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "c9", Name: "shell", Args: `{}`}}, wiretest.Usage{}))
+	}
+	a := wc.body("m", "conversation A", []step{{id: "c1", tool: "shell", args: `{}`, result: lock}})
+	r.post(wc.path, a, nil)
+	r.post(wc.path, wc.body("m", "conversation B", nil), nil)
+	r.post(wc.path, a, nil)
+	reqs := r.up.Requests()
+	if first, again := contents(t, wc.format, reqs[0].Body)[0], contents(t, wc.format, reqs[2].Body)[0]; first != again {
+		t.Errorf("the reloaded conversation sent its result with other bytes")
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.px.Stats(); s.ResultsDecided != 1 || s.ResultsReused != 1 || s.Conversations != 3 {
+		t.Errorf("stats %+v", s)
+	}
+}

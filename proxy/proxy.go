@@ -70,6 +70,9 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	convs map[string]*conversation
+	tick  int64
+	// maxConvs is maxConversations (tests lower it).
+	maxConvs int
 	stats Stats
 	// recent are the latest parses, for reuse by the requests that extend
 	// them (see walkBody).
@@ -115,7 +118,7 @@ func New(opts *Options) (*Proxy, error) {
 		guards = []harness.Guard{rp.Guard(), (&guard.Collapse{}).Guard()}
 	}
 	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},
-		seed: maphash.MakeSeed(), convs: map[string]*conversation{}}
+		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
 	p.rec = newRecorder(o.Store, p.logf)
 	return p, nil
@@ -142,16 +145,21 @@ func (p *Proxy) Flush(ctx context.Context) error {
 
 // waitIdle waits until no request is being served.
 func (p *Proxy) waitIdle(ctx context.Context) error {
+	return waitUntil(ctx, &p.mu, p.idle, func() bool { return p.active == 0 })
+}
+
+// waitUntil waits on c (whose lock is mu) until done holds or ctx ends.
+func waitUntil(ctx context.Context, mu *sync.Mutex, c *sync.Cond, done func() bool) error {
 	stop := context.AfterFunc(ctx, func() {
-		p.mu.Lock()
-		p.idle.Broadcast()
-		p.mu.Unlock()
+		mu.Lock()
+		c.Broadcast()
+		mu.Unlock()
 	})
 	defer stop()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.active > 0 && ctx.Err() == nil {
-		p.idle.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for !done() && ctx.Err() == nil {
+		c.Wait()
 	}
 	return ctx.Err()
 }

@@ -91,18 +91,7 @@ func (r *recorder) flush(ctx context.Context) error {
 	if r.st == nil {
 		return nil
 	}
-	stop := context.AfterFunc(ctx, func() {
-		r.mu.Lock()
-		r.cond.Broadcast()
-		r.mu.Unlock()
-	})
-	defer stop()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for (len(r.queue) > 0 || r.busy) && ctx.Err() == nil {
-		r.cond.Wait()
-	}
-	return ctx.Err()
+	return waitUntil(ctx, &r.mu, r.cond, func() bool { return len(r.queue) == 0 && !r.busy })
 }
 
 // close records what is queued and stops the writer.

@@ -49,6 +49,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
 	c.conv = p.conversation(conversationID(r, f, req, c.hist.FirstUser))
+	defer p.release(c.conv)
 	if err := p.prepare(r.Context(), c); err != nil {
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
@@ -94,7 +95,7 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	cv := c.conv
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
-	if err := cv.load(ctx, p.opts.Store); err != nil {
+	if err := cv.load(ctx, p.opts.Store, p.rec); err != nil {
 		p.logf("harness proxy: loading %s from the store: %v", cv.id, err)
 	}
 	if err := cv.awaitInflight(ctx, c.hist); err != nil {

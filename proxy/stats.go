@@ -15,7 +15,8 @@ import (
 type Stats struct {
 	// Requests counts model calls (of a known wire format) answered;
 	// Unreadable those whose body the format could not read (forwarded
-	// unchanged); Conversations the distinct conversations seen.
+	// unchanged); Conversations the conversations taken into memory (one
+	// forgotten and reloaded from the store counts again).
 	Requests      int64 `json:"requests"`
 	Unreadable    int64 `json:"unreadable"`
 	Conversations int64 `json:"conversations"`
