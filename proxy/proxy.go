@@ -73,7 +73,7 @@ type Proxy struct {
 	tick  int64
 	// maxConvs is maxConversations (tests lower it).
 	maxConvs int
-	stats Stats
+	stats    Stats
 	// recent are the latest parses, for reuse by the requests that extend
 	// them (see walkBody).
 	recent []*request
