@@ -163,9 +163,14 @@ func buildHistory(items []item) *history {
 		case itemResult:
 			lastAssistant = false
 			r := it.Result
-			owner := findCall(turn, r.CallID)
-			if owner == nil {
-				owner = round
+			// Results follow the round that made their calls; only a call
+			// id that round does not hold is looked up further back (ids
+			// repeat when a format has none and the function name stands in).
+			owner := round
+			if !hasCall(round, r.CallID) {
+				if o := findCall(turn, r.CallID); o != nil {
+					owner = o
+				}
 			}
 			if owner == nil {
 				// A result with no call before it: keep it findable for
@@ -218,6 +223,18 @@ func findCall(turn *histTurn, id string) *histRound {
 		}
 	}
 	return nil
+}
+
+func hasCall(r *histRound, id string) bool {
+	if r == nil {
+		return false
+	}
+	for _, c := range r.Assistant.ToolCalls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func indexOf(rs []*histRound, r *histRound) int {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func notModelCall(req wiretest.Request) wiretest.Reply {
 func resultContents(t *testing.T, reqs []wiretest.Request, find func(map[string]any) (any, bool)) []string {
 	var out []string
 	for _, r := range reqs {
-		if !strings.Contains(r.Path, "/v1/") {
+		if !strings.HasPrefix(r.Path, "/v1") {
 			continue
 		}
 		v, ok := find(bodyJSON(t, r.Body))
@@ -224,4 +225,60 @@ func noCredentialStored(t *testing.T, db, key string) {
 			t.Errorf("%s holds the client's API key", filepath.Base(p))
 		}
 	}
+}
+
+// TestProxyGeminiCLI runs Gemini CLI through the proxy. It first sends a
+// router request (a flash-lite generateContent asking for a JSON choice),
+// then streams the main calls.
+func TestProxyGeminiCLI(t *testing.T) {
+	bin := clientBin(t, "gemini")
+	r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
+			return notModelCall(req)
+		}
+		model := req.Path[strings.Index(req.Path, "/models/")+len("/models/"):]
+		model, _, _ = strings.Cut(model, ":")
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if strings.HasSuffix(req.Path, ":generateContent") {
+			// The router (and any other unary call): a JSON answer.
+			text := `{"reasoning":"simple task","model_choice":"flash"}`
+			return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],` +
+				`"usageMetadata":{"promptTokenCount":` + fmt.Sprint(u.Input) + `,"candidatesTokenCount":5,"totalTokenCount":` + fmt.Sprint(u.Input+5) + `}}`)
+		}
+		n := strings.Count(string(req.Body), `"functionResponse"`)
+		return scriptStep(n, func(id, cmd string) wiretest.Reply {
+			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "run_shell_command", Args: `{"command":"` + cmd + `"}`}}, u)
+		}, func() wiretest.Reply { return wiretest.GeminiStream(model, e2eAnswer, nil, u) })
+	})
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := runClient(t, r.work, []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + r.addr,
+		"GEMINI_CLI_TRUST_WORKSPACE=true"},
+		bin, "-p", "Which version of zod does package-lock.json pin? Read it with cat.", "--yolo", "--skip-trust", "-o", "json")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Fatalf("gemini did not give the scripted answer; output:\n%s", tail(out, 3000))
+	}
+	shown := resultContents(t, r.up.Requests(), func(m map[string]any) (any, bool) {
+		contents, _ := m["contents"].([]any)
+		for _, c := range contents {
+			parts, _ := c.(map[string]any)["parts"].([]any)
+			for _, p := range parts {
+				fr, _ := p.(map[string]any)["functionResponse"].(map[string]any)
+				if fr == nil || (fr["id"] != "call_lock" && fr["id"] != nil) {
+					continue
+				}
+				resp, _ := fr["response"].(map[string]any)
+				return resp["output"], true
+			}
+		}
+		return nil, false
+	})
+	r.checkLockResult(t, shown)
+	noCredentialStored(t, r.db, "sk-test-gemini-e2e")
 }

@@ -31,7 +31,11 @@ const e2eAnswer = "The lock file pins zod at version 3.23.8."
 // under CI=1) with how to install it.
 func clientBin(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", ".ci", "clients", "node_modules", ".bin", name))
+	dir := filepath.Join("..", "..", ".ci", "clients")
+	if d := os.Getenv("HARNESS_CLIENTS_DIR"); d != "" {
+		dir = d // a client installed elsewhere (for trying another version)
+	}
+	p, err := filepath.Abs(filepath.Join(dir, "node_modules", ".bin", name))
 	if err != nil {
 		t.Fatal(err)
 	}
