@@ -58,7 +58,11 @@ func (p *Proxy) recordHistory(c *call) {
 	if mt.Outcome != "" || len(mt.Rounds) >= c.key.round {
 		return // answered already (a client retrying): nothing new to record
 	}
-	cv.inflight[c.key] = make(chan struct{})
+	if cv.inflight[c.key] == nil {
+		// A retry of a request still in flight shares its channel, which
+		// the first to finish closes.
+		cv.inflight[c.key] = make(chan struct{})
+	}
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
 	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRequest(ctx, conv, mt, hreq) })
