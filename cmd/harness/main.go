@@ -47,6 +47,7 @@ func commands() []command {
 		{"spill", "manage spill files: gc --older-than DURATION removes old ones", cmdSpill},
 		{"tools", "list the tools a run offers (workspace, recall, MCP servers) with risk and schema bytes", cmdTools},
 		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
+		{"proxy", "put the guards in front of any agent: a model-API proxy that decides each tool result once and records it", cmdProxy},
 		{"version", "print the version of harness", cmdVersion},
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 func newTestModel(t *testing.T, srv *wiretest.Server, mod func(*Options)) *Model {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 var png = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 func TestGenerateMapsToolUseAndUsage(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

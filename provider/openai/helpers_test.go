@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 // newTestModel returns a model talking to srv with tiny backoff.

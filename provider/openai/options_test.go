@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 func TestNewMissingKeyNamesTheVariable(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/internal/wiretest"
+	"github.com/agentharness/harness/internal/wiretest"
 )
 
 func userRequest(text string) *harness.Request {

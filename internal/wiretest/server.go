@@ -52,6 +52,13 @@ type Server struct {
 	*httptest.Server
 	t testing.TB
 
+	// Respond, when set, answers every request that finds no queued
+	// reply: a script that reads the request (its path, its history) and
+	// plays the next step, for clients whose number and order of
+	// requests a test cannot know in advance (real agent CLIs). Set it
+	// before the first request.
+	Respond func(Request) Reply
+
 	mu       sync.Mutex
 	replies  []Reply
 	requests []Request
@@ -99,6 +106,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rep, s.replies = s.replies[0], s.replies[1:]
 	}
 	s.mu.Unlock()
+	if !ok && s.Respond != nil {
+		rep, ok = s.Respond(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}), true
+	}
 	if !ok {
 		s.t.Errorf("wiretest: unexpected request %s %s (no reply queued)", r.Method, r.URL.Path)
 		http.Error(w, `{"error":{"message":"wiretest: no reply queued"}}`, http.StatusTeapot)

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/proxy"
+	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+const proxySummary = `Put harness's per-call guards in front of any agent: point the agent's model
+endpoint at the proxy (ANTHROPIC_BASE_URL, an OpenAI base_url, GOOGLE_GEMINI_BASE_URL)
+and every tool result in its requests gets its model copy decided once — a
+ceiling with a spill file the agent reads with its own tools, repeats
+collapsed — and the same bytes every time after, so the upstream's prompt cache
+stays warm. Speaks the Anthropic Messages API, the OpenAI Responses API and
+Chat Completions, and the Gemini API, streamed or not; anything else passes
+through. Every conversation is recorded in the transcript store ("harness log",
+"harness audit", "harness bench" read it). GET /stats reports the upstream's
+token counts, the bytes removed and the cache breaks the proxy caused.
+Credentials are forwarded to the upstream only, never stored or logged.`
+
+// cmdProxy runs "harness proxy".
+func cmdProxy(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "proxy", "", proxySummary)
+	listen := fs.String("listen", "127.0.0.1:8787", "address to listen on (loopback unless --allow-remote)")
+	upstream := fs.String("upstream", "", "base URL of the model API to forward to (required)")
+	var sf storeFlags
+	sf.register(fs)
+	spillDir := fs.String("spill-dir", "", "spill files go to DIR/.harness/spill/<conversation>/ (default: the workspace)")
+	allowRemote := fs.Bool("allow-remote", false, "allow a listen address that is not loopback")
+	maxReq := fs.Int64("max-request-bytes", proxy.DefaultMaxRequestBytes, "largest request body accepted")
+	maxResp := fs.Int64("max-response-bytes", proxy.DefaultMaxResponseBytes, "largest upstream answer relayed")
+	ceiling := fs.Int("max-result-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy (0: no ceiling)")
+	noCollapse := fs.Bool("no-collapse", false, "do not collapse lines a result repeats from an earlier one")
+	quiet := fs.Bool("quiet", false, "no line per request on standard error")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
+	}
+	if *upstream == "" {
+		return fmt.Errorf("%w: --upstream URL is required (the model API the agent would call)", errUsage)
+	}
+	if err := checkLoopback(*listen, *allowRemote); err != nil {
+		return err
+	}
+	ws := proxySpillRoot(*spillDir, sf.workspace)
+	st, err := sqlite.Open(ctx, sf.path(), &sqlite.Options{
+		OnDelete: func(ctx context.Context, id string) error { return spill.RemoveConversation(ws, id) },
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := &proxy.Options{Upstream: *upstream, Store: st, Workspace: ws, MaxRequestBytes: *maxReq, MaxResponseBytes: *maxResp, Log: e.stderr}
+	if *quiet {
+		opts.Log = nil
+	}
+	absWS, err := filepath.Abs(ws)
+	if err != nil {
+		return err
+	}
+	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(*ceiling), Store: proxy.SpillStore(absWS)}
+	opts.Guards = []harness.Guard{rp.Guard()}
+	if !*noCollapse {
+		opts.Guards = append(opts.Guards, (&guard.Collapse{}).Guard())
+	}
+	px, err := proxy.New(opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
+	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
+		ln.Addr(), *upstream, sf.path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+	}
+	if cerr := px.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// proxySpillRoot is the folder whose .harness/spill/ receives spill files:
+// --spill-dir (a path ending in .harness/spill names that folder itself),
+// else the workspace.
+func proxySpillRoot(dir, workspace string) string {
+	if dir == "" {
+		return workspace
+	}
+	clean := filepath.Clean(dir)
+	if suffix := filepath.FromSlash(spill.Folder); strings.HasSuffix(clean, string(filepath.Separator)+suffix) || clean == suffix {
+		return filepath.Dir(filepath.Dir(clean))
+	}
+	return clean
+}
+
+// checkLoopback refuses a listen address off the machine unless asked:
+// the proxy forwards credentials, so it fails closed.
+func checkLoopback(addr string, allow bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: --listen %q: %v", errUsage, addr, err)
+	}
+	if allow || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%w: --listen %q is not a loopback address; the proxy forwards credentials, so pass --allow-remote to listen there", errUsage, addr)
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/wiretest"
+)
+
+// scriptStep says which step of the script a request is at: how many tool
+// results its history carries.
+func scriptStep(n int, call func(id, cmd string) wiretest.Reply, answer func() wiretest.Reply) wiretest.Reply {
+	switch n {
+	case 0:
+		return call("call_lock", "cat package-lock.json")
+	case 1:
+		return call("call_pkg", "cat package.json")
+	}
+	return answer()
+}
+
+// notModelCall answers what is not a model call: HEAD / (Claude Code's
+// reachability check) with 200, anything else with 404.
+func notModelCall(req wiretest.Request) wiretest.Reply {
+	if req.Method == http.MethodHead && req.Path == "/" {
+		return wiretest.Reply{}
+	}
+	return wiretest.Error(http.StatusNotFound, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`)
+}
+
+// jsonStrings returns, for each request body, the content values of the
+// tool results answering id, as the proxy encodes strings.
+func resultContents(t *testing.T, reqs []wiretest.Request, find func(map[string]any) (any, bool)) []string {
+	var out []string
+	for _, r := range reqs {
+		if !strings.HasPrefix(r.Path, "/v1") {
+			continue
+		}
+		v, ok := find(bodyJSON(t, r.Body))
+		if !ok {
+			continue
+		}
+		s, _ := v.(string)
+		enc, _ := json.Marshal(s)
+		if strings.Contains(s, "[harness:") && !strings.Contains(string(r.Body), string(enc)) {
+			t.Errorf("the result's content is not sent as the proxy encodes it")
+		}
+		out = append(out, string(enc))
+	}
+	return out
+}
+
+// TestProxyClaudeCode runs Claude Code through the proxy. Claude Code
+// persists a Bash output over 30,000 characters to a file of its own and
+// sends a 2 KB preview, so the lock file read with the shell reaches the
+// proxy under the ceiling and passes unchanged; its Read tool sends up to
+// 2,000 lines whole, so the script's second step reads the lock file with
+// Read and that result is what the proxy cuts.
+func TestProxyClaudeCode(t *testing.T) {
+	bin := clientBin(t, "claude")
+	var r *e2eRig
+	r = startE2E(t, func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/messages") {
+			return notModelCall(req)
+		}
+		m := bodyJSON(t, req.Body)
+		model, _ := m["model"].(string)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if tools, _ := m["tools"].([]any); len(tools) == 0 {
+			return wiretest.AnthropicStream(model, "ok", nil, u) // a side request (title, topic)
+		}
+		call := func(id, name, args string) wiretest.Reply {
+			return wiretest.AnthropicStream(model, "", []wiretest.Call{{ID: id, Name: name, Args: args}}, u)
+		}
+		switch strings.Count(string(req.Body), `"type":"tool_result"`) {
+		case 0:
+			return call("call_shell", "Bash", `{"command":"cat package-lock.json","description":"Read the lock file"}`)
+		case 1:
+			return call("call_lock", "Read", `{"file_path":`+mustJSONString(filepath.Join(r.work, "package-lock.json"))+`,"limit":1200}`)
+		case 2:
+			return call("call_pkg", "Bash", `{"command":"cat package.json","description":"Read the manifest"}`)
+		}
+		return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
+	})
+	home := t.TempDir()
+	out := runClient(t, r.work, []string{
+		"HOME=" + home, "ANTHROPIC_BASE_URL=" + r.addr, "ANTHROPIC_API_KEY=sk-test-claude-e2e",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
+	}, bin, "-p", "Which version of zod does package-lock.json pin? Read it with cat.", "--output-format", "json", "--allowedTools", "Bash(cat:*)", "Read")
+	var res struct {
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &res); err != nil || res.IsError || !strings.Contains(res.Result, e2eAnswer) {
+		t.Fatalf("claude answered %q (error %v, is_error %v); output:\n%s", res.Result, err, res.IsError, tail(out, 2000))
+	}
+	find := func(id string) func(map[string]any) (any, bool) {
+		return func(m map[string]any) (any, bool) {
+			msgs, _ := m["messages"].([]any)
+			for _, msg := range msgs {
+				blocks, _ := msg.(map[string]any)["content"].([]any)
+				for _, b := range blocks {
+					bl, _ := b.(map[string]any)
+					if bl["type"] == "tool_result" && bl["tool_use_id"] == id {
+						return anthropicText(bl["content"]), true
+					}
+				}
+			}
+			return nil, false
+		}
+	}
+	shell := resultContents(t, r.up.Requests(), find("call_shell"))
+	for _, s := range shell {
+		if strings.Contains(s, "[harness:") || len(s) > guard.DefaultMaxBytes {
+			t.Errorf("Claude Code's own preview of the shell output was changed or is over the ceiling (%d bytes)", len(s))
+		}
+	}
+	r.checkLockResult(t, resultContents(t, r.up.Requests(), find("call_lock")))
+	noCredentialStored(t, r.db, "sk-test-claude-e2e")
+}
+
+// anthropicText reads a tool_result's content: a string, or the text of
+// its blocks.
+func anthropicText(v any) any {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	blocks, _ := v.([]any)
+	var texts []string
+	for _, b := range blocks {
+		if bl, ok := b.(map[string]any); ok && bl["type"] == "text" {
+			s, _ := bl["text"].(string)
+			texts = append(texts, s)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+func mustJSONString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestProxyCodex(t *testing.T) {
+	bin := clientBin(t, "codex")
+	r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/responses") {
+			return notModelCall(req)
+		}
+		m := bodyJSON(t, req.Body)
+		model, _ := m["model"].(string)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		n := strings.Count(string(req.Body), `"type":"function_call_output"`)
+		return scriptStep(n, func(id, cmd string) wiretest.Reply {
+			return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":"` + cmd + `","max_output_tokens":100000}`}}, u)
+		}, func() wiretest.Reply { return wiretest.ResponsesStream(model, e2eAnswer, nil, u) })
+	})
+	codexHome := t.TempDir()
+	// Codex caps a tool output at 10,000 bytes before the model sees it;
+	// tool_output_token_limit raises the cap so the lock file reaches the
+	// proxy over its ceiling.
+	config := `model = "gpt-test"
+model_provider = "fake"
+tool_output_token_limit = 100000
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + r.addr + `/v1"
+env_key = "FAKE_API_KEY"
+wire_api = "responses"
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+
+[analytics]
+enabled = false
+`
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := runClient(t, r.work, []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + codexHome, "FAKE_API_KEY=sk-test-codex-e2e"},
+		bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "Which version of zod does package-lock.json pin? Read it with cat.")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Fatalf("codex did not give the scripted answer; output:\n%s", tail(out, 3000))
+	}
+	shown := resultContents(t, r.up.Requests(), func(m map[string]any) (any, bool) {
+		items, _ := m["input"].([]any)
+		for _, it := range items {
+			o, _ := it.(map[string]any)
+			if o["type"] == "function_call_output" && o["call_id"] == "call_lock" {
+				return flattenContent(o["output"]), true
+			}
+		}
+		return nil, false
+	})
+	r.checkLockResult(t, shown)
+	noCredentialStored(t, r.db, "sk-test-codex-e2e")
+}
+
+// flattenContent returns a content value that is a string as is.
+func flattenContent(v any) any {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return nil
+}
+
+// noCredentialStored checks that no byte of the store holds the key.
+func noCredentialStored(t *testing.T, db, key string) {
+	t.Helper()
+	for _, p := range []string{db, db + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s holds the client's API key", filepath.Base(p))
+		}
+	}
+}
+
+// TestProxyGeminiCLI runs Gemini CLI through the proxy. It first sends a
+// router request (a flash-lite generateContent asking for a JSON choice),
+// then streams the main calls.
+func TestProxyGeminiCLI(t *testing.T) {
+	bin := clientBin(t, "gemini")
+	r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
+			return notModelCall(req)
+		}
+		model := req.Path[strings.Index(req.Path, "/models/")+len("/models/"):]
+		model, _, _ = strings.Cut(model, ":")
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if strings.HasSuffix(req.Path, ":generateContent") {
+			// The router (and any other unary call): a JSON answer.
+			text := `{"reasoning":"simple task","model_choice":"flash"}`
+			return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],` +
+				`"usageMetadata":{"promptTokenCount":` + fmt.Sprint(u.Input) + `,"candidatesTokenCount":5,"totalTokenCount":` + fmt.Sprint(u.Input+5) + `}}`)
+		}
+		n := strings.Count(string(req.Body), `"functionResponse"`)
+		return scriptStep(n, func(id, cmd string) wiretest.Reply {
+			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "run_shell_command", Args: `{"command":"` + cmd + `"}`}}, u)
+		}, func() wiretest.Reply { return wiretest.GeminiStream(model, e2eAnswer, nil, u) })
+	})
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := runClient(t, r.work, []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + r.addr,
+		"GEMINI_CLI_TRUST_WORKSPACE=true"},
+		bin, "-p", "Which version of zod does package-lock.json pin? Read it with cat.", "--yolo", "--skip-trust", "-o", "json")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Fatalf("gemini did not give the scripted answer; output:\n%s", tail(out, 3000))
+	}
+	shown := resultContents(t, r.up.Requests(), func(m map[string]any) (any, bool) {
+		contents, _ := m["contents"].([]any)
+		for _, c := range contents {
+			parts, _ := c.(map[string]any)["parts"].([]any)
+			for _, p := range parts {
+				fr, _ := p.(map[string]any)["functionResponse"].(map[string]any)
+				if fr == nil || (fr["id"] != "call_lock" && fr["id"] != nil) {
+					continue
+				}
+				resp, _ := fr["response"].(map[string]any)
+				return resp["output"], true
+			}
+		}
+		return nil, false
+	})
+	r.checkLockResult(t, shown)
+	noCredentialStored(t, r.db, "sk-test-gemini-e2e")
+}

@@ -1,0 +1,197 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// chatFormat is OpenAI Chat Completions (POST /v1/chat/completions), what
+// most SDK-based agents and OpenAI-compatible servers speak. A tool result
+// is a role "tool" message; its "content" is what the proxy may replace,
+// with a string.
+type chatFormat struct{}
+
+func (chatFormat) name() string { return "openai-chat" }
+
+func (f chatFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (chatFormat) historyKey() string { return "messages" }
+
+func (chatFormat) top(body []byte, top []field, req *request) error {
+	if req.histStart == 0 {
+		return jsonErr(0, "no messages")
+	}
+	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
+	if s, ok := get(top, "tools"); ok {
+		req.Tools = raw(body, s)
+	}
+	var system []string
+	for _, it := range req.Items {
+		if it.Kind == itemSystem {
+			system = append(system, it.Text)
+		}
+	}
+	if len(system) > 0 {
+		req.System = json.RawMessage(encodeString(strings.Join(system, "\n\n")))
+	}
+	return nil
+}
+
+func (chatFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
+	if err != nil {
+		return err
+	}
+	content, _ := get(fs, "content")
+	switch fieldStr(body, fs, "role") {
+	case "system", "developer":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemSystem, Text: t})
+	case "user":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemUser, Text: t})
+	case "assistant":
+		t, _ := contentText(body, content, "text")
+		req.Items = append(req.Items, item{Kind: itemAssistant, Text: t, Calls: chatCalls(body, fs)})
+	case "tool":
+		r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content}
+		r.Decode = func() (string, bool) { return contentText(body, content, "text") }
+		if content.End == 0 {
+			r.Decode = func() (string, bool) { return "", false }
+		}
+		req.Items = append(req.Items, item{Kind: itemResult, Result: r})
+	}
+	return nil
+}
+
+// chatCalls reads an assistant message's tool_calls.
+func chatCalls(body []byte, fs []field) []harness.ToolCall {
+	tc, ok := get(fs, "tool_calls")
+	if !ok || kind(body, tc) != '[' {
+		return nil
+	}
+	var calls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(body[tc.Start:tc.End], &calls) != nil {
+		return nil
+	}
+	out := make([]harness.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = harness.ToolCall{ID: c.ID, Name: c.Function.Name, Args: json.RawMessage(c.Function.Arguments)}
+	}
+	return out
+}
+
+// chatReply reads a Chat Completions answer: the chunks of a stream
+// (content and tool-call deltas by index, usage in the last chunk when the
+// client asked for it) or the whole completion.
+type chatReply struct {
+	r     reply
+	text  strings.Builder
+	calls map[int]*chatCall
+	order []int
+}
+
+type chatCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (chatFormat) newReply() replyParser { return &chatReply{calls: map[int]*chatCall{}} }
+
+type chatUsage struct {
+	Prompt  int `json:"prompt_tokens"`
+	Details struct {
+		Cached int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	Completion int `json:"completion_tokens"`
+}
+
+type chatToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatChoice struct {
+	Delta   *chatMessage `json:"delta"`
+	Message *chatMessage `json:"message"`
+}
+
+type chatMessage struct {
+	Content   *string        `json:"content"`
+	ToolCalls []chatToolCall `json:"tool_calls"`
+}
+
+type chatChunk struct {
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+func (p *chatReply) add(c *chatChunk) {
+	if c.Usage != nil {
+		p.r.Seen = true
+		p.r.Usage = harness.Usage{Input: c.Usage.Prompt, Cached: c.Usage.Details.Cached, Output: c.Usage.Completion}
+	}
+	for _, ch := range c.Choices {
+		m := ch.Delta
+		if m == nil {
+			m = ch.Message
+		}
+		if m == nil {
+			continue
+		}
+		p.r.Seen = true
+		if m.Content != nil {
+			p.text.WriteString(*m.Content)
+		}
+		for i, tc := range m.ToolCalls {
+			idx := tc.Index
+			if ch.Message != nil {
+				idx = i // a whole message's calls carry no index
+			}
+			call := p.calls[idx]
+			if call == nil {
+				call = &chatCall{}
+				p.calls[idx] = call
+				p.order = append(p.order, idx)
+			}
+			if tc.ID != "" {
+				call.id = tc.ID
+			}
+			call.name += tc.Function.Name
+			call.args.WriteString(tc.Function.Arguments)
+		}
+	}
+}
+
+func (p *chatReply) event(name string, data []byte) {
+	var c chatChunk
+	if json.Unmarshal(data, &c) == nil {
+		p.add(&c)
+	}
+}
+
+func (p *chatReply) body(data []byte) { p.event("", data) }
+
+func (p *chatReply) reply() reply {
+	r := p.r
+	r.Text = p.text.String()
+	for _, i := range p.order {
+		c := p.calls[i]
+		r.Calls = append(r.Calls, harness.ToolCall{ID: c.id, Name: c.name, Args: json.RawMessage(c.args.String())})
+	}
+	return r
+}

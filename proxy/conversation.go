@@ -1,0 +1,286 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/maphash"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// metaHash is the ToolResult.Meta key holding the SHA-256 of the result's
+// content as the client sent it: with the call id, the key of the
+// decision, so a restarted proxy finds its decisions in the store.
+const metaHash = "proxy_content_sha256"
+
+// conversation is the proxy's state of one conversation: the decisions
+// made so far, what has been queued for the store, and the previous
+// request's element hashes for the cache-break check.
+type conversation struct {
+	id string
+	// refs counts the requests using it and used orders it for eviction
+	// (both under the proxy's lock).
+	refs, used int64
+
+	mu      sync.Mutex
+	loaded  bool
+	decided map[string][]*decision // by call id
+	// mirror holds the turns and rounds queued for the store.
+	mirror   []*harness.Turn
+	usage    map[roundKey]harness.Usage
+	inflight map[roundKey]chan struct{}
+	// prevIn and prevOut hash each history element of the previous
+	// request as received and as sent.
+	prevIn, prevOut []uint64
+	// system and tools cache the decoded system prompt and tool list by
+	// the hash of their bytes (offeredKey).
+	offeredKey [32]byte
+	system     string
+	tools      []harness.ToolSpec
+}
+
+type roundKey struct{ turn, round int }
+
+// decision is a tool result's model copy, decided once.
+type decision struct {
+	// hash is the SHA-256 of the content bytes (stored, so a restarted
+	// proxy finds the decision); fast is their maphash under the proxy's
+	// seed, which is what every later lookup compares.
+	hash [32]byte
+	fast uint64
+	res  *harness.ToolResult
+	// out replaces the content's bytes; nil sends them as they came.
+	out []byte
+}
+
+// conversationID names a request's conversation: the client's header, the
+// format's own key (prompt_cache_key), or a hash of the model, the system
+// prompt and the first user message.
+func conversationID(r *http.Request, f wireFormat, req *request, firstUser string) string {
+	if h := strings.TrimSpace(r.Header.Get(ConversationHeader)); h != "" {
+		return sanitizeID(h)
+	}
+	sum := sha256.New()
+	part := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		sum.Write(n[:])
+		sum.Write(b)
+	}
+	part([]byte(f.name()))
+	if req.Key != "" {
+		part([]byte("key"))
+		part([]byte(req.Key))
+	} else {
+		part([]byte(req.Model))
+		for _, s := range req.seed() {
+			part(s)
+		}
+		part([]byte(firstUser))
+	}
+	return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
+}
+
+// sanitizeID keeps an explicit conversation id printable and short.
+func sanitizeID(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if b.Len() >= 128 {
+			break
+		}
+		if c > 0x20 && c < 0x7f {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// conversation returns the state of id, creating it.
+// It is held until release.
+func (p *Proxy) conversation(id string) *conversation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tick++
+	c := p.convs[id]
+	if c == nil {
+		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, inflight: map[roundKey]chan struct{}{}}
+		p.convs[id] = c
+		p.stats.Conversations++
+	}
+	c.refs++
+	c.used = p.tick
+	p.evict()
+	return c
+}
+
+// release ends a request's hold on c.
+func (p *Proxy) release(c *conversation) {
+	p.mu.Lock()
+	c.refs--
+	p.mu.Unlock()
+}
+
+// maxConversations bounds the conversations kept in memory when a store
+// holds them: the least recently used idle one is forgotten and reloaded
+// from the store (decisions and all) when it is seen again. Without a
+// store nothing is forgotten, since a forgotten decision would be made
+// again with a new spill path and break the prompt cache.
+const maxConversations = 256
+
+// evict forgets the least recently used idle conversation beyond the
+// bound. Called with p.mu held.
+func (p *Proxy) evict() {
+	if p.opts.Store == nil || len(p.convs) <= p.maxConvs {
+		return
+	}
+	var victim *conversation
+	for _, c := range p.convs {
+		if c.refs == 0 && (victim == nil || c.used < victim.used) {
+			victim = c
+		}
+	}
+	if victim != nil {
+		delete(p.convs, victim.id)
+	}
+}
+
+// load reads what the store already holds of the conversation (a proxy
+// restarted mid-conversation): its turns and rounds, so nothing is
+// recorded twice, and its decisions, so every earlier result is sent with
+// exactly the bytes it was sent before. Called with c.mu held.
+func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder) error {
+	if c.loaded || st == nil {
+		c.loaded = true
+		return nil
+	}
+	c.loaded = true
+	// A conversation forgotten and seen again may still have writes
+	// queued: the store must hold them before it is read back.
+	if err := rec.flush(ctx); err != nil {
+		return err
+	}
+	conv, err := st.Load(ctx, c.id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.mirror = conv.Turns
+	for _, t := range conv.Turns {
+		for _, r := range t.Rounds {
+			for _, res := range r.Results {
+				c.restore(res)
+			}
+		}
+	}
+	return nil
+}
+
+// restore rebuilds the decision of a stored result.
+func (c *conversation) restore(res *harness.ToolResult) {
+	h, _ := res.Meta[metaHash].(string)
+	raw, err := hex.DecodeString(h)
+	if err != nil || len(raw) != sha256.Size {
+		return
+	}
+	d := &decision{res: res}
+	copy(d.hash[:], raw)
+	if res.Cut() {
+		d.out = encodeString(res.ModelText())
+	}
+	c.decided[res.CallID] = append(c.decided[res.CallID], d)
+}
+
+// lookup returns the decision of a call's content by its fast hash, then
+// (for decisions restored from the store, which carry only the SHA-256)
+// by content, computing the SHA-256 only then.
+func (c *conversation) lookup(callID string, fast uint64, content []byte) (*decision, [32]byte) {
+	ds := c.decided[callID]
+	for _, d := range ds {
+		if d.fast == fast && d.fast != 0 {
+			return d, d.hash
+		}
+	}
+	hash := sha256.Sum256(content)
+	for _, d := range ds {
+		if d.hash == hash {
+			d.fast = fast
+			return d, hash
+		}
+	}
+	return nil, hash
+}
+
+// awaitInflight waits until the answers this history builds on are
+// recorded: a client may send the next request before the proxy has read
+// the end of the previous answer. Called with c.mu held; it may release
+// it while waiting.
+func (c *conversation) awaitInflight(ctx context.Context, h *history) error {
+	for ti, t := range h.Turns {
+		for ri := range t.Rounds {
+			ch := c.inflight[roundKey{ti + 1, ri + 1}]
+			if ch == nil {
+				continue
+			}
+			c.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+			c.mu.Lock()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// elemHashes hashes each history element of body, shifted by the edits
+// (so it hashes the elements as sent when edits were applied to body).
+func elemHashes(seed maphash.Seed, body []byte, elems []span, edits []edit) []uint64 {
+	out := make([]uint64, len(elems))
+	shift, k := 0, 0
+	for i, e := range elems {
+		start := e.Start + shift
+		for k < len(edits) && edits[k].Span.Start < e.End {
+			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
+			k++
+		}
+		out[i] = maphash.Bytes(seed, body[start:e.End+shift])
+	}
+	return out
+}
+
+// cacheBreak reports whether the proxy changed an element the client did
+// not: an element the client sent exactly as in the previous request but
+// the proxy sent differently breaks the upstream's prompt cache.
+func (c *conversation) cacheBreak(in, out []uint64) bool {
+	broke := false
+	for i := 0; i < len(c.prevIn) && i < len(in) && i < len(c.prevOut) && i < len(out); i++ {
+		if c.prevIn[i] != in[i] {
+			break // the client changed its history here; what follows is new
+		}
+		if c.prevOut[i] != out[i] {
+			broke = true
+			break
+		}
+	}
+	c.prevIn, c.prevOut = in, out
+	return broke
+}
+
+// now is the proxy's clock for stored times.
+func now() time.Time { return time.Now() }

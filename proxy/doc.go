@@ -1,0 +1,37 @@
+// Package proxy is harness in front of an agent someone else wrote: an
+// HTTP proxy between the agent (Claude Code, Codex, Gemini CLI, opencode,
+// an SDK loop) and its model API that applies the per-call guards to every
+// tool result in the requests passing through, and records the
+// conversation in the transcript store.
+//
+// It speaks the Anthropic Messages API (POST /v1/messages), the OpenAI
+// Responses API (POST …/responses), OpenAI Chat Completions (POST
+// …/chat/completions) and the Gemini API (…/models/M:generateContent,
+// :streamGenerateContent), streamed and not. Any other request is
+// forwarded unchanged; so is a model call whose body the proxy cannot
+// read.
+//
+// Each request belongs to a conversation: the X-Harness-Conversation
+// header when the client sets it, the Responses API's prompt_cache_key
+// when present, otherwise a hash of the format, the model, the system
+// prompt and the first user message as sent. Each tool result in the
+// history is keyed by its call id and the SHA-256 of its content bytes.
+// The first time a key is seen, the result goes through the guards
+// (harness.Chain: by default guard.ResultPolicy's 24 KiB ceiling with a
+// spill file, then guard.Collapse) and the decision is kept; every later
+// request carrying that result gets exactly the same bytes, so the
+// upstream's prompt cache stays warm. Only the content value of a cut
+// result is replaced: every other byte of the request — unknown fields,
+// key order, whitespace — reaches the upstream as the client sent it.
+//
+// Spilled results go to <Workspace>/.harness/spill/<conversation>/ and the
+// marker names the file's absolute path, for the agent's own file tools.
+// Answers are relayed as they arrive — a server-sent event stream event by
+// event, each flushed — while the proxy reads the usage the upstream
+// reports (for /stats) and the assistant's text and calls (for the store).
+// Upstream errors pass through unchanged, status, headers and body.
+//
+// Credentials (authorization, x-api-key, x-goog-api-key) are forwarded to
+// the configured upstream only (redirects are not followed) and are never
+// stored or logged: the store holds no header at all.
+package proxy

@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/internal/wiretest"
+)
+
+// seedBodies are the table's request bodies, with and without results.
+func seedBodies() [][]byte {
+	var out [][]byte
+	read := step{id: "c1", tool: "shell", args: `{"command":"cat x"}`, result: "line \"one\"\n\ttwo \\ three\u00e9"}
+	for _, wc := range wireCases {
+		out = append(out, wc.body("m", "hi", nil), wc.body("m", "hi", []step{read, read}))
+	}
+	return append(out, []byte(`{}`), []byte(`[1,2,{"a":"b\"c"}]`), []byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image"}]}]}]}`))
+}
+
+// FuzzSpans: on valid JSON the scanner accepts the document, and every
+// member it reports of a top-level object is a valid JSON value under the
+// key encoding/json reads there; on anything it never panics or reads out
+// of bounds.
+func FuzzSpans(f *testing.F) {
+	for _, b := range seedBodies() {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		doc, err := document(b)
+		valid := json.Valid(b)
+		if valid && err != nil {
+			t.Fatalf("valid JSON refused: %v", err)
+		}
+		if err != nil {
+			_, _ = topFields(b)
+			return
+		}
+		if doc.Start < 0 || doc.End > len(b) || doc.Start > doc.End {
+			t.Fatalf("document span %v of %d bytes", doc, len(b))
+		}
+		if !valid || kind(b, doc) != '{' {
+			return
+		}
+		fs, err := topFields(b)
+		if err != nil {
+			t.Fatalf("topFields: %v", err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			v := b[f.Value.Start:f.Value.End]
+			if !json.Valid(v) {
+				t.Fatalf("member %q: %q is not a JSON value", f.Key, v)
+			}
+			// The last member of a key wins in encoding/json.
+			if last, _ := get(reverse(fs), f.Key); last == f.Value && !bytes.Equal(bytes.TrimSpace(m[f.Key]), v) {
+				t.Fatalf("member %q: scanner %q, encoding/json %q", f.Key, v, m[f.Key])
+			}
+		}
+	})
+}
+
+func reverse(fs []field) []field {
+	out := make([]field, len(fs))
+	for i, f := range fs {
+		out[len(fs)-1-i] = f
+	}
+	return out
+}
+
+// FuzzParse: each format's parser never panics; when it reads a body,
+// every result's content span lies in the body, and replacing every
+// content with a JSON string leaves a body the parser reads again with
+// the same results (valid JSON when the input was).
+func FuzzParse(f *testing.F) {
+	for _, b := range seedBodies() {
+		f.Add(b)
+	}
+	formats := []wireFormat{anthropicFormat{}, responsesFormat{}, chatFormat{}, geminiFormat{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, fm := range formats {
+			req, err := fm.parse(b, nil)
+			if err != nil {
+				continue
+			}
+			h := buildHistory(req.Items)
+			var edits []edit
+			for _, r := range h.Results {
+				if r.Content.Start < 0 || r.Content.End > len(b) || r.Content.Start > r.Content.End {
+					t.Fatalf("%s: content span %v of %d bytes", fm.name(), r.Content, len(b))
+				}
+				r.Decode()
+				if r.Content.End > r.Content.Start {
+					edits = append(edits, edit{Span: r.Content, New: r.Encode("cut")})
+				}
+			}
+			out := splice(b, edits)
+			if json.Valid(b) && !json.Valid(out) {
+				t.Fatalf("%s: the rewrite made invalid JSON: %q", fm.name(), out)
+			}
+			again, err := fm.parse(out, nil)
+			if err != nil {
+				t.Fatalf("%s: the rewritten body no longer parses: %v", fm.name(), err)
+			}
+			if n, m := len(buildHistory(again.Items).Results), len(h.Results); n != m {
+				t.Fatalf("%s: %d results after the rewrite, %d before", fm.name(), n, m)
+			}
+		}
+	})
+}
+
+// FuzzEvents: the event splitter and every reply parser take any stream
+// without panicking.
+func FuzzEvents(f *testing.F) {
+	for _, wc := range wireCases {
+		var b bytes.Buffer
+		for _, ev := range wc.reply("m", "hi", nil, wiretest.Usage{Input: 3, Output: 1}).Events {
+			b.WriteString(ev.Encode())
+		}
+		f.Add(b.Bytes())
+	}
+	formats := []wireFormat{anthropicFormat{}, responsesFormat{}, chatFormat{}, geminiFormat{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, fm := range formats {
+			p := fm.newReply()
+			var out bytes.Buffer
+			n, err := relayEvents(&out, nil, bytes.NewReader(b), p)
+			if err != nil || n != int64(len(b)) || !bytes.Equal(out.Bytes(), b) {
+				t.Fatalf("%s: relayed %d of %d bytes (err %v)", fm.name(), n, len(b), err)
+			}
+			p.body(b)
+			p.reply()
+		}
+	})
+}
+
+// TestReuseMatchesFullParse: a parse that reuses the previous request's
+// elements reads exactly what a full parse reads, in every format, as
+// the history grows — and falls back to a full parse when the client
+// changes an earlier element.
+func TestReuseMatchesFullParse(t *testing.T) {
+	for _, wc := range wireCases {
+		t.Run(wc.name, func(t *testing.T) {
+			var steps []step
+			var prev *request
+			reused := 0
+			for i := range 8 {
+				steps = append(steps, step{id: fmt.Sprintf("c%d", i), tool: "shell", args: `{"n":1}`, result: strings.Repeat("out\n", i+1)})
+				body := wc.body("m", "hi", steps)
+				if i == 5 {
+					steps[0].result = "changed" // the client rewrote an old result
+					body = wc.body("m", "hi", steps)
+				}
+				got, err := wc.format.parse(body, prev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := wc.format.parse(body, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 5 && got.Reused != 0 {
+					t.Errorf("step %d: reused %d elements of a history the client changed", i, got.Reused)
+				}
+				reused += got.Reused
+				if !reflect.DeepEqual(summarize(got), summarize(want)) || !reflect.DeepEqual(got.Elems, want.Elems) {
+					t.Fatalf("step %d: the reusing parse differs:\n%v\n%v", i, summarize(got), summarize(want))
+				}
+				prev = got
+			}
+			if reused == 0 {
+				t.Errorf("no element was ever reused")
+			}
+		})
+	}
+}
+
+// summarize is what a parse found, without its closures.
+func summarize(r *request) []string {
+	var out []string
+	for _, it := range r.Items {
+		s := fmt.Sprintf("%d %q %v", it.Kind, it.Text, it.Calls)
+		if it.Result != nil {
+			text, ok := it.Result.Decode()
+			s += fmt.Sprintf(" %s %v %v %q %v", it.Result.CallID, it.Result.IsError, it.Result.Content, text, ok)
+		}
+		out = append(out, s)
+	}
+	return append(out, r.Model, string(r.System), string(r.Tools), r.Key, fmt.Sprint(r.seed()))
+}

@@ -1,0 +1,212 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// geminiFormat is the Gemini API (POST …/models/M:generateContent and
+// :streamGenerateContent?alt=sse), Gemini CLI's. A tool result is a
+// functionResponse part; the string under its response's "output" (or
+// "error") is what the proxy may replace. Calls without an id are matched
+// to their responses by function name, as the API does.
+type geminiFormat struct{}
+
+func (geminiFormat) name() string { return "gemini" }
+
+func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (geminiFormat) historyKey() string { return "contents" }
+
+func (geminiFormat) top(body []byte, top []field, req *request) error {
+	if req.histStart == 0 {
+		return jsonErr(0, "no contents")
+	}
+	if s, ok := get(top, "systemInstruction"); ok {
+		req.System = raw(body, s)
+		if fs, err := objectFields(body, s); err == nil {
+			if ps, ok := get(fs, "parts"); ok {
+				t, _ := textBlocks(body, ps)
+				req.Seed = [][]byte{[]byte(t)}
+			}
+		}
+	}
+	if s, ok := get(top, "tools"); ok {
+		req.Tools = raw(body, s)
+	}
+	return nil
+}
+
+func (geminiFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
+	if err != nil {
+		return err
+	}
+	parts, _ := get(fs, "parts")
+	return geminiContent(body, fieldStr(body, fs, "role"), parts, req)
+}
+
+// geminiContent appends the items of one content entry.
+func geminiContent(body []byte, role string, parts span, req *request) error {
+	elems, err := arrayElems(body, parts)
+	if err != nil {
+		return err
+	}
+	var texts []string
+	var calls []harness.ToolCall
+	results := false
+	for _, e := range elems {
+		fs, err := objectFields(body, e)
+		if err != nil {
+			return err
+		}
+		if fc, ok := get(fs, "functionCall"); ok {
+			ffs, err := objectFields(body, fc)
+			if err != nil {
+				return err
+			}
+			args, _ := get(ffs, "args")
+			calls = append(calls, harness.ToolCall{ID: geminiID(body, ffs), Name: fieldStr(body, ffs, "name"), Args: raw(body, args)})
+			continue
+		}
+		if fr, ok := get(fs, "functionResponse"); ok {
+			ffs, err := objectFields(body, fr)
+			if err != nil {
+				return err
+			}
+			results = true
+			req.Items = append(req.Items, item{Kind: itemResult, Result: geminiResult(body, ffs)})
+			continue
+		}
+		if t, ok := get(fs, "text"); ok && !boolField(body, fs, "thought") {
+			texts = append(texts, str(body, t))
+		}
+	}
+	switch {
+	case role == "model":
+		req.Items = append(req.Items, item{Kind: itemAssistant, Text: textOf(texts), Calls: calls})
+	case !results:
+		req.Items = append(req.Items, item{Kind: itemUser, Text: textOf(texts)})
+	}
+	return nil
+}
+
+func geminiID(body []byte, fs []field) string {
+	if id := fieldStr(body, fs, "id"); id != "" {
+		return id
+	}
+	return fieldStr(body, fs, "name")
+}
+
+func geminiResult(body []byte, fs []field) *wireResult {
+	r := &wireResult{CallID: geminiID(body, fs), Encode: encodeString}
+	r.Decode = func() (string, bool) { return "", false }
+	resp, ok := get(fs, "response")
+	if !ok {
+		return r
+	}
+	rfs, err := objectFields(body, resp)
+	if err != nil {
+		return r
+	}
+	for _, key := range []string{"output", "error"} {
+		if s, ok := get(rfs, key); ok && kind(body, s) == '"' {
+			r.Content, r.IsError = s, key == "error"
+			r.Decode = func() (string, bool) { return str(body, s), true }
+			return r
+		}
+	}
+	return r
+}
+
+// geminiModel reads the model from a request path
+// (…/models/gemini-x:streamGenerateContent).
+func geminiModel(path string) string {
+	_, after, ok := strings.Cut(path, "/models/")
+	if !ok {
+		return ""
+	}
+	m, _, _ := strings.Cut(after, ":")
+	return m
+}
+
+// geminiReply reads a Gemini answer: the candidates' parts and the usage
+// metadata of each chunk (the last one holds the totals), or a whole
+// response (or an array of them).
+type geminiReply struct {
+	r    reply
+	text strings.Builder
+}
+
+func (geminiFormat) newReply() replyParser { return &geminiReply{} }
+
+type geminiChunk struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text         string `json:"text"`
+				Thought      bool   `json:"thought"`
+				FunctionCall *struct {
+					ID   string          `json:"id"`
+					Name string          `json:"name"`
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+			} `json:"parts"`
+		} `json:"content"`
+	} `json:"candidates"`
+	Usage *struct {
+		Prompt     int `json:"promptTokenCount"`
+		Cached     int `json:"cachedContentTokenCount"`
+		Candidates int `json:"candidatesTokenCount"`
+		Thoughts   int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+func (p *geminiReply) add(c *geminiChunk) {
+	if u := c.Usage; u != nil {
+		p.r.Seen = true
+		p.r.Usage = harness.Usage{Input: u.Prompt, Cached: u.Cached, Output: u.Candidates + u.Thoughts}
+	}
+	for _, cand := range c.Candidates {
+		for _, part := range cand.Content.Parts {
+			p.r.Seen = true
+			if fc := part.FunctionCall; fc != nil {
+				id := fc.ID
+				if id == "" {
+					id = fc.Name
+				}
+				p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: id, Name: fc.Name, Args: fc.Args})
+			} else if !part.Thought {
+				p.text.WriteString(part.Text)
+			}
+		}
+	}
+}
+
+func (p *geminiReply) event(name string, data []byte) {
+	var c geminiChunk
+	if json.Unmarshal(data, &c) == nil {
+		p.add(&c)
+	}
+}
+
+func (p *geminiReply) body(data []byte) {
+	var list []geminiChunk
+	if json.Unmarshal(data, &list) == nil {
+		for i := range list {
+			p.add(&list[i])
+		}
+		return
+	}
+	p.event("", data)
+}
+
+func (p *geminiReply) reply() reply {
+	r := p.r
+	r.Text = p.text.String()
+	return r
+}

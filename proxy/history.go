@@ -1,0 +1,250 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentharness/harness"
+)
+
+// A wire format reads a request body into a flat list of items in history
+// order; buildHistory turns that list into the transcript's shape (turns of
+// rounds, each round an assistant message and the results of its calls),
+// so the four formats share one notion of turn, round and result.
+
+// itemKind says what one history item is.
+type itemKind int
+
+const (
+	// itemUser is a user message that carries no tool result: the start of
+	// a turn (consecutive ones form one turn's input).
+	itemUser itemKind = iota
+	// itemAssistant is an assistant message (consecutive ones, as the
+	// Responses API sends a message and its function calls, form one).
+	itemAssistant
+	// itemResult is one tool result.
+	itemResult
+	// itemSystem is a system or developer message inside the history: part
+	// of the conversation's key and system prompt, not of a turn.
+	itemSystem
+)
+
+// item is one entry of a request's history.
+type item struct {
+	Kind  itemKind
+	Text  string             // user input, assistant text
+	Calls []harness.ToolCall // of an assistant message
+	// Result is set on an itemResult.
+	Result *wireResult
+}
+
+// wireResult is one tool result as the client sent it.
+type wireResult struct {
+	CallID  string
+	IsError bool
+	// Decode returns the result's content as the model reads it; ok is
+	// false when the content holds anything but text (an image), which
+	// the proxy passes through unchanged. It is called only for a result
+	// the proxy has not decided yet, so a long history costs no decoding.
+	Decode func() (text string, ok bool)
+	// Content is the span of the JSON value the proxy may replace.
+	Content span
+	// Encode returns the JSON value that replaces Content for a model
+	// copy of text.
+	Encode func(text string) []byte
+
+	// Filled in by buildHistory: the call this result answers.
+	Tool string
+	Args json.RawMessage
+	// Turn and Round locate the round whose call this answers (from 1).
+	Turn, Round int
+	// Message is the assistant message that made the call.
+	Message *harness.Message
+	// dec is the result's decision, once the proxy has it.
+	dec *decision
+}
+
+// request is what the proxy reads from one request body.
+type request struct {
+	Model  string
+	Stream bool
+	// System is the raw system prompt value and Tools the raw tool list
+	// (decoded only when a round is stored).
+	System, Tools json.RawMessage
+	// Seed holds the system prompt's text (in pieces); with the model and
+	// the first user input it identifies the conversation. Text, not
+	// bytes: clients move cache_control markers from message to message.
+	Seed [][]byte
+	// Key is an explicit conversation key the format carries (the
+	// Responses API's prompt_cache_key), "" when none.
+	Key string
+	// Elems are the spans of the history's elements in the body, for the
+	// cache-break check.
+	Elems []span
+	Items []item
+	// Reused counts the leading elements taken from the previous request's
+	// parse (see walkBody).
+	Reused int
+
+	// body is the parsed body; histStart the offset of the history array;
+	// elemItems[i] the number of items after element i.
+	body      []byte
+	histStart int
+	elemItems []int
+}
+
+// seed returns the pieces of the system prompt that key the conversation:
+// the format's system member and the system messages of the history.
+func (r *request) seed() [][]byte {
+	out := r.Seed
+	for _, it := range r.Items {
+		if it.Kind == itemSystem {
+			out = append(out[:len(out):len(out)], []byte(it.Text))
+		}
+	}
+	return out
+}
+
+// history is a request's history in the transcript's shape.
+type history struct {
+	Turns   []*histTurn
+	Results []*wireResult
+	// FirstUser is the first user input, part of the conversation key.
+	FirstUser string
+}
+
+type histTurn struct {
+	Input  string
+	Rounds []*histRound
+}
+
+type histRound struct {
+	Assistant harness.Message
+	Results   []*wireResult
+}
+
+// buildHistory groups items into turns and rounds. A user item starts a
+// turn unless the current turn has no round yet (then its text joins the
+// input); an assistant item starts a round; a result joins the round whose
+// call it answers, or the latest round.
+func buildHistory(items []item) *history {
+	h := &history{}
+	var turn *histTurn
+	var round *histRound
+	lastAssistant := false
+	for i := range items {
+		it := &items[i]
+		switch it.Kind {
+		case itemUser:
+			lastAssistant = false
+			if h.FirstUser == "" {
+				h.FirstUser = it.Text
+			}
+			if turn != nil && len(turn.Rounds) == 0 {
+				turn.Input = joinInput(turn.Input, it.Text)
+				continue
+			}
+			turn = &histTurn{Input: it.Text}
+			h.Turns = append(h.Turns, turn)
+			round = nil
+		case itemAssistant:
+			if turn == nil {
+				turn = &histTurn{}
+				h.Turns = append(h.Turns, turn)
+			}
+			if lastAssistant && round != nil {
+				mergeAssistant(&round.Assistant, it)
+				continue
+			}
+			round = &histRound{Assistant: harness.Message{Role: harness.RoleAssistant}}
+			mergeAssistant(&round.Assistant, it)
+			turn.Rounds = append(turn.Rounds, round)
+			lastAssistant = true
+		case itemResult:
+			lastAssistant = false
+			r := it.Result
+			// Results follow the round that made their calls; only a call
+			// id that round does not hold is looked up further back (ids
+			// repeat when a format has none and the function name stands in).
+			owner := round
+			if !hasCall(round, r.CallID) {
+				if o := findCall(turn, r.CallID); o != nil {
+					owner = o
+				}
+			}
+			if owner == nil {
+				// A result with no call before it: keep it findable for
+				// the rewrite, with no round to record it in.
+				h.Results = append(h.Results, r)
+				continue
+			}
+			r.Turn = len(h.Turns)
+			r.Round = indexOf(turn.Rounds, owner) + 1
+			r.Message = &owner.Assistant
+			for _, c := range owner.Assistant.ToolCalls {
+				if c.ID == r.CallID {
+					r.Tool, r.Args = c.Name, c.Args
+				}
+			}
+			owner.Results = append(owner.Results, r)
+			h.Results = append(h.Results, r)
+		}
+	}
+	return h
+}
+
+func joinInput(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+func mergeAssistant(m *harness.Message, it *item) {
+	if it.Text != "" {
+		m.Parts = append(m.Parts, harness.TextPart(it.Text))
+	}
+	m.ToolCalls = append(m.ToolCalls, it.Calls...)
+}
+
+// findCall returns the round of turn whose message made the call id.
+func findCall(turn *histTurn, id string) *histRound {
+	if turn == nil || id == "" {
+		return nil
+	}
+	for i := len(turn.Rounds) - 1; i >= 0; i-- {
+		for _, c := range turn.Rounds[i].Assistant.ToolCalls {
+			if c.ID == id {
+				return turn.Rounds[i]
+			}
+		}
+	}
+	return nil
+}
+
+func hasCall(r *histRound, id string) bool {
+	if r == nil {
+		return false
+	}
+	for _, c := range r.Assistant.ToolCalls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func indexOf(rs []*histRound, r *histRound) int {
+	for i := range rs {
+		if rs[i] == r {
+			return i
+		}
+	}
+	return len(rs) - 1
+}
+
+// textOf joins text blocks the way a model reads them.
+func textOf(texts []string) string { return strings.Join(texts, "\n") }

@@ -1,0 +1,224 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultMaxRequestBytes bounds a request body: far above any real
+	// agent's request (a 1,000-message history is a few MiB), far below
+	// what would exhaust the proxy's memory.
+	DefaultMaxRequestBytes = 64 << 20
+	// DefaultMaxResponseBytes bounds an upstream answer, streamed or not.
+	DefaultMaxResponseBytes = 256 << 20
+	// ConversationHeader names the request header that sets a
+	// conversation's key explicitly; it is not forwarded.
+	ConversationHeader = "X-Harness-Conversation"
+)
+
+// Options configure a [Proxy]; the zero value of every field but Upstream
+// means its default.
+type Options struct {
+	// Upstream is the base URL every request is forwarded to (scheme, host
+	// and an optional path prefix). Required.
+	Upstream string
+	// Store records every proxied conversation (nil records nothing).
+	Store *sqlite.Store
+	// Workspace is the folder whose .harness/spill/<conversation>/
+	// receives spilled results ("" means the working directory). Spill
+	// locators are absolute paths, so the agent's own file tools can read
+	// them whatever its working directory.
+	Workspace string
+	// Guards decide each new tool result's model copy. nil means the
+	// CLI's defaults: guard.ResultPolicy (24 KiB ceiling, spill into
+	// Workspace) then guard.Collapse.
+	Guards []harness.Guard
+	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
+	MaxRequestBytes, MaxResponseBytes int64
+	// Client sends upstream requests; nil means a client that never
+	// follows redirects (so credentials reach the upstream only).
+	Client *http.Client
+	// Log, when set, gets one line per proxied request.
+	Log io.Writer
+}
+
+// Proxy is an http.Handler that forwards agent requests to one upstream
+// model API and, on the way, decides once — the first time it is seen —
+// the model copy of every tool result in the request's history, then
+// sends exactly those bytes every time after (see the package doc).
+type Proxy struct {
+	opts     Options
+	upstream *url.URL
+	client   *http.Client
+	decider  decider
+	seed     maphash.Seed
+	rec      *recorder
+
+	mu    sync.Mutex
+	convs map[string]*conversation
+	tick  int64
+	// maxConvs is maxConversations (tests lower it).
+	maxConvs int
+	stats    Stats
+	// recent are the latest parses, for reuse by the requests that extend
+	// them (see walkBody).
+	recent []*request
+	// active counts requests being served; idle is signalled when it
+	// drops to zero (Flush waits for it).
+	active int
+	idle   *sync.Cond
+}
+
+// New returns a proxy for opts. Call Close to finish recording.
+func New(opts *Options) (*Proxy, error) {
+	if opts == nil || opts.Upstream == "" {
+		return nil, errors.New("proxy: an upstream URL is required")
+	}
+	o := *opts
+	u, err := url.Parse(o.Upstream)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: upstream %q: %w", o.Upstream, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("proxy: upstream %q: want an http or https URL with a host", o.Upstream)
+	}
+	if o.Workspace == "" {
+		o.Workspace = "."
+	}
+	if o.Workspace, err = filepath.Abs(o.Workspace); err != nil {
+		return nil, fmt.Errorf("proxy: workspace: %w", err)
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	client := o.Client
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	guards := o.Guards
+	if guards == nil {
+		rp := &guard.ResultPolicy{Store: SpillStore(o.Workspace)}
+		guards = []harness.Guard{rp.Guard(), (&guard.Collapse{}).Guard()}
+	}
+	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},
+		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
+	p.idle = sync.NewCond(&p.mu)
+	p.rec = newRecorder(o.Store, p.logf)
+	return p, nil
+}
+
+// Close waits until everything observed has been recorded in the store.
+// It does not close the store; stop the server in front of the proxy
+// first.
+func (p *Proxy) Close() error {
+	p.waitIdle(context.Background())
+	return p.rec.close()
+}
+
+// Flush waits until the requests being served have finished — their
+// answers relayed and counted in Stats — and everything observed so far
+// is recorded in the store. A client receives the end of an answer just
+// before the proxy counts it, so read Stats after Flush.
+func (p *Proxy) Flush(ctx context.Context) error {
+	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
+	return p.rec.flush(ctx)
+}
+
+// waitIdle waits until no request is being served.
+func (p *Proxy) waitIdle(ctx context.Context) error {
+	return waitUntil(ctx, &p.mu, p.idle, func() bool { return p.active == 0 })
+}
+
+// waitUntil waits on c (whose lock is mu) until done holds or ctx ends.
+func waitUntil(ctx context.Context, mu *sync.Mutex, c *sync.Cond, done func() bool) error {
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		c.Broadcast()
+		mu.Unlock()
+	})
+	defer stop()
+	mu.Lock()
+	defer mu.Unlock()
+	for !done() && ctx.Err() == nil {
+		c.Wait()
+	}
+	return ctx.Err()
+}
+
+// track counts a request being served until the returned func is called.
+func (p *Proxy) track() func() {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.active--
+		if p.active == 0 {
+			p.idle.Broadcast()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// ServeHTTP routes a request: GET /stats answers from the proxy, model
+// calls of a known wire format are rewritten and forwarded, anything else
+// is forwarded unchanged.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer p.track()()
+	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.serveStats(w)
+		return
+	}
+	f := formatOf(r)
+	if f == nil {
+		p.forwardUnchanged(w, r)
+		return
+	}
+	p.serveModelCall(w, r, f)
+}
+
+// formatOf returns the wire format of a model call, or nil.
+func formatOf(r *http.Request) wireFormat {
+	if r.Method != http.MethodPost {
+		return nil
+	}
+	p := r.URL.Path
+	switch {
+	case strings.HasSuffix(p, "/v1/messages"):
+		return anthropicFormat{}
+	case strings.HasSuffix(p, "/responses"):
+		return responsesFormat{}
+	case strings.HasSuffix(p, "/chat/completions"):
+		return chatFormat{}
+	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
+		return geminiFormat{}
+	}
+	return nil
+}
+
+func (p *Proxy) logf(format string, args ...any) {
+	if p.opts.Log != nil {
+		p.mu.Lock()
+		fmt.Fprintf(p.opts.Log, format+"\n", args...)
+		p.mu.Unlock()
+	}
+}

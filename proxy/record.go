@@ -1,0 +1,237 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// recordHistory queues for the store what the request's history adds:
+// new turns, every round whose results the history now carries (with the
+// decided results and the usage the upstream reported for it), the end of
+// every turn a later turn follows, and the request itself (system prompt
+// and tool schemas) for the round it will produce. Called with the
+// conversation locked.
+func (p *Proxy) recordHistory(c *call) {
+	cv := c.conv
+	turns := c.hist.Turns
+	if len(turns) == 0 {
+		turns = []*histTurn{{}}
+	}
+	conv := harness.NewConversation(cv.id)
+	for ti, t := range turns {
+		idx := ti + 1
+		var mt *harness.Turn
+		if idx <= len(cv.mirror) {
+			mt = cv.mirror[ti]
+		} else {
+			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
+			cv.mirror = append(cv.mirror, mt)
+			snap := *mt
+			p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.BeginTurn(ctx, conv, &snap) })
+		}
+		if mt.Outcome != "" {
+			continue
+		}
+		for ri, r := range t.Rounds {
+			if ri < len(mt.Rounds) {
+				continue
+			}
+			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[roundKey{idx, ri + 1}]}
+			for _, res := range r.Results {
+				if res.dec != nil {
+					round.Results = append(round.Results, res.dec.res)
+				}
+			}
+			p.addRound(conv, mt, round)
+		}
+		if idx < len(turns) {
+			p.endTurn(conv, mt)
+		}
+	}
+	last := turns[len(turns)-1]
+	c.key = roundKey{len(turns), len(last.Rounds) + 1}
+	mt := cv.mirror[len(turns)-1]
+	if mt.Outcome != "" || len(mt.Rounds) >= c.key.round {
+		return // answered already (a client retrying): nothing new to record
+	}
+	if cv.inflight[c.key] == nil {
+		// A retry of a request still in flight shares its channel, which
+		// the first to finish closes.
+		cv.inflight[c.key] = make(chan struct{})
+	}
+	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
+	hreq.System, hreq.Tools = cv.offered(c.req)
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRequest(ctx, conv, mt, hreq) })
+}
+
+// addRound queues a round of turn mt.
+func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *harness.Round) {
+	mt.Rounds = append(mt.Rounds, round)
+	mt.Usage = mt.Usage.Add(round.Usage)
+	snap := *mt
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRound(ctx, conv, &snap, round) })
+}
+
+// endTurn queues the end of turn mt: answered, since the client went on.
+func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
+	mt.Outcome, mt.Ended = harness.Answered, now()
+	snap := *mt
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.EndTurn(ctx, conv, &snap) })
+}
+
+// finish closes a model call: it records the usage the upstream reported
+// for the round, and an answer without tool calls as the turn's last
+// round.
+func (p *Proxy) finish(c *call, rep *reply, status int) {
+	ok := rep != nil && status >= 200 && status < 300
+	p.count(func(s *Stats) {
+		s.Requests++
+		s.BytesIn += int64(len(c.in))
+		s.BytesOut += int64(len(c.out))
+		s.ResultsDecided += int64(c.decided)
+		s.ResultsCut += int64(c.cut)
+		s.ResultsReused += int64(c.reused)
+		if c.cacheBreak {
+			s.CacheBreaks++
+		}
+		if status >= 400 || status == 0 {
+			s.UpstreamErrors++
+		}
+		if ok {
+			s.Upstream.Input += int64(rep.Usage.Input)
+			s.Upstream.Cached += int64(rep.Usage.Cached)
+			s.Upstream.Output += int64(rep.Usage.Output)
+		}
+	})
+	cv := c.conv
+	if cv == nil {
+		return
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if ch := cv.inflight[c.key]; ch != nil {
+		delete(cv.inflight, c.key)
+		defer close(ch)
+	}
+	if !ok || c.key.turn == 0 {
+		return
+	}
+	cv.usage[c.key] = rep.Usage
+	if !rep.Seen || len(rep.Calls) > 0 || c.key.turn > len(cv.mirror) {
+		return // a round with calls is recorded when its results arrive
+	}
+	mt := cv.mirror[c.key.turn-1]
+	if mt.Outcome != "" || len(mt.Rounds) != c.key.round-1 {
+		return
+	}
+	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	if rep.Text != "" {
+		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
+	}
+	conv := harness.NewConversation(cv.id)
+	p.addRound(conv, mt, round)
+	p.endTurn(conv, mt)
+}
+
+// offered decodes the request's system prompt and tool list for the
+// store, once per distinct pair. Called with the conversation locked.
+func (cv *conversation) offered(req *request) (string, []harness.ToolSpec) {
+	h := sha256.New()
+	h.Write(req.System)
+	h.Write([]byte{0})
+	h.Write(req.Tools)
+	var key [32]byte
+	copy(key[:], h.Sum(nil))
+	if key == cv.offeredKey {
+		return cv.system, cv.tools
+	}
+	cv.offeredKey = key
+	cv.system = systemText(req.System)
+	cv.tools = toolSpecs(req.Tools)
+	return cv.system, cv.tools
+}
+
+// systemText reads a system prompt in any format's shape: a string, an
+// array of text blocks, or an object with parts (Gemini's
+// systemInstruction).
+func systemText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var texts []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			texts = append(texts, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if t, ok := x["text"].(string); ok {
+				texts = append(texts, t)
+			} else if parts, ok := x["parts"]; ok {
+				walk(parts)
+			}
+		}
+	}
+	walk(v)
+	return textOf(texts)
+}
+
+// toolSpecs reads a tool list in any format's shape: Anthropic's
+// {name, description, input_schema}, the Responses API's {type, name,
+// parameters}, Chat Completions' {type, function: {…}} and Gemini's
+// {functionDeclarations: […]}.
+func toolSpecs(raw json.RawMessage) []harness.ToolSpec {
+	if len(raw) == 0 {
+		return nil
+	}
+	type decl struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	var list []struct {
+		decl
+		Type      string `json:"type"`
+		Function  *decl  `json:"function"`
+		Functions []decl `json:"functionDeclarations"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var out []harness.ToolSpec
+	add := func(d decl) {
+		schema := d.InputSchema
+		if len(schema) == 0 {
+			schema = d.Parameters
+		}
+		if d.Name != "" {
+			out = append(out, harness.ToolSpec{Name: d.Name, Description: d.Description, InputSchema: schema})
+		}
+	}
+	for _, t := range list {
+		switch {
+		case t.Function != nil:
+			add(*t.Function)
+		case len(t.Functions) > 0:
+			for _, d := range t.Functions {
+				add(d)
+			}
+		default:
+			add(t.decl)
+		}
+	}
+	return out
+}

@@ -1,0 +1,195 @@
+package proxy
+
+import (
+	"encoding/json"
+
+	"github.com/agentharness/harness"
+)
+
+// responsesFormat is the OpenAI Responses API (POST /v1/responses), the
+// only wire format Codex speaks. A tool result is a function_call_output
+// (or custom_tool_call_output) item of "input"; its "output" is what the
+// proxy may replace, with a string. The request's prompt_cache_key, when
+// set (Codex sets its session id), is the conversation key.
+type responsesFormat struct{}
+
+func (responsesFormat) name() string { return "openai-responses" }
+
+func (f responsesFormat) parse(body []byte, prev *request) (*request, error) {
+	return walkBody(body, f, prev)
+}
+
+func (responsesFormat) historyKey() string { return "input" }
+
+func (responsesFormat) top(body []byte, top []field, req *request) error {
+	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
+	req.Key = fieldStr(body, top, "prompt_cache_key")
+	if s, ok := get(top, "instructions"); ok {
+		req.System = raw(body, s)
+		req.Seed = [][]byte{[]byte(str(body, s))}
+	}
+	if s, ok := get(top, "tools"); ok {
+		req.Tools = raw(body, s)
+	}
+	if in, ok := get(top, "input"); ok && kind(body, in) == '"' {
+		req.Items = []item{{Kind: itemUser, Text: str(body, in)}}
+		return nil
+	}
+	if req.histStart == 0 {
+		return jsonErr(0, "no input")
+	}
+	return nil
+}
+
+func (responsesFormat) elem(body []byte, e span, req *request) error {
+	fs, err := objectFields(body, e)
+	if err != nil {
+		return err
+	}
+	if it, ok := responsesItem(body, fs); ok {
+		if role := fieldStr(body, fs, "role"); it.Kind == itemUser && (role == "developer" || role == "system") {
+			it.Kind = itemSystem
+		}
+		req.Items = append(req.Items, it)
+	}
+	return nil
+}
+
+// responsesItem reads one input item; ok is false for items that are
+// not part of the transcript (reasoning, developer messages).
+func responsesItem(body []byte, fs []field) (item, bool) {
+	typ := fieldStr(body, fs, "type")
+	switch typ {
+	case "", "message":
+		content, _ := get(fs, "content")
+		text, _ := contentText(body, content, "input_text", "output_text", "text")
+		switch fieldStr(body, fs, "role") {
+		case "user", "developer", "system":
+			return item{Kind: itemUser, Text: text}, true
+		case "assistant":
+			return item{Kind: itemAssistant, Text: text}, true
+		}
+	case "function_call", "custom_tool_call":
+		args, ok := get(fs, "arguments")
+		a := json.RawMessage(str(body, args))
+		if !ok {
+			in, _ := get(fs, "input")
+			a = json.RawMessage(encodeString(str(body, in)))
+		}
+		return item{Kind: itemAssistant, Calls: []harness.ToolCall{{ID: fieldStr(body, fs, "call_id"), Name: fieldStr(body, fs, "name"), Args: a}}}, true
+	case "function_call_output", "custom_tool_call_output":
+		r := &wireResult{CallID: fieldStr(body, fs, "call_id"), Encode: encodeString}
+		out, ok := get(fs, "output")
+		if !ok {
+			r.Decode = func() (string, bool) { return "", false }
+		} else {
+			r.Content = out
+			r.Decode = func() (string, bool) { return contentText(body, out, "input_text", "output_text", "text") }
+		}
+		return item{Kind: itemResult, Result: r}, true
+	}
+	return item{}, false
+}
+
+// responsesReply reads a Responses answer: the items of
+// response.output_item.done events and the usage of response.completed,
+// or the whole response object.
+type responsesReply struct {
+	r     reply
+	items int
+}
+
+func (responsesFormat) newReply() replyParser { return &responsesReply{} }
+
+type responsesItemJSON struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Input     string `json:"input"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+type responsesUsage struct {
+	Input   int `json:"input_tokens"`
+	Details struct {
+		Cached int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	Output int `json:"output_tokens"`
+}
+
+type responsesObject struct {
+	Output []responsesItemJSON `json:"output"`
+	Usage  *responsesUsage     `json:"usage"`
+}
+
+func (p *responsesReply) addItem(it responsesItemJSON) {
+	p.items++
+	switch it.Type {
+	case "message":
+		for _, c := range it.Content {
+			if c.Type == "output_text" {
+				p.r.Text = joinInput(p.r.Text, c.Text)
+			}
+		}
+	case "function_call":
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(it.Arguments)})
+	case "custom_tool_call":
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(encodeString(it.Input))})
+	}
+}
+
+func (p *responsesReply) addUsage(u *responsesUsage) {
+	if u == nil {
+		return
+	}
+	p.r.Seen = true
+	p.r.Usage = harness.Usage{Input: u.Input, Cached: u.Details.Cached, Output: u.Output}
+}
+
+func (p *responsesReply) event(name string, data []byte) {
+	var ev struct {
+		Type     string             `json:"type"`
+		Item     *responsesItemJSON `json:"item"`
+		Response *responsesObject   `json:"response"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "response.output_item.done":
+		if ev.Item != nil {
+			p.addItem(*ev.Item)
+		}
+	case "response.completed", "response.incomplete", "response.failed":
+		if ev.Response == nil {
+			return
+		}
+		if p.items == 0 {
+			for _, it := range ev.Response.Output {
+				p.addItem(it)
+			}
+		}
+		p.addUsage(ev.Response.Usage)
+	}
+}
+
+func (p *responsesReply) body(data []byte) {
+	var obj responsesObject
+	if json.Unmarshal(data, &obj) != nil {
+		return
+	}
+	for _, it := range obj.Output {
+		p.addItem(it)
+	}
+	p.addUsage(obj.Usage)
+}
+
+func (p *responsesReply) reply() reply {
+	r := p.r
+	r.Seen = r.Seen || p.items > 0
+	return r
+}

@@ -1,0 +1,243 @@
+package proxy
+
+import (
+	"context"
+	"encoding/hex"
+	"hash/maphash"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// call is one model call passing through the proxy.
+type call struct {
+	format  wireFormat
+	conv    *conversation
+	req     *request
+	hist    *history
+	key     roundKey
+	in, out []byte
+	// Figures of the rewrite.
+	decided, reused, cut int
+	cacheBreak           bool
+}
+
+// serveModelCall rewrites the tool results of a model call, forwards it,
+// relays the answer and records the round.
+func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFormat) {
+	start := time.Now()
+	body, err := p.readBody(w, r)
+	if err != nil {
+		return
+	}
+	req, err := f.parse(body, p.previous(body))
+	if err != nil {
+		// Not a request this format describes: the upstream judges it.
+		p.count(func(s *Stats) { s.Unreadable++ })
+		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
+		p.forward(w, r, &call{format: f, in: body, out: body}, nil, start)
+		return
+	}
+	if req.Model == "" {
+		req.Model = geminiModel(r.URL.Path)
+	}
+	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
+		req.Stream = true
+	}
+	p.remember(req)
+	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
+	c.conv = p.conversation(conversationID(r, f, req, c.hist.FirstUser))
+	defer p.release(c.conv)
+	if err := p.prepare(r.Context(), c); err != nil {
+		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
+		return
+	}
+	p.forward(w, r, c, f.newReply(), start)
+}
+
+// forward sends c.out upstream and relays the answer.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse replyParser, start time.Time) {
+	prepared := time.Since(start)
+	up, err := p.upstreamRequest(r.Context(), r, c.out)
+	var resp *http.Response
+	if err == nil {
+		resp, err = p.client.Do(up)
+	}
+	if err != nil {
+		p.finish(c, nil, 0)
+		proxyError(w, http.StatusBadGateway, "upstream_unreachable", "harness proxy: the upstream did not answer: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	defer func() {
+		// relay aborts the connection (a panic) on an oversized answer;
+		// the round is still closed so the next request does not wait.
+		if v := recover(); v != nil {
+			p.finish(c, nil, resp.StatusCode)
+			panic(v)
+		}
+	}()
+	_, rerr := p.relay(w, resp, parse)
+	var rep *reply
+	if parse != nil && rerr == nil {
+		rr := parse.reply()
+		rep = &rr
+	}
+	p.finish(c, rep, resp.StatusCode)
+	p.logRequest(c, resp.StatusCode, rep, prepared)
+}
+
+// prepare decides the request's tool results, builds the body sent
+// upstream and queues what the history adds to the store.
+func (p *Proxy) prepare(ctx context.Context, c *call) error {
+	cv := c.conv
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if err := cv.load(ctx, p.opts.Store, p.rec); err != nil {
+		p.logf("harness proxy: loading %s from the store: %v", cv.id, err)
+	}
+	if err := cv.awaitInflight(ctx, c.hist); err != nil {
+		return err
+	}
+	edits, err := p.decideAll(ctx, c)
+	if err != nil {
+		return err
+	}
+	c.out = splice(c.in, edits)
+	in := elemHashes(p.seed, c.in, c.req.Elems, nil)
+	out := elemHashes(p.seed, c.out, c.req.Elems, edits)
+	c.cacheBreak = cv.cacheBreak(in, out)
+	p.recordHistory(c)
+	return nil
+}
+
+// decideAll looks up or makes the decision of every tool result in the
+// history and returns the edits that apply them, in body order.
+func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
+	cv := c.conv
+	var edits []edit
+	var transcript *harness.Conversation
+	for _, r := range c.hist.Results {
+		if r.Content.End <= r.Content.Start {
+			continue
+		}
+		content := c.in[r.Content.Start:r.Content.End]
+		fast := maphash.Bytes(p.seed, content)
+		d, hash := cv.lookup(r.CallID, fast, content)
+		if d != nil {
+			c.reused++
+		} else {
+			if transcript == nil {
+				transcript = cv.transcript(c.hist)
+			}
+			var err error
+			if d, err = p.decideOne(ctx, c, r, hash, transcript); err != nil {
+				return nil, err
+			}
+			d.fast = fast
+			cv.decided[r.CallID] = append(cv.decided[r.CallID], d)
+			c.decided++
+			if d.out != nil {
+				c.cut++
+			}
+		}
+		r.dec = d
+		if d.out != nil {
+			edits = append(edits, edit{Span: r.Content, New: d.out})
+		}
+	}
+	return edits, nil
+}
+
+// decideOne decides a result seen for the first time.
+func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]byte, transcript *harness.Conversation) (*decision, error) {
+	d := &decision{hash: hash}
+	text, ok := r.Decode()
+	if !ok {
+		// Not text (an image block): shown as sent, and stored as text of
+		// what could be read.
+		d.res = &harness.ToolResult{CallID: r.CallID, Tool: r.Tool, IsError: r.IsError, Parts: []harness.Part{harness.TextPart(text)}}
+		d.res.Bytes = d.res.PayloadSize()
+	} else {
+		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
+			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
+				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}}
+		in.Page = spillPage(r.Args, p.spillRoot())
+		res, err := p.decider.decide(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		d.res = res
+		if res.Cut() {
+			d.out = r.Encode(res.ModelText())
+		}
+	}
+	if d.res.Meta == nil {
+		d.res.Meta = map[string]any{}
+	}
+	d.res.Meta[metaHash] = hex.EncodeToString(hash[:])
+	return d, nil
+}
+
+// transcript is the conversation as decided so far, for guards that look
+// at earlier results (Collapse): every round of the history with the
+// results already decided.
+func (cv *conversation) transcript(h *history) *harness.Conversation {
+	conv := harness.NewConversation(cv.id)
+	for ti, t := range h.Turns {
+		turn := &harness.Turn{Index: ti + 1, Input: t.Input}
+		for ri, r := range t.Rounds {
+			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
+			for _, res := range r.Results {
+				for _, d := range cv.decided[res.CallID] {
+					round.Results = append(round.Results, d.res)
+					break
+				}
+			}
+			turn.Rounds = append(turn.Rounds, round)
+		}
+		conv.Turns = append(conv.Turns, turn)
+	}
+	return conv
+}
+
+// recentParses bounds the parses kept for reuse (one per conversation in
+// flight is what matters; a few more cover clients that interleave).
+const recentParses = 16
+
+// previous returns the kept parse whose body this one extends, or nil.
+func (p *Proxy) previous(body []byte) *request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.recent) - 1; i >= 0; i-- {
+		if p.recent[i].sharesPrefix(body) {
+			return p.recent[i]
+		}
+	}
+	return nil
+}
+
+// remember keeps a pristine copy of req's parse (its results are
+// annotated per request, so the kept copy has its own) for the next
+// request of the conversation, replacing the parse it extended.
+func (p *Proxy) remember(req *request) {
+	if req.histStart == 0 || len(req.Elems) <= reuseTail {
+		return
+	}
+	kept := *req
+	kept.Items = copyItems(req.Items)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.recent {
+		if r.sharesPrefix(req.body) {
+			p.recent = append(p.recent[:i], p.recent[i+1:]...)
+			break
+		}
+	}
+	p.recent = append(p.recent, &kept)
+	if len(p.recent) > recentParses {
+		p.recent = p.recent[1:]
+	}
+}

@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentharness/harness/internal/numfmt"
+	"github.com/agentharness/harness/spill"
+)
+
+// Stats are the proxy's running totals, as GET /stats reports them.
+type Stats struct {
+	// Requests counts model calls (of a known wire format) answered;
+	// Unreadable those whose body the format could not read (forwarded
+	// unchanged); Conversations the conversations taken into memory (one
+	// forgotten and reloaded from the store counts again).
+	Requests      int64 `json:"requests"`
+	Unreadable    int64 `json:"unreadable"`
+	Conversations int64 `json:"conversations"`
+	// BytesIn is what clients sent in model calls, BytesOut what the
+	// proxy forwarded; BytesRemoved = BytesIn − BytesOut.
+	BytesIn      int64 `json:"bytes_in"`
+	BytesOut     int64 `json:"bytes_out"`
+	BytesRemoved int64 `json:"bytes_removed"`
+	// ResultsDecided counts tool results seen for the first time (each
+	// decided once), ResultsCut those whose model copy is not the result
+	// as sent, ResultsReused the later sightings sent with the decided
+	// bytes.
+	ResultsDecided int64 `json:"results_decided"`
+	ResultsCut     int64 `json:"results_cut"`
+	ResultsReused  int64 `json:"results_reused"`
+	// CacheBreaks counts requests in which the proxy sent differently a
+	// history element the client sent exactly as before: each would cost
+	// the upstream's prompt cache. It stays 0 unless a policy rewrites
+	// old results (compaction).
+	CacheBreaks int64 `json:"cache_breaks"`
+	// UpstreamErrors counts answers with an error status (or none).
+	UpstreamErrors int64 `json:"upstream_errors"`
+	// RecordErrors counts store writes that failed.
+	RecordErrors int64 `json:"record_errors"`
+	// Upstream sums the usage the upstream reported.
+	Upstream struct {
+		Input  int64 `json:"input"`
+		Cached int64 `json:"cached"`
+		Output int64 `json:"output"`
+	} `json:"upstream_tokens"`
+}
+
+// Stats returns the running totals.
+func (p *Proxy) Stats() Stats {
+	p.mu.Lock()
+	s := p.stats
+	p.mu.Unlock()
+	s.BytesRemoved = s.BytesIn - s.BytesOut
+	s.RecordErrors = p.rec.errors()
+	return s
+}
+
+func (p *Proxy) count(fn func(*Stats)) {
+	p.mu.Lock()
+	fn(&p.stats)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) serveStats(w http.ResponseWriter) {
+	body, _ := json.MarshalIndent(p.Stats(), "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// logRequest writes the request's line: format, conversation, round, bytes
+// in and out, results decided and cut, upstream status and usage, and the
+// time the proxy spent before forwarding. It never prints a header.
+func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Duration) {
+	if p.opts.Log == nil {
+		return
+	}
+	id := "-"
+	if c.conv != nil {
+		id = c.conv.id
+	}
+	var b strings.Builder
+	b.WriteString("harness proxy: " + c.format.name() + " " + id)
+	if c.key.turn > 0 {
+		b.WriteString(" turn " + numfmt.Thousands(int64(c.key.turn)) + " round " + numfmt.Thousands(int64(c.key.round)))
+	}
+	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(len(c.out))) + " bytes, " +
+		numfmt.Thousands(int64(c.decided)) + " new result(s), " + numfmt.Thousands(int64(c.cut)) + " cut, " + numfmt.Thousands(int64(c.reused)) + " reused")
+	if c.cacheBreak {
+		b.WriteString(", CACHE BREAK")
+	}
+	b.WriteString("; upstream " + numfmt.Thousands(int64(status)))
+	if rep != nil && rep.Seen {
+		b.WriteString(" input " + numfmt.Thousands(int64(rep.Usage.Input)) + " (cached " + numfmt.Thousands(int64(rep.Usage.Cached)) + ") output " + numfmt.Thousands(int64(rep.Usage.Output)))
+	}
+	b.WriteString("; proxy " + prepared.Round(10*time.Microsecond).String())
+	p.logf("%s", b.String())
+}
+
+// spillRoot is the absolute folder under which spill files are written.
+func (p *Proxy) spillRoot() string {
+	return filepath.Join(p.opts.Workspace, filepath.FromSlash(spill.Folder))
+}
+
+// spillPage returns the spill file a call's arguments name (a Read of it,
+// a cat or sed of it in a shell), or "".
+func spillPage(args []byte, root string) string {
+	s := string(args)
+	i := strings.Index(s, root+string(filepath.Separator))
+	if i < 0 {
+		return ""
+	}
+	end := strings.IndexAny(s[i:], "\"' \t\n\\;|&)")
+	if end < 0 {
+		end = len(s) - i
+	}
+	return s[i : i+end]
+}
