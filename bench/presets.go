@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -197,24 +198,24 @@ func emptyResults(next harness.ToolFunc) harness.ToolFunc {
 	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 		res, err := next(ctx, call)
 		if err == nil && res != nil {
-			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: "call:" + call.ID})
+			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: locator.Call(call.ID)})
 		}
 		return res, err
 	}
 }
 
-// PresetNames lists the names of Presets, References and Research.
+// PresetNames lists the names of Presets and References.
 func PresetNames() []string {
 	var out []string
-	for _, p := range append(append(Presets(), References()...), Research()...) {
+	for _, p := range append(Presets(), References()...) {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
-// Lookup returns the preset, reference or research preset called name.
+// Lookup returns the preset or reference called name.
 func Lookup(name string) (Preset, error) {
-	ps := append(append(Presets(), References()...), Research()...)
+	ps := append(Presets(), References()...)
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return ps[i], nil
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -118,4 +119,19 @@ func identifierLike(w string) bool {
 		}
 	}
 	return false
+}
+
+// researchRecordings loads the recordings named by HARNESS_RESEARCH_DATA,
+// or skips the test.
+func researchRecordings(t *testing.T) []*replay.Recording {
+	t.Helper()
+	dir := os.Getenv("HARNESS_RESEARCH_DATA")
+	if dir == "" {
+		t.Skip("HARNESS_RESEARCH_DATA is not set")
+	}
+	recs, _, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -60,7 +62,7 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 //     chunks, instead of a little every round.
 //  2. Summarise the turns older than the newest KeepTurns with Summarizer
 //     (at most SummaryTokens), stored as a [harness.Note] through
-//     [harness.AddNote]: the originals stay in the transcript and the
+//     [harness.View.AddNote]: the originals stay in the transcript and the
 //     store, and BuildView shows the note instead of the turns it covers.
 //
 // # Stable clearing
@@ -96,7 +98,7 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 //	0.1 × tokens saved × requests so far ≥ 0.9 × tokens re-sent
 //
 // where the requests so far (this one included) estimate the requests
-// still to come (the median under a scale-free prior, as in [EconClear]),
+// still to come (the median under a scale-free prior),
 // and the tokens re-sent are those from the first cleared result to the
 // end of the request. The trigger depends on the old results alone, not on
 // the size of the request, so a large system prompt or tool list does not
@@ -362,9 +364,7 @@ func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	if summary := compactLatestNote(c.v.Conversation); summary != nil {
 		note.After, note.Text = summary.After, summary.Text
 	}
-	if err := harness.AddNote(ctx, c.v.Conversation, note); err != nil {
-		return fmt.Errorf("compact: %w", err)
-	}
+	c.v.AddNote(note)
 	c.setNoteMessage(note.Text)
 	return nil
 }
@@ -496,7 +496,7 @@ func (c *compaction) clearThrough(mark compactPos) int {
 		for _, part := range c.v.Messages[i].Parts {
 			in += part.Size()
 		}
-		cut := harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: spillLocator(res)}
+		cut := harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)}
 		if err := c.v.ReplaceText(i, text, cut); err != nil {
 			continue // i is in range by construction
 		}
@@ -655,24 +655,13 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 	return 0.1*saved*float64(requests) >= 0.9*resent
 }
 
-// spillLocator is where the full result can be read back: the spill path of
-// its newest spill cut, or the call id in the transcript.
-func spillLocator(res *harness.ToolResult) string {
-	for i := len(res.Cuts) - 1; i >= 0; i-- {
-		if res.Cuts[i].Kind == harness.CutSpilled && res.Cuts[i].Locator != "" {
-			return res.Cuts[i].Locator
-		}
-	}
-	return "call:" + res.CallID
-}
-
 // placeholder is the one line a cleared result becomes. It depends only on
 // the stored result, its call and the options, so every view renders it
 // the same.
 func (c *compaction) placeholder(res *harness.ToolResult) string {
 	what := res.Tool
 	if call, ok := c.args[res.CallID]; ok {
-		args := canonicalJSON(call.Args)
+		args := canonjson.OrRaw(call.Args)
 		if utf8.RuneCountInString(args) > 80 {
 			args = string([]rune(args)[:80]) + "…"
 		}
@@ -686,18 +675,7 @@ func (c *compaction) placeholder(res *harness.ToolResult) string {
 	if res.IsError {
 		kind = "error result"
 	}
-	loc := spillLocator(res)
-	var back string
-	switch {
-	case loc != "call:"+res.CallID && c.recall:
-		back = fmt.Sprintf("read the file %s, or call recall with {\"call_id\":%q}", loc, res.CallID)
-	case loc != "call:"+res.CallID:
-		back = fmt.Sprintf("read the file %s", loc)
-	case c.recall:
-		back = fmt.Sprintf("call recall with {\"call_id\":%q}", res.CallID)
-	default:
-		back = fmt.Sprintf("it is stored under call id %s", res.CallID)
-	}
+	back := locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
 	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
 }
 
@@ -723,4 +701,28 @@ func (c *compaction) setNoteMessage(text string) {
 
 func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {
 	harness.Emit(c.ctx, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage})
+}
+
+// requestsSoFar counts the requests of v's conversation up to and
+// including the one v builds: one per recorded round, plus this one.
+func requestsSoFar(v *harness.View) int {
+	n := 1
+	for _, t := range v.Conversation.Turns {
+		if t == nil {
+			continue
+		}
+		if t == v.Turn {
+			return n + len(t.Rounds)
+		}
+		n += len(t.Rounds)
+	}
+	return n
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

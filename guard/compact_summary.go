@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
 )
 
 // summarySystem instructs the summarizer.
@@ -82,9 +83,8 @@ func (c *compaction) summarize(now, goal float64) error {
 
 	mark := clearMark(v.Conversation)
 	note := &harness.Note{After: upto, Text: text, By: compactName, ClearTurn: mark.turn, ClearRound: mark.round}
-	if err := harness.AddNote(c.ctx, v.Conversation, note); err != nil {
-		return fmt.Errorf("compact: %w", err)
-	}
+	v.AddNote(note)
+	v.Spend(resp.Usage)
 
 	// Show the view BuildView will build from now on: the note in place
 	// of the turns it covers.
@@ -151,7 +151,7 @@ func (c *compaction) renderTurns(prev *harness.Note, from, upto, excerpt int) st
 				fmt.Fprintf(&b, "Assistant: %s\n", s)
 			}
 			for _, tc := range r.Assistant.ToolCalls {
-				fmt.Fprintf(&b, "Assistant called %s %s (call id %s)\n", tc.Name, clip(canonicalJSON(tc.Args), 300), tc.ID)
+				fmt.Fprintf(&b, "Assistant called %s %s (call id %s)\n", tc.Name, clip(canonjson.OrRaw(tc.Args), 300), tc.ID)
 			}
 			for _, res := range r.Results {
 				status := ""

@@ -51,7 +51,7 @@ func compactConv(rounds []int, resultTokens int) *harness.Conversation {
 }
 
 func viewTokens(t testing.TB, v *harness.View) int {
-	return tokens.CountRequest(o200k(t), v.Request("", 0))
+	return tokens.CountRequest(o200k(t), v.Request(0))
 }
 
 func viewJSON(v *harness.View) string {
@@ -210,7 +210,7 @@ func TestCompactHysteresisWithoutThrash(t *testing.T) {
 		if v.Round%2 == 0 {
 			frac = 0.76
 		}
-		raw := tokens.CountRequest(counter, v.Request("", 0))
+		raw := tokens.CountRequest(counter, v.Request(0))
 		cal.Set("m", frac*window/float64(raw))
 		fractions = append(fractions, frac)
 		return nil

@@ -26,13 +26,6 @@
 //     (ClearOld), and when the window fills, with hysteresis; a model can
 //     summarise old turns.
 //
-// Measured options, off by default (see the bench's research presets):
-//   - [Settle]: a large result is shown whole once, then as a digest from
-//     the next request on, when the saving repays the one cache miss
-//     (with [SkipFileReads], file reads stay whole).
-//   - [EconClear]: clears old results only when the expected saving over
-//     the requests to come repays the cache miss.
-//
 // Every cut is visible: a guard or policy that reduces a model copy records
 // a [harness.Cut] (kind, bytes in and out, a locator for the rest), writes
 // a marker that fits inside the limit it enforces, and emits a

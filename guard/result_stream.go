@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -170,7 +171,7 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 // finishStream makes the model copy and the record of a stream that went
 // over the ceiling. head holds its first bytes (after prefixLen bytes of
 // text of the parts before it); the tracker's ring holds its last.
-func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, tr *streamTracker, head []byte, prefixLen int, m cutMarker, existing, limit int, locator string) {
+func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, tr *streamTracker, head []byte, prefixLen int, m cutMarker, existing, limit int, spillPath string) {
 	streamBytes := tr.n - int64(prefixLen)
 	m.size = int64(existing) + streamBytes
 	if tr.err != nil {
@@ -190,14 +191,14 @@ func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, 
 		res.Meta = map[string]any{}
 	}
 	res.Meta["stream_bytes"] = streamBytes
-	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: int(m.size), BytesOut: len(out), Locator: "call:" + call.ID}
+	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: int(m.size), BytesOut: len(out), Locator: locator.Call(call.ID)}
 	switch m.mode {
 	case modeSpilled:
 		// The spill file is the full record; the transcript keeps what
 		// the model was shown.
 		res.Parts = append(res.Parts, harness.TextPart(out))
-		res.Meta["spill_path"] = locator
-		cut.Kind, cut.Locator = harness.CutSpilled, locator
+		res.Meta["spill_path"] = spillPath
+		cut.Kind, cut.Locator = harness.CutSpilled, spillPath
 	default:
 		// Nothing holds the middle: the transcript keeps the first
 		// StreamKeep bytes and the last ceiling's worth.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
 )
 
 // Defaults of [StuckPolicy] (harness-rs nudges after 3 identical rounds and
@@ -344,7 +345,7 @@ func describeCalls(calls []harness.ToolCall) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(calls)-maxCalls))
 			break
 		}
-		args := canonicalJSON(c.Args)
+		args := canonjson.OrRaw(c.Args)
 		if r := []rune(args); len(r) > maxArgs {
 			args = string(r[:maxArgs]) + "…"
 		}

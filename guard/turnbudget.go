@@ -3,10 +3,11 @@ package guard
 import (
 	"context"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/tokens"
 )
 
 // Defaults of [TurnBudget], from seeds/001.
@@ -55,17 +56,6 @@ func (w When) String() string {
 	return fmt.Sprintf("when(%d)", int(w))
 }
 
-// Counter measures text in a budget's unit, such as tokens.
-type Counter interface {
-	Count(text string) int
-}
-
-// CounterFunc adapts a function to the Counter interface.
-type CounterFunc func(text string) int
-
-// Count calls f.
-func (f CounterFunc) Count(text string) int { return f(text) }
-
 // TurnBudget is a [harness.ViewPolicy] that gives the current turn's tool
 // results one shared evidence budget per request (seeds/001). The budget is
 // shared by water-filling ([WaterFill]): small results stay whole and the
@@ -91,7 +81,7 @@ type TurnBudget struct {
 	When When
 	// Counter, when set, measures results in its own unit (tokens)
 	// instead of characters.
-	Counter Counter
+	Counter tokens.Counter
 }
 
 // ApplyView trims the current turn's tool messages of v to the budget.
@@ -157,14 +147,14 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 			continue
 		}
 		res := v.Origins[i].Result
-		where := fetchHint(res, v.Messages[i].ToolCallID)
+		where := locator.Hint(locator.Newest(res, v.Messages[i].ToolCallID))
 		text, shown, mark := trimText(texts[k], sizes[k], kept[k], cfg.Marker, where, ms)
 		cut := harness.Cut{
 			Kind:     harness.CutTrimmed,
 			By:       turnBudgetName,
 			BytesIn:  len(texts[k]),
 			BytesOut: len(text),
-			Locator:  locator(res, v.Messages[i].ToolCallID),
+			Locator:  locator.Newest(res, v.Messages[i].ToolCallID),
 		}
 		others := nonTextParts(v.Messages[i].Parts)
 		if err := v.ReplaceText(i, text, cut); err != nil {
@@ -340,32 +330,6 @@ func cutPrefix(s string, n int, ms measure) string {
 		}
 	}
 	return s[:bounds[lo]]
-}
-
-// locator is where the full result of a trimmed message can be fetched:
-// the locator of the result's last cut that has one (a spill path), or
-// "call:<id>".
-func locator(res *harness.ToolResult, callID string) string {
-	if res != nil {
-		for j := len(res.Cuts) - 1; j >= 0; j-- {
-			if res.Cuts[j].Locator != "" {
-				return res.Cuts[j].Locator
-			}
-		}
-		if res.CallID != "" {
-			callID = res.CallID
-		}
-	}
-	return "call:" + callID
-}
-
-// fetchHint is the locator phrased for the model.
-func fetchHint(res *harness.ToolResult, callID string) string {
-	loc := locator(res, callID)
-	if id, ok := strings.CutPrefix(loc, "call:"); ok {
-		return "call id " + id
-	}
-	return loc
 }
 
 // nonTextParts returns the parts that Text leaves out (images), which a

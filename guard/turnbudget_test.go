@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
 )
 
 // body returns a text of n characters (ASCII unless r is multi-byte),
@@ -238,7 +239,7 @@ func TestTurnBudgetTokens(t *testing.T) {
 	for i, r := range []*harness.ToolResult{turn.Rounds[0].Results[0], turn.Rounds[1].Results[0], turn.Rounds[2].Results[0]} {
 		r.Parts = []harness.Part{harness.TextPart(strings.Repeat(fmt.Sprintf("w%d ", i), []int{100, 3000, 5000}[i]))}
 	}
-	b := &TurnBudget{Chars: 2000, MinKeep: 100, Counter: CounterFunc(words)}
+	b := &TurnBudget{Chars: 2000, MinKeep: 100, Counter: tokens.CounterFunc(words)}
 	v := apply(t, b, conv, turn, true)
 	var got []int
 	for i, m := range v.Messages {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -594,7 +595,7 @@ func (e *engine) recoverable(v *harness.View, n Needle) bool {
 	for _, c := range cuts {
 		switch {
 		case c.Locator == "":
-		case strings.HasPrefix(c.Locator, "call:"):
+		case locator.IsCall(c.Locator):
 			if e.cfg.Recall {
 				return true
 			}

@@ -104,7 +104,7 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 	}
 	var prev [][]byte
 	for i, c := range rep.Calls {
-		req := views[i].Request(rec.System, 0)
+		req := views[i].Request(0)
 		if want := tokens.CountRequest(bpe, req); c.Input != want {
 			t.Errorf("call %d: input %d, CountRequest %d", c.Index, c.Input, want)
 		}
