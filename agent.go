@@ -197,7 +197,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	if err != nil {
 		return a.finish(ctx, conv, res, Error, err)
 	}
-	tools := e.SelectTools(ctx, conv, turn)
+	tools := e.SelectTools(ctx, conv, turn, e.specs)
 	stop := Outcome("")
 	for {
 		if err := ctx.Err(); err != nil {

@@ -20,7 +20,7 @@ import (
 // One turn, step by step (Agent.Run is this loop):
 //
 //	turn, err := eng.BeginTurn(ctx, conv, input)
-//	tools := eng.SelectTools(ctx, conv, turn)
+//	tools := eng.SelectTools(ctx, conv, turn, eng.Tools())
 //	for final := false; ; {
 //		view, req, err := eng.Request(ctx, conv, turn, tools, final, false)
 //		resp, err := model.Generate(ctx, req)      // the driver's model call
@@ -136,12 +136,14 @@ func (e *Engine) BeginTurn(ctx context.Context, conv *Conversation, input string
 	return turn, nil
 }
 
-// SelectTools returns the tools the turn offers: the Selector's choice for
-// the turn's input, or every tool when there is no selector, it fails
-// (reported as an EventWarning) or it returns nil. The choice is made once
-// per turn so that every request of the turn shares its prefix.
-func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn) []ToolSpec {
-	tools := e.specs
+// SelectTools returns the tools the turn offers out of offered (the
+// engine's Tools, or the tools a proxy's client sent): the Selector's
+// choice for the turn's input, or every offered tool when there is no
+// selector, it fails (reported as an EventWarning) or it returns nil. The
+// choice is made once per turn so that every request of the turn shares
+// its prefix.
+func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn, offered []ToolSpec) []ToolSpec {
+	tools := offered
 	if e.opts.Selector == nil || len(tools) == 0 {
 		return tools
 	}

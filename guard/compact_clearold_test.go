@@ -32,7 +32,7 @@ func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*h
 	steps = append(steps, scripted.Step{Text: "done"})
 	rec := &stuckRecorder{}
 	notes := &noteRecorder{}
-	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t).Count})), &harness.Options{
+	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t)})), &harness.Options{
 		Tools: []harness.Tool{read}, MaxRounds: n + 1, Recorder: notes, Observer: rec.observe,
 		Policies: []harness.ViewPolicy{policy},
 	})

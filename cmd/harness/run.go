@@ -41,7 +41,7 @@ type runConfig struct {
 	mcp    mcpFlags
 
 	// countTokens counts tokens for models that report none (scripted).
-	countTokens func(string) int
+	countTokens tokens.Counter
 }
 
 const defaultSystem = "You are a careful assistant working in a workspace through tools. " +
@@ -91,7 +91,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.countTokens = counter.Count
+	cfg.countTokens = counter
 	model, err := newModel(ctx, e, cfg)
 	if err != nil {
 		return err
