@@ -10,6 +10,7 @@ import (
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/toolselect"
 )
 
@@ -26,17 +27,13 @@ type Preset struct {
 // Policy returns the preset as a replay.Policy.
 func (p Preset) Policy() replay.Policy { return replay.Policy{Name: p.Name, New: p.build} }
 
-// harnessConfig is harness's defaults with changes applied.
+// harnessConfig is harness's defaults with changes applied: the default
+// stack (package stack) and what only a replay varies.
 type harnessConfig struct {
-	result     *guard.ResultPolicy // nil: no ceiling
-	turnBudget bool
-	stuck      bool
-	compact    bool
+	stack stack.Config
 	// selector offers each turn the tools toolselect.Selector (threshold
 	// 24, top 20, BM25, must-keep) picks for its input.
 	selector bool
-	extra    []harness.Guard // inside the ceiling: they see the result first
-	collapse bool            // guard.Collapse, innermost
 	// clearAt, when > 0, starts compaction's chunked clearing when a
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
@@ -48,36 +45,28 @@ type harnessConfig struct {
 	finalTools bool
 }
 
-func defaultHarness() harnessConfig {
-	return harnessConfig{result: &guard.ResultPolicy{}, collapse: true, turnBudget: true, stuck: true, compact: true, selector: true}
-}
+func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
+
+// HarnessStack is the stack of the harness preset: the default
+// (stack.Config's zero value), which harness run also builds with its
+// default flags.
+func HarnessStack() stack.Config { return defaultHarness().stack }
 
 func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
-	cfg := &replay.Config{Recall: true}
+	sc := h.stack
+	if !sc.NoCompact {
+		w := window(env.Model)
+		sc.Compact = &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld}
+		if h.clearAt > 0 {
+			sc.Compact = &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
+				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1}
+		}
+	}
+	st := stack.New(&sc)
+	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
 		cfg.Selector = &toolselect.Selector{}
 	}
-	if h.result != nil {
-		cfg.Guards = append(cfg.Guards, h.result.Guard())
-	}
-	cfg.Guards = append(cfg.Guards, h.extra...)
-	if h.collapse {
-		cfg.Guards = append(cfg.Guards, (&guard.Collapse{}).Guard())
-	}
-	if h.stuck {
-		cfg.Policies = append(cfg.Policies, &guard.StuckPolicy{})
-	}
-	if h.turnBudget {
-		cfg.Policies = append(cfg.Policies, &guard.TurnBudget{})
-	}
-	switch w := window(env.Model); {
-	case h.compact && h.clearAt > 0:
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
-			HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1})
-	case h.compact:
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld})
-	}
-	cfg.KeepToolsOnFinal = h.finalTools
 	return cfg, nil
 }
 
@@ -164,16 +153,16 @@ func Presets() []Preset {
 	}
 	return []Preset{
 		none, ours, hrs, claude, codex, swe, oh, crush, anth,
-		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.result = nil }),
-		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
-		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),
-		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
+		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
+		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
+		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
+		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
-		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
-		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
-		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
-		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.collapse = false }),
-		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.result = headTailResults() }),
+		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
+		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
+		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
+		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
+		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),

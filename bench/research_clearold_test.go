@@ -34,7 +34,7 @@ func TestResearchClearOld(t *testing.T) {
 	policy := func(v variant) replay.Policy {
 		return replay.Policy{Name: v.name, New: func(env replay.Env) (*replay.Config, error) {
 			h := defaultHarness()
-			h.compact = false
+			h.stack.NoCompact = true
 			cfg, err := h.build(env)
 			if err != nil {
 				return nil, err

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/tokens"
 	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/tokens"
 )
 
 const twoStep = `{
