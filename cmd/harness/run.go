@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/tokens"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/tokens"
 )
 
 // runConfig holds the flags of "harness run".
