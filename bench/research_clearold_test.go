@@ -79,7 +79,7 @@ func TestResearchClearOld(t *testing.T) {
 // one o200k token (a word the model can write without having read the
 // result: "import", "whereas") against names (identifiers with an
 // underscore, a digit or an inner capital). Retention counts both alike,
-// as DESIGN.md defines it; the split says how much of a retention figure
+// as docs/design.md defines it; the split says how much of a retention figure
 // is vocabulary. It needs HARNESS_RESEARCH_DATA=DIR.
 func TestResearchNeedleKinds(t *testing.T) {
 	recs := researchRecordings(t)

@@ -10,7 +10,7 @@ import (
 	"github.com/agentharness/harness/tokens"
 )
 
-// Defaults of [TurnBudget], from seeds/001.
+// Defaults of [TurnBudget].
 const (
 	// DefaultTurnChars is the evidence budget of one request, shared by the
 	// current turn's tool results.
@@ -57,7 +57,7 @@ func (w When) String() string {
 }
 
 // TurnBudget is a [harness.ViewPolicy] that gives the current turn's tool
-// results one shared evidence budget per request (seeds/001). The budget is
+// results one shared evidence budget per request. The budget is
 // shared by water-filling ([WaterFill]): small results stay whole and the
 // large ones are cut to a common cap, never below MinKeep, each ending with
 // a visible marker that counts inside the cap and says how to fetch the

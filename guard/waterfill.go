@@ -3,7 +3,7 @@ package guard
 import "slices"
 
 // WaterFill shares budget among results of the given sizes the way water
-// fills a row of glasses (seeds/001): the sizes are sorted, each result is
+// fills a row of glasses: the sizes are sorted, each result is
 // offered an equal share of what is left, a result that fits under its
 // share is kept whole and releases its slack to the larger ones, and the
 // cap settles where the remaining large results exhaust the budget. No
@@ -37,7 +37,7 @@ func WaterFill(sizes []int, budget, minKeep int) (limit int, kept []int) {
 	return limit, kept
 }
 
-// fillLevel is the loop of seeds/001 on a sorted copy of sizes (all ≥ 0,
+// fillLevel is the water-filling loop on a sorted copy of sizes (all ≥ 0,
 // summing to more than budget): the share at which the first result that
 // does not fit stops the filling.
 func fillLevel(sizes []int, budget int) int {

@@ -25,13 +25,13 @@ func TestWaterFillSeedExamples(t *testing.T) {
 		wantKept  []int
 	}{
 		{
-			name:  "lopsided turn of seeds/001",
+			name:  "lopsided turn",
 			sizes: []int{300, 420, 800, 8000, 8000, 8000, 8000}, budget: 24_000,
 			wantCap: 5_620, wantTotal: 24_000,
 			wantKept: []int{300, 420, 800, 5620, 5620, 5620, 5620},
 		},
 		{
-			name:  "seven full bodies of seeds/001",
+			name:  "seven full bodies",
 			sizes: []int{8000, 8000, 8000, 8000, 8000, 8000, 8000}, budget: 24_000,
 			wantCap: 3_428, wantTotal: 23_996,
 			wantKept: []int{3428, 3428, 3428, 3428, 3428, 3428, 3428},
@@ -84,7 +84,7 @@ func TestWaterFillSeedExamples(t *testing.T) {
 	}
 }
 
-// TestWaterFillBeatsEqualShares reproduces the comparison of seeds/001: an
+// TestWaterFillBeatsEqualShares reproduces the worked comparison: an
 // equal share wastes 8,768 characters of the lopsided turn's budget.
 func TestWaterFillBeatsEqualShares(t *testing.T) {
 	sizes := []int{300, 420, 800, 8000, 8000, 8000, 8000}
@@ -95,13 +95,13 @@ func TestWaterFillBeatsEqualShares(t *testing.T) {
 	}
 	_, kept := WaterFill(sizes, 24_000, 1_200)
 	if equal != 3428 || equalTotal != 15_232 {
-		t.Fatalf("equal shares: %d each, %d total; seeds/001 says 3,428 and 15,232", equal, equalTotal)
+		t.Fatalf("equal shares: %d each, %d total; want 3,428 and 15,232", equal, equalTotal)
 	}
 	if gain := sum(kept) - equalTotal; gain != 8_768 {
-		t.Errorf("water-filling keeps %d more characters, seeds/001 says 8,768", gain)
+		t.Errorf("water-filling keeps %d more characters, want 8,768", gain)
 	}
 	if per := kept[3] - equal; per != 2_192 {
-		t.Errorf("each body keeps %d more characters, seeds/001 says 2,192", per)
+		t.Errorf("each body keeps %d more characters, want 2,192", per)
 	}
 }
 
