@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -39,7 +39,7 @@ func TestResearchClearOld(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model),
+			cfg.Policies = append(cfg.Policies, &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model),
 				ClearOld: v.chunk, ClearOldKeepRounds: v.keep})
 			return cfg, nil
 		}}

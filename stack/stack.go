@@ -7,9 +7,9 @@
 // The order matters. Per call, outermost first: the result ceiling
 // (guard.ResultPolicy: spill, preview, optional repeat suppression), any
 // Inner guards, then guard.Collapse innermost, so a re-read that collapses
-// under the ceiling needs no spill. Per turn, in order: guard.StuckPolicy
+// under the ceiling needs no spill. Per turn, in order: policy.StuckPolicy
 // (a stop rebuilds the view as final before anything is trimmed),
-// guard.TurnBudget, then guard.CompactPolicy, which sees the budgeted view.
+// policy.TurnBudget, then policy.CompactPolicy, which sees the budgeted view.
 //
 // "Off" has one spelling: a No… field. Every other zero value means the
 // part's own default.
@@ -18,6 +18,7 @@ package stack
 import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/tools/recall"
 )
 
@@ -36,15 +37,15 @@ type Config struct {
 	NoCollapse bool
 	NoStuck    bool
 	// TurnBudget configures the turn's evidence budget; nil is
-	// guard.TurnBudget's defaults.
-	TurnBudget   *guard.TurnBudget
+	// policy.TurnBudget's defaults.
+	TurnBudget   *policy.TurnBudget
 	NoTurnBudget bool
 	// Compact is the compaction policy, used as given (it keeps its
 	// calibration across requests, so give each stack its own): the model
 	// name, window, counter, calibrator and summarizer of the run go here.
-	// Nil is guard.CompactPolicy's defaults (the window from the model
+	// Nil is policy.CompactPolicy's defaults (the window from the model
 	// name).
-	Compact   *guard.CompactPolicy
+	Compact   *policy.CompactPolicy
 	NoCompact bool
 	// Recall configures the recall tool (a store's lookup for results the
 	// in-memory transcript lacks). NoRecall leaves the tool out, and
@@ -85,10 +86,10 @@ func New(cfg *Config) *Stack {
 		s.Guards = append(s.Guards, (&guard.Collapse{}).Guard())
 	}
 	if !c.NoStuck {
-		s.Policies = append(s.Policies, &guard.StuckPolicy{})
+		s.Policies = append(s.Policies, &policy.StuckPolicy{})
 	}
 	if !c.NoTurnBudget {
-		tb := &guard.TurnBudget{}
+		tb := &policy.TurnBudget{}
 		if c.TurnBudget != nil {
 			*tb = *c.TurnBudget
 		}
@@ -97,7 +98,7 @@ func New(cfg *Config) *Stack {
 	if !c.NoCompact {
 		cp := c.Compact
 		if cp == nil {
-			cp = &guard.CompactPolicy{}
+			cp = &policy.CompactPolicy{}
 		}
 		if c.NoRecall {
 			cp.NoRecall = true

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/stack"
 )
 
@@ -16,11 +16,11 @@ func TestNewOrderAndOff(t *testing.T) {
 		guards int
 		want   string
 	}{
-		{"nil is the default", nil, 2, "*guard.StuckPolicy *guard.TurnBudget *guard.CompactPolicy recall"},
-		{"zero is the default", &stack.Config{}, 2, "*guard.StuckPolicy *guard.TurnBudget *guard.CompactPolicy recall"},
+		{"nil is the default", nil, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"zero is the default", &stack.Config{}, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
 		{"every part off", &stack.Config{NoCeiling: true, NoCollapse: true, NoStuck: true, NoTurnBudget: true, NoCompact: true, NoRecall: true}, 0, ""},
-		{"no ceiling keeps collapse", &stack.Config{NoCeiling: true}, 1, "*guard.StuckPolicy *guard.TurnBudget *guard.CompactPolicy recall"},
-		{"no recall", &stack.Config{NoRecall: true}, 2, "*guard.StuckPolicy *guard.TurnBudget *guard.CompactPolicy"},
+		{"no ceiling keeps collapse", &stack.Config{NoCeiling: true}, 1, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"no recall", &stack.Config{NoRecall: true}, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy"},
 	} {
 		s := stack.New(tc.cfg)
 		var parts []string
@@ -36,7 +36,7 @@ func TestNewOrderAndOff(t *testing.T) {
 	}
 	// Without recall, compaction's placeholders do not name it.
 	for _, p := range stack.New(&stack.Config{NoRecall: true}).Policies {
-		if c, ok := p.(*guard.CompactPolicy); ok && !c.NoRecall {
+		if c, ok := p.(*policy.CompactPolicy); ok && !c.NoRecall {
 			t.Error("compaction points at a recall tool the stack does not offer")
 		}
 	}

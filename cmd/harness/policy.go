@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
@@ -33,11 +34,11 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.preview, "preview", "relevant", "what an oversized result's preview shows: relevant (the default: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the input) or head-tail (the first 3 KiB and the last 1 KiB)")
 	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
-	fs.IntVar(&p.turnChars, "turn-budget", guard.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
+	fs.IntVar(&p.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
 	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
-	fs.IntVar(&p.clearOld, "clear-old", guard.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
+	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -79,18 +80,18 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	switch {
 	case p.turnChars == 0:
 		c.NoTurnBudget = true
-	case p.turnChars != guard.DefaultTurnChars || p.everyRound:
-		c.TurnBudget = &guard.TurnBudget{Chars: p.turnChars}
+	case p.turnChars != policy.DefaultTurnChars || p.everyRound:
+		c.TurnBudget = &policy.TurnBudget{Chars: p.turnChars}
 		if p.everyRound {
-			c.TurnBudget.When = guard.EveryRound
+			c.TurnBudget.When = policy.EveryRound
 		}
 	}
 	if !p.noCompact {
-		c.Compact = &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
 		switch p.clearOld {
 		case 0:
 			c.Compact.ClearOld = -1 // the flag's 0 is "off"; CompactPolicy's is "default"
-		case guard.DefaultCompactClearOld:
+		case policy.DefaultCompactClearOld:
 		default:
 			c.Compact.ClearOld = p.clearOld
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/bench"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/stack"
 )
 
@@ -43,9 +43,9 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		var cp *guard.CompactPolicy
+		var cp *policy.CompactPolicy
 		for _, pol := range stack.New(&sc).Policies {
-			if c, ok := pol.(*guard.CompactPolicy); ok {
+			if c, ok := pol.(*policy.CompactPolicy); ok {
 				cp = c
 			}
 		}

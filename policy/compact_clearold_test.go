@@ -1,4 +1,4 @@
-package guard
+package policy
 
 import (
 	"context"
@@ -123,7 +123,7 @@ func TestCompactKeepsWhatShownResultsPointAt(t *testing.T) {
 		name string
 		cut  harness.Cut
 	}{
-		{"collapse refs", harness.Cut{Kind: harness.CutDeduped, By: CollapseName, Of: "call_t1_r2", Refs: []string{"call_t1_r2", "call_t1_r5"}}},
+		{"collapse refs", harness.Cut{Kind: harness.CutDeduped, By: "collapse", Of: "call_t1_r2", Refs: []string{"call_t1_r2", "call_t1_r5"}}},
 		{"dedupe of", harness.Cut{Kind: harness.CutDeduped, By: "result", Of: "call_t1_r2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestCompactPointerChainsAndShortPointers(t *testing.T) {
 	point := func(r int, ids ...string) {
 		res := rounds[r-1].Results[0]
 		res.Model = []harness.Part{harness.TextPart("[collapsed: lines 1-40 of this output are lines 1-40 of call " + ids[0] + "]")}
-		res.Cuts = []harness.Cut{{Kind: harness.CutDeduped, By: CollapseName, Of: ids[0], Refs: ids}}
+		res.Cuts = []harness.Cut{{Kind: harness.CutDeduped, By: "collapse", Of: ids[0], Refs: ids}}
 	}
 	point(19, "call_t1_r5") // kept (newest 3), points at round 5 …
 	point(5, "call_t1_r2")  // … which points at round 2

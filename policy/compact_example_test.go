@@ -1,4 +1,4 @@
-package guard_test
+package policy_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 )
 
 // Old tool results are cleared to placeholders once the request passes
@@ -26,7 +26,7 @@ func ExampleCompactPolicy() {
 	conv.Turns = append(conv.Turns, turn)
 
 	v := harness.BuildView(conv, turn, "", nil, false)
-	policy := &guard.CompactPolicy{HighWater: 0.75, Target: 0.55, Window: 5000}
+	policy := &policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Window: 5000}
 	if err := policy.ApplyView(context.Background(), v); err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package guard_test
+package policy_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/provider/scripted"
 )
 
@@ -27,7 +27,7 @@ func ExampleStuckPolicy() {
 	agent, _ := harness.New(scripted.New(&scripted.Script{Steps: steps}, nil), &harness.Options{
 		Tools:     []harness.Tool{status},
 		MaxRounds: 10,
-		Policies:  []harness.ViewPolicy{&guard.StuckPolicy{NudgeAfter: 3, AbortAfter: 6}},
+		Policies:  []harness.ViewPolicy{&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6}},
 	})
 	res, _ := agent.Run(context.Background(), harness.NewConversation(""), "Is job 7 done?")
 	fmt.Println(res.Outcome, res.ToolRounds, res.Answer)
