@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -64,21 +63,6 @@ type RequestRecorder interface {
 	AddRequest(ctx context.Context, conv *Conversation, turn *Turn, req *Request) error
 }
 
-type recorderKey struct{}
-
-// AddNote appends note to conv and persists it through the recorder the
-// agent carries in ctx, when that recorder is a NoteRecorder. Policies use
-// it to store a compaction summary while the originals stay in the store.
-func AddNote(ctx context.Context, conv *Conversation, note *Note) error {
-	conv.Notes = append(conv.Notes, note)
-	if nr, ok := ctx.Value(recorderKey{}).(NoteRecorder); ok {
-		if err := nr.AddNote(ctx, conv, note); err != nil {
-			return fmt.Errorf("harness: recording a note: %w", err)
-		}
-	}
-	return nil
-}
-
 // Options configure an Agent. The zero value (or nil) means defaults.
 type Options struct {
 	// System is the system prompt.
@@ -126,63 +110,32 @@ type Options struct {
 	MaxStreamBytes int64
 }
 
-// Agent runs turns of a conversation against a model. It is safe for
-// concurrent use on different conversations.
+// Agent runs turns of a conversation against a model: the plain loop over
+// the steps of its [Engine]. It is safe for concurrent use on different
+// conversations.
 type Agent struct {
 	model Model
-	opts  Options
-	tools map[string]*boundTool
-	specs []ToolSpec
-}
-
-type boundTool struct {
-	spec      ToolSpec
-	fn        ToolFunc // guards applied
-	validator *argsValidator
+	eng   *Engine
 }
 
 // New returns an agent for model. It fails when two tools share a name or
-// a tool's input schema does not compile.
+// a tool's input schema does not compile (see NewEngine).
 func New(model Model, opts *Options) (*Agent, error) {
 	if model == nil {
 		return nil, errors.New("harness: New needs a model")
 	}
-	a := &Agent{model: model, tools: map[string]*boundTool{}}
-	if opts != nil {
-		a.opts = *opts
+	eng, err := NewEngine(opts)
+	if err != nil {
+		return nil, err
 	}
-	if a.opts.MaxRounds <= 0 {
-		a.opts.MaxRounds = DefaultMaxRounds
-	}
-	if a.opts.ToolTimeout <= 0 {
-		a.opts.ToolTimeout = DefaultToolTimeout
-	}
-	if a.opts.MaxStreamBytes <= 0 {
-		a.opts.MaxStreamBytes = DefaultMaxStreamBytes
-	}
-	for _, t := range a.opts.Tools {
-		name := t.Spec.Name
-		if name == "" {
-			return nil, errors.New("harness: a tool has no name")
-		}
-		if t.Func == nil {
-			return nil, fmt.Errorf("harness: tool %q has no function", name)
-		}
-		if _, dup := a.tools[name]; dup {
-			return nil, fmt.Errorf("harness: two tools are named %q", name)
-		}
-		v, err := compileSchema(name, t.Spec.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-		a.tools[name] = &boundTool{spec: t.Spec, fn: Chain(t.Func, a.opts.Guards...), validator: v}
-		a.specs = append(a.specs, t.Spec)
-	}
-	return a, nil
+	return &Agent{model: model, eng: eng}, nil
 }
 
 // Tools returns the specs of the agent's tools in the order given.
-func (a *Agent) Tools() []ToolSpec { return append([]ToolSpec(nil), a.specs...) }
+func (a *Agent) Tools() []ToolSpec { return a.eng.Tools() }
+
+// Engine returns the engine whose steps Run loops over.
+func (a *Agent) Engine() *Engine { return a.eng }
 
 // Result is the outcome and the figures of one turn.
 type Result struct {
@@ -195,8 +148,7 @@ type Result struct {
 	// including calls policies made (PolicyUsage).
 	Usage Usage
 	// PolicyUsage is the part of Usage spent by policies' own model calls,
-	// such as a compaction summary. Policies report it as the Usage of an
-	// EventPolicy event.
+	// such as a compaction summary. Policies report it with View.Spend.
 	PolicyUsage Usage
 	// Requests counts model calls; ToolRounds the rounds that ran tools.
 	Requests   int
@@ -239,158 +191,92 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, input string) (*Res
 	if conv == nil {
 		return &Result{Outcome: Error}, errors.New("harness: Run needs a conversation")
 	}
-	turn := &Turn{Index: len(conv.Turns) + 1, Input: input, Started: time.Now()}
-	conv.Turns = append(conv.Turns, turn)
+	e := a.eng
+	turn, err := e.BeginTurn(ctx, conv, input)
 	res := &Result{Turn: turn}
-	var (
-		policyMu    sync.Mutex
-		policyUsage Usage
-	)
-	userObs := a.observer()
-	obs := func(e Event) {
-		if e.Kind == EventPolicy && e.Usage != nil {
-			policyMu.Lock()
-			policyUsage = policyUsage.Add(*e.Usage)
-			policyMu.Unlock()
-		}
-		userObs(e)
+	if err != nil {
+		return a.finish(ctx, conv, res, Error, err)
 	}
-	ctx = WithObserver(ctx, obs)
-	if a.opts.Recorder != nil {
-		ctx = context.WithValue(ctx, recorderKey{}, a.opts.Recorder)
-	}
-	emit := func(e Event) {
-		e.Conversation, e.Turn = conv.ID, turn.Index
-		if e.Time.IsZero() {
-			e.Time = time.Now()
-		}
-		obs(e)
-	}
-	finish := func(outcome Outcome, err error) (*Result, error) {
-		turn.Outcome, turn.Ended = outcome, time.Now()
-		res.Outcome, res.Answer = outcome, turn.Answer()
-		policyMu.Lock()
-		res.PolicyUsage = policyUsage
-		policyMu.Unlock()
-		res.Usage = res.Usage.Add(res.PolicyUsage)
-		turn.Usage = res.Usage
-		u := res.Usage
-		emit(Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: errString(err), Data: map[string]any{
-			"requests": res.Requests, "tool_rounds": res.ToolRounds,
-			"evidence_chars": res.EvidenceChars, "peak_evidence_chars": res.PeakEvidenceChars,
-			"tool_schemas": res.ToolSchemas, "tool_schema_bytes": res.ToolSchemaBytes,
-			"effective_tokens": res.Effective(),
-		}})
-		if a.opts.Recorder != nil {
-			// The turn's end is recorded even when ctx is done, so the
-			// store never holds a turn without an outcome.
-			if rerr := a.opts.Recorder.EndTurn(context.WithoutCancel(ctx), conv, turn); rerr != nil && err == nil {
-				err = fmt.Errorf("harness: recording the end of turn %d: %w", turn.Index, rerr)
-				turn.Outcome, res.Outcome = Error, Error
-			}
-		}
-		return res, err
-	}
-
-	if a.opts.Recorder != nil {
-		if err := a.opts.Recorder.BeginTurn(ctx, conv, turn); err != nil {
-			return finish(Error, fmt.Errorf("harness: recording turn %d: %w", turn.Index, err))
-		}
-	}
-	emit(Event{Kind: EventTurnStart, Detail: input})
-
-	tools := a.specs
-	if a.opts.Selector != nil && len(tools) > 0 {
-		sel, err := a.opts.Selector.Select(ctx, conv, input, tools)
-		switch {
-		case err != nil:
-			emit(Event{Kind: EventWarning, Policy: "selector", Detail: "tool selection failed, offering every tool: " + err.Error()})
-		case sel != nil:
-			tools = sel
-		}
-	}
-
-	stop, stopReason := Outcome(""), ""
-	ids := callIDs(conv)
+	tools := e.SelectTools(ctx, conv, turn, e.specs)
+	stop := Outcome("")
 	for {
 		if err := ctx.Err(); err != nil {
-			return finish(Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
+			return a.finish(ctx, conv, res, Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
 		}
-		final := stop != "" || res.ToolRounds >= a.opts.MaxRounds
-		var (
-			view  *View
-			stats RequestStats
-			resp  *Response
-			err   error
-		)
-		for attempt := 0; ; attempt++ {
-			view, err = a.view(ctx, conv, turn, tools, final, attempt > 0)
-			if err != nil {
-				return finish(a.failure(ctx), err)
-			}
-			if !final && view.Stop != "" {
-				stop, stopReason = view.Stop, view.StopReason
-				emit(Event{Kind: EventPolicy, Policy: "stop", Detail: fmt.Sprintf("tool rounds stopped (%s): %s", stop, stopReason)})
-				final = true
-				if view, err = a.view(ctx, conv, turn, tools, true, attempt > 0); err != nil {
-					return finish(a.failure(ctx), err)
-				}
-			}
-			stats = view.Stats()
-			emit(Event{Kind: EventRequest, Round: view.Round, Stats: &stats})
-			req := view.Request(a.opts.System, a.opts.MaxOutputTokens)
-			if rr, ok := a.opts.Recorder.(RequestRecorder); ok {
-				if err := rr.AddRequest(ctx, conv, turn, req); err != nil {
-					return finish(a.failure(ctx), fmt.Errorf("harness: recording the request of turn %d round %d: %w", turn.Index, view.Round, err))
-				}
-			}
-			resp, err = a.generate(ctx, req)
-			if err == nil || attempt > 0 || !errors.Is(err, ErrContextTooLarge) {
-				break
-			}
-			emit(Event{Kind: EventWarning, Round: view.Round, Detail: "the model rejected the request as too large; compacting and retrying once: " + err.Error()})
-		}
+		final := stop != "" || res.ToolRounds >= e.opts.MaxRounds
+		view, resp, err := a.ask(ctx, conv, turn, tools, final, res)
 		if err != nil {
-			return finish(a.failure(ctx), fmt.Errorf("harness: turn %d round %d: model: %w", turn.Index, view.Round, err))
+			return a.finish(ctx, conv, res, failure(ctx), err)
 		}
-		usage := resp.Usage
-		emit(Event{Kind: EventResponse, Round: view.Round, Usage: &usage})
-		round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: final, Stats: stats}
-		round.Assistant.Role = RoleAssistant
-		// The transcript owns its calls: the model's slice may be shared.
-		round.Assistant.ToolCalls = append([]ToolCall(nil), round.Assistant.ToolCalls...)
-		if final && len(round.Assistant.ToolCalls) > 0 {
-			round.Dropped = round.Assistant.ToolCalls
-			round.Assistant.ToolCalls = nil
-			emit(Event{Kind: EventWarning, Round: round.Index, Detail: fmt.Sprintf("the model asked for %d tool call(s) while tools were withheld; they were not run", len(round.Dropped))})
+		if view.Stop != "" {
+			stop = view.Stop
 		}
-		fixCallIDs(turn.Index, round, ids)
+		round := e.Round(ctx, conv, turn, view, resp)
 		if len(round.Assistant.ToolCalls) > 0 {
-			round.Results = a.runCalls(ctx, conv, turn, round, view)
+			round.Results = e.RunCalls(ctx, conv, turn, round, view)
 		}
-		turn.Rounds = append(turn.Rounds, round)
 		res.addRound(round)
-		if a.opts.Recorder != nil {
-			if err := a.opts.Recorder.AddRound(context.WithoutCancel(ctx), conv, turn, round); err != nil {
-				return finish(Error, fmt.Errorf("harness: recording turn %d round %d: %w", turn.Index, round.Index, err))
-			}
+		if err := e.AppendRound(ctx, conv, turn, round); err != nil {
+			return a.finish(ctx, conv, res, Error, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return finish(Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
+			return a.finish(ctx, conv, res, Cancelled, fmt.Errorf("harness: turn %d: %w", turn.Index, err))
 		}
 		if len(round.Assistant.ToolCalls) == 0 {
 			switch {
 			case stop != "":
-				return finish(stop, nil)
-			case final:
-				return finish(RoundLimit, nil)
+				return a.finish(ctx, conv, res, stop, nil)
+			case view.Final:
+				return a.finish(ctx, conv, res, RoundLimit, nil)
 			}
-			return finish(Answered, nil)
+			return a.finish(ctx, conv, res, Answered, nil)
 		}
 	}
 }
 
-func (a *Agent) failure(ctx context.Context) Outcome {
+// ask builds the next request and calls the model; a request the model
+// rejects as too large (ErrContextTooLarge) is rebuilt once with Overflow
+// set, so compaction compacts to its target, and sent again. What the
+// views' policies spent is added to res.
+func (a *Agent) ask(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final bool, res *Result) (*View, *Response, error) {
+	for attempt := 0; ; attempt++ {
+		view, req, err := a.eng.Request(ctx, conv, turn, tools, final, attempt > 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		res.PolicyUsage = res.PolicyUsage.Add(view.Spent)
+		resp, err := a.generate(ctx, req)
+		switch {
+		case err == nil:
+			return view, resp, nil
+		case attempt > 0 || !errors.Is(err, ErrContextTooLarge):
+			return nil, nil, fmt.Errorf("harness: turn %d round %d: model: %w", turn.Index, view.Round, err)
+		}
+		a.eng.emit(ctx, conv, turn, Event{Kind: EventWarning, Round: view.Round, Detail: "the model rejected the request as too large; compacting and retrying once: " + err.Error()})
+	}
+}
+
+// finish ends the turn: the outcome, the usage with what policies spent,
+// the EventTurnEnd figures and the recorded end. A recorder error turns
+// the outcome into Error.
+func (a *Agent) finish(ctx context.Context, conv *Conversation, res *Result, outcome Outcome, err error) (*Result, error) {
+	turn := res.Turn
+	res.Outcome, res.Answer = outcome, turn.Answer()
+	res.Usage = res.Usage.Add(res.PolicyUsage)
+	data := map[string]any{
+		"requests": res.Requests, "tool_rounds": res.ToolRounds,
+		"evidence_chars": res.EvidenceChars, "peak_evidence_chars": res.PeakEvidenceChars,
+		"tool_schemas": res.ToolSchemas, "tool_schema_bytes": res.ToolSchemaBytes,
+		"effective_tokens": res.Effective(),
+	}
+	if rerr := a.eng.EndTurn(ctx, conv, turn, outcome, res.Usage, errString(err), data); rerr != nil && err == nil {
+		err = rerr
+		turn.Outcome, res.Outcome = Error, Error
+	}
+	return res, err
+}
+
+func failure(ctx context.Context) Outcome {
 	if ctx.Err() != nil {
 		return Cancelled
 	}
@@ -434,31 +320,13 @@ func callIDs(conv *Conversation) map[string]bool {
 	return ids
 }
 
-func (a *Agent) observer() Observer {
-	if a.opts.Observer == nil {
-		return func(Event) {}
-	}
-	return a.opts.Observer
-}
-
-func (a *Agent) view(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
-	v := BuildView(conv, turn, a.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal = overflow, a.opts.KeepToolsOnFinal
-	for _, p := range a.opts.Policies {
-		if err := p.ApplyView(ctx, v); err != nil {
-			return nil, fmt.Errorf("harness: view policy: %w", err)
-		}
-	}
-	return v, nil
-}
-
 func (a *Agent) generate(ctx context.Context, req *Request) (*Response, error) {
 	var (
 		resp *Response
 		err  error
 	)
-	if sm, ok := a.model.(StreamingModel); ok && a.opts.OnText != nil {
-		resp, err = sm.GenerateStream(ctx, req, a.opts.OnText)
+	if sm, ok := a.model.(StreamingModel); ok && a.eng.opts.OnText != nil {
+		resp, err = sm.GenerateStream(ctx, req, a.eng.opts.OnText)
 	} else {
 		resp, err = a.model.Generate(ctx, req)
 	}

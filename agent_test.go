@@ -594,8 +594,9 @@ func TestMultiTurnViewKeepsEarlierTurns(t *testing.T) {
 
 func TestPolicyModelCallsCountInTurnUsage(t *testing.T) {
 	summarize := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
-		// A policy that calls a model (a compaction summary) reports it.
-		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: "summary", Usage: &harness.Usage{Input: 1000, Output: 50}})
+		// A policy that calls a model (a compaction summary) says so
+		// through the view.
+		v.Spend(harness.Usage{Input: 1000, Output: 50})
 		return nil
 	})
 	m := &stepModel{steps: []func(*harness.Request) *harness.Response{answer("ok")}}

@@ -100,7 +100,7 @@ type Note struct {
 	Text  string `json:"text"`
 	By    string `json:"by"`
 	// ClearTurn and ClearRound, set by a compaction policy that clears old
-	// tool results (guard.CompactPolicy), mark the newest round it
+	// tool results (policy.CompactPolicy), mark the newest round it
 	// cleared: views show the tool results of that round and of every
 	// earlier one as one-line placeholders. The mark is recorded once,
 	// when the policy decides, so every later view clears exactly the

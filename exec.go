@@ -13,31 +13,30 @@ import (
 	"unicode/utf8"
 )
 
-// runCalls runs the round's calls and returns their results in call order.
+// RunCalls runs the calls of round, whose request was built from view,
+// with the engine's tools, and returns their results in call order.
 // Consecutive calls that cannot modify anything run in parallel; any other
-// call is a barrier that runs alone. Every call gets a result, even when ctx
-// is cancelled, so the transcript stays consistent.
-func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View) []*ToolResult {
+// call is a barrier that runs alone. Every call gets a result, even when
+// ctx is cancelled, so the transcript stays consistent: an unknown tool,
+// arguments that fail the tool's schema and a call the Approver refused
+// each become an IsError result; the rest go through Admit.
+func (e *Engine) RunCalls(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View) []*ToolResult {
 	calls := round.Assistant.ToolCalls
-	view.indexWhole()
-	// Guards read the transcript; a call abandoned at its timeout may go
-	// on doing so while the loop appends the next rounds, so they get a
-	// snapshot.
-	snap := conv.snapshot(turn)
+	info := e.CallInfo(conv, turn, round, view)
 	results := make([]*ToolResult, len(calls))
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if a.parallelSafe(calls[i]) {
-			for j < len(calls) && a.parallelSafe(calls[j]) {
+		if e.parallelSafe(calls[i]) {
+			for j < len(calls) && e.parallelSafe(calls[j]) {
 				j++
 			}
 		}
 		if j-i == 1 {
-			results[i] = a.callOne(ctx, snap, turn, round, view, calls[i])
+			results[i] = e.call(ctx, info, calls[i])
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = a.callOne(ctx, snap, turn, round, view, calls[k]) })
+				wg.Go(func() { results[k] = e.call(ctx, info, calls[k]) })
 			}
 			wg.Wait()
 		}
@@ -48,8 +47,8 @@ func (a *Agent) runCalls(ctx context.Context, conv *Conversation, turn *Turn, ro
 
 // parallelSafe reports whether a call may overlap its neighbours: it goes to
 // a read-only tool, or it will fail before running (unknown tool).
-func (a *Agent) parallelSafe(c ToolCall) bool {
-	t, ok := a.tools[c.Name]
+func (e *Engine) parallelSafe(c ToolCall) bool {
+	t, ok := e.tools[c.Name]
 	return !ok || t.spec.Risk.IsReadOnly()
 }
 
@@ -58,37 +57,56 @@ func needsApproval(spec ToolSpec) bool {
 	return spec.Risk == 0 || spec.Risk.Has(Destructive) || spec.Risk.Has(Network)
 }
 
-func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, round *Round, view *View, call ToolCall) *ToolResult {
+// call dispatches one call to the engine's tool of that name.
+func (e *Engine) call(ctx context.Context, info CallInfo, call ToolCall) *ToolResult {
+	t, known := e.tools[call.Name]
+	if !known {
+		return e.refuse(ctx, info, call, ErrorResult("unknown tool %q. Call one of: %s.", call.Name, strings.Join(e.toolNames(), ", ")))
+	}
+	info.Spec = t.spec
+	if err := t.validator.check(call.Args); err != nil {
+		return e.refuse(ctx, info, call, ErrorResult("%s: %v. Fix the arguments and call again.", call.Name, err))
+	}
+	if e.opts.Approver != nil && needsApproval(t.spec) {
+		ok, err := e.opts.Approver(WithCallInfo(e.withObserver(ctx), info), call, t.spec)
+		if err != nil {
+			return e.refuse(ctx, info, call, ErrorResult("%s: could not ask for approval: %v", call.Name, err))
+		}
+		if !ok {
+			return e.refuse(ctx, info, call, ErrorResult("%s: the user did not approve this call. Do not repeat it unchanged; choose another approach or ask the user.", call.Name))
+		}
+	}
+	return e.Admit(ctx, info, call, t.fn)
+}
+
+// refuse completes a call that never reached its tool.
+func (e *Engine) refuse(ctx context.Context, info CallInfo, call ToolCall, res *ToolResult) *ToolResult {
+	e.complete(WithCallInfo(e.withObserver(ctx), info), call, res, time.Now())
+	return res
+}
+
+// Admit runs call through the engine's guards with fn as the tool, and
+// returns the result as the transcript will store it: the full payload,
+// the model copy the guards decided once, on arrival, and their cuts. It
+// runs fn in its own goroutine under Options.ToolTimeout, recovers a
+// panic, drains a stream no guard consumed (up to MaxStreamBytes), and
+// turns an error into an IsError result the model can act on. info is
+// what the guards see (see CallInfo); its Spec should be the tool's. A
+// driver whose calls ran elsewhere admits their results with
+// Returning(result) as fn.
+func (e *Engine) Admit(ctx context.Context, info CallInfo, call ToolCall, fn ToolFunc) *ToolResult {
 	start := time.Now()
-	info := CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round.Index, Workspace: a.opts.Workspace, Transcript: conv, View: view,
-		Message: &round.Assistant}
-	t, known := a.tools[call.Name]
-	if known {
-		info.Spec = t.spec
+	if info.Workspace == "" {
+		info.Workspace = e.opts.Workspace
 	}
-	cctx := WithCallInfo(ctx, info)
-	var res *ToolResult
-	switch {
-	case !known:
-		res = ErrorResult("unknown tool %q. Call one of: %s.", call.Name, strings.Join(a.toolNames(), ", "))
-	default:
-		if err := t.validator.check(call.Args); err != nil {
-			res = ErrorResult("%s: %v. Fix the arguments and call again.", call.Name, err)
-			break
-		}
-		if a.opts.Approver != nil && needsApproval(t.spec) {
-			ok, err := a.opts.Approver(cctx, call, t.spec)
-			if err != nil {
-				res = ErrorResult("%s: could not ask for approval: %v", call.Name, err)
-				break
-			}
-			if !ok {
-				res = ErrorResult("%s: the user did not approve this call. Do not repeat it unchanged; choose another approach or ask the user.", call.Name)
-				break
-			}
-		}
-		res = a.invoke(cctx, t, call)
-	}
+	cctx := WithCallInfo(e.withObserver(ctx), info)
+	res := e.invoke(cctx, Chain(fn, e.opts.Guards...), call)
+	e.complete(cctx, call, res, start)
+	return res
+}
+
+// complete stamps a result with its call and reports it.
+func (e *Engine) complete(cctx context.Context, call ToolCall, res *ToolResult, start time.Time) {
 	res.CallID, res.Tool = call.ID, call.Name
 	if res.Bytes == 0 {
 		res.Bytes = res.PayloadSize()
@@ -97,7 +115,6 @@ func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, rou
 		Tool: call.Name, BytesIn: res.Bytes, BytesShown: shownBytes(res), IsError: res.IsError,
 		TimedOut: res.TimedOut, Cuts: res.Cuts, Duration: time.Since(start),
 	}})
-	return res
 }
 
 func shownBytes(r *ToolResult) int {
@@ -108,9 +125,9 @@ func shownBytes(r *ToolResult) int {
 	return n
 }
 
-func (a *Agent) toolNames() []string {
-	names := make([]string, 0, len(a.tools))
-	for n := range a.tools {
+func (e *Engine) toolNames() []string {
+	names := make([]string, 0, len(e.tools))
+	for n := range e.tools {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -126,8 +143,8 @@ type callOutcome struct {
 // The agent waits for the tool or the deadline, whichever comes first: a
 // tool that ignores its context cannot hold the loop past its timeout or a
 // cancellation.
-func (a *Agent) invoke(ctx context.Context, t *boundTool, call ToolCall) *ToolResult {
-	tctx, cancel := context.WithTimeout(ctx, a.opts.ToolTimeout)
+func (e *Engine) invoke(ctx context.Context, fn ToolFunc, call ToolCall) *ToolResult {
+	tctx, cancel := context.WithTimeout(ctx, e.opts.ToolTimeout)
 	defer cancel()
 	done := make(chan callOutcome, 1)
 	go func() {
@@ -140,9 +157,9 @@ func (a *Agent) invoke(ctx context.Context, t *boundTool, call ToolCall) *ToolRe
 			done <- out
 		}()
 		c := call
-		res, err := t.fn(tctx, &c)
+		res, err := fn(tctx, &c)
 		if err == nil && res != nil && res.Stream != nil {
-			drain(res, a.opts.MaxStreamBytes)
+			drain(res, e.opts.MaxStreamBytes)
 		}
 		out = callOutcome{res: res, err: err}
 	}()
@@ -152,7 +169,7 @@ func (a *Agent) invoke(ctx context.Context, t *boundTool, call ToolCall) *ToolRe
 		case out.err != nil && ctx.Err() != nil:
 			return ErrorResult("%s: cancelled before the tool finished.", call.Name)
 		case out.err != nil && tctx.Err() == context.DeadlineExceeded:
-			return timeoutResult(call.Name, a.opts.ToolTimeout)
+			return timeoutResult(call.Name, e.opts.ToolTimeout)
 		case out.err != nil:
 			return ErrorResult("%s: %v", call.Name, out.err)
 		case out.res == nil:
@@ -169,7 +186,7 @@ func (a *Agent) invoke(ctx context.Context, t *boundTool, call ToolCall) *ToolRe
 		if ctx.Err() != nil {
 			return ErrorResult("%s: cancelled before the tool finished.", call.Name)
 		}
-		return timeoutResult(call.Name, a.opts.ToolTimeout)
+		return timeoutResult(call.Name, e.opts.ToolTimeout)
 	}
 }
 

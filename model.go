@@ -83,7 +83,7 @@ func (u Usage) Add(v Usage) Usage {
 func (u Usage) Uncached() int { return u.Input - u.Cached }
 
 // Effective is the cache-aware cost in tokens used throughout harness:
-// uncached input + 0.1 × cached input + 4 × output (DESIGN.md).
+// uncached input + 0.1 × cached input + 4 × output (see docs/design.md, Accounting).
 func (u Usage) Effective() float64 {
 	return float64(u.Uncached()) + 0.1*float64(u.Cached) + 4*float64(u.Output)
 }

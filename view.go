@@ -51,6 +51,27 @@ type View struct {
 	// compaction policies should compact to their target whatever their
 	// trigger says.
 	Overflow bool
+
+	// Spent sums what policies spent on their own model calls while
+	// building this view (a compaction summary), reported with Spend. The
+	// agent adds it to the turn's usage (Result.PolicyUsage).
+	Spent Usage
+	// notes are the notes policies added (AddNote), for the engine to
+	// record.
+	notes []*Note
+}
+
+// Spend reports that a policy spent u on a model call of its own while
+// building the view.
+func (v *View) Spend(u Usage) { v.Spent = v.Spent.Add(u) }
+
+// AddNote appends a note (a compaction summary or clearing mark) to the
+// view's conversation, so this view's later policies and every later view
+// see it, and leaves it for the engine to record (NoteRecorder) once the
+// policies are done.
+func (v *View) AddNote(n *Note) {
+	v.Conversation.Notes = append(v.Conversation.Notes, n)
+	v.notes = append(v.notes, n)
 }
 
 // ViewPolicy edits a request view. Policies must be deterministic: the same
@@ -148,10 +169,11 @@ func (v *View) Stats() RequestStats {
 	return s
 }
 
-// Request turns the view into a request.
-func (v *View) Request(system string, maxOutput int) *Request {
+// Request turns the view into a request. Its System is the text of the
+// view's first message when that is the system prompt (BuildView puts it
+// there), so the two are always one thing.
+func (v *View) Request(maxOutput int) *Request {
 	req := &Request{
-		System:          system,
 		Messages:        v.Messages,
 		MaxOutputTokens: maxOutput,
 		Final:           v.Final,
@@ -161,6 +183,9 @@ func (v *View) Request(system string, maxOutput int) *Request {
 		req.Turn = v.Turn.Index
 	}
 	req.Tools = v.SentTools()
+	if len(v.Messages) > 0 && v.Messages[0].Role == RoleSystem && v.Origins[0].Turn == 0 {
+		req.System = v.Messages[0].Text()
+	}
 	return req
 }
 

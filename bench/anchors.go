@@ -3,12 +3,12 @@ package bench
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -125,7 +125,7 @@ func readDedupe(by string) harness.Guard {
 				}
 				return res, nil
 			}
-			k := key{call.Name, canonical(call.Args)}
+			k := key{call.Name, canonjson.OrRaw(call.Args)}
 			sum := fmt.Sprintf("%x", sha256.Sum256([]byte(res.FullText())))
 			if prev, ok := seen[k]; ok && prev == sum {
 				setModel(res, "File unchanged since last read. The content from the earlier Read tool_result in this conversation is still current — refer to that instead of re-reading.",
@@ -136,15 +136,6 @@ func readDedupe(by string) harness.Guard {
 			return res, nil
 		}
 	}
-}
-
-func canonical(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // lastNObservations is SWE-agent's history processor: the newest n tool
@@ -196,7 +187,7 @@ func observationMasking(window int) harness.ViewPolicy {
 // clearAtLeast tokens; otherwise nothing is cleared.
 func clearToolUses(c tokens.Counter, trigger, keep, clearAtLeast int) harness.ViewPolicy {
 	return harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
-		req := v.Request("", 0)
+		req := v.Request(0)
 		if tokens.CountRequest(c, req) <= trigger {
 			return nil
 		}

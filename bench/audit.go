@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -137,7 +138,7 @@ func auditOne(rec *replay.Recording, none *replay.Report) Audit {
 				tools[r.CallID] = call.Name
 				chars := harness.Chars(r.FullText())
 				all = append(all, AuditResult{CallID: r.CallID, Tool: call.Name, Args: string(call.Args), Chars: chars, Turn: ti + 1, Call: n})
-				key := call.Name + "(" + canonicalArgs(call.Args) + ")"
+				key := call.Name + "(" + canonjson.OrRaw(call.Args) + ")"
 				path, from, to, isRead := readRange(call)
 				for _, p := range reads {
 					if p.key == key {
@@ -166,8 +167,6 @@ func rangeText(from, to int) string {
 	}
 	return "lines " + strconv.Itoa(from) + "–" + strconv.Itoa(to)
 }
-
-func canonicalArgs(raw json.RawMessage) string { return canonical(raw) }
 
 var (
 	sedRange = regexp.MustCompile(`sed -n ['"]?(\d+),(\d+)p['"]?\s+(\S+)`)

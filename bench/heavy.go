@@ -21,7 +21,7 @@ const (
 
 // OutputWeight measures how far a recording's largest tool result
 // outweighs the rest of its tool output, and whether that makes the
-// recording output-heavy: the kind of run on which issue 9 asks the
+// recording output-heavy: the kind of run on which one may ask the
 // harness preset to cost at most half of keeping everything.
 //
 // Every figure comes from the recording alone (no preset, no token

@@ -8,7 +8,10 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/toolselect"
 )
 
@@ -25,17 +28,13 @@ type Preset struct {
 // Policy returns the preset as a replay.Policy.
 func (p Preset) Policy() replay.Policy { return replay.Policy{Name: p.Name, New: p.build} }
 
-// harnessConfig is harness's defaults with changes applied.
+// harnessConfig is harness's defaults with changes applied: the default
+// stack (package stack) and what only a replay varies.
 type harnessConfig struct {
-	result     *guard.ResultPolicy // nil: no ceiling
-	turnBudget bool
-	stuck      bool
-	compact    bool
+	stack stack.Config
 	// selector offers each turn the tools toolselect.Selector (threshold
 	// 24, top 20, BM25, must-keep) picks for its input.
 	selector bool
-	extra    []harness.Guard // inside the ceiling: they see the result first
-	collapse bool            // guard.Collapse, innermost
 	// clearAt, when > 0, starts compaction's chunked clearing when a
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
@@ -47,36 +46,28 @@ type harnessConfig struct {
 	finalTools bool
 }
 
-func defaultHarness() harnessConfig {
-	return harnessConfig{result: &guard.ResultPolicy{}, collapse: true, turnBudget: true, stuck: true, compact: true, selector: true}
-}
+func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
+
+// HarnessStack is the stack of the harness preset: the default
+// (stack.Config's zero value), which harness run also builds with its
+// default flags.
+func HarnessStack() stack.Config { return defaultHarness().stack }
 
 func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
-	cfg := &replay.Config{Recall: true}
+	sc := h.stack
+	if !sc.NoCompact {
+		w := window(env.Model)
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld}
+		if h.clearAt > 0 {
+			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
+				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1}
+		}
+	}
+	st := stack.New(&sc)
+	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
 		cfg.Selector = &toolselect.Selector{}
 	}
-	if h.result != nil {
-		cfg.Guards = append(cfg.Guards, h.result.Guard())
-	}
-	cfg.Guards = append(cfg.Guards, h.extra...)
-	if h.collapse {
-		cfg.Guards = append(cfg.Guards, (&guard.Collapse{}).Guard())
-	}
-	if h.stuck {
-		cfg.Policies = append(cfg.Policies, &guard.StuckPolicy{})
-	}
-	if h.turnBudget {
-		cfg.Policies = append(cfg.Policies, &guard.TurnBudget{})
-	}
-	switch w := window(env.Model); {
-	case h.compact && h.clearAt > 0:
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
-			HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1})
-	case h.compact:
-		cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld})
-	}
-	cfg.KeepToolsOnFinal = h.finalTools
 	return cfg, nil
 }
 
@@ -95,17 +86,17 @@ func Presets() []Preset {
 		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
 	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
 		build: defaultHarness().build}
-	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults (ANCHORS.md): max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
+	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults: max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(24 << 10), Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
 				Policies: []harness.ViewPolicy{
-					&guard.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
-					&guard.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1},
+					&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
+					&policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1},
 				},
 			}, nil
 		}}
-	claude := Preset{Name: "claude-code", Doc: "Claude Code (ANCHORS.md): Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary); every tool schema on every request: its deferred tool search (tool definitions over 10% of the window) loads schemas through ToolSearch calls the model makes, extra rounds a recording without them cannot replay honestly",
+	claude := Preset{Name: "claude-code", Doc: "Claude Code: Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary); every tool schema on every request: its deferred tool search (tool definitions over 10% of the window) loads schemas through ToolSearch calls the model makes, extra rounds a recording without them cannot replay honestly",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{
@@ -116,31 +107,31 @@ func Presets() []Preset {
 					),
 					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
 				},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
-	codex := Preset{Name: "codex", Doc: "Codex CLI (ANCHORS.md): every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
+	codex := Preset{Name: "codex", Doc: "Codex CLI: every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
-	swe := Preset{Name: "swe-agent", Doc: "SWE-agent (ANCHORS.md): observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
+	swe := Preset{Name: "swe-agent", Doc: "SWE-agent: observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
 		build: func(replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "swe-agent", over: 100_000, cut: sweAgentCut})},
 				Policies: []harness.ViewPolicy{lastNObservations(5)},
 			}, nil
 		}}
-	oh := Preset{Name: "openhands", Doc: "OpenHands (ANCHORS.md): observations over 30,000 chars cut in the middle; observation masking outside an attention window of the newest 100 messages",
+	oh := Preset{Name: "openhands", Doc: "OpenHands: observations over 30,000 chars cut in the middle; observation masking outside an attention window of the newest 100 messages",
 		build: func(replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "openhands", over: 30_000, cut: openHandsCut})},
 				Policies: []harness.ViewPolicy{observationMasking(100)},
 			}, nil
 		}}
-	crush := Preset{Name: "crush", Doc: "crush (ANCHORS.md): bash output over 30,000 chars cut to head + tail; view 200 lines; fetch 100 KB; MCP results uncapped; a (tool, input, output) repeated more than 5 times in the last 10 steps stops the turn; compaction at 20% left (80% of the window)",
+	crush := Preset{Name: "crush", Doc: "crush: bash output over 30,000 chars cut to head + tail; view 200 lines; fetch 100 KB; MCP results uncapped; a (tool, input, output) repeated more than 5 times in the last 10 steps stops the turn; compaction at 20% left (80% of the window)",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{capGuard(
@@ -148,10 +139,10 @@ func Presets() []Preset {
 					capRule{by: "crush", tools: isRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
 					capRule{by: "crush", tools: isFetch, over: 100_000, bytes: true, cut: func(s string) string { return strings.ToValidUTF8(s[:100_000], "") }},
 				)},
-				Policies: []harness.ViewPolicy{crushStuck(10, 5), &guard.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
+				Policies: []harness.ViewPolicy{crushStuck(10, 5), &policy.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1}},
 			}, nil
 		}}
-	anth := Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing (ANCHORS.md): clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
+	anth := Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing: clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{Policies: []harness.ViewPolicy{clearToolUses(env.Counter, 100_000, 3, 10_000)}}, nil
 		}}
@@ -163,16 +154,16 @@ func Presets() []Preset {
 	}
 	return []Preset{
 		none, ours, hrs, claude, codex, swe, oh, crush, anth, geminiCLIPreset(), opencodePreset(),
-		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.result = nil }),
-		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.result = &guard.ResultPolicy{NoSpill: true} }),
-		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.turnBudget = false }),
-		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.compact = false }),
+		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
+		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
+		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
+		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
-		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
-		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.result = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
-		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.result = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
-		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.collapse = false }),
-		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.result = headTailResults() }),
+		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
+		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
+		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
+		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
+		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
@@ -197,24 +188,24 @@ func emptyResults(next harness.ToolFunc) harness.ToolFunc {
 	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 		res, err := next(ctx, call)
 		if err == nil && res != nil {
-			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: "call:" + call.ID})
+			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: locator.Call(call.ID)})
 		}
 		return res, err
 	}
 }
 
-// PresetNames lists the names of Presets, References and Research.
+// PresetNames lists the names of Presets and References.
 func PresetNames() []string {
 	var out []string
-	for _, p := range append(append(Presets(), References()...), Research()...) {
+	for _, p := range append(Presets(), References()...) {
 		out = append(out, p.Name)
 	}
 	return out
 }
 
-// Lookup returns the preset, reference or research preset called name.
+// Lookup returns the preset or reference called name.
 func Lookup(name string) (Preset, error) {
-	ps := append(append(Presets(), References()...), Research()...)
+	ps := append(Presets(), References()...)
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return ps[i], nil
 	}

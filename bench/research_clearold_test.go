@@ -3,10 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -33,12 +34,12 @@ func TestResearchClearOld(t *testing.T) {
 	policy := func(v variant) replay.Policy {
 		return replay.Policy{Name: v.name, New: func(env replay.Env) (*replay.Config, error) {
 			h := defaultHarness()
-			h.compact = false
+			h.stack.NoCompact = true
 			cfg, err := h.build(env)
 			if err != nil {
 				return nil, err
 			}
-			cfg.Policies = append(cfg.Policies, &guard.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model),
+			cfg.Policies = append(cfg.Policies, &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model),
 				ClearOld: v.chunk, ClearOldKeepRounds: v.keep})
 			return cfg, nil
 		}}
@@ -78,7 +79,7 @@ func TestResearchClearOld(t *testing.T) {
 // one o200k token (a word the model can write without having read the
 // result: "import", "whereas") against names (identifiers with an
 // underscore, a digit or an inner capital). Retention counts both alike,
-// as DESIGN.md defines it; the split says how much of a retention figure
+// as docs/design.md defines it; the split says how much of a retention figure
 // is vocabulary. It needs HARNESS_RESEARCH_DATA=DIR.
 func TestResearchNeedleKinds(t *testing.T) {
 	recs := researchRecordings(t)
@@ -118,4 +119,19 @@ func identifierLike(w string) bool {
 		}
 	}
 	return false
+}
+
+// researchRecordings loads the recordings named by HARNESS_RESEARCH_DATA,
+// or skips the test.
+func researchRecordings(t *testing.T) []*replay.Recording {
+	t.Helper()
+	dir := os.Getenv("HARNESS_RESEARCH_DATA")
+	if dir == "" {
+		t.Skip("HARNESS_RESEARCH_DATA is not set")
+	}
+	recs, _, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -12,24 +12,24 @@ import (
 )
 
 // Suite returns the built-in scenarios, generated deterministically (a
-// fixed-seed PCG) from the stories of seeds/000, seeds/001 and ANCHORS.md:
+// fixed-seed PCG) from typical agent runs:
 //
 //   - lockfile: a search across a project reads package-lock.json (about
-//     400 KB) on the way; later rounds carry it (seeds/000: 53,487 input
+//     400 KB) on the way; later rounds carry it (53,487 input
 //     tokens for "search these files for a word").
 //   - seven-articles: one turn reads seven article bodies of 8,000
 //     characters each and answers in the synthesis call after the round
-//     limit (seeds/001: 56,000 characters of evidence in the final round).
+//     limit (56,000 characters of evidence in the final round).
 //   - graphql-84: 84 GraphQL tool schemas (14 object types of a store ×
 //     get, list, create, update, delete, count) offered on each of eight
-//     rounds, of which two tools are called (seeds/001): a tool selection
+//     rounds, of which two tools are called: a tool selection
 //     offers 20 of them per turn.
 //   - spill-paging: a 200 KB log is read, then paged through with offset
 //     and limit and searched with grep.
 //   - build-log-tail: a 150 KB build log whose error is in its last lines
 //     (openai/codex #6415): head-only cuts lose the verdict.
 //   - overlapping-reads: one file read again and again in overlapping line
-//     ranges, and once exactly repeated (ANCHORS.md: 60% of reads re-read).
+//     ranges, and once exactly repeated (recorded agents re-read about 60% of what they read).
 //   - stuck-loop: the same failing test run eight times in a row.
 //
 // Each call's output tokens are the o200k count of the assistant message

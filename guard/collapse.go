@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 )
 
 // Defaults of [Collapse].
@@ -108,7 +109,7 @@ func (c *Collapse) Guard() harness.Guard {
 				return res, nil
 			}
 			cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
-				Locator: "call:" + call.ID, Of: blocks[0].src, Refs: blockSources(blocks)}
+				Locator: locator.Call(call.ID), Of: blocks[0].src, Refs: blockSources(blocks)}
 			res.Model = []harness.Part{harness.TextPart(out)}
 			res.Cuts = append(res.Cuts, cut)
 			lines := 0
@@ -167,33 +168,17 @@ type collapseSource struct {
 // collapseSources lists the earlier results of the conversation the model
 // still sees whole, oldest first.
 func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
-	conv := info.Transcript
-	after, clearTurn, clearRound := 0, 0, 0
-	for _, n := range conv.Notes {
-		if n == nil {
-			continue
-		}
-		after = max(after, n.After)
-		if n.ClearTurn > clearTurn || (n.ClearTurn == clearTurn && n.ClearRound > clearRound) {
-			clearTurn, clearRound = n.ClearTurn, n.ClearRound
-		}
-	}
 	var out []collapseSource
-	for _, t := range conv.Turns {
-		if t == nil || t.Index <= after {
+	for _, t := range info.Transcript.Turns {
+		if t == nil {
 			continue
 		}
 		for _, r := range t.Rounds {
-			if r == nil || t.Index < clearTurn || (t.Index == clearTurn && r.Index <= clearRound) {
+			if r == nil {
 				continue
 			}
 			for _, res := range r.Results {
-				if res == nil || hiddenInViews(res) {
-					continue
-				}
-				// Trimmed or cleared in the request the model just
-				// answered: a view cut, not in the transcript.
-				if info.View != nil && !info.View.ShowsWhole(res.CallID) {
+				if res == nil || !info.StillShown(t.Index, r.Index, res) {
 					continue
 				}
 				text, ok := textOnly(res.ModelParts())
@@ -205,17 +190,6 @@ func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
 		}
 	}
 	return out
-}
-
-// hiddenInViews reports whether a view policy trimmed or cleared the
-// stored result (their cuts say so when a store keeps them).
-func hiddenInViews(res *harness.ToolResult) bool {
-	for _, c := range res.Cuts {
-		if c.Kind == harness.CutTrimmed || c.Kind == harness.CutCleared {
-			return true
-		}
-	}
-	return res.TimedOut
 }
 
 // collapsedBlock is one block of a result replaced by a marker: n lines

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/internal/locator"
 )
 
 // maxDedupeConversations bounds the conversations one guard remembers; the
@@ -180,47 +182,18 @@ func (r *dedupeRecord) setLocator(t *dedupeTicket, loc string) {
 	}
 }
 
-// refVisible reports whether the model is still shown ref's result: it is
-// from the current round (in flight beside this call), or the transcript
-// holds it uncut by a trim or a clear, and no compaction note (a summary
-// of its turn, or a clearing mark at or after its round) hides it.
+// refVisible reports whether the model is still shown ref's result
+// (harness.CallInfo.StillShown).
 func refVisible(info harness.CallInfo, ref dedupeRef) bool {
-	if ref.turn == info.Turn && ref.round == info.Round {
-		return true
+	var res *harness.ToolResult
+	if info.Transcript != nil {
+		res = info.Transcript.FindResult(ref.callID)
 	}
-	conv := info.Transcript
-	if conv == nil {
-		return false
-	}
-	for _, n := range conv.Notes {
-		if n == nil {
-			continue
-		}
-		// A summary standing in for the ref's turn, or a clearing mark at
-		// or after the ref's round, hides it.
-		if n.After >= ref.turn || (n.ClearTurn > 0 && (n.ClearTurn > ref.turn || (n.ClearTurn == ref.turn && n.ClearRound >= ref.round))) {
-			return false
-		}
-	}
-	res := conv.FindResult(ref.callID)
-	if res == nil || res.TimedOut {
-		return false
-	}
-	for _, c := range res.Cuts {
-		if c.Kind == harness.CutTrimmed || c.Kind == harness.CutCleared {
-			return false
-		}
-	}
-	// A per-turn policy may have trimmed it in the request the model just
-	// answered; that cut lives in the view, not the transcript.
-	if info.View != nil && !info.View.ShowsWhole(ref.callID) {
-		return false
-	}
-	return true
+	return info.StillShown(ref.turn, ref.round, res)
 }
 
 // dedupeKey is the tool name and the arguments as canonical JSON: object
-// keys sorted, whitespace dropped, numbers as written.
+// keys sorted, whitespace dropped, equal numbers spelled alike.
 func dedupeKey(call *harness.ToolCall) (string, bool) {
 	args, ok := canonicalArgs(call.Args)
 	if !ok {
@@ -229,18 +202,14 @@ func dedupeKey(call *harness.ToolCall) (string, bool) {
 	return call.Name + "\x00" + args, true
 }
 
-// canonicalArgs re-encodes one JSON value with sorted keys and no
-// whitespace, numbers as written (a repeat must be the same call, not an
-// equivalent one). Empty input counts as an empty object.
+// canonicalArgs is the canonical form of one JSON value (package
+// canonjson: "1.0" and "1" are one number, as for any JSON reader); empty
+// input counts as an empty object.
 func canonicalArgs(raw []byte) (string, bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", true
 	}
-	v, ok := decodeOne(raw)
-	if !ok {
-		return "", false
-	}
-	return renderCanonical(v, func(n string) string { return n }), true
+	return canonjson.String(raw)
 }
 
 // payloadDigest identifies a result's full payload: its text as the model
@@ -290,7 +259,7 @@ func (g *resultGuard) applyDedupe(ctx context.Context, call *harness.ToolCall, r
 		text = validPrefix("[harness: same result as call "+refID+"; not repeated]", limit)
 	}
 	res.Model = []harness.Part{harness.TextPart(text)}
-	loc := "call:" + ref.callID
+	loc := locator.Call(ref.callID)
 	if ref.locator != "" {
 		loc = ref.locator
 	}

@@ -133,7 +133,10 @@ func TestDedupeSeedBehaviour(t *testing.T) {
 		if r := s.round(rpRead("{ \"limit\" : 10,\n \"path\":\"a.go\" }"))[0]; rpDeduped(r) == "" {
 			t.Fatal("not suppressed")
 		}
-		if r := s.round(rpRead(`{"path":"a.go","limit":10.0}`))[0]; rpDeduped(r) != "" {
+		if r := s.round(rpRead(`{"path":"a.go","limit":10.0}`))[0]; rpDeduped(r) == "" {
+			t.Fatal("an equal number spelled differently is not the same call")
+		}
+		if r := s.round(rpRead(`{"path":"a.go","limit":11}`))[0]; rpDeduped(r) != "" {
 			t.Fatal("different arguments suppressed")
 		}
 	})
@@ -289,7 +292,8 @@ func TestCanonicalArgs(t *testing.T) {
 		{`{"a":1,"b":[1,2]}`, `{"b":[1, 2], "a":1}`, true},
 		{``, `{}`, true},
 		{`{"a":"<x>"}`, `{"a":"\u003cx\u003e"}`, true},
-		{`{"a":1}`, `{"a":1.0}`, false},
+		{`{"a":1}`, `{"a":1.0}`, true}, // one number, as for any JSON reader
+		{`{"a":1}`, `{"a":2}`, false},
 		{`{"a":{"y":1,"x":2}}`, `{"a":{"x":2,"y":1}}`, true},
 	} {
 		ca, oka := canonicalArgs([]byte(tc.a))

@@ -1,9 +1,7 @@
-// Package guard holds the policies that keep each request to the model
-// bounded: per-call guards, which decide a tool result's model copy once,
-// when it arrives, and per-turn view policies, which shape a request
-// without changing the stored transcript.
+// Package guard holds the per-call guards ([harness.Guard]): middleware
+// around a tool that decides the model's copy of its result once, when it
+// arrives, and never again, so requests stay append-only.
 //
-// Per call ([harness.Guard]):
 //   - [ResultPolicy]: a ceiling on one result (default 24 KiB), with the
 //     full payload spilled to a file the model can page (preview + locator)
 //     and, opt-in, suppression of exact repeats of read-only calls. The
@@ -16,24 +14,11 @@
 //     result becomes one marker line naming them (used by harness run and
 //     the bench's harness preset; measured in the README).
 //
-// Per turn ([harness.ViewPolicy]):
-//   - [TurnBudget]: one evidence budget shared by a turn's results,
-//     water-filled ([WaterFill]) before the final round.
-//   - [StuckPolicy]: nudges or stops a loop that repeats the same round.
-//   - [CompactPolicy]: clears old results in large chunks, so prompt caches
-//     break rarely: for cost, once results older than the newest 8 rounds
-//     add up to 12,000 tokens and the clear repays its cache miss
-//     (ClearOld), and when the window fills, with hysteresis; a model can
-//     summarise old turns.
+// The per-turn view policies, which shape a request without changing the
+// transcript, are in package policy; package stack puts both in their
+// order.
 //
-// Measured options, off by default (see the bench's research presets):
-//   - [Settle]: a large result is shown whole once, then as a digest from
-//     the next request on, when the saving repays the one cache miss
-//     (with [SkipFileReads], file reads stay whole).
-//   - [EconClear]: clears old results only when the expected saving over
-//     the requests to come repays the cache miss.
-//
-// Every cut is visible: a guard or policy that reduces a model copy records
+// Every cut is visible: a guard that reduces a model copy records
 // a [harness.Cut] (kind, bytes in and out, a locator for the rest), writes
 // a marker that fits inside the limit it enforces, and emits a
 // [harness.EventPolicy] event. The stored payload is never changed.

@@ -14,7 +14,7 @@ import (
 const (
 	// DefaultMaxBytes is the default ceiling of one result: about 6k
 	// tokens of English, generous for a file page or a query result, far
-	// below what floods a context window (seeds/000).
+	// below what floods a context window.
 	DefaultMaxBytes = 24 << 10
 	// MinMaxBytes is the smallest ceiling the guard enforces: the room a
 	// marker naming a spill path needs. Smaller positive values are
@@ -28,7 +28,7 @@ const (
 // ResultPolicyName names the guard in cuts and events.
 const ResultPolicyName = "resultpolicy"
 
-// ResultPolicy is the per-result guard of seeds/000: a ceiling on how much
+// ResultPolicy is the per-result guard: a ceiling on how much
 // of one tool result reaches the model, a spill of the full payload to a
 // file the model can page when the ceiling is hit, and an opt-in
 // suppression of exact repeats. Its [ResultPolicy.Guard] is a
@@ -136,7 +136,7 @@ type ToolLimit struct {
 // the model (trimmed or cleared, or covered by a compaction note), the
 // repeat is shown in full.
 //
-// Off by default, on the evidence of seeds/000: suppressing from the
+// Off by default: suppressing from the
 // second call cut a benchmark's cost five times and lost a task (an agent
 // paging a large file re-reads what it could not hold).
 type Dedupe struct {

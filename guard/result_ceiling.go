@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -27,7 +28,7 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size), limit: limit, images: resultImageCount(parts)}
 	source := []byte(harness.PartsText(parts))
 	fill := true
-	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: size, Locator: "call:" + call.ID}
+	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: size, Locator: locator.Call(call.ID)}
 	if page := spillPagePath(res, info); page != "" {
 		m.mode, m.path = modePage, markerSafe(page, 200)
 		cut.Locator = page

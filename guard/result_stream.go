@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -82,6 +83,13 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 		head = make([]byte, 0, len(prefix)+len(probe))
 		head = append(append(head, prefix...), probe...)
 	}
+	return g.streamOver(ctx, call, info, res, stream, head, len(prefix), existing, limit, wantDigest)
+}
+
+// streamOver finishes a stream that went over the ceiling, head its first
+// bytes (prefixLen of them the result's other parts): spilled when a
+// store takes it, else kept in memory up to StreamKeep (see keepStream).
+func (g *resultGuard) streamOver(ctx context.Context, call *harness.ToolCall, info harness.CallInfo, res *harness.ToolResult, stream io.Reader, head []byte, prefixLen, existing, limit int, wantDigest bool) (*streamOutcome, error) {
 	tr := &streamTracker{ctx: ctx, r: stream, ring: &tailRing{buf: make([]byte, limit)}}
 	if wantDigest {
 		tr.hasher = sha256.New()
@@ -98,39 +106,56 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 		tr.whole = make([]byte, 0, min(2*len(head), MaxExcerptBytes))
 	}
 	tr.observe(head)
-	if store != nil {
-		saved, serr := store.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: "txt"}, io.MultiReader(bytes.NewReader(head), tr))
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", call.Name, ctx.Err())
+	switch {
+	case store != nil:
+		if out, done, err := g.spillStream(ctx, call, info, res, tr, &m, store, head, prefixLen, existing, limit); done {
+			return out, err
 		}
-		if serr == nil {
-			m.mode, m.path, m.hint = modeSpilled, markerSafe(saved.Locator, 200), saved.Hint
-			if m.hint == "" {
-				m.hint = spill.DefaultHint
-			}
-			g.finishStream(ctx, call, res, tr, head, len(prefix), m, existing, limit, saved.Locator)
-			return &streamOutcome{cut: true, hasher: tr.hasher}, nil
-		}
-		emitResultWarning(ctx, call.Name+": could not spill a streamed result: "+serr.Error())
-		tr.whole, tr.overflow = nil, true
-		m.reason = "saving it failed: " + markerSafe(serr.Error(), 160)
-		if tr.consumed > 0 {
-			// Part of the stream went into the failed file: what is
-			// not at hand is lost.
-			if err := tr.drain(); err != nil {
-				return nil, fmt.Errorf("%s: %w", call.Name, err)
-			}
-			m.mode = modeLost
-			g.finishStream(ctx, call, res, tr, head, len(prefix), m, existing, limit, "")
-			return &streamOutcome{cut: true, hasher: tr.hasher}, nil
-		}
-	} else if page != "" {
+	case page != "":
 		m.reason = "it is a page of a spill file"
-	} else {
+	default:
 		m.reason = g.noSpillReason()
 	}
+	return g.keepStream(ctx, call, res, tr, m, head, prefixLen, existing, limit, page)
+}
 
-	// Keep the stream in memory up to StreamKeep.
+// spillStream saves the stream to store. done is false when saving failed
+// before any of the stream was consumed: the caller then keeps it in
+// memory, and m says why it was not spilled.
+func (g *resultGuard) spillStream(ctx context.Context, call *harness.ToolCall, info harness.CallInfo, res *harness.ToolResult, tr *streamTracker, m *cutMarker, store spill.Store, head []byte, prefixLen, existing, limit int) (out *streamOutcome, done bool, err error) {
+	saved, serr := store.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: "txt"}, io.MultiReader(bytes.NewReader(head), tr))
+	if ctx.Err() != nil {
+		return nil, true, fmt.Errorf("%s: %w", call.Name, ctx.Err())
+	}
+	if serr == nil {
+		m.mode, m.path, m.hint = modeSpilled, markerSafe(saved.Locator, 200), saved.Hint
+		if m.hint == "" {
+			m.hint = spill.DefaultHint
+		}
+		g.finishStream(ctx, call, res, tr, head, prefixLen, *m, existing, limit, saved.Locator)
+		return &streamOutcome{cut: true, hasher: tr.hasher}, true, nil
+	}
+	emitResultWarning(ctx, call.Name+": could not spill a streamed result: "+serr.Error())
+	tr.whole, tr.overflow = nil, true
+	m.reason = "saving it failed: " + markerSafe(serr.Error(), 160)
+	if tr.consumed == 0 {
+		return nil, false, nil
+	}
+	// Part of the stream went into the failed file: what is not at hand
+	// is lost.
+	if err := tr.drain(); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", call.Name, err)
+	}
+	m.mode = modeLost
+	g.finishStream(ctx, call, res, tr, head, prefixLen, *m, existing, limit, "")
+	return &streamOutcome{cut: true, hasher: tr.hasher}, true, nil
+}
+
+// keepStream keeps an unspilled stream in memory up to StreamKeep: all of
+// it at hand becomes a text part the ceiling treats like any in-memory
+// result; beyond, the rest is read and counted but lost (or, for a page
+// of a spill file, still in that file).
+func (g *resultGuard) keepStream(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, tr *streamTracker, m cutMarker, head []byte, prefixLen, existing, limit int, page string) (*streamOutcome, error) {
 	keep := max(g.streamKeep, len(head))
 	buf := head
 	for len(buf) < keep {
@@ -143,9 +168,7 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%s: %w", call.Name, ctx.Err())
 			}
-			// All of it is at hand: the stream becomes a text part and
-			// the ceiling treats it like any in-memory result.
-			appendStreamText(res, buf[len(prefix):], tr.err)
+			appendStreamText(res, buf[prefixLen:], tr.err)
 			return &streamOutcome{skipSpill: m.reason}, nil
 		}
 		if rerr != nil {
@@ -156,21 +179,21 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 		return nil, fmt.Errorf("%s: %w", call.Name, err)
 	}
 	if tr.n <= int64(len(buf)) {
-		appendStreamText(res, buf[len(prefix):], tr.err)
+		appendStreamText(res, buf[prefixLen:], tr.err)
 		return &streamOutcome{skipSpill: m.reason}, nil
 	}
 	m.mode = modeLost
 	if page != "" {
 		m.mode, m.path = modePage, markerSafe(page, 200)
 	}
-	g.finishStream(ctx, call, res, tr, buf, len(prefix), m, existing, limit, "")
+	g.finishStream(ctx, call, res, tr, buf, prefixLen, m, existing, limit, "")
 	return &streamOutcome{cut: true, hasher: tr.hasher}, nil
 }
 
 // finishStream makes the model copy and the record of a stream that went
 // over the ceiling. head holds its first bytes (after prefixLen bytes of
 // text of the parts before it); the tracker's ring holds its last.
-func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, tr *streamTracker, head []byte, prefixLen int, m cutMarker, existing, limit int, locator string) {
+func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, tr *streamTracker, head []byte, prefixLen int, m cutMarker, existing, limit int, spillPath string) {
 	streamBytes := tr.n - int64(prefixLen)
 	m.size = int64(existing) + streamBytes
 	if tr.err != nil {
@@ -190,14 +213,14 @@ func (g *resultGuard) finishStream(ctx context.Context, call *harness.ToolCall, 
 		res.Meta = map[string]any{}
 	}
 	res.Meta["stream_bytes"] = streamBytes
-	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: int(m.size), BytesOut: len(out), Locator: "call:" + call.ID}
+	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: int(m.size), BytesOut: len(out), Locator: locator.Call(call.ID)}
 	switch m.mode {
 	case modeSpilled:
 		// The spill file is the full record; the transcript keeps what
 		// the model was shown.
 		res.Parts = append(res.Parts, harness.TextPart(out))
-		res.Meta["spill_path"] = locator
-		cut.Kind, cut.Locator = harness.CutSpilled, locator
+		res.Meta["spill_path"] = spillPath
+		cut.Kind, cut.Locator = harness.CutSpilled, spillPath
 	default:
 		// Nothing holds the middle: the transcript keeps the first
 		// StreamKeep bytes and the last ceiling's worth.

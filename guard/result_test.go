@@ -101,7 +101,7 @@ func rpClone(res *harness.ToolResult) *harness.ToolResult {
 	return &c
 }
 
-// TestResultPolicySeedBehaviour is the behaviour table of seeds/000.
+// TestResultPolicySeedBehaviour is the per-result guard's behaviour table.
 func TestResultPolicySeedBehaviour(t *testing.T) {
 	bigJSON := func(n int) string {
 		var items []map[string]any

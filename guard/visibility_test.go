@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 )
 
 // A result the turn budget trimmed in the request the model just answered
@@ -39,11 +40,11 @@ func TestRepeatOfAResultTrimmedInTheViewIsShownWhole(t *testing.T) {
 	})
 	for _, c := range []struct {
 		name    string
-		budget  *guard.TurnBudget
+		budget  *policy.TurnBudget
 		deduped bool
 	}{
-		{"every-round budget trims the first read", &guard.TurnBudget{Chars: 6000, When: guard.EveryRound}, false},
-		{"nothing trims it", &guard.TurnBudget{Chars: 100_000, When: guard.EveryRound}, true},
+		{"every-round budget trims the first read", &policy.TurnBudget{Chars: 6000, When: policy.EveryRound}, false},
+		{"nothing trims it", &policy.TurnBudget{Chars: 100_000, When: policy.EveryRound}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			step = 0
@@ -92,7 +93,7 @@ func TestTinyTurnBudgetStillMarksEveryTrim(t *testing.T) {
 	turn.Rounds = []*harness.Round{round}
 	conv.Turns = []*harness.Turn{turn}
 	v := harness.BuildView(conv, turn, "", nil, true)
-	if err := (&guard.TurnBudget{Chars: 10, MinKeep: 1}).ApplyView(context.Background(), v); err != nil {
+	if err := (&policy.TurnBudget{Chars: 10, MinKeep: 1}).ApplyView(context.Background(), v); err != nil {
 		t.Fatal(err)
 	}
 	trimmed := 0

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -191,7 +192,12 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
-	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws,
+	eng, err := harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
+		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws})
+	if err != nil {
+		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
+	}
+	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, eng: eng, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
 		report: &Report{Recording: rec.ID, Policy: pol.Name}}
 	e.conv = harness.NewConversation(convID(rec))
 	e.byUse = map[[2]int][]Needle{}
@@ -219,70 +225,54 @@ type engine struct {
 	opts Options
 	ws   string
 	conv *harness.Conversation
+	// eng runs the rounds as the live agent does; model answers each
+	// request with the recorded message, its usage counted by cache.
+	eng   *harness.Engine
+	model *recordedModel
 	// turnTools are the tools of the current turn (the selection, or
 	// every recorded tool); tools are those offered in the current call
-	// (turnTools, or the call's own recorded list) and toolsKey their
-	// serialization, for the cached prefix.
+	// (turnTools, or the call's own recorded list).
 	turnTools []harness.ToolSpec
 	tools     []harness.ToolSpec
-	toolsKey  string
 	report    *Report
 	byUse     map[[2]int][]Needle
-
-	// The previous request, for the cached prefix.
-	prevTools    string
-	prevHadTools bool
-	prevMsgs     []harness.Message
-	prevCounts   []int
 	// Results whose model text is taken from the next request.
 	waiting []int
+}
+
+// recordedModel is the replay's model: it answers each request with the
+// recorded assistant message of the call being replayed, with usage
+// counted by the one prompt-cache model (tokens.PromptCache) and the
+// recorded output tokens.
+type recordedModel struct {
+	cache *tokens.PromptCache
+	next  *Call
+	count tokens.Count
+}
+
+// Generate answers req with the recorded message of m.next.
+func (m *recordedModel) Generate(_ context.Context, req *harness.Request) (*harness.Response, error) {
+	m.count = m.cache.Add(req)
+	return &harness.Response{Message: m.next.Assistant, Usage: m.count.Usage(m.next.Usage.Output)}, nil
 }
 
 func (e *engine) run(ctx context.Context) error {
 	index := 0
 	for ti, rt := range e.rec.Turns {
-		turn := &harness.Turn{Index: ti + 1, Input: rt.Input}
-		e.conv.Turns = append(e.conv.Turns, turn)
-		e.selectTools(ctx, rt.Input)
+		turn, err := e.eng.BeginTurn(ctx, e.conv, rt.Input)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		e.selectTools(ctx, turn)
 		for ci := 0; ci < len(rt.Calls); ci++ {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}
-			rc := rt.Calls[ci]
-			final := rc.Final
-			e.offer(rc)
-			view, err := e.view(ctx, turn, final)
+			index++
+			stopped, err := e.call(ctx, turn, rt.Calls[ci], index, ti, ci)
 			if err != nil {
 				return err
 			}
-			stopped := false
-			if !final && view.Stop != "" {
-				stopped, final = true, true
-				if view, err = e.view(ctx, turn, true); err != nil {
-					return err
-				}
-			}
-			index++
-			st := e.measure(view)
-			st.Index, st.Turn, st.Round = index, turn.Index, view.Round
-			st.Output, st.Recorded = rc.Usage.Output, rc.Usage
-			st.Final, st.Stopped = final, stopped
-			e.retention(view, ti, ci)
-			e.report.Calls = append(e.report.Calls, st)
-			e.report.Usage = e.report.Usage.Add(st.Usage())
-
-			round := &harness.Round{Index: view.Round, Assistant: rc.Assistant, Usage: st.Usage(), Final: final, Stats: view.Stats()}
-			round.Assistant.Role = harness.RoleAssistant
-			if final && len(round.Assistant.ToolCalls) > 0 {
-				round.Dropped = round.Assistant.ToolCalls
-				round.Assistant.ToolCalls = nil
-			} else {
-				e.checkOffered(turn.Index, round.Assistant.ToolCalls)
-				if err := e.results(ctx, turn, round, rc, view); err != nil {
-					return err
-				}
-			}
-			turn.Rounds = append(turn.Rounds, round)
 			if stopped {
 				e.report.SkippedCalls += len(rt.Calls) - ci - 1
 				// Needles first used in the skipped calls were never seen.
@@ -301,18 +291,43 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
-// selectTools sets the tools of the turn being replayed: the policy's
-// selection for input, or every recorded tool.
-func (e *engine) selectTools(ctx context.Context, input string) {
-	tools := e.rec.Tools
-	if e.cfg.Selector != nil && len(tools) > 0 {
-		// The agent's rule: an error or a nil selection offers every tool.
-		if sel, err := e.cfg.Selector.Select(ctx, e.conv, input, tools); err == nil && sel != nil {
-			tools = sel
-		}
+// call replays recorded call rc (the index-th of the recording, call ci of
+// turn ti) through the engine's steps: the request the policy builds, the
+// recorded reply, the recorded results through the guards. stopped says a
+// policy ended the turn's tool rounds at this call.
+func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
+	e.offer(rc)
+	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, rc.Final, false)
+	if err != nil {
+		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
 	}
-	e.turnTools = tools
-	e.setTools(tools)
+	stopped = !rc.Final && view.Stop != ""
+	e.model.next = rc
+	resp, _ := e.model.Generate(ctx, req)
+	st := e.measure(view, e.model.count)
+	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
+	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
+	st.Final, st.Stopped = view.Final, stopped
+	e.retention(view, ti, ci)
+	e.report.Calls = append(e.report.Calls, st)
+	e.report.Usage = e.report.Usage.Add(st.Usage())
+
+	round := e.eng.Round(ctx, e.conv, turn, view, resp)
+	if !view.Final {
+		e.checkOffered(turn.Index, round.Assistant.ToolCalls)
+		e.results(ctx, turn, round, rc, view)
+	}
+	if err := e.eng.AppendRound(ctx, e.conv, turn, round); err != nil {
+		return false, fmt.Errorf("replay: %w", err)
+	}
+	return stopped, nil
+}
+
+// selectTools sets the tools of the turn being replayed: the policy's
+// selection for its input (the engine's Selector), or every recorded tool.
+func (e *engine) selectTools(ctx context.Context, turn *harness.Turn) {
+	e.turnTools = e.eng.SelectTools(ctx, e.conv, turn, e.rec.Tools)
+	e.tools = e.turnTools
 }
 
 // offer sets the tools of recorded call rc: its own recorded list when it
@@ -323,25 +338,11 @@ func (e *engine) selectTools(ctx context.Context, input string) {
 func (e *engine) offer(rc *Call) {
 	switch {
 	case e.cfg.Selector != nil || rc.Tools == nil:
-		e.setTools(e.turnTools)
+		e.tools = e.turnTools
 	case rc.Final && len(rc.Tools) == 0:
 	default:
-		e.setTools(rc.Tools)
+		e.tools = rc.Tools
 	}
-}
-
-// setTools offers tools, serializing them only when the list changes
-// (calls that recorded the same list share one slice).
-func (e *engine) setTools(tools []harness.ToolSpec) {
-	if e.toolsKey != "" && sameSlice(tools, e.tools) {
-		return
-	}
-	e.tools, e.toolsKey = tools, toolsUnit(tools)
-}
-
-// sameSlice reports whether a and b are the same slice of schemas.
-func sameSlice(a, b []harness.ToolSpec) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
 }
 
 // spec is the schema of a call's tool: from the list the call offered,
@@ -375,59 +376,24 @@ func (e *engine) checkOffered(turn int, calls []harness.ToolCall) {
 	}
 }
 
-// view builds the request the policy would send for the next round.
-func (e *engine) view(ctx context.Context, turn *harness.Turn, final bool) (*harness.View, error) {
-	v := harness.BuildView(e.conv, turn, e.rec.System, e.tools, final)
-	v.KeepToolsOnFinal = e.cfg.KeepToolsOnFinal
-	for _, p := range e.cfg.Policies {
-		if err := p.ApplyView(ctx, v); err != nil {
-			return nil, fmt.Errorf("replay: %s: view policy: %w", e.rec.Source, err)
-		}
-	}
-	return v, nil
-}
-
-// results runs the recorded results of rc through the guards.
-// results runs the recorded results of round through the preset's guards.
-// view is the request the recorded calls answered: guards get it as
-// CallInfo.View, as they do from the live agent.
-func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call, view *harness.View) error {
+// results admits the recorded results of round's calls through the
+// preset's guards (Engine.Admit with the recorded result as the tool), as
+// the live agent admits a tool's. view is the request the recorded calls
+// answered: guards get it as CallInfo.View.
+func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call, view *harness.View) {
 	byID := map[string]*Result{}
 	for _, r := range rc.Results {
 		byID[r.CallID] = r
 	}
+	info := e.eng.CallInfo(e.conv, turn, round, view)
 	for _, call := range round.Assistant.ToolCalls {
 		rr, ok := byID[call.ID]
 		if !ok {
 			continue // never answered in the recording
 		}
-		spec := e.spec(call)
-		recorded := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			res := &harness.ToolResult{CallID: rr.CallID, Tool: call.Name, IsError: rr.IsError,
-				Parts: append([]harness.Part(nil), rr.Full...), Structured: rr.Structured}
-			res.Bytes = res.PayloadSize()
-			return res, nil
-		}
-		cctx := harness.WithCallInfo(ctx, harness.CallInfo{
-			Conversation: e.conv.ID, Turn: turn.Index, Round: round.Index,
-			Spec: spec, Workspace: e.ws, Transcript: e.conv, View: view, Message: &round.Assistant,
-		})
-		c := call
-		res, err := harness.Chain(recorded, e.cfg.Guards...)(cctx, &c)
-		if err != nil {
-			// A guard failing is what the agent turns into an error result.
-			res = harness.ErrorResult("%s: %v", call.Name, err)
-		}
-		if res == nil {
-			res = &harness.ToolResult{}
-		}
-		if res.Stream != nil {
-			return fmt.Errorf("replay: a guard left an unread stream on %s", call.ID)
-		}
-		res.CallID, res.Tool = call.ID, call.Name
-		if res.Bytes == 0 {
-			res.Bytes = res.PayloadSize()
-		}
+		info.Spec = e.spec(call)
+		recorded := &harness.ToolResult{CallID: rr.CallID, Tool: call.Name, IsError: rr.IsError, Parts: rr.Full, Structured: rr.Structured}
+		res := e.eng.Admit(ctx, info, call, harness.Returning(recorded))
 		round.Results = append(round.Results, res)
 		e.waiting = append(e.waiting, len(e.report.Results))
 		e.report.Results = append(e.report.Results, ResultStat{
@@ -436,59 +402,20 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 			State: state(res.Cuts, nil),
 		})
 	}
-	return nil
 }
 
-// measure counts the request of v and compares it with the previous one.
-func (e *engine) measure(v *harness.View) CallStat {
-	c := e.opts.Counter
-	st := CallStat{EvidenceChars: v.Stats().EvidenceChars}
-	input := tokens.RequestOverhead
-	cached := 0
-	prefix := true
-	sent := v.SentTools()
-	hasTools := len(sent) > 0
-	key := ""
-	if hasTools {
-		st.Tools = len(sent)
-		n := 0
-		for _, t := range sent {
-			n += tokens.CountTool(c, t)
-		}
-		st.ToolTokens = n
-		input += n
-		key = e.toolsKey
-		if len(sent) != len(e.tools) || &sent[0] != &e.tools[0] {
-			key = toolsUnit(sent) // a view policy changed the tools
-		}
-		if e.prevHadTools && e.prevTools == key {
-			cached += n
-		} else {
-			prefix = false
-		}
-	} else if e.prevHadTools {
-		prefix = false
-	}
-	counts := make([]int, len(v.Messages))
+// measure turns the prompt-cache count of the request built from v into
+// the call's figures, and takes the model text of the previous round's
+// results from what v shows of them.
+func (e *engine) measure(v *harness.View, count tokens.Count) CallStat {
+	st := CallStat{EvidenceChars: v.Stats().EvidenceChars, Input: count.Input, Cached: count.Cached,
+		Tools: len(v.SentTools()), ToolTokens: count.ToolTokens}
 	for i := range v.Messages {
 		m := &v.Messages[i]
-		if prefix && i < len(e.prevMsgs) && sameMessage(m, &e.prevMsgs[i]) {
-			counts[i] = e.prevCounts[i]
-			cached += counts[i]
-		} else {
-			prefix = false
-			counts[i] = tokens.CountMessage(c, m)
-		}
-		input += counts[i]
 		if m.Role == harness.RoleTool {
 			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
 		}
 	}
-	st.Input, st.Cached = input, cached
-	e.prevMsgs, e.prevCounts = v.Messages, counts
-	e.prevHadTools, e.prevTools = hasTools, key
-
-	// The model text of the previous round's results is what this request shows.
 	if len(e.waiting) > 0 {
 		at := map[string]int{}
 		for i, m := range v.Messages {
@@ -594,7 +521,7 @@ func (e *engine) recoverable(v *harness.View, n Needle) bool {
 	for _, c := range cuts {
 		switch {
 		case c.Locator == "":
-		case strings.HasPrefix(c.Locator, "call:"):
+		case locator.IsCall(c.Locator):
 			if e.cfg.Recall {
 				return true
 			}

@@ -74,7 +74,7 @@ func TestReplayNoneKeepsEverything(t *testing.T) {
 
 // TestReplayCountsMatchRequest rebuilds each request independently and
 // checks the replay's input count against tokens.CountRequest, and the
-// cached prefix against the byte serialization of AppendUnit.
+// cached prefix against the byte serialization of tokens.AppendUnit.
 func TestReplayCountsMatchRequest(t *testing.T) {
 	rec := fixture(t)
 	bpe, err := tokens.O200k()
@@ -104,13 +104,13 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 	}
 	var prev [][]byte
 	for i, c := range rep.Calls {
-		req := views[i].Request(rec.System, 0)
+		req := views[i].Request(0)
 		if want := tokens.CountRequest(bpe, req); c.Input != want {
 			t.Errorf("call %d: input %d, CountRequest %d", c.Index, c.Input, want)
 		}
-		units := [][]byte{[]byte(toolsUnit(req.Tools))}
+		units := [][]byte{[]byte(tokens.ToolsKey(req.Tools))}
 		for j := range req.Messages {
-			units = append(units, AppendUnit(nil, &req.Messages[j]))
+			units = append(units, tokens.AppendUnit(nil, &req.Messages[j]))
 		}
 		want := 0
 		for j := 0; j < len(units) && j < len(prev) && string(units[j]) == string(prev[j]); j++ {
@@ -201,8 +201,8 @@ func TestSameMessageMatchesSerialization(t *testing.T) {
 	for i := range variants {
 		for j := range variants {
 			a, b := &variants[i], &variants[j]
-			same := string(AppendUnit(nil, a)) == string(AppendUnit(nil, b))
-			if got := sameMessage(a, b); got != same {
+			same := string(tokens.AppendUnit(nil, a)) == string(tokens.AppendUnit(nil, b))
+			if got := tokens.SameMessage(a, b); got != same {
 				t.Errorf("%d vs %d: sameMessage %v, serialization equal %v", i, j, got, same)
 			}
 		}

@@ -62,7 +62,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 		}
 		// Usage computed from each request: bytes ÷ 4, the prefix shared
 		// with the previous request counted as cached.
-		model := scripted.New(s, &scripted.Options{Counter: func(text string) int { return len(text) / 4 }})
+		model := scripted.New(s, &scripted.Options{Counter: tokens.CounterFunc(func(text string) int { return len(text) / 4 })})
 		agent, err := harness.New(model, &harness.Options{
 			System: "You read logs.", Tools: w.Tools(), Workspace: ws,
 			Guards:   []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(4 << 10)}).Guard()},
@@ -269,7 +269,7 @@ func recordLive(t *testing.T, dbPath, script string, opts harness.Options, input
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := scripted.New(s, &scripted.Options{Counter: func(text string) int { return len(text) / 4 }})
+	model := scripted.New(s, &scripted.Options{Counter: tokens.CounterFunc(func(text string) int { return len(text) / 4 })})
 	var reqs []*harness.Request
 	capture := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		reqs = append(reqs, req)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -32,60 +34,67 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.preview, "preview", "relevant", "what an oversized result's preview shows: relevant (the default: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the input) or head-tail (the first 3 KiB and the last 1 KiB)")
 	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
-	fs.IntVar(&p.turnChars, "turn-budget", guard.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
+	fs.IntVar(&p.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
 	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
-	fs.IntVar(&p.clearOld, "clear-old", guard.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
+	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
-// build returns the guards and view policies the flags describe.
+// config returns the stack the flags describe: with every flag at its
+// default, the default stack (stack.Config's zero value) with the run's
+// model, counter, calibrator and summarizer given to compaction.
 // summarizer writes compaction summaries (the run's own model); counter
 // and cal measure requests for compaction.
-func (p *policyFlags) build(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) ([]harness.Guard, []harness.ViewPolicy, error) {
+func (p *policyFlags) config(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) (stack.Config, error) {
+	var c stack.Config
 	if p.dedupe == 1 || p.dedupe < 0 {
-		return nil, nil, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
+		return c, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
 	}
 	if p.maxBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
-		return nil, nil, fmt.Errorf("%w: --max-bytes, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
+		return c, fmt.Errorf("%w: --max-bytes, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
 	}
-	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(p.maxBytes), NoSpill: p.noSpill}
+	rp := &guard.ResultPolicy{NoSpill: p.noSpill}
+	changed := p.noSpill || p.dedupe > 0
+	if p.maxBytes != guard.DefaultMaxBytes {
+		rp.MaxBytes, changed = guard.Bytes(p.maxBytes), true
+	}
 	switch p.preview {
 	case "head-tail":
-		rp.Preview = guard.HeadTail{}
+		rp.Preview, changed = guard.HeadTail{}, true
 	case "relevant", "":
-		rp.Preview = guard.Relevant{}
 	default:
-		return nil, nil, fmt.Errorf("%w: --preview %q: want head-tail or relevant", errUsage, p.preview)
+		return c, fmt.Errorf("%w: --preview %q: want head-tail or relevant", errUsage, p.preview)
 	}
 	if p.dedupe > 0 {
 		rp.Dedupe = guard.Dedupe{From: p.dedupe}
 	}
-	guards := []harness.Guard{rp.Guard()}
-	if !p.noCollapse {
-		// Inside the ceiling: a re-read that collapses under it needs no
-		// spill.
-		guards = append(guards, (&guard.Collapse{}).Guard())
+	if changed {
+		c.Ceiling = rp
 	}
-	var policies []harness.ViewPolicy
-	if !p.noStuck {
-		policies = append(policies, &guard.StuckPolicy{})
-	}
-	if p.turnChars > 0 {
-		tb := &guard.TurnBudget{Chars: p.turnChars}
+	c.NoCollapse, c.NoStuck, c.NoCompact = p.noCollapse, p.noStuck, p.noCompact
+	// Compaction's placeholders point at recall to get a result back; with
+	// compaction off nothing does.
+	c.NoRecall = p.noCompact
+	switch {
+	case p.turnChars == 0:
+		c.NoTurnBudget = true
+	case p.turnChars != policy.DefaultTurnChars || p.everyRound:
+		c.TurnBudget = &policy.TurnBudget{Chars: p.turnChars}
 		if p.everyRound {
-			tb.When = guard.EveryRound
+			c.TurnBudget.When = policy.EveryRound
 		}
-		policies = append(policies, tb)
 	}
 	if !p.noCompact {
-		clearOld := p.clearOld
-		if clearOld == 0 {
-			clearOld = -1 // the flag's 0 is "off"; CompactPolicy's is "default"
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
+		switch p.clearOld {
+		case 0:
+			c.Compact.ClearOld = -1 // the flag's 0 is "off"; CompactPolicy's is "default"
+		case policy.DefaultCompactClearOld:
+		default:
+			c.Compact.ClearOld = p.clearOld
 		}
-		policies = append(policies, &guard.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer,
-			Counter: counter, Calibrator: cal, ClearOld: clearOld})
 	}
-	return guards, policies, nil
+	return c, nil
 }

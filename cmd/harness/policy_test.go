@@ -3,10 +3,14 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"reflect"
 	"testing"
 
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/stack"
 )
 
 func TestPolicyFlagsClearOld(t *testing.T) {
@@ -16,7 +20,7 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		compact bool // a CompactPolicy is built
 		usage   bool
 	}{
-		{args: nil, want: guard.DefaultCompactClearOld, compact: true},
+		{args: nil, want: 0, compact: true}, // CompactPolicy's default, DefaultCompactClearOld
 		{args: []string{"--clear-old", "30000"}, want: 30000, compact: true},
 		{args: []string{"--clear-old", "0"}, want: -1, compact: true},
 		{args: []string{"--no-compact"}},
@@ -29,7 +33,7 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		_, policies, err := p.build("m", nil, nil, nil)
+		sc, err := p.config("m", nil, nil, nil)
 		if tc.usage {
 			if !errors.Is(err, errUsage) {
 				t.Errorf("%v: err %v, want a usage error", tc.args, err)
@@ -39,9 +43,9 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		var cp *guard.CompactPolicy
-		for _, pol := range policies {
-			if c, ok := pol.(*guard.CompactPolicy); ok {
+		var cp *policy.CompactPolicy
+		for _, pol := range stack.New(&sc).Policies {
+			if c, ok := pol.(*policy.CompactPolicy); ok {
 				cp = c
 			}
 		}
@@ -52,4 +56,52 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 			t.Errorf("%v: ClearOld %d, want %d", tc.args, cp.ClearOld, tc.want)
 		}
 	}
+}
+
+// TestDefaultFlagsAreTheHarnessPreset fails when harness run with its
+// default flags would run another stack than the bench measures as
+// "harness": both must be the default stack (stack.Config's zero value),
+// but for the run's own model, counter and summarizer given to compaction.
+func TestDefaultFlagsAreTheHarnessPreset(t *testing.T) {
+	var p policyFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.register(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := p.config("gpt-4.1", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := sc.Compact
+	if cp == nil || cp.Model != "gpt-4.1" {
+		t.Fatalf("compaction %+v lacks the run's model", cp)
+	}
+	if cp.ClearOld != 0 || cp.Window != 0 || cp.HighWater != 0 || cp.Target != 0 || cp.ClearAtLeast != 0 ||
+		cp.KeepRounds != 0 || cp.ClearOldKeepRounds != 0 || cp.KeepTurns != 0 || cp.SummaryTokens != 0 || cp.NoRecall {
+		t.Errorf("compaction is tuned away from its defaults: %+v", cp)
+	}
+	sc.Compact = nil // the run's own model and counter, nothing else
+	if want := bench.HarnessStack(); !reflect.DeepEqual(sc, want) {
+		t.Errorf("harness run's default stack %+v differs from the harness preset's %+v", sc, want)
+	}
+	got, want := shape(stack.New(&sc)), shape(stack.New(ptr(bench.HarnessStack())))
+	if got != want {
+		t.Errorf("stacks differ: run %s, preset %s", got, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// shape names a stack's parts in order.
+func shape(s *stack.Stack) string {
+	out := fmt.Sprintf("%d guards;", len(s.Guards))
+	for _, p := range s.Policies {
+		out += fmt.Sprintf(" %T", p)
+	}
+	for _, t := range s.Tools {
+		out += " tool:" + t.Spec.Name
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/stack"
 )
 
 // TestPolicyFlagsPreview: --preview relevant shows the middle line the
@@ -42,7 +43,7 @@ func TestPolicyFlagsPreview(t *testing.T) {
 		if err := fs.Parse(append(tc.args, "--no-collapse")); err != nil {
 			t.Fatal(err)
 		}
-		guards, _, err := p.build("m", nil, nil, nil)
+		sc, err := p.config("m", nil, nil, nil)
 		if tc.usage {
 			if !errors.Is(err, errUsage) {
 				t.Errorf("%v: err %v, want a usage error", tc.args, err)
@@ -54,7 +55,7 @@ func TestPolicyFlagsPreview(t *testing.T) {
 		}
 		fn := harness.Chain(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
 			return harness.TextResult(log), nil
-		}, guards...)
+		}, stack.New(&sc).Guards...)
 		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: t.TempDir()})
 		res, err := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "shell", Args: []byte(`{"command":"grep -n quota job.log"}`)})
 		if err != nil {

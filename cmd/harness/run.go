@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
-	"github.com/agentharness/harness/tools/recall"
 )
 
 // runConfig holds the flags of "harness run".
@@ -41,13 +41,32 @@ type runConfig struct {
 	mcp    mcpFlags
 
 	// countTokens counts tokens for models that report none (scripted).
-	countTokens func(string) int
+	countTokens tokens.Counter
 }
 
 const defaultSystem = "You are a careful assistant working in a workspace through tools. " +
 	"Read before you answer, cite what you found, and say so when a result was cut."
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
+	cfg, prompt, err := parseRun(e, args)
+	if err != nil {
+		return err
+	}
+	r, err := openRun(ctx, e, cfg)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	res, runErr := r.agent.Run(ctx, r.conv, prompt)
+	if err := r.print(res); err != nil {
+		return err
+	}
+	return runErr
+}
+
+// parseRun reads the flags and the prompt of "harness run", and resolves
+// the workspace root.
+func parseRun(e *env, args []string) (*runConfig, string, error) {
 	cfg := &runConfig{}
 	fs := newFlagSet(e, "run", "PROMPT", "Run one agent turn on PROMPT (\"-\" reads it from standard input), print the answer on\n"+
 		"standard output and a one-line usage summary on standard error.")
@@ -69,126 +88,165 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	cfg.mcp.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	if cfg.model == "" {
-		return fmt.Errorf("%w: --model is required (%s)", errUsage, modelSpecHelp)
+		return nil, "", fmt.Errorf("%w: --model is required (%s)", errUsage, modelSpecHelp)
 	}
 	prompt, err := readPrompt(e, pos)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	root, err := filepath.Abs(cfg.workspace)
 	if err != nil {
-		return fmt.Errorf("--workspace: %w", err)
+		return nil, "", fmt.Errorf("--workspace: %w", err)
 	}
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return fmt.Errorf("--workspace %s: not a directory", cfg.workspace)
+		return nil, "", fmt.Errorf("--workspace %s: not a directory", cfg.workspace)
 	}
 	cfg.workspace = root
+	return cfg, prompt, nil
+}
 
+// run is one "harness run": the agent, the conversation it continues,
+// and what it prints.
+type run struct {
+	e     *env
+	cfg   *runConfig
+	agent *harness.Agent
+	conv  *harness.Conversation
+	st    transcriptStore
+	out   *runOutput
+	// closers release the workspace tools, the MCP servers and the store,
+	// in reverse order.
+	closers []func()
+}
+
+// openRun builds the agent cfg describes: the model, the default stack
+// as the flags change it, the workspace and MCP tools, and the store.
+func openRun(ctx context.Context, e *env, cfg *runConfig) (*run, error) {
+	r := &run{e: e, cfg: cfg, out: &runOutput{e: e, events: cfg.events}}
+	if err := r.open(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *run) open(ctx context.Context) error {
+	e, cfg := r.e, r.cfg
+	model, sc, err := runModel(ctx, e, cfg)
+	if err != nil {
+		return err
+	}
+	ws, wsTools, approver, err := cfg.tools.build(e, cfg.workspace, cfg.toolTimeout)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { ws.Close() })
+	if r.st, r.conv, err = openRunStore(ctx, cfg); err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { closeRunStore(e, r.st) })
+	sc.Recall = recallOptions(r.st)
+	opts := &harness.Options{Tools: wsTools, Approver: approver, System: cfg.system, MaxRounds: cfg.maxRounds,
+		ToolTimeout: cfg.toolTimeout, Workspace: cfg.workspace, KeepToolsOnFinal: cfg.keepToolsOnFinal}
+	stack.New(&sc).Apply(opts)
+	mcpTools, stopMCP, err := cfg.mcp.open(ctx, e, cfg.workspace, opts.Tools, readOnlyMode(&cfg.tools))
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, stopMCP)
+	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.selector()
+	r.out.attach(opts, cfg.stream && !cfg.jsonOut)
+	if r.st != nil {
+		opts.Recorder, opts.Observer = r.st, r.st.Observer(opts.Observer)
+	}
+	r.agent, err = harness.New(model, opts)
+	return err
+}
+
+// runModel opens the model of cfg and the stack its flags describe.
+// Budgets count with o200k; for a provider's model the calibrator learns
+// how far its own tokenizer is from o200k, from the usage it reports.
+func runModel(ctx context.Context, e *env, cfg *runConfig) (harness.Model, stack.Config, error) {
 	counter, err := tokens.O200k()
 	if err != nil {
-		return err
+		return nil, stack.Config{}, err
 	}
-	cfg.countTokens = counter.Count
+	cfg.countTokens = counter
 	model, err := newModel(ctx, e, cfg)
 	if err != nil {
-		return err
+		return nil, stack.Config{}, err
 	}
 	provider, modelName, _ := strings.Cut(cfg.model, ":")
-	// Budgets count with o200k; the calibrator learns how far the
-	// provider's own tokenizer is from it, from the usage it reports.
 	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator(nil)
 	if provider != "scripted" {
 		model = tokens.Calibrate(model, modelName, cache, cal)
 	}
-	guards, policies, err := cfg.policy.build(modelName, model, cache, cal)
-	if err != nil {
-		return err
-	}
-	ws, wsTools, approver, err := cfg.tools.build(e, root, cfg.toolTimeout)
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
-	st, conv, err := openRunStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer closeRunStore(e, st)
-	opts := &harness.Options{
-		Tools:       wsTools,
-		Approver:    approver,
-		System:      cfg.system,
-		MaxRounds:   cfg.maxRounds,
-		ToolTimeout: cfg.toolTimeout,
-		Workspace:   root,
-		Guards:      guards,
-		Policies:    policies,
+	sc, err := cfg.policy.config(modelName, model, cache, cal)
+	return model, sc, err
+}
 
-		KeepToolsOnFinal: cfg.keepToolsOnFinal,
+func (r *run) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
 	}
-	if !cfg.policy.noCompact {
-		// Compaction's placeholders point at recall to get a result back.
-		opts.Tools = append(opts.Tools, recall.New(recallOptions(st)))
-	}
-	mcpTools, stopMCP, err := cfg.mcp.open(ctx, e, root, opts.Tools, readOnlyMode(&cfg.tools))
-	if err != nil {
-		return err
-	}
-	defer stopMCP()
-	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.selector()
-	var (
-		mu                  sync.Mutex
-		streamed, midStream bool
-		enc                 = json.NewEncoder(e.stderr)
-	)
-	opts.Observer = func(ev harness.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.Kind == harness.EventResponse && midStream {
-			// Each round's streamed text ends its own line.
-			fmt.Fprintln(e.stdout)
-			midStream = false
+	r.closers = nil
+}
+
+// print writes the turn's answer (unless it was streamed) or its JSON, the
+// usage line and where the conversation is stored.
+func (r *run) print(res *harness.Result) error {
+	e := r.e
+	if r.cfg.jsonOut {
+		if err := writeResultJSON(e.stdout, r.conv, res); err != nil {
+			return err
 		}
-		if cfg.events {
+	} else if res.Answer != "" && !r.out.streamed {
+		fmt.Fprintln(e.stdout, res.Answer)
+	}
+	fmt.Fprintln(e.stderr, usageLine(res))
+	if r.st != nil {
+		id := r.conv.ID
+		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s)\n", id, id, id)
+	}
+	return nil
+}
+
+// runOutput prints a run as it goes: streamed text, and every event as a
+// JSON line with --events.
+type runOutput struct {
+	e      *env
+	events bool
+
+	mu                  sync.Mutex
+	streamed, midStream bool
+}
+
+// attach sets opts' observer and, when stream is set, its text callback.
+func (o *runOutput) attach(opts *harness.Options, stream bool) {
+	enc := json.NewEncoder(o.e.stderr)
+	opts.Observer = func(ev harness.Event) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if ev.Kind == harness.EventResponse && o.midStream {
+			// Each round's streamed text ends its own line.
+			fmt.Fprintln(o.e.stdout)
+			o.midStream = false
+		}
+		if o.events {
 			_ = enc.Encode(ev)
 		}
 	}
-	if cfg.stream && !cfg.jsonOut {
+	if stream {
 		opts.OnText = func(s string) {
-			mu.Lock()
-			defer mu.Unlock()
-			streamed, midStream = true, true
-			io.WriteString(e.stdout, s)
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.streamed, o.midStream = true, true
+			io.WriteString(o.e.stdout, s)
 		}
 	}
-	if st != nil {
-		opts.Recorder, opts.Observer = st, st.Observer(opts.Observer)
-	}
-	agent, err := harness.New(model, opts)
-	if err != nil {
-		return err
-	}
-	res, runErr := agent.Run(ctx, conv, prompt)
-	if cfg.jsonOut {
-		if err := writeResultJSON(e.stdout, conv, res); err != nil {
-			return err
-		}
-	} else if res.Answer != "" {
-		if !streamed {
-			fmt.Fprintln(e.stdout, res.Answer)
-		}
-	}
-	fmt.Fprintln(e.stderr, usageLine(res))
-	if st != nil {
-		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s)\n", conv.ID, conv.ID, conv.ID)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	return nil
 }
 
 // readPrompt joins the positional arguments, or reads standard input for "-".

@@ -9,13 +9,16 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
 )
 
 // Options configure a scripted Model. Nil means defaults.
 type Options struct {
-	// Counter counts tokens for computed usage. Nil reports zero usage
-	// unless a step scripts it.
-	Counter func(text string) int
+	// Counter counts tokens for the usage of steps that script none (nil:
+	// o200k). Input and cached input come from the one prompt-cache model
+	// (tokens.PromptCache), as in a replay; output is the count of the
+	// reply's JSON.
+	Counter tokens.Counter
 	// Name is reported as the response's model name (default "scripted").
 	Name string
 }
@@ -26,9 +29,10 @@ type Model struct {
 	script *Script
 	opts   Options
 
-	mu   sync.Mutex
-	next int
-	prev string // the previous request, serialized, for cache accounting
+	mu    sync.Mutex
+	next  int
+	cache *tokens.PromptCache
+	err   error // loading the default counter failed
 }
 
 // New returns a model that plays s from its first step.
@@ -40,6 +44,15 @@ func New(s *Script, opts *Options) *Model {
 	if m.opts.Name == "" {
 		m.opts.Name = "scripted"
 	}
+	if m.opts.Counter == nil {
+		bpe, err := tokens.O200k()
+		if err != nil {
+			m.err = fmt.Errorf("scripted: counting tokens: %w", err)
+			return m
+		}
+		m.opts.Counter = bpe
+	}
+	m.cache = tokens.NewPromptCache(m.opts.Counter)
 	return m
 }
 
@@ -58,6 +71,9 @@ func (m *Model) Generate(ctx context.Context, req *harness.Request) (*harness.Re
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.err != nil {
+		return nil, m.err
+	}
 	if m.next >= len(m.script.Steps) {
 		return nil, fmt.Errorf("scripted: the conversation departed from the script: all %d steps were played and the agent asked for another (turn %d, round %d)", len(m.script.Steps), req.Turn, req.Round)
 	}
@@ -112,56 +128,17 @@ func (m *Model) GenerateStream(ctx context.Context, req *harness.Request, onText
 	return resp, nil
 }
 
-// usage reports the step's scripted usage, or computes it: the request as
-// the model would receive it, the part of it shared byte for byte with the
-// previous request (a provider's prompt cache), and the reply.
+// usage reports the step's scripted usage, or computes it: the request
+// counted against the prompt cache of the requests before it, and the
+// reply. Every request goes through the cache, so a scripted step does not
+// hide its request from the next one's prefix.
 func (m *Model) usage(step Step, req *harness.Request, reply harness.Message) harness.Usage {
+	count := m.cache.Add(req)
 	if step.Usage != nil {
 		return harness.Usage{Input: step.Usage.Input, Cached: step.Usage.Cached, Output: step.Usage.Output}
 	}
-	cur := serialize(req)
-	prefix := commonPrefix(m.prev, cur)
-	m.prev = cur
-	if m.opts.Counter == nil {
-		return harness.Usage{}
-	}
 	out, _ := json.Marshal(reply)
-	u := harness.Usage{Input: m.opts.Counter(cur), Output: m.opts.Counter(string(out))}
-	if prefix > 0 {
-		u.Cached = min(m.opts.Counter(cur[:prefix]), u.Input)
-	}
-	return u
-}
-
-// serialize renders a request the way a provider would see it: tool
-// schemas first, then the system prompt and messages.
-func serialize(req *harness.Request) string {
-	var b strings.Builder
-	for _, t := range req.Tools {
-		j, _ := json.Marshal(t)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	for _, msg := range req.Messages {
-		j, _ := json.Marshal(msg)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// commonPrefix returns the length of the longest common prefix of a and
-// b, rounded down to a whole line (providers cache whole blocks, not
-// partial messages).
-func commonPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	if n == len(a) && n == len(b) {
-		return n
-	}
-	return strings.LastIndexByte(b[:n], '\n') + 1
+	return count.Usage(m.opts.Counter.Count(string(out)))
 }
 
 func check(e *Expect, req *harness.Request) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/tokens"
 )
 
 const twoStep = `{
@@ -37,7 +38,7 @@ func TestScriptDrivesAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := scripted.New(s, &scripted.Options{Counter: words})
+	m := scripted.New(s, &scripted.Options{Counter: tokens.CounterFunc(words)})
 	a, err := harness.New(m, &harness.Options{Tools: []harness.Tool{echo()}})
 	if err != nil {
 		t.Fatal(err)
@@ -133,4 +134,26 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("Parse accepted a script with no steps")
 		}
 	})
+}
+
+// TestDefaultUsageIsCounted: with no options, usage is counted in o200k
+// tokens with the prompt cache, so Usage.Effective is never a silent 0.
+func TestDefaultUsageIsCounted(t *testing.T) {
+	s := &scripted.Script{Steps: []scripted.Step{{Text: "one"}, {Text: "two"}}}
+	m := scripted.New(s, nil)
+	req := &harness.Request{Messages: []harness.Message{{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart("hello there")}}}}
+	first, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Usage.Input == 0 || first.Usage.Output == 0 || first.Usage.Cached != 0 || first.Usage.Effective() == 0 {
+		t.Fatalf("first usage %+v", first.Usage)
+	}
+	if second.Usage.Cached == 0 || second.Usage.Cached >= second.Usage.Input {
+		t.Fatalf("the repeated request's prefix is not cached: %+v", second.Usage)
+	}
 }

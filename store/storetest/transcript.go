@@ -356,7 +356,7 @@ func testNotes(t *testing.T, be *Backend) {
 	s := be.Open(t, nil)
 	note := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		if v.Round == 2 {
-			return harness.AddNote(ctx, v.Conversation, &harness.Note{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1})
+			v.AddNote(&harness.Note{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1})
 		}
 		return nil
 	})

@@ -1,0 +1,728 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/tokens"
+)
+
+// Defaults of [CompactPolicy] (harness-rs: start above 75% of the window,
+// stop at or under 55%; keep the recent 6 turns, summary ≤ 600 tokens;
+// Anthropic's context editing keeps the last 3 tool uses and clears at
+// least a chunk to amortise cache misses).
+const (
+	DefaultCompactHighWater     = 0.75
+	DefaultCompactTarget        = 0.55
+	DefaultCompactKeepRounds    = 3
+	DefaultCompactKeepTurns     = 6
+	DefaultCompactSummaryTokens = 600
+	// DefaultCompactClearFraction is ClearAtLeast's default, as a fraction
+	// of the window.
+	DefaultCompactClearFraction = 0.10
+	// DefaultCompactClearOld is ClearOld's default, in tokens (see
+	// CompactPolicy.ClearOld for how it was chosen).
+	DefaultCompactClearOld = 12_000
+	// DefaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
+	DefaultCompactClearOldKeepRounds = 8
+)
+
+// compactName names the policy in cuts, notes and events.
+const compactName = "compact"
+
+// clearedNotice is the text of a clearing note written before any summary
+// exists. BuildView shows the newest note at the top of every view, so the
+// notice tells the model once what the placeholders are; it never changes,
+// so it costs one cache break, when the first clearing happens.
+const clearedNotice = "Note: to save context, the results of some earlier tool calls are shown as one-line placeholders. " +
+	"Each placeholder says how to get the full result back if you need it."
+
+// CompactPolicy is a [harness.ViewPolicy] that keeps a conversation's
+// requests inside the model's context window, with hysteresis: it acts
+// only when the counted input of the next request is above HighWater of
+// the window (or the provider has just rejected the request as too large,
+// View.Overflow), and then compacts to Target, cheapest stage first,
+// stopping as soon as the request is at or under Target:
+//
+//  1. Clear old tool results. The results of the newest KeepRounds rounds
+//     (across turns) are kept; older ones, oldest first and whole rounds
+//     at a time, become one-line placeholders naming the tool, its
+//     arguments, the result's size and how to get it back (the spill path
+//     of its Cut locator, and the recall tool with the call id). Each is
+//     recorded as a [harness.CutCleared] cut. At least ClearAtLeast tokens
+//     are cleared at once, so the prompt cache breaks rarely, in large
+//     chunks, instead of a little every round.
+//  2. Summarise the turns older than the newest KeepTurns with Summarizer
+//     (at most SummaryTokens), stored as a [harness.Note] through
+//     [harness.View.AddNote]: the originals stay in the transcript and the
+//     store, and BuildView shows the note instead of the turns it covers.
+//
+// # Stable clearing
+//
+// A view is rebuilt from the transcript every round, so a clearing
+// decision must be reproduced exactly in every later view, or the cleared
+// set would drift (and the cache break) every round. The policy therefore
+// records each decision once, as a note whose ClearTurn/ClearRound mark
+// the newest cleared round; every view first clears every result at or
+// before the newest mark, then measures, and moves the mark only when the
+// request is again above HighWater. Because the mark is persisted (with
+// the transcript, through the recorder), a different process, a resumed
+// conversation or a replay gets the same views, whatever calibration
+// factor or tool selection it has by then. Placeholders depend only on the
+// stored result and the policy's options, so they too are identical in
+// every view. A clearing note repeats the newest summary's After and Text
+// (or, before any summary, a fixed notice), so recording it does not
+// change what BuildView shows.
+//
+// # Clearing for cost
+//
+// Far below the window, old results still cost: an unchanged prefix is
+// billed at about a tenth on every request, so a result that stays in
+// the view for r more requests costs 1 + 0.1 × r times its tokens, and on
+// a long coding run most of the bill is results the agent read long ago.
+// Clearing them breaks the prompt cache once (everything after the first
+// cleared result is re-sent at the full price), so it pays only in large
+// chunks. ClearOld is that chunk: whenever the results older than the
+// newest ClearOldKeepRounds rounds that are not yet cleared would save at
+// least ClearOld tokens, they are all cleared at once (stage 1 only; no
+// summary) — provided the clear is expected to pay for its cache miss:
+//
+//	0.1 × tokens saved × requests so far ≥ 0.9 × tokens re-sent
+//
+// where the requests so far (this one included) estimate the requests
+// still to come (the median under a scale-free prior),
+// and the tokens re-sent are those from the first cleared result to the
+// end of the request. The trigger depends on the old results alone, not on
+// the size of the request, so a large system prompt or tool list does not
+// make clearing more frequent; it keeps more rounds than the window's
+// clearing does because it is an economy, not a necessity, and what an
+// agent read a few rounds ago is what it most often still uses.
+//
+// Neither trigger clears a result that a still-shown result points at
+// instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
+// repeat's Cut.Of): the pointer would point at a placeholder and the model
+// would have the lines nowhere. Shown are the results after the mark and
+// the ones kept this way, so a chain of pointers keeps every link. A
+// pointer at or before the mark that nothing keeps is cleared, even when
+// its marker is shorter than a placeholder, and what it points at with it.
+//
+// Tokens are counted with Counter (o200k by default) on the request as it
+// would be sent (messages and, unless tools are withheld, tool schemas;
+// see tokens.CountRequest), multiplied by the Calibrator's factor for
+// Model when one is set, so thresholds hold for models with other
+// tokenizers. Run the policy last: it measures what the other policies
+// built. A CompactPolicy may serve many conversations at once; do not
+// copy it after first use.
+type CompactPolicy struct {
+	// HighWater and Target are fractions of the window (defaults 0.75 and
+	// 0.55).
+	HighWater, Target float64
+	// Window is the model's context window in tokens. Zero looks Model up
+	// in Windows. When neither knows it, the policy acts only on Overflow,
+	// taking the rejected request's size as the window.
+	Window int
+	// Model names the model, for the window table and the calibration.
+	Model string
+	// Windows is the table Model is looked up in (default
+	// tokens.DefaultWindows()).
+	Windows tokens.Windows
+	// Counter counts tokens (default: the shared o200k counter behind a
+	// per-policy cache).
+	Counter tokens.Counter
+	// Calibrator, when set, scales counts by its factor for Model.
+	Calibrator *tokens.Calibrator
+	// ClearAtLeast is the smallest chunk cleared at once, in tokens
+	// (default 10% of the window).
+	ClearAtLeast int
+	// KeepRounds is how many of the newest rounds keep their results
+	// (default 3).
+	KeepRounds int
+	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
+	// old results are cleared, all at once, when clearing them saves at
+	// least this many. Zero means DefaultCompactClearOld (12,000); a
+	// negative value turns the trigger off, leaving only the window's
+	// HighWater. The default comes from `harness bench` on the three
+	// recorded mini-swe-agent runs: the harness preset went from 0.789 to
+	// 0.738 × keeping everything (0.698 → 0.622 on the output-heavy one)
+	// with 122 of the 124 strings the agent used still visible where it
+	// used them; 6,000-token chunks cost 0.717 but hid 12, and chunks of
+	// 18,000 cleared so late that the clear did not pay (docs/design.md).
+	ClearOld int
+	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
+	// never clears (default 8).
+	ClearOldKeepRounds int
+	// KeepTurns is how many of the newest turns are never summarised
+	// (default 6); the turn being answered is one of them.
+	KeepTurns int
+	// Summarizer writes the summaries of stage 2; nil skips stage 2.
+	Summarizer harness.Model
+	// SummaryTokens bounds a summary (default 600).
+	SummaryTokens int
+	// NoRecall leaves the recall tool out of placeholders, for agents that
+	// do not offer it.
+	NoRecall bool
+
+	once    sync.Once
+	counter tokens.Counter
+	initErr error
+}
+
+// compactConfig is a CompactPolicy with defaults filled in.
+type compactConfig struct {
+	high, target   float64
+	window         int
+	model          string
+	windows        tokens.Windows
+	counter        tokens.Counter
+	factor         float64
+	clearAtLeast   int
+	keepRounds     int
+	keepTurns      int
+	clearOld       int // ≤ 0: off
+	clearOldKeep   int
+	summarizer     harness.Model
+	summaryTokens  int
+	recall         bool
+	windowGuessed  bool // the window is the size of the rejected request
+	overflowTarget bool // the target is Target × the rejected request
+}
+
+func (p *CompactPolicy) config() (compactConfig, error) {
+	p.once.Do(func() {
+		if p.Counter != nil {
+			p.counter = p.Counter
+			return
+		}
+		bpe, err := tokens.O200k()
+		if err != nil {
+			p.initErr = fmt.Errorf("compact: %w", err)
+			return
+		}
+		p.counter = tokens.NewCache(bpe, nil)
+	})
+	if p.initErr != nil {
+		return compactConfig{}, p.initErr
+	}
+	c := compactConfig{
+		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
+		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
+		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+	}
+	if c.high <= 0 {
+		c.high = DefaultCompactHighWater
+	}
+	if c.target <= 0 {
+		c.target = DefaultCompactTarget
+	}
+	if c.target > c.high {
+		return c, fmt.Errorf("compact: Target %.2f is above HighWater %.2f", c.target, c.high)
+	}
+	if c.windows == nil {
+		c.windows = tokens.DefaultWindows()
+	}
+	if c.window <= 0 {
+		c.window, _ = c.windows.Lookup(c.model)
+	}
+	if p.Calibrator != nil {
+		c.factor = p.Calibrator.Factor(c.model)
+	}
+	if c.keepRounds <= 0 {
+		c.keepRounds = DefaultCompactKeepRounds
+	}
+	if c.keepTurns <= 0 {
+		c.keepTurns = DefaultCompactKeepTurns
+	}
+	if c.clearOld == 0 {
+		c.clearOld = DefaultCompactClearOld
+	}
+	if c.clearOldKeep <= 0 {
+		c.clearOldKeep = DefaultCompactClearOldKeepRounds
+	}
+	if c.summaryTokens <= 0 {
+		c.summaryTokens = DefaultCompactSummaryTokens
+	}
+	return c, nil
+}
+
+// compactPos orders rounds across turns.
+type compactPos struct{ turn, round int }
+
+func (a compactPos) less(b compactPos) bool {
+	return a.turn < b.turn || (a.turn == b.turn && a.round < b.round)
+}
+
+func (a compactPos) String() string { return fmt.Sprintf("turn %d round %d", a.turn, a.round) }
+
+// compaction is one application of the policy to one view.
+type compaction struct {
+	compactConfig
+	ctx  context.Context
+	v    *harness.View
+	raw  []int // raw token count of each message
+	tool int   // raw tokens of the tool schemas sent
+	args map[string]harness.ToolCall
+	// canClear caches clearable by call id.
+	canClear map[string]bool
+	// saved caches saving by call id (ids, unlike message indexes, do not
+	// move when the note message is inserted): placeholders are counted
+	// once per pass.
+	saved map[string]float64
+}
+
+// ApplyView clears and summarises v as described on [CompactPolicy].
+func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
+	if v == nil || v.Conversation == nil {
+		return nil
+	}
+	if p == nil {
+		p = &CompactPolicy{}
+	}
+	cfg, err := p.config()
+	if err != nil {
+		return err
+	}
+	c := newCompaction(ctx, v, cfg)
+
+	// Reproduce every earlier decision before measuring.
+	mark := clearMark(v.Conversation)
+	if mark != (compactPos{}) {
+		c.clearThrough(mark)
+	}
+
+	now := c.tokens()
+	if c.clearOld > 0 && !v.Overflow {
+		// Cost first: it needs no window, and a window clear below then
+		// starts from what it left.
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) {
+			before := now
+			if err := c.commitMark(ctx, next); err != nil {
+				return err
+			}
+			mark, now = next, c.tokens()
+			c.emit(fmt.Sprintf("cleared %d old tool results through %s to save their cost: %.0f → %.0f tokens", cleared, next, before, now),
+				map[string]any{"stage": "clear-old", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "clear_old": c.clearOld}, nil)
+		}
+	}
+	if c.window <= 0 {
+		if !v.Overflow {
+			return nil
+		}
+		c.window, c.windowGuessed = int(math.Ceil(now)), true
+	}
+	high, goal := c.high*float64(c.window), c.target*float64(c.window)
+	if !v.Overflow && now <= high {
+		return nil
+	}
+	if v.Overflow && now <= goal {
+		// The provider counts more than we do: compact to Target of what
+		// it just rejected.
+		goal, c.overflowTarget = c.target*now, true
+	}
+	chunk := float64(c.clearAtLeast)
+	if chunk <= 0 {
+		chunk = DefaultCompactClearFraction * float64(c.window)
+	}
+
+	before := now
+	if next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds); ok {
+		if err := c.commitMark(ctx, next); err != nil {
+			return err
+		}
+		now = c.tokens()
+		c.emit(fmt.Sprintf("cleared %d old tool results through %s: %.0f → %.0f tokens of a %d-token window", cleared, next, before, now, c.window),
+			map[string]any{"stage": "clear", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+				"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "overflow": v.Overflow,
+				"window_from_request": c.windowGuessed, "target_from_request": c.overflowTarget}, nil)
+	}
+	if now <= goal {
+		return nil
+	}
+	if c.summarizer == nil {
+		c.emit(fmt.Sprintf("still %.0f tokens after clearing (target %.0f); no summarizer is set", now, goal),
+			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
+		return nil
+	}
+	return c.summarize(now, goal)
+}
+
+func roundTokens(f float64) int { return int(math.Round(f)) }
+
+// commitMark clears every result through next and records the decision as
+// a clearing note, so that every later view reproduces it.
+func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
+	c.clearThrough(next)
+	note := &harness.Note{Text: clearedNotice, By: compactName, ClearTurn: next.turn, ClearRound: next.round}
+	if summary := compactLatestNote(c.v.Conversation); summary != nil {
+		note.After, note.Text = summary.After, summary.Text
+	}
+	c.v.AddNote(note)
+	c.setNoteMessage(note.Text)
+	return nil
+}
+
+// newCompaction measures v for one compaction pass, indexing the calls of
+// its assistant messages (placeholders name their arguments).
+func newCompaction(ctx context.Context, v *harness.View, cfg compactConfig) *compaction {
+	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
+	for _, m := range v.Messages {
+		for _, tc := range m.ToolCalls {
+			c.args[tc.ID] = tc
+		}
+	}
+	c.measure()
+	return c
+}
+
+// clearMark is the newest clearing mark recorded in conv's notes.
+func clearMark(conv *harness.Conversation) compactPos {
+	var m compactPos
+	for _, n := range conv.Notes {
+		if p := (compactPos{n.ClearTurn, n.ClearRound}); m.less(p) {
+			m = p
+		}
+	}
+	return m
+}
+
+// compactLatestNote is the note BuildView shows: the largest After, the later of
+// equals.
+func compactLatestNote(conv *harness.Conversation) *harness.Note {
+	var best *harness.Note
+	for _, n := range conv.Notes {
+		if best == nil || n.After >= best.After {
+			best = n
+		}
+	}
+	return best
+}
+
+// measure counts every message and the tool schemas once.
+func (c *compaction) measure() {
+	c.raw = make([]int, len(c.v.Messages))
+	for i := range c.v.Messages {
+		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+	}
+	c.tool = 0
+	for _, t := range c.v.SentTools() {
+		c.tool += tokens.CountTool(c.counter, t)
+	}
+}
+
+// tokens is the calibrated count of the request the view makes.
+func (c *compaction) tokens() float64 {
+	n := tokens.RequestOverhead + c.tool
+	for _, r := range c.raw {
+		n += r
+	}
+	return float64(n) * c.factor
+}
+
+// resultPos returns the compactPos of message i when it is a stored tool
+// result, and whether it is one.
+func (c *compaction) resultPos(i int) (compactPos, bool) {
+	o := c.v.Origins[i]
+	if o.Result == nil || c.v.Messages[i].Role != harness.RoleTool || o.Turn == 0 {
+		return compactPos{}, false
+	}
+	return compactPos{o.Turn, o.Round}, true
+}
+
+func compactCleared(o harness.Origin) bool {
+	for _, cut := range o.Cuts {
+		if cut.Kind == harness.CutCleared {
+			return true
+		}
+	}
+	return false
+}
+
+// clearable reports whether clearing message i saves anything: a result
+// whose stored model copy is no longer than its placeholder stays. The
+// test reads the stored result, not the view, so it gives the same answer
+// in every view.
+//
+// A result that points at others instead of repeating them (a collapse or
+// a suppressed repeat: see pointsAt) is always clearable, even when its
+// marker is shorter than the placeholder: left in place, it would point at
+// results cleared with it, and keep them from ever being cleared.
+func (c *compaction) clearable(i int) bool {
+	res := c.v.Origins[i].Result
+	if v, ok := c.canClear[res.CallID]; ok {
+		return v
+	}
+	v := len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(res))
+	if c.canClear == nil {
+		c.canClear = map[string]bool{}
+	}
+	c.canClear[res.CallID] = v
+	return v
+}
+
+// pointsAt lists the calls whose results res's model copy points at
+// instead of repeating them: Cut.Refs of a collapse, Cut.Of of a
+// suppressed repeat.
+func pointsAt(res *harness.ToolResult) []string {
+	var refs []string
+	for _, cut := range res.Cuts {
+		if cut.Kind != harness.CutDeduped {
+			continue
+		}
+		if len(cut.Refs) > 0 {
+			refs = append(refs, cut.Refs...)
+		} else if cut.Of != "" {
+			refs = append(refs, cut.Of)
+		}
+	}
+	return refs
+}
+
+// clearThrough clears every result at or before mark but those a result
+// after mark points at (see pinned).
+func (c *compaction) clearThrough(mark compactPos) int {
+	idx, _ := c.clearing(mark)
+	for _, i := range idx {
+		res := c.v.Origins[i].Result
+		text := c.placeholder(res)
+		in := 0
+		for _, part := range c.v.Messages[i].Parts {
+			in += part.Size()
+		}
+		cut := harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)}
+		if err := c.v.ReplaceText(i, text, cut); err != nil {
+			continue // i is in range by construction
+		}
+		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+	}
+	return len(idx)
+}
+
+// clearing lists the messages clearThrough(mark) would clear — results at
+// or before mark, not yet cleared, longer than their placeholder and not
+// pinned by a result after mark — and the tokens that saves.
+func (c *compaction) clearing(mark compactPos) ([]int, float64) {
+	pinned := c.pinned(mark)
+	var (
+		idx   []int
+		saved float64
+	)
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] {
+			continue
+		}
+		idx = append(idx, i)
+		saved += c.saving(i)
+	}
+	return idx, saved
+}
+
+// pinned lists the results a clear through mark must keep because a
+// result still shown points at them (see pointsAt): clearing them would
+// leave the pointer pointing at a placeholder, and the model without the
+// lines. Shown are the results after mark and, in turn, the pinned ones,
+// so a chain of pointers keeps every link; a pointer at or before mark
+// that nothing pins is cleared with the results it points at. The answer
+// depends only on stored cuts and the mark, so every view agrees.
+func (c *compaction) pinned(mark compactPos) map[string]bool {
+	var pinned map[string]bool
+	var queue []string
+	pin := func(refs []string) {
+		for _, id := range refs {
+			if !pinned[id] {
+				if pinned == nil {
+					pinned = map[string]bool{}
+				}
+				pinned[id] = true
+				queue = append(queue, id)
+			}
+		}
+	}
+	byID := map[string]*harness.ToolResult{}
+	for i := range c.v.Messages {
+		p, ok := c.resultPos(i)
+		if !ok || compactCleared(c.v.Origins[i]) {
+			continue
+		}
+		res := c.v.Origins[i].Result
+		byID[res.CallID] = res
+		if mark.less(p) {
+			pin(pointsAt(res))
+		}
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if res, ok := byID[id]; ok {
+			pin(pointsAt(res))
+		}
+	}
+	return pinned
+}
+
+// saving is what clearing message i saves, in calibrated tokens (counted
+// once per pass).
+func (c *compaction) saving(i int) float64 {
+	id := c.v.Origins[i].Result.CallID
+	if v, ok := c.saved[id]; ok {
+		return v
+	}
+	ph := harness.ToolMessage(c.v.Origins[i].Result)
+	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
+	v := float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
+	if c.saved == nil {
+		c.saved = map[string]float64{}
+	}
+	c.saved[id] = v
+	return v
+}
+
+// chooseMark picks the next mark: whole rounds, oldest first, never the
+// newest keepRounds rounds with results, until at least need tokens and
+// at least chunk tokens would be saved (or nothing more may be cleared,
+// in which case it clears only if that reaches need or chunk, or on
+// overflow).
+// It returns the mark, how many results it clears, and whether it clears
+// any.
+func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
+	var all []compactPos
+	for i := range c.v.Messages {
+		if p, ok := c.resultPos(i); ok && !slices.Contains(all, p) {
+			all = append(all, p)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	if len(all) <= keep {
+		return mark, 0, false
+	}
+	var (
+		saved   float64
+		cleared int
+		next    = mark
+	)
+	candidates := all[:len(all)-keep]
+	if math.IsInf(need, 1) {
+		// Everything clearable goes: only the newest candidate counts
+		// (and each candidate costs a pass over the view).
+		candidates = candidates[len(candidates)-1:]
+	}
+	for _, p := range candidates {
+		if !mark.less(p) {
+			continue
+		}
+		if saved >= need && saved >= chunk {
+			break
+		}
+		idx, s := c.clearing(p)
+		next, saved, cleared = p, s, len(idx)
+	}
+	// Too little to be worth a cache break: wait until a chunk has
+	// accumulated (unless the provider has just rejected the request).
+	// Without this, a conversation stuck above HighWater would clear one
+	// round every round as rounds age out of the kept ones.
+	if saved < chunk && saved < need && !c.v.Overflow {
+		return mark, 0, false
+	}
+	return next, cleared, cleared > 0
+}
+
+// pays reports whether clearing the results after mark through next is
+// expected to repay its cache miss within as many more requests as the
+// conversation has made so far (see "Clearing for cost").
+func (c *compaction) pays(next compactPos, requests int) bool {
+	idx, saved := c.clearing(next)
+	if len(idx) == 0 {
+		return false
+	}
+	first := idx[0]
+	if clearMark(c.v.Conversation) == (compactPos{}) && compactLatestNote(c.v.Conversation) == nil {
+		// The first clear also puts the clearing notice at the top of the
+		// view (after the system prompt): everything from there is re-sent.
+		first = 0
+		if len(c.v.Messages) > 0 && c.v.Messages[0].Role == harness.RoleSystem {
+			first = 1
+		}
+	}
+	resent := float64(sumInts(c.raw[first:]))*c.factor - saved
+	return 0.1*saved*float64(requests) >= 0.9*resent
+}
+
+// placeholder is the one line a cleared result becomes. It depends only on
+// the stored result, its call and the options, so every view renders it
+// the same.
+func (c *compaction) placeholder(res *harness.ToolResult) string {
+	what := res.Tool
+	if call, ok := c.args[res.CallID]; ok {
+		args := canonjson.OrRaw(call.Args)
+		if utf8.RuneCountInString(args) > 80 {
+			args = string([]rune(args)[:80]) + "…"
+		}
+		what += " " + args
+	}
+	size := res.Bytes
+	if size <= 0 {
+		size = res.PayloadSize()
+	}
+	kind := "result"
+	if res.IsError {
+		kind = "error result"
+	}
+	back := locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
+	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
+}
+
+// setNoteMessage shows text as the note message at the top of the view,
+// where BuildView puts the newest note (after the system prompt), so this
+// request already looks like the next round's.
+func (c *compaction) setNoteMessage(text string) {
+	v := c.v
+	idx := 0
+	if len(v.Messages) > 0 && v.Messages[0].Role == harness.RoleSystem && v.Origins[0].Turn == 0 {
+		idx = 1
+	}
+	msg := harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(text)}}
+	if idx < len(v.Messages) && v.Origins[idx].Turn == 0 && v.Messages[idx].Role == harness.RoleUser {
+		v.Messages[idx] = msg
+		c.raw[idx] = tokens.CountMessage(c.counter, &msg)
+		return
+	}
+	v.Messages = append(v.Messages[:idx], append([]harness.Message{msg}, v.Messages[idx:]...)...)
+	v.Origins = append(v.Origins[:idx], append([]harness.Origin{{}}, v.Origins[idx:]...)...)
+	c.raw = append(c.raw[:idx], append([]int{tokens.CountMessage(c.counter, &msg)}, c.raw[idx:]...)...)
+}
+
+func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {
+	harness.Emit(c.ctx, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage})
+}
+
+// requestsSoFar counts the requests of v's conversation up to and
+// including the one v builds: one per recorded round, plus this one.
+func requestsSoFar(v *harness.View) int {
+	n := 1
+	for _, t := range v.Conversation.Turns {
+		if t == nil {
+			continue
+		}
+		if t == v.Turn {
+			return n + len(t.Rounds)
+		}
+		n += len(t.Rounds)
+	}
+	return n
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}

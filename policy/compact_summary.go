@@ -1,0 +1,212 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+)
+
+// summarySystem instructs the summarizer.
+const summarySystem = "You summarise the earlier part of a conversation between a user and an AI assistant that uses tools, " +
+	"so that the assistant can continue the conversation without it. Keep what the user asked for and decided, " +
+	"what the assistant found out (facts, file names, identifiers, numbers, errors) and what is still open. " +
+	"Mention the call ids of tool results that hold important details, since they can be recalled. " +
+	"Write plain prose or short bullet points, with no preamble."
+
+// summaryExcerpts are the per-result excerpt lengths (in characters) tried
+// when rendering turns for the summarizer, longest first, until the
+// rendering fits its budget.
+var summaryExcerpts = []int{2000, 500, 120, 0}
+
+// summarize is stage 2: it summarises the turns older than the newest
+// keepTurns (with the newest summary, if any, as the starting point),
+// records the summary as a note and shows it in place of those turns.
+func (c *compaction) summarize(now, goal float64) error {
+	v := c.v
+	current := 0
+	if v.Turn != nil {
+		current = v.Turn.Index
+	} else if t := v.Conversation.LastTurn(); t != nil {
+		current = t.Index
+	}
+	upto := current - c.keepTurns
+	prev := compactLatestNote(v.Conversation)
+	from := 0
+	if prev != nil {
+		from = prev.After
+	}
+	if upto <= from {
+		c.emit(fmt.Sprintf("still %.0f tokens after clearing (target %.0f); the newest %d turns are never summarised", now, goal, c.keepTurns),
+			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
+		return nil
+	}
+
+	input := c.renderForSummary(prev, from, upto)
+	req := &harness.Request{
+		System: summarySystem,
+		Messages: []harness.Message{
+			{Role: harness.RoleSystem, Parts: []harness.Part{harness.TextPart(summarySystem)}},
+			{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(input)}},
+		},
+		MaxOutputTokens: c.summaryTokens,
+		Final:           true,
+		Round:           v.Round,
+	}
+	if v.Turn != nil {
+		req.Turn = v.Turn.Index
+	}
+	resp, err := c.summarizer.Generate(c.ctx, req)
+	if err == nil && resp == nil {
+		err = fmt.Errorf("the summarizer returned no response")
+	}
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return fmt.Errorf("compact: summarising turns %d–%d: %w", from+1, upto, err)
+		}
+		// A failed summary leaves the request as it is: the turn goes on
+		// (and, on overflow, the provider says whether it still fits).
+		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: summarising turns %d–%d failed: %v", from+1, upto, err)})
+		return nil
+	}
+	body := strings.TrimSpace(resp.Message.Text())
+	if body == "" {
+		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: the summary of turns %d–%d was empty; nothing was replaced", from+1, upto)})
+		return nil
+	}
+	body, cut := c.fitTokens(body, c.summaryTokens)
+	text := fmt.Sprintf("Summary of the conversation so far (turns 1–%d; the full transcript is kept, and earlier tool results can be fetched by call id):\n%s", upto, body)
+
+	mark := clearMark(v.Conversation)
+	note := &harness.Note{After: upto, Text: text, By: compactName, ClearTurn: mark.turn, ClearRound: mark.round}
+	v.AddNote(note)
+	v.Spend(resp.Usage)
+
+	// Show the view BuildView will build from now on: the note in place
+	// of the turns it covers.
+	keep := 0
+	for i := range v.Messages {
+		if t := v.Origins[i].Turn; t > 0 && t <= upto {
+			continue
+		}
+		v.Messages[keep], v.Origins[keep], c.raw[keep] = v.Messages[i], v.Origins[i], c.raw[i]
+		keep++
+	}
+	v.Messages, v.Origins, c.raw = v.Messages[:keep], v.Origins[:keep], c.raw[:keep]
+	c.setNoteMessage(text)
+	after := c.tokens()
+	u := resp.Usage
+	c.emit(fmt.Sprintf("summarised turns %d–%d in %d tokens: %.0f → %.0f tokens of a %d-token window", from+1, upto,
+		c.counter.Count(body), now, after, c.window),
+		map[string]any{"stage": "summary", "tokens_before": roundTokens(now), "tokens_after": roundTokens(after), "window": c.window,
+			"after": upto, "summary_tokens": c.counter.Count(body), "summary_cut": cut}, &u)
+	return nil
+}
+
+// renderForSummary writes turns (from, upto] as plain text for the
+// summarizer, starting from the previous summary. Tool results appear as
+// excerpts of the model's copy; the excerpts shrink until the rendering
+// fits half the window, and if even bare turns do not fit, the oldest
+// text is dropped (the newest matters most to what comes next).
+func (c *compaction) renderForSummary(prev *harness.Note, from, upto int) string {
+	budget := int(0.5 * float64(c.window) / c.factor)
+	var text string
+	for _, excerpt := range summaryExcerpts {
+		text = c.renderTurns(prev, from, upto, excerpt)
+		if c.counter.Count(text) <= budget {
+			return text
+		}
+	}
+	// Keep the longest tail that fits.
+	b := runeBounds(text)
+	lo, hi := 0, len(b)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if c.counter.Count(text[b[mid]:]) <= budget {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return "(the oldest part was left out to fit)\n" + text[b[lo]:]
+}
+
+func (c *compaction) renderTurns(prev *harness.Note, from, upto, excerpt int) string {
+	var b strings.Builder
+	if prev != nil {
+		fmt.Fprintf(&b, "Summary of turns 1–%d so far:\n%s\n\n", prev.After, prev.Text)
+	}
+	fmt.Fprintf(&b, "Summarise the conversation so far, including the turns below (turns %d–%d).\n", from+1, upto)
+	for _, t := range c.v.Conversation.Turns {
+		if t.Index <= from || t.Index > upto {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## Turn %d\nUser: %s\n", t.Index, t.Input)
+		for _, r := range t.Rounds {
+			if s := strings.TrimSpace(r.Assistant.Text()); s != "" {
+				fmt.Fprintf(&b, "Assistant: %s\n", s)
+			}
+			for _, tc := range r.Assistant.ToolCalls {
+				fmt.Fprintf(&b, "Assistant called %s %s (call id %s)\n", tc.Name, clip(canonjson.OrRaw(tc.Args), 300), tc.ID)
+			}
+			for _, res := range r.Results {
+				status := ""
+				if res.IsError {
+					status = ", failed"
+				}
+				// Bytes, not PayloadSize: a result loaded from a store may
+				// come without its payload.
+				fmt.Fprintf(&b, "Result of %s (%s, %d bytes%s)", res.CallID, res.Tool, res.Bytes, status)
+				if excerpt > 0 {
+					fmt.Fprintf(&b, ": %s", clip(res.ModelText(), excerpt))
+				}
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+// clip cuts s to n characters, marking the cut. Bytes are kept as they
+// are (invalid UTF-8 counts one character per byte, as range does).
+func clip(s string, n int) string {
+	bounds := runeBounds(s)
+	if len(bounds)-1 <= n {
+		return s
+	}
+	return s[:bounds[n]] + fmt.Sprintf("… (%d more characters)", len(bounds)-1-n)
+}
+
+// runeBounds returns the byte offset of every character of s, and len(s).
+func runeBounds(s string) []int {
+	b := make([]int, 0, len(s)+1)
+	for i := range s {
+		b = append(b, i)
+	}
+	return append(b, len(s))
+}
+
+// fitTokens cuts text to at most limit calibrated tokens (keeping the
+// head) and reports whether it cut.
+func (c *compaction) fitTokens(text string, limit int) (string, bool) {
+	scaled := func(s string) int { return int(math.Ceil(float64(c.counter.Count(s)) * c.factor)) }
+	if scaled(text) <= limit {
+		return text, false
+	}
+	const mark = " …"
+	b := runeBounds(text)
+	lo, hi := 0, len(b)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if scaled(text[:b[mid]]+mark) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return text[:b[lo]] + mark, true
+}

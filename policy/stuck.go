@@ -1,0 +1,355 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+)
+
+// Defaults of [StuckPolicy] (harness-rs nudges after 3 identical rounds and
+// aborts after 6; OpenHands treats A-B-A-B over 6 steps and 3 identical
+// errors as stuck).
+const (
+	DefaultStuckNudgeAfter     = 3
+	DefaultStuckAbortAfter     = 6
+	DefaultStuckAlternateAfter = 6
+	DefaultStuckFailAfter      = 3
+)
+
+// stuckName names the policy in events.
+const stuckName = "stuck"
+
+// StuckPolicy is a [harness.ViewPolicy] that notices a turn going round in
+// circles and first tells the model, then stops its tool rounds.
+//
+// A round's fingerprint is its calls: each call's name and canonical JSON
+// arguments (key order, whitespace and number spelling do not matter),
+// sorted, since the order of one round's calls carries no meaning. From the
+// current turn's rounds it detects:
+//
+//   - repeats: the same fingerprint in consecutive rounds. NudgeAfter
+//     rounds in a row add a nudge; AbortAfter rounds stop the tool rounds.
+//   - alternation: A-B-A-B… between two fingerprints. Two full cycles (four
+//     rounds) add a nudge; AlternateAfter rounds stop.
+//   - a failing call: one call (same name and arguments) that returned an
+//     error result in consecutive rounds. One failure short of FailAfter
+//     adds a nudge; FailAfter stops.
+//
+// A nudge is a user message placed right after the round that triggered
+// it, so it stays where it was in every later view of the turn: views are
+// rebuilt from the transcript every round, the policy recomputes its
+// verdict for every prefix of the turn's rounds, and the request only ever
+// grows at its end (prompt caches stay warm). A stop sets v.Stop to
+// [harness.Stuck]: the agent withholds tools and makes the synthesis call,
+// whose view ends with a message saying why tools were withdrawn, and the
+// turn's outcome is Stuck.
+//
+// The policy reads only the transcript, so the same transcript gives the
+// same view. It should run before policies that measure the whole view
+// (CompactPolicy), since its messages count. A nil *StuckPolicy or zero
+// fields mean defaults; a negative field disables its detector.
+type StuckPolicy struct {
+	// NudgeAfter and AbortAfter count identical consecutive rounds
+	// (defaults 3 and 6).
+	NudgeAfter, AbortAfter int
+	// AlternateAfter counts the rounds of an A-B alternation that stop
+	// the turn (default 6).
+	AlternateAfter int
+	// FailAfter counts consecutive failures of one call that stop the turn
+	// (default 3).
+	FailAfter int
+}
+
+func (p *StuckPolicy) config() StuckPolicy {
+	var c StuckPolicy
+	if p != nil {
+		c = *p
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.NudgeAfter, DefaultStuckNudgeAfter)
+	def(&c.AbortAfter, DefaultStuckAbortAfter)
+	def(&c.AlternateAfter, DefaultStuckAlternateAfter)
+	def(&c.FailAfter, DefaultStuckFailAfter)
+	return c
+}
+
+// stuckLevel orders verdicts.
+type stuckLevel int
+
+const (
+	stuckNone stuckLevel = iota
+	stuckNudge
+	stuckAbort
+)
+
+// stuckVerdict is what the policy concludes after a prefix of the turn's
+// rounds.
+type stuckVerdict struct {
+	level  stuckLevel
+	kind   string // "repeat", "alternate", "fail"
+	rounds int    // how many rounds the pattern spans
+	// message is the nudge; reason the one-line account for StopReason
+	// and events.
+	message, reason string
+}
+
+// ApplyView adds the turn's nudges to v and stops the tool rounds when the
+// turn is stuck.
+func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
+	if v == nil || v.Turn == nil {
+		return nil
+	}
+	cfg := p.config()
+	var rounds []*harness.Round
+	for _, r := range v.Turn.Rounds {
+		if len(r.Assistant.ToolCalls) > 0 {
+			rounds = append(rounds, r)
+		}
+	}
+	if len(rounds) == 0 {
+		return nil
+	}
+	facts := make([]roundFacts, len(rounds))
+	for i, r := range rounds {
+		facts[i] = newRoundFacts(r)
+	}
+
+	// The verdict after every prefix: earlier ones place the nudges the
+	// model was shown then, the last one decides this request.
+	inserts := map[int]harness.Message{} // round index → message after it
+	var last stuckVerdict
+	for j := 1; j <= len(rounds); j++ {
+		vd := cfg.assess(facts[:j])
+		if j == len(rounds) {
+			last = vd
+			break
+		}
+		if vd.level != stuckNone {
+			inserts[rounds[j-1].Index] = userText(vd.message)
+		}
+	}
+	newest := rounds[len(rounds)-1].Index
+
+	switch {
+	case last.level == stuckAbort && !v.Final:
+		v.Stop, v.StopReason = harness.Stuck, last.reason
+		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
+			Detail: "stopping the tool rounds: " + last.reason,
+			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}})
+	case last.level == stuckAbort:
+		inserts[newest] = userText("Tool use was stopped: " + last.reason + ". Tools are no longer available. " +
+			"Answer the user now with what you have found, and say plainly what you could not determine.")
+	case last.level == stuckNudge:
+		inserts[newest] = userText(last.message)
+		if !v.Final {
+			harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
+				Detail: "nudged the model: " + last.reason,
+				Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}})
+		}
+	}
+	if len(inserts) > 0 {
+		insertAfterRounds(v, v.Turn.Index, inserts)
+	}
+	return nil
+}
+
+func userText(s string) harness.Message {
+	return harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(s)}}
+}
+
+// insertAfterRounds places each message after the last message of its
+// round of turn in v (at the end when the round is not in the view).
+func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Message) {
+	lastIdx := map[int]int{}
+	for i, o := range v.Origins {
+		if o.Turn == turn && o.Round > 0 {
+			lastIdx[o.Round] = i
+		}
+	}
+	at := map[int][]int{} // message index → rounds whose insert follows it
+	var tail []int
+	for r := range inserts {
+		if i, ok := lastIdx[r]; ok {
+			at[i] = append(at[i], r)
+		} else {
+			tail = append(tail, r)
+		}
+	}
+	msgs := make([]harness.Message, 0, len(v.Messages)+len(inserts))
+	origs := make([]harness.Origin, 0, len(v.Messages)+len(inserts))
+	add := func(rs []int) {
+		slices.Sort(rs)
+		for _, r := range rs {
+			msgs = append(msgs, inserts[r])
+			origs = append(origs, harness.Origin{Turn: turn, Round: r})
+		}
+	}
+	for i, m := range v.Messages {
+		msgs, origs = append(msgs, m), append(origs, v.Origins[i])
+		add(at[i])
+	}
+	add(tail)
+	v.Messages, v.Origins = msgs, origs
+}
+
+// roundFacts are what the detectors need of one round, computed once per
+// view: the round's fingerprint, each call's fingerprint and whether it
+// failed, and (lazily, since it reads every result in full) a digest of
+// its results.
+type roundFacts struct {
+	round   *harness.Round
+	fp      string
+	calls   []string        // fingerprint of each call, in call order
+	failed  map[string]bool // call fingerprint → an error result
+	results *string
+}
+
+func newRoundFacts(r *harness.Round) roundFacts {
+	f := roundFacts{round: r, fp: roundFingerprint(r), failed: map[string]bool{}}
+	errs := map[string]bool{}
+	for _, res := range r.Results {
+		if res.IsError {
+			errs[res.CallID] = true
+		}
+	}
+	for _, c := range r.Assistant.ToolCalls {
+		fp := callFingerprint(c)
+		f.calls = append(f.calls, fp)
+		if errs[c.ID] {
+			f.failed[fp] = true
+		}
+	}
+	return f
+}
+
+func (f *roundFacts) resultDigest() string {
+	if f.results == nil {
+		d := roundResults(f.round)
+		f.results = &d
+	}
+	return *f.results
+}
+
+// assess judges a prefix of the turn's rounds (each with calls). The
+// strongest verdict wins; among equals, repeats before alternation before
+// failures.
+func (c StuckPolicy) assess(facts []roundFacts) stuckVerdict {
+	var best stuckVerdict
+	consider := func(v stuckVerdict) {
+		if v.level > best.level {
+			best = v
+		}
+	}
+	n := len(facts)
+	fp := func(i int) string { return facts[i].fp }
+	last := facts[n-1].round
+
+	// Repeats: trailing rounds with the newest fingerprint.
+	run := 1
+	for run < n && fp(n-1-run) == fp(n-1) {
+		run++
+	}
+	if run >= 2 {
+		same := true
+		want := facts[n-1].resultDigest()
+		for k := n - run; k < n-1 && same; k++ {
+			same = facts[k].resultDigest() == want
+		}
+		calls := describeCalls(last.Assistant.ToolCalls)
+		results := "got the same results"
+		if !same {
+			results = "the results did not bring you closer to an answer"
+		}
+		v := stuckVerdict{kind: "repeat", rounds: run,
+			reason: fmt.Sprintf("the same calls were made %d rounds in a row (%s)", run, calls),
+			message: fmt.Sprintf("You made the same calls %d times in a row and %s: %s. "+
+				"Repeating them will not change the outcome; change approach or answer with what you have.", run, results, calls)}
+		switch {
+		case c.AbortAfter > 0 && run >= c.AbortAfter:
+			v.level = stuckAbort
+		case c.NudgeAfter > 0 && run >= c.NudgeAfter:
+			v.level = stuckNudge
+		}
+		consider(v)
+	}
+
+	// Alternation: A-B-A-B… with A ≠ B.
+	if c.AlternateAfter > 0 && n >= 4 && fp(n-1) != fp(n-2) {
+		alt := 2
+		for alt < n && fp(n-1-alt) == fp(n-1-alt+2) {
+			alt++
+		}
+		if alt >= 4 {
+			a := describeCalls(facts[n-2].round.Assistant.ToolCalls)
+			b := describeCalls(last.Assistant.ToolCalls)
+			v := stuckVerdict{kind: "alternate", rounds: alt,
+				reason: fmt.Sprintf("the calls alternated between the same two rounds for %d rounds (%s, then %s)", alt, a, b),
+				message: fmt.Sprintf("You have alternated between the same two sets of calls for %d rounds (%s, then %s) "+
+					"and they keep giving the same answers. Change approach or answer with what you have.", alt, a, b)}
+			switch {
+			case alt >= c.AlternateAfter:
+				v.level = stuckAbort
+			default:
+				v.level = stuckNudge
+			}
+			consider(v)
+		}
+	}
+
+	// Failing call: a call of the newest round that failed, and failed in
+	// the rounds just before it too.
+	if c.FailAfter > 0 {
+		for i, call := range last.Assistant.ToolCalls {
+			cfp := facts[n-1].calls[i]
+			if !facts[n-1].failed[cfp] {
+				continue
+			}
+			k := 1
+			for k < n && facts[n-1-k].failed[cfp] {
+				k++
+			}
+			if k < 2 || k < c.FailAfter-1 {
+				continue
+			}
+			desc := describeCalls([]harness.ToolCall{call})
+			v := stuckVerdict{kind: "fail", rounds: k,
+				reason: fmt.Sprintf("the call %s failed %d rounds in a row", desc, k),
+				message: fmt.Sprintf("The call %s failed %d times in a row. Repeating it unchanged will fail again: "+
+					"read the error, fix the arguments or use another tool, or answer with what you have.", desc, k)}
+			if k >= c.FailAfter {
+				v.level = stuckAbort
+			} else {
+				v.level = stuckNudge
+			}
+			consider(v)
+		}
+	}
+	return best
+}
+
+// describeCalls renders calls for a message: name(args), arguments cut
+// to a short length, at most three calls.
+func describeCalls(calls []harness.ToolCall) string {
+	const maxArgs, maxCalls = 120, 3
+	var parts []string
+	for i, c := range calls {
+		if i == maxCalls {
+			parts = append(parts, fmt.Sprintf("and %d more", len(calls)-maxCalls))
+			break
+		}
+		args := canonjson.OrRaw(c.Args)
+		if r := []rune(args); len(r) > maxArgs {
+			args = string(r[:maxArgs]) + "…"
+		}
+		parts = append(parts, c.Name+"("+args+")")
+	}
+	return strings.Join(parts, ", ")
+}

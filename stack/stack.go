@@ -1,0 +1,121 @@
+// Package stack builds harness's default stack — the per-call guards and
+// per-turn view policies every request goes through, in their order — from
+// one Config whose zero value is the default. harness run, the bench's
+// harness preset, the README and the examples all build it here, so what
+// is measured is what runs.
+//
+// The order matters. Per call, outermost first: the result ceiling
+// (guard.ResultPolicy: spill, preview, optional repeat suppression), any
+// Inner guards, then guard.Collapse innermost, so a re-read that collapses
+// under the ceiling needs no spill. Per turn, in order: policy.StuckPolicy
+// (a stop rebuilds the view as final before anything is trimmed),
+// policy.TurnBudget, then policy.CompactPolicy, which sees the budgeted view.
+//
+// "Off" has one spelling: a No… field. Every other zero value means the
+// part's own default.
+package stack
+
+import (
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/tools/recall"
+)
+
+// Config changes the default stack; the zero value (or nil) is the
+// default: a 24 KiB ceiling with spill and the relevant preview, Collapse,
+// StuckPolicy, TurnBudget, CompactPolicy (clearing for cost and near the
+// window) and the recall tool that compaction's placeholders point at.
+type Config struct {
+	// Ceiling configures the per-result ceiling; nil is
+	// guard.ResultPolicy's defaults.
+	Ceiling   *guard.ResultPolicy
+	NoCeiling bool
+	// Inner guards run inside the ceiling, before Collapse: they see a
+	// result first.
+	Inner      []harness.Guard
+	NoCollapse bool
+	NoStuck    bool
+	// TurnBudget configures the turn's evidence budget; nil is
+	// policy.TurnBudget's defaults.
+	TurnBudget   *policy.TurnBudget
+	NoTurnBudget bool
+	// Compact is the compaction policy, used as given (it keeps its
+	// calibration across requests, so give each stack its own): the model
+	// name, window, counter, calibrator and summarizer of the run go here.
+	// Nil is policy.CompactPolicy's defaults (the window from the model
+	// name).
+	Compact   *policy.CompactPolicy
+	NoCompact bool
+	// Recall configures the recall tool (a store's lookup for results the
+	// in-memory transcript lacks). NoRecall leaves the tool out, and
+	// compaction's placeholders then name only the call id and any spill
+	// file.
+	Recall   *recall.Options
+	NoRecall bool
+}
+
+// Stack is the default stack, built: what harness.Options needs.
+type Stack struct {
+	// Guards wrap every tool call, Guards[0] outermost.
+	Guards []harness.Guard
+	// Policies edit every request view, in order.
+	Policies []harness.ViewPolicy
+	// Tools are the tools the stack's markers point at (recall), to offer
+	// beside the agent's own.
+	Tools []harness.Tool
+	// Recall reports whether the recall tool is offered: a result cut with
+	// a "call:<id>" locator, or cleared by compaction, can be read back.
+	Recall bool
+}
+
+// New builds the stack cfg describes (nil: the default). Each call builds
+// fresh guards and policies (but for a given Compact): their state, such
+// as repeat suppression's, is not shared between stacks.
+func New(cfg *Config) *Stack {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	s := &Stack{Recall: !c.NoRecall}
+	if !c.NoCeiling {
+		s.Guards = append(s.Guards, c.Ceiling.Guard())
+	}
+	s.Guards = append(s.Guards, c.Inner...)
+	if !c.NoCollapse {
+		s.Guards = append(s.Guards, (&guard.Collapse{}).Guard())
+	}
+	if !c.NoStuck {
+		s.Policies = append(s.Policies, &policy.StuckPolicy{})
+	}
+	if !c.NoTurnBudget {
+		tb := &policy.TurnBudget{}
+		if c.TurnBudget != nil {
+			*tb = *c.TurnBudget
+		}
+		s.Policies = append(s.Policies, tb)
+	}
+	if !c.NoCompact {
+		cp := c.Compact
+		if cp == nil {
+			cp = &policy.CompactPolicy{}
+		}
+		if c.NoRecall {
+			cp.NoRecall = true
+		}
+		s.Policies = append(s.Policies, cp)
+	}
+	if s.Recall {
+		s.Tools = append(s.Tools, recall.New(c.Recall))
+	}
+	return s
+}
+
+// Apply adds the stack to opts: its guards before opts.Guards (the
+// ceiling stays outermost), its policies after opts.Policies, and its
+// tools after opts.Tools.
+func (s *Stack) Apply(opts *harness.Options) {
+	opts.Guards = append(append([]harness.Guard(nil), s.Guards...), opts.Guards...)
+	opts.Policies = append(opts.Policies, s.Policies...)
+	opts.Tools = append(opts.Tools, s.Tools...)
+}
