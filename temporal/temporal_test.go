@@ -304,4 +304,3 @@ func (c *child) kill(t *testing.T) {
 	}
 	_ = c.cmd.Wait()
 }
-

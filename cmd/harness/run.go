@@ -48,6 +48,9 @@ const defaultSystem = "You are a careful assistant working in a workspace throug
 	"Read before you answer, cite what you found, and say so when a result was cut."
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
+	if wantsTemporal(args) {
+		return execTemporal(ctx, e, "run", args)
+	}
 	cfg := &runConfig{}
 	fs := newFlagSet(e, "run", "PROMPT", "Run one agent turn on PROMPT (\"-\" reads it from standard input), print the answer on\n"+
 		"standard output and a one-line usage summary on standard error.")
