@@ -77,8 +77,8 @@ func (r *rig) close() {
 func countTool(counter string) harness.Tool {
 	return harness.Tool{
 		Spec: harness.ToolSpec{Name: "count", Description: "Counts one.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
-		Func: func(_ context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			if err := appendLine(counter, c.ID); err != nil {
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			if err := appendLine(counter, ranKey(ctx, c)); err != nil {
 				return nil, err
 			}
 			return harness.TextResult("counted " + c.ID + " with " + string(c.Args)), nil
@@ -90,14 +90,20 @@ func countTool(counter string) harness.Tool {
 func bigTool(counter string) harness.Tool {
 	return harness.Tool{
 		Spec: harness.ToolSpec{Name: "big", Description: "Returns a megabyte.", Risk: harness.ReadOnly},
-		Func: func(_ context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			if err := appendLine(counter, c.ID); err != nil {
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			if err := appendLine(counter, ranKey(ctx, c)); err != nil {
 				return nil, err
 			}
 			line := strings.Repeat("x", 99) + "\n"
 			return harness.TextResult(strings.Repeat(line, bigBytes/len(line))), nil
 		},
 	}
+}
+
+// ranKey names a call across conversations: conversation/call id.
+func ranKey(ctx context.Context, c *harness.ToolCall) string {
+	info, _ := harness.CallInfoFrom(ctx)
+	return info.Conversation + "/" + c.ID
 }
 
 func appendLine(path, line string) error {

@@ -141,8 +141,8 @@ func checkOnce(t *testing.T, dir string, ran map[string]int) {
 		for _, r := range turn.Rounds {
 			for _, c := range r.Assistant.ToolCalls {
 				calls++
-				if ran[c.ID] != 1 {
-					t.Errorf("call %s ran %d times, want once", c.ID, ran[c.ID])
+				if n := ran["conv-1/"+c.ID]; n != 1 {
+					t.Errorf("call %s ran %d times, want once", c.ID, n)
 				}
 			}
 		}
