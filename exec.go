@@ -57,6 +57,16 @@ func needsApproval(spec ToolSpec) bool {
 	return spec.Risk == 0 || spec.Risk.Has(Destructive) || spec.Risk.Has(Network)
 }
 
+// Call runs one call of a round the way RunCalls does, without the
+// others: an unknown tool, arguments that fail the tool's schema and a
+// call the Approver refused become IsError results; any other call goes
+// through Admit with the engine's tool. info is what the guards see (see
+// CallInfo). A driver that runs each call as its own step (a durable
+// workflow's activity) uses Call, so it applies exactly the engine's rules.
+func (e *Engine) Call(ctx context.Context, info CallInfo, call ToolCall) *ToolResult {
+	return e.call(ctx, info, call)
+}
+
 // call dispatches one call to the engine's tool of that name.
 func (e *Engine) call(ctx context.Context, info CallInfo, call ToolCall) *ToolResult {
 	t, known := e.tools[call.Name]

@@ -41,6 +41,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run one agent turn on a prompt and print the answer and a usage line", cmdRun},
+		{"worker", "run a worker of a Temporal cluster (harness-temporal worker --temporal HOST:PORT --db FILE)", cmdWorker},
 		{"replay", "replay a recorded transcript under a policy preset, with no model", cmdReplay},
 		{"audit", "report where recorded transcripts spent their context, and what each preset would cost", cmdAudit},
 		{"bench", "compare policy presets on transcripts (or the built-in scenario suite)", cmdBench},

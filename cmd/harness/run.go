@@ -48,6 +48,9 @@ const defaultSystem = "You are a careful assistant working in a workspace throug
 	"Read before you answer, cite what you found, and say so when a result was cut."
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
+	if wantsTemporal(args) {
+		return execTemporal(ctx, e, "run", args)
+	}
 	cfg, prompt, err := parseRun(e, args)
 	if err != nil {
 		return err
