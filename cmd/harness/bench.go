@@ -92,7 +92,8 @@ func pickPresets(list string) ([]bench.Preset, error) {
 	for _, n := range strings.Split(list, ",") {
 		p, err := bench.Lookup(strings.TrimSpace(n))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			// The command's name already says bench.
+			return nil, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "bench: "))
 		}
 		out = append(out, p)
 	}

@@ -73,6 +73,30 @@ func (f *storeFlags) path() string {
 	return filepath.Join(f.workspace, filepath.FromSlash(sqlite.DefaultPath))
 }
 
+// storeArgs returns the flags that point another command at the store a
+// run used: " --workspace DIR" unless DIR is the working directory, and
+// " --db PATH" when one was given, so the hints a run prints work when
+// pasted as they are.
+func storeArgs(workspace, db string) string {
+	var out string
+	if wd, err := os.Getwd(); err != nil || filepath.Clean(workspace) != wd {
+		out += " --workspace " + shellQuote(workspace)
+	}
+	if db != "" {
+		out += " --db " + shellQuote(db)
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and the punctuation of ordinary paths.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // openStore opens the workspace's transcript store; deleting a
 // conversation also removes its spill folder. With mustExist, a missing
 // file is an error instead of a new store.

@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&cfg.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result as JSON on standard output instead of the answer")
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
-	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
+	fs.BoolVar(&cfg.stream, "stream", false, "print the model's text on standard output as it arrives, every round's (default: the answer alone, once the turn ends)")
 	fs.StringVar(&cfg.conversation, "conversation", "", "continue this stored conversation (ids: harness log list)")
 	fs.StringVar(&cfg.db, "db", "", "transcript store file (default WORKSPACE/.harness/harness.db)")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
@@ -154,6 +154,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		if cfg.events {
 			_ = enc.Encode(ev)
+		} else {
+			printWarning(e.stderr, ev)
 		}
 	}
 	if cfg.stream && !cfg.jsonOut {
@@ -183,7 +185,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stderr, usageLine(res))
 	if st != nil {
-		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s)\n", conv.ID, conv.ID, conv.ID)
+		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s%s)\n", conv.ID, conv.ID, conv.ID, storeArgs(cfg.workspace, cfg.db))
 	}
 	if runErr != nil {
 		return runErr
