@@ -166,6 +166,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			io.WriteString(e.stdout, s)
 		}
 	}
+	withTelemetry, stopTelemetry, err := telemetryFromEnv(ctx, e, provider, modelName)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
+	opts.Observer = withTelemetry(opts.Observer)
 	if st != nil {
 		opts.Recorder, opts.Observer = st, st.Observer(opts.Observer)
 	}
