@@ -13,7 +13,8 @@ import (
 func cmdAudit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
 		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
-		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation.")
+		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation.\n\n"+
+		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
