@@ -387,8 +387,11 @@ func TestStreamableHTTP(t *testing.T) {
 		awaitFile(t, mark)
 		ts.CloseClientConnections()
 	}()
-	// A dropped connection loses the call, not the session.
-	res := call(t, tools, "sleep", sleepArgs(int(3*hangBound/time.Millisecond), mark))
+	// A dropped connection loses the call, not the session. The sleep is
+	// short on purpose: under four CPU burners a 30-minute one stalled
+	// here until the call timeout (the drop did not end the call), so a
+	// regression fails in seconds instead of holding the suite.
+	res := call(t, tools, "sleep", sleepArgs(5000, mark))
 	if !res.IsError || !strings.Contains(res.FullText(), "lost in transport") {
 		t.Fatalf("dropped connection: %+v", res.FullText())
 	}
