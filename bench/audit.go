@@ -34,8 +34,10 @@ type Audit struct {
 	Presets []string  `json:"presets"`
 	Costs   []Figures `json:"costs"`
 	// Cumulative holds, per preset, the cumulative input tokens after each
-	// model call.
-	Cumulative [][]int `json:"cumulative_input"`
+	// model call; CumulativeCost the cumulative effective tokens (uncached
+	// + 0.1 × cached + 4 × output, rounded), what the chart plots.
+	Cumulative     [][]int `json:"cumulative_input"`
+	CumulativeCost [][]int `json:"cumulative_effective"`
 }
 
 // AuditTurn is one user turn's figures, under "none" (everything shown).
@@ -66,8 +68,12 @@ type AuditResult struct {
 
 // Repeat is a call that repeats (or overlaps) an earlier one.
 type Repeat struct {
-	CallID  string `json:"call_id"`
-	Of      string `json:"of"`
+	CallID string `json:"call_id"`
+	Of     string `json:"of"`
+	// Call and OfCall are the model calls (from 1, as in Largest and the
+	// charts) whose results they are.
+	Call    int    `json:"model_call"`
+	OfCall  int    `json:"of_model_call"`
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`
 	Path    string `json:"path,omitempty"`
@@ -88,12 +94,13 @@ func AuditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, p
 		for p, row := range tab.Rows {
 			a.Presets = append(a.Presets, row.Preset)
 			a.Costs = append(a.Costs, tab.Runs[i].Cells[p])
-			cum, total := make([]int, 0, len(reports[i][p].Calls)), 0
+			cum, cost, total, effective := make([]int, 0, len(reports[i][p].Calls)), make([]int, 0, len(reports[i][p].Calls)), 0, 0.0
 			for _, c := range reports[i][p].Calls {
 				total += c.Input
-				cum = append(cum, total)
+				effective += harness.Usage{Input: c.Input, Cached: c.Cached, Output: c.Output}.Effective()
+				cum, cost = append(cum, total), append(cost, int(math.Round(effective)))
 			}
-			a.Cumulative = append(a.Cumulative, cum)
+			a.Cumulative, a.CumulativeCost = append(a.Cumulative, cum), append(a.CumulativeCost, cost)
 		}
 		out = append(out, a)
 	}
@@ -107,6 +114,7 @@ func auditOne(rec *replay.Recording, none *replay.Report) Audit {
 	type prior struct {
 		id, key, path string
 		from, to      int
+		call          int
 	}
 	var reads []prior
 	n := 0
@@ -142,16 +150,16 @@ func auditOne(rec *replay.Recording, none *replay.Report) Audit {
 				path, from, to, isRead := readRange(call)
 				for _, p := range reads {
 					if p.key == key {
-						a.ExactRepeats = append(a.ExactRepeats, Repeat{CallID: r.CallID, Of: p.id, Tool: call.Name, Args: string(call.Args), Path: path, Chars: chars})
+						a.ExactRepeats = append(a.ExactRepeats, Repeat{CallID: r.CallID, Of: p.id, Call: n, OfCall: p.call, Tool: call.Name, Args: string(call.Args), Path: path, Chars: chars})
 						break
 					}
 					if isRead && p.path == path && from <= p.to && p.from <= to {
-						a.OverlappingReads = append(a.OverlappingReads, Repeat{CallID: r.CallID, Of: p.id, Tool: call.Name, Args: string(call.Args), Path: path,
+						a.OverlappingReads = append(a.OverlappingReads, Repeat{CallID: r.CallID, Of: p.id, Call: n, OfCall: p.call, Tool: call.Name, Args: string(call.Args), Path: path,
 							Overlap: rangeText(max(from, p.from), min(to, p.to)), Chars: chars})
 						break
 					}
 				}
-				reads = append(reads, prior{id: r.CallID, key: key, path: path, from: from, to: to})
+				reads = append(reads, prior{id: r.CallID, key: key, path: path, from: from, to: to, call: n})
 			}
 		}
 		a.Turns = append(a.Turns, at)

@@ -87,9 +87,12 @@ func auditSection(b *strings.Builder, i int, a Audit) {
 	fmt.Fprintf(b, "<section id=\"rec-%d\"><h2>%s</h2>\n<p>%s · %s · %s model calls · recorded %s input tokens (%s cached), %s output</p>\n",
 		i, esc(a.Recording), esc(a.Source), esc(a.Format), num(a.Calls), num(a.Recorded.Input), num(a.Recorded.Cached), num(a.Recorded.Output))
 
-	b.WriteString("<h3>What each preset would have cost</h3>\n<table><tr><th class=\"l\">preset</th><th>effective tokens</th><th>× none</th><th>cached</th><th>visible</th><th>recoverable</th><th>tool schemas sent</th></tr>\n")
+	b.WriteString("<h3>What each preset would have cost</h3>\n<table><tr><th class=\"l\">preset</th><th class=\"l\">kind</th><th>effective tokens</th><th>× none</th><th>cached</th><th>visible</th><th>recoverable</th><th>tool schemas sent</th></tr>\n")
 	best := -1
 	for k, c := range a.Costs {
+		if !candidate(a.Presets[k]) {
+			continue // an ablation or an idea is a measurement, not a pick
+		}
 		if c.Needles == 0 || c.Visible == c.Needles {
 			if best < 0 || c.Effective < a.Costs[best].Effective {
 				best = k
@@ -102,17 +105,17 @@ func auditSection(b *strings.Builder, i int, a Audit) {
 		if k == best {
 			cls = " class=\"best\""
 		}
-		fmt.Fprintf(b, "<tr%s><td class=\"l\">%s</td><td>%s</td><td>%.3f</td><td>%.1f%%</td><td>%d/%d</td><td>%d/%d</td><td>%s</td></tr>\n",
-			cls, esc(p), num(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, c.Visible, c.Needles, c.Recoverable, c.Needles, num(c.ToolSchemas))
+		fmt.Fprintf(b, "<tr%s><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%.3f</td><td>%.1f%%</td><td>%s/%s</td><td>%s/%s</td><td>%s</td></tr>\n",
+			cls, esc(p), esc(Kind(p)), num(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, num(c.Visible), num(c.Needles), num(c.Recoverable), num(c.Needles), num(c.ToolSchemas))
 	}
 	b.WriteString("</table>\n")
 	if best >= 0 {
-		fmt.Fprintf(b, "<p class=\"note\">Highlighted: the cheapest preset that kept every needle visible (%s).</p>\n", esc(a.Presets[best]))
+		fmt.Fprintf(b, "<p class=\"note\">Highlighted: the cheapest policy — ours or another system's; ablations and ideas are measurements, not candidates — that kept every needle visible (%s).</p>\n", esc(a.Presets[best]))
 	}
 
 	b.WriteString("<h3>Evidence per model call, by tool (everything shown)</h3>\n")
 	evidenceChart(b, a)
-	b.WriteString("<h3>Cumulative input tokens per preset</h3>\n")
+	b.WriteString("<h3>Cumulative cost per preset (effective tokens: uncached + 0.1 × cached + 4 × output)</h3>\n")
 	cumulativeChart(b, i, a)
 
 	b.WriteString("<h3>Turns</h3>\n<table><tr><th>turn</th><th>requests</th><th>evidence chars</th><th>peak request</th><th>tool schemas sent</th><th>schema bytes</th></tr>\n")
@@ -122,19 +125,20 @@ func auditSection(b *strings.Builder, i int, a Audit) {
 	}
 	b.WriteString("</table>\n<h3>Largest results</h3>\n<table><tr><th>chars</th><th class=\"l\">tool</th><th class=\"l\">arguments</th><th>model call</th></tr>\n")
 	for _, r := range a.Largest {
-		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"l\">%s</td><td class=\"l code\">%s</td><td>%d</td></tr>\n", num(r.Chars), esc(r.Tool), esc(clip(r.Args, 110)), r.Call)
+		fmt.Fprintf(b, "<tr><td>%s</td><td class=\"l\">%s</td><td class=\"l code\">%s</td><td>%s</td></tr>\n", num(r.Chars), esc(r.Tool), esc(clip(r.Args, 110)), num(r.Call))
 	}
 	fmt.Fprintf(b, "</table>\n<h3>Repeated reads</h3>\n<p>%d exact repeats of an earlier call, %d reads overlapping the line range of an earlier read of the same file.</p>\n",
 		len(a.ExactRepeats), len(a.OverlappingReads))
 	reps := append(append([]Repeat(nil), a.ExactRepeats...), a.OverlappingReads...)
 	if len(reps) > 0 {
-		b.WriteString("<table><tr><th class=\"l\">call</th><th class=\"l\">repeats</th><th class=\"l\">what</th><th>chars</th></tr>\n")
+		b.WriteString("<table><tr><th>model call</th><th>repeats model call</th><th class=\"l\">call id</th><th class=\"l\">repeats</th><th class=\"l\">what</th><th>chars</th></tr>\n")
 		for k, r := range reps[:min(len(reps), 12)] {
 			what := "same tool and arguments"
 			if k >= len(a.ExactRepeats) {
 				what = r.Path + ", " + r.Overlap
 			}
-			fmt.Fprintf(b, "<tr><td class=\"l code\">%s</td><td class=\"l code\">%s</td><td class=\"l\">%s</td><td>%s</td></tr>\n", esc(r.CallID), esc(r.Of), esc(clip(what, 90)), num(r.Chars))
+			fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td class=\"l code\">%s</td><td class=\"l code\">%s</td><td class=\"l\">%s</td><td>%s</td></tr>\n",
+				num(r.Call), num(r.OfCall), esc(r.CallID), esc(r.Of), esc(clip(what, 90)), num(r.Chars))
 		}
 		b.WriteString("</table>\n")
 		if len(reps) > 12 {
@@ -269,11 +273,11 @@ type series struct {
 	cum   []int
 }
 
-// cumulativeChart draws one line per distinct series: input tokens summed
-// over the model calls so far.
+// cumulativeChart draws one line per distinct series: effective tokens
+// (the cost, not the raw input) summed over the model calls so far.
 func cumulativeChart(b *strings.Builder, rec int, a Audit) {
 	var groups []*series
-	for k, c := range a.Cumulative {
+	for k, c := range a.CumulativeCost {
 		found := false
 		for _, g := range groups {
 			if equalInts(g.cum, c) {
@@ -293,8 +297,8 @@ func cumulativeChart(b *strings.Builder, rec int, a Audit) {
 		}
 		n = max(n, len(g.cum))
 	}
-	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"cumulative input tokens per preset\">\n", chartW, chartH, chartW, chartH)
-	top := frame(b, float64(peak), n, "tokens")
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"cumulative effective tokens per preset\">\n", chartW, chartH, chartW, chartH)
+	top := frame(b, float64(peak), n, "effective tokens")
 	ph := float64(chartH - padT - padB)
 	for k, g := range groups {
 		var pts []string

@@ -42,7 +42,7 @@ func TestPresetsAreNamedAndDocumented(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"none", "harness", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush", "anthropic-context-editing",
-		"harness-ceiling", "harness-spill", "harness-turnbudget", "harness-compact", "harness+dedupe", "harness+dedupe3"} {
+		"harness-no-ceiling", "harness-no-spill", "harness-no-turnbudget", "harness-no-compact", "harness+dedupe", "harness+dedupe3"} {
 		if !seen[want] {
 			t.Errorf("missing preset %s", want)
 		}
@@ -61,7 +61,7 @@ func TestRunOnSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ps []Preset
-	for _, n := range []string{"harness", "codex", "swe-agent", "harness-toolselect"} {
+	for _, n := range []string{"harness", "codex", "swe-agent", "harness-no-toolselect"} {
 		p, _ := Lookup(n)
 		ps = append(ps, p)
 	}
@@ -97,7 +97,7 @@ func TestRunOnSuite(t *testing.T) {
 	// 84 tools over nine requests: harness offers the 20 its selection
 	// picks, every tool the agent called among them; without selection
 	// (and under codex, which sends all) all 84 go on every request.
-	sel, all := cell("graphql-84", "harness"), cell("graphql-84", "harness-toolselect")
+	sel, all := cell("graphql-84", "harness"), cell("graphql-84", "harness-no-toolselect")
 	if sel.ToolSchemas != 20*sel.Calls || sel.Unoffered != 0 || all.ToolSchemas != 84*all.Calls || cell("graphql-84", "codex").ToolSchemas != 84*all.Calls {
 		t.Errorf("graphql-84: %d schemas (%d unoffered calls) with selection, %d without", sel.ToolSchemas, sel.Unoffered, all.ToolSchemas)
 	}

@@ -123,7 +123,7 @@ func (t *Table) subset(keep func(*RunRow) bool) Subset {
 	}
 	s.Rows = make([]Row, len(t.Rows))
 	for p, r := range t.Rows {
-		s.Rows[p] = Row{Preset: r.Preset, Doc: r.Doc, Ablation: r.Ablation}
+		s.Rows[p] = Row{Preset: r.Preset, Kind: r.Kind, Doc: r.Doc, Ablation: r.Ablation}
 		for _, run := range runs {
 			s.Rows[p].sum(run.Cells[p])
 			if run.Cells[p].Effective > run.Cells[0].Effective+1e-9 {

@@ -184,12 +184,12 @@ func TestPerRunText(t *testing.T) {
 	// The default: header, one line per preset, the recordings line and
 	// the one output-heavy line.
 	lines := strings.Split(strings.TrimRight(def.String(), "\n"), "\n")
-	if len(lines) != 1+len(tab.Rows)+1+1 ||
+	if len(lines) != 1+len(tab.Rows)+1+strings.Count(ColumnNotes, "\n")+1+1 ||
 		lines[len(lines)-1] != "output-heavy (largest tool result ≥ 10,000 chars and ≥ 1/3 of all result chars): 3 of 7: lockfile (98.5%), spill-paging (98.7%), build-log-tail (99.0%)" {
 		t.Errorf("default output:\n%s", def.String())
 	}
 	out := per.String()
-	for _, want := range []string{"output-heavy 3", "all 7", "largest result", "293720 of 298236 = 98.5%"} {
+	for _, want := range []string{"output-heavy 3", "all 7", "largest result", "293,720 of 298,236 = 98.5%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("per-run output lacks %q:\n%s", want, out)
 		}
@@ -197,7 +197,7 @@ func TestPerRunText(t *testing.T) {
 	// One line per recording and preset, the recording named on its first.
 	for _, run := range tab.Runs {
 		for p, c := range run.Cells {
-			line := fmt.Sprintf("%s  %.0f  %.3f", tab.Rows[p].Preset, c.Effective, c.Ratio)
+			line := fmt.Sprintf("%s  %s  %s  %.3f", tab.Rows[p].Preset, Kind(tab.Rows[p].Preset), thousands(int(math.Round(c.Effective))), c.Ratio)
 			if !containsSquashed(out, line) {
 				t.Errorf("no line %q for %s", line, run.Recording)
 			}
@@ -206,7 +206,7 @@ func TestPerRunText(t *testing.T) {
 		if run.OutputHeavy {
 			flag = "yes"
 		}
-		if !containsSquashed(out, fmt.Sprintf("%s  %d of %d = %.1f%%  %s  none", run.Recording, run.LargestChars, run.ResultChars, 100*run.LargestShare, flag)) {
+		if !containsSquashed(out, fmt.Sprintf("%s  %s of %s = %.1f%%  %s  none", run.Recording, thousands(run.LargestChars), thousands(run.ResultChars), 100*run.LargestShare, flag)) {
 			t.Errorf("no first line for %s:\n%s", run.Recording, out)
 		}
 	}

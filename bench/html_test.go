@@ -86,7 +86,8 @@ func chromium() string {
 // returns its standard output.
 func runChromium(t *testing.T, browser, file string, extra ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Only a hang may stop the browser: a loaded machine starts it slowly.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	args := append(chromiumArgs(t.TempDir()), extra...)
 	cmd := exec.CommandContext(ctx, browser, append(args, "file://"+file)...)

@@ -154,18 +154,18 @@ func Presets() []Preset {
 	}
 	return []Preset{
 		none, ours, hrs, claude, codex, swe, oh, crush, anth, geminiCLIPreset(), opencodePreset(),
-		abl("harness-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
-		abl("harness-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
-		abl("harness-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
-		abl("harness-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
-		abl("harness-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
+		abl("harness-no-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
+		abl("harness-no-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
+		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
+		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
+		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
 		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
-		abl("harness-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
-		abl("harness-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
+		abl("harness-no-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
+		abl("harness-no-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
-		abl("harness-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
+		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
@@ -203,8 +203,24 @@ func PresetNames() []string {
 	return out
 }
 
-// Lookup returns the preset or reference called name.
+// currentName maps an ablation's former name, which read as a feature
+// ("harness-compact" was harness without compaction), to its name; other
+// names are returned as they are.
+func currentName(name string) string {
+	if n, ok := map[string]string{
+		"harness-ceiling": "harness-no-ceiling", "harness-spill": "harness-no-spill", "harness-turnbudget": "harness-no-turnbudget",
+		"harness-compact": "harness-no-compact", "harness-toolselect": "harness-no-toolselect", "harness-collapse": "harness-no-collapse",
+		"harness-relevance": "harness-no-relevance", "harness-clearold": "harness-no-clearold",
+	}[name]; ok {
+		return n
+	}
+	return name
+}
+
+// Lookup returns the preset or reference called name; an ablation's
+// former name (harness-compact for harness-no-compact) still finds it.
 func Lookup(name string) (Preset, error) {
+	name = currentName(name)
 	ps := append(Presets(), References()...)
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {
 		return ps[i], nil

@@ -8,15 +8,15 @@ import (
 )
 
 // TestRelevanceAblation runs harness (whose ResultPolicy previews with
-// guard.Relevant by default) against harness-relevance (head+tail) on the
+// guard.Relevant by default) against harness-no-relevance (head+tail) on the
 // built-in suite: both cost no more than keeping everything and keep every
 // needle recoverable, and on the lock file read — the agent asks for one
 // package's version, whose line is in the middle of a file far over the
 // ceiling — only the relevant preview shows it.
 func TestRelevanceAblation(t *testing.T) {
-	p, err := Lookup("harness-relevance")
+	p, err := Lookup("harness-no-relevance")
 	if err != nil || !p.Ablation {
-		t.Fatalf("harness-relevance: %v (ablation %v)", err, p.Ablation)
+		t.Fatalf("harness-no-relevance: %v (ablation %v)", err, p.Ablation)
 	}
 	if _, ok := headTailResults().Preview.(guard.HeadTail); !ok {
 		t.Fatalf("the ablation's preview is %T", headTailResults().Preview)
@@ -26,7 +26,7 @@ func TestRelevanceAblation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ps []Preset
-	for _, n := range []string{"harness", "harness-relevance"} {
+	for _, n := range []string{"harness", "harness-no-relevance"} {
 		p, _ := Lookup(n)
 		ps = append(ps, p)
 	}

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"math"
+
 	"github.com/agentharness/harness/replay"
 )
 
@@ -49,7 +51,10 @@ type Figures struct {
 
 // Row is one preset's totals.
 type Row struct {
-	Preset   string `json:"preset"`
+	Preset string `json:"preset"`
+	// Kind is ours, other system, ablation, idea, baseline or bound (see
+	// [Kind]).
+	Kind     string `json:"kind"`
 	Doc      string `json:"doc"`
 	Ablation bool   `json:"ablation,omitempty"`
 	Figures
@@ -72,7 +77,7 @@ func (f *Figures) add(r *replay.Report) {
 	f.Input += r.Usage.Input
 	f.Cached += r.Usage.Cached
 	f.Output += r.Usage.Output
-	f.Effective += r.Effective
+	f.Effective += tenths(r.Effective)
 	for _, c := range r.Calls {
 		f.EvidenceChars += c.EvidenceChars
 		f.ToolSchemas += c.Tools
@@ -85,8 +90,9 @@ func (f *Figures) add(r *replay.Report) {
 }
 
 func (f *Figures) finish(noneEffective float64) {
-	if noneEffective > 0 {
-		f.Ratio = f.Effective / noneEffective
+	f.Effective = tenths(f.Effective)
+	if none := tenths(noneEffective); none > 0 {
+		f.Ratio = f.Effective / none
 	}
 	if f.Input > 0 {
 		f.CachedShare = float64(f.Cached) / float64(f.Input)
@@ -102,7 +108,7 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 	t := &Table{}
 	t.Rows = make([]Row, len(presets))
 	for p, pr := range presets {
-		t.Rows[p] = Row{Preset: pr.Name, Doc: pr.Doc, Ablation: pr.Ablation}
+		t.Rows[p] = Row{Preset: pr.Name, Kind: Kind(pr.Name), Doc: pr.Doc, Ablation: pr.Ablation}
 	}
 	for r, rec := range recs {
 		t.Recordings = append(t.Recordings, rec.ID)
@@ -127,3 +133,8 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 	t.OutputHeavy = t.subset(func(r *RunRow) bool { return r.OutputHeavy })
 	return t
 }
+
+// tenths rounds effective tokens to a tenth, the finest figure they have
+// (0.1 × cached): sums of 0.1 × n otherwise carry float noise into the
+// JSON (482617.99999999994).
+func tenths(v float64) float64 { return math.Round(v*10) / 10 }

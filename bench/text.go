@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"github.com/agentharness/harness/internal/numfmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentharness/harness/internal/numfmt"
 )
 
 // WriteText prints the table: one line per preset with effective tokens,
@@ -58,32 +60,41 @@ func (t *Table) WritePerRun(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\teffective tokens\t× none\tcached\tvisible\trecoverable\t\n")
+	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\t\n")
 	for _, run := range t.Runs {
 		for p, c := range run.Cells {
 			name, largest, heavy := "", "", ""
 			if p == 0 {
-				name, largest, heavy = run.Recording, fmt.Sprintf("%d of %d = %.1f%%", run.LargestChars, run.ResultChars, 100*run.LargestShare), "no"
+				name, largest, heavy = run.Recording, fmt.Sprintf("%s of %s = %.1f%%", thousands(run.LargestChars), thousands(run.ResultChars), 100*run.LargestShare), "no"
 				if run.OutputHeavy {
 					heavy = "yes"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t\n", name, largest, heavy, t.Rows[p].Preset,
-				c.Effective, c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t\n", name, largest, heavy, t.Rows[p].Preset, Kind(t.Rows[p].Preset),
+				thousands(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
 		}
 	}
 	return tw.Flush()
 }
 
 func writeHeader(tw io.Writer) {
-	fmt.Fprintf(tw, "preset\teffective tokens\t× none\tcached\tvisible\trecoverable\tabove none\t\n")
+	fmt.Fprintf(tw, "preset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\tabove none\t\n")
 }
+
+// ColumnNotes explains the columns that are not self-evident (kind,
+// needles, above none); it is printed under every table and in the CLI's
+// help.
+const ColumnNotes = `kind: ours (harness's defaults), other system (its documented rules), ablation (harness with one default off),
+  idea (harness with something added or retuned, measured but not the default), baseline (none), bound (floor)
+needles: strings the agent used (in a later call or its answer) that first reached it in a tool result;
+  visible = still shown in the request that used them, recoverable = visible or held by a spill file or the store
+above none: recordings on which the preset cost more effective tokens than keeping everything`
 
 // writeRows prints one line per row; runs is how many recordings the rows
 // sum.
 func writeRows(tw io.Writer, rows []Row, runs int) {
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t\n", r.Preset, r.Effective, r.Ratio,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t\n", r.Preset, Kind(r.Preset), thousands(int(math.Round(r.Effective))), r.Ratio,
 			100*r.CachedShare, 100*r.VisibleShare, 100*r.RecoverableShare, r.AboveNone, runs)
 	}
 }
@@ -95,12 +106,13 @@ func (t *Table) writeNotes(w io.Writer) error {
 	if len(t.Rows) > 0 {
 		needles = t.Rows[0].Needles
 	}
-	if _, err := fmt.Fprintf(w, "%d recordings, %d needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k)\n", len(t.Runs), needles); err != nil {
+	if _, err := fmt.Fprintf(w, "%s recordings, %s needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k)\n%s\n",
+		thousands(len(t.Runs)), thousands(needles), ColumnNotes); err != nil {
 		return err
 	}
 	for _, r := range t.Rows {
 		if r.Unoffered > 0 {
-			if _, err := fmt.Fprintf(w, "%s: %d recorded call(s) went to a tool its selection did not offer (replayed anyway)\n", r.Preset, r.Unoffered); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s recorded call(s) went to a tool its selection did not offer (replayed anyway)\n", r.Preset, thousands(r.Unoffered)); err != nil {
 				return err
 			}
 		}

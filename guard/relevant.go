@@ -49,7 +49,7 @@ const relevantCandidates = MaxExcerptSpans / 4
 // shares are scaled to the budget.
 //
 // It is the default preview of [ResultPolicy] and harness run (--preview
-// head-tail for the previous default); the bench's harness-relevance
+// head-tail for the previous default); the bench's harness-no-relevance
 // ablation measures what it changes.
 type Relevant struct {
 	// Head, Middle and Tail are the shares in bytes; all zero means the

@@ -35,7 +35,9 @@ func turnResult(t *testing.T, tools map[string]harness.Tool, name, args string, 
 	for _, tl := range tools {
 		list = append(list, tl)
 	}
-	agent, err := harness.New(model, &harness.Options{Tools: list, Guards: guards, Workspace: workspace})
+	// Only a hang may time the call out: 20 MB of JSON under -race on a
+	// loaded machine takes what it takes.
+	agent, err := harness.New(model, &harness.Options{Tools: list, Guards: guards, Workspace: workspace, ToolTimeout: hangBound})
 	if err != nil {
 		t.Fatal(err)
 	}

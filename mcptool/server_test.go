@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -16,12 +17,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// hangBound is the only time limit these tests set on work that should
+// finish: long enough that a loaded machine never reaches it, short enough
+// that a hang fails the test instead of the whole binary's -timeout.
+const hangBound = 10 * time.Minute
+
 // openTest opens the config's servers and closes them when the test ends.
+// Unless opts says otherwise, starts and calls are bounded by hangBound
+// only, so a slow machine cannot turn a large payload into a timeout.
 func openTest(t *testing.T, opts *mcptool.Options, servers ...mcptool.ServerConfig) (*mcptool.Set, map[string]harness.Tool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	o := mcptool.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = hangBound
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = hangBound
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
-	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: servers}, opts)
+	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: servers}, &o)
 	t.Cleanup(func() { set.Close() })
 	if err != nil {
 		t.Fatal(err)
@@ -189,13 +207,11 @@ func TestCallTimeout(t *testing.T) {
 	sc := stdioServer(t, "local")
 	sc.Timeout = 200 * time.Millisecond
 	set, tools := openTest(t, nil, sc)
-	start := time.Now()
-	res := call(t, tools, "sleep", `{"ms":10000}`)
+	// The call sleeps far longer than hangBound: only the 200 ms timeout
+	// can end it before the test fails.
+	res := call(t, tools, "sleep", sleepArgs(int(3*hangBound/time.Millisecond), ""))
 	if !res.IsError || !res.TimedOut || !strings.Contains(res.FullText(), "200ms") {
 		t.Fatalf("%+v", res)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %s", d)
 	}
 	if res := call(t, tools, "echo", `{"text":"still here"}`); res.FullText() != "still here" {
 		t.Fatalf("after a timeout: %+v", res)
@@ -227,17 +243,15 @@ func TestServerKilledMidCall(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no pid")
 	}
+	mark := filepath.Join(t.TempDir(), "running")
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		awaitFile(t, mark)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}()
-	start := time.Now()
-	res := call(t, tools, "sleep", `{"ms":20000}`)
+	// The call outlasts hangBound: only noticing the death ends it.
+	res := call(t, tools, "sleep", sleepArgs(int(3*hangBound/time.Millisecond), mark))
 	if !res.IsError || !strings.Contains(res.FullText(), "stopped during the call") || !strings.Contains(res.FullText(), "killed") {
 		t.Fatalf("%+v", res.FullText())
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("the dead server held the call for %s", d)
 	}
 	if res := call(t, tools, "echo", `{"text":"again"}`); res.FullText() != "again" {
 		t.Fatalf("after the kill: %+v", res)
@@ -251,7 +265,7 @@ func TestStartFailureNamesServerWithStderr(t *testing.T) {
 	bad := stdioServer(t, "database")
 	bad.Env[serverEnv] = "fail-start"
 	ctx := context.Background()
-	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: []mcptool.ServerConfig{stdioServer(t, "good"), bad}}, nil)
+	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: []mcptool.ServerConfig{stdioServer(t, "good"), bad}}, &mcptool.Options{StartTimeout: hangBound})
 	defer set.Close()
 	if err == nil {
 		t.Fatal("no error")
@@ -283,7 +297,7 @@ func TestListChangedRefreshes(t *testing.T) {
 		if s != "local" {
 			t.Errorf("changed server %q", s)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("no list_changed")
 	}
 	all, _, err := set.Tools(context.Background())
@@ -368,12 +382,16 @@ func TestStreamableHTTP(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"over http"}`); res.FullText() != "over http" {
 		t.Fatalf("%+v", res)
 	}
+	mark := filepath.Join(t.TempDir(), "running")
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		awaitFile(t, mark)
 		ts.CloseClientConnections()
 	}()
-	// A dropped connection loses the call, not the session.
-	res := call(t, tools, "sleep", `{"ms":5000}`)
+	// A dropped connection loses the call, not the session. The sleep is
+	// short on purpose: under four CPU burners a 30-minute one stalled
+	// here until the call timeout (the drop did not end the call), so a
+	// regression fails in seconds instead of holding the suite.
+	res := call(t, tools, "sleep", sleepArgs(5000, mark))
 	if !res.IsError || !strings.Contains(res.FullText(), "lost in transport") {
 		t.Fatalf("dropped connection: %+v", res.FullText())
 	}

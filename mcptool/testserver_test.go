@@ -89,6 +89,25 @@ func bigText(n int) string {
 	return string(b[:n])
 }
 
+// awaitFile waits until path exists (a sleep call's mark), bounded by
+// hangBound only.
+func awaitFile(t testing.TB, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(hangBound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Errorf("%s never appeared", path)
+}
+
+// sleepArgs returns the arguments of a sleep call of ms milliseconds that
+// marks mark when it starts.
+func sleepArgs(ms int, mark string) string {
+	b, _ := json.Marshal(map[string]any{"ms": ms, "mark": mark})
+	return string(b)
+}
+
 func newTestServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptool-test", Version: "1"}, &mcp.ServerOptions{PageSize: 3})
 	t := true
@@ -171,8 +190,15 @@ func newTestServer() *mcp.Server {
 			return r, nil
 		})
 	s.AddTool(&mcp.Tool{Name: "sleep", Description: "Sleep, then answer.", Annotations: readOnly,
-		InputSchema: obj(`"ms":{"type":"integer"}`)},
+		InputSchema: obj(`"ms":{"type":"integer"},"mark":{"type":"string"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// mark names a file created once the call is running, so a
+			// test acts mid-call without guessing how long a start takes.
+			if mark, _ := args(req)["mark"].(string); mark != "" {
+				if err := os.WriteFile(mark, nil, 0o600); err != nil {
+					return nil, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(num(args(req), "ms", 100)) * time.Millisecond):
 				return text("slept"), nil

@@ -181,37 +181,42 @@ func TestMustKeep(t *testing.T) {
 	}
 }
 
+// hangBound is the only limit these tests put on work that should finish:
+// a loaded machine never reaches it, a hang does.
+const hangBound = 10 * time.Minute
+
 func TestFallbackToAllTools(t *testing.T) {
 	specs := loadSpecs(t)
+	// The ranker that ignores its context blocks until the test ends: only
+	// the selector's own timeout can return before it.
+	release := make(chan struct{})
+	defer close(release)
 	for _, tc := range []struct {
-		name   string
-		ranker toolselect.Ranker
-		want   string
+		name    string
+		ranker  toolselect.Ranker
+		timeout time.Duration
+		want    string
 	}{
 		{"error", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			return nil, errors.New("index unavailable")
-		}), "index unavailable"},
+		}), hangBound, "index unavailable"},
 		{"ignores ctx past the timeout", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
-			time.Sleep(2 * time.Second)
+			<-release
 			return make([]float64, 84), nil
-		}), "timed out after 100ms"},
+		}), 100 * time.Millisecond, "timed out after 100ms"},
 		{"wrong length", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			return []float64{1}, nil
-		}), "1 scores for 84 tools"},
+		}), hangBound, "1 scores for 84 tools"},
 		{"panic", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			panic("bad ranker")
-		}), "panicked"},
+		}), hangBound, "panicked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ev events
-			sel := &toolselect.Selector{Ranker: tc.ranker, Timeout: 100 * time.Millisecond}
-			start := time.Now()
+			sel := &toolselect.Selector{Ranker: tc.ranker, Timeout: tc.timeout}
 			got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "close the bug", specs)
 			if err != nil || len(got) != len(specs) {
 				t.Fatalf("%d tools, %v", len(got), err)
-			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("took %s", d)
 			}
 			e := ev.last(t)
 			if e.Kind != harness.EventWarning || e.Policy != toolselect.PolicyName || !strings.Contains(e.Detail, tc.want) || e.Data["mode"] != "fallback" {

@@ -46,7 +46,7 @@ func tools84(t *testing.T) []harness.Tool {
 		return ct, nil
 	}}
 	ctx := context.Background()
-	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: []mcptool.ServerConfig{sc}}, nil)
+	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: []mcptool.ServerConfig{sc}}, &mcptool.Options{StartTimeout: hangBound, CallTimeout: hangBound})
 	t.Cleanup(func() { set.Close() })
 	if err != nil {
 		t.Fatal(err)

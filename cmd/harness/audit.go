@@ -16,7 +16,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation. A folder\n"+
 		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions): every\n"+
 		"recognised file is imported, each model context (a Claude Code subagent, a part after a compaction)\n"+
-		"audited apart, and a summary per file and in total goes to standard error.")
+		"audited apart, and a summary per file and in total goes to standard error.\n\n"+
+		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")

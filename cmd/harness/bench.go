@@ -25,7 +25,8 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"chats, OpenAI chat lists, harness conversations or harness's store (.db: every conversation in it),\n"+
 		"recognised by content; folders are read recursively. With no argument it runs the built-in scenario suite. A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
-		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.")
+		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.\n\n"+
+		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
@@ -105,7 +106,8 @@ func pickPresets(list string) ([]bench.Preset, error) {
 	for _, n := range strings.Split(list, ",") {
 		p, err := bench.Lookup(strings.TrimSpace(n))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			// The command's name already says bench.
+			return nil, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "bench: "))
 		}
 		out = append(out, p)
 	}

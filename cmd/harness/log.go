@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"github.com/agentharness/harness/internal/numfmt"
 	"io"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -69,6 +71,52 @@ func (f *storeFlags) path() string {
 		return f.db
 	}
 	return filepath.Join(f.workspace, filepath.FromSlash(sqlite.DefaultPath))
+}
+
+// storeArgs returns the flags that point another command at the store a
+// run used: " --workspace DIR" unless DIR is the working directory, and
+// " --db PATH" when one was given, so the hints a run prints work when
+// pasted as they are. A postgres:// URL is printed without its password
+// (libpq's PGPASSWORD or ~/.pgpass supplies it again).
+func storeArgs(workspace, db string) string {
+	var out string
+	if wd, err := os.Getwd(); err != nil || filepath.Clean(workspace) != wd {
+		out += " --workspace " + shellQuote(workspace)
+	}
+	if db != "" {
+		out += " --db " + shellQuote(withoutPassword(db))
+	}
+	return out
+}
+
+// withoutPassword returns db with the password of a postgres:// URL
+// removed; anything else is returned as it is.
+func withoutPassword(db string) string {
+	if !isDSN(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://…" // unparsable: print nothing of it
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and the punctuation of ordinary paths.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // openStore opens the workspace's transcript store; deleting a

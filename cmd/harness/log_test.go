@@ -225,3 +225,26 @@ func TestLogShowOldStore(t *testing.T) {
 		}
 	}
 }
+
+func TestStoreArgsHidesThePassword(t *testing.T) {
+	for _, tc := range []struct{ db, want string }{
+		{"postgres://u:secret@127.0.0.1:5432/h", "postgres://u@127.0.0.1:5432/h"},
+		{"postgresql://u@h/db?password=secret&sslmode=disable", "postgresql://u@h/db?sslmode=disable"},
+		{"postgres://u:secret@h/db?password=other", "postgres://u@h/db"},
+		{"/tmp/x.db", "/tmp/x.db"},
+	} {
+		got := storeArgs(mustGetwd(t), tc.db)
+		if strings.Contains(got, "secret") || strings.Contains(got, "other") || !strings.Contains(got, tc.want) {
+			t.Errorf("storeArgs(%q) = %q, want it to name %q and no password", tc.db, got, tc.want)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -76,6 +77,9 @@ func runMain(ctx context.Context, args []string, e *env) int {
 		usage(e.stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
@@ -87,14 +91,19 @@ func runMain(ctx context.Context, args []string, e *env) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(e.stderr, "harness %s: %v\n", c.name, err)
+			// One line: what was wrong and where the flags are listed.
+			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+			fmt.Fprintf(e.stderr, "harness %s: %s (harness %s -h lists the flags)\n", c.name, msg, c.name)
 			return 2
 		}
 		fmt.Fprintf(e.stderr, "harness %s: %v\n", c.name, err)
 		return 1
 	}
-	fmt.Fprintf(e.stderr, "harness: unknown command %q\n\n", args[0])
-	usage(e.stderr)
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(e.stderr, "harness: unknown command %q%s (harness help lists the commands)\n", args[0], didYouMean(args[0], names, ""))
 	return 2
 }
 
@@ -113,10 +122,11 @@ func usage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set whose usage text names the command and
-// whose errors are returned, not printed and exited.
+// whose errors are returned, not printed and exited. Asked for (-h), the
+// usage goes to standard output, as help does; see parseFlags.
 func newFlagSet(e *env, name, argsUsage, summary string) *flag.FlagSet {
 	fs := flag.NewFlagSet("harness "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(e.stdout)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: harness %s [flags] %s\n\n%s\n\nFlags:\n", name, argsUsage, summary)
 		fs.PrintDefaults()
@@ -126,18 +136,27 @@ func newFlagSet(e *env, name, argsUsage, summary string) *flag.FlagSet {
 
 // parseFlags parses args, allowing flags after positional arguments
 // ("harness run PROMPT --model x"). Everything after "--" is positional.
+// -h prints the usage on the flag set's output and returns flag.ErrHelp; a
+// bad flag prints nothing and returns one line for the caller, naming the
+// nearest flag when there is one, instead of the whole usage.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var tail []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, tail = args[:i], args[i+1:]
 	}
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: %s", errUsage, flagError(fs, err))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -147,4 +166,68 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// flagError rewrites the flag package's message for an undefined flag as
+// "unknown flag --modle (did you mean --model?)"; other messages stay.
+func flagError(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return err.Error()
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return "unknown flag --" + name + didYouMean(name, names, "--")
+}
+
+// didYouMean returns " (did you mean PREFIXx?)" naming the candidate
+// closest to word — within a third of its length in edits, or one that
+// starts with it — and "" when none is close.
+func didYouMean(word string, candidates []string, prefix string) string {
+	best, bestDist := "", len(word)/3+1
+	for _, c := range candidates {
+		d := editDistance(word, c)
+		if strings.HasPrefix(c, word) && len(word) >= 3 {
+			d = min(d, 1)
+		}
+		// On a tie the candidate of the typed length wins ("modle" is
+		// "model" swapped, not "mode" with a letter too many).
+		if d < bestDist || d == bestDist && best != "" && lenGap(c, word) < lenGap(best, word) {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + prefix + best + "?)"
+}
+
+func lenGap(a, b string) int { return max(len(a)-len(b), len(b)-len(a)) }
+
+// editDistance is the optimal-string-alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of neighbours each cost
+// one, the typos people make in flag and command names (ASCII).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }

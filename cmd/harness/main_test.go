@@ -107,7 +107,7 @@ func TestRunErrorsSayWhatToDo(t *testing.T) {
 		{"missing script", []string{"run", "--model", "scripted:/nonexistent.json", "hi"}, 1, "no such file"},
 		{"departure", []string{"run", "--model", "scripted:" + script, "apple"}, 1, "departed from the script"},
 		{"bad workspace", []string{"run", "--model", "scripted:" + script, "--workspace", "/nonexistent", "hi"}, 1, "not a directory"},
-		{"unknown flag", []string{"run", "--nope"}, 2, "flag provided but not defined"},
+		{"unknown flag", []string{"run", "--nope"}, 2, "unknown flag --nope"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 	}
 	for _, c := range cases {
@@ -125,14 +125,79 @@ func TestHelpAndVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "run ") || !strings.Contains(stdout, "version") {
 		t.Fatalf("help: %d %q", code, stdout)
 	}
-	_, stderr, code := inproc(t, "run", "-h")
-	if code != 0 || !strings.Contains(stderr, "Usage: harness run") || !strings.Contains(stderr, "-model") {
-		t.Fatalf("run -h: %d %q", code, stderr)
+	// Help asked for is output: on standard output, exit 0.
+	for args, want := range map[string]string{"run -h": "run", "help run": "run", "bench --help": "bench", "log show -h": "log show"} {
+		stdout, stderr, code := inproc(t, strings.Fields(args)...)
+		if code != 0 || !strings.Contains(stdout, "Usage: harness "+want) || stderr != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
 	}
-	stdout, _, code = cli(t, "", "version")
-	if code != 0 || !strings.HasPrefix(stdout, "harness ") {
-		t.Fatalf("version: %d %q", code, stdout)
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		stdout, _, code := cli(t, "", args...)
+		if code != 0 || !strings.HasPrefix(stdout, "harness ") {
+			t.Fatalf("%v: %d %q", args, code, stdout)
+		}
 	}
+}
+
+// A mistyped flag or command gets one line on standard error, naming the
+// nearest name, and exit 2 — not the command's whole usage.
+func TestMistakesGetOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		want   string
+		absent string
+	}{
+		{[]string{"run", "--modle", "openai:x", "hi"}, "harness run: unknown flag --modle (did you mean --model?)", ""},
+		{[]string{"run", "--worksapce", ".", "hi"}, "(did you mean --workspace?)", ""},
+		{[]string{"bench", "--preset", "harness"}, "(did you mean --presets?)", ""},
+		{[]string{"run", "--xyzzy"}, "harness run: unknown flag --xyzzy (harness run -h lists the flags)", "did you mean"},
+		{[]string{"rnu", "hi"}, `harness: unknown command "rnu" (did you mean run?)`, ""},
+		{[]string{"audit"}, "harness audit: audit needs at least one FILE or DIR", "usage:"},
+		{[]string{"bench", "--presets", "nope"}, `harness bench: no preset "nope"`, "bench: bench:"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := inproc(t, tc.args...)
+			if code != 2 || stdout != "" {
+				t.Fatalf("exit %d, stdout %q", code, stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q, want one line with %q", stderr, tc.want)
+			}
+			if tc.absent != "" && strings.Contains(stderr, tc.absent) {
+				t.Errorf("stderr %q has %q", stderr, tc.absent)
+			}
+		})
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	names := []string{"model", "mode", "workspace", "max-rounds", "max-bytes", "json"}
+	for word, want := range map[string]string{
+		"modle": "model", "mdoel": "model", "mode": "mode", "modl": "mode", "workspcae": "workspace",
+		"max-round": "max-rounds", "jsno": "json", "js": "", "xyzzy": "", "": "",
+	} {
+		got := didYouMean(word, names, "--")
+		if want == "" && got != "" || want != "" && got != " (did you mean --"+want+"?)" {
+			t.Errorf("didYouMean(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+// FuzzEditDistance checks the distance's laws on any pair of names.
+func FuzzEditDistance(f *testing.F) {
+	f.Add("modle", "model")
+	f.Add("", "run")
+	f.Add("workspace", "worksapce")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > 64 || len(b) > 64 {
+			return
+		}
+		d := editDistance(a, b)
+		if d != editDistance(b, a) || d < max(len(a), len(b))-min(len(a), len(b)) || d > max(len(a), len(b)) || (d == 0) != (a == b) {
+			t.Fatalf("editDistance(%q, %q) = %d", a, b, d)
+		}
+	})
 }
 
 // TestReadmeDemo runs the README's scripted demo as written: the script's

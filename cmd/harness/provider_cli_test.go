@@ -118,7 +118,7 @@ func TestRunAnthropicAgainstLoopback(t *testing.T) {
 			ev("message_stop", `{"type":"message_stop"}`)
 	})
 	stdout, stderr, code := runWithEnv(t, map[string]string{"ANTHROPIC_AUTH_TOKEN": "tok-loop"},
-		"run", "--model", "anthropic:claude-loop", "--base-url", srv.URL, "--workspace", t.TempDir(), "--no-store", "Say hello.")
+		"run", "--model", "anthropic:claude-loop", "--base-url", srv.URL, "--workspace", t.TempDir(), "--no-store", "--stream", "Say hello.")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -81,7 +81,7 @@ func parseRun(e *env, args []string) (*runConfig, string, error) {
 	fs.DurationVar(&cfg.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print the result as JSON on standard output instead of the answer")
 	fs.BoolVar(&cfg.events, "events", false, "print every event as a JSON line on standard error")
-	fs.BoolVar(&cfg.stream, "stream", true, "print the answer as it arrives when the model can stream")
+	fs.BoolVar(&cfg.stream, "stream", false, "print the model's text on standard output as it arrives, every round's (default: the answer alone, once the turn ends)")
 	fs.StringVar(&cfg.conversation, "conversation", "", "continue this stored conversation (ids: harness log list)")
 	fs.StringVar(&cfg.db, "db", "", "transcript store: a file (default WORKSPACE/.harness/harness.db) or a postgres:// URL")
 	fs.BoolVar(&cfg.noStore, "no-store", false, "do not record the conversation in the transcript store")
@@ -162,6 +162,13 @@ func (r *run) open(ctx context.Context) error {
 	r.closers = append(r.closers, stopMCP)
 	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.selector()
 	r.out.attach(opts, cfg.stream && !cfg.jsonOut)
+	provider, modelName, _ := strings.Cut(cfg.model, ":")
+	withTelemetry, stopTelemetry, err := telemetryFromEnv(ctx, e, provider, modelName)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, stopTelemetry)
+	opts.Observer = withTelemetry(opts.Observer)
 	if r.st != nil {
 		opts.Recorder, opts.Observer = r.st, r.st.Observer(opts.Observer)
 	}
@@ -212,7 +219,7 @@ func (r *run) print(res *harness.Result) error {
 	fmt.Fprintln(e.stderr, usageLine(res))
 	if r.st != nil {
 		id := r.conv.ID
-		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s)\n", id, id, id)
+		fmt.Fprintf(e.stderr, "conversation %s (continue it with --conversation %s; inspect it with harness log show %s%s)\n", id, id, id, storeArgs(r.cfg.workspace, r.cfg.db))
 	}
 	return nil
 }
@@ -240,6 +247,8 @@ func (o *runOutput) attach(opts *harness.Options, stream bool) {
 		}
 		if o.events {
 			_ = enc.Encode(ev)
+		} else {
+			printWarning(o.e.stderr, ev)
 		}
 	}
 	if stream {

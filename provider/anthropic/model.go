@@ -142,7 +142,7 @@ func (m *Model) policy(ctx context.Context, req *harness.Request) retry.Policy {
 		OnRetry: func(a retry.Attempt) {
 			harness.Emit(ctx, harness.Event{
 				Kind: harness.EventWarning, Turn: req.Turn, Round: req.Round,
-				Detail: fmt.Sprintf("anthropic: %v; retry %d of %d in %s", a.Err, a.Retry, a.Max, a.Delay.Round(time.Millisecond)),
+				Detail: fmt.Sprintf("retrying (%d/%d) in %s: anthropic: %v", a.Retry, a.Max, a.Delay.Round(time.Millisecond), a.Err),
 				Data:   map[string]any{"provider": "anthropic", "retry": a.Retry, "delay_ms": a.Delay.Milliseconds(), "retry_after": a.FromServer},
 			})
 		},

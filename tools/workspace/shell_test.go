@@ -64,16 +64,18 @@ func TestShellRuns(t *testing.T) {
 // running, through the Stream the result carries.
 func TestShellStreams(t *testing.T) {
 	w, _ := shellWorkspace(t, nil)
-	res, err := tool(t, w, "shell").Func(context.Background(), &harness.ToolCall{Name: "shell", Args: json.RawMessage(`{"command":"echo first; sleep 30; echo never"}`)})
+	res, err := tool(t, w, "shell").Func(context.Background(), &harness.ToolCall{Name: "shell", Args: json.RawMessage(`{"command":"echo first; sleep 1200; echo never"}`)})
 	if err != nil || res.Stream == nil || res.IsError {
 		t.Fatalf("res %+v err %v", res, err)
 	}
+	// The command sleeps 20 minutes after its first line: a first line
+	// read before hangBound was streamed.
 	start := time.Now()
 	line, err := bufio.NewReader(res.Stream).ReadString('\n')
 	if err != nil || line != "first\n" {
 		t.Fatalf("first line %q, %v", line, err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > hangBound {
 		t.Fatalf("first line took %s: output is not streamed", d)
 	}
 	// Close kills the command and reaps it, long before its sleep ends.
@@ -81,7 +83,7 @@ func TestShellStreams(t *testing.T) {
 	go func() { res.Stream.Close(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("Close did not return")
 	}
 	res.Stream.Close() // a second Close is harmless
@@ -118,12 +120,20 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
+// hangBound is the only limit these tests put on work that should finish:
+// a loaded machine never reaches it, a hang does. The commands they run
+// sleep 20 minutes, so only the behaviour under test ends them.
+const hangBound = 10 * time.Minute
+
 func waitDead(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangBound)
 	for _, pid := range pids {
 		for alive(pid) {
 			if time.Now().After(deadline) {
+				for _, p := range pids {
+					_ = syscall.Kill(p, syscall.SIGKILL) // do not leave them behind
+				}
 				t.Fatalf("process %d is still running", pid)
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -132,8 +142,9 @@ func waitDead(t *testing.T, pids []int) {
 }
 
 // The command starts children and grandchildren (a subshell's own
-// background job) that would run for a minute, prints their pids, waits.
-const spawnTree = `sleep 60 & echo $!; (sleep 60 & echo $!; wait) & echo $!; bash -c 'sleep 60 & echo $!; wait' & echo $!; wait`
+// background job) that would run for 20 minutes (longer than hangBound),
+// prints their pids, waits.
+const spawnTree = `sleep 1200 & echo $!; (sleep 1200 & echo $!; wait) & echo $!; bash -c 'sleep 1200 & echo $!; wait' & echo $!; wait`
 
 func TestShellTimeoutKillsGrandchildren(t *testing.T) {
 	w, _ := shellWorkspace(t, &Options{ShellTimeout: 30 * time.Second})
@@ -144,7 +155,7 @@ func TestShellTimeoutKillsGrandchildren(t *testing.T) {
 	if !strings.Contains(text, "[killed: timed out after 1s; terminated by signal killed]") {
 		t.Fatalf("no timeout line: %q", text)
 	}
-	if elapsed > 10*time.Second {
+	if elapsed > hangBound {
 		t.Fatalf("took %s for a 1 s timeout", elapsed)
 	}
 	pids := pidsFrom(t, text)
@@ -188,8 +199,8 @@ func TestShellBackgroundKilledAtExit(t *testing.T) {
 	start := time.Now()
 	// The background job keeps the output pipe open; it must not keep the
 	// call waiting until it ends.
-	text := mustOK(t, run(t, w, "shell", map[string]any{"command": "sleep 60 & echo $!"}))
-	if time.Since(start) > 10*time.Second {
+	text := mustOK(t, run(t, w, "shell", map[string]any{"command": "sleep 1200 & echo $!"}))
+	if time.Since(start) > hangBound {
 		t.Fatal("the call waited for a background job")
 	}
 	if !strings.HasSuffix(text, "\n[exit status 0]") {
@@ -206,8 +217,8 @@ func TestShellEscapedProcessDoesNotHang(t *testing.T) {
 	start := time.Now()
 	// setsid leaves the process group; the group kill cannot reach it, so
 	// the output is abandoned after a grace period instead of hanging.
-	text := mustOK(t, run(t, w, "shell", map[string]any{"command": "echo start; setsid sleep 5 & echo $!; sleep 0.5"}))
-	if d := time.Since(start); d > 4*time.Second {
+	text := mustOK(t, run(t, w, "shell", map[string]any{"command": "echo start; setsid sleep 1200 & echo $!; sleep 0.5"}))
+	if d := time.Since(start); d > hangBound {
 		t.Fatalf("waited %s for an escaped process", d)
 	}
 	for _, pid := range pidsFrom(t, text) {

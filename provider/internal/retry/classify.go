@@ -43,7 +43,8 @@ func Response(status int, h http.Header, now time.Time) Verdict {
 
 // Transient reports whether err is a transport failure that a new attempt
 // may not meet: a refused, reset or dropped connection, a body cut short,
-// an attempt's own timeout, or a stream that ended early. The caller must
+// an attempt's own timeout, or a stream that ended early. A host name that
+// does not resolve (NXDOMAIN) is not transient. The caller must
 // check its own context first: a cancelled caller is never retried.
 func Transient(err error) bool {
 	if err == nil {
@@ -63,6 +64,13 @@ func Transient(err error) bool {
 		errors.Is(err, net.ErrClosed),
 		errors.Is(err, context.DeadlineExceeded): // an attempt's timeout; the caller's own was checked
 		return true
+	}
+	// A host that does not exist will not exist a second later: asking
+	// the resolver again only delays the error. A resolver that timed out
+	// or failed for now is retried like any other transport failure.
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return false
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"testing"
 	"time"
@@ -131,13 +132,11 @@ func TestDoCancelledDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := Policy{BaseDelay: time.Hour, MaxDelay: time.Hour}
 	p.OnRetry = func(Attempt) { cancel() }
-	start := time.Now()
+	// The backoff is an hour: only the cancelled context ends it before
+	// the test binary's timeout.
 	err := Do(ctx, p, classifyTest, func(context.Context, int) error { return errTransient })
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, errTransient) {
 		t.Fatalf("err = %v, want context.Canceled wrapping the last failure", err)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatal("the wait ignored the cancelled context")
 	}
 }
 
@@ -250,6 +249,10 @@ func TestTransient(t *testing.T) {
 		{fmt.Errorf("x: %w", syscall.ECONNREFUSED), true},
 		{context.DeadlineExceeded, true},
 		{errors.New("http2: server sent GOAWAY and closed the connection"), true},
+		{&url.Error{Op: "Post", URL: "https://api.example.invalid/v1", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}}}, false},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", Name: "api.example.com", IsTimeout: true}}, true},
+		{&net.DNSError{Err: "server misbehaving", Name: "api.example.com", IsTemporary: true}, true},
 	} {
 		if got := Transient(tc.err); got != tc.want {
 			t.Errorf("Transient(%v) = %v, want %v", tc.err, got, tc.want)
