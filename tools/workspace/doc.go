@@ -21,8 +21,9 @@
 // time without following links, and refused if it is a .git or .harness
 // folder by identity, so a folder or link swapped in after the check cannot
 // redirect a write into them. A regular file with several hard links is
-// refused outside .harness/ ([ErrHardLink]; [Options].AllowHardLinks for
+// not read outside .harness/ ([ErrHardLink]; [Options].AllowHardLinks for
 // trees built of them): another of its names may lie outside the workspace.
+// write_file replaces such a name instead of writing through it.
 //
 // The shell tool is not jailed: a command can reach anything the process
 // can. That is why it is off unless [Options].Shell is set, is Destructive,

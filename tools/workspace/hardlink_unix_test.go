@@ -12,8 +12,9 @@ import (
 
 // TestHardLinksOutOfTheWorkspaceAreRefused: a hard link inside the root to
 // a file outside it (ln /etc/passwd ws/x) is not a way out. A regular file
-// with more than one link is refused for reading and writing, outside
-// .harness/, unless Options.AllowHardLinks says the tree is made of them.
+// with more than one link is not read (read_file, grep, edit_file) outside
+// .harness/, unless Options.AllowHardLinks says the tree is made of them;
+// write_file replaces the name, so the outside file is never touched.
 func TestHardLinksOutOfTheWorkspaceAreRefused(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "passwd")
 	if err := os.WriteFile(secret, []byte("root:SECRET:0:0\n"), 0o644); err != nil {
@@ -36,7 +37,6 @@ func TestHardLinksOutOfTheWorkspaceAreRefused(t *testing.T) {
 		}{
 			{"read_file", map[string]any{"path": "x"}},
 			{"edit_file", map[string]any{"path": "x", "old_string": "SECRET", "new_string": "open"}},
-			{"write_file", map[string]any{"path": "x", "content": "replaced"}},
 		} {
 			res := run(t, w, tc.tool, tc.args)
 			if text := mustFail(t, res, "hard links"); strings.Contains(text, "SECRET") {
@@ -54,6 +54,9 @@ func TestHardLinksOutOfTheWorkspaceAreRefused(t *testing.T) {
 		// Inside .harness/ (spill files) a linked file is read.
 		if text := mustOK(t, run(t, w, "read_file", map[string]any{"path": ".harness/spill/x"})); !strings.Contains(text, "SECRET") {
 			t.Errorf(".harness read: %s", text)
+		}
+		if text := mustOK(t, run(t, w, "write_file", map[string]any{"path": "x", "content": "replaced"})); strings.Contains(text, "SECRET") {
+			t.Errorf("write_file: %s", text)
 		}
 		if b, _ := os.ReadFile(secret); string(b) != "root:SECRET:0:0\n" {
 			t.Errorf("the outside file changed: %q", b)

@@ -45,8 +45,8 @@ var protectedDirs = []string{".git", ".harness"}
 //   - symbolic links (the last component or any parent directory) whose
 //     target lies outside the root, and chains of more than 40 links;
 //   - devices, FIFOs and sockets;
-//   - regular files with more than one hard link, outside .harness/,
-//     unless Options.AllowHardLinks is set (ErrHardLink);
+//   - for reads, regular files with more than one hard link, outside
+//     .harness/, unless Options.AllowHardLinks is set (ErrHardLink);
 //   - for reads, paths that do not exist;
 //   - for writes (forWrite), directories, the root itself, and anything in
 //     a .git or .harness folder at any depth (compared case-insensitively,
@@ -96,8 +96,12 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 	if fi != nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		return "", nil, fmt.Errorf("%s is a %s: %w", path, fileKind(fi.Mode()), ErrSpecialFile)
 	}
-	if err := w.checkLinks(path, cur, fi); err != nil {
-		return "", nil, err
+	if !forWrite {
+		// A write replaces the name instead of writing through the link,
+		// so only reads (edit_file's included, in openRegular) are refused.
+		if err := w.checkLinks(path, cur, fi); err != nil {
+			return "", nil, err
+		}
 	}
 	if forWrite {
 		switch {

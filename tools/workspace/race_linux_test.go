@@ -23,14 +23,18 @@ func TestWriteRacesSwapIntoHarness(t *testing.T) {
 		name string
 		// setup creates the thing "rd" is exchanged with and returns its name.
 		setup func(t *testing.T, dir string) string
+		// open: some writes must go through. Not so when rd is exchanged
+		// with .harness itself: once the real rd has been seen named
+		// .harness, it stays protected for the workspace's life.
+		open bool
 	}{
 		{"symlink to .harness", func(t *testing.T, dir string) string {
 			if err := os.Symlink(".harness", filepath.Join(dir, "rd-alt")); err != nil {
 				t.Fatal(err)
 			}
 			return "rd-alt"
-		}},
-		{".harness itself", func(t *testing.T, dir string) string { return ".harness" }},
+		}, true},
+		{".harness itself", func(t *testing.T, dir string) string { return ".harness" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, dir := newTestWorkspace(t, nil, map[string]string{".harness/harness.db": "STORE", "rd/": ""})
@@ -77,7 +81,7 @@ func TestWriteRacesSwapIntoHarness(t *testing.T) {
 			close(stop)
 			wg.Wait()
 			t.Logf("%d of %d writes went through (into rd/), the others were refused", wrote, writes)
-			if wrote == 0 {
+			if tc.open && wrote == 0 {
 				t.Fatal("no write went through: the race never opened the window")
 			}
 

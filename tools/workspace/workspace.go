@@ -67,12 +67,13 @@ type Options struct {
 	// MaxEditBytes is the largest file edit_file will edit (default
 	// DefaultMaxEditBytes).
 	MaxEditBytes int
-	// AllowHardLinks lets the tools read and write regular files that
-	// have more than one hard link (trees built with hard links, such as
-	// a pnpm store or cp -al). Off, such files are refused outside
-	// .harness/ (ErrHardLink): a hard link made inside the workspace can
-	// name a file outside it, and no path check can see that. A write
-	// replaces the name rather than writing through the link either way.
+	// AllowHardLinks lets read_file, grep and edit_file read regular
+	// files that have more than one hard link (trees built with hard
+	// links, such as a pnpm store or cp -al). Off, such files are refused
+	// outside .harness/ (ErrHardLink): a hard link made inside the
+	// workspace can name a file outside it, and no path check can see
+	// that. write_file is allowed either way: it replaces the name rather
+	// than writing through the link, so the other file is never touched.
 	AllowHardLinks bool
 }
 

@@ -134,7 +134,9 @@ func (w *Workspace) seedProtected() {
 // noteProtected records the identity of the protected folders directly
 // inside the folder dirfd (.git, .harness, in any letter case the file
 // system answers to), so that the same folder is recognised later under
-// any other name.
+// any other name. The set only grows: a folder once seen named .git or
+// .harness stays protected for the workspace's life, which errs on the
+// side of refusing.
 func (w *Workspace) noteProtected(dirfd int) {
 	for _, name := range protectedDirs {
 		var st unix.Stat_t
