@@ -13,6 +13,13 @@ import (
 // in the store.
 var ErrNotFound = errors.New("not found in the transcript store")
 
+// ErrConversationBusy is returned (wrapped) when another writer (another
+// process, or another Store on the same database) is running a turn on the
+// conversation. Recording both would interleave two histories, each request
+// missing the other's rounds. The message says who holds it; wait for that
+// turn to end, or continue in another conversation.
+var ErrConversationBusy = errors.New("the conversation is busy: another writer is running a turn on it")
+
 // Store persists conversations. Implementations are safe for concurrent use;
 // runs on different conversations may record at the same time.
 type Store interface {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentharness/harness/store"
 )
@@ -58,9 +59,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if n == 0 {
 			return fmt.Errorf("sqlite store: deleting %q: %w", id, store.ErrNotFound)
 		}
+		if err := s.claim(w, id, time.Now()); err != nil {
+			return err
+		}
 		// Children first, explicitly: the foreign keys cascade too, but
 		// a file opened without them (an older tool) must not keep orphans.
-		for _, table := range []string{"cuts", "result_bodies", "results", "tool_calls", "messages", "rounds", "turns", "notes", "events", "view_cuts"} {
+		for _, table := range []string{"cuts", "result_bodies", "results", "tool_calls", "messages", "rounds", "turns", "notes", "events", "view_cuts", "leases"} {
 			if _, err := w.exec(`DELETE FROM `+table+` WHERE conv_id = ?`, id); err != nil {
 				return fmt.Errorf("sqlite store: deleting %s from %s: %w", id, table, err)
 			}

@@ -91,9 +91,21 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 // BeginTurn stores a new turn, creating the conversation on its first turn.
 // A turn whose index is not the next one of the stored conversation is
 // refused: the caller's conversation is stale (or not the stored one), and
-// recording it would interleave two histories.
+// recording it would interleave two histories. So is a turn on a
+// conversation another writer is running a turn on (another process, or
+// another Store on this file): store.ErrConversationBusy, naming the
+// holder. The turn's writer holds the conversation until EndTurn (or
+// Close); a holder that crashed is recovered at once on the same machine
+// (its process is gone) and elsewhere after Options.LeaseTTL without a
+// write.
 func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
-	return s.write(ctx, func(w *txw) error { return beginTurn(w, conv.ID, turn, time.Now()) })
+	return s.write(ctx, func(w *txw) error {
+		now := time.Now()
+		if err := beginTurn(w, conv.ID, turn, now); err != nil {
+			return err
+		}
+		return s.claim(w, conv.ID, now)
+	})
 }
 
 func beginTurn(w *txw, convID string, turn *harness.Turn, now time.Time) error {
@@ -136,10 +148,14 @@ func title(input string) string {
 func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	req := s.takeRequest(conv.ID, turn.Index, round.Index)
 	return s.write(ctx, func(w *txw) error {
+		now := time.Now()
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
+		}
 		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
 			return err
 		}
-		return touch(w, conv.ID, time.Now())
+		return touch(w, conv.ID, now)
 	})
 }
 
@@ -313,10 +329,16 @@ func markerOf(full, model string) string {
 func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	s.dropRequests(conv.ID, turn.Index)
 	return s.write(ctx, func(w *txw) error {
+		if err := s.claim(w, conv.ID, time.Now()); err != nil {
+			return err
+		}
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
 		}
-		return touch(w, conv.ID, time.Now())
+		if err := touch(w, conv.ID, time.Now()); err != nil {
+			return err
+		}
+		return s.release(w, conv.ID)
 	})
 }
 
@@ -341,6 +363,9 @@ func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *h
 		if _, err := w.exec(`INSERT INTO conversations (id, created_ns, updated_ns) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
 			conv.ID, now.UnixNano(), now.UnixNano()); err != nil {
 			return fmt.Errorf("sqlite store: conversation %s: %w", conv.ID, err)
+		}
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
 		}
 		if err := addNote(w, conv.ID, note); err != nil {
 			return err

@@ -1,0 +1,93 @@
+package sqlite
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentharness/harness/store"
+)
+
+// DefaultLeaseTTL is how long a turn's claim on its conversation outlives
+// its last write. It is longer than any one round (a model call with its
+// retries, then tools under the agent's 120 s timeout), since only writes
+// renew it.
+const DefaultLeaseTTL = 15 * time.Minute
+
+// leaseOwner names one Store: host, process and a random part, so that two
+// Stores of one process (or a pid reused later) are different owners.
+type leaseOwner struct {
+	id   string
+	host string
+	pid  int
+}
+
+func newLeaseOwner() leaseOwner {
+	host, _ := os.Hostname()
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	pid := os.Getpid()
+	return leaseOwner{id: fmt.Sprintf("%s:%d:%s", host, pid, hex.EncodeToString(rnd[:])), host: host, pid: pid}
+}
+
+// claim makes this Store the conversation's writer, or fails with
+// store.ErrConversationBusy. A conversation is held by the Store that
+// began its running turn, in the leases table, inside the write
+// transaction (which BEGIN IMMEDIATE makes exclusive across processes), so
+// two writers cannot both claim it. The claim is free when nobody holds
+// it, when this Store holds it, when the holder's lease expired (it wrote
+// nothing for LeaseTTL), or when the holder was a process on this machine
+// that no longer exists (killed in the middle of a turn). Every claim
+// renews the lease; EndTurn and Close release it.
+func (s *Store) claim(w *txw, convID string, now time.Time) error {
+	var (
+		owner, host string
+		pid         int
+		since, exp  int64
+	)
+	err := w.tx.QueryRowContext(w.ctx, `SELECT owner, host, pid, acquired_ns, expires_ns FROM leases WHERE conv_id = ?`, convID).
+		Scan(&owner, &host, &pid, &since, &exp)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		since = now.UnixNano()
+	case err != nil:
+		return fmt.Errorf("sqlite store: conversation %s: reading its lease: %w", convID, err)
+	case owner == s.owner.id:
+	case exp < now.UnixNano(), host == s.owner.host && !processAlive(pid):
+		since = now.UnixNano()
+	default:
+		return fmt.Errorf("sqlite store: conversation %s: %w (pid %d on %s, since %s); wait for that turn to end, or continue in another conversation",
+			convID, store.ErrConversationBusy, pid, host, fromNS(since).Format(time.RFC3339))
+	}
+	if _, err := w.exec(`INSERT INTO leases (conv_id, owner, host, pid, acquired_ns, expires_ns) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT(conv_id) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+	acquired_ns = excluded.acquired_ns, expires_ns = excluded.expires_ns`,
+		convID, s.owner.id, s.owner.host, s.owner.pid, since, now.Add(s.opts.LeaseTTL).UnixNano()); err != nil {
+		return fmt.Errorf("sqlite store: conversation %s: claiming it: %w", convID, err)
+	}
+	s.claimed.Store(true)
+	return nil
+}
+
+// release gives up this Store's claim on the conversation.
+func (s *Store) release(w *txw, convID string) error {
+	if _, err := w.exec(`DELETE FROM leases WHERE conv_id = ? AND owner = ?`, convID, s.owner.id); err != nil {
+		return fmt.Errorf("sqlite store: conversation %s: releasing it: %w", convID, err)
+	}
+	return nil
+}
+
+// releaseAll gives up every claim of this Store (on Close).
+func (s *Store) releaseAll() error {
+	if !s.claimed.Load() {
+		return nil
+	}
+	if _, err := s.w.Exec(`DELETE FROM leases WHERE owner = ?`, s.owner.id); err != nil {
+		return fmt.Errorf("sqlite store: releasing its conversations: %w", err)
+	}
+	return nil
+}
