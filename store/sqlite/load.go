@@ -44,6 +44,16 @@ func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conver
 	return conv, nil
 }
 
+// loaded is a conversation being loaded, with its turns, rounds and
+// results indexed for the queries that fill them in.
+type loaded struct {
+	conv    *harness.Conversation
+	turns   map[int]*harness.Turn
+	rounds  map[roundKey]*harness.Round
+	results map[resultKey]*harness.ToolResult
+}
+
+// loadTx reads conversation id in one read transaction, table by table.
 func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Conversation, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, id).Scan(&n); err != nil {
@@ -52,11 +62,22 @@ func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Con
 	if n == 0 {
 		return nil, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	conv := &harness.Conversation{ID: id}
-	turns := map[int]*harness.Turn{}
-	rounds := map[roundKey]*harness.Round{}
+	l := &loaded{conv: &harness.Conversation{ID: id}, turns: map[int]*harness.Turn{},
+		rounds: map[roundKey]*harness.Round{}, results: map[resultKey]*harness.ToolResult{}}
+	for _, step := range []struct {
+		what string
+		fn   func(context.Context, *sql.Tx, string, bool) error
+	}{{"turns", l.loadTurns}, {"rounds", l.loadRounds}, {"tool calls", l.loadCalls},
+		{"results", l.loadResults}, {"cuts", l.loadCuts}, {"notes", l.loadNotes}} {
+		if err := step.fn(ctx, tx, id, full); err != nil {
+			return nil, fmt.Errorf("%s: %w", step.what, err)
+		}
+	}
+	return l.conv, nil
+}
 
-	err := query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
+func (l *loaded) loadTurns(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
 FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) error {
 		t := &harness.Turn{}
 		var started, ended int64
@@ -65,15 +86,14 @@ FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) erro
 			return err
 		}
 		t.Started, t.Ended = fromNS(started), fromNS(ended)
-		conv.Turns = append(conv.Turns, t)
-		turns[t.Index] = t
+		l.conv.Turns = append(l.conv.Turns, t)
+		l.turns[t.Index] = t
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("turns: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
+func (l *loaded) loadRounds(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
 	r.req_messages, r.req_evidence_chars, r.req_tools, r.req_tool_bytes,
 	m.role, m.parts, m.tool_call_id, m.tool_name, m.is_error
 FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
@@ -97,19 +117,18 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 		if r.Assistant.Parts, err = decodeParts(sql.NullString{}, parts); err != nil {
 			return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)
 		}
-		t := turns[turn]
+		t := l.turns[turn]
 		if t == nil {
 			return fmt.Errorf("round %d belongs to a missing turn %d", r.Index, turn)
 		}
 		t.Rounds = append(t.Rounds, r)
-		rounds[roundKey{turn, r.Index}] = r
+		l.rounds[roundKey{turn, r.Index}] = r
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rounds: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT turn, round, dropped, call_id, name, args FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
+func (l *loaded) loadCalls(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT turn, round, dropped, call_id, name, args FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
 		[]any{id}, func(rows *sql.Rows) error {
 			var (
 				turn, round, dropped int
@@ -122,7 +141,7 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 			if args != nil {
 				c.Args = json.RawMessage(args)
 			}
-			r := rounds[roundKey{turn, round}]
+			r := l.rounds[roundKey{turn, round}]
 			if r == nil {
 				return fmt.Errorf("call %s belongs to a missing round %d.%d", c.ID, turn, round)
 			}
@@ -133,99 +152,104 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 			}
 			return nil
 		})
-	if err != nil {
-		return nil, fmt.Errorf("tool calls: %w", err)
-	}
+}
 
-	results := map[resultKey]*harness.ToolResult{}
-	// The payload columns are read only for results whose model copy is
-	// the payload (or for LoadFull): a CASE that is false never pages in
-	// the body's overflow pages.
-	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta,
+// loadResults reads the results. The payload columns are read only for
+// results whose model copy is the payload (or for LoadFull): a CASE that
+// is false never pages in the body's overflow pages.
+func (l *loaded) loadResults(ctx context.Context, tx *sql.Tx, id string, full bool) error {
+	var chunked []chunkedBody
+	err := query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta,
 	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
 	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END,
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.chunked END
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(rows *sql.Rows) error {
 		var k resultKey
-		res, err := scanResult(rows, &k)
+		res, kind, err := scanResult(rows, &k)
 		if err != nil {
 			return err
 		}
-		r := rounds[roundKey{k.turn, k.round}]
+		r := l.rounds[roundKey{k.turn, k.round}]
 		if r == nil {
 			return fmt.Errorf("result %s belongs to a missing round %d.%d", res.CallID, k.turn, k.round)
 		}
 		r.Results = append(r.Results, res)
-		results[k] = res
+		l.results[k] = res
+		if kind != "" {
+			chunked = append(chunked, chunkedBody{k, res, kind})
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return err
 	}
+	return readChunks(ctx, tx, id, chunked)
+}
 
-	err = query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
+func (l *loaded) loadCuts(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
 		[]any{id}, func(rows *sql.Rows) error {
 			var k resultKey
 			c, err := scanCut(rows, &k.turn, &k.round, &k.seq)
 			if err != nil {
 				return fmt.Errorf("result %d.%d.%d: %w", k.turn, k.round, k.seq, err)
 			}
-			res := results[k]
+			res := l.results[k]
 			if res == nil {
 				return fmt.Errorf("a cut belongs to a missing result %d.%d.%d", k.turn, k.round, k.seq)
 			}
 			res.Cuts = append(res.Cuts, c)
 			return nil
 		})
-	if err != nil {
-		return nil, fmt.Errorf("cuts: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT after, text, by, clear_turn, clear_round FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
+func (l *loaded) loadNotes(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT after, text, by, clear_turn, clear_round FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
 		n := &harness.Note{}
 		if err := rows.Scan(&n.After, &n.Text, &n.By, &n.ClearTurn, &n.ClearRound); err != nil {
 			return err
 		}
-		conv.Notes = append(conv.Notes, n)
+		l.conv.Notes = append(l.conv.Notes, n)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("notes: %w", err)
-	}
-	return conv, nil
 }
 
-// scanResult reads one row of the results query into a ToolResult.
-func scanResult(rows *sql.Rows, k *resultKey) (*harness.ToolResult, error) {
+// scanResult reads one row of the results query into a ToolResult. A
+// payload stored in chunks (see chunks.go) is not decoded here: kind names
+// the column the chunks stand for, for readChunks.
+func scanResult(rows *sql.Rows, k *resultKey) (res *harness.ToolResult, kind string, err error) {
 	var (
-		res                     = &harness.ToolResult{}
 		isErr, timedOut         int
-		modelText, text         sql.NullString
+		modelText, text, chunks sql.NullString
 		model, meta, parts, str []byte
-		err                     error
 	)
+	res = &harness.ToolResult{}
 	if err := rows.Scan(&k.turn, &k.round, &k.seq, &res.CallID, &res.Tool, &isErr, &timedOut, &res.Bytes,
-		&modelText, &model, &meta, &text, &parts, &str); err != nil {
-		return nil, err
+		&modelText, &model, &meta, &text, &parts, &str, &chunks); err != nil {
+		return nil, "", err
 	}
 	res.IsError, res.TimedOut = isErr != 0, timedOut != 0
 	if res.Model, err = decodeParts(modelText, model); err != nil {
-		return nil, fmt.Errorf("result %s: model copy: %w", res.CallID, err)
+		return nil, "", fmt.Errorf("result %s: model copy: %w", res.CallID, err)
 	}
 	if meta != nil {
 		if err := json.Unmarshal(meta, &res.Meta); err != nil {
-			return nil, fmt.Errorf("result %s: meta: %w", res.CallID, err)
+			return nil, "", fmt.Errorf("result %s: meta: %w", res.CallID, err)
 		}
-	}
-	if res.Parts, err = decodeParts(text, parts); err != nil {
-		return nil, fmt.Errorf("result %s: payload: %w", res.CallID, err)
 	}
 	if str != nil {
 		res.Structured = json.RawMessage(str)
 	}
+	if chunks.String != "" {
+		return res, chunks.String, nil
+	}
+	if res.Parts, err = decodeParts(text, parts); err != nil {
+		return nil, "", fmt.Errorf("result %s: payload: %w", res.CallID, err)
+	}
 	res.Partial = store.Partial(res)
-	return res, nil
+	return res, "", nil
 }
 
 // query runs q and calls fn for each row.
@@ -256,11 +280,12 @@ func (s *Store) FullResult(ctx context.Context, convID, callID string) (*harness
 		res *harness.ToolResult
 		k   resultKey
 	)
-	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta, b.text, b.parts, b.structured
+	var kind string
+	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta, b.text, b.parts, b.structured, b.chunked
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq DESC LIMIT 1`, []any{convID, callID}, func(rows *sql.Rows) error {
 		var err error
-		res, err = scanResult(rows, &k)
+		res, kind, err = scanResult(rows, &k)
 		return err
 	})
 	if err != nil {
@@ -268,6 +293,11 @@ WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq 
 	}
 	if res == nil {
 		return nil, fmt.Errorf("sqlite store: result %s of conversation %s: %w", callID, convID, store.ErrNotFound)
+	}
+	if kind != "" {
+		if err := readChunks(ctx, tx, convID, []chunkedBody{{k, res, kind}}); err != nil {
+			return nil, fmt.Errorf("sqlite store: result %s of %s: %w", callID, convID, err)
+		}
 	}
 	err = query(ctx, tx, `SELECT `+cutColumns+` FROM cuts WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
 		[]any{convID, k.turn, k.round, k.seq}, func(rows *sql.Rows) error {

@@ -20,6 +20,7 @@ type txw struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	chunk int // Options.ChunkBytes
 }
 
 func (w *txw) exec(query string, args ...any) (sql.Result, error) {
@@ -72,7 +73,7 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
-	w := &txw{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	w := &txw{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, chunk: s.opts.ChunkBytes}
 	defer func() {
 		for _, st := range w.stmts {
 			st.Close()
@@ -253,9 +254,23 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 	if len(res.Structured) > 0 {
 		structured = []byte(res.Structured)
 	}
-	if _, err := w.exec(`INSERT INTO result_bodies (conv_id, turn, round, seq, text, parts, structured) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		convID, turn, round, seq, text, parts, structured); err != nil {
+	// A payload too large for one value is stored in chunks after the row
+	// that names it.
+	var chunked, payload string
+	switch {
+	case text.Valid && len(text.String) > w.chunk:
+		chunked, payload, text = chunkedText, text.String, sql.NullString{}
+	case len(parts) > w.chunk:
+		chunked, payload, parts = chunkedParts, string(parts), nil
+	}
+	if _, err := w.exec(`INSERT INTO result_bodies (conv_id, turn, round, seq, text, parts, structured, chunked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		convID, turn, round, seq, text, parts, structured, chunked); err != nil {
 		return err
+	}
+	if chunked != "" {
+		if err := writeChunks(w, convID, turn, round, seq, payload, w.chunk); err != nil {
+			return err
+		}
 	}
 	for n, c := range res.Cuts {
 		refs, err := encodeRefs(c.Refs)

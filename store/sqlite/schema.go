@@ -20,7 +20,8 @@ type migration struct {
 // version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound);
 // version 4 what each request offered: its system prompt and tool schemas;
 // version 5 every call a cut's model copy points at (harness.Cut.Refs);
-// version 6 the lease of the writer running a turn on each conversation.
+// version 6 the lease of the writer running a turn on each conversation;
+// version 7 payloads too large for one SQLite value, in chunks.
 var migrations = []migration{
 	{1, "transcript", `
 CREATE TABLE conversations (
@@ -244,6 +245,21 @@ CREATE TABLE leases (
 	pid         INTEGER NOT NULL,
 	acquired_ns INTEGER NOT NULL,
 	expires_ns  INTEGER NOT NULL
+);
+`},
+	{7, "payloads in chunks", `
+-- A payload above Options.ChunkBytes (chunks.go): result_bodies.text and
+-- .parts are NULL and chunked names the column the joined chunks stand for.
+ALTER TABLE result_bodies ADD COLUMN chunked TEXT NOT NULL DEFAULT '';
+CREATE TABLE result_chunks (
+	conv_id TEXT NOT NULL,
+	turn    INTEGER NOT NULL,
+	round   INTEGER NOT NULL,
+	seq     INTEGER NOT NULL,
+	n       INTEGER NOT NULL,
+	data    BLOB NOT NULL,
+	PRIMARY KEY (conv_id, turn, round, seq, n),
+	FOREIGN KEY (conv_id, turn, round, seq) REFERENCES results(conv_id, turn, round, seq) ON DELETE CASCADE
 );
 `},
 }

@@ -40,6 +40,11 @@ type Options struct {
 	// OnEventError receives the error of an event that could not be
 	// stored. Observers cannot fail a run; see also Store.EventErr.
 	OnEventError func(e error)
+	// ChunkBytes is the size above which a result's payload is stored in
+	// chunks of this size (default DefaultChunkBytes, at most 512 MiB):
+	// SQLite cannot hold a value over 1 GB, and a round must be stored
+	// whatever its results weigh.
+	ChunkBytes int
 	// LeaseTTL is how long a turn's claim on its conversation lasts
 	// without a write (default DefaultLeaseTTL). Every write of the turn
 	// renews it; see BeginTurn.
@@ -84,6 +89,9 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 	}
 	if s.opts.BusyTimeout <= 0 {
 		s.opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if s.opts.ChunkBytes <= 0 || s.opts.ChunkBytes > 512<<20 {
+		s.opts.ChunkBytes = DefaultChunkBytes
 	}
 	if s.opts.LeaseTTL <= 0 {
 		s.opts.LeaseTTL = DefaultLeaseTTL
