@@ -180,12 +180,6 @@ func newTestServer() *mcp.Server {
 				return nil, ctx.Err()
 			}
 		})
-	s.AddTool(&mcp.Tool{Name: "wedge", Description: "Stop the server process (SIGSTOP): alive, never answering again.",
-		Annotations: readOnly, InputSchema: obj(``)},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			wedge()
-			return text("unreachable"), nil
-		})
 	s.AddTool(&mcp.Tool{Name: "crash", Description: "Exit the server in the middle of the call.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &t}, InputSchema: obj(``)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

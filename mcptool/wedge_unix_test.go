@@ -3,6 +3,7 @@
 package mcptool_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -12,9 +13,28 @@ import (
 	"github.com/agentharness/harness/mcptool"
 )
 
-// wedge stops the test server's process: it stays alive and never reads
-// or answers again, as a deadlocked server would.
-func wedge() { _ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) }
+// wedge stops the server's process (SIGSTOP): it stays alive and never
+// reads or answers again, as a deadlocked server would. On Linux it waits
+// until the kernel reports the process stopped.
+func wedge(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// A bound that only catches a hang.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return // no /proc: the signal is delivered at once
+		}
+		if _, rest, ok := strings.Cut(string(b), ") "); ok && strings.HasPrefix(rest, "T") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop", pid)
+		}
+	}
+}
 
 // TestWedgedServerIsRestarted: a server that is alive but answers nothing
 // (not the call, not a ping) is restarted after the call times out, so the
@@ -27,7 +47,8 @@ func TestWedgedServerIsRestarted(t *testing.T) {
 	set, tools := openTest(t, &mcptool.Options{RestartBackoff: -1}, sc)
 	srv := set.Server("local")
 	pid := srv.PID()
-	res := call(t, tools, "wedge", `{}`)
+	wedge(t, pid)
+	res := call(t, tools, "echo", `{"text":"lost"}`)
 	if !res.IsError || !res.TimedOut || !strings.Contains(res.FullText(), "restarted") {
 		t.Fatalf("wedged call: %+v", res.FullText())
 	}
@@ -54,7 +75,10 @@ func TestWedgedServerRestartBacksOff(t *testing.T) {
 	sc := stdioServer(t, "local")
 	sc.Timeout = 3 * time.Second
 	set, tools := openTest(t, &mcptool.Options{RestartBackoff: time.Hour}, sc)
-	call(t, tools, "wedge", `{}`)
+	wedge(t, set.Server("local").PID())
+	if res := call(t, tools, "echo", `{"text":"lost"}`); !res.TimedOut {
+		t.Fatalf("wedged call: %s", res.FullText())
+	}
 	res := call(t, tools, "echo", `{"text":"back"}`)
 	if !res.IsError || !strings.Contains(res.FullText(), "next restart in") {
 		t.Fatalf("during the back-off: %s", res.FullText())
