@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 )
 
@@ -59,6 +60,9 @@ func (s *Store) claim(w *txw, convID string, now time.Time) error {
 	case owner == s.owner.id:
 	case exp < now.UnixNano(), host == s.owner.host && !processAlive(pid):
 		since = now.UnixNano()
+		if err := markInterrupted(w, convID, now); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("sqlite store: conversation %s: %w (pid %d on %s, since %s); wait for that turn to end, or continue in another conversation",
 			convID, store.ErrConversationBusy, pid, host, fromNS(since).Format(time.RFC3339))
@@ -70,6 +74,23 @@ ON CONFLICT(conv_id) DO UPDATE SET owner = excluded.owner, host = excluded.host,
 		return fmt.Errorf("sqlite store: conversation %s: claiming it: %w", convID, err)
 	}
 	s.claimed.Store(true)
+	return nil
+}
+
+// Interrupted is the outcome stored for a turn whose writer died (or went
+// silent past its lease) before ending it, set when the next writer takes
+// the conversation over. Its rounds stored so far are kept; the round in
+// flight was never stored, and a spill file it was writing is referenced
+// by no stored cut, so spill gc collects it like any unreferenced file.
+const Interrupted harness.Outcome = "interrupted"
+
+// markInterrupted ends the unended turns of a conversation taken over from
+// a holder that is gone.
+func markInterrupted(w *txw, convID string, now time.Time) error {
+	if _, err := w.exec(`UPDATE turns SET outcome = ?, ended_ns = ? WHERE conv_id = ? AND outcome = ''`,
+		string(Interrupted), now.UnixNano(), convID); err != nil {
+		return fmt.Errorf("sqlite store: conversation %s: marking the turn its last writer left: %w", convID, err)
+	}
 	return nil
 }
 

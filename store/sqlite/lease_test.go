@@ -130,6 +130,17 @@ func TestConversationLeaseOfKilledProcess(t *testing.T) {
 	if err := s.BeginTurn(ctx, conv, turnN(2)); err != nil {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
+	// The turn the killed process left unended is marked on takeover.
+	loaded, err := s.Load(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loaded.Turns[0].Outcome; got != Interrupted || loaded.Turns[0].Ended.IsZero() {
+		t.Fatalf("turn 1: outcome %q, ended %v", got, loaded.Turns[0].Ended)
+	}
+	if got := loaded.Turns[1].Outcome; got != "" {
+		t.Fatalf("the new turn is marked too: %q", got)
+	}
 }
 
 // leaseChild begins a turn, says so, and waits to be killed.

@@ -98,14 +98,14 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 // holder. The turn's writer holds the conversation until EndTurn (or
 // Close); a holder that crashed is recovered at once on the same machine
 // (its process is gone) and elsewhere after Options.LeaseTTL without a
-// write.
+// write; the turn it left unended is then stored as Interrupted.
 func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	return s.write(ctx, func(w *txw) error {
 		now := time.Now()
-		if err := beginTurn(w, conv.ID, turn, now); err != nil {
+		if err := s.claim(w, conv.ID, now); err != nil {
 			return err
 		}
-		return s.claim(w, conv.ID, now)
+		return beginTurn(w, conv.ID, turn, now)
 	})
 }
 
