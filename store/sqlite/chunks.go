@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
@@ -30,25 +31,37 @@ type chunkedBody struct {
 	kind string
 }
 
-// writeChunks stores payload in pieces of at most size bytes. Text is cut
-// only at a UTF-8 character boundary, so every piece is valid text when the
-// whole is.
+// writeChunks stores payload in pieces of at most size bytes.
 func writeChunks(w *txw, convID string, turn, round, seq int, payload string, size int) error {
-	for n := 1; payload != ""; n++ {
-		end := min(size, len(payload))
-		for end < len(payload) && end > 1 && !isRuneStart(payload[end]) {
-			end--
-		}
+	for i, piece := range splitChunks(payload, size) {
 		if _, err := w.exec(`INSERT INTO result_chunks (conv_id, turn, round, seq, n, data) VALUES (?, ?, ?, ?, ?, ?)`,
-			convID, turn, round, seq, n, []byte(payload[:end])); err != nil {
-			return fmt.Errorf("chunk %d: %w", n, err)
+			convID, turn, round, seq, i+1, []byte(piece)); err != nil {
+			return fmt.Errorf("chunk %d: %w", i+1, err)
 		}
-		payload = payload[end:]
 	}
 	return nil
 }
 
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// splitChunks cuts s into pieces of at most size bytes (size ≥ 4) that
+// join back to s. A cut falls on a UTF-8 character boundary when one lies
+// within the last 3 bytes of a piece, so every piece of valid text is valid
+// text. The pieces share s's memory.
+func splitChunks(s string, size int) []string {
+	size = max(size, utf8.UTFMax)
+	var out []string
+	for s != "" {
+		end := min(size, len(s))
+		for back := 0; end < len(s) && back < utf8.UTFMax-1 && !utf8.RuneStart(s[end]); back++ {
+			end--
+		}
+		if end < len(s) && !utf8.RuneStart(s[end]) {
+			end = min(size, len(s)) // not text: cut anywhere
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
 
 // readChunks joins the chunks of each body and decodes its payload.
 func readChunks(ctx context.Context, tx *sql.Tx, convID string, bodies []chunkedBody) error {
