@@ -86,6 +86,8 @@ func (a *Agent) callOne(ctx context.Context, conv *Conversation, turn *Turn, rou
 				res = ErrorResult("%s: the user did not approve this call. Do not repeat it unchanged; choose another approach or ask the user.", call.Name)
 				break
 			}
+			info.Approved = true
+			cctx = WithCallInfo(ctx, info)
 		}
 		res = a.invoke(cctx, t, call)
 	}
