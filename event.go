@@ -86,6 +86,10 @@ type CallInfo struct {
 	// answered — so this is where a guard finds what the agent was
 	// looking for when it called. Nil outside an agent.
 	Message *Message
+	// Approved is set when the agent's Approver approved this very call.
+	// A tool that must never run unasked (an ask-mode workspace's writes)
+	// refuses when it is false: with no Approver, nobody was asked.
+	Approved bool
 }
 
 // WithCallInfo returns ctx carrying info. The agent does this for every

@@ -85,6 +85,9 @@ func (e *Engine) call(ctx context.Context, info CallInfo, call ToolCall) *ToolRe
 		if !ok {
 			return e.refuse(ctx, info, call, ErrorResult("%s: the user did not approve this call. Do not repeat it unchanged; choose another approach or ask the user.", call.Name))
 		}
+		// Tools that ask (workspace's ask mode) read this: a call nobody
+		// approved is refused there, failing closed.
+		info.Approved = true
 	}
 	return e.Admit(ctx, info, call, t.fn)
 }

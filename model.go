@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 )
 
 // Model produces the next assistant message for a request.
@@ -69,14 +71,55 @@ type Usage struct {
 	Output     int `json:"output"`
 }
 
-// Add returns the sum of u and v.
+// Add returns the sum of u and v. Each count saturates at the largest (or
+// smallest) int instead of wrapping, so a total of absurd reports stays
+// absurd rather than turning negative.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		Input:      u.Input + v.Input,
-		Cached:     u.Cached + v.Cached,
-		CacheWrite: u.CacheWrite + v.CacheWrite,
-		Output:     u.Output + v.Output,
+		Input:      addSat(u.Input, v.Input),
+		Cached:     addSat(u.Cached, v.Cached),
+		CacheWrite: addSat(u.CacheWrite, v.CacheWrite),
+		Output:     addSat(u.Output, v.Output),
 	}
+}
+
+func addSat(a, b int) int {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt
+	}
+	return s
+}
+
+// MaxUsageTokens is the largest count Validate accepts in one reply: 2^40
+// tokens, thousands of times any context window, and far enough below
+// int64's range that summing many replies stays exact.
+const MaxUsageTokens = 1 << 40
+
+// Validate reports, wrapping ErrInvalidResponse, a usage no model can have
+// produced for one reply: a negative count, a count above MaxUsageTokens,
+// or cached (or cache-write) tokens above the input that includes them.
+// Providers call it on every reply so that a broken server's counts are an
+// error, not a bill.
+func (u Usage) Validate() error {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"input", u.Input}, {"cached", u.Cached}, {"cache-write", u.CacheWrite}, {"output", u.Output}} {
+		if c.n < 0 || c.n > MaxUsageTokens {
+			return fmt.Errorf("%w: %s tokens %d is outside 0..%d", ErrInvalidResponse, c.name, c.n, MaxUsageTokens)
+		}
+	}
+	if u.Cached > u.Input {
+		return fmt.Errorf("%w: cached tokens %d exceed the %d input tokens that include them", ErrInvalidResponse, u.Cached, u.Input)
+	}
+	if u.CacheWrite > u.Input {
+		return fmt.Errorf("%w: cache-write tokens %d exceed the %d input tokens that include them", ErrInvalidResponse, u.CacheWrite, u.Input)
+	}
+	return nil
 }
 
 // Uncached is the input billed at the full rate: Input − Cached.

@@ -24,7 +24,7 @@ func TestResultPolicySpillPagingInAgent(t *testing.T) {
 		t.Skip("no shell")
 	}
 	dir := t.TempDir()
-	ws, err := workspace.New(dir, &workspace.Options{Shell: true})
+	ws, err := workspace.New(dir, &workspace.Options{Mode: workspace.ModeAuto, Shell: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestResultPolicyDedupeInAgent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nconst Answer = 42\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(dir, nil)
+	ws, err := workspace.New(dir, &workspace.Options{Mode: workspace.ModeAuto})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ const (
 	DefaultStartTimeout    = 30 * time.Second
 	DefaultMaxMessageBytes = 64 << 20
 	DefaultStderrTail      = 4 << 10
+	DefaultRestartBackoff  = time.Second
+	// MaxRestartBackoff caps the wait between restarts of a server that
+	// keeps wedging.
+	MaxRestartBackoff = time.Minute
 )
 
 // stopGrace is how long a stopping stdio server gets after its stdin is
@@ -61,6 +65,13 @@ type Options struct {
 	OnToolsChanged func(server string)
 	// ClientName and ClientVersion are sent to servers (default "harness").
 	ClientName, ClientVersion string
+	// RestartBackoff spaces the restarts of a server that stops answering:
+	// after a call times out and the server does not answer a ping either,
+	// its session is closed and it is started again by the first call
+	// RestartBackoff later (default 1 s); each further time in a row waits
+	// twice as long, at most MaxRestartBackoff. A call before then is an
+	// IsError result saying when. A negative value restarts at once.
+	RestartBackoff time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -79,6 +90,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.StderrTail <= 0 {
 		out.StderrTail = DefaultStderrTail
+	}
+	if out.RestartBackoff == 0 {
+		out.RestartBackoff = DefaultRestartBackoff
 	}
 	if out.ClientName == "" {
 		out.ClientName = "harness"
@@ -102,6 +116,8 @@ type Server struct {
 	tools    []*mcp.Tool
 	listed   bool
 	restarts int
+	wedged   int       // calls in a row that timed out on a server that then ignored a ping
+	notUntil time.Time // no restart before this (back-off after wedging)
 
 	stale atomic.Bool // a list_changed arrived since the last listing
 }
@@ -348,6 +364,9 @@ func (s *Server) session(ctx context.Context) (*conn, error) {
 		return s.conn, nil
 	}
 	restart := s.conn != nil
+	if wait := time.Until(s.notUntil); wait > 0 {
+		return nil, fmt.Errorf("it stopped answering %d time(s) in a row; the next restart in %s", s.wedged, wait.Round(time.Second))
+	}
 	if err := s.connectLocked(ctx); err != nil {
 		return nil, err
 	}
@@ -424,13 +443,12 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 	var wire *jsonrpc.Error
 	switch {
 	case err == nil:
+		s.answered()
 		return ConvertResult(res), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !c.isClosed():
-		r := harness.ErrorResult("%s: MCP server %q did not answer within %s; the call was cancelled. Try narrower arguments, or another approach.", tool, s.cfg.Name, timeout)
-		r.TimedOut = true
-		return r, nil
+		return s.timedOut(ctx, c, tool, timeout), nil
 	case errors.As(err, &wire) && wire.Code == codeRejected && !c.isClosed():
 		// The HTTP transport lost this request (a dropped connection, an
 		// HTTP error status) but keeps the session. Whether the server is
@@ -447,6 +465,40 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 	harness.Emit(ctx, harness.Event{Kind: harness.EventWarning, Policy: "mcp",
 		Detail: fmt.Sprintf("MCP server %q stopped during a call to %s: %s", s.cfg.Name, tool, why)})
 	return harness.ErrorResult("%s: MCP server %q stopped during the call (%s). It will be started again on the next call; check whether this call took effect before repeating it.", tool, s.cfg.Name, why), nil
+}
+
+// timedOut answers a call that timed out. A server that still answers a
+// ping is only slow at this call and keeps its session; one that does not
+// is wedged (alive, answering nothing), so every later call would time out
+// too: its session is closed and the next call starts it again, after a
+// back-off when it keeps wedging (see Options.RestartBackoff).
+func (s *Server) timedOut(ctx context.Context, c *conn, tool string, timeout time.Duration) *harness.ToolResult {
+	msg := fmt.Sprintf("%s: MCP server %q did not answer within %s; the call was cancelled.", tool, s.cfg.Name, timeout)
+	if perr := s.ping(ctx, c); perr == nil {
+		r := harness.ErrorResult("%s Try narrower arguments, or another approach.", msg)
+		r.TimedOut = true
+		return r
+	}
+	s.mu.Lock()
+	s.wedged++
+	if n := s.wedged; s.opts.RestartBackoff > 0 {
+		d := s.opts.RestartBackoff << min(n-1, 16)
+		s.notUntil = time.Now().Add(min(d, MaxRestartBackoff))
+	}
+	s.mu.Unlock()
+	why := s.broken(c, errors.New("no answer to the call nor to a ping"))
+	harness.Emit(ctx, harness.Event{Kind: harness.EventWarning, Policy: "mcp",
+		Detail: fmt.Sprintf("MCP server %q stopped answering during a call to %s: %s", s.cfg.Name, tool, why)})
+	r := harness.ErrorResult("%s It did not answer a ping either, so it was stopped and will be restarted on the next call; check whether this call took effect before repeating it.", msg)
+	r.TimedOut = true
+	return r
+}
+
+// answered resets the wedge count after a call the server answered.
+func (s *Server) answered() {
+	s.mu.Lock()
+	s.wedged, s.notUntil = 0, time.Time{}
+	s.mu.Unlock()
 }
 
 // codeRejected is the JSON-RPC code the go-sdk gives a request its

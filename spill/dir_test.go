@@ -235,3 +235,29 @@ func TestRemoveConversation(t *testing.T) {
 }
 
 var _ io.Reader = (*failingReader)(nil)
+
+// TestGCWithKeep: a file Keep names stays however old, counted as pinned.
+func TestGCWithKeep(t *testing.T) {
+	ws := t.TempDir()
+	d := &Dir{Workspace: ws}
+	ctx := context.Background()
+	var locs []string
+	for _, call := range []string{"1", "2"} {
+		saved, err := d.Save(ctx, Entry{Conversation: "c", CallID: call, Tool: "t"}, strings.NewReader("data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-48 * time.Hour)
+		if err := os.Chtimes(filepath.Join(ws, saved.Locator), then, then); err != nil {
+			t.Fatal(err)
+		}
+		locs = append(locs, saved.Locator)
+	}
+	rep, err := GCWith(ctx, ws, time.Hour, &GCOptions{Keep: func(loc string) bool { return loc == locs[0] }})
+	if err != nil || rep.Files != 1 || rep.Pinned != 1 || rep.Folders != 0 {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, locs[0])); err != nil {
+		t.Fatalf("kept file removed: %v", err)
+	}
+}

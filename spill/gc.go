@@ -19,6 +19,18 @@ type GCReport struct {
 	Folders int `json:"folders"`
 	// Kept counts the spill files younger than the cut-off.
 	Kept int `json:"kept"`
+	// Pinned counts the spill files old enough to go that were kept
+	// because GCOptions.Keep holds them: the only full copy of a result.
+	Pinned int `json:"pinned,omitempty"`
+}
+
+// GCOptions configure GCWith. Nil means none.
+type GCOptions struct {
+	// Keep reports whether the spill file at locator (workspace-relative,
+	// slash-separated, as in harness.Cut.Locator) must be kept whatever
+	// its age: a transcript store that holds only a preview of the result
+	// points at it as the full copy.
+	Keep func(locator string) bool
 }
 
 // GC removes the spill files under <workspace>/.harness/spill that were
@@ -27,8 +39,14 @@ type GCReport struct {
 // else are left alone. A workspace without spill files is not an error.
 //
 // A streamed result that overflowed the ceiling is kept whole only in its
-// spill file (the transcript keeps its preview), so GC loses its full text.
+// spill file (the transcript keeps its preview), so GC loses its full text;
+// GCWith keeps such files when told which they are.
 func GC(ctx context.Context, workspace string, olderThan time.Duration) (GCReport, error) {
+	return GCWith(ctx, workspace, olderThan, nil)
+}
+
+// GCWith is GC keeping, whatever their age, the files opts.Keep names.
+func GCWith(ctx context.Context, workspace string, olderThan time.Duration, opts *GCOptions) (GCReport, error) {
 	var rep GCReport
 	if olderThan < 0 {
 		return rep, fmt.Errorf("spill: gc: negative age %s", olderThan)
@@ -71,6 +89,10 @@ func GC(ctx context.Context, workspace string, olderThan time.Duration) (GCRepor
 		}
 		if !info.ModTime().Before(cutoff) {
 			rep.Kept++
+			return nil
+		}
+		if opts != nil && opts.Keep != nil && opts.Keep(p) {
+			rep.Pinned++
 			return nil
 		}
 		if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

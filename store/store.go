@@ -15,9 +15,13 @@ var ErrNotFound = errors.New("not found in the transcript store")
 
 // ErrConversationBusy is returned (wrapped) when a conversation cannot be
 // written because another turn of it is being recorded, by this process or
-// another: one conversation is never written by two turns at once. The
-// caller may retry once that turn has ended, after loading the
-// conversation again (the other turn changed it).
+// another (another Store on the same database): one conversation is never
+// written by two turns at once, since recording both would interleave two
+// histories, each request missing the other's rounds. The message says who
+// holds it where the store knows (SQLite names the holder's pid and host).
+// The caller may retry once that turn has ended, after loading the
+// conversation again (the other turn changed it), or continue in another
+// conversation.
 var ErrConversationBusy = errors.New("another turn of the conversation is being recorded")
 
 // Store persists conversations. Implementations are safe for concurrent use;

@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store/sqlite"
 )
 
 // cmdSpill manages the spill files guards leave under a workspace's
@@ -35,7 +40,8 @@ func cmdSpillGC(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "spill gc", "", "Remove the spill files of a workspace (.harness/spill/) last modified more than\n"+
 		"--older-than ago, and the conversation folders left empty. Prints what was removed.\n\n"+
 		"Most spilled results are also kept whole in the transcript store; a result that arrived as a stream\n"+
-		"(shell output) and overflowed the ceiling is kept only in its spill file, so removing the file loses it.")
+		"(shell output) and overflowed the ceiling is kept only in its spill file: gc keeps those files\n"+
+		"(it reads .harness/harness.db to know them); delete the conversation to let them go.")
 	olderThan := fs.String("older-than", "", "age of the files to remove: a Go duration (\"36h\", \"90m\") or days (\"7d\", \"1d12h\"); required")
 	workspace := fs.String("workspace", ".", "workspace root whose .harness/spill/ is cleaned")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -53,16 +59,45 @@ func cmdSpillGC(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: --older-than: %v", errUsage, err)
 	}
-	rep, err := spill.GC(ctx, *workspace, age)
+	keep, err := spillOnly(ctx, *workspace)
+	if err != nil {
+		return err
+	}
+	rep, err := spill.GCWith(ctx, *workspace, age, &spill.GCOptions{Keep: func(loc string) bool { return keep[loc] }})
 	if err != nil {
 		return err
 	}
 	if *jsonOut {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "removed %d spill file(s), %d bytes, and %d empty folder(s); kept %d younger than %s\n",
+	fmt.Fprintf(e.stdout, "removed %d spill file(s), %d bytes, and %d empty folder(s); kept %d younger than %s",
 		rep.Files, rep.Bytes, rep.Folders, rep.Kept, *olderThan)
+	if rep.Pinned > 0 {
+		fmt.Fprintf(e.stdout, " and %d older that hold the only full copy of a stored result", rep.Pinned)
+	}
+	fmt.Fprintln(e.stdout)
 	return nil
+}
+
+// spillOnly returns the spill files the workspace's transcript store
+// points at as the only full copy of a result (none without a store). A
+// store that cannot be read stops the collection: it alone knows which
+// files must stay.
+func spillOnly(ctx context.Context, workspace string) (map[string]bool, error) {
+	path := filepath.Join(workspace, sqlite.DefaultPath)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	st, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("spill gc: reading the transcript store to keep the spill files it depends on: %w", err)
+	}
+	defer st.Close()
+	keep, err := st.SpillOnly(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spill gc: %w", err)
+	}
+	return keep, nil
 }
 
 // parseAge reads a Go duration, optionally led by whole days ("7d",

@@ -93,6 +93,9 @@ func FuzzAccumulator(f *testing.F) {
 				return
 			}
 		}
-		_ = acc.response()
+		resp, err := acc.response()
+		if err == nil && (resp.Usage.Validate() != nil || resp.Usage.Input < 0) {
+			t.Fatalf("impossible usage accepted: %+v", resp.Usage)
+		}
 	})
 }

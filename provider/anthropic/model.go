@@ -73,8 +73,8 @@ func (m *Model) Generate(ctx context.Context, req *harness.Request) (*harness.Re
 		if err != nil {
 			return describe(err, info)
 		}
-		resp = fromMessage(msg)
-		return nil
+		resp, err = fromMessage(msg)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -122,8 +122,8 @@ func (m *Model) GenerateStream(ctx context.Context, req *harness.Request, onText
 		if !acc.stopped {
 			return fmt.Errorf("anthropic: %w (no message_stop)", retry.ErrIncompleteStream)
 		}
-		resp = acc.response()
-		return nil
+		resp, err = acc.response()
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -12,8 +12,17 @@ import (
 
 // fromMessage maps a non-streamed reply: text blocks become text parts,
 // tool_use blocks tool calls; thinking and server-tool blocks are not part
-// of harness's conversation and are left out.
-func fromMessage(msg *anthropic.Message) *harness.Response {
+// of harness's conversation and are left out. A body that is not a message
+// (an HTTP 200 carrying "{}", say) or whose usage is impossible is an error
+// wrapping harness.ErrInvalidResponse, not an empty answer.
+func fromMessage(msg *anthropic.Message) (*harness.Response, error) {
+	if string(msg.Type) != "message" {
+		return nil, fmt.Errorf("anthropic: %w: the reply is not a message (type %q)", harness.ErrInvalidResponse, string(msg.Type))
+	}
+	u, err := usage(msg.Usage.InputTokens, msg.Usage.CacheReadInputTokens, msg.Usage.CacheCreationInputTokens, msg.Usage.OutputTokens)
+	if err != nil {
+		return nil, err
+	}
 	out := harness.Message{Role: harness.RoleAssistant}
 	for _, b := range msg.Content {
 		switch b.Type {
@@ -29,23 +38,31 @@ func fromMessage(msg *anthropic.Message) *harness.Response {
 			out.ToolCalls = append(out.ToolCalls, harness.ToolCall{ID: b.ID, Name: b.Name, Args: append(json.RawMessage(nil), args...)})
 		}
 	}
-	return &harness.Response{
-		Message:    out,
-		Usage:      usage(msg.Usage.InputTokens, msg.Usage.CacheReadInputTokens, msg.Usage.CacheCreationInputTokens, msg.Usage.OutputTokens),
-		StopReason: string(msg.StopReason),
-		Model:      msg.Model,
-	}
+	return &harness.Response{Message: out, Usage: u, StopReason: string(msg.StopReason), Model: msg.Model}, nil
 }
 
 // usage maps the reported counts. The API's input_tokens excludes the
-// cached part; harness's Input counts every prompt token.
-func usage(input, cacheRead, cacheWrite, output int64) harness.Usage {
-	return harness.Usage{
+// cached part; harness's Input counts every prompt token. Each count is
+// checked before the sum, so absurd counts cannot wrap it.
+func usage(input, cacheRead, cacheWrite, output int64) (harness.Usage, error) {
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"input_tokens", input}, {"cache_read_input_tokens", cacheRead}, {"cache_creation_input_tokens", cacheWrite}, {"output_tokens", output}} {
+		if c.n < 0 || c.n > harness.MaxUsageTokens {
+			return harness.Usage{}, fmt.Errorf("anthropic: %w: usage %s %d is outside 0..%d", harness.ErrInvalidResponse, c.name, c.n, int64(harness.MaxUsageTokens))
+		}
+	}
+	u := harness.Usage{
 		Input:      int(input + cacheRead + cacheWrite),
 		Cached:     int(cacheRead),
 		CacheWrite: int(cacheWrite),
 		Output:     int(output),
 	}
+	if err := u.Validate(); err != nil {
+		return harness.Usage{}, fmt.Errorf("anthropic: %w", err)
+	}
+	return u, nil
 }
 
 // accumulator rebuilds a streamed reply from its events.
@@ -57,6 +74,7 @@ type accumulator struct {
 	read    int64
 	write   int64
 	output  int64
+	started bool
 	stopped bool
 }
 
@@ -73,6 +91,7 @@ type block struct {
 func (a *accumulator) add(ev anthropic.MessageStreamEventUnion) (string, error) {
 	switch ev.Type {
 	case "message_start":
+		a.started = true
 		u := ev.Message.Usage
 		a.model = ev.Message.Model
 		a.input, a.read, a.write, a.output = u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens
@@ -118,7 +137,17 @@ func (a *accumulator) add(ev anthropic.MessageStreamEventUnion) (string, error) 
 	return "", nil
 }
 
-func (a *accumulator) response() *harness.Response {
+// response returns the reply the events built; a stream without
+// message_start, or with impossible usage, is an error wrapping
+// harness.ErrInvalidResponse.
+func (a *accumulator) response() (*harness.Response, error) {
+	if !a.started {
+		return nil, fmt.Errorf("anthropic: %w: the stream has no message_start", harness.ErrInvalidResponse)
+	}
+	u, err := usage(a.input, a.read, a.write, a.output)
+	if err != nil {
+		return nil, err
+	}
 	out := harness.Message{Role: harness.RoleAssistant}
 	for _, b := range a.blocks {
 		switch b.typ {
@@ -139,5 +168,5 @@ func (a *accumulator) response() *harness.Response {
 			out.ToolCalls = append(out.ToolCalls, harness.ToolCall{ID: b.id, Name: b.name, Args: json.RawMessage(args)})
 		}
 	}
-	return &harness.Response{Message: out, Usage: usage(a.input, a.read, a.write, a.output), StopReason: a.stop, Model: a.model}
+	return &harness.Response{Message: out, Usage: u, StopReason: a.stop, Model: a.model}, nil
 }

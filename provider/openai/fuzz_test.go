@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"unicode/utf8"
 
@@ -75,7 +76,16 @@ func FuzzAccumulator(f *testing.F) {
 			}
 			acc.add(ch)
 		}
-		resp := acc.response()
+		resp, err := acc.response()
+		if err != nil {
+			if !errors.Is(err, harness.ErrInvalidResponse) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if resp.Usage.Validate() != nil {
+			t.Fatalf("impossible usage accepted: %+v", resp.Usage)
+		}
 		if len(resp.Message.ToolCalls) != len(acc.calls) {
 			t.Fatal("calls lost")
 		}

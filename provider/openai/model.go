@@ -112,8 +112,8 @@ func (m *Model) GenerateStream(ctx context.Context, req *harness.Request, onText
 		if !acc.finished() {
 			return fmt.Errorf("openai: %w (no finish_reason)", retry.ErrIncompleteStream)
 		}
-		resp = acc.response()
-		return nil
+		resp, err = acc.response()
+		return err
 	})
 	if err != nil {
 		return nil, err

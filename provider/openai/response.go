@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -17,6 +18,9 @@ func fromCompletion(cc *openai.ChatCompletion) (*harness.Response, error) {
 		return nil, errors.New("openai: the response has no choices")
 	}
 	ch := cc.Choices[0]
+	if ch.FinishReason == "" && ch.Message.Content == "" && ch.Message.Refusal == "" && len(ch.Message.ToolCalls) == 0 {
+		return nil, fmt.Errorf("openai: %w: an empty choice (no content, no tool calls, no finish_reason)", harness.ErrInvalidResponse)
+	}
 	text := ch.Message.Content
 	if text == "" {
 		text = ch.Message.Refusal
@@ -30,7 +34,11 @@ func fromCompletion(cc *openai.ChatCompletion) (*harness.Response, error) {
 			calls = append(calls, harness.ToolCall{ID: tc.ID, Name: tc.Custom.Name, Args: json.RawMessage(tc.Custom.Input)})
 		}
 	}
-	return buildResponse(text, calls, ch.FinishReason, cc.Model, usage(cc.Usage)), nil
+	u, err := usage(cc.Usage)
+	if err != nil {
+		return nil, err
+	}
+	return buildResponse(text, calls, ch.FinishReason, cc.Model, u), nil
 }
 
 func buildResponse(text string, calls []harness.ToolCall, finish, model string, u harness.Usage) *harness.Response {
@@ -42,14 +50,19 @@ func buildResponse(text string, calls []harness.ToolCall, finish, model string, 
 }
 
 // usage maps the reported counts: prompt_tokens already includes the
-// cached tokens, which is what harness.Usage.Input means.
-func usage(u openai.CompletionUsage) harness.Usage {
-	return harness.Usage{
+// cached tokens, which is what harness.Usage.Input means. Impossible counts
+// (see harness.Usage.Validate) are an error.
+func usage(u openai.CompletionUsage) (harness.Usage, error) {
+	out := harness.Usage{
 		Input:      int(u.PromptTokens),
 		Cached:     int(u.PromptTokensDetails.CachedTokens),
 		CacheWrite: int(u.PromptTokensDetails.CacheWriteTokens),
 		Output:     int(u.CompletionTokens),
 	}
+	if err := out.Validate(); err != nil {
+		return harness.Usage{}, fmt.Errorf("openai: %w", err)
+	}
+	return out, nil
 }
 
 // accumulator rebuilds a streamed reply from its chunks.
@@ -61,6 +74,7 @@ type accumulator struct {
 	finish string
 	model  string
 	usage  harness.Usage
+	err    error // the first impossible usage seen
 }
 
 // add folds a chunk in and returns the text it carries.
@@ -69,7 +83,11 @@ func (a *accumulator) add(ch openai.ChatCompletionChunk) string {
 		a.model = ch.Model
 	}
 	if ch.JSON.Usage.Valid() {
-		a.usage = usage(ch.Usage)
+		u, err := usage(ch.Usage)
+		if err != nil && a.err == nil {
+			a.err = err
+		}
+		a.usage = u
 	}
 	var out strings.Builder
 	for _, c := range ch.Choices {
@@ -120,11 +138,16 @@ func (a *accumulator) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) 
 // finished reports whether the stream reached a finish_reason.
 func (a *accumulator) finished() bool { return a.finish != "" }
 
-func (a *accumulator) response() *harness.Response {
+// response returns the reply the chunks built, or the first impossible
+// usage they carried.
+func (a *accumulator) response() (*harness.Response, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
 	var calls []harness.ToolCall
 	for i, c := range a.calls {
 		c.Args = json.RawMessage(a.args[i].String())
 		calls = append(calls, *c)
 	}
-	return buildResponse(a.text.String(), calls, a.finish, a.model, a.usage)
+	return buildResponse(a.text.String(), calls, a.finish, a.model, a.usage), nil
 }

@@ -10,7 +10,10 @@
 // user wrote is stored as bytea, so NUL bytes and invalid UTF-8 come back
 // byte for byte; payloads live apart from the result rows that listing and
 // loading read; each distinct system prompt, tool schema and tool list is
-// stored once by content hash.
+// stored once by content hash. A payload is one bytea whatever its size
+// (up to PostgreSQL's 1 GiB per value, TOASTed out of the row): unlike
+// store/sqlite, whose values stop at 1,000,000,000 bytes, this store has
+// no chunks and no ChunkBytes option.
 //
 // # One turn at a time per conversation
 //

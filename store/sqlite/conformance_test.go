@@ -16,7 +16,7 @@ func backend(t testing.TB) *storetest.Backend {
 		Open: func(t testing.TB, opts *storetest.Options) storetest.Store {
 			o := &Options{}
 			if opts != nil {
-				o.OnDelete = opts.OnDelete
+				o.OnDelete, o.ChunkBytes = opts.OnDelete, opts.ChunkBytes
 			}
 			s, err := Open(context.Background(), path, o)
 			if err != nil {
@@ -25,6 +25,8 @@ func backend(t testing.TB) *storetest.Backend {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		TurnLocks: true,
+		Chunks:    true,
 		Count: func(t testing.TB, table, conv string) int {
 			t.Helper()
 			db, err := sql.Open("sqlite", "file:"+path+"?_query_only=1")

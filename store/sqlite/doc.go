@@ -22,4 +22,28 @@
 // every round and conversation that sent them, so 84 tools offered in 8
 // rounds are 84 schema rows, not 672; Delete removes those nothing refers
 // to any more.
+//
+// A payload above Options.ChunkBytes (64 MiB by default, since schema v7)
+// is stored in chunks of that size: SQLite refuses a value over
+// 1,000,000,000 bytes, and a round must be stored whatever its results
+// weigh.
+//
+// # One turn at a time per conversation
+//
+// One conversation is never written by two turns at once (the same
+// conversation-level rule store/postgres keeps, checked by the one
+// conformance suite). BeginTurn claims the conversation in a leases row
+// (since schema v6) inside its write transaction, which BEGIN IMMEDIATE
+// makes exclusive across processes; every write of the turn renews the
+// lease and EndTurn or Close releases it. Within one Store, the turn is the
+// *harness.Turn that BeginTurn was given: a second turn of the same Store
+// is refused too, and so are writes on behalf of any other turn (an agent
+// whose BeginTurn was refused still records that turn's end). The refusal
+// wraps [store.ErrConversationBusy] and names the holder's pid and host.
+// A note added during the turn by its Store is part of it; Save and Delete
+// are refused while any turn holds the conversation. Where store/postgres
+// relies on a session lock dying with its connection, a lease has to be
+// recovered: a holder on this machine whose process is gone is taken over
+// at once, one elsewhere after Options.LeaseTTL without a write, and the
+// turn it left unended is stored as Interrupted.
 package sqlite

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store/storetest"
@@ -23,5 +24,29 @@ func FuzzToolSpecStored(f *testing.F) {
 		n++
 		spec := harness.ToolSpec{Name: name, Description: desc, InputSchema: schema, Risk: harness.Risk(risk)}
 		storetest.ToolSpecRoundTrip(t, s, fmt.Sprintf("c_fuzz_%d", n), spec, system)
+	})
+}
+
+// FuzzSplitChunks: the chunks of a payload join back to it, none is larger
+// than the chunk size, and valid UTF-8 stays valid in every chunk.
+func FuzzSplitChunks(f *testing.F) {
+	f.Add("line é 漢字 🙂\n", 4)
+	f.Add(strings.Repeat("🙂", 100), 5)
+	f.Add("\xff\xfe\x80\x80\x80\x80abc", 4)
+	f.Add("", 1)
+	f.Fuzz(func(t *testing.T, s string, size int) {
+		size = 4 + int(uint(size)%64)
+		chunks := splitChunks(s, size)
+		if strings.Join(chunks, "") != s {
+			t.Fatal("chunks do not join back")
+		}
+		for _, c := range chunks {
+			if len(c) == 0 || len(c) > size {
+				t.Fatalf("chunk of %d bytes, size %d", len(c), size)
+			}
+			if utf8.ValidString(s) && !utf8.ValidString(c) {
+				t.Fatalf("valid text cut inside a character: %q", c)
+			}
+		}
 	})
 }

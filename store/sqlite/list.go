@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
@@ -49,8 +50,12 @@ ORDER BY c.updated_ns DESC, c.id`)
 
 // Delete removes a conversation with everything stored for it, and calls
 // Options.OnDelete (which removes its spill folder) before committing: if
-// that fails, nothing is deleted.
+// that fails, nothing is deleted. A conversation a turn is being recorded
+// on (by this Store or another) is refused with store.ErrConversationBusy.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.mine(id, nil); err != nil {
+		return err
+	}
 	return s.write(ctx, func(w *txw) error {
 		var n int
 		if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, id).Scan(&n); err != nil {
@@ -59,9 +64,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if n == 0 {
 			return fmt.Errorf("sqlite store: deleting %q: %w", id, store.ErrNotFound)
 		}
+		if err := s.claim(w, id, time.Now()); err != nil {
+			return err
+		}
 		// Children first, explicitly: the foreign keys cascade too, but
 		// a file opened without them (an older tool) must not keep orphans.
-		for _, table := range []string{"cuts", "result_bodies", "results", "tool_calls", "messages", "rounds", "turns", "notes", "events", "view_cuts"} {
+		for _, table := range []string{"cuts", "result_chunks", "result_bodies", "results", "tool_calls", "messages", "rounds", "turns", "notes", "events", "view_cuts", "leases"} {
 			if _, err := w.exec(`DELETE FROM `+table+` WHERE conv_id = ?`, id); err != nil {
 				return fmt.Errorf("sqlite store: deleting %s from %s: %w", id, table, err)
 			}

@@ -43,6 +43,11 @@ func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conver
 	return conv, nil
 }
 
+// loaded is a conversation being loaded: the codec's loader, which files
+// each row under its parent, filled in by one query per table.
+type loaded struct{ *codec.Loader }
+
+// loadTx reads conversation id in one read transaction, table by table.
 func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Conversation, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, id).Scan(&n); err != nil {
@@ -51,8 +56,21 @@ func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Con
 	if n == 0 {
 		return nil, fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
-	l := codec.NewLoader(id)
-	err := query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
+	l := loaded{codec.NewLoader(id)}
+	for _, step := range []struct {
+		what string
+		fn   func(context.Context, *sql.Tx, string, bool) error
+	}{{"turns", l.loadTurns}, {"rounds", l.loadRounds}, {"tool calls", l.loadCalls},
+		{"results", l.loadResults}, {"cuts", l.loadCuts}, {"notes", l.loadNotes}} {
+		if err := step.fn(ctx, tx, id, full); err != nil {
+			return nil, fmt.Errorf("%s: %w", step.what, err)
+		}
+	}
+	return l.Conv, nil
+}
+
+func (l loaded) loadTurns(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT idx, input, outcome, started_ns, ended_ns, input_tokens, cached_tokens, cache_write_tokens, output_tokens
 FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) error {
 		t := &harness.Turn{}
 		var started, ended int64
@@ -64,11 +82,10 @@ FROM turns WHERE conv_id = ? ORDER BY idx`, []any{id}, func(rows *sql.Rows) erro
 		l.Turn(t)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("turns: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
+func (l loaded) loadRounds(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
 	r.req_messages, r.req_evidence_chars, r.req_tools, r.req_tool_bytes,
 	m.role, m.parts, m.tool_call_id, m.tool_name, m.is_error
 FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
@@ -94,11 +111,10 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 		}
 		return l.Round(turn, r)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rounds: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT turn, round, dropped, call_id, name, args FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
+func (l loaded) loadCalls(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT turn, round, dropped, call_id, name, args FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
 		[]any{id}, func(rows *sql.Rows) error {
 			var (
 				turn, round, dropped int
@@ -113,31 +129,41 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, []any{id}, func(rows *sql.Rows) err
 			}
 			return l.Call(turn, round, dropped != 0, c)
 		})
-	if err != nil {
-		return nil, fmt.Errorf("tool calls: %w", err)
-	}
+}
 
-	// The payload columns are read only for results whose model copy is
-	// the payload (or for LoadFull): a CASE that is false never pages in
-	// the body's overflow pages.
-	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta,
+// loadResults reads the results. The payload columns are read only for
+// results whose model copy is the payload (or for LoadFull): a CASE that
+// is false never pages in the body's overflow pages.
+func (l loaded) loadResults(ctx context.Context, tx *sql.Tx, id string, full bool) error {
+	var chunked []chunkedBody
+	err := query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta,
 	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
 	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END,
+	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.chunked END
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(rows *sql.Rows) error {
 		var k resultKey
-		res, err := scanResult(rows, &k)
+		res, kind, err := scanResult(rows, &k)
 		if err != nil {
 			return err
 		}
-		return l.Result(k.turn, k.round, k.seq, res)
+		if err := l.Result(k.turn, k.round, k.seq, res); err != nil {
+			return err
+		}
+		if kind != "" {
+			chunked = append(chunked, chunkedBody{k, res, kind})
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return err
 	}
+	return readChunks(ctx, tx, id, chunked)
+}
 
-	err = query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
+func (l loaded) loadCuts(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT turn, round, seq, `+cutColumns+` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
 		[]any{id}, func(rows *sql.Rows) error {
 			var k resultKey
 			c, err := scanCut(rows, &k.turn, &k.round, &k.seq)
@@ -146,11 +172,10 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 			}
 			return l.Cut(k.turn, k.round, k.seq, c)
 		})
-	if err != nil {
-		return nil, fmt.Errorf("cuts: %w", err)
-	}
+}
 
-	err = query(ctx, tx, `SELECT after, text, by, clear_turn, clear_round FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
+func (l loaded) loadNotes(ctx context.Context, tx *sql.Tx, id string, _ bool) error {
+	return query(ctx, tx, `SELECT after, text, by, clear_turn, clear_round FROM notes WHERE conv_id = ? ORDER BY seq`, []any{id}, func(rows *sql.Rows) error {
 		n := &harness.Note{}
 		if err := rows.Scan(&n.After, &n.Text, &n.By, &n.ClearTurn, &n.ClearRound); err != nil {
 			return err
@@ -158,27 +183,30 @@ WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`, []any{full, id}, func(row
 		l.Conv.Notes = append(l.Conv.Notes, n)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("notes: %w", err)
-	}
-	return l.Conv, nil
 }
 
-// scanResult reads one row of the results query into a ToolResult.
-func scanResult(rows *sql.Rows, k *resultKey) (*harness.ToolResult, error) {
+// scanResult reads one row of the results query into a ToolResult. A
+// payload stored in chunks (see chunks.go) is not decoded here: kind names
+// the column the chunks stand for, for readChunks.
+func scanResult(rows *sql.Rows, k *resultKey) (res *harness.ToolResult, kind string, err error) {
 	var (
-		row             codec.ResultRow
-		isErr, timedOut int
-		modelText, text sql.NullString
+		row                     codec.ResultRow
+		isErr, timedOut         int
+		modelText, text, chunks sql.NullString
 	)
 	if err := rows.Scan(&k.turn, &k.round, &k.seq, &row.CallID, &row.Tool, &isErr, &timedOut, &row.Bytes,
-		&modelText, &row.ModelJSON, &row.Meta, &text, &row.PartsJSON, &row.Structured); err != nil {
-		return nil, err
+		&modelText, &row.ModelJSON, &row.Meta, &text, &row.PartsJSON, &row.Structured, &chunks); err != nil {
+		return nil, "", err
 	}
 	row.IsError, row.TimedOut = isErr != 0, timedOut != 0
 	row.ModelText, row.ModelIsText = modelText.String, modelText.Valid
 	row.Text, row.TextIsText = text.String, text.Valid
-	return row.Decode()
+	// A chunked body's text and parts columns are empty: Decode leaves its
+	// payload nil, and readChunks fills it in.
+	if res, err = row.Decode(); err != nil {
+		return nil, "", err
+	}
+	return res, chunks.String, nil
 }
 
 // query runs q and calls fn for each row.
@@ -209,11 +237,12 @@ func (s *Store) FullResult(ctx context.Context, convID, callID string) (*harness
 		res *harness.ToolResult
 		k   resultKey
 	)
-	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta, b.text, b.parts, b.structured
+	var kind string
+	err = query(ctx, tx, `SELECT r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta, b.text, b.parts, b.structured, b.chunked
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq DESC LIMIT 1`, []any{convID, callID}, func(rows *sql.Rows) error {
 		var err error
-		res, err = scanResult(rows, &k)
+		res, kind, err = scanResult(rows, &k)
 		return err
 	})
 	if err != nil {
@@ -221,6 +250,11 @@ WHERE r.conv_id = ? AND r.call_id = ? ORDER BY r.turn DESC, r.round DESC, r.seq 
 	}
 	if res == nil {
 		return nil, fmt.Errorf("sqlite store: result %s of conversation %s: %w", callID, convID, store.ErrNotFound)
+	}
+	if kind != "" {
+		if err := readChunks(ctx, tx, convID, []chunkedBody{{k, res, kind}}); err != nil {
+			return nil, fmt.Errorf("sqlite store: result %s of %s: %w", callID, convID, err)
+		}
 	}
 	err = query(ctx, tx, `SELECT `+cutColumns+` FROM cuts WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
 		[]any{convID, k.turn, k.round, k.seq}, func(rows *sql.Rows) error {

@@ -18,6 +18,7 @@ type txw struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	chunk int // Options.ChunkBytes
 }
 
 func (w *txw) exec(query string, args ...any) (sql.Result, error) {
@@ -70,7 +71,7 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
-	w := &txw{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	w := &txw{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, chunk: s.opts.ChunkBytes}
 	defer func() {
 		for _, st := range w.stmts {
 			st.Close()
@@ -89,9 +90,28 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 // BeginTurn stores a new turn, creating the conversation on its first turn.
 // A turn whose index is not the next one of the stored conversation is
 // refused: the caller's conversation is stale (or not the stored one), and
-// recording it would interleave two histories.
+// recording it would interleave two histories. So is a turn on a
+// conversation another writer is running a turn on (another process, or
+// another Store on this file, or another turn of this Store):
+// store.ErrConversationBusy, naming the holder. The turn's writer holds the conversation until EndTurn (or
+// Close); a holder that crashed is recovered at once on the same machine
+// (its process is gone) and elsewhere after Options.LeaseTTL without a
+// write; the turn it left unended is then stored as Interrupted.
 func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
-	return s.write(ctx, func(w *txw) error { return beginTurn(w, conv.ID, turn, time.Now()) })
+	if err := s.reserve(conv.ID, turn); err != nil {
+		return err
+	}
+	err := s.write(ctx, func(w *txw) error {
+		now := time.Now()
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
+		}
+		return beginTurn(w, conv.ID, turn, now)
+	})
+	if err != nil {
+		s.unreserve(conv.ID, turn)
+	}
+	return err
 }
 
 func beginTurn(w *txw, convID string, turn *harness.Turn, now time.Time) error {
@@ -123,11 +143,18 @@ ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.Uni
 // (from AddRequest), in one transaction.
 func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	req := s.requests.Take(conv.ID, turn.Index, round.Index)
+	if err := s.mine(conv.ID, turn); err != nil {
+		return err
+	}
 	return s.write(ctx, func(w *txw) error {
+		now := time.Now()
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
+		}
 		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
 			return err
 		}
-		return touch(w, conv.ID, time.Now())
+		return touch(w, conv.ID, now)
 	})
 }
 
@@ -192,9 +219,25 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 		row.ModelBytes, row.ModelChars, sql.NullString{String: row.ModelText, Valid: row.ModelIsText}, row.ModelJSON, row.Meta, row.Marker); err != nil {
 		return err
 	}
-	if _, err := w.exec(`INSERT INTO result_bodies (conv_id, turn, round, seq, text, parts, structured) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		convID, turn, round, seq, sql.NullString{String: row.Text, Valid: row.TextIsText}, row.PartsJSON, row.Structured); err != nil {
+	// A payload too large for one value is stored in chunks after the row
+	// that names it.
+	text := sql.NullString{String: row.Text, Valid: row.TextIsText}
+	parts := row.PartsJSON
+	var chunked, payload string
+	switch {
+	case text.Valid && len(text.String) > w.chunk:
+		chunked, payload, text = chunkedText, text.String, sql.NullString{}
+	case len(parts) > w.chunk:
+		chunked, payload, parts = chunkedParts, string(parts), nil
+	}
+	if _, err := w.exec(`INSERT INTO result_bodies (conv_id, turn, round, seq, text, parts, structured, chunked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		convID, turn, round, seq, text, parts, row.Structured, chunked); err != nil {
 		return err
+	}
+	if chunked != "" {
+		if err := writeChunks(w, convID, turn, round, seq, payload, w.chunk); err != nil {
+			return err
+		}
 	}
 	for n, c := range res.Cuts {
 		refs, valid, err := codec.EncodeRefs(c.Refs)
@@ -213,29 +256,41 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 // request of the turn that produced no round (its model call failed).
 func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	s.requests.Drop(conv.ID, turn.Index)
+	if err := s.mine(conv.ID, turn); err != nil {
+		return err
+	}
+	defer s.unreserve(conv.ID, turn)
 	return s.write(ctx, func(w *txw) error {
+		if err := s.claim(w, conv.ID, time.Now()); err != nil {
+			return err
+		}
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
 		}
-		return touch(w, conv.ID, time.Now())
+		if err := touch(w, conv.ID, time.Now()); err != nil {
+			return err
+		}
+		return s.release(w, conv.ID)
 	})
 }
 
 func endTurn(w *txw, convID string, turn *harness.Turn) error {
 	u := turn.Usage
 	res, err := w.exec(`UPDATE turns SET outcome = ?, ended_ns = ?, input_tokens = ?, cached_tokens = ?, cache_write_tokens = ?, output_tokens = ?
-WHERE conv_id = ? AND idx = ?`, string(turn.Outcome), codec.NS(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, convID, turn.Index)
+WHERE conv_id = ? AND idx = ? AND outcome = '' AND ended_ns = 0`, string(turn.Outcome), codec.NS(turn.Ended), u.Input, u.Cached, u.CacheWrite, u.Output, convID, turn.Index)
 	if err != nil {
 		return fmt.Errorf("sqlite store: end of turn %d of %s: %w", turn.Index, convID, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("sqlite store: end of turn %d of %s: the turn was never begun", turn.Index, convID)
+		return fmt.Errorf("sqlite store: end of turn %d of %s: the turn was never begun, or has ended", turn.Index, convID)
 	}
 	return nil
 }
 
 // AddNote stores a note (a compaction summary); the turns it stands for
-// stay in the store.
+// stay in the store. A turn of this Store may add notes to its
+// conversation (compaction runs inside a turn); a turn of another Store
+// refuses it with store.ErrConversationBusy.
 func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
 	return s.write(ctx, func(w *txw) error {
 		now := time.Now()
@@ -243,10 +298,16 @@ func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *h
 			conv.ID, now.UnixNano(), now.UnixNano()); err != nil {
 			return fmt.Errorf("sqlite store: conversation %s: %w", conv.ID, err)
 		}
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
+		}
 		if err := addNote(w, conv.ID, note); err != nil {
 			return err
 		}
-		return touch(w, conv.ID, now)
+		if err := touch(w, conv.ID, now); err != nil {
+			return err
+		}
+		return s.releaseOutsideTurn(w, conv.ID)
 	})
 }
 
@@ -267,7 +328,16 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 	if err := codec.CheckSavable(conv); err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
+	if err := s.mine(conv.ID, nil); err != nil {
+		return err
+	}
 	return s.write(ctx, func(w *txw) error {
+		now := time.Now()
+		// A conversation another writer is recording is busy rather than
+		// already stored: its writer may yet delete it.
+		if err := s.claim(w, conv.ID, now); err != nil {
+			return err
+		}
 		var n int
 		if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, conv.ID).Scan(&n); err != nil {
 			return fmt.Errorf("sqlite store: %w", err)
@@ -275,7 +345,6 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 		if n > 0 {
 			return fmt.Errorf("sqlite store: conversation %s is already stored", conv.ID)
 		}
-		now := time.Now()
 		for _, t := range conv.Turns {
 			if err := beginTurn(w, conv.ID, t, now); err != nil {
 				return err
@@ -304,6 +373,6 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 				return fmt.Errorf("sqlite store: conversation %s: %w", conv.ID, err)
 			}
 		}
-		return nil
+		return s.release(w, conv.ID)
 	})
 }

@@ -19,7 +19,9 @@ type migration struct {
 // version 2 adds events, per-turn view cuts, guard markers and titles;
 // version 3 the clearing marks of compaction notes (Note.ClearTurn/ClearRound);
 // version 4 what each request offered: its system prompt and tool schemas;
-// version 5 every call a cut's model copy points at (harness.Cut.Refs).
+// version 5 every call a cut's model copy points at (harness.Cut.Refs);
+// version 6 the lease of the writer running a turn on each conversation;
+// version 7 payloads too large for one SQLite value, in chunks.
 var migrations = []migration{
 	{1, "transcript", `
 CREATE TABLE conversations (
@@ -232,6 +234,33 @@ CREATE INDEX rounds_by_tool_set ON rounds(req_tool_set) WHERE req_tool_set != ''
 -- (refs.go). Cuts stored before this version have NULL: their Refs load
 -- empty, and only "of" (the first call referred to) is known.
 ALTER TABLE cuts ADD COLUMN refs TEXT;
+`},
+	{6, "conversation leases", `
+-- The writer running a turn on a conversation (lease.go): one row while a
+-- turn runs, deleted when it ends; expires_ns is renewed by every write.
+CREATE TABLE leases (
+	conv_id     TEXT PRIMARY KEY,
+	owner       TEXT NOT NULL,
+	host        TEXT NOT NULL,
+	pid         INTEGER NOT NULL,
+	acquired_ns INTEGER NOT NULL,
+	expires_ns  INTEGER NOT NULL
+);
+`},
+	{7, "payloads in chunks", `
+-- A payload above Options.ChunkBytes (chunks.go): result_bodies.text and
+-- .parts are NULL and chunked names the column the joined chunks stand for.
+ALTER TABLE result_bodies ADD COLUMN chunked TEXT NOT NULL DEFAULT '';
+CREATE TABLE result_chunks (
+	conv_id TEXT NOT NULL,
+	turn    INTEGER NOT NULL,
+	round   INTEGER NOT NULL,
+	seq     INTEGER NOT NULL,
+	n       INTEGER NOT NULL,
+	data    BLOB NOT NULL,
+	PRIMARY KEY (conv_id, turn, round, seq, n),
+	FOREIGN KEY (conv_id, turn, round, seq) REFERENCES results(conv_id, turn, round, seq) ON DELETE CASCADE
+);
 `},
 }
 

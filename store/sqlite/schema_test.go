@@ -55,8 +55,14 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if _, err := old.w.ExecContext(ctx, `SELECT req_recorded FROM rounds`); version < 4 && err == nil {
 		t.Fatalf("version %d already records requests: the test does not test an upgrade", version)
 	}
-	if _, err := old.w.ExecContext(ctx, `SELECT refs FROM cuts`); err == nil {
+	if _, err := old.w.ExecContext(ctx, `SELECT refs FROM cuts`); version < 5 && err == nil {
 		t.Fatalf("version %d already keeps cut refs: the test does not test an upgrade", version)
+	}
+	if _, err := old.w.ExecContext(ctx, `SELECT chunked FROM result_bodies`); version < 7 && err == nil {
+		t.Fatalf("version %d already chunks payloads: the test does not test an upgrade", version)
+	}
+	if _, err := old.w.ExecContext(ctx, `SELECT owner FROM leases`); version < 6 && err == nil {
+		t.Fatalf("version %d already has leases: the test does not test an upgrade", version)
 	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)

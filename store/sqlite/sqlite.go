@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
 
@@ -38,6 +41,15 @@ type Options struct {
 	// OnEventError receives the error of an event that could not be
 	// stored. Observers cannot fail a run; see also Store.EventErr.
 	OnEventError func(e error)
+	// ChunkBytes is the size above which a result's payload is stored in
+	// chunks of this size (default DefaultChunkBytes, at most 512 MiB):
+	// SQLite cannot hold a value over 1 GB, and a round must be stored
+	// whatever its results weigh.
+	ChunkBytes int
+	// LeaseTTL is how long a turn's claim on its conversation lasts
+	// without a write (default DefaultLeaseTTL). Every write of the turn
+	// renews it; see BeginTurn.
+	LeaseTTL time.Duration
 }
 
 // Store is the SQLite transcript store. It is safe for concurrent use.
@@ -46,6 +58,14 @@ type Store struct {
 	opts Options
 	// w is the one writing connection; r a pool of read-only connections.
 	w, r *sql.DB
+
+	owner   leaseOwner  // who this Store is, in the leases table
+	claimed atomic.Bool // it has claimed a conversation (Close releases)
+
+	// turns holds the turn in progress of each conversation this Store
+	// began (see reserve).
+	tmu   sync.Mutex
+	turns map[string]*harness.Turn
 
 	// events holds events observed since the last write (see Observe).
 	events codec.Events
@@ -64,13 +84,19 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 }
 
 func open(ctx context.Context, path string, opts *Options, version int) (*Store, error) {
-	s := &Store{path: path}
+	s := &Store{path: path, owner: newLeaseOwner()}
 	if opts != nil {
 		s.opts = *opts
 	}
 	s.events.OnError = s.opts.OnEventError
 	if s.opts.BusyTimeout <= 0 {
 		s.opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if s.opts.ChunkBytes <= 0 || s.opts.ChunkBytes > 512<<20 {
+		s.opts.ChunkBytes = DefaultChunkBytes
+	}
+	if s.opts.LeaseTTL <= 0 {
+		s.opts.LeaseTTL = DefaultLeaseTTL
 	}
 	if path == "" {
 		return nil, errors.New("sqlite store: empty path")
@@ -122,9 +148,10 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// Close writes the events still pending and closes the database.
+// Close writes the events still pending, releases the conversations this
+// Store holds (a turn it began and never ended) and closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.Flush(context.Background()), s.r.Close(), s.w.Close())
+	return errors.Join(s.Flush(context.Background()), s.releaseAll(), s.r.Close(), s.w.Close())
 }
 
 // EventErr returns the first error met while storing an event, or nil.

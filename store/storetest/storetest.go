@@ -1,9 +1,10 @@
 // Package storetest is the conformance suite of the transcript stores:
 // every behaviour a [store.Store] promises that does not depend on how it
-// keeps its bytes (round trips byte for byte, lazy payloads, cut refs,
-// requests stored once, notes, events and view cuts, listing and deletion,
-// stale and concurrent writers), run against a backend by [Run]. The
-// stores (store/sqlite, store/postgres) run it in their own tests.
+// keeps its bytes (round trips byte for byte, lazy payloads, large
+// payloads, cut refs, requests stored once, notes, events and view cuts,
+// listing and deletion, stale and concurrent writers, one turn at a time
+// per conversation), run against a backend by [Run]. The stores
+// (store/sqlite, store/postgres) run it in their own tests.
 //
 // It also holds the fixtures those tests share (scripted models, tools and
 // conversations) and [Bench], the benchmark every backend runs alike.
@@ -37,6 +38,10 @@ type Store interface {
 type Options struct {
 	// OnDelete is the store's hook that removes a conversation's files.
 	OnDelete func(ctx context.Context, conversation string) error
+	// ChunkBytes, when positive, is the size above which a store that
+	// keeps large payloads in chunks (Backend.Chunks) cuts them; a store
+	// without chunks ignores it.
+	ChunkBytes int
 }
 
 // Backend is one fresh, empty database of a store.
@@ -53,6 +58,12 @@ type Backend struct {
 	// progress with store.ErrConversationBusy; the suite's locking tests
 	// run only then.
 	TurnLocks bool
+	// Chunks says the store keeps a payload above Options.ChunkBytes in
+	// several rows of a table result_chunks (SQLite, whose values stop at
+	// 1,000,000,000 bytes). PostgreSQL does not: a bytea holds up to 1 GiB,
+	// so it keeps every payload as one value; the suite's large-payload
+	// test then checks the round trip only.
+	Chunks bool
 }
 
 // Run runs the conformance suite; newBackend gives each test a fresh
@@ -74,6 +85,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"CutRefsSurviveReopen", testCutRefsSurviveReopen},
 		{"CutRefsByteForByte", testCutRefsByteForByte},
 		{"LazyPayloads", testLazyPayloads},
+		{"LargePayloads", testLargePayloads},
 		{"RequestsRecorded", testRequestsRecorded},
 		{"RequestsDeduplicated", testRequestsDeduplicated},
 		{"RequestsOfAFailedCall", testRequestsOfAFailedCall},

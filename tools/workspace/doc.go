@@ -17,6 +17,13 @@
 // The resolver is the first line of defence; the second is that every file
 // operation goes through an [os.Root] opened on the workspace, which refuses
 // to leave the root even if the tree changes between the check and the use.
+// Writes go further on unix: the parent folder is opened one component at a
+// time without following links, and refused if it is a .git or .harness
+// folder by identity, so a folder or link swapped in after the check cannot
+// redirect a write into them. A regular file with several hard links is
+// not read outside .harness/ ([ErrHardLink]; [Options].AllowHardLinks for
+// trees built of them): another of its names may lie outside the workspace.
+// write_file replaces such a name instead of writing through it.
 //
 // The shell tool is not jailed: a command can reach anything the process
 // can. That is why it is off unless [Options].Shell is set, is Destructive,
@@ -29,7 +36,11 @@
 // offered and what is asked: [ModeReadOnly] offers only read-only tools
 // ([FilterByMode]), [ModeAuto] runs everything, and [ModeAsk] asks an
 // approver (such as [TerminalApprover]) before every Destructive or Network
-// call; [ApproverFor] turns a mode into the agent's [harness.Approver].
+// call; [ApproverFor] turns a mode into the agent's [harness.Approver]. In
+// ModeAsk the destructive tools also refuse any call the agent's approver
+// did not approve ([harness.CallInfo].Approved), so an agent built without
+// an Approver cannot write: a mode that asks fails closed when nobody
+// answers.
 //
 // # Bounded output
 //

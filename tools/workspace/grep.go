@@ -180,8 +180,8 @@ func (g *grepRun) fail(ctx context.Context, tool, base string, err error) (*harn
 func (g *grepRun) file(ctx context.Context, p string) error {
 	f, _, err := g.w.openRegular(p, p)
 	if err != nil {
-		if errors.Is(err, ErrSpecialFile) || errors.Is(err, fs.ErrNotExist) {
-			return nil // replaced or removed during the walk
+		if errors.Is(err, ErrSpecialFile) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrHardLink) {
+			return nil // replaced or removed during the walk, or refused like read_file refuses it
 		}
 		return err
 	}

@@ -53,8 +53,9 @@ func tool(t testing.TB, w *Workspace, name string) harness.Tool {
 	return harness.Tool{}
 }
 
-// run calls tool name with args (a Go value marshalled to JSON) and returns
-// the result with any stream drained into a text part, as the agent does.
+// run calls tool name with args (a Go value marshalled to JSON), approved,
+// and returns the result with any stream drained into a text part, as the
+// agent does.
 func run(t testing.TB, w *Workspace, name string, args any) *harness.ToolResult {
 	t.Helper()
 	return runCtx(context.Background(), t, w, name, args)
@@ -65,6 +66,9 @@ func runCtx(ctx context.Context, t testing.TB, w *Workspace, name string, args a
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := harness.CallInfoFrom(ctx); !ok {
+		ctx = approved(ctx)
 	}
 	res, err := tool(t, w, name).Func(ctx, &harness.ToolCall{ID: "c1", Name: name, Args: raw})
 	if err != nil {
@@ -80,6 +84,12 @@ func runCtx(ctx context.Context, t testing.TB, w *Workspace, name string, args a
 		res.Parts = append(res.Parts, harness.TextPart(string(b)))
 	}
 	return res
+}
+
+// approved returns ctx as an agent whose approver said yes passes it, so
+// that an ask-mode workspace (the zero Options) runs its writes.
+func approved(ctx context.Context) context.Context {
+	return harness.WithCallInfo(ctx, harness.CallInfo{Approved: true})
 }
 
 // mustOK fails the test when res is an error result, and returns its text.

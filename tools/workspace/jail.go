@@ -20,6 +20,11 @@ var (
 	ErrProtected = errors.New("protected folder")
 	// ErrInvalidPath: the path is empty or contains a NUL byte.
 	ErrInvalidPath = errors.New("invalid path")
+	// ErrHardLink: a regular file with more than one hard link, outside
+	// .harness/, while Options.AllowHardLinks is off. Another link may be
+	// a file outside the workspace (ln /etc/passwd x), and nothing on the
+	// file tells where its other names are.
+	ErrHardLink = errors.New("a file with several hard links")
 )
 
 // maxSymlinkHops is the number of symbolic links followed while resolving
@@ -34,12 +39,14 @@ var protectedDirs = []string{".git", ".harness"}
 // Resolve maps path, as a model would send it, to an absolute path inside
 // the workspace with every symbolic link resolved. Relative paths are taken
 // from the root; absolute paths must lie inside it. It refuses, with an
-// error wrapping ErrOutside, ErrSpecialFile, ErrProtected, ErrInvalidPath or
-// fs.ErrNotExist:
+// error wrapping ErrOutside, ErrSpecialFile, ErrProtected, ErrInvalidPath,
+// ErrHardLink or fs.ErrNotExist:
 //   - ".." that climbs above the root, and absolute paths outside it;
 //   - symbolic links (the last component or any parent directory) whose
 //     target lies outside the root, and chains of more than 40 links;
 //   - devices, FIFOs and sockets;
+//   - for reads, regular files with more than one hard link, outside
+//     .harness/, unless Options.AllowHardLinks is set (ErrHardLink);
 //   - for reads, paths that do not exist;
 //   - for writes (forWrite), directories, the root itself, and anything in
 //     a .git or .harness folder at any depth (compared case-insensitively,
@@ -89,6 +96,13 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 	if fi != nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 		return "", nil, fmt.Errorf("%s is a %s: %w", path, fileKind(fi.Mode()), ErrSpecialFile)
 	}
+	if !forWrite {
+		// A write replaces the name instead of writing through the link,
+		// so only reads (edit_file's included, in openRegular) are refused.
+		if err := w.checkLinks(path, cur, fi); err != nil {
+			return "", nil, err
+		}
+	}
 	if forWrite {
 		switch {
 		case cur == ".":
@@ -101,6 +115,20 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 		}
 	}
 	return cur, fi, nil
+}
+
+// checkLinks refuses a regular file with more than one hard link outside
+// .harness/ unless Options.AllowHardLinks is set (see ErrHardLink). rel is
+// the canonical path, path the one shown.
+func (w *Workspace) checkLinks(path, rel string, fi fs.FileInfo) error {
+	if fi == nil || !fi.Mode().IsRegular() || w.opts.AllowHardLinks || linkCount(fi) <= 1 {
+		return nil
+	}
+	if strings.EqualFold(protectedPart(rel), ".harness") {
+		return nil // spill files and harness's own state
+	}
+	return fmt.Errorf("%s has %d hard links; the tools refuse such files, since another link may be a file outside the workspace: %w",
+		path, linkCount(fi), ErrHardLink)
 }
 
 // walk resolves rel component by component, following symbolic links

@@ -62,6 +62,21 @@ func (m *Mode) Set(s string) error {
 	return nil
 }
 
+// requireApproval wraps a tool of an ask-mode workspace that the agent
+// asks about (see ApproverFor): it runs only when the call carries the
+// agent's approval (harness.CallInfo.Approved). An agent without an
+// Approver never asks, so without this an ask-mode workspace would write
+// unasked; a mode that asks must refuse when nobody can answer.
+func requireApproval(name string, next harness.ToolFunc) harness.ToolFunc {
+	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		if info, ok := harness.CallInfoFrom(ctx); !ok || !info.Approved {
+			return failf(name, "refused: the workspace is in ask mode and nobody approved this call "+
+				"(the agent has no approver to ask). Do not repeat it; continue with the read-only tools or ask the user."), nil
+		}
+		return next(ctx, call)
+	}
+}
+
 // FilterByMode returns the tools mode offers: in ModeReadOnly only tools
 // whose risk is read-only (ReadOnly set, neither Destructive nor Idempotent;
 // a ReadOnly|Network tool stays, since it changes nothing), otherwise all of

@@ -7,7 +7,8 @@ import (
 )
 
 // openRegular opens the canonical path rel for reading through the root and
-// checks, on the open descriptor, that it is a regular file.
+// checks, on the open descriptor, that it is a regular file with one hard
+// link (see checkLinks).
 func (w *Workspace) openRegular(display, rel string) (*os.File, fs.FileInfo, error) {
 	f, err := w.root.OpenFile(rel, openReadFlags, 0)
 	if err != nil {
@@ -24,6 +25,11 @@ func (w *Workspace) openRegular(display, rel string) (*os.File, fs.FileInfo, err
 			return nil, nil, fmt.Errorf("%s is a directory", display)
 		}
 		return nil, nil, fmt.Errorf("%s is a %s: %w", display, fileKind(fi.Mode()), ErrSpecialFile)
+	}
+	// Checked again on the descriptor: a link made after Resolve counts.
+	if err := w.checkLinks(display, rel, fi); err != nil {
+		f.Close()
+		return nil, nil, err
 	}
 	return f, fi, nil
 }

@@ -64,7 +64,7 @@ func TestShellRuns(t *testing.T) {
 // running, through the Stream the result carries.
 func TestShellStreams(t *testing.T) {
 	w, _ := shellWorkspace(t, nil)
-	res, err := tool(t, w, "shell").Func(context.Background(), &harness.ToolCall{Name: "shell", Args: json.RawMessage(`{"command":"echo first; sleep 1200; echo never"}`)})
+	res, err := tool(t, w, "shell").Func(approved(context.Background()), &harness.ToolCall{Name: "shell", Args: json.RawMessage(`{"command":"echo first; sleep 1200; echo never"}`)})
 	if err != nil || res.Stream == nil || res.IsError {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -169,7 +169,7 @@ func TestShellTimeoutKillsGrandchildren(t *testing.T) {
 func TestShellCancelKillsGroup(t *testing.T) {
 	w, _ := shellWorkspace(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	res, err := tool(t, w, "shell").Func(ctx, &harness.ToolCall{Name: "shell", Args: mustJSON(t, map[string]any{"command": spawnTree})})
+	res, err := tool(t, w, "shell").Func(approved(ctx), &harness.ToolCall{Name: "shell", Args: mustJSON(t, map[string]any{"command": spawnTree})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestShellEnvironment(t *testing.T) {
 // Close stops it.
 func TestShellUnreadStreamBlocksProducer(t *testing.T) {
 	w, _ := shellWorkspace(t, nil)
-	res, err := tool(t, w, "shell").Func(context.Background(), &harness.ToolCall{Name: "shell", Args: mustJSON(t, map[string]any{"command": "yes"})})
+	res, err := tool(t, w, "shell").Func(approved(context.Background()), &harness.ToolCall{Name: "shell", Args: mustJSON(t, map[string]any{"command": "yes"})})
 	if err != nil {
 		t.Fatal(err)
 	}

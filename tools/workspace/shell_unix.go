@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,8 +34,9 @@ type shellStream struct {
 // startShell starts bash -c command in dir, in its own process group, with
 // stdin from /dev/null and stdout and stderr on one pipe. The process group
 // is killed when the command exits (so nothing it left in the background
-// outlives the call), when timeout passes, when ctx is done, or when the
-// stream is closed.
+// outlives the call), when timeout passes, when ctx is done, when the
+// stream is closed, and, by a watchdog process in the group, when this
+// process dies without doing it.
 func startShell(ctx context.Context, dir, command string, env []string, timeout time.Duration) (io.ReadCloser, error) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -56,11 +58,58 @@ func startShell(ctx context.Context, dir, command string, env []string, timeout 
 	}
 	// The child holds its own copy; ours must go, or the pipe never ends.
 	pw.Close()
+	dog, err := startWatchdog(bash, cmd.Process.Pid, env)
+	if err != nil {
+		killGroup(cmd.Process.Pid)
+		_ = cmd.Wait()
+		pr.Close()
+		return nil, fmt.Errorf("starting the watchdog of the command's process group: %w", err)
+	}
 	outR, outW := io.Pipe()
 	rctx, cancel := context.WithCancel(ctx)
 	s := &shellStream{out: outR, cancel: cancel, done: make(chan struct{})}
-	go s.run(rctx, cmd, pr, outW, timeout)
+	go s.run(rctx, cmd, dog, pr, outW, timeout)
 	return s, nil
+}
+
+// watchdogScript waits for its standard input's end, then kills the
+// process group named by its first argument (its own included).
+const watchdogScript = `read -r _ <&3; kill -KILL -- -"$1"`
+
+// watchdog is the process that kills a command's group if this process
+// dies without doing it (kill -9, a crash): it waits on a pipe whose only
+// write end is ours, which the kernel closes however we die. A parent-death
+// signal would fire only for bash, not for the grandchildren, and on
+// Linux only, and when the forking thread, not the process, exits.
+type watchdog struct {
+	cmd  *exec.Cmd
+	hold *os.File // the write end: closing it, or dying, wakes the watchdog
+}
+
+// startWatchdog starts the watchdog in process group pgid.
+func startWatchdog(bash string, pgid int, env []string) (*watchdog, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bash, "-c", watchdogScript, "harness-watchdog", strconv.Itoa(pgid))
+	cmd.Env = env
+	cmd.ExtraFiles = []*os.File{r} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &watchdog{cmd: cmd, hold: w}, nil
+}
+
+// stop ends the watchdog once the group is dead (the group kill reached it
+// too) and reaps it.
+func (d *watchdog) stop() {
+	d.hold.Close()
+	_ = d.cmd.Wait()
 }
 
 // Read reads the command's output as it is produced.
@@ -117,7 +166,7 @@ func (c *copier) copy(dst *io.PipeWriter, src *os.File) {
 	}
 }
 
-func (s *shellStream) run(ctx context.Context, cmd *exec.Cmd, pr *os.File, out *io.PipeWriter, timeout time.Duration) {
+func (s *shellStream) run(ctx context.Context, cmd *exec.Cmd, dog *watchdog, pr *os.File, out *io.PipeWriter, timeout time.Duration) {
 	defer close(s.done)
 	defer pr.Close()
 	pgid := cmd.Process.Pid
@@ -158,6 +207,7 @@ func (s *shellStream) run(ctx context.Context, cmd *exec.Cmd, pr *os.File, out *
 	if !reaped {
 		werr = cmd.Wait()
 	}
+	dog.stop()
 
 	c.exited.Store(true)
 	_ = pr.SetReadDeadline(time.Now().Add(drainGrace))

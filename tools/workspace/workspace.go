@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -37,8 +38,10 @@ const (
 // default.
 type Options struct {
 	// Mode decides which tools Tools offers: ModeReadOnly offers only the
-	// read-only ones. The zero value is ModeAsk (every tool offered; the
-	// caller sets an approver, see ApproverFor).
+	// read-only ones. The zero value is ModeAsk: every tool is offered,
+	// and write_file, edit_file and shell run only when the agent's
+	// Approver approved the call (see ApproverFor); with no Approver they
+	// refuse. Set ModeAuto to run them unasked.
 	Mode Mode
 	// Shell enables the shell tool. It is off by default because a shell
 	// command is not confined to the workspace.
@@ -64,6 +67,14 @@ type Options struct {
 	// MaxEditBytes is the largest file edit_file will edit (default
 	// DefaultMaxEditBytes).
 	MaxEditBytes int
+	// AllowHardLinks lets read_file, grep and edit_file read regular
+	// files that have more than one hard link (trees built with hard
+	// links, such as a pnpm store or cp -al). Off, such files are refused
+	// outside .harness/ (ErrHardLink): a hard link made inside the
+	// workspace can name a file outside it, and no path check can see
+	// that. write_file is allowed either way: it replaces the name rather
+	// than writing through the link, so the other file is never touched.
+	AllowHardLinks bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -98,6 +109,9 @@ type Workspace struct {
 	dir   string // absolute, symlinks resolved
 	given string // absolute, as given (may contain symlinks)
 	opts  Options
+
+	protMu    sync.Mutex
+	protected map[fileID]bool // identities of .git and .harness folders seen (unix writes)
 }
 
 // New opens the workspace rooted at dir, which must be an existing
@@ -126,7 +140,9 @@ func New(dir string, opts *Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: opening root %s: %w", dir, err)
 	}
-	return &Workspace{root: root, dir: real, given: given, opts: opts.withDefaults()}, nil
+	w := &Workspace{root: root, dir: real, given: given, opts: opts.withDefaults()}
+	w.seedProtected()
+	return w, nil
 }
 
 // Dir returns the workspace root: an absolute path with symbolic links
@@ -139,7 +155,8 @@ func (w *Workspace) Close() error { return w.root.Close() }
 
 // Tools returns the workspace's tools allowed by Options.Mode, in a fixed
 // order: read_file, list_dir, glob, grep, then write_file, edit_file and
-// (when Options.Shell is set) shell. Their specs are byte-for-byte the same
+// (when Options.Shell is set) shell. In ModeAsk the last three refuse any
+// call the agent's Approver did not approve. Their specs are byte-for-byte the same
 // on every call, so the request prefix stays cacheable.
 func (w *Workspace) Tools() []harness.Tool {
 	all := []harness.Tool{
@@ -153,5 +170,14 @@ func (w *Workspace) Tools() []harness.Tool {
 	if w.opts.Shell {
 		all = append(all, harness.Tool{Spec: w.shellSpec(), Func: w.shell})
 	}
-	return FilterByMode(all, w.opts.Mode)
+	tools := FilterByMode(all, w.opts.Mode)
+	if w.opts.Mode == ModeAsk {
+		for i, t := range tools {
+			if t.Spec.Risk.IsReadOnly() {
+				continue
+			}
+			tools[i].Func = requireApproval(t.Spec.Name, t.Func)
+		}
+	}
+	return tools
 }

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/agentharness/harness"
 )
@@ -72,43 +70,16 @@ func (w *Workspace) writeFile(ctx context.Context, call *harness.ToolCall) (*har
 	return res, nil
 }
 
-// replaceFile writes data to the canonical path rel atomically: a
-// temporary file in the same folder, then a rename over the target, so a
-// crash or a full disk never leaves a half-written file and a hard link to
-// something else is replaced rather than written through. Missing parent
-// folders are created. keepPerm applies perm exactly (an existing file's
-// bits); otherwise perm is filtered by the umask like any new file.
-func (w *Workspace) replaceFile(rel string, data []byte, perm fs.FileMode, keepPerm bool) error {
-	dir := filepath.Dir(rel)
-	if dir != "." {
-		if err := w.root.MkdirAll(dir, 0o777); err != nil {
-			return fmt.Errorf("creating folder %s: %w", filepath.ToSlash(dir), unwrapPathError(err))
-		}
-	}
+// fileID identifies a file whatever its name: device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// tempName returns the name of a fresh temporary file for replaceFile.
+func tempName() (string, error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
+		return "", err
 	}
-	tmp := filepath.Join(dir, ".harness-write-"+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return unwrapPathError(err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil && keepPerm {
-		werr = f.Chmod(perm)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = w.root.Rename(tmp, rel)
-	}
-	if werr != nil {
-		_ = w.root.Remove(tmp)
-		return unwrapPathError(werr)
-	}
-	return nil
+	return ".harness-write-" + hex.EncodeToString(rnd[:]) + ".tmp", nil
 }
 
 // countLines counts lines the way read_file numbers them: a last line

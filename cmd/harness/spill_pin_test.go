@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// TestSpillGCKeepsOnlyFullCopies: a streamed result that overflowed the
+// ceiling is whole only in its spill file (the store keeps the preview);
+// gc must not delete that file however old it is. A spill file the store
+// also holds whole, or that no stored result points at, is collected.
+func TestSpillGCKeepsOnlyFullCopies(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	d := &spill.Dir{Workspace: ws}
+	save := func(call, text string) string {
+		saved, err := d.Save(ctx, spill.Entry{Conversation: "c1", CallID: call, Tool: "shell"}, strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-10 * 24 * time.Hour)
+		if err := os.Chtimes(filepath.Join(ws, saved.Locator), then, then); err != nil {
+			t.Fatal(err)
+		}
+		return saved.Locator
+	}
+	streamed := save("call_s", strings.Repeat("only copy\n", 5000))
+	whole := save("call_w", "whole in the store too")
+	orphan := save("call_o", "nobody points here")
+
+	st, err := sqlite.Open(ctx, filepath.Join(ws, sqlite.DefaultPath), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := harness.NewConversation("c1")
+	turn := &harness.Turn{Index: 1, Input: "go"}
+	preview := []harness.Part{harness.TextPart("only copy\n[… spilled …]")}
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{
+		{ID: "call_s", Name: "shell", Args: json.RawMessage(`{}`)}, {ID: "call_w", Name: "shell", Args: json.RawMessage(`{}`)}}},
+		Results: []*harness.ToolResult{
+			{CallID: "call_s", Tool: "shell", Parts: preview, Model: preview, Bytes: 50000,
+				Cuts: []harness.Cut{{Kind: harness.CutSpilled, BytesIn: 50000, BytesOut: 24, Locator: streamed}}},
+			{CallID: "call_w", Tool: "shell", Parts: []harness.Part{harness.TextPart("whole in the store too")}, Model: preview, Bytes: 22,
+				Cuts: []harness.Cut{{Kind: harness.CutSpilled, BytesIn: 22, BytesOut: 24, Locator: whole}}},
+		}}
+	for _, err := range []error{st.BeginTurn(ctx, conv, turn), st.AddRound(ctx, conv, turn, round), st.EndTurn(ctx, conv, turn), st.Close()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stdout, stderr, code := inproc(t, "spill", "gc", "--older-than", "7d", "--workspace", ws, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep spill.GCReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(ws, streamed)); err != nil {
+		t.Fatalf("gc deleted the only full copy of a stored result: %v (report %+v)", err, rep)
+	}
+	for _, p := range []string{whole, orphan} {
+		if _, err := os.Stat(filepath.Join(ws, p)); !os.IsNotExist(err) {
+			t.Errorf("%s kept: %v", p, err)
+		}
+	}
+	if rep.Files != 2 || rep.Pinned != 1 {
+		t.Errorf("report %+v", rep)
+	}
+}

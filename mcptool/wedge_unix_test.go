@@ -1,0 +1,89 @@
+//go:build unix
+
+package mcptool_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/mcptool"
+)
+
+// wedge stops the server's process (SIGSTOP): it stays alive and never
+// reads or answers again, as a deadlocked server would. On Linux it waits
+// until the kernel reports the process stopped.
+func wedge(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// A bound that only catches a hang.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return // no /proc: the signal is delivered at once
+		}
+		if _, rest, ok := strings.Cut(string(b), ") "); ok && strings.HasPrefix(rest, "T") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop", pid)
+		}
+	}
+}
+
+// TestWedgedServerIsRestarted: a server that is alive but answers nothing
+// (not the call, not a ping) is restarted after the call times out, so the
+// calls after it do not all time out too.
+func TestWedgedServerIsRestarted(t *testing.T) {
+	sc := stdioServer(t, "local")
+	// The wedged call must time out; the calls after it answer in
+	// milliseconds, so this bound only catches a hang.
+	sc.Timeout = 3 * time.Second
+	set, tools := openTest(t, &mcptool.Options{RestartBackoff: -1}, sc)
+	srv := set.Server("local")
+	pid := srv.PID()
+	wedge(t, pid)
+	res := call(t, tools, "echo", `{"text":"lost"}`)
+	if !res.IsError || !res.TimedOut || !strings.Contains(res.FullText(), "restarted") {
+		t.Fatalf("wedged call: %+v", res.FullText())
+	}
+	for i := range 2 {
+		if res := call(t, tools, "echo", `{"text":"back"}`); res.IsError || res.FullText() != "back" {
+			t.Fatalf("call %d after the wedge: %s", i+1, res.FullText())
+		}
+	}
+	if n := srv.Restarts(); n != 1 {
+		t.Errorf("restarts %d, want 1", n)
+	}
+	if srv.PID() == pid {
+		t.Error("the wedged process still serves")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the wedged process %d was left running", pid)
+	}
+}
+
+// TestWedgedServerRestartBacksOff: restarts after timeouts are spaced by
+// Options.RestartBackoff (doubling while the server keeps wedging), and a
+// call in the meantime says when the next restart comes, at once.
+func TestWedgedServerRestartBacksOff(t *testing.T) {
+	sc := stdioServer(t, "local")
+	sc.Timeout = 3 * time.Second
+	set, tools := openTest(t, &mcptool.Options{RestartBackoff: time.Hour}, sc)
+	wedge(t, set.Server("local").PID())
+	if res := call(t, tools, "echo", `{"text":"lost"}`); !res.TimedOut {
+		t.Fatalf("wedged call: %s", res.FullText())
+	}
+	res := call(t, tools, "echo", `{"text":"back"}`)
+	if !res.IsError || !strings.Contains(res.FullText(), "next restart in") {
+		t.Fatalf("during the back-off: %s", res.FullText())
+	}
+	if n := set.Server("local").Restarts(); n != 0 {
+		t.Errorf("restarts %d during the back-off", n)
+	}
+}

@@ -1,0 +1,38 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/agentharness/harness"
+)
+
+// SpillOnly returns the locators of the spill files that hold the only
+// full copy of a stored result: a result cut with harness.CutSpilled whose
+// stored payload is smaller than the result (a stream that overflowed the
+// ceiling: the store keeps its preview). spill.GCWith keeps them. The test
+// compares characters stored with bytes received, so a result of
+// multi-byte text stored whole counts too: it errs on keeping a file.
+func (s *Store) SpillOnly(ctx context.Context) (map[string]bool, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	defer tx.Rollback()
+	out := map[string]bool{}
+	err = query(ctx, tx, `SELECT DISTINCT c.locator FROM cuts c
+JOIN results r ON r.conv_id = c.conv_id AND r.turn = c.turn AND r.round = c.round AND r.seq = c.seq
+WHERE c.kind = ? AND c.locator != '' AND r.full_chars < r.bytes`, []any{string(harness.CutSpilled)}, func(rows *sql.Rows) error {
+		var loc string
+		if err := rows.Scan(&loc); err != nil {
+			return err
+		}
+		out[loc] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: spill files: %w", err)
+	}
+	return out, nil
+}
