@@ -20,6 +20,9 @@ type Options struct {
 	// Progress, when set, is called after each replay with the number
 	// done and the total.
 	Progress func(done, total int)
+	// Through, when set, adds a last row: what reached a recording
+	// upstream through an OpenAI-compatible proxy (see [Through]).
+	Through *Through
 }
 
 // Run replays every recording under every preset and summarises.
@@ -49,6 +52,10 @@ func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Tabl
 		}
 		presets = append([]Preset{none}, rest...)
 	}
+	replayed := len(presets) // presets[replayed:] is the --through row
+	if o.Through != nil {
+		presets = append(presets[:len(presets):len(presets)], o.Through.preset())
+	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -74,7 +81,7 @@ func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Tabl
 		done     int
 		firstErr error
 	)
-	total := len(recs) * len(presets)
+	total := len(recs) * replayed
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for w := 0; w < o.Workers; w++ {
@@ -97,7 +104,7 @@ func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Tabl
 	}
 feed:
 	for r := range recs {
-		for p := range presets {
+		for p := range replayed {
 			select {
 			case jobs <- job{r, p}:
 			case <-ctx.Done():
@@ -112,6 +119,11 @@ feed:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	if o.Through != nil {
+		if err := o.Through.runThrough(ctx, recs, counters, needles, reports, replayed); err != nil {
+			return nil, nil, err
+		}
 	}
 	return summarise(recs, presets, reports), reports, nil
 }

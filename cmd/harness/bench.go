@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"strings"
 
@@ -33,6 +35,9 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	real := fs.Bool("real", false, "replay the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and SWE-agent runs cut\n"+
 		"from openly licensed sets, licences beside them), one table per agent")
+	through := fs.String("through", "", "also replay every recording through the OpenAI-compatible proxy at this base URL\n"+
+		"(http://127.0.0.1:8787/v1) and add a row measuring what reached the recording upstream")
+	throughUp := fs.String("through-upstream", "127.0.0.1:8399", "loopback address the --through recording upstream listens on: point the proxy's upstream at it")
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -46,13 +51,20 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		if len(pos) > 0 {
 			return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
 		}
+		if *through != "" {
+			return fmt.Errorf("%w: --through measures the recordings named or the suite, not --real", errUsage)
+		}
 		return benchReal(ctx, e, sf, ps, *jsonOut, *perRun)
 	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
 	if err != nil {
 		return err
 	}
-	tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr)})
+	th, err := throughOption(e, *through, *throughUp)
+	if err != nil {
+		return err
+	}
+	tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
 	if err != nil {
 		return err
 	}
@@ -171,4 +183,29 @@ func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, 
 		return enc.Encode(tables)
 	}
 	return nil
+}
+
+// throughOption checks --through and --through-upstream and starts
+// listening for the recording upstream (nil when --through is not given).
+func throughOption(e *env, through, upstream string) (*bench.Through, error) {
+	if through == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(through)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: --through %q is not an http(s) URL", errUsage, through)
+	}
+	host, _, err := net.SplitHostPort(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --through-upstream %q: %v", errUsage, upstream, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("%w: --through-upstream %q is not a loopback address", errUsage, upstream)
+	}
+	ln, err := net.Listen("tcp", upstream)
+	if err != nil {
+		return nil, fmt.Errorf("--through-upstream: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "recording upstream on http://%s; replaying through %s\n", ln.Addr(), through)
+	return &bench.Through{URL: through, Listener: ln}, nil
 }

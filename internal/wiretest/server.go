@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -50,7 +51,7 @@ type Request struct {
 // Server is a loopback HTTP server playing queued replies.
 type Server struct {
 	*httptest.Server
-	t testing.TB
+	errorf func(format string, args ...any)
 
 	// Respond, when set, answers every request that finds no queued
 	// reply: a script that reads the request (its path, its history) and
@@ -66,9 +67,22 @@ type Server struct {
 
 // New starts a server that is closed when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{t: t}
+	s := &Server{errorf: t.Errorf}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	return s
+}
+
+// Start serves on ln outside a test (harness bench --through runs its
+// recording upstream on it): what New reports to the test, a request
+// with no reply or a body that cannot be read, goes to errorf. The caller
+// closes the server.
+func Start(ln net.Listener, errorf func(format string, args ...any)) *Server {
+	s := &Server{errorf: errorf}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Server.Listener.Close()
+	s.Server.Listener = ln
+	s.Server.Start()
 	return s
 }
 
@@ -86,6 +100,16 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// TakeRequests returns the requests received so far and forgets them, so
+// a long-running server holds only those not yet taken.
+func (s *Server) TakeRequests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.requests
+	s.requests = nil
+	return out
+}
+
 // Pending reports how many queued replies were not played.
 func (s *Server) Pending() int {
 	s.mu.Lock()
@@ -96,7 +120,7 @@ func (s *Server) Pending() int {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		s.t.Errorf("wiretest: reading the request body: %v", err)
+		s.errorf("wiretest: reading the request body: %v", err)
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
@@ -110,12 +134,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		rep, ok = s.Respond(Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}), true
 	}
 	if !ok {
-		s.t.Errorf("wiretest: unexpected request %s %s (no reply queued)", r.Method, r.URL.Path)
+		s.errorf("wiretest: unexpected request %s %s (no reply queued)", r.Method, r.URL.Path)
 		http.Error(w, `{"error":{"message":"wiretest: no reply queued"}}`, http.StatusTeapot)
 		return
 	}
 	if rep.Drop && len(rep.Events) == 0 {
-		hijackClose(s.t, w)
+		hijackClose(s.errorf, w)
 		return
 	}
 	for k, vs := range rep.Header {
@@ -146,7 +170,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if rep.Drop {
-		hijackClose(s.t, w)
+		hijackClose(s.errorf, w)
 	}
 }
 
@@ -166,15 +190,15 @@ func (e Event) Encode() string {
 // hijackClose closes the client's connection abruptly: with a chunked
 // stream in flight the client sees an unexpected EOF, before any response
 // it sees the connection close.
-func hijackClose(t testing.TB, w http.ResponseWriter) {
+func hijackClose(errorf func(string, ...any), w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		t.Errorf("wiretest: the response writer cannot be hijacked")
+		errorf("wiretest: the response writer cannot be hijacked")
 		return
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {
-		t.Errorf("wiretest: hijack: %v", err)
+		errorf("wiretest: hijack: %v", err)
 		return
 	}
 	conn.Close()
