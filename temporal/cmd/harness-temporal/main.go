@@ -1,6 +1,6 @@
 // Command harness-temporal runs harness turns on a Temporal cluster:
 //
-//	harness-temporal worker --temporal HOST:PORT --db FILE --model SPEC [flags]
+//	harness-temporal worker --temporal HOST:PORT --db FILE|postgres://URL --model SPEC [flags]
 //	harness-temporal run --temporal HOST:PORT --conversation ID PROMPT
 //
 // "worker" polls the task queue and runs the steps of any turn, with the
@@ -31,13 +31,12 @@ import (
 	"github.com/agentharness/harness/provider/anthropic"
 	"github.com/agentharness/harness/provider/openai"
 	"github.com/agentharness/harness/provider/scripted"
-	"github.com/agentharness/harness/store/sqlite"
 	htemporal "github.com/agentharness/harness/temporal"
 	"github.com/agentharness/harness/tools/workspace"
 )
 
 const usage = `usage:
-  harness-temporal worker --temporal HOST:PORT --db FILE --model SPEC [flags]
+  harness-temporal worker --temporal HOST:PORT --db FILE|postgres://URL --model SPEC [flags]
   harness-temporal run --temporal HOST:PORT --conversation ID [flags] PROMPT
 run "harness-temporal worker -h" or "harness-temporal run -h" for the flags`
 
@@ -106,8 +105,8 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	)
 	fs := newFlags("worker", stderr)
 	cl.register(fs)
-	fs.StringVar(&db, "db", "", "the transcript store file shared by the workers (required)")
-	fs.StringVar(&journal, "journal", "", "the step journal (default: the store's file + \".journal\")")
+	fs.StringVar(&db, "db", "", "the transcript store shared by the workers: an SQLite FILE or a postgres:// URL (required)")
+	fs.StringVar(&journal, "journal", "", "the step journal: an SQLite FILE or a postgres:// URL (default: the store's database for a URL, else the store's file + \".journal\")")
 	fs.StringVar(&model, "model", "", "scripted:FILE, openai:MODEL or anthropic:MODEL (required)")
 	fs.StringVar(&root, "workspace", ".", "workspace root: the tools are jailed to it")
 	fs.StringVar(&mode, "mode", "read-only", "workspace mode (see harness tools): which calls run without approval")
@@ -122,6 +121,9 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if journal == "" {
 		journal = db + ".journal"
+		if htemporal.IsDSN(db) {
+			journal = db // its own table beside the store's
+		}
 	}
 	m, err := newModel(model)
 	if err != nil {
@@ -139,12 +141,12 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, db, nil)
+	st, err := htemporal.OpenStore(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	j, err := htemporal.OpenSQLiteJournal(ctx, journal)
+	j, err := htemporal.OpenJournal(ctx, journal)
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,7 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	defer c.Close()
 	w := worker.New(c, cl.queue, worker.Options{})
 	(&htemporal.Activities{Engine: eng, Store: st, Model: m, Journal: j}).Register(w)
-	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, db)
+	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, storeName(st, db))
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -235,4 +237,12 @@ func newModel(spec string) (harness.Model, error) {
 		return anthropic.New(&anthropic.Options{Model: name})
 	}
 	return nil, fmt.Errorf("%w: --model %q: unknown provider %q", errUsage, spec, provider)
+}
+
+// storeName names the store in messages: a DSN without its password.
+func storeName(st any, db string) string {
+	if p, ok := st.(interface{ Path() string }); ok {
+		return p.Path()
+	}
+	return db
 }
