@@ -1,20 +1,46 @@
-package temporal
+package temporal_test
 
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	htemporal "github.com/agentharness/harness/temporal"
 )
 
-func TestSQLiteJournal(t *testing.T) {
-	ctx := context.Background()
-	j, err := OpenSQLiteJournal(ctx, filepath.Join(t.TempDir(), "j.db"))
-	if err != nil {
-		t.Fatal(err)
+// journals opens each Journal implementation on a fresh database: the
+// PostgreSQL one needs Debian's postgresql package (pgtest skips without
+// it, and fails when CI is set).
+var journals = []struct {
+	name string
+	open func(t *testing.T) (htemporal.Journal, error)
+}{
+	{"sqlite", func(t *testing.T) (htemporal.Journal, error) {
+		return htemporal.OpenSQLiteJournal(context.Background(), filepath.Join(t.TempDir(), "j.db"))
+	}},
+	{"postgres", func(t *testing.T) (htemporal.Journal, error) {
+		return htemporal.OpenPostgresJournal(context.Background(), pgServer.DSN(t))
+	}},
+}
+
+func TestJournal(t *testing.T) {
+	for _, b := range journals {
+		t.Run(b.name, func(t *testing.T) {
+			j, err := b.open(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			testJournal(t, j)
+		})
 	}
-	defer j.Close()
-	k := Key{Conversation: "c", Turn: 1, Round: 2, Name: "call:x"}
+}
+
+func testJournal(t *testing.T, j htemporal.Journal) {
+	ctx := context.Background()
+	k := htemporal.Key{Conversation: "c", Turn: 1, Round: 2, Name: "call:x"}
 	if _, ok, err := j.Get(ctx, k); ok || err != nil {
 		t.Fatalf("Get on an empty journal = %v, %v; want nothing", ok, err)
 	}
@@ -37,19 +63,19 @@ func TestSQLiteJournal(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		k    Key
+		k    htemporal.Key
 		want bool
 	}{
 		{k, true},
-		{Key{Conversation: "c", Turn: 1, Round: 2, Name: "call:y"}, false},
-		{Key{Conversation: "d", Turn: 1, Round: 2, Name: "call:x"}, false},
-		{Key{Conversation: "c", Turn: 2, Round: 2, Name: "call:x"}, false},
+		{htemporal.Key{Conversation: "c", Turn: 1, Round: 2, Name: "call:y"}, false},
+		{htemporal.Key{Conversation: "d", Turn: 1, Round: 2, Name: "call:x"}, false},
+		{htemporal.Key{Conversation: "c", Turn: 2, Round: 2, Name: "call:x"}, false},
 	} {
 		if v, ok, err := j.Get(ctx, tc.k); ok != tc.want || err != nil || (ok && string(v) != got[0]) {
 			t.Errorf("Get(%s) = %q, %v, %v; want %v", tc.k, v, ok, err, tc.want)
 		}
 	}
-	other := Key{Conversation: "c", Turn: 2, Name: "model"}
+	other := htemporal.Key{Conversation: "c", Turn: 2, Name: "model"}
 	if _, err := j.Put(ctx, other, []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +90,18 @@ func TestSQLiteJournal(t *testing.T) {
 	}
 }
 
+func TestOpenPostgresJournalBadDSN(t *testing.T) {
+	_, err := htemporal.OpenPostgresJournal(context.Background(), "postgres://u:secret@[::1/db")
+	if err == nil {
+		t.Fatal("no error for a malformed URL")
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
 func TestOpenSQLiteJournalNeedsAPath(t *testing.T) {
-	if _, err := OpenSQLiteJournal(context.Background(), ""); err == nil {
+	if _, err := htemporal.OpenSQLiteJournal(context.Background(), ""); err == nil {
 		t.Fatal("no error for an empty path")
 	}
 }

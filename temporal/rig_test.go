@@ -16,7 +16,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/internal/pgtest"
+	"github.com/agentharness/harness/store"
 	htemporal "github.com/agentharness/harness/temporal"
 )
 
@@ -29,19 +30,25 @@ const bigBytes = 1 << 20
 // and the activities a worker runs.
 type rig struct {
 	dir     string
-	store   *sqlite.Store
+	store   store.Store
 	journal htemporal.Journal
 	acts    *htemporal.Activities
 }
 
 // newRig opens the rig in dir. block, when set, makes this process stop
 // dead at one point of a turn (see blocker) so the test can kill it there.
+// A file "dsn" in dir names a PostgreSQL database to hold both the store
+// and the journal (see usePostgres); else they are SQLite files in dir.
 func newRig(ctx context.Context, dir string, block *blocker) (*rig, error) {
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "harness.db"), nil)
+	db, jpath := filepath.Join(dir, "harness.db"), filepath.Join(dir, "journal.db")
+	if dsn, err := os.ReadFile(filepath.Join(dir, "dsn")); err == nil {
+		db, jpath = string(dsn), string(dsn)
+	}
+	st, err := htemporal.OpenStore(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	j, err := htemporal.OpenSQLiteJournal(ctx, filepath.Join(dir, "journal.db"))
+	j, err := htemporal.OpenJournal(ctx, jpath)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -239,7 +246,22 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgServer.Stop()
+	os.Exit(code)
+}
+
+// pgServer is the throwaway PostgreSQL cluster of the tests that need one
+// (Debian's postgresql package: skipped without it, failed when CI is set).
+var pgServer pgtest.Server
+
+// usePostgres makes the rigs in dir keep store and journal in a fresh
+// database of pgServer.
+func usePostgres(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "dsn"), []byte(pgServer.DSN(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // childWorker is the worker process the fault tests start and kill: this

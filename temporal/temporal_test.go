@@ -51,9 +51,13 @@ func TestServer(t *testing.T) {
 	t.Run("turn", func(t *testing.T) {
 		want = uninterrupted(t, ts, c, ref)
 	})
-	for _, tc := range []struct{ name, block string }{
-		{"killed after tool calls", "stored:3"},
-		{"killed during model call", "model:3"},
+	for _, tc := range []struct {
+		name, block string
+		postgres    bool // store and journal in PostgreSQL
+	}{
+		{"killed after tool calls", "stored:3", false},
+		{"killed during model call", "model:3", false},
+		{"killed after tool calls, postgres", "stored:3", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if want == "" {
@@ -61,6 +65,10 @@ func TestServer(t *testing.T) {
 			}
 			dir := t.TempDir()
 			queue := "q-" + strings.ReplaceAll(tc.block, ":", "-")
+			if tc.postgres {
+				usePostgres(t, dir)
+				queue += "-pg"
+			}
 			first := startChild(t, ts, dir, queue, tc.block)
 			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 			defer cancel()
