@@ -165,7 +165,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
 				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}}
 		in.Page = spillPage(r.Args, p.spillRoot())
-		res, err := p.decider.decide(ctx, in)
+		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err
 		}
