@@ -68,6 +68,7 @@ type Proxy struct {
 	upstream *url.URL
 	client   *http.Client
 	engine   *harness.Engine
+	budget   arrivalBudget
 	seed     maphash.Seed
 	rec      *recorder
 
@@ -115,12 +116,12 @@ func New(opts *Options) (*Proxy, error) {
 	if client == nil {
 		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	st, _ := proxyStack(o.Stack, o.Workspace)
+	st, cfg := proxyStack(o.Stack, o.Workspace)
 	eng, err := newEngine(st, o.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{opts: o, upstream: u, client: client, engine: eng,
+	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg),
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
 	p.rec = newRecorder(o.Store, p.logf)
