@@ -101,10 +101,13 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 		if status >= 400 || status == 0 {
 			s.UpstreamErrors++
 		}
+		var used Tokens
 		if ok {
-			s.Upstream.Input += int64(rep.Usage.Input)
-			s.Upstream.Cached += int64(rep.Usage.Cached)
-			s.Upstream.Output += int64(rep.Usage.Output)
+			used = Tokens{Input: int64(rep.Usage.Input), Cached: int64(rep.Usage.Cached), Output: int64(rep.Usage.Output)}
+			s.Upstream.add(used)
+		}
+		if c.conv != nil {
+			s.countConversation(c, used)
 		}
 	})
 	cv := c.conv
