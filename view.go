@@ -88,8 +88,9 @@ func (f ViewPolicyFunc) ApplyView(ctx context.Context, v *View) error { return f
 
 // BuildView returns the base view of conv for the next request of turn:
 // the system prompt, every turn's input, assistant messages and the model's
-// copy of every tool result, in order. The newest note (a compaction
-// summary) stands in for the turns it covers.
+// copy of every tool result, in order. The newest summary note
+// (Conversation.Summary) stands in for the turns it covers; without one, a
+// clearing mark puts ClearedNotice in its place.
 func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, final bool) *View {
 	v := &View{Conversation: conv, Turn: turn, Final: final, Tools: tools}
 	if turn != nil {
@@ -99,9 +100,11 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		v.add(Message{Role: RoleSystem, Parts: []Part{TextPart(system)}}, Origin{})
 	}
 	skip := 0
-	if n := latestNote(conv); n != nil {
+	if n := conv.Summary(); n != nil {
 		skip = n.After
 		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(n.Text)}}, Origin{})
+	} else if conv.Clears() {
+		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(ClearedNotice)}}, Origin{})
 	}
 	for _, t := range conv.Turns {
 		if t.Index <= skip {
@@ -116,16 +119,6 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		}
 	}
 	return v
-}
-
-func latestNote(conv *Conversation) *Note {
-	var best *Note
-	for _, n := range conv.Notes {
-		if best == nil || n.After >= best.After {
-			best = n
-		}
-	}
-	return best
 }
 
 func (v *View) add(m Message, o Origin) {

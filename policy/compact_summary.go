@@ -33,7 +33,7 @@ func (c *compaction) summarize(now, goal float64) error {
 		current = t.Index
 	}
 	upto := current - c.keepTurns
-	prev := compactLatestNote(v.Conversation)
+	prev := v.Conversation.Summary()
 	from := 0
 	if prev != nil {
 		from = prev.After
@@ -44,7 +44,13 @@ func (c *compaction) summarize(now, goal float64) error {
 		return nil
 	}
 
-	input := c.renderForSummary(prev, from, upto)
+	shown := prev
+	if shown == nil && v.Conversation.Clears() {
+		// The summariser is told what the view told the model: before any
+		// summary, the clearing notice stands where a summary would.
+		shown = &harness.Note{Text: harness.ClearedNotice}
+	}
+	input := c.renderForSummary(shown, from, upto)
 	req := &harness.Request{
 		System: summarySystem,
 		Messages: []harness.Message{
@@ -81,8 +87,9 @@ func (c *compaction) summarize(now, goal float64) error {
 	body, cut := c.fitTokens(body, c.summaryTokens)
 	text := fmt.Sprintf("Summary of the conversation so far (turns 1–%d; the full transcript is kept, and earlier tool results can be fetched by call id):\n%s", upto, body)
 
-	mark := clearMark(v.Conversation)
-	note := &harness.Note{After: upto, Text: text, By: compactName, ClearTurn: mark.turn, ClearRound: mark.round}
+	// The clearing marks stay notes of their own; the summary only stands
+	// in for turns.
+	note := &harness.Note{After: upto, Text: text, By: compactName}
 	v.AddNote(note)
 	v.Spend(resp.Usage)
 
