@@ -51,3 +51,36 @@ func TestClearMarksAreNotSummaries(t *testing.T) {
 		})
 	}
 }
+
+// TestViewEdits checks the View methods policies edit a view with: the
+// messages and their origins move together.
+func TestViewEdits(t *testing.T) {
+	user := func(s string) Message { return Message{Role: RoleUser, Parts: []Part{TextPart(s)}} }
+	texts := func(v *View) (out []string) {
+		for i, m := range v.Messages {
+			out = append(out, m.Text()+":"+string(rune('0'+v.Origins[i].Turn)))
+		}
+		return out
+	}
+	v := &View{}
+	v.add(Message{Role: RoleSystem, Parts: []Part{TextPart("sys")}}, Origin{})
+	v.add(user("a"), Origin{Turn: 1})
+	v.add(user("b"), Origin{Turn: 2})
+	if i, ins := v.SetNoteMessage("note"); i != 1 || !ins {
+		t.Fatalf("first SetNoteMessage: %d %v", i, ins)
+	}
+	if i, ins := v.SetNoteMessage("note2"); i != 1 || ins {
+		t.Fatalf("second SetNoteMessage: %d %v", i, ins)
+	}
+	if err := v.Insert(4, user("c"), Origin{Turn: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Insert(9, user("x"), Origin{}); err == nil {
+		t.Error("insert out of range: no error")
+	}
+	v.Keep(func(i int) bool { return v.Origins[i].Turn != 1 })
+	want := []string{"sys:0", "note2:0", "b:2", "c:3"}
+	if got := texts(v); !reflect.DeepEqual(got, want) {
+		t.Errorf("view %v, want %v", got, want)
+	}
+}

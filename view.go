@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Origin says where a message of a [View] comes from in the transcript.
@@ -220,4 +221,54 @@ func (v *View) indexWhole() {
 			v.whole[m.ToolCallID] = true
 		}
 	}
+}
+
+// Insert puts m, with origin o, before message i (i == len(v.Messages)
+// appends). Policies use it to add messages the transcript does not hold
+// (a stuck nudge, a note) without editing Messages and Origins apart.
+func (v *View) Insert(i int, m Message, o Origin) error {
+	if i < 0 || i > len(v.Messages) {
+		return fmt.Errorf("view: insert at %d out of range", i)
+	}
+	v.Messages = slices.Insert(v.Messages, i, m)
+	v.Origins = slices.Insert(v.Origins, i, o)
+	return nil
+}
+
+// Keep removes every message i for which keep(i) is false, keeping the
+// order of the rest. keep is asked about every message before any is
+// removed, so it sees the view as it was.
+func (v *View) Keep(keep func(i int) bool) {
+	kept := make([]bool, len(v.Messages))
+	for i := range kept {
+		kept[i] = keep(i)
+	}
+	n := 0
+	for i := range v.Messages {
+		if kept[i] {
+			v.Messages[n], v.Origins[n] = v.Messages[i], v.Origins[i]
+			n++
+		}
+	}
+	clear(v.Messages[n:])
+	clear(v.Origins[n:])
+	v.Messages, v.Origins = v.Messages[:n], v.Origins[:n]
+}
+
+// SetNoteMessage makes text the note message of the view: the user message
+// that stands for the notes, right after the system prompt (where BuildView
+// puts a summary or ClearedNotice). It replaces the message there when one
+// is present and inserts one otherwise, and returns its index and whether
+// it was inserted.
+func (v *View) SetNoteMessage(text string) (i int, inserted bool) {
+	if len(v.Messages) > 0 && v.Messages[0].Role == RoleSystem && v.Origins[0].Turn == 0 {
+		i = 1
+	}
+	msg := Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
+	if i < len(v.Messages) && v.Origins[i].Turn == 0 && v.Messages[i].Role == RoleUser {
+		v.Messages[i] = msg
+		return i, false
+	}
+	_ = v.Insert(i, msg, Origin{})
+	return i, true
 }

@@ -666,20 +666,13 @@ func (c *compaction) placeholder(res *harness.ToolResult) string {
 // where BuildView puts the newest note (after the system prompt), so this
 // request already looks like the next round's.
 func (c *compaction) setNoteMessage(text string) {
-	v := c.v
-	idx := 0
-	if len(v.Messages) > 0 && v.Messages[0].Role == harness.RoleSystem && v.Origins[0].Turn == 0 {
-		idx = 1
-	}
-	msg := harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(text)}}
-	if idx < len(v.Messages) && v.Origins[idx].Turn == 0 && v.Messages[idx].Role == harness.RoleUser {
-		v.Messages[idx] = msg
-		c.raw[idx] = tokens.CountMessage(c.counter, &msg)
+	i, inserted := c.v.SetNoteMessage(text)
+	n := tokens.CountMessage(c.counter, &c.v.Messages[i])
+	if inserted {
+		c.raw = slices.Insert(c.raw, i, n)
 		return
 	}
-	v.Messages = append(v.Messages[:idx], append([]harness.Message{msg}, v.Messages[idx:]...)...)
-	v.Origins = append(v.Origins[:idx], append([]harness.Origin{{}}, v.Origins[idx:]...)...)
-	c.raw = append(c.raw[:idx], append([]int{tokens.CountMessage(c.counter, &msg)}, c.raw[idx:]...)...)
+	c.raw[i] = n
 }
 
 func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {

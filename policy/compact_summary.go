@@ -95,15 +95,15 @@ func (c *compaction) summarize(now, goal float64) error {
 
 	// Show the view BuildView will build from now on: the note in place
 	// of the turns it covers.
-	keep := 0
-	for i := range v.Messages {
-		if t := v.Origins[i].Turn; t > 0 && t <= upto {
-			continue
+	uncovered := func(i int) bool { t := v.Origins[i].Turn; return t == 0 || t > upto }
+	raw := c.raw[:0]
+	for i, n := range c.raw {
+		if uncovered(i) {
+			raw = append(raw, n)
 		}
-		v.Messages[keep], v.Origins[keep], c.raw[keep] = v.Messages[i], v.Origins[i], c.raw[i]
-		keep++
 	}
-	v.Messages, v.Origins, c.raw = v.Messages[:keep], v.Origins[:keep], c.raw[:keep]
+	v.Keep(uncovered)
+	c.raw = raw
 	c.setNoteMessage(text)
 	after := c.tokens()
 	u := resp.Usage

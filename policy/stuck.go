@@ -183,21 +183,20 @@ func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Messag
 			tail = append(tail, r)
 		}
 	}
-	msgs := make([]harness.Message, 0, len(v.Messages)+len(inserts))
-	origs := make([]harness.Origin, 0, len(v.Messages)+len(inserts))
-	add := func(rs []int) {
+	// Insert from the back, so the indexes still to come stay valid; a
+	// message's inserts follow it in round order, the tail's at the end.
+	insert := func(i int, rs []int) {
 		slices.Sort(rs)
-		for _, r := range rs {
-			msgs = append(msgs, inserts[r])
-			origs = append(origs, harness.Origin{Turn: turn, Round: r})
+		for k := len(rs) - 1; k >= 0; k-- {
+			_ = v.Insert(i, inserts[rs[k]], harness.Origin{Turn: turn, Round: rs[k]})
 		}
 	}
-	for i, m := range v.Messages {
-		msgs, origs = append(msgs, m), append(origs, v.Origins[i])
-		add(at[i])
+	insert(len(v.Messages), tail)
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		if rs, ok := at[i]; ok {
+			insert(i+1, rs)
+		}
 	}
-	add(tail)
-	v.Messages, v.Origins = msgs, origs
 }
 
 // roundFacts are what the detectors need of one round, computed once per
