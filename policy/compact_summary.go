@@ -95,15 +95,7 @@ func (c *compaction) summarize(now, goal float64) error {
 
 	// Show the view BuildView will build from now on: the note in place
 	// of the turns it covers.
-	uncovered := func(i int) bool { t := v.Origins[i].Turn; return t == 0 || t > upto }
-	raw := c.raw[:0]
-	for i, n := range c.raw {
-		if uncovered(i) {
-			raw = append(raw, n)
-		}
-	}
-	v.Keep(uncovered)
-	c.raw = raw
+	c.dropCovered(upto)
 	c.setNoteMessage(text)
 	after := c.tokens()
 	u := resp.Usage
@@ -112,6 +104,20 @@ func (c *compaction) summarize(now, goal float64) error {
 		map[string]any{"stage": "summary", "tokens_before": roundTokens(now), "tokens_after": roundTokens(after), "window": c.window,
 			"after": upto, "summary_tokens": c.counter.Count(body), "summary_cut": cut}, &u)
 	return nil
+}
+
+// dropCovered removes from the view, and from the compaction's counts, the
+// messages of the turns up to upto, which a summary now stands in for.
+func (c *compaction) dropCovered(upto int) {
+	uncovered := func(i int) bool { t := c.v.Origins[i].Turn; return t == 0 || t > upto }
+	raw := c.raw[:0]
+	for i, n := range c.raw {
+		if uncovered(i) {
+			raw = append(raw, n)
+		}
+	}
+	c.v.Keep(uncovered)
+	c.raw = raw
 }
 
 // renderForSummary writes turns (from, upto] as plain text for the
