@@ -320,7 +320,10 @@ func callIDs(conv *Conversation) map[string]bool {
 	return ids
 }
 
+// generate makes the model call with ctx carrying the engine's observer,
+// so a provider reports its retries (Emit) as the events of the turn.
 func (a *Agent) generate(ctx context.Context, req *Request) (*Response, error) {
+	ctx = a.eng.withObserver(ctx)
 	var (
 		resp *Response
 		err  error

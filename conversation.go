@@ -92,8 +92,19 @@ type Round struct {
 	Dropped []ToolCall `json:"dropped,omitempty"`
 }
 
-// Note is a message a policy adds to the transcript (a compaction summary),
-// standing in the view for the turns up to and including After.
+// Note is what a policy adds to the transcript. It is one of two kinds:
+//
+//   - a summary (Text set) stands in the view for the turns up to and
+//     including After: BuildView shows the newest summary's Text in their
+//     place;
+//   - a clearing mark (IsClearMark: no Text, ClearTurn set) records that
+//     views show the tool results of round (ClearTurn, ClearRound) and of
+//     every earlier round as one-line placeholders. A mark never copies a
+//     summary's text and stands in for no turns.
+//
+// Notes stored before the two kinds were told apart (a clearing note that
+// carried the newest summary's Text and After, or ClearedNotice) read as a
+// summary that also clears, and views built from them are unchanged.
 type Note struct {
 	// After is the index of the last turn the note replaces in views.
 	After int    `json:"after"`
@@ -101,13 +112,46 @@ type Note struct {
 	By    string `json:"by"`
 	// ClearTurn and ClearRound, set by a compaction policy that clears old
 	// tool results (policy.CompactPolicy), mark the newest round it
-	// cleared: views show the tool results of that round and of every
-	// earlier one as one-line placeholders. The mark is recorded once,
-	// when the policy decides, so every later view clears exactly the
-	// same results and the request prefix stays cacheable. Zero clears
-	// nothing.
+	// cleared. The mark is recorded once, when the policy decides, so
+	// every later view clears exactly the same results and the request
+	// prefix stays cacheable. Zero clears nothing.
 	ClearTurn  int `json:"clear_turn,omitempty"`
 	ClearRound int `json:"clear_round,omitempty"`
+}
+
+// IsClearMark reports whether n is a clearing mark only: it clears results
+// (ClearTurn set) and carries no summary text.
+func (n *Note) IsClearMark() bool { return n != nil && n.Text == "" && n.ClearTurn > 0 }
+
+// ClearedNotice is the message BuildView puts where a summary would go
+// when the conversation has a clearing mark but no summary: it tells the
+// model why some results are one-line placeholders and how to get them.
+const ClearedNotice = "Note: to save context, the results of some earlier tool calls are shown as one-line placeholders. " +
+	"Each placeholder says how to get the full result back if you need it."
+
+// Summary returns the summary BuildView shows for c: of the notes with
+// Text, the one with the largest After (the later of equals), or nil.
+func (c *Conversation) Summary() *Note {
+	var best *Note
+	for _, n := range c.Notes {
+		if n == nil || n.Text == "" {
+			continue
+		}
+		if best == nil || n.After >= best.After {
+			best = n
+		}
+	}
+	return best
+}
+
+// Clears reports whether any note of c is a clearing mark.
+func (c *Conversation) Clears() bool {
+	for _, n := range c.Notes {
+		if n != nil && n.ClearTurn > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // RequestStats are the figures of one request, computed from the request

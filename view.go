@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Origin says where a message of a [View] comes from in the transcript.
@@ -88,8 +89,9 @@ func (f ViewPolicyFunc) ApplyView(ctx context.Context, v *View) error { return f
 
 // BuildView returns the base view of conv for the next request of turn:
 // the system prompt, every turn's input, assistant messages and the model's
-// copy of every tool result, in order. The newest note (a compaction
-// summary) stands in for the turns it covers.
+// copy of every tool result, in order. The newest summary note
+// (Conversation.Summary) stands in for the turns it covers; without one, a
+// clearing mark puts ClearedNotice in its place.
 func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, final bool) *View {
 	v := &View{Conversation: conv, Turn: turn, Final: final, Tools: tools}
 	if turn != nil {
@@ -99,9 +101,11 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		v.add(Message{Role: RoleSystem, Parts: []Part{TextPart(system)}}, Origin{})
 	}
 	skip := 0
-	if n := latestNote(conv); n != nil {
+	if n := conv.Summary(); n != nil {
 		skip = n.After
 		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(n.Text)}}, Origin{})
+	} else if conv.Clears() {
+		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(ClearedNotice)}}, Origin{})
 	}
 	for _, t := range conv.Turns {
 		if t.Index <= skip {
@@ -116,16 +120,6 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		}
 	}
 	return v
-}
-
-func latestNote(conv *Conversation) *Note {
-	var best *Note
-	for _, n := range conv.Notes {
-		if best == nil || n.After >= best.After {
-			best = n
-		}
-	}
-	return best
 }
 
 func (v *View) add(m Message, o Origin) {
@@ -227,4 +221,54 @@ func (v *View) indexWhole() {
 			v.whole[m.ToolCallID] = true
 		}
 	}
+}
+
+// Insert puts m, with origin o, before message i (i == len(v.Messages)
+// appends). Policies use it to add messages the transcript does not hold
+// (a stuck nudge, a note) without editing Messages and Origins apart.
+func (v *View) Insert(i int, m Message, o Origin) error {
+	if i < 0 || i > len(v.Messages) {
+		return fmt.Errorf("view: insert at %d out of range", i)
+	}
+	v.Messages = slices.Insert(v.Messages, i, m)
+	v.Origins = slices.Insert(v.Origins, i, o)
+	return nil
+}
+
+// Keep removes every message i for which keep(i) is false, keeping the
+// order of the rest. keep is asked about every message before any is
+// removed, so it sees the view as it was.
+func (v *View) Keep(keep func(i int) bool) {
+	kept := make([]bool, len(v.Messages))
+	for i := range kept {
+		kept[i] = keep(i)
+	}
+	n := 0
+	for i := range v.Messages {
+		if kept[i] {
+			v.Messages[n], v.Origins[n] = v.Messages[i], v.Origins[i]
+			n++
+		}
+	}
+	clear(v.Messages[n:])
+	clear(v.Origins[n:])
+	v.Messages, v.Origins = v.Messages[:n], v.Origins[:n]
+}
+
+// SetNoteMessage makes text the note message of the view: the user message
+// that stands for the notes, right after the system prompt (where BuildView
+// puts a summary or ClearedNotice). It replaces the message there when one
+// is present and inserts one otherwise, and returns its index and whether
+// it was inserted.
+func (v *View) SetNoteMessage(text string) (i int, inserted bool) {
+	if len(v.Messages) > 0 && v.Messages[0].Role == RoleSystem && v.Origins[0].Turn == 0 {
+		i = 1
+	}
+	msg := Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
+	if i < len(v.Messages) && v.Origins[i].Turn == 0 && v.Messages[i].Role == RoleUser {
+		v.Messages[i] = msg
+		return i, false
+	}
+	_ = v.Insert(i, msg, Origin{})
+	return i, true
 }

@@ -98,16 +98,28 @@ func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window,
 		return Excerpt{}, false
 	}
 
-	// The head: whole lines within h bytes, or h raw bytes when whole
-	// lines fill less than half of it (a long first line). The tail alike.
-	headEnd := 0
+	headEnd, tailStart := excerptEnds(text, h, t)
+	midStart, midEnd := excerptMiddle(text, headEnd, tailStart)
+	cands := rankLines(text, midStart, midEnd, query)
+	if len(cands) == 0 {
+		return Excerpt{}, false
+	}
+
+	spans := planSpans(text, size, headEnd, tailStart, midStart, midEnd, cands)
+	return Excerpt{Spans: spans, Size: size, Why: relevantWhy}, true
+}
+
+// excerptEnds returns where the head ends and the tail starts: whole lines
+// within h bytes, or h raw bytes when whole lines fill less than half of
+// it (a long first line). The tail alike, within t bytes.
+func excerptEnds(text []byte, h, t int) (headEnd, tailStart int) {
 	if h > 0 {
 		headEnd = bytes.LastIndexByte(text[:min(h, len(text))], '\n') + 1
 		if headEnd < h/2 {
 			headEnd = min(h, len(text))
 		}
 	}
-	tailStart := len(text)
+	tailStart = len(text)
 	if t > 0 && len(text) > headEnd {
 		from := max(len(text)-t, headEnd)
 		tailStart = from
@@ -117,8 +129,12 @@ func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window,
 			}
 		}
 	}
-	// The middle: the lines wholly between them.
-	midStart := headEnd
+	return headEnd, tailStart
+}
+
+// excerptMiddle returns the lines wholly between the head and the tail.
+func excerptMiddle(text []byte, headEnd, tailStart int) (midStart, midEnd int) {
+	midStart = headEnd
 	if midStart > 0 && text[midStart-1] != '\n' {
 		if i := bytes.IndexByte(text[midStart:], '\n'); i >= 0 {
 			midStart += i + 1
@@ -126,15 +142,18 @@ func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window,
 			midStart = len(text)
 		}
 	}
-	midEnd := tailStart
+	midEnd = tailStart
 	if midEnd < len(text) && midEnd > 0 && text[midEnd-1] != '\n' {
 		midEnd = bytes.LastIndexByte(text[:midEnd], '\n') + 1
 	}
-	cands := rankLines(text, midStart, midEnd, query)
-	if len(cands) == 0 {
-		return Excerpt{}, false
-	}
+	return midStart, midEnd
+}
 
+// planSpans fits the head, the tail and the ranked middle lines (each with
+// the line before and after it) into size bytes, in that order of priority;
+// what the middle leaves unused extends the head, line by line, as one
+// span (the plan's cost depends only on what is covered).
+func planSpans(text []byte, size, headEnd, tailStart, midStart, midEnd int, cands []lineScore) []Span {
 	plan := newExcerptPlan(text, size)
 	var spans []Span
 	add := func(s, e int, reasons []string) {
@@ -157,9 +176,6 @@ func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window,
 			add(c.end, lineEnd(text, c.end, midEnd), nil)
 		}
 	}
-	// What the middle left unused extends the head, line by line; the
-	// lines kept form one span (the plan's cost depends only on what is
-	// covered, so the guard keeps it as one).
 	if headEnd == midStart {
 		ext := headEnd
 		for ext < midEnd {
@@ -173,7 +189,7 @@ func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window,
 			spans = append(spans, Span{Start: headEnd, End: ext})
 		}
 	}
-	return Excerpt{Spans: spans, Size: size, Why: relevantWhy}, true
+	return spans
 }
 
 // lineEnd is the end of the line starting at p (after its line break), at

@@ -38,13 +38,6 @@ const (
 // compactName names the policy in cuts, notes and events.
 const compactName = "compact"
 
-// clearedNotice is the text of a clearing note written before any summary
-// exists. BuildView shows the newest note at the top of every view, so the
-// notice tells the model once what the placeholders are; it never changes,
-// so it costs one cache break, when the first clearing happens.
-const clearedNotice = "Note: to save context, the results of some earlier tool calls are shown as one-line placeholders. " +
-	"Each placeholder says how to get the full result back if you need it."
-
 // CompactPolicy is a [harness.ViewPolicy] that keeps a conversation's
 // requests inside the model's context window, with hysteresis: it acts
 // only when the counted input of the next request is above HighWater of
@@ -78,9 +71,9 @@ const clearedNotice = "Note: to save context, the results of some earlier tool c
 // conversation or a replay gets the same views, whatever calibration
 // factor or tool selection it has by then. Placeholders depend only on the
 // stored result and the policy's options, so they too are identical in
-// every view. A clearing note repeats the newest summary's After and Text
-// (or, before any summary, a fixed notice), so recording it does not
-// change what BuildView shows.
+// every view. The mark is a note of its own ([harness.Note.IsClearMark]):
+// it copies no summary text; BuildView shows the newest summary, or before
+// any summary [harness.ClearedNotice], in the same place either way.
 //
 // # Clearing for cost
 //
@@ -360,12 +353,14 @@ func roundTokens(f float64) int { return int(math.Round(f)) }
 // a clearing note, so that every later view reproduces it.
 func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	c.clearThrough(next)
-	note := &harness.Note{Text: clearedNotice, By: compactName, ClearTurn: next.turn, ClearRound: next.round}
-	if summary := compactLatestNote(c.v.Conversation); summary != nil {
-		note.After, note.Text = summary.After, summary.Text
+	// The mark is its own note: it copies no summary text, and the view's
+	// note message stays the summary, or becomes the notice if none.
+	c.v.AddNote(&harness.Note{By: compactName, ClearTurn: next.turn, ClearRound: next.round})
+	text := harness.ClearedNotice
+	if summary := c.v.Conversation.Summary(); summary != nil {
+		text = summary.Text
 	}
-	c.v.AddNote(note)
-	c.setNoteMessage(note.Text)
+	c.setNoteMessage(text)
 	return nil
 }
 
@@ -391,18 +386,6 @@ func clearMark(conv *harness.Conversation) compactPos {
 		}
 	}
 	return m
-}
-
-// compactLatestNote is the note BuildView shows: the largest After, the later of
-// equals.
-func compactLatestNote(conv *harness.Conversation) *harness.Note {
-	var best *harness.Note
-	for _, n := range conv.Notes {
-		if best == nil || n.After >= best.After {
-			best = n
-		}
-	}
-	return best
 }
 
 // measure counts every message and the tool schemas once.
@@ -643,7 +626,7 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 		return false
 	}
 	first := idx[0]
-	if clearMark(c.v.Conversation) == (compactPos{}) && compactLatestNote(c.v.Conversation) == nil {
+	if clearMark(c.v.Conversation) == (compactPos{}) && c.v.Conversation.Summary() == nil {
 		// The first clear also puts the clearing notice at the top of the
 		// view (after the system prompt): everything from there is re-sent.
 		first = 0
@@ -683,20 +666,13 @@ func (c *compaction) placeholder(res *harness.ToolResult) string {
 // where BuildView puts the newest note (after the system prompt), so this
 // request already looks like the next round's.
 func (c *compaction) setNoteMessage(text string) {
-	v := c.v
-	idx := 0
-	if len(v.Messages) > 0 && v.Messages[0].Role == harness.RoleSystem && v.Origins[0].Turn == 0 {
-		idx = 1
-	}
-	msg := harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(text)}}
-	if idx < len(v.Messages) && v.Origins[idx].Turn == 0 && v.Messages[idx].Role == harness.RoleUser {
-		v.Messages[idx] = msg
-		c.raw[idx] = tokens.CountMessage(c.counter, &msg)
+	i, inserted := c.v.SetNoteMessage(text)
+	n := tokens.CountMessage(c.counter, &c.v.Messages[i])
+	if inserted {
+		c.raw = slices.Insert(c.raw, i, n)
 		return
 	}
-	v.Messages = append(v.Messages[:idx], append([]harness.Message{msg}, v.Messages[idx:]...)...)
-	v.Origins = append(v.Origins[:idx], append([]harness.Origin{{}}, v.Origins[idx:]...)...)
-	c.raw = append(c.raw[:idx], append([]int{tokens.CountMessage(c.counter, &msg)}, c.raw[idx:]...)...)
+	c.raw[i] = n
 }
 
 func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {

@@ -33,7 +33,7 @@ func (c *compaction) summarize(now, goal float64) error {
 		current = t.Index
 	}
 	upto := current - c.keepTurns
-	prev := compactLatestNote(v.Conversation)
+	prev := v.Conversation.Summary()
 	from := 0
 	if prev != nil {
 		from = prev.After
@@ -44,7 +44,13 @@ func (c *compaction) summarize(now, goal float64) error {
 		return nil
 	}
 
-	input := c.renderForSummary(prev, from, upto)
+	shown := prev
+	if shown == nil && v.Conversation.Clears() {
+		// The summariser is told what the view told the model: before any
+		// summary, the clearing notice stands where a summary would.
+		shown = &harness.Note{Text: harness.ClearedNotice}
+	}
+	input := c.renderForSummary(shown, from, upto)
 	req := &harness.Request{
 		System: summarySystem,
 		Messages: []harness.Message{
@@ -81,22 +87,15 @@ func (c *compaction) summarize(now, goal float64) error {
 	body, cut := c.fitTokens(body, c.summaryTokens)
 	text := fmt.Sprintf("Summary of the conversation so far (turns 1–%d; the full transcript is kept, and earlier tool results can be fetched by call id):\n%s", upto, body)
 
-	mark := clearMark(v.Conversation)
-	note := &harness.Note{After: upto, Text: text, By: compactName, ClearTurn: mark.turn, ClearRound: mark.round}
+	// The clearing marks stay notes of their own; the summary only stands
+	// in for turns.
+	note := &harness.Note{After: upto, Text: text, By: compactName}
 	v.AddNote(note)
 	v.Spend(resp.Usage)
 
 	// Show the view BuildView will build from now on: the note in place
 	// of the turns it covers.
-	keep := 0
-	for i := range v.Messages {
-		if t := v.Origins[i].Turn; t > 0 && t <= upto {
-			continue
-		}
-		v.Messages[keep], v.Origins[keep], c.raw[keep] = v.Messages[i], v.Origins[i], c.raw[i]
-		keep++
-	}
-	v.Messages, v.Origins, c.raw = v.Messages[:keep], v.Origins[:keep], c.raw[:keep]
+	c.dropCovered(upto)
 	c.setNoteMessage(text)
 	after := c.tokens()
 	u := resp.Usage
@@ -105,6 +104,20 @@ func (c *compaction) summarize(now, goal float64) error {
 		map[string]any{"stage": "summary", "tokens_before": roundTokens(now), "tokens_after": roundTokens(after), "window": c.window,
 			"after": upto, "summary_tokens": c.counter.Count(body), "summary_cut": cut}, &u)
 	return nil
+}
+
+// dropCovered removes from the view, and from the compaction's counts, the
+// messages of the turns up to upto, which a summary now stands in for.
+func (c *compaction) dropCovered(upto int) {
+	uncovered := func(i int) bool { t := c.v.Origins[i].Turn; return t == 0 || t > upto }
+	raw := c.raw[:0]
+	for i, n := range c.raw {
+		if uncovered(i) {
+			raw = append(raw, n)
+		}
+	}
+	c.v.Keep(uncovered)
+	c.raw = raw
 }
 
 // renderForSummary writes turns (from, upto] as plain text for the

@@ -131,10 +131,10 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 		t.Fatalf("spilled placeholder: %q", first)
 	}
 	// The decision is recorded once, and the notice is already in place.
-	if len(conv.Notes) != 1 || conv.Notes[0].ClearTurn == 0 || conv.Notes[0].Text != clearedNotice {
+	if len(conv.Notes) != 1 || !conv.Notes[0].IsClearMark() {
 		t.Fatalf("notes %+v", conv.Notes)
 	}
-	if v.Messages[1].Text() != clearedNotice {
+	if v.Messages[1].Text() != harness.ClearedNotice {
 		t.Fatalf("notice not shown: %q", v.Messages[1].Text())
 	}
 	if len(events) != 1 || events[0].Data["stage"] != "clear" {

@@ -183,21 +183,20 @@ func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Messag
 			tail = append(tail, r)
 		}
 	}
-	msgs := make([]harness.Message, 0, len(v.Messages)+len(inserts))
-	origs := make([]harness.Origin, 0, len(v.Messages)+len(inserts))
-	add := func(rs []int) {
+	// Insert from the back, so the indexes still to come stay valid; a
+	// message's inserts follow it in round order, the tail's at the end.
+	insert := func(i int, rs []int) {
 		slices.Sort(rs)
-		for _, r := range rs {
-			msgs = append(msgs, inserts[r])
-			origs = append(origs, harness.Origin{Turn: turn, Round: r})
+		for k := len(rs) - 1; k >= 0; k-- {
+			_ = v.Insert(i, inserts[rs[k]], harness.Origin{Turn: turn, Round: rs[k]})
 		}
 	}
-	for i, m := range v.Messages {
-		msgs, origs = append(msgs, m), append(origs, v.Origins[i])
-		add(at[i])
+	insert(len(v.Messages), tail)
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		if rs, ok := at[i]; ok {
+			insert(i+1, rs)
+		}
 	}
-	add(tail)
-	v.Messages, v.Origins = msgs, origs
 }
 
 // roundFacts are what the detectors need of one round, computed once per
@@ -243,93 +242,103 @@ func (f *roundFacts) resultDigest() string {
 // failures.
 func (c StuckPolicy) assess(facts []roundFacts) stuckVerdict {
 	var best stuckVerdict
-	consider := func(v stuckVerdict) {
+	for _, v := range []stuckVerdict{c.repeatVerdict(facts), c.alternateVerdict(facts), c.failVerdict(facts)} {
 		if v.level > best.level {
 			best = v
 		}
 	}
-	n := len(facts)
-	fp := func(i int) string { return facts[i].fp }
-	last := facts[n-1].round
+	return best
+}
 
-	// Repeats: trailing rounds with the newest fingerprint.
+// repeatVerdict judges the trailing rounds with the newest fingerprint.
+func (c StuckPolicy) repeatVerdict(facts []roundFacts) stuckVerdict {
+	n := len(facts)
 	run := 1
-	for run < n && fp(n-1-run) == fp(n-1) {
+	for run < n && facts[n-1-run].fp == facts[n-1].fp {
 		run++
 	}
-	if run >= 2 {
-		same := true
-		want := facts[n-1].resultDigest()
-		for k := n - run; k < n-1 && same; k++ {
-			same = facts[k].resultDigest() == want
+	if run < 2 {
+		return stuckVerdict{}
+	}
+	same := true
+	want := facts[n-1].resultDigest()
+	for k := n - run; k < n-1 && same; k++ {
+		same = facts[k].resultDigest() == want
+	}
+	calls := describeCalls(facts[n-1].round.Assistant.ToolCalls)
+	results := "got the same results"
+	if !same {
+		results = "the results did not bring you closer to an answer"
+	}
+	v := stuckVerdict{kind: "repeat", rounds: run,
+		reason: fmt.Sprintf("the same calls were made %d rounds in a row (%s)", run, calls),
+		message: fmt.Sprintf("You made the same calls %d times in a row and %s: %s. "+
+			"Repeating them will not change the outcome; change approach or answer with what you have.", run, results, calls)}
+	switch {
+	case c.AbortAfter > 0 && run >= c.AbortAfter:
+		v.level = stuckAbort
+	case c.NudgeAfter > 0 && run >= c.NudgeAfter:
+		v.level = stuckNudge
+	}
+	return v
+}
+
+// alternateVerdict judges an alternation A-B-A-B… with A ≠ B.
+func (c StuckPolicy) alternateVerdict(facts []roundFacts) stuckVerdict {
+	n := len(facts)
+	fp := func(i int) string { return facts[i].fp }
+	if c.AlternateAfter <= 0 || n < 4 || fp(n-1) == fp(n-2) {
+		return stuckVerdict{}
+	}
+	alt := 2
+	for alt < n && fp(n-1-alt) == fp(n-1-alt+2) {
+		alt++
+	}
+	if alt < 4 {
+		return stuckVerdict{}
+	}
+	a := describeCalls(facts[n-2].round.Assistant.ToolCalls)
+	b := describeCalls(facts[n-1].round.Assistant.ToolCalls)
+	v := stuckVerdict{kind: "alternate", rounds: alt, level: stuckNudge,
+		reason: fmt.Sprintf("the calls alternated between the same two rounds for %d rounds (%s, then %s)", alt, a, b),
+		message: fmt.Sprintf("You have alternated between the same two sets of calls for %d rounds (%s, then %s) "+
+			"and they keep giving the same answers. Change approach or answer with what you have.", alt, a, b)}
+	if alt >= c.AlternateAfter {
+		v.level = stuckAbort
+	}
+	return v
+}
+
+// failVerdict judges the calls of the newest round that failed, and failed
+// in the rounds just before it too: the first of the strongest verdicts.
+func (c StuckPolicy) failVerdict(facts []roundFacts) stuckVerdict {
+	var best stuckVerdict
+	if c.FailAfter <= 0 {
+		return best
+	}
+	n := len(facts)
+	for i, call := range facts[n-1].round.Assistant.ToolCalls {
+		cfp := facts[n-1].calls[i]
+		if !facts[n-1].failed[cfp] {
+			continue
 		}
-		calls := describeCalls(last.Assistant.ToolCalls)
-		results := "got the same results"
-		if !same {
-			results = "the results did not bring you closer to an answer"
+		k := 1
+		for k < n && facts[n-1-k].failed[cfp] {
+			k++
 		}
-		v := stuckVerdict{kind: "repeat", rounds: run,
-			reason: fmt.Sprintf("the same calls were made %d rounds in a row (%s)", run, calls),
-			message: fmt.Sprintf("You made the same calls %d times in a row and %s: %s. "+
-				"Repeating them will not change the outcome; change approach or answer with what you have.", run, results, calls)}
-		switch {
-		case c.AbortAfter > 0 && run >= c.AbortAfter:
+		if k < 2 || k < c.FailAfter-1 {
+			continue
+		}
+		desc := describeCalls([]harness.ToolCall{call})
+		v := stuckVerdict{kind: "fail", rounds: k, level: stuckNudge,
+			reason: fmt.Sprintf("the call %s failed %d rounds in a row", desc, k),
+			message: fmt.Sprintf("The call %s failed %d times in a row. Repeating it unchanged will fail again: "+
+				"read the error, fix the arguments or use another tool, or answer with what you have.", desc, k)}
+		if k >= c.FailAfter {
 			v.level = stuckAbort
-		case c.NudgeAfter > 0 && run >= c.NudgeAfter:
-			v.level = stuckNudge
 		}
-		consider(v)
-	}
-
-	// Alternation: A-B-A-B… with A ≠ B.
-	if c.AlternateAfter > 0 && n >= 4 && fp(n-1) != fp(n-2) {
-		alt := 2
-		for alt < n && fp(n-1-alt) == fp(n-1-alt+2) {
-			alt++
-		}
-		if alt >= 4 {
-			a := describeCalls(facts[n-2].round.Assistant.ToolCalls)
-			b := describeCalls(last.Assistant.ToolCalls)
-			v := stuckVerdict{kind: "alternate", rounds: alt,
-				reason: fmt.Sprintf("the calls alternated between the same two rounds for %d rounds (%s, then %s)", alt, a, b),
-				message: fmt.Sprintf("You have alternated between the same two sets of calls for %d rounds (%s, then %s) "+
-					"and they keep giving the same answers. Change approach or answer with what you have.", alt, a, b)}
-			switch {
-			case alt >= c.AlternateAfter:
-				v.level = stuckAbort
-			default:
-				v.level = stuckNudge
-			}
-			consider(v)
-		}
-	}
-
-	// Failing call: a call of the newest round that failed, and failed in
-	// the rounds just before it too.
-	if c.FailAfter > 0 {
-		for i, call := range last.Assistant.ToolCalls {
-			cfp := facts[n-1].calls[i]
-			if !facts[n-1].failed[cfp] {
-				continue
-			}
-			k := 1
-			for k < n && facts[n-1-k].failed[cfp] {
-				k++
-			}
-			if k < 2 || k < c.FailAfter-1 {
-				continue
-			}
-			desc := describeCalls([]harness.ToolCall{call})
-			v := stuckVerdict{kind: "fail", rounds: k,
-				reason: fmt.Sprintf("the call %s failed %d rounds in a row", desc, k),
-				message: fmt.Sprintf("The call %s failed %d times in a row. Repeating it unchanged will fail again: "+
-					"read the error, fix the arguments or use another tool, or answer with what you have.", desc, k)}
-			if k >= c.FailAfter {
-				v.level = stuckAbort
-			} else {
-				v.level = stuckNudge
-			}
-			consider(v)
+		if v.level > best.level {
+			best = v
 		}
 	}
 	return best

@@ -86,6 +86,63 @@ type TurnBudget struct {
 
 // ApplyView trims the current turn's tool messages of v to the budget.
 func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
+	cfg := b.withDefaults()
+	if v == nil || v.Turn == nil || (cfg.When == FinalRound && !v.Final) {
+		return nil
+	}
+	ms := measure{count: harness.Chars, chars: true, unit: "chars"}
+	if cfg.Counter != nil {
+		ms = measure{count: cfg.Counter.Count, unit: "tokens"}
+	}
+	// Every trim must carry a visible marker: the floor is never below the
+	// short one.
+	cfg.MinKeep = max(cfg.MinKeep, ms.count(shortTurnMarker))
+
+	ev := turnResultsOf(v, ms)
+	if len(ev.idx) == 0 {
+		return nil
+	}
+	kept := ev.sizes
+	limit := 0
+	if cfg.When == EveryRound {
+		kept, limit = fillKeepingNewest(v, ev.idx, ev.sizes, ev.newest, cfg.Chars, cfg.MinKeep)
+	} else {
+		limit, kept = WaterFill(ev.sizes, cfg.Chars, cfg.MinKeep)
+	}
+
+	before, after, trimmed := 0, 0, 0
+	for k := range ev.idx {
+		before += ev.sizes[k]
+		if kept[k] >= ev.sizes[k] {
+			after += ev.sizes[k]
+			continue
+		}
+		shown, err := cfg.trim(ctx, v, ev, k, kept[k], limit, ms)
+		if err != nil {
+			return err
+		}
+		after += shown
+		trimmed++
+	}
+	if trimmed == 0 {
+		return nil
+	}
+	harness.Emit(ctx, harness.Event{
+		Kind: harness.EventPolicy, Conversation: convID(v), Turn: v.Turn.Index, Round: v.Round,
+		Policy: turnBudgetName,
+		Detail: fmt.Sprintf("turn evidence %d → %d %s: %d of %d results trimmed to a cap of %d (budget %d, floor %d)",
+			before, after, ms.unit, trimmed, len(ev.idx), limit, cfg.Chars, cfg.MinKeep),
+		Data: map[string]any{
+			"unit": ms.unit, "budget": cfg.Chars, "min_keep": cfg.MinKeep, "cap": limit, "when": cfg.When.String(),
+			"results": len(ev.idx), "trimmed": trimmed, "before": before, "after": after,
+		},
+	})
+	return nil
+}
+
+// withDefaults is a copy of b (the zero TurnBudget when b is nil) with the
+// defaults in place of zero fields.
+func (b *TurnBudget) withDefaults() TurnBudget {
 	var cfg TurnBudget
 	if b != nil {
 		cfg = *b
@@ -99,96 +156,65 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 	if cfg.Marker == "" {
 		cfg.Marker = DefaultTurnMarker
 	}
-	if v == nil || v.Turn == nil || (cfg.When == FinalRound && !v.Final) {
-		return nil
-	}
-	ms := measure{count: harness.Chars, chars: true, unit: "chars"}
-	if cfg.Counter != nil {
-		ms = measure{count: cfg.Counter.Count, unit: "tokens"}
-	}
-	unit := ms.unit
-	// Every trim must carry a visible marker: the floor is never below the
-	// short one.
-	cfg.MinKeep = max(cfg.MinKeep, ms.count(shortTurnMarker))
+	return cfg
+}
 
-	// The evidence of this turn: its tool messages, in view order.
-	var (
-		idx    []int
-		texts  []string
-		sizes  []int
-		newest int
-	)
+// turnResults is the evidence of the view's turn: its tool messages in
+// view order (their indexes, texts and measured sizes) and the newest
+// round they come from.
+type turnResults struct {
+	idx    []int
+	texts  []string
+	sizes  []int
+	newest int
+}
+
+func turnResultsOf(v *harness.View, ms measure) turnResults {
+	var ev turnResults
 	for i, m := range v.Messages {
 		o := v.Origins[i]
 		if m.Role != harness.RoleTool || o.Turn == 0 || o.Turn != v.Turn.Index {
 			continue
 		}
 		t := m.Text()
-		idx, texts, sizes = append(idx, i), append(texts, t), append(sizes, ms.count(t))
-		newest = max(newest, o.Round)
+		ev.idx, ev.texts, ev.sizes = append(ev.idx, i), append(ev.texts, t), append(ev.sizes, ms.count(t))
+		ev.newest = max(ev.newest, o.Round)
 	}
-	if len(idx) == 0 {
-		return nil
-	}
+	return ev
+}
 
-	kept := sizes
-	limit := 0
-	if cfg.When == EveryRound {
-		kept, limit = fillKeepingNewest(v, idx, sizes, newest, cfg.Chars, cfg.MinKeep)
-	} else {
-		limit, kept = WaterFill(sizes, cfg.Chars, cfg.MinKeep)
+// trim cuts the k-th result of ev to keep (in ms's unit) with a marker
+// that says where the full result is, records the cut, emits its event and
+// returns the size shown.
+func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults, k, keep, limit int, ms measure) (int, error) {
+	i := ev.idx[k]
+	res := v.Origins[i].Result
+	where := locator.Hint(locator.Newest(res, v.Messages[i].ToolCallID))
+	text, shown, mark := trimText(ev.texts[k], ev.sizes[k], keep, cfg.Marker, where, ms)
+	cut := harness.Cut{
+		Kind:     harness.CutTrimmed,
+		By:       turnBudgetName,
+		BytesIn:  len(ev.texts[k]),
+		BytesOut: len(text),
+		Locator:  locator.Newest(res, v.Messages[i].ToolCallID),
 	}
-
-	before, after, trimmed := 0, 0, 0
-	for k, i := range idx {
-		before += sizes[k]
-		if kept[k] >= sizes[k] {
-			after += sizes[k]
-			continue
-		}
-		res := v.Origins[i].Result
-		where := locator.Hint(locator.Newest(res, v.Messages[i].ToolCallID))
-		text, shown, mark := trimText(texts[k], sizes[k], kept[k], cfg.Marker, where, ms)
-		cut := harness.Cut{
-			Kind:     harness.CutTrimmed,
-			By:       turnBudgetName,
-			BytesIn:  len(texts[k]),
-			BytesOut: len(text),
-			Locator:  locator.Newest(res, v.Messages[i].ToolCallID),
-		}
-		others := nonTextParts(v.Messages[i].Parts)
-		if err := v.ReplaceText(i, text, cut); err != nil {
-			return fmt.Errorf("turn budget: %w", err)
-		}
-		if len(others) > 0 {
-			v.Messages[i].Parts = append(v.Messages[i].Parts, others...)
-		}
-		after += shown
-		trimmed++
-		m := v.Messages[i]
-		harness.Emit(ctx, harness.Event{
-			Kind: harness.EventPolicy, Conversation: convID(v), Turn: v.Turn.Index, Round: v.Round,
-			Policy: turnBudgetName,
-			Detail: fmt.Sprintf("%s result %s trimmed from %d to %d %s", m.ToolName, m.ToolCallID, sizes[k], shown, unit),
-			Call:   &harness.ToolCall{ID: m.ToolCallID, Name: m.ToolName},
-			Result: &harness.ResultInfo{Tool: m.ToolName, BytesIn: cut.BytesIn, BytesShown: cut.BytesOut, IsError: m.IsError, Cuts: []harness.Cut{cut}},
-			Data:   map[string]any{"unit": unit, "size_in": sizes[k], "size_out": shown, "cap": limit, "marker": mark},
-		})
+	others := nonTextParts(v.Messages[i].Parts)
+	if err := v.ReplaceText(i, text, cut); err != nil {
+		return 0, fmt.Errorf("turn budget: %w", err)
 	}
-	if trimmed == 0 {
-		return nil
+	if len(others) > 0 {
+		v.Messages[i].Parts = append(v.Messages[i].Parts, others...)
 	}
+	m := v.Messages[i]
 	harness.Emit(ctx, harness.Event{
 		Kind: harness.EventPolicy, Conversation: convID(v), Turn: v.Turn.Index, Round: v.Round,
 		Policy: turnBudgetName,
-		Detail: fmt.Sprintf("turn evidence %d → %d %s: %d of %d results trimmed to a cap of %d (budget %d, floor %d)",
-			before, after, unit, trimmed, len(idx), limit, cfg.Chars, cfg.MinKeep),
-		Data: map[string]any{
-			"unit": unit, "budget": cfg.Chars, "min_keep": cfg.MinKeep, "cap": limit, "when": cfg.When.String(),
-			"results": len(idx), "trimmed": trimmed, "before": before, "after": after,
-		},
+		Detail: fmt.Sprintf("%s result %s trimmed from %d to %d %s", m.ToolName, m.ToolCallID, ev.sizes[k], shown, ms.unit),
+		Call:   &harness.ToolCall{ID: m.ToolCallID, Name: m.ToolName},
+		Result: &harness.ResultInfo{Tool: m.ToolName, BytesIn: cut.BytesIn, BytesShown: cut.BytesOut, IsError: m.IsError, Cuts: []harness.Cut{cut}},
+		Data:   map[string]any{"unit": ms.unit, "size_in": ev.sizes[k], "size_out": shown, "cap": limit, "marker": mark},
 	})
-	return nil
+	return shown, nil
 }
 
 // fillKeepingNewest is the EveryRound rule: the newest round's results stay

@@ -60,6 +60,9 @@ type decision struct {
 	res  *harness.ToolResult
 	// out replaces the content's bytes; nil sends them as they came.
 	out []byte
+	// opaque marks a result that is not text (an image): sent as it came,
+	// whatever the budget.
+	opaque bool
 }
 
 // conversationID names a request's conversation: the client's header, the

@@ -2,18 +2,13 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/stack"
 )
-
-// decider decides the model copy of a tool result the proxy sees for the
-// first time. It is the one seam between the proxy and the policy code:
-// today the per-call guards through harness.Chain, later the round
-// engine's "admit a tool result" step, with no other file changing.
-type decider interface {
-	decide(ctx context.Context, in *admission) (*harness.ToolResult, error)
-}
 
 // admission is one new tool result and where it stands.
 type admission struct {
@@ -29,33 +24,63 @@ type admission struct {
 	Info harness.CallInfo
 }
 
-// guardDecider runs a result through per-call guards, exactly as the agent
-// and the replay engine do: the recorded result is what the "tool"
-// returns, the guards write its model copy and cuts.
-type guardDecider struct {
-	guards []harness.Guard
+// proxyStack is the default stack as the proxy runs it: cfg (nil is the
+// default) with the ceiling spilling under workspace unless cfg names its
+// own spill store, so the preview's locator is an absolute path the
+// agent's file tools can read. The proxy admits results one by one, so it
+// takes the stack's per-call guards; of the per-turn policies it keeps the
+// turn budget's settings (applied on arrival, see budget.go) and leaves
+// out the stuck verdict (the client's loop owns its rounds), compaction
+// (it would rewrite bytes already forwarded) and recall (the client's
+// tools are the client's).
+func proxyStack(cfg *stack.Config, workspace string) (*stack.Stack, stack.Config) {
+	var c stack.Config
+	if cfg != nil {
+		c = *cfg
+	}
+	ceiling := guard.ResultPolicy{}
+	if c.Ceiling != nil {
+		ceiling = *c.Ceiling
+	}
+	if ceiling.Store == nil {
+		ceiling.Store = SpillStore(workspace)
+	}
+	c.Ceiling = &ceiling
+	c.NoStuck, c.NoCompact, c.NoRecall = true, true, true
+	return stack.New(&c), c
 }
 
-func (d *guardDecider) decide(ctx context.Context, in *admission) (*harness.ToolResult, error) {
-	recorded := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-		res := &harness.ToolResult{CallID: c.ID, Tool: c.Name, IsError: in.IsError, Parts: []harness.Part{harness.TextPart(in.Text)}}
-		res.Bytes = res.PayloadSize()
-		if in.Page != "" {
-			res.Meta = map[string]any{"path": in.Page}
-		}
-		return res, nil
-	}
-	call := in.Call
-	res, err := harness.Chain(recorded, d.guards...)(harness.WithCallInfo(ctx, in.Info), &call)
+// newEngine returns the round engine the proxy admits results through:
+// the stack's per-call guards, nothing else (the client runs the tools
+// and calls the model).
+func newEngine(s *stack.Stack, workspace string) (*harness.Engine, error) {
+	eng, err := harness.NewEngine(&harness.Options{Guards: s.Guards, Workspace: workspace})
 	if err != nil {
-		return nil, fmt.Errorf("proxy: guards on %s: %w", call.ID, err)
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
+	return eng, nil
+}
+
+// decide admits a result the proxy sees for the first time through the
+// engine, exactly as the agent and the replay do: the client's result is
+// what the "tool" returns (harness.Returning), the engine's guards write
+// its model copy and cuts.
+func (p *Proxy) decide(ctx context.Context, in *admission) (*harness.ToolResult, error) {
+	sent := &harness.ToolResult{CallID: in.Call.ID, Tool: in.Call.Name, IsError: in.IsError, Parts: []harness.Part{harness.TextPart(in.Text)}}
+	fn := harness.Returning(sent)
+	if in.Page != "" {
+		returning := fn
+		fn = func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := returning(ctx, c)
+			if err == nil {
+				res.Meta = map[string]any{"path": in.Page}
+			}
+			return res, err
+		}
+	}
+	res := p.engine.Admit(ctx, in.Info, in.Call, fn)
 	if res == nil || res.Stream != nil {
-		return nil, fmt.Errorf("proxy: a guard returned no result for %s", call.ID)
-	}
-	res.CallID, res.Tool = call.ID, call.Name
-	if res.Bytes == 0 {
-		res.Bytes = res.PayloadSize()
+		return nil, errors.New("proxy: the engine returned no result for " + in.Call.ID)
 	}
 	return res, nil
 }

@@ -16,11 +16,21 @@
 // when present, otherwise a hash of the format, the model, the system
 // prompt and the first user message as sent. Each tool result in the
 // history is keyed by its call id and the SHA-256 of its content bytes.
-// The first time a key is seen, the result goes through the guards
-// (harness.Chain: by default guard.ResultPolicy's 24 KiB ceiling with a
-// spill file, then guard.Collapse) and the decision is kept; every later
-// request carrying that result gets exactly the same bytes, so the
-// upstream's prompt cache stays warm. Only the content value of a cut
+// The first time a key is seen, the result is admitted through the round
+// engine (harness.Engine.Admit with harness.Returning) and the per-call
+// guards of the default stack (package stack: guard.ResultPolicy's 24 KiB
+// ceiling with a spill file, then guard.Collapse); the results new in one
+// request then share what the turn's evidence budget (policy.TurnBudget)
+// has left, by water-filling. The decision is kept; every later request
+// carrying that result gets exactly the same bytes, so the upstream's
+// prompt cache stays warm.
+//
+// The stuck verdict and compaction are not applied. The client's loop owns
+// its rounds, so the proxy cannot stop them; and compaction clears results
+// already forwarded, which breaks the upstream's cache at every clearing
+// and, since the client re-sends the whole history each time, would have
+// to be replayed by the proxy on every later request to stay cleared. The
+// proxy only ever decides a result once, on arrival. Only the content value of a cut
 // result is replaced: every other byte of the request — unknown fields,
 // key order, whitespace — reaches the upstream as the client sent it.
 //

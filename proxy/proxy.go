@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -43,10 +43,13 @@ type Options struct {
 	// locators are absolute paths, so the agent's own file tools can read
 	// them whatever its working directory.
 	Workspace string
-	// Guards decide each new tool result's model copy. nil means the
-	// CLI's defaults: guard.ResultPolicy (24 KiB ceiling, spill into
-	// Workspace) then guard.Collapse.
-	Guards []harness.Guard
+	// Stack is the default stack each new tool result's model copy is
+	// decided by, the same one harness run builds (nil is the default:
+	// the 24 KiB ceiling spilling into Workspace, then Collapse, and the
+	// turn budget). The ceiling spills into Workspace unless it names its
+	// own store; the stuck verdict, compaction and recall never apply to
+	// proxied requests (see the package doc).
+	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
 	MaxRequestBytes, MaxResponseBytes int64
 	// Client sends upstream requests; nil means a client that never
@@ -64,7 +67,8 @@ type Proxy struct {
 	opts     Options
 	upstream *url.URL
 	client   *http.Client
-	decider  decider
+	engine   *harness.Engine
+	budget   arrivalBudget
 	seed     maphash.Seed
 	rec      *recorder
 
@@ -112,12 +116,12 @@ func New(opts *Options) (*Proxy, error) {
 	if client == nil {
 		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	guards := o.Guards
-	if guards == nil {
-		rp := &guard.ResultPolicy{Store: SpillStore(o.Workspace)}
-		guards = []harness.Guard{rp.Guard(), (&guard.Collapse{}).Guard()}
+	st, cfg := proxyStack(o.Stack, o.Workspace)
+	eng, err := newEngine(st, o.Workspace)
+	if err != nil {
+		return nil, err
 	}
-	p := &Proxy{opts: o, upstream: u, client: client, decider: &guardDecider{guards: guards},
+	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg),
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
 	p.rec = newRecorder(o.Store, p.logf)

@@ -31,7 +31,7 @@ func (p *Proxy) recordHistory(c *call) {
 			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
 			cv.mirror = append(cv.mirror, mt)
 			snap := *mt
-			p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.BeginTurn(ctx, conv, &snap) })
+			p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.BeginTurn(ctx, conv, p.rec.turn(conv.ID, snap)) })
 		}
 		if mt.Outcome != "" {
 			continue
@@ -73,14 +73,14 @@ func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *ha
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
 	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRound(ctx, conv, &snap, round) })
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRound(ctx, conv, p.rec.turn(conv.ID, snap), round) })
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
 func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
 	mt.Outcome, mt.Ended = harness.Answered, now()
 	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.EndTurn(ctx, conv, &snap) })
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.EndTurn(ctx, conv, p.rec.turn(conv.ID, snap)) })
 }
 
 // finish closes a model call: it records the usage the upstream reported
@@ -101,10 +101,13 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 		if status >= 400 || status == 0 {
 			s.UpstreamErrors++
 		}
+		var used Tokens
 		if ok {
-			s.Upstream.Input += int64(rep.Usage.Input)
-			s.Upstream.Cached += int64(rep.Usage.Cached)
-			s.Upstream.Output += int64(rep.Usage.Output)
+			used = Tokens{Input: int64(rep.Usage.Input), Cached: int64(rep.Usage.Cached), Output: int64(rep.Usage.Output)}
+			s.Upstream.add(used)
+		}
+		if c.conv != nil {
+			s.countConversation(c, used)
 		}
 	})
 	cv := c.conv

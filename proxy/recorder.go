@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/agentharness/harness"
 	"sync"
 
 	"github.com/agentharness/harness/store/sqlite"
@@ -23,6 +24,38 @@ type recorder struct {
 	done    chan struct{}
 	errs    int64
 	lastErr error
+
+	// turns holds one Turn per (conversation, turn index) for the store:
+	// a store knows a turn in progress by the Turn it began (a second
+	// turn object on the same conversation is refused as busy), so every
+	// write of a turn must pass the same one. Only jobs touch it, and jobs
+	// run one at a time.
+	turns map[turnID]*harness.Turn
+}
+
+// turnID names a turn of a conversation.
+type turnID struct {
+	conv  string
+	index int
+}
+
+// turn returns the recorder's Turn for snap's conversation and index, set
+// to snap. Call it only from a job.
+func (r *recorder) turn(convID string, snap harness.Turn) *harness.Turn {
+	if r.turns == nil {
+		r.turns = map[turnID]*harness.Turn{}
+	}
+	id := turnID{convID, snap.Index}
+	t := r.turns[id]
+	if t == nil {
+		t = new(harness.Turn)
+		r.turns[id] = t
+	}
+	*t = snap
+	if snap.Outcome != "" {
+		delete(r.turns, id) // ended: the next write of it is the last
+	}
+	return t
 }
 
 // job is one store write.

@@ -117,8 +117,8 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 // history and returns the edits that apply them, in body order.
 func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	cv := c.conv
-	var edits []edit
 	var transcript *harness.Conversation
+	fresh := map[*wireResult]bool{}
 	for _, r := range c.hist.Results {
 		if r.Content.End <= r.Content.Start {
 			continue
@@ -139,14 +139,22 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			d.fast = fast
 			cv.decided[r.CallID] = append(cv.decided[r.CallID], d)
 			c.decided++
-			if d.out != nil {
-				c.cut++
-			}
+			fresh[r] = !d.opaque
 		}
 		r.dec = d
-		if d.out != nil {
-			edits = append(edits, edit{Span: r.Content, New: d.out})
+	}
+	if err := p.budget.apply(ctx, c.hist, fresh); err != nil {
+		return nil, err
+	}
+	var edits []edit
+	for _, r := range c.hist.Results {
+		if r.dec == nil || r.dec.out == nil {
+			continue
 		}
+		if _, ok := fresh[r]; ok {
+			c.cut++
+		}
+		edits = append(edits, edit{Span: r.Content, New: r.dec.out})
 	}
 	return edits, nil
 }
@@ -160,12 +168,13 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 		// what could be read.
 		d.res = &harness.ToolResult{CallID: r.CallID, Tool: r.Tool, IsError: r.IsError, Parts: []harness.Part{harness.TextPart(text)}}
 		d.res.Bytes = d.res.PayloadSize()
+		d.opaque = true
 	} else {
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
 				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}}
 		in.Page = spillPage(r.Args, p.spillRoot())
-		res, err := p.decider.decide(ctx, in)
+		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err
 		}

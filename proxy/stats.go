@@ -42,17 +42,41 @@ type Stats struct {
 	// RecordErrors counts store writes that failed.
 	RecordErrors int64 `json:"record_errors"`
 	// Upstream sums the usage the upstream reported.
-	Upstream struct {
-		Input  int64 `json:"input"`
-		Cached int64 `json:"cached"`
-		Output int64 `json:"output"`
-	} `json:"upstream_tokens"`
+	Upstream Tokens `json:"upstream_tokens"`
+	// ByConversation holds the same figures per conversation id, for
+	// every conversation the proxy has served since it started.
+	ByConversation map[string]ConversationStats `json:"by_conversation,omitempty"`
+}
+
+// Tokens are the token counts an upstream reported: input (cached
+// included), the cached part of it, and output.
+type Tokens struct {
+	Input  int64 `json:"input"`
+	Cached int64 `json:"cached"`
+	Output int64 `json:"output"`
+}
+
+// ConversationStats are one conversation's figures in [Stats].
+type ConversationStats struct {
+	Requests     int64  `json:"requests"`
+	BytesIn      int64  `json:"bytes_in"`
+	BytesOut     int64  `json:"bytes_out"`
+	BytesRemoved int64  `json:"bytes_removed"`
+	CacheBreaks  int64  `json:"cache_breaks"`
+	Upstream     Tokens `json:"upstream_tokens"`
 }
 
 // Stats returns the running totals.
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	s := p.stats
+	if p.stats.ByConversation != nil {
+		s.ByConversation = make(map[string]ConversationStats, len(p.stats.ByConversation))
+		for id, cs := range p.stats.ByConversation {
+			cs.BytesRemoved = cs.BytesIn - cs.BytesOut
+			s.ByConversation[id] = cs
+		}
+	}
 	p.mu.Unlock()
 	s.BytesRemoved = s.BytesIn - s.BytesOut
 	s.RecordErrors = p.rec.errors()
@@ -63,6 +87,26 @@ func (p *Proxy) count(fn func(*Stats)) {
 	p.mu.Lock()
 	fn(&p.stats)
 	p.mu.Unlock()
+}
+
+func (t *Tokens) add(u Tokens) {
+	t.Input, t.Cached, t.Output = t.Input+u.Input, t.Cached+u.Cached, t.Output+u.Output
+}
+
+// countConversation adds a finished call to its conversation's figures.
+func (s *Stats) countConversation(c *call, used Tokens) {
+	if s.ByConversation == nil {
+		s.ByConversation = map[string]ConversationStats{}
+	}
+	cs := s.ByConversation[c.conv.id]
+	cs.Requests++
+	cs.BytesIn += int64(len(c.in))
+	cs.BytesOut += int64(len(c.out))
+	if c.cacheBreak {
+		cs.CacheBreaks++
+	}
+	cs.Upstream.add(used)
+	s.ByConversation[c.conv.id] = cs
 }
 
 func (p *Proxy) serveStats(w http.ResponseWriter) {

@@ -7,7 +7,8 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// MinNeedleChars is the shortest needle, in characters (DESIGN.md).
+// MinNeedleChars is the shortest needle, in characters: shorter strings
+// match by accident too often to say whether the model saw the evidence.
 const MinNeedleChars = 6
 
 // Needle is a piece of evidence the agent used: a distinctive string of one

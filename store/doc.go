@@ -1,8 +1,8 @@
 // Package store defines the transcript store: where every conversation,
 // turn, round, tool call, full result, model copy, cut, usage figure and
 // event is kept, so that what a tool really returned and what the model was
-// shown of it can always both be read back (DESIGN.md, principle 1: the
-// model's copy is not the log).
+// shown of it can always both be read back (the model's copy is not the
+// log).
 //
 // A [Store] plugs into an agent as its recorder (harness.Options.Recorder)
 // and its event sink (harness.Options.Observer), loads a conversation to

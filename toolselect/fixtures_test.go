@@ -10,7 +10,7 @@ import (
 
 // fixtureTool is one tool of testdata/tools84.json: an 84-tool connector
 // (blog, comments, issues, team, billing, analytics, CRM, calendar) of the
-// size seeds/001 describes.
+// size of a large real connector.
 type fixtureTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -72,11 +72,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rp := &guard.ResultPolicy{MaxBytes: guard.Bytes(*ceiling), Store: proxy.SpillStore(absWS)}
-	opts.Guards = []harness.Guard{rp.Guard()}
-	if !*noCollapse {
-		opts.Guards = append(opts.Guards, (&guard.Collapse{}).Guard())
-	}
+	opts.Stack = &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: guard.Bytes(*ceiling), Store: proxy.SpillStore(absWS)}, NoCollapse: *noCollapse}
 	px, err := proxy.New(opts)
 	if err != nil {
 		return err

@@ -87,6 +87,15 @@ func (s *Store) reserve(convID string, turn *harness.Turn) error {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	if held := s.turns[convID]; held != nil {
+		if turn != nil {
+			if s.refused == nil {
+				s.refused = map[string]map[*harness.Turn]bool{}
+			}
+			if s.refused[convID] == nil {
+				s.refused[convID] = map[*harness.Turn]bool{}
+			}
+			s.refused[convID][turn] = true
+		}
 		return s.busyHere(convID, held)
 	}
 	if s.turns == nil {
@@ -103,6 +112,7 @@ func (s *Store) unreserve(convID string, turn *harness.Turn) {
 	defer s.tmu.Unlock()
 	if s.turns[convID] == turn {
 		delete(s.turns, convID)
+		delete(s.refused, convID)
 	}
 }
 
@@ -118,11 +128,23 @@ func (s *Store) heldBy(convID string) *harness.Turn {
 // turn of the conversation runs in this Store. Writes of no turn but a
 // note pass only when no turn runs (deleting or saving the conversation
 // under its own turn would pull it from under that turn).
+//
+// The running turn is known by its index as well as by the Turn that
+// began it: a writer that resumes the turn with another Turn of the same
+// index (a proxy restarted on the same Store, which reloaded the turn)
+// takes it over, unless that Turn's own BeginTurn was refused.
 func (s *Store) mine(convID string, turn *harness.Turn) error {
-	if held := s.heldBy(convID); held != nil && held != turn {
-		return s.busyHere(convID, held)
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	held := s.turns[convID]
+	switch {
+	case held == nil || held == turn:
+		return nil
+	case turn != nil && turn.Index == held.Index && !s.refused[convID][turn]:
+		s.turns[convID] = turn
+		return nil
 	}
-	return nil
+	return s.busyHere(convID, held)
 }
 
 // busyHere is the error of a conversation another turn of this Store is

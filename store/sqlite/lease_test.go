@@ -58,8 +58,9 @@ func TestConversationBusyAcrossWriters(t *testing.T) {
 	if err := b.BeginTurn(ctx, harness.NewConversation("c2"), turnN(1)); err != nil {
 		t.Fatal(err)
 	}
-	// A turn of a's is only the turn that a began.
-	if err := a.AddRound(ctx, conv, turnN(1), &harness.Round{Index: 1}); !errors.Is(err, store.ErrConversationBusy) {
+	// A turn of a's is the turn that a began (or one of its index that
+	// resumes it, see TestTurnResumedByAnotherTurnObject), not another.
+	if err := a.AddRound(ctx, conv, turnN(2), &harness.Round{Index: 1}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("AddRound of another turn of the holder: %v", err)
 	}
 	if err := a.AddRound(ctx, conv, t1, &harness.Round{Index: 1}); err != nil {
@@ -162,4 +163,41 @@ func leaseChild() {
 	}
 	fmt.Println("holding")
 	select {}
+}
+
+// TestTurnResumedByAnotherTurnObject: a writer that reloaded a running
+// turn (another Turn of the same index, as a restarted proxy has) goes on
+// recording it, while a turn whose own BeginTurn was refused stays refused.
+func TestTurnResumedByAnotherTurnObject(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "h.db"), nil)
+	conv := harness.NewConversation("c_resume")
+	first := turnN(1)
+	if err := s.BeginTurn(ctx, conv, first); err != nil {
+		t.Fatal(err)
+	}
+	refused := turnN(1)
+	if err := s.BeginTurn(ctx, conv, refused); !errors.Is(err, store.ErrConversationBusy) {
+		t.Fatalf("second BeginTurn: %v, want busy", err)
+	}
+	resumed := turnN(1)
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("ok")}}}
+	if err := s.AddRound(ctx, conv, resumed, round); err != nil {
+		t.Fatalf("the resumed turn's round: %v", err)
+	}
+	refused.Outcome = harness.Answered
+	if err := s.EndTurn(ctx, conv, refused); !errors.Is(err, store.ErrConversationBusy) {
+		t.Fatalf("EndTurn of the refused turn: %v, want busy", err)
+	}
+	resumed.Outcome = harness.Answered
+	if err := s.EndTurn(ctx, conv, resumed); err != nil {
+		t.Fatalf("EndTurn of the resumed turn: %v", err)
+	}
+	got, err := s.Load(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 1 || len(got.Turns[0].Rounds) != 1 || got.Turns[0].Outcome != harness.Answered {
+		t.Fatalf("stored %d turns, want one answered turn with one round", len(got.Turns))
+	}
 }

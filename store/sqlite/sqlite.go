@@ -66,6 +66,10 @@ type Store struct {
 	// began (see reserve).
 	tmu   sync.Mutex
 	turns map[string]*harness.Turn
+	// refused holds, per conversation, the turns whose BeginTurn was
+	// refused while the conversation's turn ran: their later writes are
+	// refused too, though they carry the running turn's index.
+	refused map[string]map[*harness.Turn]bool
 
 	// events holds events observed since the last write (see Observe).
 	events codec.Events

@@ -350,13 +350,16 @@ func testEventsAndViewCuts(t *testing.T, be *Backend) {
 }
 
 // testNotes stores a note during a turn (as a compaction policy does) and
-// one beside it, and loads both in order with their clearing marks.
+// one beside it, and loads them in order with their clearing marks: a
+// note in the old shape (a summary's text and a mark in one row), a
+// clearing mark of its own (no text) and a summary.
 func testNotes(t *testing.T, be *Backend) {
 	ctx := context.Background()
 	s := be.Open(t, nil)
 	note := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		if v.Round == 2 {
 			v.AddNote(&harness.Note{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1})
+			v.AddNote(&harness.Note{By: "compact", ClearTurn: 1, ClearRound: 1})
 		}
 		return nil
 	})
@@ -371,11 +374,14 @@ func testNotes(t *testing.T, be *Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*harness.Note{{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1}, {After: 1, Text: "between turns"}}
+	want := []*harness.Note{{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1}, {By: "compact", ClearTurn: 1, ClearRound: 1}, {After: 1, Text: "between turns"}}
 	if !reflect.DeepEqual(got.Notes, want) {
 		t.Errorf("notes %s, want %s", jsonOf(t, got.Notes), jsonOf(t, want))
 	}
-	if list, err := s.List(ctx); err != nil || list[0].Notes != 2 {
+	if got.Notes[0].IsClearMark() || !got.Notes[1].IsClearMark() || got.Summary() != got.Notes[2] {
+		t.Errorf("kinds after load: mark %v %v, summary %+v", got.Notes[0].IsClearMark(), got.Notes[1].IsClearMark(), got.Summary())
+	}
+	if list, err := s.List(ctx); err != nil || list[0].Notes != 3 {
 		t.Errorf("listed notes: %+v, %v", list, err)
 	}
 }

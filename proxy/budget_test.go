@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/stack"
+)
+
+// TestBudgetOnArrival: the results that arrive together share the turn's
+// remaining budget by water-filling; a later request carries them
+// byte-identical and its new result gets only what the turn has left (the
+// floor); the proxy causes no cache break.
+func TestBudgetOnArrival(t *testing.T) {
+	const budget, floor = 10_000, 1_200
+	body := strings.Repeat("a line of build output that the model may or may not need\n", 140) // 8,260 chars
+	for _, wc := range wireCases {
+		t.Run(wc.name, func(t *testing.T) {
+			r := newRig(t, &Options{Stack: &stack.Config{TurnBudget: &policy.TurnBudget{Chars: budget, MinKeep: floor}}})
+			const model, prompt = "test-model", "What failed in the build?"
+			a := step{id: "call_a", tool: "shell", args: `{"command":"make a"}`, result: body}
+			b := step{id: "call_b", tool: "shell", args: `{"command":"make b"}`, result: body}
+			c := step{id: "call_c", tool: "shell", args: `{"command":"make c"}`, result: body}
+			u := wiretest.Usage{Input: 100, Output: 5}
+			r.up.Enqueue(wc.reply(model, "", nil, u), wc.reply(model, "", nil, u), wc.reply(model, "done", nil, u))
+			for i, steps := range [][]step{nil, {a, b}, {a, b, c}} {
+				if status, _, got := r.post(wc.path, wc.body(model, prompt, steps), nil); status != 200 {
+					t.Fatalf("request %d: status %d: %s", i+1, status, got)
+				}
+			}
+			if err := r.px.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			reqs := r.up.Requests()
+			c2, c3 := contents(t, wc.format, reqs[1].Body), contents(t, wc.format, reqs[2].Body)
+			total := 0
+			for i, raw := range c2 {
+				n := shownChars(t, raw)
+				t.Logf("result %d: %d chars shown", i+1, n)
+				total += n
+				if n >= len(body) || n < floor {
+					t.Errorf("result %d of request 2 shows %d chars, want cut to its share (floor %d)", i+1, n, floor)
+				}
+				if c3[i] != raw {
+					t.Errorf("result %d changed between requests 2 and 3", i+1)
+				}
+			}
+			if total > budget {
+				t.Errorf("request 2 shows %d chars of evidence, over the %d budget", total, budget)
+			}
+			t.Logf("late result: %d chars shown", shownChars(t, c3[2]))
+			if n := shownChars(t, c3[2]); n > floor+200 {
+				t.Errorf("the late result shows %d chars, want about the %d floor (the turn's budget is spent)", n, floor)
+			}
+			if !strings.Contains(c3[2], "evidence budget") {
+				t.Errorf("the late result carries no budget marker: %.300s", c3[2])
+			}
+			if s := r.px.Stats(); s.CacheBreaks != 0 || s.ResultsCut != 3 {
+				t.Errorf("stats: %d cache breaks, %d results cut; want 0 and 3", s.CacheBreaks, s.ResultsCut)
+			}
+		})
+	}
+}
+
+// shownChars decodes a content value (a JSON string, or blocks holding
+// text) and counts the characters the model is shown.
+func shownChars(t *testing.T, raw string) int {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal([]byte(raw), &s); err == nil {
+		return harness.Chars(s)
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	if err := json.NewDecoder(bytes.NewReader([]byte(raw))).Decode(&blocks); err != nil {
+		t.Fatalf("content is neither a string nor text blocks: %.200s", raw)
+	}
+	n := 0
+	for _, b := range blocks {
+		n += harness.Chars(b.Text)
+	}
+	return n
+}

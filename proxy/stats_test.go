@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/agentharness/harness/internal/wiretest"
+)
+
+// TestStatsFields: GET /stats reports, in total and per conversation, the
+// tokens the scripted upstream reported, the bytes the proxy received,
+// forwarded and removed, and the cache breaks it caused (0).
+func TestStatsFields(t *testing.T) {
+	wc := wireCases[0]
+	r := newRig(t, nil)
+	const model = "test-model"
+	lock := lockFile(100 << 10)
+	read := step{id: "call_1", tool: "shell", args: `{"command":"cat package-lock.json"}`, result: lock}
+	ua1 := wiretest.Usage{Input: 1000, Cached: 800, Output: 20}
+	ua2 := wiretest.Usage{Input: 1500, Cached: 1200, Output: 30}
+	ub := wiretest.Usage{Input: 700, Cached: 0, Output: 10}
+	r.up.Enqueue(
+		wc.reply(model, "", []wiretest.Call{{ID: read.id, Name: read.tool, Args: read.args}}, ua1),
+		wc.reply(model, "pinned at 1.10.0", nil, ua2),
+		wc.reply(model, "hello", nil, ub),
+	)
+	bodies := [][]byte{
+		wc.body(model, "Which zod version?", nil),
+		wc.body(model, "Which zod version?", []step{read}),
+		wc.body(model, "Say hello.", nil),
+	}
+	for i, b := range bodies {
+		if status, _, got := r.post(wc.path, b, nil); status != 200 {
+			t.Fatalf("request %d: status %d: %s", i+1, status, got)
+		}
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.up.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("upstream got %d requests, want 3", len(reqs))
+	}
+	in := func(is ...int) (n int64) {
+		for _, i := range is {
+			n += int64(len(bodies[i]))
+		}
+		return n
+	}
+	out := func(is ...int) (n int64) {
+		for _, i := range is {
+			n += int64(len(reqs[i].Body))
+		}
+		return n
+	}
+	resp, err := http.Get(r.srv.URL + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var s Stats
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("/stats is not JSON: %v\n%s", err, raw)
+	}
+	var a, b ConversationStats
+	for _, cs := range s.ByConversation {
+		switch cs.Requests {
+		case 2:
+			a = cs
+		case 1:
+			b = cs
+		}
+	}
+	if len(s.ByConversation) != 2 {
+		t.Fatalf("/stats has %d conversations, want 2:\n%s", len(s.ByConversation), raw)
+	}
+	tokens := func(us ...wiretest.Usage) (t Tokens) {
+		for _, u := range us {
+			t.add(Tokens{Input: int64(u.Input), Cached: int64(u.Cached), Output: int64(u.Output)})
+		}
+		return t
+	}
+	for _, tc := range []struct {
+		name                string
+		gotIn, gotOut, gotR int64
+		wantIn, wantOut     int64
+		breaks              int64
+		got, want           Tokens
+	}{
+		{"total", s.BytesIn, s.BytesOut, s.BytesRemoved, in(0, 1, 2), out(0, 1, 2), s.CacheBreaks, s.Upstream, tokens(ua1, ua2, ub)},
+		{"conversation a", a.BytesIn, a.BytesOut, a.BytesRemoved, in(0, 1), out(0, 1), a.CacheBreaks, a.Upstream, tokens(ua1, ua2)},
+		{"conversation b", b.BytesIn, b.BytesOut, b.BytesRemoved, in(2), out(2), b.CacheBreaks, b.Upstream, tokens(ub)},
+	} {
+		if tc.gotIn != tc.wantIn || tc.gotOut != tc.wantOut || tc.gotR != tc.wantIn-tc.wantOut {
+			t.Errorf("%s: bytes in/out/removed %d/%d/%d, want %d/%d/%d", tc.name, tc.gotIn, tc.gotOut, tc.gotR, tc.wantIn, tc.wantOut, tc.wantIn-tc.wantOut)
+		}
+		if tc.got != tc.want {
+			t.Errorf("%s: upstream tokens %+v, want %+v", tc.name, tc.got, tc.want)
+		}
+		if tc.breaks != 0 {
+			t.Errorf("%s: %d cache breaks, want 0", tc.name, tc.breaks)
+		}
+	}
+	if s.Requests != 3 || s.BytesRemoved <= 0 || b.BytesRemoved != 0 {
+		t.Errorf("requests %d, bytes removed %d (b: %d): want 3, the lock file's cut, 0", s.Requests, s.BytesRemoved, b.BytesRemoved)
+	}
+}
