@@ -20,7 +20,7 @@ func TestPricingCost(t *testing.T) {
 	appendOnly := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 1000, Output: 10}}
 	broken := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 0, Output: 10}}
 	for _, tc := range []struct {
-		pricing       string
+		pricing        string
 		append, break_ float64
 	}{
 		// 1000 + 40, then 100 + 0.1 × 1000 + 40 | 1100 + 40.
