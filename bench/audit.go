@@ -33,6 +33,9 @@ type Audit struct {
 	// Presets is what each preset would have cost (cells in Presets order).
 	Presets []string  `json:"presets"`
 	Costs   []Figures `json:"costs"`
+	// Pricings names the price models the text shows (default
+	// [DefaultPricings]); Costs carries every one.
+	Pricings []string `json:"-"`
 	// Cumulative holds, per preset, the cumulative input tokens after each
 	// model call; CumulativeCost the cumulative effective tokens (uncached
 	// + 0.1 × cached + 4 × output, rounded), what the chart plots.

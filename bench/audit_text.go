@@ -27,11 +27,20 @@ func WriteAuditText(w io.Writer, audits []Audit) error {
 			fmt.Fprintf(w, "  model call %d: %s %s overlaps model call %d (%s)\n", r.Call, r.Path, r.Overlap, r.OfCall, r.Of)
 		}
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "preset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\ttool schemas sent\t\n")
+		ps := (&Table{Pricings: a.Pricings}).shown()
+		fmt.Fprint(tw, "preset\tkind\teffective tokens\t")
+		for _, pr := range ps {
+			fmt.Fprintf(tw, "× none %s\t", pr.Name)
+		}
+		fmt.Fprintf(tw, "cached\tvisible\trecoverable\ttool schemas sent\tcache breaks\t\n")
 		for i, p := range a.Presets {
 			c := a.Costs[i]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.1f%%\t%s/%s\t%s/%s\t%s\t\n", p, Kind(p), num(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare,
-				num(c.Visible), num(c.Needles), num(c.Recoverable), num(c.Needles), num(c.ToolSchemas))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t", p, Kind(p), num(int(math.Round(c.Effective))))
+			for _, pr := range ps {
+				fmt.Fprintf(tw, "%.3f\t", c.Ratios[pr.Name])
+			}
+			fmt.Fprintf(tw, "%.1f%%\t%s/%s\t%s/%s\t%s\t%s\t\n", 100*c.CachedShare,
+				num(c.Visible), num(c.Needles), num(c.Recoverable), num(c.Needles), num(c.ToolSchemas), num(c.CacheBreaks))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -12,8 +12,8 @@ import (
 
 // Options tune Run; nil means defaults.
 type Options struct {
-	// Presets to run (default: all). "none" is always added, first: every
-	// ratio is to it.
+	// Presets to run (default: all, and the bound "floor" last). "none"
+	// is always added, first: every ratio is to it.
 	Presets []Preset
 	// Workers replay in parallel (default GOMAXPROCS).
 	Workers int
@@ -40,7 +40,7 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
 	presets := o.Presets
 	if len(presets) == 0 {
-		presets = Presets()
+		presets = append(Presets(), References()...)
 	}
 	if presets[0].Name != "none" {
 		none, _ := Lookup("none")

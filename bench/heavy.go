@@ -129,11 +129,14 @@ func (t *Table) subset(keep func(*RunRow) bool) Subset {
 			if run.Cells[p].Effective > run.Cells[0].Effective+1e-9 {
 				s.Rows[p].AboveNone++
 			}
+			s.Rows[p].judge(&run.Cells[p], &run.Cells[0])
 		}
 	}
+	none := s.Rows[0].Figures
 	for p := range s.Rows {
-		s.Rows[p].finish(s.Rows[0].Effective)
+		s.Rows[p].finish(none.Effective, none.Costs)
 	}
+	removed(s.Rows)
 	return s
 }
 
@@ -153,4 +156,11 @@ func (f *Figures) sum(g Figures) {
 	f.ToolSchemas += g.ToolSchemas
 	f.ToolTokens += g.ToolTokens
 	f.Unoffered += g.Unoffered
+	f.CacheBreaks += g.CacheBreaks
+	if f.Costs == nil {
+		f.Costs = map[string]float64{}
+	}
+	for name, c := range g.Costs {
+		f.Costs[name] += c
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -160,7 +161,7 @@ func TestPerRunFiguresSumToTotals(t *testing.T) {
 	// A subset of every recording is the summed table itself.
 	all := tab.subset(func(*RunRow) bool { return true })
 	for p := range tab.Rows {
-		if all.Rows[p] != tab.Rows[p] {
+		if !reflect.DeepEqual(all.Rows[p], tab.Rows[p]) {
 			t.Errorf("subset of all %+v, table %+v", all.Rows[p], tab.Rows[p])
 		}
 	}

@@ -172,8 +172,8 @@ func Presets() []Preset {
 	}
 }
 
-// References returns presets that are bounds, not policies, run only
-// when named: "floor" shows every tool result as an empty string, the
+// References returns presets that are bounds, not policies, run by
+// default after the policies (and only when named in a list): "floor" shows every tool result as an empty string, the
 // cost no result policy can go under (the model still reads the system
 // prompt, the inputs and its own messages, and writes its output).
 func References() []Preset {

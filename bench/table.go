@@ -16,6 +16,9 @@ type Table struct {
 	// OutputHeavy sums the output-heavy recordings only (see [Weigh]):
 	// each preset's ratio to none and retention over those runs.
 	OutputHeavy Subset `json:"output_heavy"`
+	// Pricings names the price models the text tables show (default
+	// [DefaultPricings]); the JSON carries the cost under every one.
+	Pricings []string `json:"-"`
 }
 
 // Figures are the measured totals of one preset on some recordings.
@@ -47,6 +50,13 @@ type Figures struct {
 	// Unoffered counts recorded calls to a tool the preset's selection did
 	// not offer that turn (see replay.Report.Unoffered).
 	Unoffered int `json:"unoffered_calls"`
+	// Costs is the cost under each price model of [Pricings], by name,
+	// and Ratios each one ÷ none's cost under the same model.
+	Costs  map[string]float64 `json:"costs"`
+	Ratios map[string]float64 `json:"ratios_to_none"`
+	// CacheBreaks counts requests whose cached prefix shrank (see
+	// [CacheBreaks]).
+	CacheBreaks int `json:"cache_breaks"`
 }
 
 // Row is one preset's totals.
@@ -60,6 +70,65 @@ type Row struct {
 	Figures
 	// AboveNone counts recordings on which the preset cost more than none.
 	AboveNone int `json:"above_none"`
+	Risk
+}
+
+// Tolerance is how much more than none one recording may cost before it
+// counts in [Risk].AboveTolerance: 1.01 × none.
+const Tolerance = 1.01
+
+// Risk is what a preset risks run by run, over every price model of
+// [Pricings]: how many recordings cost more than [Tolerance] × none under
+// at least one of them, and the worst ratio of one recording to none
+// under any of them. Removed is, per price model, the share of the
+// removable cost (none − floor) the preset removes: 0 for none, 1 for
+// floor; absent when floor was not run.
+type Risk struct {
+	AboveTolerance int                `json:"above_tolerance"`
+	Worst          float64            `json:"worst_ratio"`
+	Removed        map[string]float64 `json:"removed_share,omitempty"`
+}
+
+// judge adds one recording's cell, with none's cell on the same
+// recording, to the risk figures.
+func (k *Risk) judge(cell, none *Figures) {
+	above := false
+	for name, c := range cell.Costs {
+		n := none.Costs[name]
+		if n <= 0 {
+			continue
+		}
+		r := c / n
+		k.Worst = max(k.Worst, r)
+		if c > Tolerance*n+1e-9 {
+			above = true
+		}
+	}
+	if above {
+		k.AboveTolerance++
+	}
+}
+
+// removed sets each row's share of the removable cost, when one of rows
+// is floor (rows[0] is none).
+func removed(rows []Row) {
+	fl := -1
+	for i := range rows {
+		if rows[i].Preset == "floor" {
+			fl = i
+		}
+	}
+	if fl < 0 || len(rows) == 0 {
+		return
+	}
+	for i := range rows {
+		rows[i].Removed = map[string]float64{}
+		for name, none := range rows[0].Costs {
+			if span := none - rows[fl].Costs[name]; span > 0 {
+				rows[i].Removed[name] = (none - rows[i].Costs[name]) / span
+			}
+		}
+	}
 }
 
 // RunRow is one recording's figures under every preset, and the weight
@@ -87,12 +156,28 @@ func (f *Figures) add(r *replay.Report) {
 	f.Needles += r.Needles
 	f.Visible += r.Visible
 	f.Recoverable += r.Recoverable
+	if f.Costs == nil {
+		f.Costs = map[string]float64{}
+	}
+	for _, p := range Pricings() {
+		for _, c := range r.Calls {
+			f.Costs[p.Name] += p.Cost(c)
+		}
+	}
+	f.CacheBreaks += CacheBreaks(r.Calls)
 }
 
-func (f *Figures) finish(noneEffective float64) {
+func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
 	f.Effective = tenths(f.Effective)
 	if none := tenths(noneEffective); none > 0 {
 		f.Ratio = f.Effective / none
+	}
+	f.Ratios = map[string]float64{}
+	for name, c := range f.Costs {
+		f.Costs[name] = hundredths(c)
+		if none := hundredths(noneCosts[name]); none > 0 {
+			f.Ratios[name] = f.Costs[name] / none
+		}
 	}
 	if f.Input > 0 {
 		f.CachedShare = float64(f.Cached) / float64(f.Input)
@@ -117,19 +202,21 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 			run.Cells[p].add(reports[r][p])
 			t.Rows[p].add(reports[r][p])
 		}
-		none := run.Cells[0].Effective
+		none := run.Cells[0]
 		for p := range presets {
-			run.Cells[p].finish(none)
-			if run.Cells[p].Effective > none+1e-9 {
+			run.Cells[p].finish(none.Effective, none.Costs)
+			if run.Cells[p].Effective > none.Effective+1e-9 {
 				t.Rows[p].AboveNone++
 			}
+			t.Rows[p].judge(&run.Cells[p], &run.Cells[0])
 		}
 		t.Runs = append(t.Runs, run)
 	}
-	none := t.Rows[0].Effective
+	none := t.Rows[0].Figures
 	for p := range t.Rows {
-		t.Rows[p].finish(none)
+		t.Rows[p].finish(none.Effective, none.Costs)
 	}
+	removed(t.Rows)
 	t.OutputHeavy = t.subset(func(r *RunRow) bool { return r.OutputHeavy })
 	return t
 }
@@ -138,3 +225,7 @@ func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.R
 // (0.1 × cached): sums of 0.1 × n otherwise carry float noise into the
 // JSON (482617.99999999994).
 func tenths(v float64) float64 { return math.Round(v*10) / 10 }
+
+// hundredths rounds a priced cost to a hundredth: the weights of
+// [Pricings] are multiples of 0.05.
+func hundredths(v float64) float64 { return math.Round(v*100) / 100 }

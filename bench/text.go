@@ -16,8 +16,8 @@ import (
 // recordings are output-heavy (one line, see [Weigh]).
 func (t *Table) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	writeHeader(tw)
-	writeRows(tw, t.Rows, len(t.Runs))
+	writeHeader(tw, t.shown())
+	writeRows(tw, t.Rows, len(t.Runs), t.shown())
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (t *Table) WriteText(w io.Writer) error {
 func (t *Table) WritePerRun(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "recordings\t")
-	writeHeader(tw)
+	writeHeader(tw, t.shown())
 	groups := []struct {
 		label string
 		rows  []Row
@@ -49,7 +49,7 @@ func (t *Table) WritePerRun(w io.Writer) error {
 				label = g.label
 			}
 			fmt.Fprintf(tw, "%s\t", label)
-			writeRows(tw, []Row{r}, g.runs)
+			writeRows(tw, []Row{r}, g.runs, t.shown())
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -77,8 +77,31 @@ func (t *Table) WritePerRun(w io.Writer) error {
 	return tw.Flush()
 }
 
-func writeHeader(tw io.Writer) {
-	fmt.Fprintf(tw, "preset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\tabove none\t\n")
+// shown returns the price models the text columns use: t.Pricings, or
+// [DefaultPricings].
+func (t *Table) shown() []Pricing {
+	names := t.Pricings
+	if len(names) == 0 {
+		names = DefaultPricings
+	}
+	var out []Pricing
+	for _, n := range names {
+		if p, err := LookupPricing(n); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func writeHeader(tw io.Writer, ps []Pricing) {
+	fmt.Fprint(tw, "preset\tkind\teffective tokens\t")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "× none %s\t", p.Name)
+	}
+	for _, p := range ps {
+		fmt.Fprintf(tw, "removed %s\t", p.Name)
+	}
+	fmt.Fprintf(tw, "cached\tvisible\trecoverable\tabove none\t> 1.01×\tworst\tbreaks/100\t\n")
 }
 
 // ColumnNotes explains the columns that are not self-evident (kind,
@@ -88,14 +111,34 @@ const ColumnNotes = `kind: ours (harness's defaults), other system (its document
   idea (harness with something added or retuned, measured but not the default), baseline (none), bound (floor)
 needles: strings the agent used (in a later call or its answer) that first reached it in a tool result;
   visible = still shown in the request that used them, recoverable = visible or held by a spill file or the store
-above none: recordings on which the preset cost more effective tokens than keeping everything`
+above none: recordings on which the preset cost more effective tokens than keeping everything
+× none NAME: cost ÷ none's under price model NAME (openai: cached 0.1, output 4, = effective tokens; openai-4.1: cached
+  0.25; anthropic: cache reads 0.1, uncached input written to the cache at 1.25; nocache: 1; output 4 in each)
+removed NAME: share of the removable cost (none − floor) the preset removes under NAME: 0 for none, 1 for floor
+> 1.01×, worst: recordings costing more than 1.01 × none under any price model, and the worst such ratio
+breaks/100: cache breaks per 100 requests (a request whose cached prefix is shorter than the previous request's)`
 
 // writeRows prints one line per row; runs is how many recordings the rows
 // sum.
-func writeRows(tw io.Writer, rows []Row, runs int) {
+func writeRows(tw io.Writer, rows []Row, runs int, ps []Pricing) {
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t\n", r.Preset, Kind(r.Preset), thousands(int(math.Round(r.Effective))), r.Ratio,
-			100*r.CachedShare, 100*r.VisibleShare, 100*r.RecoverableShare, r.AboveNone, runs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t", r.Preset, Kind(r.Preset), thousands(int(math.Round(r.Effective))))
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%.3f\t", r.Ratios[p.Name])
+		}
+		for _, p := range ps {
+			if v, ok := r.Removed[p.Name]; ok {
+				fmt.Fprintf(tw, "%.1f%%\t", 100*v)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		breaks := 0.0
+		if r.Calls > 0 {
+			breaks = 100 * float64(r.CacheBreaks) / float64(r.Calls)
+		}
+		fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t%.1f%%\t%d/%d\t%d/%d\t%.3f\t%.1f\t\n", 100*r.CachedShare, 100*r.VisibleShare, 100*r.RecoverableShare,
+			r.AboveNone, runs, r.AboveTolerance, runs, r.Worst, breaks)
 	}
 }
 
@@ -106,8 +149,12 @@ func (t *Table) writeNotes(w io.Writer) error {
 	if len(t.Rows) > 0 {
 		needles = t.Rows[0].Needles
 	}
-	if _, err := fmt.Fprintf(w, "%s recordings, %s needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k)\n%s\n",
-		thousands(len(t.Runs)), thousands(needles), ColumnNotes); err != nil {
+	var names []string
+	for _, p := range t.shown() {
+		names = append(names, p.Name)
+	}
+	if _, err := fmt.Fprintf(w, "%s recordings, %s needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k); pricing: %s\n%s\n",
+		thousands(len(t.Runs)), thousands(needles), strings.Join(names, ", "), ColumnNotes); err != nil {
 		return err
 	}
 	for _, r := range t.Rows {

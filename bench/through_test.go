@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -119,11 +120,11 @@ func TestThroughPassThroughEqualsNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := tab.Rows[1].Figures, tab.Rows[0].Figures; got != want {
+	if got, want := tab.Rows[1].Figures, tab.Rows[0].Figures; !reflect.DeepEqual(got, want) {
 		t.Errorf("through a pass-through:\n got %+v\nwant %+v", got, want)
 	}
 	for _, run := range tab.Runs {
-		if run.Cells[1] != run.Cells[0] {
+		if !reflect.DeepEqual(run.Cells[1], run.Cells[0]) {
 			t.Errorf("%s: through %+v, none %+v", run.Recording, run.Cells[1], run.Cells[0])
 		}
 	}

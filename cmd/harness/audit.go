@@ -21,6 +21,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
+	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
@@ -34,6 +35,10 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prices, err := pickPricings(*pricing)
+	if err != nil {
+		return err
+	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, true, *db)
 	if err != nil {
 		return err
@@ -41,6 +46,9 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	audits, err := bench.AuditAll(ctx, recs, ps, progressBar(e.stderr))
 	if err != nil {
 		return err
+	}
+	for i := range audits {
+		audits[i].Pricings = prices
 	}
 	if *htmlOut != "" {
 		f, err := os.Create(*htmlOut)

@@ -31,7 +31,9 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
-	presets := fs.String("presets", "", "comma-separated presets to run (default all policies; none is always included; the bound \"floor\" runs only when named)")
+	presets := fs.String("presets", "", "comma-separated presets to run (default all policies and the bound \"floor\"; none is always included)")
+	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
+		"the JSON carries every one)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	real := fs.Bool("real", false, "replay the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and SWE-agent runs cut\n"+
 		"from openly licensed sets, licences beside them), one table per agent")
@@ -47,6 +49,10 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prices, err := pickPricings(*pricing)
+	if err != nil {
+		return err
+	}
 	if *real {
 		if len(pos) > 0 {
 			return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
@@ -54,7 +60,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		if *through != "" {
 			return fmt.Errorf("%w: --through measures the recordings named or the suite, not --real", errUsage)
 		}
-		return benchReal(ctx, e, sf, ps, *jsonOut, *perRun)
+		return benchReal(ctx, e, sf, ps, prices, *jsonOut, *perRun)
 	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
 	if err != nil {
@@ -68,6 +74,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	tab.Pricings = prices
 	if *jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -126,6 +133,15 @@ func pickPresets(list string) ([]bench.Preset, error) {
 	return out, nil
 }
 
+// pickPricings checks --pricing (see bench.ParsePricings).
+func pickPricings(list string) ([]string, error) {
+	out, err := bench.ParsePricings(list)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	return out, nil
+}
+
 // progressBar returns a progress callback drawing a bar on w when w is a
 // terminal, and nil otherwise (pipes and files get no control characters).
 func progressBar(w io.Writer) func(done, total int) {
@@ -145,7 +161,7 @@ func progressBar(w io.Writer) func(done, total int) {
 
 // benchReal replays the shipped real runs (bench/data), one table per
 // agent, each headed by the agent, its recordings and where they are.
-func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, jsonOut, perRun bool) error {
+func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, prices []string, jsonOut, perRun bool) error {
 	supply, err := sf.supply()
 	if err != nil {
 		return err
@@ -163,6 +179,7 @@ func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, 
 		if err != nil {
 			return fmt.Errorf("%s: %w", agent, err)
 		}
+		tab.Pricings = prices
 		if jsonOut {
 			tables[agent] = tab
 			continue

@@ -186,3 +186,38 @@ func TestProgressBarOffWithoutTerminal(t *testing.T) {
 		t.Error("a progress bar on a buffer")
 	}
 }
+
+func TestBenchPricingFlag(t *testing.T) {
+	dir := heavyTrajectory(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		{"default openai and anthropic, floor named", []string{"bench", dir, "--presets", "harness,floor"}, 0,
+			[]string{"× none openai", "× none anthropic", "pricing: openai, anthropic", "floor"}, []string{"× none nocache"}},
+		{"picked", []string{"bench", dir, "--presets", "harness", "--pricing", "nocache,openai-4.1"}, 0,
+			[]string{"× none nocache", "× none openai-4.1", "pricing: nocache, openai-4.1"}, []string{"× none anthropic"}},
+		{"unknown", []string{"bench", dir, "--pricing", "gemini"}, 2, []string{`unknown pricing "gemini"`}, nil},
+		{"audit unknown", []string{"audit", dir, "--pricing", "openai,x"}, 2, []string{`unknown pricing "x"`}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := cli(t, "", tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout+stderr, w) {
+					t.Errorf("no %q in\n%s%s", w, stdout, stderr)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(stdout, w) {
+					t.Errorf("%q in\n%s", w, stdout)
+				}
+			}
+		})
+	}
+}

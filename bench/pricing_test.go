@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/replay"
+)
+
+func cost(p Pricing, calls []replay.CallStat) float64 {
+	s := 0.0
+	for _, c := range calls {
+		s += p.Cost(c)
+	}
+	return s
+}
+
+func TestPricingCost(t *testing.T) {
+	appendOnly := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 1000, Output: 10}}
+	broken := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 0, Output: 10}}
+	for _, tc := range []struct {
+		pricing        string
+		append, break_ float64
+	}{
+		// 1000 + 40, then 100 + 0.1 × 1000 + 40 | 1100 + 40.
+		{"openai", 1000 + 40 + 100 + 100 + 40, 1000 + 40 + 1100 + 40},
+		{"openai-4.1", 1000 + 40 + 100 + 250 + 40, 1000 + 40 + 1100 + 40},
+		// The break pays the cache write again: 1.25 × 1100 instead of
+		// 1.25 × 100 + 0.1 × 1000.
+		{"anthropic", 1250 + 40 + 125 + 100 + 40, 1250 + 40 + 1375 + 40},
+		{"nocache", 1000 + 40 + 1100 + 40, 1000 + 40 + 1100 + 40},
+	} {
+		p, err := LookupPricing(tc.pricing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cost(p, appendOnly); math.Abs(got-tc.append) > 1e-9 {
+			t.Errorf("%s append-only: %v, want %v", tc.pricing, got, tc.append)
+		}
+		if got := cost(p, broken); math.Abs(got-tc.break_) > 1e-9 {
+			t.Errorf("%s broken prefix: %v, want %v", tc.pricing, got, tc.break_)
+		}
+	}
+	// openai is effective tokens exactly.
+	op, _ := LookupPricing("openai")
+	for _, c := range broken {
+		if got, want := op.Cost(c), c.Usage().Effective(); got != want {
+			t.Errorf("openai %v, effective %v", got, want)
+		}
+	}
+}
+
+func TestParsePricings(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  string
+	}{
+		{"", "openai,anthropic", ""},
+		{"nocache", "nocache", ""},
+		{" openai-4.1 , anthropic", "openai-4.1,anthropic", ""},
+		{"openai,gemini", "", `unknown pricing "gemini"`},
+	} {
+		got, err := ParsePricings(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != tc.want {
+			t.Errorf("%q: %v %v, want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestCacheBreaks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		calls []replay.CallStat
+		want  int
+	}{
+		{"empty", nil, 0},
+		{"first request never breaks", []replay.CallStat{{Input: 500}}, 0},
+		{"append only", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 300, Cached: 200}}, 0},
+		{"same prefix is no break", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 210, Cached: 100}}, 0},
+		{"a clear cuts into the cache", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 150, Cached: 40}, {Input: 250, Cached: 150}}, 1},
+		{"two breaks", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 90, Cached: 0}, {Input: 190, Cached: 90}, {Input: 50, Cached: 10}}, 2},
+	} {
+		if got := CacheBreaks(tc.calls); got != tc.want {
+			t.Errorf("%s: %d breaks, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRemovedShare(t *testing.T) {
+	row := func(name string, openai, anthropic float64) Row {
+		return Row{Preset: name, Figures: Figures{Costs: map[string]float64{"openai": openai, "anthropic": anthropic}}}
+	}
+	rows := []Row{row("none", 1000, 1200), row("half", 600, 700), row("floor", 200, 200)}
+	removed(rows)
+	for _, tc := range []struct {
+		row             int
+		openai, anthrop float64
+	}{{0, 0, 0}, {1, 0.5, 0.5}, {2, 1, 1}} {
+		r := rows[tc.row]
+		if r.Removed["openai"] != tc.openai || r.Removed["anthropic"] != tc.anthrop {
+			t.Errorf("%s: removed %v, want openai %v anthropic %v", r.Preset, r.Removed, tc.openai, tc.anthrop)
+		}
+	}
+	// Without floor there is no bound to share against.
+	noFloor := []Row{row("none", 1000, 1200), row("half", 600, 700)}
+	removed(noFloor)
+	if noFloor[1].Removed != nil {
+		t.Errorf("removed without floor: %v", noFloor[1].Removed)
+	}
+}
+
+func TestRiskAboveTolerance(t *testing.T) {
+	cell := func(openai, anthropic float64) *Figures {
+		return &Figures{Costs: map[string]float64{"openai": openai, "anthropic": anthropic}}
+	}
+	none := cell(1000, 1000)
+	var k Risk
+	for _, c := range []*Figures{
+		cell(1000, 1000), // equal: not above
+		cell(1010, 1010), // exactly 1.01: not above
+		cell(900, 1011),  // above under anthropic only: counts once
+		cell(1200, 1300), // above under both: counts once
+		cell(500, 400),
+	} {
+		k.judge(c, none)
+	}
+	if k.AboveTolerance != 2 {
+		t.Errorf("above 1.01 × none: %d runs, want 2", k.AboveTolerance)
+	}
+	if k.Worst != 1.3 {
+		t.Errorf("worst ratio %v, want 1.3", k.Worst)
+	}
+}
+
+func TestTableShowsPricing(t *testing.T) {
+	tab := &Table{Rows: []Row{{Preset: "none", Figures: Figures{Costs: map[string]float64{}, Ratios: map[string]float64{"openai-4.1": 1}}}}, Pricings: []string{"openai-4.1"}}
+	var b strings.Builder
+	if err := tab.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"× none openai-4.1", "pricing: openai-4.1", "breaks/100", "> 1.01×"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
