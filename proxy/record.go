@@ -31,7 +31,9 @@ func (p *Proxy) recordHistory(c *call) {
 			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
 			cv.mirror = append(cv.mirror, mt)
 			snap := *mt
-			p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.BeginTurn(ctx, conv, p.rec.turn(conv.ID, snap)) })
+			p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
+				return st.BeginTurn(ctx, conv, p.rec.turn(conv.ID, snap))
+			})
 		}
 		if mt.Outcome != "" {
 			continue
@@ -73,14 +75,18 @@ func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *ha
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
 	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRound(ctx, conv, p.rec.turn(conv.ID, snap), round) })
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
+		return st.AddRound(ctx, conv, p.rec.turn(conv.ID, snap), round)
+	})
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
 func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
 	mt.Outcome, mt.Ended = harness.Answered, now()
 	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.EndTurn(ctx, conv, p.rec.turn(conv.ID, snap)) })
+	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
+		return st.EndTurn(ctx, conv, p.rec.turn(conv.ID, snap))
+	})
 }
 
 // finish closes a model call: it records the usage the upstream reported
