@@ -57,7 +57,6 @@ func TestServer(t *testing.T) {
 	}{
 		{"killed after tool calls", "stored:3", false},
 		{"killed during model call", "model:3", false},
-		{"killed after tool calls, postgres", "stored:3", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if want == "" {
