@@ -137,6 +137,25 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		return fail("%v", err)
 	}
 	sc := ServerConfig{Name: name, Disabled: rs.Disabled}
+	if err := rs.expand(&sc, lookup); err != nil {
+		return fail("%v", err)
+	}
+	if err := rs.transport(&sc); err != nil {
+		return fail("%v", err)
+	}
+	if err := rs.risks(&sc); err != nil {
+		return fail("%v", err)
+	}
+	var err error
+	if sc.Timeout, err = parseTimeout(rs.Timeout); err != nil {
+		return fail(`"timeout": %v`, err)
+	}
+	return sc, nil
+}
+
+// expand copies the fields that may name environment variables into sc,
+// expanded through lookup; the error names the first field that failed.
+func (rs *rawServer) expand(sc *ServerConfig, lookup func(string) (string, bool)) error {
 	var err error
 	exp := func(field, s string) string {
 		if err != nil {
@@ -167,10 +186,13 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 			sc.Headers[k] = exp("header "+k, v)
 		}
 	}
-	if err != nil {
-		return fail("%v", err)
-	}
+	return err
+}
 
+// transport sets sc.Type from "type" (the spellings other clients use
+// included) or, when it is missing, from whether a command or a URL is
+// given, and checks that the transport has what it needs.
+func (rs *rawServer) transport(sc *ServerConfig) error {
 	switch t := strings.ToLower(rs.Type); t {
 	case "", TypeStdio:
 		switch {
@@ -179,38 +201,40 @@ func parseServer(name string, raw json.RawMessage, lookup func(string) (string, 
 		case sc.URL != "" && t == "":
 			sc.Type = TypeHTTP // {"url": ...} alone means streamable HTTP
 		default:
-			return fail(`a stdio server needs "command"`)
+			return errors.New(`a stdio server needs "command"`)
 		}
 	case TypeHTTP, "streamable-http", "streamablehttp", "streamable_http":
 		sc.Type = TypeHTTP
 	case TypeSSE:
 		sc.Type = TypeSSE
 	default:
-		return fail(`unknown "type" %q (use "stdio", "http" or "sse")`, rs.Type)
+		return fmt.Errorf(`unknown "type" %q (use "stdio", "http" or "sse")`, rs.Type)
 	}
 	if sc.Type != TypeStdio && sc.URL == "" {
-		return fail(`a %s server needs "url"`, sc.Type)
+		return fmt.Errorf(`a %s server needs "url"`, sc.Type)
 	}
+	return nil
+}
 
+// risks parses "risk" and "toolRisk" into sc.
+func (rs *rawServer) risks(sc *ServerConfig) error {
 	if rs.Risk != "" {
+		var err error
 		if sc.Risk, err = ParseRisk(rs.Risk); err != nil {
-			return fail(`"risk": %v`, err)
+			return fmt.Errorf(`"risk": %w`, err)
 		}
 	}
 	for tool, r := range rs.ToolRisk {
 		risk, err := ParseRisk(r)
 		if err != nil {
-			return fail(`"toolRisk" %q: %v`, tool, err)
+			return fmt.Errorf(`"toolRisk" %q: %w`, tool, err)
 		}
 		if sc.ToolRisk == nil {
 			sc.ToolRisk = map[string]harness.Risk{}
 		}
 		sc.ToolRisk[tool] = risk
 	}
-	if sc.Timeout, err = parseTimeout(rs.Timeout); err != nil {
-		return fail(`"timeout": %v`, err)
-	}
-	return sc, nil
+	return nil
 }
 
 // parseTimeout accepts seconds as a number (30, 0.5) or a Go duration

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,77 +62,114 @@ func (w *Workspace) editFile(ctx context.Context, call *harness.ToolCall) (*harn
 	if err := decodeArgs(call, &a); err != nil {
 		return failf(tool, "%v", err), nil
 	}
-	switch {
-	case a.Path == "":
-		return failf(tool, "path is required"), nil
-	case a.OldString == "":
-		return failf(tool, "old_string is empty; to create a file or replace all of it use write_file"), nil
-	case a.NewString == nil:
-		return failf(tool, "new_string is required (send \"\" to delete old_string)"), nil
-	case *a.NewString == a.OldString:
-		return failf(tool, "new_string is the same as old_string; nothing to change"), nil
+	if why := a.invalid(); why != "" {
+		return failf(tool, "%s", why), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rel, fi, err := w.resolve(a.Path, true)
-	if err != nil {
-		return failf(tool, "%v", err), nil
+	ed, fail := w.readEditable(tool, a.Path)
+	if fail != nil {
+		return fail, nil
 	}
-	show := slashRel(rel)
-	if fi == nil {
-		return failf(tool, "%s does not exist; use write_file to create it", show), nil
-	}
-	if fi.Size() > int64(w.opts.MaxEditBytes) {
-		return failf(tool, "%s has %d bytes, more than the %d edit_file handles; use write_file or the shell", show, fi.Size(), w.opts.MaxEditBytes), nil
-	}
-	f, info, err := w.openRegular(show, rel)
-	if err != nil {
-		return failf(tool, "%v", err), nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(w.opts.MaxEditBytes)+1))
-	f.Close()
-	if err != nil {
-		return failf(tool, "reading %s: %v", show, unwrapPathError(err)), nil
-	}
-	if len(data) > w.opts.MaxEditBytes {
-		return failf(tool, "%s grew past %d bytes while being read; try again", show, w.opts.MaxEditBytes), nil
-	}
-	if why := binaryReason(data[:min(len(data), sniffBytes)]); why != "" {
-		return failf(tool, "%s is a binary file (%s); edit_file edits text only", show, why), nil
-	}
-	content := string(data)
-	old, repl := a.OldString, *a.NewString
-
-	count := strings.Count(content, old)
-	if count == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
-		// The file has Windows line endings that read_file does not show.
-		crlfOld := strings.ReplaceAll(old, "\n", "\r\n")
-		if n := strings.Count(content, crlfOld); n > 0 {
-			old, repl, count = crlfOld, strings.ReplaceAll(repl, "\n", "\r\n"), n
-		}
-	}
+	old, repl, count := matchOld(ed.content, a.OldString, *a.NewString)
 	switch {
 	case count == 0:
-		res := failf(tool, "%s", notFoundMessage(show, content, old))
-		res.Meta = map[string]any{"path": show, "replacements": 0}
+		res := failf(tool, "%s", notFoundMessage(ed.show, ed.content, old))
+		res.Meta = map[string]any{"path": ed.show, "replacements": 0}
 		return res, nil
 	case count > 1 && !a.ReplaceAll:
 		res := failf(tool, "old_string occurs %d times in %s (at lines %s); include more surrounding lines so it matches once, or set replace_all to change every one",
-			count, show, occurrenceLines(content, old))
-		res.Meta = map[string]any{"path": show, "replacements": 0}
+			count, ed.show, occurrenceLines(ed.content, old))
+		res.Meta = map[string]any{"path": ed.show, "replacements": 0}
 		return res, nil
 	}
-	first := strings.Index(content, old)
-	firstLine := int64(strings.Count(content[:first], "\n")) + 1
+	first := strings.Index(ed.content, old)
+	firstLine := strings.Count(ed.content[:first], "\n") + 1
 	n := 1
 	if a.ReplaceAll {
 		n = -1
 	}
-	updated := strings.Replace(content, old, repl, n)
-	if err := w.replaceFile(rel, []byte(updated), info.Mode().Perm(), true); err != nil {
-		return failf(tool, "writing %s: %v", show, err), nil
+	updated := strings.Replace(ed.content, old, repl, n)
+	if err := w.replaceFile(ed.rel, []byte(updated), ed.perm, true); err != nil {
+		return failf(tool, "writing %s: %v", ed.show, err), nil
 	}
+	return editReport(ed.show, updated, repl, count, firstLine), nil
+}
+
+// invalid says what is wrong with the arguments of an edit, or "".
+func (a *editArgs) invalid() string {
+	switch {
+	case a.Path == "":
+		return "path is required"
+	case a.OldString == "":
+		return "old_string is empty; to create a file or replace all of it use write_file"
+	case a.NewString == nil:
+		return "new_string is required (send \"\" to delete old_string)"
+	case *a.NewString == a.OldString:
+		return "new_string is the same as old_string; nothing to change"
+	}
+	return ""
+}
+
+// editable is a text file read whole for an edit.
+type editable struct {
+	rel, show string
+	content   string
+	perm      fs.FileMode
+}
+
+// readEditable reads the file at path for an edit, or returns the failed
+// result that says why it cannot be edited (missing, too big, binary, not
+// a regular file, outside the workspace).
+func (w *Workspace) readEditable(tool, path string) (*editable, *harness.ToolResult) {
+	rel, fi, err := w.resolve(path, true)
+	if err != nil {
+		return nil, failf(tool, "%v", err)
+	}
+	show := slashRel(rel)
+	if fi == nil {
+		return nil, failf(tool, "%s does not exist; use write_file to create it", show)
+	}
+	if fi.Size() > int64(w.opts.MaxEditBytes) {
+		return nil, failf(tool, "%s has %d bytes, more than the %d edit_file handles; use write_file or the shell", show, fi.Size(), w.opts.MaxEditBytes)
+	}
+	f, info, err := w.openRegular(show, rel)
+	if err != nil {
+		return nil, failf(tool, "%v", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(w.opts.MaxEditBytes)+1))
+	f.Close()
+	if err != nil {
+		return nil, failf(tool, "reading %s: %v", show, unwrapPathError(err))
+	}
+	if len(data) > w.opts.MaxEditBytes {
+		return nil, failf(tool, "%s grew past %d bytes while being read; try again", show, w.opts.MaxEditBytes)
+	}
+	if why := binaryReason(data[:min(len(data), sniffBytes)]); why != "" {
+		return nil, failf(tool, "%s is a binary file (%s); edit_file edits text only", show, why)
+	}
+	return &editable{rel: rel, show: show, content: string(data), perm: info.Mode().Perm()}, nil
+}
+
+// matchOld counts old in content. When it is missing only because the
+// file has Windows line endings that read_file does not show, old and repl
+// are returned with CRLF endings and their count.
+func matchOld(content, old, repl string) (string, string, int) {
+	count := strings.Count(content, old)
+	if count == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+		crlfOld := strings.ReplaceAll(old, "\n", "\r\n")
+		if n := strings.Count(content, crlfOld); n > 0 {
+			return crlfOld, strings.ReplaceAll(repl, "\n", "\r\n"), n
+		}
+	}
+	return old, repl, count
+}
+
+// editReport is the result of a successful edit: what changed and the
+// first edited region with a little context, numbered like read_file, so
+// the model can check the result without reading again.
+func editReport(show, updated, repl string, count, firstLine int) *harness.ToolResult {
 	total := countLines([]byte(updated))
 	var b strings.Builder
 	fmt.Fprintf(&b, "edited %s: replaced %s", show, plural(int64(count), "occurrence", "occurrences"))
@@ -141,11 +179,9 @@ func (w *Workspace) editFile(ctx context.Context, call *harness.ToolCall) (*harn
 		fmt.Fprintf(&b, ", the first at line %d", firstLine)
 	}
 	fmt.Fprintf(&b, "; the file now has %s.\n", plural(total, "line", "lines"))
-	// Show the first edited region with a little context, numbered like
-	// read_file, so the model can check the result without reading again.
 	lines := strings.Split(strings.TrimSuffix(updated, "\n"), "\n")
-	from := max(1, int(firstLine)-editContext)
-	to := min(len(lines), int(firstLine)+strings.Count(repl, "\n")+editContext)
+	from := max(1, firstLine-editContext)
+	to := min(len(lines), firstLine+strings.Count(repl, "\n")+editContext)
 	if to-from+1 > editShowLines {
 		writeNumbered(&b, lines, from, from+editShowLines-1)
 		fmt.Fprintf(&b, "[… %d more edited lines not shown; read_file shows them]\n", to-from+1-editShowLines)
@@ -153,8 +189,8 @@ func (w *Workspace) editFile(ctx context.Context, call *harness.ToolCall) (*harn
 		writeNumbered(&b, lines, from, to)
 	}
 	res := harness.TextResult(strings.TrimSuffix(b.String(), "\n"))
-	res.Meta = map[string]any{"path": show, "replacements": count, "first_line": int(firstLine), "total_lines": int(total)}
-	return res, nil
+	res.Meta = map[string]any{"path": show, "replacements": count, "first_line": firstLine, "total_lines": int(total)}
+	return res
 }
 
 // notFoundMessage explains a missing old_string and shows the passages of

@@ -57,25 +57,9 @@ func (w *Workspace) glob(ctx context.Context, call *harness.ToolCall) (*harness.
 	if a.MaxResults == 0 {
 		a.MaxResults = defaultGlobResults
 	}
-	if a.Path == "" {
-		a.Path = "."
-	}
-	pattern := filepath.ToSlash(a.Pattern)
-	if path.IsAbs(pattern) {
-		// An absolute pattern inside the workspace is taken relative to
-		// the root: models often echo the full path they were shown.
-		prefix, rest := staticPrefix(pattern)
-		r, ok := w.within(filepath.Clean(filepath.FromSlash(prefix)))
-		if !ok {
-			return failf(tool, "pattern %s is %v %s", a.Pattern, ErrOutside, w.dir), nil
-		}
-		pattern = path.Join(filepath.ToSlash(r), rest)
-		a.Path = "."
-	}
-	for _, seg := range strings.Split(pattern, "/") {
-		if seg == ".." {
-			return failf(tool, "pattern %s uses \"..\"; patterns match inside path only — set path instead", a.Pattern), nil
-		}
+	pattern, why := w.globPattern(&a)
+	if why != "" {
+		return failf(tool, "%s", why), nil
 	}
 	prefix, rest := staticPrefix(pattern)
 	m, err := compileGlob(rest)
@@ -95,12 +79,47 @@ func (w *Workspace) glob(ctx context.Context, call *harness.ToolCall) (*harness.
 		// prefix names a file: nothing can be below it.
 		return w.globResult(pattern, nil, 0), nil
 	}
-	insideProtected := protectedPart(baseRel) != ""
-	var (
-		found []string
-		total int
-		bytes int
-	)
+	found, total, err := w.walkGlob(ctx, base, m, protectedPart(baseRel) != "", a.MaxResults)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return failf(tool, "searching %s: %v", base, unwrapPathError(err)), nil
+	}
+	return w.globResult(pattern, found, total), nil
+}
+
+// globPattern returns the call's pattern in slash form, relative to
+// a.Path (which it defaults to "."), or why it cannot be used.
+func (w *Workspace) globPattern(a *globArgs) (pattern, why string) {
+	if a.Path == "" {
+		a.Path = "."
+	}
+	pattern = filepath.ToSlash(a.Pattern)
+	if path.IsAbs(pattern) {
+		// An absolute pattern inside the workspace is taken relative to
+		// the root: models often echo the full path they were shown.
+		prefix, rest := staticPrefix(pattern)
+		r, ok := w.within(filepath.Clean(filepath.FromSlash(prefix)))
+		if !ok {
+			return "", fmt.Sprintf("pattern %s is %v %s", a.Pattern, ErrOutside, w.dir)
+		}
+		pattern = path.Join(filepath.ToSlash(r), rest)
+		a.Path = "."
+	}
+	for _, seg := range strings.Split(pattern, "/") {
+		if seg == ".." {
+			return "", fmt.Sprintf("pattern %s uses \"..\"; patterns match inside path only — set path instead", a.Pattern)
+		}
+	}
+	return pattern, ""
+}
+
+// walkGlob walks base for paths matching m: the first limit of them (and
+// no more than the output bound holds), and how many matched in all.
+// Protected folders are skipped unless the walk starts inside one.
+func (w *Workspace) walkGlob(ctx context.Context, base string, m *globMatcher, insideProtected bool, limit int) (found []string, total int, err error) {
+	bytes := 0
 	err = fs.WalkDir(w.root.FS(), base, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -121,7 +140,7 @@ func (w *Workspace) glob(ctx context.Context, call *harness.ToolCall) (*harness.
 		}
 		if m.match(under) {
 			total++
-			if len(found) < a.MaxResults && bytes < w.opts.MaxOutputBytes-footerReserve {
+			if len(found) < limit && bytes < w.opts.MaxOutputBytes-footerReserve {
 				s := p
 				if d.IsDir() {
 					s += "/"
@@ -135,13 +154,7 @@ func (w *Workspace) glob(ctx context.Context, call *harness.ToolCall) (*harness.
 		}
 		return nil
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return failf(tool, "searching %s: %v", base, unwrapPathError(err)), nil
-	}
-	return w.globResult(pattern, found, total), nil
+	return found, total, err
 }
 
 func (w *Workspace) globResult(pattern string, found []string, total int) *harness.ToolResult {

@@ -83,31 +83,9 @@ func (w *Workspace) grep(ctx context.Context, call *harness.ToolCall) (*harness.
 	if err := decodeArgs(call, &a); err != nil {
 		return failf(tool, "%v", err), nil
 	}
-	if a.Pattern == "" {
-		return failf(tool, "pattern is required"), nil
-	}
-	if a.Context < 0 || a.Context > maxGrepContext {
-		return failf(tool, "context must be between 0 and %d, got %d", maxGrepContext, a.Context), nil
-	}
-	if a.MaxMatches < 0 || a.MaxMatches > maxGrepMatches {
-		return failf(tool, "max_matches must be between 1 and %d, got %d", maxGrepMatches, a.MaxMatches), nil
-	}
-	if a.MaxMatches == 0 {
-		a.MaxMatches = defaultGrepMatches
-	}
-	expr := a.Pattern
-	if a.IgnoreCase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return failf(tool, "pattern %q is not a valid RE2 regular expression: %v", a.Pattern, err), nil
-	}
-	var filter *globMatcher
-	if a.Glob != "" {
-		if filter, err = compileGlob(a.Glob); err != nil {
-			return failf(tool, "glob: %v", err), nil
-		}
+	re, filter, why := a.compile()
+	if why != "" {
+		return failf(tool, "%s", why), nil
 	}
 	if a.Path == "" {
 		a.Path = "."
@@ -118,16 +96,55 @@ func (w *Workspace) grep(ctx context.Context, call *harness.ToolCall) (*harness.
 	}
 	base := slashRel(rel)
 	g := &grepRun{w: w, re: re, context: a.Context, maxMatch: a.MaxMatches, maxOut: w.opts.MaxOutputBytes - footerReserve}
-
 	if !fi.IsDir() {
-		if err := g.file(ctx, base); err != nil {
-			return g.fail(ctx, tool, base, err)
-		}
-		return g.result(a.Pattern, base), nil
+		err = g.file(ctx, base)
+	} else {
+		err = g.walk(ctx, base, filter, strings.Contains(a.Glob, "/"), protectedPart(rel) != "")
 	}
-	insideProtected := protectedPart(rel) != ""
-	byPath := strings.Contains(a.Glob, "/")
-	err = fs.WalkDir(w.root.FS(), base, func(p string, d fs.DirEntry, err error) error {
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return g.fail(ctx, tool, base, err)
+	}
+	return g.result(a.Pattern, base), nil
+}
+
+// compile checks the arguments (defaulting max_matches) and compiles the
+// pattern and the glob filter (nil when there is none), or says what is
+// wrong with them.
+func (a *grepArgs) compile() (*regexp.Regexp, *globMatcher, string) {
+	switch {
+	case a.Pattern == "":
+		return nil, nil, "pattern is required"
+	case a.Context < 0 || a.Context > maxGrepContext:
+		return nil, nil, fmt.Sprintf("context must be between 0 and %d, got %d", maxGrepContext, a.Context)
+	case a.MaxMatches < 0 || a.MaxMatches > maxGrepMatches:
+		return nil, nil, fmt.Sprintf("max_matches must be between 1 and %d, got %d", maxGrepMatches, a.MaxMatches)
+	}
+	if a.MaxMatches == 0 {
+		a.MaxMatches = defaultGrepMatches
+	}
+	expr := a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("pattern %q is not a valid RE2 regular expression: %v", a.Pattern, err)
+	}
+	var filter *globMatcher
+	if a.Glob != "" {
+		if filter, err = compileGlob(a.Glob); err != nil {
+			return nil, nil, fmt.Sprintf("glob: %v", err)
+		}
+	}
+	return re, filter, ""
+}
+
+// walk searches the regular files under base that filter (when set)
+// matches, by name or, when byPath, by path below base, until the match
+// or output bound is reached (errStopWalk). Protected folders are skipped
+// unless the walk starts inside one.
+func (g *grepRun) walk(ctx context.Context, base string, filter *globMatcher, byPath, insideProtected bool) error {
+	return fs.WalkDir(g.w.root.FS(), base, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -163,10 +180,6 @@ func (w *Workspace) grep(ctx context.Context, call *harness.ToolCall) (*harness.
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStopWalk) {
-		return g.fail(ctx, tool, base, err)
-	}
-	return g.result(a.Pattern, base), nil
 }
 
 func (g *grepRun) fail(ctx context.Context, tool, base string, err error) (*harness.ToolResult, error) {

@@ -63,19 +63,32 @@ func (w *Workspace) listDir(ctx context.Context, call *harness.ToolCall) (*harne
 	if !fi.IsDir() {
 		return failf(tool, "%s is a file (%d bytes), not a directory; use read_file to read it", show, fi.Size()), nil
 	}
+	entries, total, err := w.readEntries(ctx, rel)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return failf(tool, "reading %s: %v", show, unwrapPathError(err)), nil
+	}
+	return w.listResult(rel, show, entries, total), nil
+}
+
+// readEntries reads the folder rel: up to maxListCollect entries sorted by
+// name, and how many it holds in all. Entries removed while listing are
+// left out.
+func (w *Workspace) readEntries(ctx context.Context, rel string) ([]listEntry, int, error) {
 	d, err := w.root.Open(rel)
 	if err != nil {
-		return failf(tool, "%s: %v", show, unwrapPathError(err)), nil
+		return nil, 0, err
 	}
 	defer d.Close()
-
 	var (
 		entries []listEntry
 		total   int
 	)
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		batch, err := d.ReadDir(1024)
 		for _, e := range batch {
@@ -93,11 +106,17 @@ func (w *Workspace) listDir(ctx context.Context, call *harness.ToolCall) (*harne
 			break
 		}
 		if err != nil {
-			return failf(tool, "reading %s: %v", show, unwrapPathError(err)), nil
+			return nil, 0, err
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	return entries, total, nil
+}
 
+// listResult is list_dir's result: one line per entry, as many as the
+// output bound holds, and a footer counting folders, files and what was
+// not shown.
+func (w *Workspace) listResult(rel, show string, entries []listEntry, total int) *harness.ToolResult {
 	var (
 		b                   strings.Builder
 		dirs, files, others int
@@ -137,7 +156,7 @@ func (w *Workspace) listDir(ctx context.Context, call *harness.ToolCall) (*harne
 	}
 	b.WriteString("]")
 	meta := map[string]any{"path": show, "entries": total, "shown": shown}
-	return &harness.ToolResult{Parts: []harness.Part{harness.TextPart(b.String())}, Meta: meta}, nil
+	return &harness.ToolResult{Parts: []harness.Part{harness.TextPart(b.String())}, Meta: meta}
 }
 
 // entryLine formats one list_dir line.

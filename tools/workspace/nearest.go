@@ -37,7 +37,16 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 	if spans*k > maxNearestWork {
 		return nil, false
 	}
+	if cands := sameButSpace(fileLines, oldLines, n); len(cands) > 0 {
+		return cands, true
+	}
+	return similar(fileLines, oldLines, n), true
+}
 
+// sameButSpace returns up to n non-overlapping spans of fileLines equal to
+// oldLines once runs of white space are ignored, first to last.
+func sameButSpace(fileLines, oldLines []string, n int) []candidate {
+	k := len(oldLines)
 	normOld := make([]string, k)
 	for i, l := range oldLines {
 		normOld[i] = strings.Join(strings.Fields(l), " ")
@@ -46,7 +55,8 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 	for i, l := range fileLines {
 		normFile[i] = strings.Join(strings.Fields(l), " ")
 	}
-	for s := 0; s < spans && len(cands) < n; s++ {
+	var cands []candidate
+	for s := 0; s+k <= len(fileLines) && len(cands) < n; s++ {
 		same := true
 		for j := 0; j < k && same; j++ {
 			same = normFile[s+j] == normOld[j]
@@ -56,10 +66,20 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 			s += k - 1
 		}
 	}
-	if len(cands) > 0 {
-		return cands, true
-	}
+	return cands
+}
 
+// spanScore is the similarity of the span of lines starting at start.
+type spanScore struct {
+	start int
+	score float64
+}
+
+// similar returns up to n non-overlapping spans of fileLines scoring at
+// least minSimilarity against oldLines (the Dice coefficient of byte
+// bigrams, line against line), best first.
+func similar(fileLines, oldLines []string, n int) []candidate {
+	k := len(oldLines)
 	oldGrams := make([][]uint16, k)
 	for i, l := range oldLines {
 		oldGrams[i] = bigrams(l)
@@ -68,12 +88,8 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 	for i, l := range fileLines {
 		fileGrams[i] = bigrams(l)
 	}
-	type scored struct {
-		start int
-		score float64
-	}
-	all := make([]scored, 0, spans)
-	for s := 0; s < spans; s++ {
+	var all []spanScore
+	for s := 0; s+k <= len(fileLines); s++ {
 		inter, sum := 0, 0
 		for j := 0; j < k; j++ {
 			a, b := fileGrams[s+j], oldGrams[j]
@@ -86,11 +102,11 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 		}
 		if sum > 0 {
 			if sc := 2 * float64(inter) / float64(sum); sc >= minSimilarity {
-				all = append(all, scored{s, sc})
+				all = append(all, spanScore{s, sc})
 			}
 		}
 	}
-	slices.SortStableFunc(all, func(x, y scored) int {
+	slices.SortStableFunc(all, func(x, y spanScore) int {
 		switch {
 		case x.score > y.score:
 			return -1
@@ -99,6 +115,7 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 		}
 		return x.start - y.start
 	})
+	var cands []candidate
 	for _, c := range all {
 		if len(cands) == n {
 			break
@@ -114,7 +131,7 @@ func nearest(fileLines []string, old string, n int) (cands []candidate, ok bool)
 			cands = append(cands, candidate{first: c.start + 1, last: c.start + k, score: c.score})
 		}
 	}
-	return cands, true
+	return cands
 }
 
 // bigrams returns the sorted byte bigrams of the line with surrounding
