@@ -169,7 +169,7 @@ type resultGuard struct {
 	tools      map[string]ToolLimit
 	store      spill.Store
 	streamKeep int
-	dedupe     *dedupeRecord // nil: dedupe off
+	dedupeFrom int // 0: dedupe off
 }
 
 func newResultGuard(p *ResultPolicy) *resultGuard {
@@ -195,7 +195,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 		g.streamKeep = DefaultStreamKeep
 	}
 	if cfg.Dedupe.From > 0 {
-		g.dedupe = newDedupeRecord(max(cfg.Dedupe.From, 2))
+		g.dedupeFrom = max(cfg.Dedupe.From, 2)
 	}
 	return g
 }
@@ -242,33 +242,34 @@ func (g *resultGuard) storeFor(info harness.CallInfo) spill.Store {
 func (g *resultGuard) run(ctx context.Context, call *harness.ToolCall, next harness.ToolFunc) (*harness.ToolResult, error) {
 	info, _ := harness.CallInfoFrom(ctx)
 	limit, exempt := g.limitFor(call.Name)
-	var ticket *dedupeTicket
-	if g.dedupe != nil {
-		ticket = g.dedupe.begin(info, call, exempt)
-	}
 	res, err := next(ctx, call)
-	if g.dedupe != nil {
-		g.dedupe.end(info)
-	}
 	if err != nil || res == nil {
 		return res, err
 	}
-	if exempt || (limit == 0 && ticket == nil) {
+	var dd *dedupeCall
+	if g.dedupeFrom > 0 {
+		dd = classify(info, call, res, exempt)
+	}
+	if exempt || (limit == 0 && dd == nil) {
 		return res, nil // the agent drains a stream
 	}
 	var st *streamOutcome
 	if res.Stream != nil {
-		if st, err = g.consumeStream(ctx, call, info, res, limit, ticket != nil); err != nil {
+		if st, err = g.consumeStream(ctx, call, info, res, limit, dd != nil); err != nil {
 			return nil, err
 		}
 	}
-	if ticket != nil && ctx.Err() == nil {
-		digest := st.digest(res)
-		if ref, ok := g.dedupe.finish(ticket, digest); ok {
-			g.applyDedupe(ctx, call, res, ref, limit)
-			return res, nil
+	if dd != nil {
+		if ctx.Err() != nil {
+			stampDedupe(res, dedupeRead)
+		} else {
+			stamp := digestStamp(st.digest(res))
+			stampDedupe(res, stamp)
+			if ref, ok := dd.repeatOf(ctx, stamp, g.dedupeFrom); ok {
+				g.applyDedupe(ctx, call, res, ref, limit)
+				return res, nil
+			}
 		}
-		defer func() { g.dedupe.setLocator(ticket, lastSpillLocator(res)) }()
 	}
 	if st != nil && st.cut {
 		return res, nil
