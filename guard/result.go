@@ -122,7 +122,8 @@ type ToolLimit struct {
 	MaxBytes *int
 	// Exempt takes the tool out of the policy: no ceiling, no spill, no
 	// dedupe (a vision tool whose images must reach the model whole). A
-	// non-read-only exempt call still clears the dedupe record.
+	// non-read-only exempt call still ends every earlier call's claim to
+	// be repeated.
 	Exempt bool
 }
 
@@ -133,8 +134,20 @@ type ToolLimit struct {
 // model copy pointing at the earlier call instead of the same bytes again.
 // The call still runs: what is suppressed is the payload, and only when it
 // is byte-for-byte the same. If the earlier result is no longer visible to
-// the model (trimmed or cleared, or covered by a compaction note), the
-// repeat is shown in full.
+// the model (trimmed or cleared, or covered by a compaction note: the rule
+// Collapse uses, harness.CallInfo.StillShown), the repeat is shown in full
+// and becomes the one later repeats point at.
+//
+// The decision is made from the transcript, like Collapse's: the guard
+// stamps every result it admits (Meta[[MetaDedupe]]: written, read, or the
+// payload's digest) and walks back over the results before the call — the
+// transcript, then the earlier calls of the call's own round
+// (harness.CallInfo.RoundResults; a repeat waits for an identical call
+// running beside it, so call order, not finish order, picks the
+// reference). A result with no stamp (a call that failed before the guard
+// saw its result, a round admitted without dedupe) counts as a
+// modification. A conversation reloaded from a store dedupes as it would
+// have live.
 //
 // Off by default: suppressing from the
 // second call cut a benchmark's cost five times and lost a task (an agent
@@ -149,9 +162,10 @@ type Dedupe struct {
 // Bytes returns a pointer to n, for MaxBytes fields.
 func Bytes(n int) *int { return &n }
 
-// Guard returns the guard. Its dedupe record lives in the returned guard,
-// one per conversation, and is safe for concurrent calls; use one guard per
-// agent (agents share nothing through it but that record).
+// Guard returns the guard. It keeps no state between calls: repeat
+// suppression reads what it needs from the transcript in
+// harness.CallInfo (see [Dedupe]), so one guard may serve many agents and
+// conversations at once.
 func (p *ResultPolicy) Guard() harness.Guard {
 	g := newResultGuard(p)
 	return func(next harness.ToolFunc) harness.ToolFunc {

@@ -70,8 +70,8 @@ type Stack struct {
 }
 
 // New builds the stack cfg describes (nil: the default). Each call builds
-// fresh guards and policies (but for a given Compact): their state, such
-// as repeat suppression's, is not shared between stacks.
+// fresh guards and policies (but for a given Compact, whose calibration is
+// state): stacks share nothing.
 func New(cfg *Config) *Stack {
 	var c Config
 	if cfg != nil {
