@@ -79,11 +79,13 @@ const ResultPolicyName = "resultpolicy"
 // spill on, the [Relevant] preview (4 KiB: head, tail and matching lines),
 // dedupe off.
 type ResultPolicy struct {
-	// MaxBytes is the ceiling of one result's model copy. nil means
-	// DefaultMaxBytes; a pointer to 0 (or less) turns the ceiling off
-	// (use [Bytes]: MaxBytes: guard.Bytes(0)). Values below MinMaxBytes
-	// are raised to it.
-	MaxBytes *int
+	// MaxBytes is the ceiling of one result's model copy: 0 (or less)
+	// means DefaultMaxBytes, values below MinMaxBytes are raised to it.
+	MaxBytes int
+	// NoCeiling turns the ceiling off (and with it spill and previews):
+	// results reach the model whole unless a tool's own MaxBytes caps
+	// them. Dedupe, when on, still acts.
+	NoCeiling bool
 	// NoSpill turns spilling off: an oversized result is cut to a
 	// head+tail preview and its rest is kept in the transcript only.
 	NoSpill bool
@@ -117,9 +119,12 @@ type ResultPolicy struct {
 
 // ToolLimit overrides a [ResultPolicy] for one tool.
 type ToolLimit struct {
-	// MaxBytes is the tool's own ceiling: nil keeps the policy's, a
-	// pointer to 0 turns the ceiling off for this tool.
-	MaxBytes *int
+	// MaxBytes is the tool's own ceiling: 0 (or less) keeps the
+	// policy's, values below MinMaxBytes are raised to it.
+	MaxBytes int
+	// NoCeiling turns the ceiling off for this tool (Dedupe still acts;
+	// Exempt takes the tool out of the policy altogether).
+	NoCeiling bool
 	// Exempt takes the tool out of the policy: no ceiling, no spill, no
 	// dedupe (a vision tool whose images must reach the model whole). A
 	// non-read-only exempt call still ends every earlier call's claim to
@@ -154,13 +159,10 @@ type ToolLimit struct {
 // paging a large file re-reads what it could not hold).
 type Dedupe struct {
 	// From is the first identical call that is suppressed: 2 suppresses
-	// every repeat, 3 lets one repeat through. 0 turns dedupe off; 1 is
-	// taken as 2.
+	// every repeat, 3 lets one repeat through. 0 (or less) is the
+	// default: off. 1 is taken as 2.
 	From int
 }
-
-// Bytes returns a pointer to n, for MaxBytes fields.
-func Bytes(n int) *int { return &n }
 
 // Guard returns the guard. It keeps no state between calls: repeat
 // suppression reads what it needs from the transcript in
@@ -192,7 +194,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 		cfg = *p
 	}
 	g := &resultGuard{
-		limit:      resolveLimit(cfg.MaxBytes, DefaultMaxBytes),
+		limit:      resolveLimit(cfg.MaxBytes, cfg.NoCeiling, DefaultMaxBytes),
 		noSpill:    cfg.NoSpill,
 		preview:    cfg.Preview,
 		store:      cfg.Store,
@@ -214,16 +216,16 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 	return g
 }
 
-// resolveLimit maps a MaxBytes field to a ceiling: nil → def, ≤ 0 → off,
-// otherwise at least MinMaxBytes.
-func resolveLimit(p *int, def int) int {
+// resolveLimit maps a MaxBytes field and its NoCeiling to a ceiling (0:
+// none): off → 0, ≤ 0 → def, otherwise at least MinMaxBytes.
+func resolveLimit(n int, off bool, def int) int {
 	switch {
-	case p == nil:
-		return def
-	case *p <= 0:
+	case off:
 		return 0
+	case n <= 0:
+		return def
 	}
-	return max(*p, MinMaxBytes)
+	return max(n, MinMaxBytes)
 }
 
 // limitFor returns the ceiling of a tool (0: none) and whether the tool is
@@ -236,7 +238,7 @@ func (g *resultGuard) limitFor(tool string) (int, bool) {
 	case tl.Exempt:
 		return 0, true
 	}
-	return resolveLimit(tl.MaxBytes, g.limit), false
+	return resolveLimit(tl.MaxBytes, tl.NoCeiling, g.limit), false
 }
 
 // storeFor returns where a call's spill goes, or nil when it cannot spill.

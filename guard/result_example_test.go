@@ -33,7 +33,7 @@ func ExampleResultPolicy() {
 	ws, _ := os.MkdirTemp("", "ws")
 	defer os.RemoveAll(ws)
 
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(4096)}
+	policy := &guard.ResultPolicy{MaxBytes: 4096}
 	fn := harness.Chain(seq(5000), policy.Guard())
 	// The agent puts this in the context of every call.
 	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
@@ -85,7 +85,7 @@ func ExampleResultPolicy_dedupe() {
 // HeadTail is the default preview; other strategies are measured by
 // setting Preview. Here: the end only, for logs whose verdict is last.
 func ExampleHeadTail() {
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(300), NoSpill: true, Preview: guard.HeadTail{Tail: 1}}
+	policy := &guard.ResultPolicy{MaxBytes: 300, NoSpill: true, Preview: guard.HeadTail{Tail: 1}}
 	fn := harness.Chain(seq(1000), policy.Guard())
 	res, _ := fn(context.Background(), &harness.ToolCall{ID: "call_1", Name: "seq", Args: []byte(`{}`)})
 	fmt.Println(strings.HasSuffix(res.ModelText(), "999\n1000\n"), len(res.ModelText()) <= 300)
