@@ -14,6 +14,33 @@ import (
 	"github.com/agentharness/harness/stack"
 )
 
+// policyConfig parses args as "harness run"'s policy flags and returns
+// the stack they describe. With usage set it checks that they are a usage
+// error instead and returns false, as it does after reporting any other
+// failure.
+func policyConfig(t *testing.T, args []string, usage bool) (stack.Config, bool) {
+	t.Helper()
+	var p policyFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := p.config("m", nil, nil, nil)
+	switch {
+	case usage:
+		if !errors.Is(err, errUsage) {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+		return sc, false
+	case err != nil:
+		t.Errorf("%v: %v", args, err)
+		return sc, false
+	}
+	return sc, true
+}
+
 func TestPolicyFlagsClearOld(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -27,22 +54,9 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		{args: []string{"--no-compact"}},
 		{args: []string{"--clear-old", "-1"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
-		if tc.usage {
-			if !errors.Is(err, errUsage) {
-				t.Errorf("%v: err %v, want a usage error", tc.args, err)
-			}
+		sc, ok := policyConfig(t, tc.args, tc.usage)
+		if !ok {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
 		}
 		var cp *policy.CompactPolicy
 		for _, pol := range stack.New(&sc).Policies {
@@ -77,22 +91,9 @@ func TestPolicyFlagsMaxBytes(t *testing.T) {
 		{args: []string{"--max-bytes", "0", "--dedupe", "3"}, ceiling: &guard.ResultPolicy{NoCeiling: true, Dedupe: guard.Dedupe{From: 3}}},
 		{args: []string{"--max-bytes", "-5"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
-		if tc.usage {
-			if !errors.Is(err, errUsage) {
-				t.Errorf("%v: err %v, want a usage error", tc.args, err)
-			}
+		sc, ok := policyConfig(t, tc.args, tc.usage)
+		if !ok {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
 		}
 		if !reflect.DeepEqual(sc.Ceiling, tc.ceiling) {
 			t.Errorf("%v: Ceiling %+v, want %+v", tc.args, sc.Ceiling, tc.ceiling)
