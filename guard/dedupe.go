@@ -36,10 +36,10 @@ type dedupeCall struct {
 	call *harness.ToolCall
 }
 
-// classify stamps what the transcript must know of a call that did not
+// newDedupeCall stamps what the transcript must know of a call that did not
 // qualify (res may be nil: nothing to stamp) and returns the call when it
 // qualifies: read-only, not Network, not exempt, arguments that are JSON.
-func classify(info harness.CallInfo, call *harness.ToolCall, res *harness.ToolResult, exempt bool) *dedupeCall {
+func newDedupeCall(info harness.CallInfo, call *harness.ToolCall, res *harness.ToolResult, exempt bool) *dedupeCall {
 	risk := info.Spec.Risk
 	switch {
 	case !risk.IsReadOnly():

@@ -264,7 +264,7 @@ func (g *resultGuard) run(ctx context.Context, call *harness.ToolCall, next harn
 	}
 	var dd *dedupeCall
 	if g.dedupeFrom > 0 {
-		dd = classify(info, call, res, exempt)
+		dd = newDedupeCall(info, call, res, exempt)
 	}
 	if exempt || (limit == 0 && dd == nil) {
 		return res, nil // the agent drains a stream
