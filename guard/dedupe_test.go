@@ -373,6 +373,11 @@ func TestDedupeFromTheTranscript(t *testing.T) {
 			[]string{"", "", "call_1"}},
 		{"a write between them in one round", []rpCallSpec{rpRead(`{"path":"a.go"}`), rpWrite(`{"path":"z.go","text":"x"}`), rpRead(`{"path":"a.go"}`)},
 			[]string{"", "", ""}},
+		// The unknown tool is refused before any guard sees it: the repeat
+		// waits for it (no hang) and treats its unstamped result as a
+		// possible modification.
+		{"an unknown tool between them in one round", []rpCallSpec{rpRead(`{"path":"a.go"}`), {"nosuch", `{}`}, rpRead(`{"path":"a.go"}`)},
+			[]string{"", "", ""}},
 		{"three in one round point at the first", []rpCallSpec{rpRead(`{"path":"a.go"}`), rpRead(`{"path":"a.go"}`), rpRead(`{"path":"a.go"}`)},
 			[]string{"", "call_1", "call_1"}},
 	} {
