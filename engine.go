@@ -277,14 +277,16 @@ func (e *Engine) EndTurn(ctx context.Context, conv *Conversation, turn *Turn, ou
 // CallInfo is what the guards of a call of round see: the conversation as
 // the round's calls began (a snapshot, so a guard still running after its
 // call timed out never races later appends), the view the model answered,
-// the assistant message that made the call and the engine's workspace.
-// Spec is left for the caller (Admit sets it from the tool when empty).
+// the assistant message that made the call and the engine's workspace;
+// the results of the round's calls admitted with it are collected for
+// [CallInfo.RoundResults]. Spec is left for the caller (Admit sets it from
+// the tool when empty).
 func (e *Engine) CallInfo(conv *Conversation, turn *Turn, round *Round, view *View) CallInfo {
 	if view != nil {
 		view.indexWhole()
 	}
 	return CallInfo{Conversation: conv.ID, Turn: turn.Index, Round: round.Index, Workspace: e.opts.Workspace,
-		Transcript: conv.snapshot(turn), View: view, Message: &round.Assistant}
+		Transcript: conv.snapshot(turn), View: view, Message: &round.Assistant, round: newRoundResults()}
 }
 
 // Returning is a ToolFunc that returns a copy of res: the tool of a call

@@ -90,6 +90,9 @@ type CallInfo struct {
 	// A tool that must never run unasked (an ask-mode workspace's writes)
 	// refuses when it is false: with no Approver, nobody was asked.
 	Approved bool
+
+	// round collects the results of the round's calls for RoundResults.
+	round *roundResults
 }
 
 // WithCallInfo returns ctx carrying info. The agent does this for every

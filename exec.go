@@ -24,6 +24,7 @@ func (e *Engine) RunCalls(ctx context.Context, conv *Conversation, turn *Turn, r
 	calls := round.Assistant.ToolCalls
 	info := e.CallInfo(conv, turn, round, view)
 	results := make([]*ToolResult, len(calls))
+	info.round.expect(calls)
 	for i := 0; i < len(calls); {
 		j := i + 1
 		if e.parallelSafe(calls[i]) {
@@ -123,6 +124,9 @@ func (e *Engine) complete(cctx context.Context, call ToolCall, res *ToolResult, 
 	res.CallID, res.Tool = call.ID, call.Name
 	if res.Bytes == 0 {
 		res.Bytes = res.PayloadSize()
+	}
+	if info, ok := CallInfoFrom(cctx); ok {
+		info.round.done(call.ID, res)
 	}
 	Emit(cctx, Event{Kind: EventToolResult, Call: &call, Result: &ResultInfo{
 		Tool: call.Name, BytesIn: res.Bytes, BytesShown: shownBytes(res), IsError: res.IsError,

@@ -89,7 +89,7 @@ func Presets() []Preset {
 	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults: max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
-				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(24 << 10), Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
+				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 24 << 10, Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
 				Policies: []harness.ViewPolicy{
 					&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
 					&policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1},
@@ -161,7 +161,7 @@ func Presets() []Preset {
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
-		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: guard.Bytes(8 << 10)} }),
+		abl("harness@8k", "harness with an 8 KiB ceiling instead of 24 KiB (a measured proposal, not the default)", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: 8 << 10} }),
 		abl("harness-no-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
 		abl("harness-no-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),

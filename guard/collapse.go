@@ -169,25 +169,15 @@ type collapseSource struct {
 // still sees whole, oldest first.
 func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
 	var out []collapseSource
-	for _, t := range info.Transcript.Turns {
-		if t == nil {
+	for _, e := range transcriptResults(info) {
+		if !e.shown(info) {
 			continue
 		}
-		for _, r := range t.Rounds {
-			if r == nil {
-				continue
-			}
-			for _, res := range r.Results {
-				if res == nil || !info.StillShown(t.Index, r.Index, res) {
-					continue
-				}
-				text, ok := textOnly(res.ModelParts())
-				if !ok || len(text) > maxBytes {
-					continue
-				}
-				out = append(out, collapseSource{id: res.CallID, lines: strings.Split(text, "\n")})
-			}
+		text, ok := textOnly(e.res.ModelParts())
+		if !ok || len(text) > maxBytes {
+			continue
 		}
+		out = append(out, collapseSource{id: e.res.CallID, lines: strings.Split(text, "\n")})
 	}
 	return out
 }

@@ -4,192 +4,141 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"hash"
-	"sync"
+	"maps"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/internal/locator"
 )
 
-// maxDedupeConversations bounds the conversations one guard remembers; the
-// least recently used is forgotten first (forgetting only means a repeat is
-// shown in full).
-const maxDedupeConversations = 1024
+// MetaDedupe is the ToolResult.Meta key under which a ResultPolicy with
+// Dedupe on records what later calls need to know of a result: "write"
+// for a call that may have modified something, "read" for a read-only call
+// that cannot be a reference (Network, exempt, arguments that are not
+// JSON, cancelled), and "sha256:<hex>" — the digest of the full payload —
+// for a read-only call a later repeat may point at. The transcript keeps
+// it, so repeat suppression needs no state of its own and survives a
+// conversation reloaded from the store.
+const MetaDedupe = "dedupe"
 
-// dedupeRecord is the repeat-suppression state of one guard: per
-// conversation, the newest shown result of every read-only call key.
-type dedupeRecord struct {
-	from int
+// Values of MetaDedupe other than a digest.
+const (
+	dedupeWrite = "write"
+	dedupeRead  = "read"
+)
 
-	mu    sync.Mutex
-	convs map[string]*dedupeConv
-	clock uint64
+// dedupeCall is one call Dedupe may suppress: its key and where it stands.
+type dedupeCall struct {
+	key  string
+	info harness.CallInfo
+	call *harness.ToolCall
 }
 
-func newDedupeRecord(from int) *dedupeRecord {
-	return &dedupeRecord{from: from, convs: map[string]*dedupeConv{}}
-}
-
-// dedupeConv is the record of one conversation. epoch counts the
-// non-read-only calls that cleared it.
-type dedupeConv struct {
-	mu      sync.Mutex
-	entries map[string]*dedupeEntry
-	epoch   uint64
-	used    uint64
-}
-
-// dedupeEntry is the newest shown result of one call key.
-type dedupeEntry struct {
-	digest [sha256.Size]byte
-	// count counts the identical calls since the entry was made.
-	count int
-	ref   dedupeRef
-}
-
-// dedupeRef locates a call whose result the model was shown.
-type dedupeRef struct {
-	callID      string
-	turn, round int
-	locator     string // its spill path, if it was spilled
-}
-
-// dedupeTicket carries one eligible call from before it runs to after.
-type dedupeTicket struct {
-	conv  *dedupeConv
-	key   string
-	epoch uint64
-	self  dedupeRef
-	// seen is the reference found when the call began and seenVisible
-	// whether the model could still see it then (the transcript is read
-	// only while the agent waits for the call).
-	seen        string
-	seenVisible bool
-}
-
-func (r *dedupeRecord) conv(id string) *dedupeConv {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clock++
-	c := r.convs[id]
-	if c == nil {
-		if len(r.convs) >= maxDedupeConversations {
-			var oldest string
-			var at uint64
-			for k, v := range r.convs {
-				if at == 0 || v.used < at {
-					oldest, at = k, v.used
-				}
-			}
-			delete(r.convs, oldest)
-		}
-		c = &dedupeConv{entries: map[string]*dedupeEntry{}}
-		r.convs[id] = c
-	}
-	c.used = r.clock
-	return c
-}
-
-// begin is called before a call runs. A call that may modify anything
-// clears its conversation's record and gets no ticket; so do exempt calls,
-// Network calls and calls whose arguments are not JSON.
-func (r *dedupeRecord) begin(info harness.CallInfo, call *harness.ToolCall, exempt bool) *dedupeTicket {
-	c := r.conv(info.Conversation)
+// newDedupeCall stamps what the transcript must know of a call that did not
+// qualify (res may be nil: nothing to stamp) and returns the call when it
+// qualifies: read-only, not Network, not exempt, arguments that are JSON.
+func newDedupeCall(info harness.CallInfo, call *harness.ToolCall, res *harness.ToolResult, exempt bool) *dedupeCall {
 	risk := info.Spec.Risk
-	if !risk.IsReadOnly() {
-		c.clear()
+	switch {
+	case !risk.IsReadOnly():
+		stampDedupe(res, dedupeWrite)
 		return nil
-	}
-	if exempt || risk.Has(harness.Network) {
+	case exempt || risk.Has(harness.Network):
+		stampDedupe(res, dedupeRead)
 		return nil
 	}
 	key, ok := dedupeKey(call)
 	if !ok {
+		stampDedupe(res, dedupeRead)
 		return nil
 	}
-	t := &dedupeTicket{conv: c, key: key, self: dedupeRef{callID: call.ID, turn: info.Turn, round: info.Round}}
-	c.mu.Lock()
-	t.epoch = c.epoch
-	var ref dedupeRef
-	if e := c.entries[key]; e != nil {
-		ref = e.ref
-	}
-	c.mu.Unlock()
-	if ref.callID != "" {
-		t.seen, t.seenVisible = ref.callID, refVisible(info, ref)
-	}
-	return t
+	return &dedupeCall{key: key, info: info, call: call}
 }
 
-// end is called after a call ran: a call that may have modified anything
-// clears the record again, so nothing recorded while it ran survives it.
-func (r *dedupeRecord) end(info harness.CallInfo) {
-	if !info.Spec.Risk.IsReadOnly() {
-		r.conv(info.Conversation).clear()
+// stampDedupe records v under MetaDedupe. Meta is copied first: a tool may
+// hand out one map for many results.
+func stampDedupe(res *harness.ToolResult, v string) {
+	if res == nil {
+		return
 	}
+	m := maps.Clone(res.Meta)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[MetaDedupe] = v
+	res.Meta = m
 }
 
-func (c *dedupeConv) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.entries)
-	c.epoch++
+func digestStamp(d [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
+
+// repeatOf decides, from the results made before the call (the transcript
+// and the call's own round), whether its result repeats one the model
+// still sees, and returns that one. Walking back from the newest: a result
+// not stamped read-only ends the search (something may have been modified
+// since; results of other guards' configurations and of calls that failed
+// before the guard saw them count as such, which can only show more); the
+// same key with another payload ends it too; each identical result counts
+// towards From, and the newest identical one not itself suppressed is the
+// reference. It is returned only when the count reaches from and the model
+// still sees it whole.
+func (d *dedupeCall) repeatOf(ctx context.Context, stamp string, from int) (earlier, bool) {
+	before := resultsBefore(ctx, d.info, d.call, d.repeatedInRound())
+	count := 1
+	var ref earlier
+	for i := len(before) - 1; i >= 0; i-- {
+		e := before[i]
+		s, _ := e.res.Meta[MetaDedupe].(string)
+		if s == "" || s == dedupeWrite {
+			break
+		}
+		if s == dedupeRead || e.call == nil {
+			continue
+		}
+		if k, ok := dedupeKey(e.call); !ok || k != d.key {
+			continue
+		}
+		if s != stamp {
+			break
+		}
+		count++
+		if ref.res == nil && !suppressed(e.res) {
+			ref = e
+		}
+	}
+	if ref.res == nil || count < from || !ref.shown(d.info) {
+		return earlier{}, false
+	}
+	return ref, true
 }
 
-// finish decides whether a finished call repeats a visible earlier one. If
-// not, the call becomes the reference for its key.
-func (r *dedupeRecord) finish(t *dedupeTicket, digest [sha256.Size]byte) (dedupeRef, bool) {
-	c := t.conv
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.epoch != t.epoch {
-		return dedupeRef{}, false // something was modified while it ran
+// repeatedInRound reports whether a call made before this one in its round
+// has the same key: only then are the round's results waited for.
+func (d *dedupeCall) repeatedInRound() bool {
+	if d.info.Message == nil {
+		return false
 	}
-	e := c.entries[t.key]
-	if e == nil || e.digest != digest {
-		c.entries[t.key] = &dedupeEntry{digest: digest, count: 1, ref: t.self}
-		return dedupeRef{}, false
-	}
-	e.count++
-	if e.count >= r.from && t.visible(e.ref) {
-		return e.ref, true
-	}
-	e.ref = t.self
-	return dedupeRef{}, false
-}
-
-// visible reports whether the model still sees ref's result.
-func (t *dedupeTicket) visible(ref dedupeRef) bool {
-	switch {
-	case ref.callID == t.seen:
-		return t.seenVisible
-	case ref.turn == t.self.turn && ref.round == t.self.round:
-		return true // made during this call, by a call of the same round
+	for i := range d.info.Message.ToolCalls {
+		c := &d.info.Message.ToolCalls[i]
+		if c.ID == d.call.ID {
+			return false
+		}
+		if k, ok := dedupeKey(c); ok && k == d.key {
+			return true
+		}
 	}
 	return false
 }
 
-// setLocator records the spill path of a reference call's result.
-func (r *dedupeRecord) setLocator(t *dedupeTicket, loc string) {
-	if loc == "" {
-		return
+// suppressed reports whether Dedupe replaced res's model copy by a pointer.
+func suppressed(res *harness.ToolResult) bool {
+	for _, c := range res.Cuts {
+		if c.Kind == harness.CutDeduped && c.By == ResultPolicyName {
+			return true
+		}
 	}
-	t.conv.mu.Lock()
-	defer t.conv.mu.Unlock()
-	if e := t.conv.entries[t.key]; e != nil && e.ref.callID == t.self.callID {
-		e.ref.locator = loc
-	}
-}
-
-// refVisible reports whether the model is still shown ref's result
-// (harness.CallInfo.StillShown).
-func refVisible(info harness.CallInfo, ref dedupeRef) bool {
-	var res *harness.ToolResult
-	if info.Transcript != nil {
-		res = info.Transcript.FindResult(ref.callID)
-	}
-	return info.StillShown(ref.turn, ref.round, res)
+	return false
 }
 
 // dedupeKey is the tool name and the arguments as canonical JSON: object
@@ -239,31 +188,33 @@ func finishDigest(h hash.Hash, res *harness.ToolResult) [sha256.Size]byte {
 
 // applyDedupe replaces the model copy of a repeat with a pointer to the
 // earlier call.
-func (g *resultGuard) applyDedupe(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, ref dedupeRef, limit int) {
+func (g *resultGuard) applyDedupe(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, ref earlier, limit int) {
 	if res.Bytes == 0 {
 		res.Bytes = res.PayloadSize()
 	}
+	info, _ := harness.CallInfoFrom(ctx)
 	where := "earlier in this round"
-	if info, _ := harness.CallInfoFrom(ctx); ref.turn != info.Turn || ref.round != info.Round {
+	if ref.turn != info.Turn || ref.round != info.Round {
 		where = "turn " + fmtInt(int64(ref.turn)) + ", round " + fmtInt(int64(ref.round))
 	}
-	refID := markerSafe(ref.callID, 64)
+	refID := markerSafe(ref.res.CallID, 64)
+	spilled := lastSpillLocator(ref.res)
 	text := "[harness: this " + markerSafe(call.Name, 64) + " call repeats call " + refID + " (" + where +
 		") with the same arguments and returned the same " + fmtInt(int64(res.Bytes)) +
 		" bytes; nothing has been modified since, so the result is not shown again: use the result of call " + refID
-	if ref.locator != "" {
-		text += " (saved in full at " + markerSafe(ref.locator, 200) + ")"
+	if spilled != "" {
+		text += " (saved in full at " + markerSafe(spilled, 200) + ")"
 	}
 	text += ".]"
 	if limit > 0 && len(text) > limit {
 		text = validPrefix("[harness: same result as call "+refID+"; not repeated]", limit)
 	}
 	res.Model = []harness.Part{harness.TextPart(text)}
-	loc := locator.Call(ref.callID)
-	if ref.locator != "" {
-		loc = ref.locator
+	loc := locator.Call(ref.res.CallID)
+	if spilled != "" {
+		loc = spilled
 	}
-	cut := harness.Cut{Kind: harness.CutDeduped, By: ResultPolicyName, BytesIn: res.Bytes, BytesOut: len(text), Locator: loc, Of: ref.callID}
+	cut := harness.Cut{Kind: harness.CutDeduped, By: ResultPolicyName, BytesIn: res.Bytes, BytesOut: len(text), Locator: loc, Of: ref.res.CallID}
 	res.Cuts = append(res.Cuts, cut)
 	emitResultCut(ctx, call, res, cut, limit, describeResultCut(call, cut))
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// rpSession plays an agent's part for dedupe tests: it runs calls through
-// one guard round by round and appends their results to a transcript.
+// rpSession plays an agent's part for dedupe tests: it runs the calls of
+// each round through a harness.Engine (RunCalls: read-only calls in
+// parallel, any other alone) guarded by one guard, and appends the round,
+// as the agent does.
 type rpSession struct {
 	t     *testing.T
 	g     harness.Guard
@@ -37,58 +39,48 @@ func (s *rpSession) newTurn() {
 type rpCallSpec struct {
 	tool string
 	args string
-	risk harness.Risk
 }
 
-func rpRead(args string) rpCallSpec { return rpCallSpec{"read", args, harness.ReadOnly} }
-func rpFetch(args string) rpCallSpec {
-	return rpCallSpec{"fetch", args, harness.ReadOnly | harness.Network}
-}
-func rpWrite(args string) rpCallSpec { return rpCallSpec{"write", args, harness.Destructive} }
+func rpRead(args string) rpCallSpec  { return rpCallSpec{"read", args} }
+func rpFetch(args string) rpCallSpec { return rpCallSpec{"fetch", args} }
+func rpWrite(args string) rpCallSpec { return rpCallSpec{"write", args} }
 
-// round runs calls in parallel, as the agent runs read-only calls, and
-// appends the round.
-func (s *rpSession) round(calls ...rpCallSpec) []*harness.ToolResult {
-	round := &harness.Round{Index: len(s.turn.Rounds) + 1}
-	out := make([]*harness.ToolResult, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		s.n++
-		id := fmt.Sprintf("call_%d", s.n)
-		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
-			Conversation: s.conv.ID, Turn: s.turn.Index, Round: round.Index, Transcript: s.conv,
-			Spec: harness.ToolSpec{Name: c.tool, Risk: c.risk},
-		})
-		tool := func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-			var a struct{ Path, Text string }
-			_ = jsonUnmarshal(call.Args, &a)
-			if call.Name == "write" {
-				s.files[a.Path] = a.Text
-				return harness.TextResult("ok"), nil
-			}
-			return harness.TextResult(s.files[a.Path]), nil
+// engine is an engine with the session's tools behind its guard. Built
+// per round: the files map is the session's.
+func (s *rpSession) engine() *harness.Engine {
+	var mu sync.Mutex
+	tool := func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		var a struct{ Path, Text string }
+		_ = jsonUnmarshal(call.Args, &a)
+		mu.Lock()
+		defer mu.Unlock()
+		if call.Name == "write" {
+			s.files[a.Path] = a.Text
+			return harness.TextResult("ok"), nil
 		}
-		fn := harness.Chain(tool, s.g)
-		run := func() {
-			res, err := fn(ctx, &harness.ToolCall{ID: id, Name: c.tool, Args: []byte(c.args)})
-			if err != nil {
-				s.t.Error(err)
-				return
-			}
-			res.CallID, res.Tool = id, c.tool
-			out[i] = res
-		}
-		if c.risk.IsReadOnly() {
-			wg.Go(run)
-		} else {
-			wg.Wait()
-			run()
-		}
+		return harness.TextResult(s.files[a.Path]), nil
 	}
-	wg.Wait()
-	round.Results = out
+	var tools []harness.Tool
+	for name, risk := range map[string]harness.Risk{"read": harness.ReadOnly, "fetch": harness.ReadOnly | harness.Network, "write": harness.Destructive} {
+		tools = append(tools, harness.Tool{Spec: harness.ToolSpec{Name: name, Risk: risk}, Func: tool})
+	}
+	eng, err := harness.NewEngine(&harness.Options{Tools: tools, Guards: []harness.Guard{s.g}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return eng
+}
+
+// round runs calls as one round of the agent and appends it.
+func (s *rpSession) round(calls ...rpCallSpec) []*harness.ToolResult {
+	round := &harness.Round{Index: len(s.turn.Rounds) + 1, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	for _, c := range calls {
+		s.n++
+		round.Assistant.ToolCalls = append(round.Assistant.ToolCalls, harness.ToolCall{ID: fmt.Sprintf("call_%d", s.n), Name: c.tool, Args: []byte(c.args)})
+	}
+	round.Results = s.engine().RunCalls(context.Background(), s.conv, s.turn, round, nil)
 	s.turn.Rounds = append(s.turn.Rounds, round)
-	return out
+	return round.Results
 }
 
 func rpDeduped(res *harness.ToolResult) string {
@@ -270,7 +262,8 @@ func TestDedupeSuppressesASpilledStream(t *testing.T) {
 		id := fmt.Sprintf("call_%d", round)
 		res := rpCallWith(t, g, ctx, "shell_ro", id, `{"cmd":"make"}`, in)
 		res.CallID = id
-		turn.Rounds = append(turn.Rounds, &harness.Round{Index: round, Results: []*harness.ToolResult{res}})
+		turn.Rounds = append(turn.Rounds, &harness.Round{Index: round, Results: []*harness.ToolResult{res},
+			Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: "shell_ro", Args: []byte(`{"cmd":"make"}`)}}}})
 		if round == 1 {
 			first = res
 			continue
@@ -327,3 +320,108 @@ func FuzzCanonicalArgs(f *testing.F) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestDedupeFromTheTranscript pins that repeat suppression decides from
+// what the transcript holds (and, within a round, from the round's earlier
+// results), not from state of the guard's own.
+func TestDedupeFromTheTranscript(t *testing.T) {
+	from2 := &ResultPolicy{Dedupe: Dedupe{From: 2}}
+	t.Run("a fresh guard on a reloaded transcript still points at the earlier call", func(t *testing.T) {
+		s := rpNewSession(t, from2, "c")
+		s.round(rpRead(`{"path":"a.go"}`))
+		b, err := json.Marshal(s.conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conv harness.Conversation
+		if err := json.Unmarshal(b, &conv); err != nil {
+			t.Fatal(err)
+		}
+		s.conv, s.turn, s.g = &conv, conv.Turns[0], from2.Guard()
+		if r := s.round(rpRead(`{"path":"a.go"}`))[0]; rpDeduped(r) != "call_1" {
+			t.Fatalf("cuts %+v", r.Cuts)
+		}
+	})
+	t.Run("every admitted result says what it was", func(t *testing.T) {
+		s := rpNewSession(t, from2, "c")
+		rs := s.round(rpRead(`{"path":"a.go"}`), rpFetch(`{"path":"a.go"}`), rpWrite(`{"path":"a.go","text":"x"}`))
+		want := []string{"sha256:", dedupeRead, dedupeWrite}
+		for i, r := range rs {
+			if got, _ := r.Meta[MetaDedupe].(string); !strings.HasPrefix(got, want[i]) {
+				t.Errorf("result %d: %s = %q, want %q…", i, MetaDedupe, got, want[i])
+			}
+		}
+	})
+	t.Run("a result the guard did not stamp counts as a modification", func(t *testing.T) {
+		s := rpNewSession(t, from2, "c")
+		s.round(rpRead(`{"path":"a.go"}`))
+		// A round admitted by a guard without dedupe (or a call that failed
+		// before the guard saw its result) leaves no stamp.
+		s.turn.Rounds = append(s.turn.Rounds, &harness.Round{Index: 2,
+			Assistant: harness.Message{ToolCalls: []harness.ToolCall{{ID: "other", Name: "read", Args: []byte(`{"path":"b.go"}`)}}},
+			Results:   []*harness.ToolResult{{CallID: "other", Tool: "read", Parts: []harness.Part{harness.TextPart("package b\n")}}}})
+		if r := s.round(rpRead(`{"path":"a.go"}`))[0]; rpDeduped(r) != "" {
+			t.Fatal("suppressed across a result of unknown effect")
+		}
+	})
+	for _, c := range []struct {
+		name  string
+		calls []rpCallSpec
+		want  []string // per call, the call it points at ("" shown in full)
+	}{
+		{"a repeat in one round points at the first", []rpCallSpec{rpRead(`{"path":"a.go"}`), rpRead(`{"path":"b.go"}`), rpRead(`{"path":"a.go"}`)},
+			[]string{"", "", "call_1"}},
+		{"a write between them in one round", []rpCallSpec{rpRead(`{"path":"a.go"}`), rpWrite(`{"path":"z.go","text":"x"}`), rpRead(`{"path":"a.go"}`)},
+			[]string{"", "", ""}},
+		// The unknown tool is refused before any guard sees it: the repeat
+		// waits for it (no hang) and treats its unstamped result as a
+		// possible modification.
+		{"an unknown tool between them in one round", []rpCallSpec{rpRead(`{"path":"a.go"}`), {"nosuch", `{}`}, rpRead(`{"path":"a.go"}`)},
+			[]string{"", "", ""}},
+		{"three in one round point at the first", []rpCallSpec{rpRead(`{"path":"a.go"}`), rpRead(`{"path":"a.go"}`), rpRead(`{"path":"a.go"}`)},
+			[]string{"", "call_1", "call_1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := rpNewSession(t, from2, "c")
+			for i, r := range s.round(c.calls...) {
+				if got := rpDeduped(r); got != c.want[i] {
+					t.Errorf("call %d points at %q, want %q (%s)", i+1, got, c.want[i], rpModelText(r))
+				}
+			}
+		})
+	}
+	t.Run("a repeat waits for the earlier call running beside it", func(t *testing.T) {
+		// The first call's tool returns only after the second's has:
+		// the second must still point at the first (call order decides,
+		// not which finished first).
+		secondDone := make(chan struct{})
+		tool := func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			if call.ID == "call_1" {
+				select {
+				case <-secondDone:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			} else {
+				close(secondDone)
+			}
+			return harness.TextResult("package a\n"), nil
+		}
+		eng, err := harness.NewEngine(&harness.Options{
+			Tools:  []harness.Tool{{Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly}, Func: tool}},
+			Guards: []harness.Guard{from2.Guard()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv := harness.NewConversation("c")
+		turn := &harness.Turn{Index: 1}
+		conv.Turns = append(conv.Turns, turn)
+		round := &harness.Round{Index: 1, Assistant: harness.Message{ToolCalls: []harness.ToolCall{
+			{ID: "call_1", Name: "read", Args: []byte(`{"path":"a.go"}`)}, {ID: "call_2", Name: "read", Args: []byte(`{"path":"a.go"}`)}}}}
+		rs := eng.RunCalls(context.Background(), conv, turn, round, nil)
+		if rpDeduped(rs[0]) != "" || rpDeduped(rs[1]) != "call_1" {
+			t.Fatalf("cuts %+v / %+v", rs[0].Cuts, rs[1].Cuts)
+		}
+	})
+}

@@ -97,6 +97,8 @@ const MaxExcerptSpans = 4096
 
 // Span is a byte range [Start, End) of a payload's text.
 type Span struct {
+	// Start and End are byte offsets into the text, Start inclusive and
+	// End exclusive; the guard moves both to UTF-8 boundaries.
 	Start, End int
 	// Reasons are short words saying why the span was picked (for
 	// [Relevant]: the query terms it contains); none for a head, a tail
@@ -113,6 +115,9 @@ type Span struct {
 // budget is smaller than Head+Tail, or Window.Fill asks for the whole
 // budget, the budget is split in the same proportion.
 type HeadTail struct {
+	// Head and Tail are the shares in bytes of the start and the end;
+	// both zero means the defaults (3 KiB, 1 KiB), negative values count
+	// as 0.
 	Head, Tail int
 }
 

@@ -79,11 +79,13 @@ const ResultPolicyName = "resultpolicy"
 // spill on, the [Relevant] preview (4 KiB: head, tail and matching lines),
 // dedupe off.
 type ResultPolicy struct {
-	// MaxBytes is the ceiling of one result's model copy. nil means
-	// DefaultMaxBytes; a pointer to 0 (or less) turns the ceiling off
-	// (use [Bytes]: MaxBytes: guard.Bytes(0)). Values below MinMaxBytes
-	// are raised to it.
-	MaxBytes *int
+	// MaxBytes is the ceiling of one result's model copy: 0 (or less)
+	// means DefaultMaxBytes, values below MinMaxBytes are raised to it.
+	MaxBytes int
+	// NoCeiling turns the ceiling off (and with it spill and previews):
+	// results reach the model whole unless a tool's own MaxBytes caps
+	// them. Dedupe, when on, still acts.
+	NoCeiling bool
 	// NoSpill turns spilling off: an oversized result is cut to a
 	// head+tail preview and its rest is kept in the transcript only.
 	NoSpill bool
@@ -117,12 +119,16 @@ type ResultPolicy struct {
 
 // ToolLimit overrides a [ResultPolicy] for one tool.
 type ToolLimit struct {
-	// MaxBytes is the tool's own ceiling: nil keeps the policy's, a
-	// pointer to 0 turns the ceiling off for this tool.
-	MaxBytes *int
+	// MaxBytes is the tool's own ceiling: 0 (or less) keeps the
+	// policy's, values below MinMaxBytes are raised to it.
+	MaxBytes int
+	// NoCeiling turns the ceiling off for this tool (Dedupe still acts;
+	// Exempt takes the tool out of the policy altogether).
+	NoCeiling bool
 	// Exempt takes the tool out of the policy: no ceiling, no spill, no
 	// dedupe (a vision tool whose images must reach the model whole). A
-	// non-read-only exempt call still clears the dedupe record.
+	// non-read-only exempt call still ends every earlier call's claim to
+	// be repeated.
 	Exempt bool
 }
 
@@ -133,25 +139,35 @@ type ToolLimit struct {
 // model copy pointing at the earlier call instead of the same bytes again.
 // The call still runs: what is suppressed is the payload, and only when it
 // is byte-for-byte the same. If the earlier result is no longer visible to
-// the model (trimmed or cleared, or covered by a compaction note), the
-// repeat is shown in full.
+// the model (trimmed or cleared, or covered by a compaction note: the rule
+// Collapse uses, harness.CallInfo.StillShown), the repeat is shown in full
+// and becomes the one later repeats point at.
+//
+// The decision is made from the transcript, like Collapse's: the guard
+// stamps every result it admits (Meta[[MetaDedupe]]: written, read, or the
+// payload's digest) and walks back over the results before the call — the
+// transcript, then the earlier calls of the call's own round
+// (harness.CallInfo.RoundResults; a repeat waits for an identical call
+// running beside it, so call order, not finish order, picks the
+// reference). A result with no stamp (a call that failed before the guard
+// saw its result, a round admitted without dedupe) counts as a
+// modification. A conversation reloaded from a store dedupes as it would
+// have live.
 //
 // Off by default: suppressing from the
 // second call cut a benchmark's cost five times and lost a task (an agent
 // paging a large file re-reads what it could not hold).
 type Dedupe struct {
 	// From is the first identical call that is suppressed: 2 suppresses
-	// every repeat, 3 lets one repeat through. 0 turns dedupe off; 1 is
-	// taken as 2.
+	// every repeat, 3 lets one repeat through. 0 (or less) is the
+	// default: off. 1 is taken as 2.
 	From int
 }
 
-// Bytes returns a pointer to n, for MaxBytes fields.
-func Bytes(n int) *int { return &n }
-
-// Guard returns the guard. Its dedupe record lives in the returned guard,
-// one per conversation, and is safe for concurrent calls; use one guard per
-// agent (agents share nothing through it but that record).
+// Guard returns the guard. It keeps no state between calls: repeat
+// suppression reads what it needs from the transcript in
+// harness.CallInfo (see [Dedupe]), so one guard may serve many agents and
+// conversations at once.
 func (p *ResultPolicy) Guard() harness.Guard {
 	g := newResultGuard(p)
 	return func(next harness.ToolFunc) harness.ToolFunc {
@@ -169,7 +185,7 @@ type resultGuard struct {
 	tools      map[string]ToolLimit
 	store      spill.Store
 	streamKeep int
-	dedupe     *dedupeRecord // nil: dedupe off
+	dedupeFrom int // 0: dedupe off
 }
 
 func newResultGuard(p *ResultPolicy) *resultGuard {
@@ -178,7 +194,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 		cfg = *p
 	}
 	g := &resultGuard{
-		limit:      resolveLimit(cfg.MaxBytes, DefaultMaxBytes),
+		limit:      resolveLimit(cfg.MaxBytes, cfg.NoCeiling, DefaultMaxBytes),
 		noSpill:    cfg.NoSpill,
 		preview:    cfg.Preview,
 		store:      cfg.Store,
@@ -195,21 +211,21 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 		g.streamKeep = DefaultStreamKeep
 	}
 	if cfg.Dedupe.From > 0 {
-		g.dedupe = newDedupeRecord(max(cfg.Dedupe.From, 2))
+		g.dedupeFrom = max(cfg.Dedupe.From, 2)
 	}
 	return g
 }
 
-// resolveLimit maps a MaxBytes field to a ceiling: nil → def, ≤ 0 → off,
-// otherwise at least MinMaxBytes.
-func resolveLimit(p *int, def int) int {
+// resolveLimit maps a MaxBytes field and its NoCeiling to a ceiling (0:
+// none): off → 0, ≤ 0 → def, otherwise at least MinMaxBytes.
+func resolveLimit(n int, off bool, def int) int {
 	switch {
-	case p == nil:
-		return def
-	case *p <= 0:
+	case off:
 		return 0
+	case n <= 0:
+		return def
 	}
-	return max(*p, MinMaxBytes)
+	return max(n, MinMaxBytes)
 }
 
 // limitFor returns the ceiling of a tool (0: none) and whether the tool is
@@ -222,7 +238,7 @@ func (g *resultGuard) limitFor(tool string) (int, bool) {
 	case tl.Exempt:
 		return 0, true
 	}
-	return resolveLimit(tl.MaxBytes, g.limit), false
+	return resolveLimit(tl.MaxBytes, tl.NoCeiling, g.limit), false
 }
 
 // storeFor returns where a call's spill goes, or nil when it cannot spill.
@@ -242,33 +258,34 @@ func (g *resultGuard) storeFor(info harness.CallInfo) spill.Store {
 func (g *resultGuard) run(ctx context.Context, call *harness.ToolCall, next harness.ToolFunc) (*harness.ToolResult, error) {
 	info, _ := harness.CallInfoFrom(ctx)
 	limit, exempt := g.limitFor(call.Name)
-	var ticket *dedupeTicket
-	if g.dedupe != nil {
-		ticket = g.dedupe.begin(info, call, exempt)
-	}
 	res, err := next(ctx, call)
-	if g.dedupe != nil {
-		g.dedupe.end(info)
-	}
 	if err != nil || res == nil {
 		return res, err
 	}
-	if exempt || (limit == 0 && ticket == nil) {
+	var dd *dedupeCall
+	if g.dedupeFrom > 0 {
+		dd = newDedupeCall(info, call, res, exempt)
+	}
+	if exempt || (limit == 0 && dd == nil) {
 		return res, nil // the agent drains a stream
 	}
 	var st *streamOutcome
 	if res.Stream != nil {
-		if st, err = g.consumeStream(ctx, call, info, res, limit, ticket != nil); err != nil {
+		if st, err = g.consumeStream(ctx, call, info, res, limit, dd != nil); err != nil {
 			return nil, err
 		}
 	}
-	if ticket != nil && ctx.Err() == nil {
-		digest := st.digest(res)
-		if ref, ok := g.dedupe.finish(ticket, digest); ok {
-			g.applyDedupe(ctx, call, res, ref, limit)
-			return res, nil
+	if dd != nil {
+		if ctx.Err() != nil {
+			stampDedupe(res, dedupeRead)
+		} else {
+			stamp := digestStamp(st.digest(res))
+			stampDedupe(res, stamp)
+			if ref, ok := dd.repeatOf(ctx, stamp, g.dedupeFrom); ok {
+				g.applyDedupe(ctx, call, res, ref, limit)
+				return res, nil
+			}
 		}
-		defer func() { g.dedupe.setLocator(ticket, lastSpillLocator(res)) }()
 	}
 	if st != nil && st.cut {
 		return res, nil

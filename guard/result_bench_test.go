@@ -45,7 +45,7 @@ func BenchmarkResultPolicy(b *testing.B) {
 func benchResultPolicy(b *testing.B, limit int, name string, size int, noSpill bool, pvName string, pv Preview) {
 	b.Run(fmt.Sprintf("max=%s/%s/%s", rpSizeName(limit), name, pvName), func(b *testing.B) {
 		ws := b.TempDir()
-		g := (&ResultPolicy{MaxBytes: Bytes(limit), NoSpill: noSpill, Preview: pv}).Guard()
+		g := (&ResultPolicy{MaxBytes: limit, NoSpill: noSpill, Preview: pv}).Guard()
 		payload := rpLog(size)
 		ctx := rpContext(ws, "c", harness.ReadOnly, nil)
 		fn := harness.Chain(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
@@ -153,7 +153,7 @@ func BenchmarkStreamSpill1GiB(b *testing.B) {
 	for _, limit := range []int{24 << 10, 1 << 20} {
 		b.Run("max="+rpSizeName(limit), func(b *testing.B) {
 			ws := b.TempDir()
-			g := (&ResultPolicy{MaxBytes: Bytes(limit)}).Guard()
+			g := (&ResultPolicy{MaxBytes: limit}).Guard()
 			b.SetBytes(size)
 			var worst uint64
 			i := 0

@@ -33,7 +33,7 @@ func ExampleResultPolicy() {
 	ws, _ := os.MkdirTemp("", "ws")
 	defer os.RemoveAll(ws)
 
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(4096)}
+	policy := &guard.ResultPolicy{MaxBytes: 4096}
 	fn := harness.Chain(seq(5000), policy.Guard())
 	// The agent puts this in the context of every call.
 	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
@@ -56,23 +56,26 @@ func ExampleResultPolicy() {
 }
 
 // With Dedupe, a read-only call that repeats an earlier one with the same
-// result gets a pointer instead of the same bytes again.
+// result gets a pointer instead of the same bytes again. The guard decides
+// from the transcript (and, for a repeat within one round, from the
+// round's earlier results): an engine runs the rounds here, as the agent
+// does.
 func ExampleResultPolicy_dedupe() {
 	policy := &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}}
-	fn := harness.Chain(seq(3), policy.Guard())
+	eng, _ := harness.NewEngine(&harness.Options{
+		Tools:  []harness.Tool{{Spec: harness.ToolSpec{Name: "seq", Risk: harness.ReadOnly}, Func: seq(3)}},
+		Guards: []harness.Guard{policy.Guard()},
+	})
 	conv := harness.NewConversation("c_demo")
 	turn := &harness.Turn{Index: 1}
 	conv.Turns = append(conv.Turns, turn)
-	for round := 1; round <= 2; round++ {
-		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{
-			Conversation: conv.ID, Turn: 1, Round: round, Transcript: conv,
-			Spec: harness.ToolSpec{Name: "seq", Risk: harness.ReadOnly},
-		})
-		id := fmt.Sprintf("call_%d", round)
-		res, _ := fn(ctx, &harness.ToolCall{ID: id, Name: "seq", Args: []byte(`{"n": 3}`)})
-		res.CallID = id // the agent does this, and appends the round
-		turn.Rounds = append(turn.Rounds, &harness.Round{Index: round, Results: []*harness.ToolResult{res}})
-		fmt.Printf("%s: %q\n", id, res.ModelText())
+	for r := 1; r <= 2; r++ {
+		id := fmt.Sprintf("call_%d", r)
+		round := &harness.Round{Index: r, Assistant: harness.Message{Role: harness.RoleAssistant,
+			ToolCalls: []harness.ToolCall{{ID: id, Name: "seq", Args: []byte(`{"n": 3}`)}}}}
+		round.Results = eng.RunCalls(context.Background(), conv, turn, round, nil)
+		_ = eng.AppendRound(context.Background(), conv, turn, round)
+		fmt.Printf("%s: %q\n", id, round.Results[0].ModelText())
 	}
 	// Output:
 	// call_1: "1\n2\n3\n"
@@ -82,7 +85,7 @@ func ExampleResultPolicy_dedupe() {
 // HeadTail is the default preview; other strategies are measured by
 // setting Preview. Here: the end only, for logs whose verdict is last.
 func ExampleHeadTail() {
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(300), NoSpill: true, Preview: guard.HeadTail{Tail: 1}}
+	policy := &guard.ResultPolicy{MaxBytes: 300, NoSpill: true, Preview: guard.HeadTail{Tail: 1}}
 	fn := harness.Chain(seq(1000), policy.Guard())
 	res, _ := fn(context.Background(), &harness.ToolCall{ID: "call_1", Name: "seq", Args: []byte(`{}`)})
 	fmt.Println(strings.HasSuffix(res.ModelText(), "999\n1000\n"), len(res.ModelText()) <= 300)

@@ -97,117 +97,142 @@ func (m *cutMarker) render(tier int) string {
 	return m.renderAs(tier, m.shown())
 }
 
+// renderAs returns the marker of a tier as if the preview held the pieces
+// k says, so that bound() can measure every tier before the split.
 func (m *cutMarker) renderAs(tier int, k shownKind) string {
-	var b strings.Builder
-	omitted := max(m.total-m.head-m.tail, 0)
 	switch tier {
 	case markerTierFull:
-		b.WriteString("[harness: ")
-		if m.mode == modePage {
-			b.WriteString("this read of " + m.path)
-		} else {
-			b.WriteString(m.tool)
-		}
-		b.WriteString(" returned " + fmtInt(m.size) + " bytes, more than the " + fmtInt(int64(m.limit)) + "-byte limit for one result")
-		switch m.mode {
-		case modeSpilled:
-			b.WriteString(", so the whole result was saved to " + m.path)
-			if m.lines > 1 {
-				b.WriteString(" (" + fmtInt(m.lines) + " lines)")
-			}
-			b.WriteString(". ")
-		case modePage:
-			b.WriteString(". It is a spill file already, so it was not saved again. ")
-		default:
-			b.WriteString(". ")
-		}
-		lines := m.lines > 1
-		start := "the first " + fmtInt(m.head) + " bytes"
-		end := "the last " + fmtInt(m.tail) + " bytes"
-		if lines {
-			start = "the start up to line " + fmtInt(m.headLine) + " (" + fmtInt(m.head) + " bytes)"
-			end = "the end from line " + fmtInt(m.tailLine) + " (" + fmtInt(m.tail) + " bytes)"
-		}
-		switch k {
-		case shownBoth:
-			b.WriteString("Shown here: " + start + " and " + end + "; the " + fmtInt(omitted) + " bytes in between are omitted.")
-		case shownHead:
-			b.WriteString("Shown here: " + start + "; the remaining " + fmtInt(omitted) + " bytes are omitted.")
-		case shownTail:
-			b.WriteString("Shown here: " + end + "; the first " + fmtInt(omitted) + " bytes are omitted.")
-		case shownNone:
-			b.WriteString("None of it fits here.")
-		case shownAll:
-			b.WriteString("Shown here: all " + fmtInt(m.head+m.tail) + " bytes of its text.")
-		case shownExcerpt:
-			b.WriteString(m.excerpt.full(m))
-		}
-		if m.images > 0 {
-			b.WriteString(" " + fmtInt(int64(m.images)) + " image(s) are not shown.")
-		}
-		if m.failure != "" {
-			b.WriteString(" The tool's output stream failed (" + m.failure + ").")
-		}
-		switch m.mode {
-		case modeSpilled:
-			if lines && (k == shownBoth || k == shownHead) {
-				b.WriteString(" The omitted part starts at line " + fmtInt(m.gapLine) + ".")
-			}
-			b.WriteString(" " + m.hint)
-		case modeTruncated:
-			b.WriteString(" The full result is kept in the transcript only (" + m.reason + "); it cannot be read back from here, so narrow the request (a smaller range, a filter) to see the omitted part.")
-		case modeLost:
-			b.WriteString(" The output was streamed and could not be saved (" + m.reason + "): the omitted bytes are not kept anywhere; narrow the request to see them.")
-		case modePage:
-			b.WriteString(" Read a smaller range: read_file on " + m.path + " with a smaller limit (lines), or grep on that path.")
-		}
-		b.WriteString("]")
+		return m.renderFull(k)
 	case markerTierShort:
-		b.WriteString("[harness: ")
-		if m.mode == modePage {
-			b.WriteString("this page of " + m.path + " is ")
-		} else {
-			b.WriteString(m.tool + " ")
+		return m.renderShort(k)
+	}
+	return m.renderMinimal()
+}
+
+// renderFull is the full marker: what was returned, where it was saved,
+// which pieces are shown, and how to read the rest.
+func (m *cutMarker) renderFull(k shownKind) string {
+	var b strings.Builder
+	b.WriteString("[harness: ")
+	if m.mode == modePage {
+		b.WriteString("this read of " + m.path)
+	} else {
+		b.WriteString(m.tool)
+	}
+	b.WriteString(" returned " + fmtInt(m.size) + " bytes, more than the " + fmtInt(int64(m.limit)) + "-byte limit for one result")
+	switch m.mode {
+	case modeSpilled:
+		b.WriteString(", so the whole result was saved to " + m.path)
+		if m.lines > 1 {
+			b.WriteString(" (" + fmtInt(m.lines) + " lines)")
 		}
-		b.WriteString(fmtInt(m.size) + " B, over the " + fmtInt(int64(m.limit)) + " B limit; ")
-		switch k {
-		case shownBoth:
-			b.WriteString("showing the first " + fmtInt(m.head) + " B and the last " + fmtInt(m.tail) + " B")
-		case shownHead:
-			b.WriteString("showing the first " + fmtInt(m.head) + " B")
-		case shownTail:
-			b.WriteString("showing the last " + fmtInt(m.tail) + " B")
-		case shownNone:
-			b.WriteString("nothing shown")
-		case shownAll:
-			b.WriteString("showing all " + fmtInt(m.head+m.tail) + " B of text")
-		case shownExcerpt:
-			b.WriteString(m.excerpt.short())
-		}
-		switch m.mode {
-		case modeSpilled:
-			b.WriteString("; full result: " + m.path + " (read_file offset/limit in lines, grep)]")
-		case modeTruncated:
-			b.WriteString("; the rest is in the transcript only]")
-		case modeLost:
-			b.WriteString("; the rest was not kept]")
-		case modePage:
-			b.WriteString("; read fewer lines]")
-		}
+		b.WriteString(". ")
+	case modePage:
+		b.WriteString(". It is a spill file already, so it was not saved again. ")
 	default:
-		b.WriteString("[cut " + fmtInt(m.size) + " B; ")
-		switch m.mode {
-		case modeSpilled:
-			b.WriteString("full: " + m.path + "]")
-		case modeTruncated:
-			b.WriteString("rest in transcript]")
-		case modeLost:
-			b.WriteString("rest lost]")
-		case modePage:
-			b.WriteString("read fewer lines]")
+		b.WriteString(". ")
+	}
+	b.WriteString(m.fullShown(k))
+	if m.images > 0 {
+		b.WriteString(" " + fmtInt(int64(m.images)) + " image(s) are not shown.")
+	}
+	if m.failure != "" {
+		b.WriteString(" The tool's output stream failed (" + m.failure + ").")
+	}
+	b.WriteString(m.fullHowToRead(k))
+	b.WriteString("]")
+	return b.String()
+}
+
+// fullShown is the full marker's sentence on the pieces shown.
+func (m *cutMarker) fullShown(k shownKind) string {
+	omitted := max(m.total-m.head-m.tail, 0)
+	start := "the first " + fmtInt(m.head) + " bytes"
+	end := "the last " + fmtInt(m.tail) + " bytes"
+	if m.lines > 1 {
+		start = "the start up to line " + fmtInt(m.headLine) + " (" + fmtInt(m.head) + " bytes)"
+		end = "the end from line " + fmtInt(m.tailLine) + " (" + fmtInt(m.tail) + " bytes)"
+	}
+	switch k {
+	case shownBoth:
+		return "Shown here: " + start + " and " + end + "; the " + fmtInt(omitted) + " bytes in between are omitted."
+	case shownHead:
+		return "Shown here: " + start + "; the remaining " + fmtInt(omitted) + " bytes are omitted."
+	case shownTail:
+		return "Shown here: " + end + "; the first " + fmtInt(omitted) + " bytes are omitted."
+	case shownNone:
+		return "None of it fits here."
+	case shownAll:
+		return "Shown here: all " + fmtInt(m.head+m.tail) + " bytes of its text."
+	case shownExcerpt:
+		return m.excerpt.full(m)
+	}
+	return ""
+}
+
+// fullHowToRead is the full marker's closing: where the rest is and how
+// to read it, or why it cannot be read back.
+func (m *cutMarker) fullHowToRead(k shownKind) string {
+	switch m.mode {
+	case modeSpilled:
+		gap := ""
+		if m.lines > 1 && (k == shownBoth || k == shownHead) {
+			gap = " The omitted part starts at line " + fmtInt(m.gapLine) + "."
 		}
+		return gap + " " + m.hint
+	case modeTruncated:
+		return " The full result is kept in the transcript only (" + m.reason + "); it cannot be read back from here, so narrow the request (a smaller range, a filter) to see the omitted part."
+	case modeLost:
+		return " The output was streamed and could not be saved (" + m.reason + "): the omitted bytes are not kept anywhere; narrow the request to see them."
+	case modePage:
+		return " Read a smaller range: read_file on " + m.path + " with a smaller limit (lines), or grep on that path."
+	}
+	return ""
+}
+
+// renderShort is the short marker: sizes, the pieces shown and the
+// locator, for ceilings too small for the full one.
+func (m *cutMarker) renderShort(k shownKind) string {
+	var b strings.Builder
+	b.WriteString("[harness: ")
+	if m.mode == modePage {
+		b.WriteString("this page of " + m.path + " is ")
+	} else {
+		b.WriteString(m.tool + " ")
+	}
+	b.WriteString(fmtInt(m.size) + " B, over the " + fmtInt(int64(m.limit)) + " B limit; ")
+	switch k {
+	case shownBoth:
+		b.WriteString("showing the first " + fmtInt(m.head) + " B and the last " + fmtInt(m.tail) + " B")
+	case shownHead:
+		b.WriteString("showing the first " + fmtInt(m.head) + " B")
+	case shownTail:
+		b.WriteString("showing the last " + fmtInt(m.tail) + " B")
+	case shownNone:
+		b.WriteString("nothing shown")
+	case shownAll:
+		b.WriteString("showing all " + fmtInt(m.head+m.tail) + " B of text")
+	case shownExcerpt:
+		b.WriteString(m.excerpt.short())
+	}
+	switch m.mode {
+	case modeSpilled:
+		b.WriteString("; full result: " + m.path + " (read_file offset/limit in lines, grep)]")
+	case modeTruncated:
+		b.WriteString("; the rest is in the transcript only]")
+	case modeLost:
+		b.WriteString("; the rest was not kept]")
+	case modePage:
+		b.WriteString("; read fewer lines]")
 	}
 	return b.String()
+}
+
+// renderMinimal is the last marker that still names the locator.
+func (m *cutMarker) renderMinimal() string {
+	rest := map[cutMode]string{modeSpilled: "full: " + m.path + "]", modeTruncated: "rest in transcript]",
+		modeLost: "rest lost]", modePage: "read fewer lines]"}
+	return "[cut " + fmtInt(m.size) + " B; " + rest[m.mode]
 }
 
 // bound is the longest marker a tier can render for this result, whatever

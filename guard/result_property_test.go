@@ -133,7 +133,7 @@ func TestResultPolicyBoundEndToEnd(t *testing.T) {
 func rpEndToEnd(t testing.TB, name string, data []byte, limit int) {
 	t.Helper()
 	ws := t.TempDir()
-	p := &ResultPolicy{MaxBytes: Bytes(limit), StreamKeep: limit + 100}
+	p := &ResultPolicy{MaxBytes: limit, StreamKeep: limit + 100}
 	modes := []struct {
 		mode string
 		ws   string

@@ -116,7 +116,7 @@ func TestTinyTurnBudgetStillMarksEveryTrim(t *testing.T) {
 func TestSmallCeilingMarkerSaysHowToReadTheRest(t *testing.T) {
 	for _, limit := range []int{384, 512, 700} {
 		ws := t.TempDir()
-		g := (&guard.ResultPolicy{MaxBytes: guard.Bytes(limit)}).Guard()
+		g := (&guard.ResultPolicy{MaxBytes: limit}).Guard()
 		tool := func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
 			return harness.TextResult(strings.Repeat("0123456789 abcdefghij\n", 400)), nil
 		}

@@ -63,7 +63,7 @@ func messageBytes(m harness.Message) int {
 func TestServerFloodStaysUnderCeiling(t *testing.T) {
 	const ceiling = 24 << 10
 	_, tools := openTest(t, nil, stdioServer(t, "local"))
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(ceiling)}
+	policy := &guard.ResultPolicy{MaxBytes: ceiling}
 
 	// 50 MB normally; under -race (ten times slower at JSON) 20 MB, still
 	// above the go-sdk's default 16 MiB frame limit this package raises.

@@ -115,7 +115,7 @@ func TestE2ELargeEchoCappedAndSpilled(t *testing.T) {
 	const ceiling = 8 << 10
 	msg := bigText(1 << 20)
 	ws := t.TempDir()
-	policy := &guard.ResultPolicy{MaxBytes: guard.Bytes(ceiling)}
+	policy := &guard.ResultPolicy{MaxBytes: ceiling}
 	args := fmt.Sprintf(`{"message":%q}`, msg)
 	res, shown := turnResult(t, map[string]harness.Tool{"echo": tools["echo"]}, "echo", args, []harness.Guard{policy.Guard()}, ws)
 	if res.IsError || res.Bytes < len(msg) {

@@ -65,7 +65,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 		model := scripted.New(s, &scripted.Options{Counter: tokens.CounterFunc(func(text string) int { return len(text) / 4 })})
 		agent, err := harness.New(model, &harness.Options{
 			System: "You read logs.", Tools: w.Tools(), Workspace: ws,
-			Guards:   []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(4 << 10)}).Guard()},
+			Guards:   []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()},
 			Recorder: st, Observer: st.Observer(nil),
 		})
 		if err != nil {
@@ -162,7 +162,7 @@ func TestParseStore(t *testing.T) {
 	// needle is visible, then only recoverable through the spill file.
 	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
 	capped := Policy{Name: "4k", New: func(Env) (*Config, error) {
-		return &Config{Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(4 << 10)}).Guard()}}, nil
+		return &Config{Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()}}, nil
 	}}
 	all, err := Replay(ctx, rec, none, nil)
 	if err != nil {

@@ -11,8 +11,9 @@
 // (a stop rebuilds the view as final before anything is trimmed),
 // policy.TurnBudget, then policy.CompactPolicy, which sees the budgeted view.
 //
-// "Off" has one spelling: a No… field. Every other zero value means the
-// part's own default.
+// "Off" has one spelling, here and in the guards' option structs: a No…
+// field. Every zero value (and a nil options pointer) means the part's own
+// default.
 package stack
 
 import (
@@ -29,29 +30,39 @@ import (
 type Config struct {
 	// Ceiling configures the per-result ceiling; nil is
 	// guard.ResultPolicy's defaults.
-	Ceiling   *guard.ResultPolicy
+	Ceiling *guard.ResultPolicy
+	// NoCeiling leaves guard.ResultPolicy out: no ceiling, no spill, no
+	// repeat suppression (Ceiling is then ignored).
 	NoCeiling bool
 	// Inner guards run inside the ceiling, before Collapse: they see a
 	// result first.
-	Inner      []harness.Guard
+	Inner []harness.Guard
+	// NoCollapse leaves guard.Collapse out: repeated blocks of lines are
+	// shown in full.
 	NoCollapse bool
-	NoStuck    bool
+	// NoStuck leaves policy.StuckPolicy out: no nudge, no stop of a
+	// stuck loop.
+	NoStuck bool
 	// TurnBudget configures the turn's evidence budget; nil is
 	// policy.TurnBudget's defaults.
-	TurnBudget   *policy.TurnBudget
+	TurnBudget *policy.TurnBudget
+	// NoTurnBudget leaves policy.TurnBudget out: a turn's results are not
+	// trimmed to a shared budget.
 	NoTurnBudget bool
 	// Compact is the compaction policy, used as given (it keeps its
 	// calibration across requests, so give each stack its own): the model
 	// name, window, counter, calibrator and summarizer of the run go here.
 	// Nil is policy.CompactPolicy's defaults (the window from the model
 	// name).
-	Compact   *policy.CompactPolicy
+	Compact *policy.CompactPolicy
+	// NoCompact leaves policy.CompactPolicy out: nothing is cleared or
+	// summarized, however close the window.
 	NoCompact bool
 	// Recall configures the recall tool (a store's lookup for results the
-	// in-memory transcript lacks). NoRecall leaves the tool out, and
-	// compaction's placeholders then name only the call id and any spill
-	// file.
-	Recall   *recall.Options
+	// in-memory transcript lacks).
+	Recall *recall.Options
+	// NoRecall leaves the recall tool out, and compaction's placeholders
+	// then name only the call id and any spill file.
 	NoRecall bool
 }
 
@@ -70,8 +81,8 @@ type Stack struct {
 }
 
 // New builds the stack cfg describes (nil: the default). Each call builds
-// fresh guards and policies (but for a given Compact): their state, such
-// as repeat suppression's, is not shared between stacks.
+// fresh guards and policies (but for a given Compact, whose calibration is
+// state): stacks share nothing.
 func New(cfg *Config) *Stack {
 	var c Config
 	if cfg != nil {

@@ -85,7 +85,7 @@ func TestSpansFollowGenAIConventions(t *testing.T) {
 		{"tool_calls":[{"id":"call_big","name":"read_big","args":{}},{"id":"call_fail","name":"fail","args":{}}],
 		 "usage":{"input":1200,"cached":1000,"output":30}},
 		{"text":"done","usage":{"input":9000,"cached":1100,"output":5}}]}`,
-		[]harness.Tool{big, fail}, []harness.Guard{(&guard.ResultPolicy{MaxBytes: guard.Bytes(4096)}).Guard()})
+		[]harness.Tool{big, fail}, []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4096}).Guard()})
 	if res.Outcome != harness.Answered {
 		t.Fatalf("outcome %s", res.Outcome)
 	}

@@ -58,7 +58,8 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	rp := &guard.ResultPolicy{NoSpill: p.noSpill}
 	changed := p.noSpill || p.dedupe > 0
 	if p.maxBytes != guard.DefaultMaxBytes {
-		rp.MaxBytes, changed = guard.Bytes(p.maxBytes), true
+		// The flag's 0 is "off"; ResultPolicy's zero is "default".
+		rp.MaxBytes, rp.NoCeiling, changed = p.maxBytes, p.maxBytes == 0, true
 	}
 	switch p.preview {
 	case "head-tail":

@@ -9,9 +9,37 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/stack"
 )
+
+// policyConfig parses args as "harness run"'s policy flags and returns
+// the stack they describe. With usage set it checks that they are a usage
+// error instead and returns false, as it does after reporting any other
+// failure.
+func policyConfig(t *testing.T, args []string, usage bool) (stack.Config, bool) {
+	t.Helper()
+	var p policyFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := p.config("m", nil, nil, nil)
+	switch {
+	case usage:
+		if !errors.Is(err, errUsage) {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+		return sc, false
+	case err != nil:
+		t.Errorf("%v: %v", args, err)
+		return sc, false
+	}
+	return sc, true
+}
 
 func TestPolicyFlagsClearOld(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,22 +54,9 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		{args: []string{"--no-compact"}},
 		{args: []string{"--clear-old", "-1"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
-		if tc.usage {
-			if !errors.Is(err, errUsage) {
-				t.Errorf("%v: err %v, want a usage error", tc.args, err)
-			}
+		sc, ok := policyConfig(t, tc.args, tc.usage)
+		if !ok {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
 		}
 		var cp *policy.CompactPolicy
 		for _, pol := range stack.New(&sc).Policies {
@@ -62,6 +77,30 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 // default flags would run another stack than the bench measures as
 // "harness": both must be the default stack (stack.Config's zero value),
 // but for the run's own model, counter and summarizer given to compaction.
+// The CLI's size flags say "0 turns it off"; the library's zero is "the
+// default", so the flags map 0 to the No… field.
+func TestPolicyFlagsMaxBytes(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		ceiling *guard.ResultPolicy // nil: the default ceiling
+		usage   bool
+	}{
+		{args: nil},
+		{args: []string{"--max-bytes", "0"}, ceiling: &guard.ResultPolicy{NoCeiling: true}},
+		{args: []string{"--max-bytes", "8192"}, ceiling: &guard.ResultPolicy{MaxBytes: 8192}},
+		{args: []string{"--max-bytes", "0", "--dedupe", "3"}, ceiling: &guard.ResultPolicy{NoCeiling: true, Dedupe: guard.Dedupe{From: 3}}},
+		{args: []string{"--max-bytes", "-5"}, usage: true},
+	} {
+		sc, ok := policyConfig(t, tc.args, tc.usage)
+		if !ok {
+			continue
+		}
+		if !reflect.DeepEqual(sc.Ceiling, tc.ceiling) {
+			t.Errorf("%v: Ceiling %+v, want %+v", tc.args, sc.Ceiling, tc.ceiling)
+		}
+	}
+}
+
 func TestDefaultFlagsAreTheHarnessPreset(t *testing.T) {
 	var p policyFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -36,22 +33,9 @@ func TestPolicyFlagsPreview(t *testing.T) {
 		{args: []string{"--preview", "relevant"}, shown: true},
 		{args: []string{"--preview", "middle"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(append(tc.args, "--no-collapse")); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
-		if tc.usage {
-			if !errors.Is(err, errUsage) {
-				t.Errorf("%v: err %v, want a usage error", tc.args, err)
-			}
+		sc, ok := policyConfig(t, append(tc.args, "--no-collapse"), tc.usage)
+		if !ok {
 			continue
-		}
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
 		}
 		fn := harness.Chain(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
 			return harness.TextResult(log), nil

@@ -72,7 +72,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts.Stack = &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: guard.Bytes(*ceiling), Store: proxy.SpillStore(absWS)}, NoCollapse: *noCollapse}
+	opts.Stack = &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: *ceiling, NoCeiling: *ceiling == 0, Store: proxy.SpillStore(absWS)}, NoCollapse: *noCollapse}
 	px, err := proxy.New(opts)
 	if err != nil {
 		return err

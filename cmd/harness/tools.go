@@ -24,6 +24,18 @@ type toolRow struct {
 	Offered *bool `json:"offered,omitempty"`
 }
 
+// toolsReport is what "harness tools" prints: the rows, the schema
+// figures when every tool is offered and, with --select, when a turn on
+// the prompt is offered its selection.
+type toolsReport struct {
+	rows     []toolRow
+	all      toolselect.Schemas
+	offered  toolselect.Schemas
+	selected bool
+}
+
+// cmdTools runs "harness tools": it opens the tools "harness run" would
+// offer, measures them and prints them as a table or JSON.
 func cmdTools(ctx context.Context, e *env, args []string) error {
 	var (
 		root    string
@@ -61,62 +73,81 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer stop()
-
-	var (
-		rows  []toolRow
-		specs []harness.ToolSpec
-	)
-	for _, t := range builtin {
-		rows = append(rows, toolRow{Name: t.Spec.Name, Source: "builtin", Risk: t.Spec.Risk.String(), SchemaBytes: harness.SchemaBytes(t.Spec)})
-		specs = append(specs, t.Spec)
+	rep, err := measureTools(ctx, builtin, mcpTools, prompt, mf.selector())
+	if err != nil {
+		return err
 	}
-	for _, t := range mcpTools {
-		rows = append(rows, toolRow{Name: t.Spec.Name, Source: "mcp", Risk: t.Spec.Risk.String(), SchemaBytes: harness.SchemaBytes(t.Spec)})
-		specs = append(specs, t.Spec)
-	}
-	all := toolselect.Measure(specs)
-	offered := all
-	if prompt != "" {
-		var sel harness.Selector = mf.selector()
-		chosen := specs
-		if sel != nil {
-			if chosen, err = sel.Select(ctx, harness.NewConversation(""), prompt, specs); err != nil {
-				return err
-			}
-		}
-		in := map[string]bool{}
-		for _, s := range chosen {
-			in[s.Name] = true
-		}
-		for i := range rows {
-			v := in[rows[i].Name]
-			rows[i].Offered = &v
-		}
-		offered = toolselect.Measure(chosen)
-	}
-
 	if jsonOut {
-		out := struct {
-			Tools        []toolRow `json:"tools"`
-			Count        int       `json:"count"`
-			SchemaBytes  int       `json:"schema_bytes"`
-			Offered      *int      `json:"offered,omitempty"`
-			OfferedBytes *int      `json:"offered_schema_bytes,omitempty"`
-		}{Tools: rows, Count: all.Tools, SchemaBytes: all.Bytes}
-		if prompt != "" {
-			out.Offered, out.OfferedBytes = &offered.Tools, &offered.Bytes
-		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return rep.printJSON(e)
 	}
+	return rep.printTable(e)
+}
+
+// measureTools lists the builtin and MCP tools with their schema sizes
+// and, for a prompt, marks the ones sel offers a turn on it (all of them
+// when sel is nil).
+func measureTools(ctx context.Context, builtin, mcpTools []harness.Tool, prompt string, sel harness.Selector) (*toolsReport, error) {
+	rep := &toolsReport{selected: prompt != ""}
+	var specs []harness.ToolSpec
+	for _, group := range []struct {
+		source string
+		tools  []harness.Tool
+	}{{"builtin", builtin}, {"mcp", mcpTools}} {
+		for _, t := range group.tools {
+			rep.rows = append(rep.rows, toolRow{Name: t.Spec.Name, Source: group.source, Risk: t.Spec.Risk.String(), SchemaBytes: harness.SchemaBytes(t.Spec)})
+			specs = append(specs, t.Spec)
+		}
+	}
+	rep.all = toolselect.Measure(specs)
+	rep.offered = rep.all
+	if !rep.selected {
+		return rep, nil
+	}
+	chosen := specs
+	if sel != nil {
+		var err error
+		if chosen, err = sel.Select(ctx, harness.NewConversation(""), prompt, specs); err != nil {
+			return nil, err
+		}
+	}
+	in := map[string]bool{}
+	for _, s := range chosen {
+		in[s.Name] = true
+	}
+	for i := range rep.rows {
+		v := in[rep.rows[i].Name]
+		rep.rows[i].Offered = &v
+	}
+	rep.offered = toolselect.Measure(chosen)
+	return rep, nil
+}
+
+// printJSON prints the report as one indented JSON object.
+func (rep *toolsReport) printJSON(e *env) error {
+	out := struct {
+		Tools        []toolRow `json:"tools"`
+		Count        int       `json:"count"`
+		SchemaBytes  int       `json:"schema_bytes"`
+		Offered      *int      `json:"offered,omitempty"`
+		OfferedBytes *int      `json:"offered_schema_bytes,omitempty"`
+	}{Tools: rep.rows, Count: rep.all.Tools, SchemaBytes: rep.all.Bytes}
+	if rep.selected {
+		out.Offered, out.OfferedBytes = &rep.offered.Tools, &rep.offered.Bytes
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// printTable prints the report as an aligned table and a summary line.
+func (rep *toolsReport) printTable(e *env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	header := "NAME\tSOURCE\tRISK\tSCHEMA BYTES"
-	if prompt != "" {
+	if rep.selected {
 		header += "\tOFFERED"
 	}
 	fmt.Fprintln(tw, header)
-	for _, r := range rows {
+	for _, r := range rep.rows {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d", r.Name, r.Source, r.Risk, r.SchemaBytes)
 		if r.Offered != nil {
 			mark := "-"
@@ -130,9 +161,9 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%d tools, %d schema bytes per request when all are offered\n", all.Tools, all.Bytes)
-	if prompt != "" {
-		fmt.Fprintf(e.stdout, "a turn on this prompt is offered %d tools, %d schema bytes per request\n", offered.Tools, offered.Bytes)
+	fmt.Fprintf(e.stdout, "%d tools, %d schema bytes per request when all are offered\n", rep.all.Tools, rep.all.Bytes)
+	if rep.selected {
+		fmt.Fprintf(e.stdout, "a turn on this prompt is offered %d tools, %d schema bytes per request\n", rep.offered.Tools, rep.offered.Bytes)
 	}
 	return nil
 }
