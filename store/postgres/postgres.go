@@ -177,12 +177,3 @@ func b(s string) []byte {
 	copy(out, s)
 	return out
 }
-
-// str scans a bytea column into a string (NULL reads as "").
-type str struct{ p *string }
-
-// ScanBytes implements pgtype.BytesScanner.
-func (s str) ScanBytes(v []byte) error {
-	*s.p = string(v)
-	return nil
-}

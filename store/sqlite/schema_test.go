@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/internal/rows"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -74,7 +75,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 	}
 	defer s.Close()
 	var versions []int
-	err = query(ctx, mustTx(t, s.r), `SELECT version FROM schema_migrations ORDER BY version`, nil, func(r *sql.Rows) error {
+	err = query(ctx, mustTx(t, s.r), `SELECT version FROM schema_migrations ORDER BY version`, nil, func(r rows.Scanner) error {
 		var v int
 		if err := r.Scan(&v); err != nil {
 			return err
