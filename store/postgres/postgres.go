@@ -90,7 +90,7 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: connecting to %s: %w", s.addr, err)
 	}
-	if err := migrate(ctx, pool, version); err != nil {
+	if err := migrateTo(ctx, pool, version); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
 	}
