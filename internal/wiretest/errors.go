@@ -43,10 +43,9 @@ func (w *Warnings) Events() []harness.Event {
 // is harness.ErrContextTooLarge at once. The fields give each case's
 // bodies in the provider's wire format.
 type ErrorSuite struct {
-	// Generate calls the model under test, served by srv, with ctx and
-	// returns the answer's text. patient makes the model wait as long as
-	// a server asks (its longest Retry-After at an hour or more).
-	Generate func(ctx context.Context, t *testing.T, srv *Server, patient bool) (string, error)
+	// Model returns the model under test, served by srv, with its
+	// default retry policy (a Retry-After up to 100 s honoured).
+	Model func(t *testing.T, srv *Server) harness.Model
 	// OK is an answer whose text is "ok".
 	OK Reply
 	// RateLimited is the body of a 429 answer; RateLimitedDetail, when
@@ -68,6 +67,17 @@ type ErrorSuite struct {
 	TooLarge map[string]Reply
 }
 
+// generate sends the model of srv one user message and returns the
+// answer's text.
+func (s ErrorSuite) generate(ctx context.Context, t *testing.T, srv *Server) (string, error) {
+	req := &harness.Request{Messages: []harness.Message{{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart("x")}}}}
+	resp, err := s.Model(t, srv).Generate(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return resp.Message.Text(), nil
+}
+
 // Run runs every case of the suite as a subtest of t.
 func (s ErrorSuite) Run(t *testing.T) {
 	t.Run("429 honours Retry-After", s.rateLimited)
@@ -82,7 +92,7 @@ func (s ErrorSuite) rateLimited(t *testing.T) {
 	srv.Enqueue(Reply{Status: 429, Header: http.Header{"Retry-After": {"0.05"}}, Body: s.RateLimited}, s.OK)
 	var w Warnings
 	start := time.Now()
-	text, err := s.Generate(w.Context(), t, srv, false)
+	text, err := s.generate(w.Context(), t, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +115,7 @@ func (s ErrorSuite) rateLimited(t *testing.T) {
 func (s ErrorSuite) transient(t *testing.T) {
 	srv := New(t)
 	srv.Enqueue(append(append([]Reply(nil), s.Transient...), s.OK)...)
-	text, err := s.Generate(context.Background(), t, srv, false)
+	text, err := s.generate(context.Background(), t, srv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +128,7 @@ func (s ErrorSuite) clientErrors(t *testing.T) {
 	for _, status := range s.ClientStatuses {
 		srv := New(t)
 		srv.Enqueue(s.ClientError(status), s.OK)
-		_, err := s.Generate(context.Background(), t, srv, false)
+		_, err := s.generate(context.Background(), t, srv)
 		if err == nil {
 			t.Fatalf("%d: no error", status)
 		}
@@ -139,10 +149,10 @@ func (s ErrorSuite) clientErrors(t *testing.T) {
 
 func (s ErrorSuite) cancelDuringBackoff(t *testing.T) {
 	srv := New(t)
-	// The server asks for 30 minutes and the context is cancelled as the
-	// wait begins (the retry's warning): only honouring the context can
-	// return before the test's hang bound.
-	srv.Enqueue(Reply{Status: 429, Header: http.Header{"Retry-After": {"1800"}}, Body: s.RateLimited})
+	// The server asks for 100 s and the context is cancelled as the wait
+	// begins (the retry's warning): only honouring the context returns
+	// context.Canceled (a wait that ignored it would retry, unanswered).
+	srv.Enqueue(Reply{Status: 429, Header: http.Header{"Retry-After": {"100"}}, Body: s.RateLimited})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx = harness.WithObserver(ctx, func(e harness.Event) {
@@ -152,7 +162,7 @@ func (s ErrorSuite) cancelDuringBackoff(t *testing.T) {
 	})
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Generate(ctx, t, srv, true)
+		_, err := s.generate(ctx, t, srv)
 		done <- err
 	}()
 	select {
@@ -170,7 +180,7 @@ func (s ErrorSuite) tooLarge(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := New(t)
 			srv.Enqueue(rep)
-			_, err := s.Generate(context.Background(), t, srv, false)
+			_, err := s.generate(context.Background(), t, srv)
 			if !errors.Is(err, harness.ErrContextTooLarge) {
 				t.Fatalf("err = %v, want ErrContextTooLarge", err)
 			}

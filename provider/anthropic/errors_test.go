@@ -1,11 +1,9 @@
 package anthropic
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -17,17 +15,7 @@ import (
 // Messages API's format.
 func TestErrors(t *testing.T) {
 	wiretest.ErrorSuite{
-		Generate: func(ctx context.Context, t *testing.T, srv *wiretest.Server, patient bool) (string, error) {
-			var mod func(*Options)
-			if patient {
-				mod = func(o *Options) { o.MaxRetryAfter = time.Hour }
-			}
-			resp, err := newTestModel(t, srv, mod).Generate(ctx, userRequest("x"))
-			if err != nil {
-				return "", err
-			}
-			return resp.Message.Text(), nil
-		},
+		Model:       func(t *testing.T, srv *wiretest.Server) harness.Model { return newTestModel(t, srv, nil) },
 		OK:          wiretest.JSON(okBody),
 		RateLimited: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
 		Transient: []wiretest.Reply{

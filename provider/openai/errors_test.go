@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
@@ -21,17 +20,7 @@ const okBody = `{"id":"x","object":"chat.completion","created":1,"model":"m","ch
 // Chat Completions API's format (and compatible servers').
 func TestErrors(t *testing.T) {
 	wiretest.ErrorSuite{
-		Generate: func(ctx context.Context, t *testing.T, srv *wiretest.Server, patient bool) (string, error) {
-			var mod func(*Options)
-			if patient {
-				mod = func(o *Options) { o.MaxRetryAfter = time.Hour }
-			}
-			resp, err := newTestModel(t, srv, mod).Generate(ctx, userRequest("x"))
-			if err != nil {
-				return "", err
-			}
-			return resp.Message.Text(), nil
-		},
+		Model:             func(t *testing.T, srv *wiretest.Server) harness.Model { return newTestModel(t, srv, nil) },
 		OK:                wiretest.JSON(okBody),
 		RateLimited:       `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`,
 		RateLimitedDetail: "Rate limit reached",
