@@ -94,3 +94,30 @@ func TestRunStopsAtTheFirstError(t *testing.T) {
 		t.Error("a step without a row function ran")
 	}
 }
+
+// FuzzStr: whichever driver delivers a column (database/sql as a string
+// or bytes, pgx as bytes), Str and NullStr read the same bytes back.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\x00b", "\xff\xfe", "é🙂"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fromString, fromBytes, fromPgx string
+		var v1, v2, v3 bool
+		if err := (NullStr{&fromString, &v1}).Scan(string(b)); err != nil {
+			t.Fatal(err)
+		}
+		if err := (NullStr{&fromBytes, &v2}).Scan(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := (NullStr{&fromPgx, &v3}).ScanBytes(b); err != nil {
+			t.Fatal(err)
+		}
+		if fromString != string(b) || fromBytes != string(b) || !v1 || !v2 {
+			t.Fatalf("%q read as %q, %q", b, fromString, fromBytes)
+		}
+		if fromPgx != string(b) || v3 != (b != nil) {
+			t.Fatalf("%q read by pgx as %q, valid %v", b, fromPgx, v3)
+		}
+	})
+}
