@@ -31,7 +31,7 @@ const CallColumns = "turn, round, dropped, call_id, name, args"
 // columns (each a store selects its own way: NULL when not read).
 const ResultColumns = "r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.timed_out, r.bytes, r.model_text, r.model, r.meta"
 
-// CutColumns are a stored cut's, for Cut.
+// CutColumns are a stored cut's, for Cut (after any key columns).
 const CutColumns = "kind, by, bytes_in, bytes_out, locator, of, refs"
 
 // NoteColumns are a notes row's, for ScanNote.
@@ -118,8 +118,8 @@ func (l *Loader) ScanCall(sc Scanner) error {
 	return l.Call(turn, round, dropped, c)
 }
 
-// ScanResult reads a result (ScanResult's columns, then extra) and adds
-// it to its round.
+// ScanResult reads a result as the function ScanResult does (extra are
+// the store's own columns after the body's) and adds it to its round.
 func (l *Loader) ScanResult(sc Scanner, extra ...any) (Key, *harness.ToolResult, error) {
 	k, res, err := ScanResult(sc, extra...)
 	if err != nil {
