@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -21,21 +19,9 @@ import (
 func TestSpillGCKeepsOnlyFullCopies(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
-	d := &spill.Dir{Workspace: ws}
-	save := func(call, text string) string {
-		saved, err := d.Save(ctx, spill.Entry{Conversation: "c1", CallID: call, Tool: "shell"}, strings.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		then := time.Now().Add(-10 * 24 * time.Hour)
-		if err := os.Chtimes(filepath.Join(ws, saved.Locator), then, then); err != nil {
-			t.Fatal(err)
-		}
-		return saved.Locator
-	}
-	streamed := save("call_s", strings.Repeat("only copy\n", 5000))
-	whole := save("call_w", "whole in the store too")
-	orphan := save("call_o", "nobody points here")
+	streamed := spillFile(t, ws, "c1", "call_s", strings.Repeat("only copy\n", 5000), tenDays)
+	whole := spillFile(t, ws, "c1", "call_w", "whole in the store too", tenDays)
+	orphan := spillFile(t, ws, "c1", "call_o", "nobody points here", tenDays)
 
 	st, err := sqlite.Open(ctx, filepath.Join(ws, sqlite.DefaultPath), nil)
 	if err != nil {
@@ -58,14 +44,7 @@ func TestSpillGCKeepsOnlyFullCopies(t *testing.T) {
 		}
 	}
 
-	stdout, stderr, code := inproc(t, "spill", "gc", "--older-than", "7d", "--workspace", ws, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var rep spill.GCReport
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	rep := spillGC(t, ws)
 	if _, err := os.Stat(filepath.Join(ws, streamed)); err != nil {
 		t.Fatalf("gc deleted the only full copy of a stored result: %v (report %+v)", err, rep)
 	}

@@ -12,21 +12,25 @@ import (
 	"github.com/agentharness/harness/spill"
 )
 
-func TestSpillGC(t *testing.T) {
-	ws := t.TempDir()
-	d := &spill.Dir{Workspace: ws}
-	old, err := d.Save(context.Background(), spill.Entry{Conversation: "c_old", CallID: "call_1", Tool: "shell"}, strings.NewReader("old output"))
+// spillFile saves text as the spill file of call in conversation conv of
+// workspace ws, last modified age ago, and returns its locator.
+func spillFile(t *testing.T, ws, conv, call, text string, age time.Duration) string {
+	t.Helper()
+	saved, err := (&spill.Dir{Workspace: ws}).Save(context.Background(), spill.Entry{Conversation: conv, CallID: call, Tool: "shell"}, strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := d.Save(context.Background(), spill.Entry{Conversation: "c_new", CallID: "call_1", Tool: "shell"}, strings.NewReader("new"))
-	if err != nil {
+	then := time.Now().Add(-age)
+	if err := os.Chtimes(filepath.Join(ws, saved.Locator), then, then); err != nil {
 		t.Fatal(err)
 	}
-	then := time.Now().Add(-10 * 24 * time.Hour)
-	if err := os.Chtimes(filepath.Join(ws, old.Locator), then, then); err != nil {
-		t.Fatal(err)
-	}
+	return saved.Locator
+}
+
+// spillGC runs "harness spill gc --older-than 7d --json" on ws and
+// returns its report.
+func spillGC(t *testing.T, ws string) spill.GCReport {
+	t.Helper()
 	stdout, stderr, code := inproc(t, "spill", "gc", "--older-than", "7d", "--workspace", ws, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -35,13 +39,23 @@ func TestSpillGC(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if rep.Files != 1 || rep.Bytes != 10 || rep.Folders != 1 || rep.Kept != 1 {
+	return rep
+}
+
+// tenDays is older than the 7d spillGC collects.
+const tenDays = 10 * 24 * time.Hour
+
+func TestSpillGC(t *testing.T) {
+	ws := t.TempDir()
+	spillFile(t, ws, "c_old", "call_1", "old output", tenDays)
+	fresh := spillFile(t, ws, "c_new", "call_1", "new", 0)
+	if rep := spillGC(t, ws); rep.Files != 1 || rep.Bytes != 10 || rep.Folders != 1 || rep.Kept != 1 {
 		t.Fatalf("report %+v", rep)
 	}
-	if _, err := os.Stat(filepath.Join(ws, fresh.Locator)); err != nil {
+	if _, err := os.Stat(filepath.Join(ws, fresh)); err != nil {
 		t.Fatal("fresh spill removed")
 	}
-	stdout, _, code = inproc(t, "spill", "gc", "--older-than=1h", "--workspace", ws)
+	stdout, _, code := inproc(t, "spill", "gc", "--older-than=1h", "--workspace", ws)
 	if code != 0 || !strings.Contains(stdout, "removed 0 spill file(s)") || !strings.Contains(stdout, "kept 1") {
 		t.Fatalf("exit %d: %s", code, stdout)
 	}

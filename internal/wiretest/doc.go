@@ -6,5 +6,7 @@
 // script (Server.Respond) when a client's requests cannot be known in
 // advance, and records every request exactly as it was sent, so tests can
 // assert the request bytes. AnthropicStream, ResponsesStream, ChatStream
-// and GeminiStream build streamed answers in the four formats.
+// and GeminiStream build streamed answers in the four formats; ErrorSuite
+// is the table of error answers (retries, 4xx, cancellation, a context too
+// large) every provider's model is tested against, in its own format.
 package wiretest

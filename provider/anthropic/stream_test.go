@@ -107,17 +107,17 @@ func TestGenerateStreamRetries(t *testing.T) {
 		wiretest.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 		wiretest.Stream(messageStart(`{"input_tokens":1,"output_tokens":1}`), textStart(0), textDelta(0, "hi"), blockStop(0), messageDelta("end_turn", `{"output_tokens":2}`), messageStop),
 	)
-	var w warnings
+	var w wiretest.Warnings
 	var got strings.Builder
-	resp, err := newTestModel(t, srv, nil).GenerateStream(w.ctx(), userRequest("go"), func(s string) { got.WriteString(s) })
+	resp, err := newTestModel(t, srv, nil).GenerateStream(w.Context(), userRequest("go"), func(s string) { got.WriteString(s) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.String() != "hi" || resp.Message.Text() != "hi" || len(srv.Requests()) != 4 {
 		t.Errorf("text %q, answer %q, %d requests", got.String(), resp.Message.Text(), len(srv.Requests()))
 	}
-	if len(w.events) != 3 || !strings.Contains(w.events[0].Detail, "overloaded_error") {
-		t.Errorf("warnings = %+v", w.events)
+	if ev := w.Events(); len(ev) != 3 || !strings.Contains(ev[0].Detail, "overloaded_error") {
+		t.Errorf("warnings = %+v", ev)
 	}
 }
 

@@ -2,13 +2,13 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // Observe stores one event. Use harness.Observer(s.Observe), or Observer
@@ -24,24 +24,11 @@ import (
 // how "harness log show" tells what the model saw of a result in each
 // request. A write error goes to Options.OnEventError and EventErr; it
 // never stops a run.
-func (s *Store) Observe(e harness.Event) {
-	if s.events.Add(e) >= codec.MaxEvents {
-		if err := s.Flush(context.Background()); err != nil {
-			s.events.Report(err)
-		}
-	}
-}
+func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.Flush) }
 
 // Observer returns an observer that stores each event and then passes it
 // to next (which may be nil).
-func (s *Store) Observer(next harness.Observer) harness.Observer {
-	return func(e harness.Event) {
-		s.Observe(e)
-		if next != nil {
-			next(e)
-		}
-	}
-}
+func (s *Store) Observer(next harness.Observer) harness.Observer { return codec.Then(s.Observe, next) }
 
 // Flush writes the events still waiting for a transcript write.
 func (s *Store) Flush(ctx context.Context) error {
@@ -78,20 +65,14 @@ func (s *Store) Events(ctx context.Context, convID string, turn int) ([]harness.
 	if err := s.Flush(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT body FROM events WHERE conv_id = $1 AND ($2 = 0 OR turn = $2) ORDER BY id`, b(convID), turn)
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: events of %s: %w", convID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (harness.Event, error) {
-		var (
-			body []byte
-			e    harness.Event
-		)
-		if err := row.Scan(&body); err != nil {
-			return e, err
-		}
-		err := json.Unmarshal(body, &e)
-		return e, err
+	var out []harness.Event
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		return query(ctx, tx, `SELECT body FROM events WHERE conv_id = $1 AND ($2 = 0 OR turn = $2) ORDER BY id`, []any{b(convID), turn},
+			func(sc rows.Scanner) error {
+				e, err := rows.ScanEvent(sc)
+				out = append(out, e)
+				return err
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: events of %s: %w", convID, err)

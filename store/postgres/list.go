@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // List describes every stored conversation, most recently updated first.
@@ -15,30 +15,10 @@ import (
 func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
 	var out []store.Summary
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		return query(ctx, tx, `SELECT c.id, c.title, c.created_ns, c.updated_ns,
-	(SELECT COUNT(*) FROM turns t WHERE t.conv_id = c.id),
-	(SELECT COUNT(*) FROM notes n WHERE n.conv_id = c.id),
-	COALESCE(ro.n, 0), COALESCE(ro.input, 0), COALESCE(ro.cached, 0), COALESCE(ro.cache_write, 0), COALESCE(ro.output, 0),
-	COALESCE(re.n, 0), COALESCE(re.bytes, 0), COALESCE(re.model_bytes, 0)
-FROM conversations c
-LEFT JOIN (SELECT conv_id, COUNT(*) AS n, SUM(input_tokens) AS input, SUM(cached_tokens) AS cached,
-		SUM(cache_write_tokens) AS cache_write, SUM(output_tokens) AS output
-	FROM rounds GROUP BY conv_id) ro ON ro.conv_id = c.id
-LEFT JOIN (SELECT conv_id, COUNT(*) AS n, SUM(bytes) AS bytes, SUM(model_bytes) AS model_bytes
-	FROM results GROUP BY conv_id) re ON re.conv_id = c.id
-ORDER BY c.updated_ns DESC, c.id`, nil, func(rows pgx.Rows) error {
-			var (
-				sm               store.Summary
-				created, updated int64
-			)
-			if err := rows.Scan(str{&sm.ID}, str{&sm.Title}, &created, &updated, &sm.Turns, &sm.Notes,
-				&sm.Rounds, &sm.Usage.Input, &sm.Usage.Cached, &sm.Usage.CacheWrite, &sm.Usage.Output,
-				&sm.Calls, &sm.ResultBytes, &sm.ModelBytes); err != nil {
-				return err
-			}
-			sm.Created, sm.Updated = codec.FromNS(created), codec.FromNS(updated)
+		return query(ctx, tx, rows.ListSQL, nil, func(sc rows.Scanner) error {
+			sm, err := rows.ScanSummary(sc)
 			out = append(out, sm)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

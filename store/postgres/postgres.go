@@ -90,7 +90,7 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: connecting to %s: %w", s.addr, err)
 	}
-	if err := migrate(ctx, pool, version); err != nil {
+	if err := migrateTo(ctx, pool, version); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
 	}
@@ -176,13 +176,4 @@ func b(s string) []byte {
 	out := make([]byte, len(s))
 	copy(out, s)
 	return out
-}
-
-// str scans a bytea column into a string (NULL reads as "").
-type str struct{ p *string }
-
-// ScanBytes implements pgtype.BytesScanner.
-func (s str) ScanBytes(v []byte) error {
-	*s.p = string(v)
-	return nil
 }

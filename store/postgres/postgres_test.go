@@ -45,18 +45,14 @@ func backend(t testing.TB) *storetest.Backend {
 // count returns the rows of table (of conversation conv when not "").
 func count(t testing.TB, dsn, table, conv string) int {
 	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c := connect(t, dsn)
+	defer c.Close(context.Background())
 	q, args := `SELECT COUNT(*) FROM `+pgx.Identifier{table}.Sanitize(), []any{}
 	if conv != "" {
 		q, args = q+` WHERE conv_id = $1`, []any{[]byte(conv)}
 	}
 	var n int
-	if err := c.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+	if err := c.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +9,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // AddRequest keeps what a request offers (its system prompt and the tool
@@ -18,13 +17,9 @@ import (
 // same transaction. A retried request replaces the one before it; the
 // requests of a turn whose model call failed are dropped at EndTurn.
 func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
-	switch {
-	case conv == nil || conv.ID == "":
-		return errors.New("postgres store: the conversation has no id")
-	case turn == nil || req == nil:
-		return errors.New("postgres store: AddRequest needs a turn and a request")
+	if err := s.requests.Add(conv, turn, req); err != nil {
+		return fmt.Errorf("postgres store: %w", err)
 	}
-	s.requests.Put(conv.ID, turn.Index, req.Round, codec.NewRequest(req))
 	return nil
 }
 
@@ -80,12 +75,7 @@ const gcLock = 0x6861726e65737331 // "harness1"
 // the exclusive lock waits for the rounds being written to commit.
 func collectRequestGarbage(w *txw) {
 	w.queue("its system prompts and tool schemas", `SELECT pg_advisory_xact_lock($1)`, int64(gcLock))
-	for _, q := range []string{
-		`DELETE FROM tool_set_members WHERE set_hash IN (SELECT hash FROM tool_sets t WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = t.hash))`,
-		`DELETE FROM tool_sets WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = tool_sets.hash)`,
-		`DELETE FROM tool_schemas WHERE NOT EXISTS (SELECT 1 FROM tool_set_members m WHERE m.schema_hash = tool_schemas.hash)`,
-		`DELETE FROM system_prompts WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_system = system_prompts.hash)`,
-	} {
+	for _, q := range codec.RequestGarbage() {
 		w.queue("its system prompts and tool schemas", q)
 	}
 }
@@ -112,52 +102,20 @@ func requestsTx(ctx context.Context, tx pgx.Tx, convID string, turn int) ([]stor
 	if err := exists(ctx, tx, convID); err != nil {
 		return nil, err
 	}
-	var reqs codec.Requests
-	err := query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.req_recorded, r.req_system, r.req_tool_set, p.text, p.bytes
+	var reqs rows.Requests
+	args := []any{b(convID), turn}
+	err := rows.Run(queryIn(ctx, tx), rows.Step{What: "rounds", SQL: `SELECT ` + rows.RequestColumns + `
 FROM rounds r LEFT JOIN system_prompts p ON p.hash = r.req_system AND r.req_system <> ''
-WHERE r.conv_id = $1 AND ($2 = 0 OR r.turn = $2) ORDER BY r.turn, r.idx`, []any{b(convID), turn}, func(rows pgx.Rows) error {
-		var (
-			q       store.Request
-			sysHash string
-			text    []byte
-			bytes   *int64
-		)
-		if err := rows.Scan(&q.Turn, &q.Round, &q.Final, &q.Recorded, &sysHash, &q.ToolSet, &text, &bytes); err != nil {
-			return err
-		}
-		q.System = string(text)
-		if bytes != nil {
-			q.SystemBytes = int(*bytes)
-		}
-		return reqs.Round(q, sysHash, bytes != nil)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rounds: %w", err)
+WHERE r.conv_id = $1 AND ($2 = 0 OR r.turn = $2) ORDER BY r.turn, r.idx`, Args: args, Row: reqs.ScanRound})
+	if err != nil || !reqs.Lists() {
+		return reqs.Out, err
 	}
-	if !reqs.Lists() {
-		return reqs.Out, nil
-	}
-	err = query(ctx, tx, `SELECT t.hash, t.tools, t.bytes, m.pos, s.name, s.description, s.input_schema, s.risk
+	err = rows.Run(queryIn(ctx, tx), rows.Step{What: "tool lists", SQL: `SELECT ` + rows.MemberColumns + `
 FROM tool_sets t JOIN tool_set_members m ON m.set_hash = t.hash JOIN tool_schemas s ON s.hash = m.schema_hash
 WHERE t.hash IN (SELECT DISTINCT req_tool_set FROM rounds WHERE conv_id = $1 AND ($2 = 0 OR turn = $2) AND req_tool_set <> '')
-ORDER BY t.hash, m.pos`, []any{b(convID), turn}, func(rows pgx.Rows) error {
-		var (
-			h                 string
-			tools, bytes, pos int
-			spec              harness.ToolSpec
-			schema            []byte
-			risk              int64
-		)
-		if err := rows.Scan(&h, &tools, &bytes, &pos, str{&spec.Name}, str{&spec.Description}, &schema, &risk); err != nil {
-			return err
-		}
-		if len(schema) > 0 {
-			spec.InputSchema = json.RawMessage(schema)
-		}
-		return reqs.Member(h, tools, bytes, pos, spec, risk)
-	})
+ORDER BY t.hash, m.pos`, Args: args, Row: reqs.ScanMember})
 	if err != nil {
-		return nil, fmt.Errorf("tool lists: %w", err)
+		return nil, err
 	}
 	return reqs.Done()
 }

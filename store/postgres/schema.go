@@ -3,19 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// migration is one step of the schema. Steps are applied in order and
-// never edited once released: a change is a new step.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+	"github.com/agentharness/harness/store/internal/migrate"
+)
 
 // migrations is the schema history. Version 1 is what store/sqlite's
 // schema v5 holds, in PostgreSQL's types.
@@ -24,8 +17,8 @@ type migration struct {
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
 // UTF-8, and the store keeps every byte. Only content hashes, which the
 // store computes, are text.
-var migrations = []migration{
-	{1, "transcript, events, requests", `
+var migrations = []migrate.Step{
+	{Version: 1, Name: "transcript, events, requests", SQL: `
 -- Every write touches updated_ns: no index on it and room in each page, so
 -- the update can be heap-only (HOT) and leave no dead index entries. List
 -- reads every row anyway.
@@ -229,19 +222,16 @@ CREATE INDEX view_cuts_by_call ON view_cuts (conv_id, turn, call_id);
 }
 
 // SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int { return migrate.Latest(migrations) }
 
 // migrationLock is the advisory lock key every harness process takes to
 // migrate, so two opening one new database at once apply each step once.
 const migrationLock = 0x6861726e6573730 // "harness0"
 
-// migrate brings the database up to version target (all migrations when
-// target is 0), in one transaction under an advisory lock, and refuses a
-// database written by a newer harness.
-func migrate(ctx context.Context, pool *pgxpool.Pool, target int) error {
-	if target <= 0 {
-		target = SchemaVersion()
-	}
+// migrateTo brings the database up to version target (all migrations
+// when target is 0), in one transaction under an advisory lock, and
+// refuses a database written by a newer harness.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, target int) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return fmt.Errorf("locking the schema: %w", err)
@@ -257,19 +247,16 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, target int) error {
 		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 			return fmt.Errorf("reading the schema version: %w", err)
 		}
-		if newest > SchemaVersion() {
-			return fmt.Errorf("the database has schema version %d, newer than this harness knows (%d): upgrade harness", newest, SchemaVersion())
+		if err := migrate.CheckNewest(newest, migrations); err != nil {
+			return err
 		}
-		for _, m := range migrations {
-			if m.version <= newest || m.version > target {
-				continue
-			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_ns) VALUES ($1, $2, $3)`,
-				m.version, m.name, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("migration %d: %w", m.version, err)
+		exec := func(ctx context.Context, q string, args ...any) error {
+			_, err := tx.Exec(ctx, q, args...)
+			return err
+		}
+		for _, m := range migrate.Due(migrations, newest, target) {
+			if err := migrate.Apply(ctx, exec, m); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -24,17 +24,24 @@ func openTest(t *testing.T, dsn string) *Store {
 	return s
 }
 
+// exec runs sql on a connection of its own.
 func exec(t *testing.T, dsn, sql string, args ...any) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
+	c := connect(t, dsn)
+	defer c.Close(context.Background())
+	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect opens a connection to dsn; the caller closes it.
+func connect(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, sql, args...); err != nil {
-		t.Fatal(err)
-	}
+	return c
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // DefaultChunkBytes is the size above which a result's payload is stored
@@ -26,7 +27,7 @@ const (
 
 // chunkedBody is a loaded result whose payload is still in chunks.
 type chunkedBody struct {
-	k    resultKey
+	k    rows.Key
 	res  *harness.ToolResult
 	kind string
 }
@@ -68,9 +69,9 @@ func readChunks(ctx context.Context, tx *sql.Tx, convID string, bodies []chunked
 	for _, b := range bodies {
 		var sb strings.Builder
 		err := query(ctx, tx, `SELECT data FROM result_chunks WHERE conv_id = ? AND turn = ? AND round = ? AND seq = ? ORDER BY n`,
-			[]any{convID, b.k.turn, b.k.round, b.k.seq}, func(rows *sql.Rows) error {
+			[]any{convID, b.k.Turn, b.k.Round, b.k.Seq}, func(sc rows.Scanner) error {
 				var data sql.RawBytes
-				if err := rows.Scan(&data); err != nil {
+				if err := sc.Scan(&data); err != nil {
 					return err
 				}
 				sb.Write(data)

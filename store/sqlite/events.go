@@ -21,24 +21,11 @@ import (
 // how "harness log show" tells what the model saw of a result in each
 // request. A write error goes to Options.OnEventError and EventErr; it
 // never stops a run.
-func (s *Store) Observe(e harness.Event) {
-	if s.events.Add(e) >= codec.MaxEvents {
-		if err := s.Flush(context.Background()); err != nil {
-			s.events.Report(err)
-		}
-	}
-}
+func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.Flush) }
 
 // Observer returns an observer that stores each event and then passes it
 // to next (which may be nil).
-func (s *Store) Observer(next harness.Observer) harness.Observer {
-	return func(e harness.Event) {
-		s.Observe(e)
-		if next != nil {
-			next(e)
-		}
-	}
-}
+func (s *Store) Observer(next harness.Observer) harness.Observer { return codec.Then(s.Observe, next) }
 
 // Flush writes the events still waiting for a transcript write.
 func (s *Store) Flush(ctx context.Context) error {

@@ -2,47 +2,26 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // List describes every stored conversation, most recently updated first.
 // It reads counts and sizes from the result rows, never the payloads.
 func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT c.id, c.title, c.created_ns, c.updated_ns,
-	(SELECT COUNT(*) FROM turns t WHERE t.conv_id = c.id),
-	(SELECT COUNT(*) FROM notes n WHERE n.conv_id = c.id),
-	COALESCE(ro.n, 0), COALESCE(ro.input, 0), COALESCE(ro.cached, 0), COALESCE(ro.cache_write, 0), COALESCE(ro.output, 0),
-	COALESCE(re.n, 0), COALESCE(re.bytes, 0), COALESCE(re.model_bytes, 0)
-FROM conversations c
-LEFT JOIN (SELECT conv_id, COUNT(*) AS n, SUM(input_tokens) AS input, SUM(cached_tokens) AS cached,
-		SUM(cache_write_tokens) AS cache_write, SUM(output_tokens) AS output
-	FROM rounds GROUP BY conv_id) ro ON ro.conv_id = c.id
-LEFT JOIN (SELECT conv_id, COUNT(*) AS n, SUM(bytes) AS bytes, SUM(model_bytes) AS model_bytes
-	FROM results GROUP BY conv_id) re ON re.conv_id = c.id
-ORDER BY c.updated_ns DESC, c.id`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store: listing: %w", err)
-	}
-	defer rows.Close()
 	var out []store.Summary
-	for rows.Next() {
-		var (
-			sm               store.Summary
-			created, updated int64
-		)
-		if err := rows.Scan(&sm.ID, &sm.Title, &created, &updated, &sm.Turns, &sm.Notes,
-			&sm.Rounds, &sm.Usage.Input, &sm.Usage.Cached, &sm.Usage.CacheWrite, &sm.Usage.Output,
-			&sm.Calls, &sm.ResultBytes, &sm.ModelBytes); err != nil {
-			return nil, fmt.Errorf("sqlite store: listing: %w", err)
-		}
-		sm.Created, sm.Updated = codec.FromNS(created), codec.FromNS(updated)
-		out = append(out, sm)
-	}
-	if err := rows.Err(); err != nil {
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return query(ctx, tx, rows.ListSQL, nil, func(sc rows.Scanner) error {
+			sm, err := rows.ScanSummary(sc)
+			out = append(out, sm)
+			return err
+		})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite store: listing: %w", err)
 	}
 	return out, nil

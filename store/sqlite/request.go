@@ -3,13 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // AddRequest keeps what a request offers (its system prompt and the tool
@@ -17,13 +16,9 @@ import (
 // same transaction. A retried request replaces the one before it; the
 // requests of a turn whose model call failed are dropped at EndTurn.
 func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
-	switch {
-	case conv == nil || conv.ID == "":
-		return errors.New("sqlite store: the conversation has no id")
-	case turn == nil || req == nil:
-		return errors.New("sqlite store: AddRequest needs a turn and a request")
+	if err := s.requests.Add(conv, turn, req); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
 	}
-	s.requests.Put(conv.ID, turn.Index, req.Round, codec.NewRequest(req))
 	return nil
 }
 
@@ -66,15 +61,9 @@ func writeRequest(w *txw, p *codec.Request) error {
 }
 
 // collectRequestGarbage removes the system prompts, tool lists and
-// schemas no stored round refers to any more (after a deletion). They are
-// shared between conversations, so only those nothing uses go.
+// schemas no stored round refers to any more (after a deletion).
 func collectRequestGarbage(w *txw) error {
-	for _, q := range []string{
-		`DELETE FROM tool_set_members WHERE set_hash IN (SELECT hash FROM tool_sets t WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = t.hash))`,
-		`DELETE FROM tool_sets WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = tool_sets.hash)`,
-		`DELETE FROM tool_schemas WHERE NOT EXISTS (SELECT 1 FROM tool_set_members m WHERE m.schema_hash = tool_schemas.hash)`,
-		`DELETE FROM system_prompts WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_system = system_prompts.hash)`,
-	} {
+	for _, q := range codec.RequestGarbage() {
 		if _, err := w.exec(q); err != nil {
 			return err
 		}
@@ -89,12 +78,12 @@ func collectRequestGarbage(w *txw) error {
 // round loads them once. A round stored before request recording has
 // Recorded false.
 func (s *Store) Requests(ctx context.Context, convID string, turn int) ([]store.Request, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store: %w", err)
-	}
-	defer tx.Rollback()
-	out, err := requestsTx(ctx, tx, convID, turn)
+	var out []store.Request
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = requestsTx(ctx, tx, convID, turn)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: requests of %s: %w", convID, err)
 	}
@@ -102,58 +91,23 @@ func (s *Store) Requests(ctx context.Context, convID string, turn int) ([]store.
 }
 
 func requestsTx(ctx context.Context, tx *sql.Tx, convID string, turn int) ([]store.Request, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversations WHERE id = ?`, convID).Scan(&n); err != nil {
+	if err := exists(ctx, tx, convID); err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("conversation %q: %w", convID, store.ErrNotFound)
-	}
-	var reqs codec.Requests
-	err := query(ctx, tx, `SELECT r.turn, r.idx, r.final, r.req_recorded, r.req_system, r.req_tool_set, p.text, p.bytes
+	var reqs rows.Requests
+	args := []any{convID, turn, turn}
+	err := rows.Run(queryIn(ctx, tx), rows.Step{What: "rounds", SQL: `SELECT ` + rows.RequestColumns + `
 FROM rounds r LEFT JOIN system_prompts p ON p.hash = r.req_system AND r.req_system != ''
-WHERE r.conv_id = ? AND (? = 0 OR r.turn = ?) ORDER BY r.turn, r.idx`, []any{convID, turn, turn}, func(rows *sql.Rows) error {
-		var (
-			q          store.Request
-			final, rec int
-			sysHash    string
-			text       sql.NullString
-			bytes      sql.NullInt64
-		)
-		if err := rows.Scan(&q.Turn, &q.Round, &final, &rec, &sysHash, &q.ToolSet, &text, &bytes); err != nil {
-			return err
-		}
-		q.Final, q.Recorded = final != 0, rec != 0
-		q.System, q.SystemBytes = text.String, int(bytes.Int64)
-		return reqs.Round(q, sysHash, text.Valid)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rounds: %w", err)
+WHERE r.conv_id = ? AND (? = 0 OR r.turn = ?) ORDER BY r.turn, r.idx`, Args: args, Row: reqs.ScanRound})
+	if err != nil || !reqs.Lists() {
+		return reqs.Out, err
 	}
-	if !reqs.Lists() {
-		return reqs.Out, nil
-	}
-	err = query(ctx, tx, `SELECT t.hash, t.tools, t.bytes, m.pos, s.name, s.description, s.input_schema, s.risk
+	err = rows.Run(queryIn(ctx, tx), rows.Step{What: "tool lists", SQL: `SELECT ` + rows.MemberColumns + `
 FROM tool_sets t JOIN tool_set_members m ON m.set_hash = t.hash JOIN tool_schemas s ON s.hash = m.schema_hash
 WHERE t.hash IN (SELECT DISTINCT req_tool_set FROM rounds WHERE conv_id = ? AND (? = 0 OR turn = ?) AND req_tool_set != '')
-ORDER BY t.hash, m.pos`, []any{convID, turn, turn}, func(rows *sql.Rows) error {
-		var (
-			h                 string
-			tools, bytes, pos int
-			spec              harness.ToolSpec
-			schema            []byte
-			risk              int64
-		)
-		if err := rows.Scan(&h, &tools, &bytes, &pos, &spec.Name, &spec.Description, &schema, &risk); err != nil {
-			return err
-		}
-		if len(schema) > 0 {
-			spec.InputSchema = json.RawMessage(schema)
-		}
-		return reqs.Member(h, tools, bytes, pos, spec, risk)
-	})
+ORDER BY t.hash, m.pos`, Args: args, Row: reqs.ScanMember})
 	if err != nil {
-		return nil, fmt.Errorf("tool lists: %w", err)
+		return nil, err
 	}
 	return reqs.Done()
 }

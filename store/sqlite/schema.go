@@ -4,16 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
-)
 
-// migration is one step of the schema. Steps are applied in order and
-// never edited once released: a change is a new step.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+	"github.com/agentharness/harness/store/internal/migrate"
+)
 
 // migrations is the schema history. Version 1 holds the transcript;
 // version 2 adds events, per-turn view cuts, guard markers and titles;
@@ -22,8 +15,8 @@ type migration struct {
 // version 5 every call a cut's model copy points at (harness.Cut.Refs);
 // version 6 the lease of the writer running a turn on each conversation;
 // version 7 payloads too large for one SQLite value, in chunks.
-var migrations = []migration{
-	{1, "transcript", `
+var migrations = []migrate.Step{
+	{Version: 1, Name: "transcript", SQL: `
 CREATE TABLE conversations (
 	id         TEXT PRIMARY KEY,
 	created_ns INTEGER NOT NULL,
@@ -146,7 +139,7 @@ CREATE TABLE notes (
 	PRIMARY KEY (conv_id, seq)
 );
 `},
-	{2, "events, view cuts, markers and titles", `
+	{Version: 2, Name: "events, view cuts, markers and titles", SQL: `
 ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';
 UPDATE conversations SET title = COALESCE((
 	SELECT substr(CASE WHEN instr(input, char(10)) > 0 THEN substr(input, 1, instr(input, char(10)) - 1) ELSE input END, 1, 80)
@@ -183,11 +176,11 @@ CREATE TABLE view_cuts (
 );
 CREATE INDEX view_cuts_by_call ON view_cuts(conv_id, turn, call_id);
 `},
-	{3, "compaction clearing marks on notes", `
+	{Version: 3, Name: "compaction clearing marks on notes", SQL: `
 ALTER TABLE notes ADD COLUMN clear_turn INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE notes ADD COLUMN clear_round INTEGER NOT NULL DEFAULT 0;
 `},
-	{4, "system prompts and tool schemas of each request", `
+	{Version: 4, Name: "system prompts and tool schemas of each request", SQL: `
 -- Every distinct tool schema a request sent, once, by content hash
 -- (schemaHash): name, description, input schema and risk. bytes is
 -- harness.SchemaBytes, the size the model is sent.
@@ -228,14 +221,14 @@ ALTER TABLE rounds ADD COLUMN req_tool_set TEXT NOT NULL DEFAULT '';
 CREATE INDEX rounds_by_system ON rounds(req_system) WHERE req_system != '';
 CREATE INDEX rounds_by_tool_set ON rounds(req_tool_set) WHERE req_tool_set != '';
 `},
-	{5, "every call a cut points at", `
+	{Version: 5, Name: "every call a cut points at", SQL: `
 -- harness.Cut.Refs: NULL for none, else a JSON array of the call ids in
 -- order, each a string, or {"b64": …} for an id that is not valid UTF-8
 -- (refs.go). Cuts stored before this version have NULL: their Refs load
 -- empty, and only "of" (the first call referred to) is known.
 ALTER TABLE cuts ADD COLUMN refs TEXT;
 `},
-	{6, "conversation leases", `
+	{Version: 6, Name: "conversation leases", SQL: `
 -- The writer running a turn on a conversation (lease.go): one row while a
 -- turn runs, deleted when it ends; expires_ns is renewed by every write.
 CREATE TABLE leases (
@@ -247,7 +240,7 @@ CREATE TABLE leases (
 	expires_ns  INTEGER NOT NULL
 );
 `},
-	{7, "payloads in chunks", `
+	{Version: 7, Name: "payloads in chunks", SQL: `
 -- A payload above Options.ChunkBytes (chunks.go): result_bodies.text and
 -- .parts are NULL and chunked names the column the joined chunks stand for.
 ALTER TABLE result_bodies ADD COLUMN chunked TEXT NOT NULL DEFAULT '';
@@ -265,16 +258,13 @@ CREATE TABLE result_chunks (
 }
 
 // SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int { return migrate.Latest(migrations) }
 
-// migrate brings the database up to version target (all migrations when
-// target is 0). Each step runs in its own write transaction and re-reads
-// the version inside it, so two processes opening one new file at once
-// apply each step once.
-func migrate(ctx context.Context, db *sql.DB, target int) error {
-	if target <= 0 {
-		target = SchemaVersion()
-	}
+// migrateTo brings the database up to version target (all migrations
+// when target is 0). Each step runs in its own write transaction and
+// re-reads the version inside it, so two processes opening one new file at
+// once apply each step once.
+func migrateTo(ctx context.Context, db *sql.DB, target int) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	name       TEXT NOT NULL,
@@ -282,10 +272,7 @@ func migrate(ctx context.Context, db *sql.DB, target int) error {
 )`); err != nil {
 		return fmt.Errorf("creating schema_migrations: %w", err)
 	}
-	for _, m := range migrations {
-		if m.version > target {
-			break
-		}
+	for _, m := range migrate.Due(migrations, 0, target) {
 		if err := applyMigration(ctx, db, m); err != nil {
 			return err
 		}
@@ -294,34 +281,31 @@ func migrate(ctx context.Context, db *sql.DB, target int) error {
 	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 		return fmt.Errorf("reading the schema version: %w", err)
 	}
-	if newest > SchemaVersion() {
-		return fmt.Errorf("the database has schema version %d, newer than this harness knows (%d): upgrade harness", newest, SchemaVersion())
-	}
-	return nil
+	return migrate.CheckNewest(newest, migrations)
 }
 
-func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
+func applyMigration(ctx context.Context, db *sql.DB, m migrate.Step) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("migration %d: %w", m.version, err)
+		return fmt.Errorf("migration %d: %w", m.Version, err)
 	}
 	defer tx.Rollback()
 	var done int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&done); err != nil {
-		return fmt.Errorf("migration %d: %w", m.version, err)
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&done); err != nil {
+		return fmt.Errorf("migration %d: %w", m.Version, err)
 	}
 	if done > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+	exec := func(ctx context.Context, q string, args ...any) error {
+		_, err := tx.ExecContext(ctx, q, args...)
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_ns) VALUES (?, ?, ?)`,
-		m.version, m.name, time.Now().UnixNano()); err != nil {
-		return fmt.Errorf("migration %d: %w", m.version, err)
+	if err := migrate.Apply(ctx, exec, m); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migration %d: %w", m.version, err)
+		return fmt.Errorf("migration %d: %w", m.Version, err)
 	}
 	return nil
 }

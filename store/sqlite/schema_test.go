@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/internal/rows"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -74,7 +75,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 	}
 	defer s.Close()
 	var versions []int
-	err = query(ctx, mustTx(t, s.r), `SELECT version FROM schema_migrations ORDER BY version`, nil, func(r *sql.Rows) error {
+	err = query(ctx, mustTx(t, s.r), `SELECT version FROM schema_migrations ORDER BY version`, nil, func(r rows.Scanner) error {
 		var v int
 		if err := r.Scan(&v); err != nil {
 			return err
@@ -142,23 +143,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 // resumes as it did, and its rounds say their requests were not recorded.
 func TestUpgradeV3File(t *testing.T) {
 	ctx := context.Background()
-	data, err := os.ReadFile(filepath.Join("testdata", "v3.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v3.db")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var v int
-	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
-		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
-	}
+	s := openCopy(t, "v3.db")
 	conv, err := s.Load(ctx, "c_v3")
 	if err != nil {
 		t.Fatal(err)
@@ -201,23 +186,7 @@ func TestUpgradeV3File(t *testing.T) {
 // keeps both of its sources.
 func TestUpgradeV4File(t *testing.T) {
 	ctx := context.Background()
-	data, err := os.ReadFile(filepath.Join("testdata", "v4.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "v4.db")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var v int
-	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
-		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
-	}
+	s := openCopy(t, "v4.db")
 	conv, err := s.Load(ctx, "c_v4")
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +248,29 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if _, err := Open(ctx, path, nil); err == nil || !strings.Contains(err.Error(), "newer than this harness") {
 		t.Errorf("opening a newer schema: %v", err)
 	}
+}
+
+// openCopy opens a copy of testdata/name and checks that it migrated to
+// the current schema version.
+func openCopy(t *testing.T, name string) *Store {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var v int
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
+		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // SpillOnly returns the locators of the spill files that hold the only
@@ -23,9 +24,9 @@ func (s *Store) SpillOnly(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
 	err = query(ctx, tx, `SELECT DISTINCT c.locator FROM cuts c
 JOIN results r ON r.conv_id = c.conv_id AND r.turn = c.turn AND r.round = c.round AND r.seq = c.seq
-WHERE c.kind = ? AND c.locator != '' AND r.full_chars < r.bytes`, []any{string(harness.CutSpilled)}, func(rows *sql.Rows) error {
+WHERE c.kind = ? AND c.locator != '' AND r.full_chars < r.bytes`, []any{string(harness.CutSpilled)}, func(sc rows.Scanner) error {
 		var loc string
-		if err := rows.Scan(&loc); err != nil {
+		if err := sc.Scan(&loc); err != nil {
 			return err
 		}
 		out[loc] = true

@@ -135,7 +135,7 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 		w.Close()
 		return nil, fmt.Errorf("sqlite store: opening %s: %w", path, err)
 	}
-	if err := migrate(ctx, w, version); err != nil {
+	if err := migrateTo(ctx, w, version); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite store: %s: %w", path, err)
 	}

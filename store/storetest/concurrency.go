@@ -195,18 +195,13 @@ func testConversationBusy(t *testing.T, be *Backend) {
 // no round is lost or duplicated.
 func testRacingWriters(t *testing.T, be *Backend) {
 	needLocks(t, be)
-	const writers, convs, turns = 8, 20, 5
+	const writers = 8
 	ctx := context.Background()
+	r := &race{convs: 20, turns: 5, owner: map[[2]int]int{}}
 	var (
-		mu            sync.Mutex
-		owner         = map[[2]int]int{} // conversation, turn → writer
-		busy, stale   int
-		wg            sync.WaitGroup
-		errs          = make(chan error, writers)
-		stores        = make([]Store, writers)
-		convID        = func(c int) string { return fmt.Sprintf("c_race_%02d", c) }
-		resultOf      = func(c, turn, w int) string { return fmt.Sprintf("%s turn %d by writer %d", convID(c), turn, w) }
-		maxIterations = writers * convs * turns * 50 // a bound that only catches a livelock
+		wg     sync.WaitGroup
+		errs   = make(chan error, writers)
+		stores = make([]Store, writers)
 	)
 	for w := range writers {
 		stores[w] = be.Open(t, nil)
@@ -214,42 +209,9 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	start := time.Now()
 	for w := range writers {
 		wg.Go(func() {
-			s := stores[w]
-			for i := 0; ; i++ {
-				if i > maxIterations {
-					errs <- fmt.Errorf("writer %d: no progress after %d attempts", w, i)
-					return
-				}
-				c := (w + i) % convs
-				done, err := writeTurn(ctx, s, convID(c), turns, w, func(turn int) string { return resultOf(c, turn, w) })
-				switch {
-				case errors.Is(err, store.ErrConversationBusy):
-					mu.Lock()
-					busy++
-					mu.Unlock()
-					continue
-				case err != nil && strings.Contains(err.Error(), "load the conversation"):
-					mu.Lock()
-					stale++
-					mu.Unlock()
-					continue
-				case err != nil:
-					errs <- fmt.Errorf("writer %d: %w", w, err)
-					return
-				}
-				if done > 0 {
-					mu.Lock()
-					if prev, dup := owner[[2]int{c, done}]; dup {
-						mu.Unlock()
-						errs <- fmt.Errorf("turn %d of %s written by writers %d and %d", done, convID(c), prev, w)
-						return
-					}
-					owner[[2]int{c, done}] = w
-					mu.Unlock()
-				}
-				if finished(ctx, s, convs, turns, convID) {
-					return
-				}
+			// A bound that only catches a livelock.
+			if err := r.write(ctx, stores[w], w, writers*r.convs*r.turns*50); err != nil {
+				errs <- err
 			}
 		})
 	}
@@ -259,29 +221,102 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	rounds := r.check(ctx, t, stores[0])
+	if n := be.Count(t, "rounds", ""); rounds != r.convs*r.turns*2 || n != rounds {
+		t.Errorf("%d rounds loaded, %d stored, want %d", rounds, n, r.convs*r.turns*2)
+	}
+	t.Logf("%d writers × %d conversations × %d turns: %d turns recorded in %v (%.0f turns/s), %d refused as busy, %d as stale, 0 lost or duplicated",
+		writers, r.convs, r.turns, len(r.owner), elapsed.Round(time.Millisecond), float64(len(r.owner))/elapsed.Seconds(), r.busy, r.stale)
+}
+
+// race is the state of testRacingWriters: which writer wrote each turn,
+// and how often a writer was refused.
+type race struct {
+	convs, turns int
+	mu           sync.Mutex
+	owner        map[[2]int]int // conversation, turn → writer
+	busy, stale  int
+}
+
+func (r *race) convID(c int) string { return fmt.Sprintf("c_race_%02d", c) }
+
+func (r *race) resultOf(c, turn, w int) string {
+	return fmt.Sprintf("%s turn %d by writer %d", r.convID(c), turn, w)
+}
+
+// write is writer w: it writes the next turn of one conversation after
+// another until every conversation has its turns, counting refusals, and
+// fails after maxIterations attempts or on any other error.
+func (r *race) write(ctx context.Context, s Store, w, maxIterations int) error {
+	for i := 0; ; i++ {
+		if i > maxIterations {
+			return fmt.Errorf("writer %d: no progress after %d attempts", w, i)
+		}
+		c := (w + i) % r.convs
+		done, err := writeTurn(ctx, s, r.convID(c), r.turns, w, func(turn int) string { return r.resultOf(c, turn, w) })
+		switch {
+		case errors.Is(err, store.ErrConversationBusy):
+			r.count(&r.busy)
+			continue
+		case err != nil && strings.Contains(err.Error(), "load the conversation"):
+			r.count(&r.stale)
+			continue
+		case err != nil:
+			return fmt.Errorf("writer %d: %w", w, err)
+		}
+		if done > 0 {
+			if err := r.claim(c, done, w); err != nil {
+				return err
+			}
+		}
+		if finished(ctx, s, r.convs, r.turns, r.convID) {
+			return nil
+		}
+	}
+}
+
+func (r *race) count(n *int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*n++
+}
+
+// claim records that writer w wrote turn of conversation c; a turn
+// written twice is an error.
+func (r *race) claim(c, turn, w int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, dup := r.owner[[2]int{c, turn}]; dup {
+		return fmt.Errorf("turn %d of %s written by writers %d and %d", turn, r.convID(c), prev, w)
+	}
+	r.owner[[2]int{c, turn}] = w
+	return nil
+}
+
+// check loads every conversation from s: each has its turns, each turn
+// whole and written by the writer that claimed it. It returns the rounds
+// loaded.
+func (r *race) check(ctx context.Context, t *testing.T, s Store) int {
 	rounds := 0
-	for c := range convs {
-		conv, err := stores[0].LoadFull(ctx, convID(c))
+	for c := range r.convs {
+		conv, err := s.LoadFull(ctx, r.convID(c))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(conv.Turns) != turns {
-			t.Fatalf("%s: %d turns, want %d", convID(c), len(conv.Turns), turns)
+		if len(conv.Turns) != r.turns {
+			t.Fatalf("%s: %d turns, want %d", r.convID(c), len(conv.Turns), r.turns)
 		}
 		for _, turn := range conv.Turns {
-			w, ok := owner[[2]int{c, turn.Index}]
+			w, ok := r.owner[[2]int{c, turn.Index}]
+			want := r.resultOf(c, turn.Index, w)
 			if !ok || turn.Outcome != harness.Answered || len(turn.Rounds) != 2 || len(turn.Rounds[0].Results) != 1 ||
-				turn.Rounds[0].Results[0].FullText() != resultOf(c, turn.Index, w) || turn.Input != resultOf(c, turn.Index, w) {
-				t.Errorf("%s turn %d (writer %d, %v): %s", convID(c), turn.Index, w, ok, jsonOf(t, turn))
+				turn.Rounds[0].Results[0].FullText() != want || turn.Input != want {
+				t.Errorf("%s turn %d (writer %d, %v): %s", r.convID(c), turn.Index, w, ok, jsonOf(t, turn))
 			}
 			rounds += len(turn.Rounds)
 		}
 	}
-	if n := be.Count(t, "rounds", ""); rounds != convs*turns*2 || n != rounds {
-		t.Errorf("%d rounds loaded, %d stored, want %d", rounds, n, convs*turns*2)
-	}
-	t.Logf("%d writers × %d conversations × %d turns: %d turns recorded in %v (%.0f turns/s), %d refused as busy, %d as stale, 0 lost or duplicated",
-		writers, convs, turns, len(owner), elapsed.Round(time.Millisecond), float64(len(owner))/elapsed.Seconds(), busy, stale)
+	return rounds
 }
 
 // writeTurn records the next turn of conversation id (a tool round and an

@@ -95,3 +95,17 @@ func PromptHash(text string) string {
 
 // Short abbreviates a content hash for messages.
 func Short(h string) string { return h[:min(len(h), 12)] }
+
+// RequestGarbage returns the statements (the same in SQLite and PostgreSQL)
+// that remove the system prompts, tool lists and schemas no stored round
+// refers to any more, in order: members before their lists, lists before
+// the schemas they held. Prompts and lists are shared between
+// conversations, so only those nothing uses go.
+func RequestGarbage() []string {
+	return []string{
+		`DELETE FROM tool_set_members WHERE set_hash IN (SELECT hash FROM tool_sets t WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = t.hash))`,
+		`DELETE FROM tool_sets WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = tool_sets.hash)`,
+		`DELETE FROM tool_schemas WHERE NOT EXISTS (SELECT 1 FROM tool_set_members m WHERE m.schema_hash = tool_schemas.hash)`,
+		`DELETE FROM system_prompts WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_system = system_prompts.hash)`,
+	}
+}

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -19,6 +21,20 @@ type Pending struct {
 type pendingKey struct {
 	conv        string
 	turn, round int
+}
+
+// Add keeps what req offers for its round of turn: the request's
+// system prompt and tool schemas, copied and hashed (NewRequest). A
+// conversation without an id, or a missing turn or request, is an error.
+func (p *Pending) Add(conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
+	switch {
+	case conv == nil || conv.ID == "":
+		return errors.New("the conversation has no id")
+	case turn == nil || req == nil:
+		return errors.New("AddRequest needs a turn and a request")
+	}
+	p.Put(conv.ID, turn.Index, req.Round, NewRequest(req))
+	return nil
 }
 
 // Put keeps r for round round of turn turn; a retried request replaces
@@ -86,6 +102,27 @@ func (q *Events) Add(e harness.Event) int {
 	defer q.mu.Unlock()
 	q.pending = append(q.pending, e)
 	return len(q.pending)
+}
+
+// Observe queues e and, when MaxEvents wait, writes them with flush (the
+// store's Flush), reporting its error: an observer cannot fail a run.
+func (q *Events) Observe(e harness.Event, flush func(context.Context) error) {
+	if q.Add(e) >= MaxEvents {
+		if err := flush(context.Background()); err != nil {
+			q.Report(err)
+		}
+	}
+}
+
+// Then returns an observer that calls first and then next (which may be
+// nil): how a store's Observer chains another.
+func Then(first, next harness.Observer) harness.Observer {
+	return func(e harness.Event) {
+		first(e)
+		if next != nil {
+			next(e)
+		}
+	}
 }
 
 // Take removes and returns the waiting events.

@@ -1,10 +1,11 @@
-package codec
+package rows
 
 import (
 	"fmt"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // Loader assembles a conversation from the rows a store reads, table by
@@ -154,7 +155,7 @@ type toolList struct {
 // does not hold the prompt.
 func (r *Requests) Round(q store.Request, systemHash string, systemFound bool) error {
 	if systemHash != "" && !systemFound {
-		return fmt.Errorf("turn %d round %d refers to system prompt %s, which the store does not hold", q.Turn, q.Round, Short(systemHash))
+		return fmt.Errorf("turn %d round %d refers to system prompt %s, which the store does not hold", q.Turn, q.Round, codec.Short(systemHash))
 	}
 	if q.ToolSet != "" {
 		if r.sets == nil {
@@ -185,7 +186,7 @@ func (r *Requests) Member(hash string, tools, bytes, pos int, spec harness.ToolS
 		r.lists[hash] = l
 	}
 	if pos != len(l.tools)+1 {
-		return fmt.Errorf("tool list %s lacks member %d", Short(hash), len(l.tools)+1)
+		return fmt.Errorf("tool list %s lacks member %d", codec.Short(hash), len(l.tools)+1)
 	}
 	l.tools = append(l.tools, spec)
 	return nil
@@ -198,33 +199,11 @@ func (r *Requests) Done() ([]store.Request, error) {
 		l := r.lists[h]
 		if l == nil || len(l.tools) != l.n {
 			q := r.Out[idx[0]]
-			return nil, fmt.Errorf("turn %d round %d refers to tool list %s, which the store does not hold whole", q.Turn, q.Round, Short(h))
+			return nil, fmt.Errorf("turn %d round %d refers to tool list %s, which the store does not hold whole", q.Turn, q.Round, codec.Short(h))
 		}
 		for _, i := range idx {
 			r.Out[i].Tools, r.Out[i].ToolBytes = l.tools, l.bytes
 		}
 	}
 	return r.Out, nil
-}
-
-// CheckSavable refuses a conversation that cannot be saved: one without an
-// id, or loaded without its full payloads (see store.Partial), whose model
-// copies would be stored as if they were what the tools returned.
-func CheckSavable(conv *harness.Conversation) error {
-	if conv == nil || conv.ID == "" {
-		return fmt.Errorf("Save needs a conversation with an id")
-	}
-	for i, t := range conv.Turns {
-		if t.Index != i+1 {
-			return fmt.Errorf("conversation %s: turn %d has index %d", conv.ID, i+1, t.Index)
-		}
-		for _, r := range t.Rounds {
-			for _, res := range r.Results {
-				if store.Partial(res) {
-					return fmt.Errorf("result %s of turn %d was loaded without its full payload; save a conversation from LoadFull", res.CallID, t.Index)
-				}
-			}
-		}
-	}
-	return nil
 }
