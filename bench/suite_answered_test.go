@@ -16,7 +16,7 @@ import (
 func trimNewestToo() replay.Policy {
 	return replay.Policy{Name: "trim-newest-too", New: func(env replay.Env) (*replay.Config, error) {
 		st := stack.New(&stack.Config{NoTurnBudget: true})
-		tb := &policy.TurnBudget{}
+		tb := &policy.TurnBudget{When: policy.OnArrival}
 		arrive := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 			final := v.Final
 			v.Final = true // every round decided, the newest too
@@ -30,8 +30,9 @@ func trimNewestToo() replay.Policy {
 
 // TestAnsweredWithTools measures the seed's case (answered-with-tools):
 // the answer request, made with tools offered, under harness's default
-// turn budget (decided on arrival), the budget of the synthesis call only
-// (the default before) and no budget.
+// turn budget (the synthesis call only), the budget decided on arrival
+// (harness+arrival), that budget applied to the newest round too, and no
+// budget.
 func TestAnsweredWithTools(t *testing.T) {
 	recs, err := Suite()
 	if err != nil {
@@ -52,18 +53,18 @@ func TestAnsweredWithTools(t *testing.T) {
 	}
 	tests := []struct {
 		preset   string // or trim-newest-too
-		evidence int // chars of evidence in the answer request
-		visible  int // needles visible where first used
+		evidence int    // chars of evidence in the answer request
+		visible  int    // needles visible where first used
 		breaks   int
 	}{
 		// No budget acts on a request with tools offered.
 		{"none", 55_991, 11, 0},
 		{"harness-no-turnbudget", 55_991, 11, 0},
-		{"harness-final-round", 55_991, 11, 0},
+		{"harness", 55_991, 11, 0},
 		// Rounds 1-3 whole, 4-6 at the 1,200 floor, 7 whole while newest:
 		// one mention (in article 4 or 6, past its share) is hidden, and
 		// recall still holds it.
-		{"harness", 35_595, 10, 0},
+		{"harness+arrival", 35_595, 10, 0},
 		// Trimming the newest round too hides the related link at the end
 		// of articles 4-7 from the call that follows it: the model could
 		// not choose its next read (a live run would spend a recall round

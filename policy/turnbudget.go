@@ -35,29 +35,32 @@ const turnBudgetName = "turnbudget"
 type When int
 
 const (
-	// OnArrival, the default, decides each result's share of the turn's
-	// budget once, from what the turn has left when its round arrives:
-	// the results new in a round are water-filled against the budget less
-	// what the turn's earlier rounds show. The newest round is shown whole
-	// while the model chooses its next call from it, and keeps its share
-	// from the next request on (or at once in a final request). A result
-	// is therefore rewritten at most once, right after it was newest, and
-	// only when the turn has spent its budget; every other byte of the
-	// request repeats the previous one, so the cached prefix never
-	// shrinks. It bounds the request in which the model answers on its
-	// own (tools still offered) as well as the synthesis call. Ended
-	// turns keep the shares they had in their last request.
-	OnArrival When = iota
-	// FinalRound trims only the request made with tools withheld (the
-	// synthesis call after the round limit, or after a policy stopped the
-	// tool rounds), sharing the budget among all of the turn's results at
-	// once. A request in which the model answers on its own is not
-	// trimmed. The default before OnArrival.
-	FinalRound
+	// FinalRound, the default, trims only the request made with tools
+	// withheld (the synthesis call after the round limit, or after a
+	// policy stopped the tool rounds), sharing the budget among all of
+	// the turn's results at once. Mid-loop the model may still need a
+	// full body, and earlier requests stay cache-friendly; a request in
+	// which the model answers on its own, tools still offered, is not
+	// trimmed.
+	FinalRound When = iota
 	// EveryRound trims every request of the turn, but keeps the newest
 	// round's results whole unless they alone exceed the budget. The cut
 	// moves as results arrive, so older results change in every request.
 	EveryRound
+	// OnArrival decides each result's share of the turn's budget once,
+	// from what the turn has left when its round arrives: the results new
+	// in a round are water-filled against the budget less what the turn's
+	// earlier rounds show. The newest round is shown whole while the model
+	// chooses its next call from it, and keeps its share from the next
+	// request on (or at once in a final request). A result is therefore
+	// rewritten at most once, right after it was newest, and only when
+	// the turn has spent its budget; every other byte of the request
+	// repeats the previous one, so the cached prefix never shrinks. It
+	// bounds the request in which the model answers on its own as well as
+	// the synthesis call. Ended turns keep the shares they had in their
+	// last request. It is not the default: results the model keeps using
+	// rounds later (a file read, then edited) lose their bodies too.
+	OnArrival
 )
 
 // String returns "on-arrival", "final-round" or "every-round".
@@ -78,8 +81,8 @@ func (w When) String() string {
 // ([WaterFill]): small results stay whole and the large ones are cut to a
 // common cap, never below MinKeep, each ending with a visible marker that
 // counts inside the cap and says how to fetch the full result. When
-// chooses when the budget applies (default OnArrival: as each round's
-// results arrive). Only the view changes: the stored results stay whole.
+// chooses when the budget applies (default FinalRound: the synthesis
+// call). Only the view changes: the stored results stay whole.
 //
 // Only tool messages are touched; the system prompt, user inputs and
 // assistant messages are somebody else's budget. FinalRound and EveryRound
@@ -97,11 +100,17 @@ type TurnBudget struct {
 	// policy appends how much was removed and the spill path or call id
 	// that fetches the full result.
 	Marker string
-	// When chooses the requests trimmed (default OnArrival).
+	// When chooses the requests trimmed (default FinalRound).
 	When When
 	// Counter, when set, measures results in its own unit (tokens)
 	// instead of characters.
 	Counter tokens.Counter
+	// Rounds is how many tool rounds of a turn OnArrival shares the
+	// budget among (default harness.DefaultMaxRounds, the agent's round
+	// limit); later rounds' results stay whole. The budget bounds the
+	// request that answers a turn of that many rounds; the later rounds
+	// of a longer turn (a coding session) are left to compaction.
+	Rounds int
 }
 
 // ApplyView trims the tool messages of v to the budget (see When).
@@ -232,6 +241,9 @@ func (b *TurnBudget) withDefaults() TurnBudget {
 	}
 	if cfg.Marker == "" {
 		cfg.Marker = DefaultTurnMarker
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = harness.DefaultMaxRounds
 	}
 	// Every trim must carry a visible marker: the floor is never below the
 	// short one.

@@ -23,7 +23,7 @@ func (cfg *TurnBudget) applyOnArrival(ctx context.Context, v *harness.View, ms m
 	spent := map[int]int{} // per turn: what its decided rounds show
 	var now shares
 	for _, g := range gs {
-		if g.round == open[g.turn] {
+		if g.round == open[g.turn] || g.round > cfg.Rounds {
 			continue
 		}
 		// A share is new in this request when its round was open in the

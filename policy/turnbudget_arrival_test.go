@@ -52,6 +52,9 @@ func TestTurnBudgetOnArrival(t *testing.T) {
 		{"seven bodies, synthesis call", seven, true, []int{8000, 8000, 8000, 1200, 1200, 1200, 1200}},
 		// Small results are never trimmed; a round shares what is left.
 		{"lopsided", [][]int{{300, 420}, {800, 8000}, {8000, 8000, 8000}, {500}}, false, []int{300, 420, 800, 8000, 4826, 4826, 4826, 500}},
+		// Past the round limit (8) a turn is a long task: its later
+		// rounds stay whole.
+		{"past the round limit", slices.Repeat([][]int{{8000}}, 10), false, []int{8000, 8000, 8000, 1200, 1200, 1200, 1200, 1200, 8000, 8000}},
 		{"everything fits", [][]int{{5000}, {5000, 5000}, {5000}}, true, []int{5000, 5000, 5000, 5000}},
 		// One read asked for after the budget is spent (the marker's "ask
 		// for one item") is shown whole while the model reads it.
@@ -59,7 +62,7 @@ func TestTurnBudgetOnArrival(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vs := requestsOf(t, &TurnBudget{}, tt.rounds, tt.final)
+			vs := requestsOf(t, &TurnBudget{When: OnArrival}, tt.rounds, tt.final)
 			last := vs[len(vs)-1]
 			if got := turnEvidence(last); !slices.Equal(got, tt.want) {
 				t.Fatalf("last request's evidence = %v, want %v", got, tt.want)
@@ -103,12 +106,12 @@ func TestTurnBudgetOnArrivalEndedTurn(t *testing.T) {
 	for _, final := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ended in a final request %v", final), func(t *testing.T) {
 			conv, turn := turnWith([]int{8000, 8000, 8000}, []int{8000}, []int{8000})
-			ended := apply(t, &TurnBudget{}, conv, turn, final)
+			ended := apply(t, &TurnBudget{When: OnArrival}, conv, turn, final)
 			turn.Rounds = append(turn.Rounds, &harness.Round{Index: 4, Final: final,
 				Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("answer")}}})
 			next := &harness.Turn{Index: 3, Input: "and the next question"}
 			conv.Turns = append(conv.Turns, next)
-			v := apply(t, &TurnBudget{}, conv, next, false)
+			v := apply(t, &TurnBudget{When: OnArrival}, conv, next, false)
 			if n := sameUpTo(ended, v); n != len(ended.Messages) {
 				t.Errorf("the next turn shares %d of the %d messages of the ended turn's last request", n, len(ended.Messages))
 			}
@@ -138,7 +141,7 @@ func TestTurnBudgetOnArrivalEvents(t *testing.T) {
 	for k := 0; k <= len(rounds); k++ {
 		conv, turn := turnWith(rounds[:k]...)
 		v := harness.BuildView(conv, turn, "", nil, k == len(rounds))
-		if err := (&TurnBudget{}).ApplyView(ctx, v); err != nil {
+		if err := (&TurnBudget{When: OnArrival}).ApplyView(ctx, v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,7 +173,7 @@ func TestTurnBudgetArrive(t *testing.T) {
 			v.Messages = append(v.Messages, harness.ToolMessage(res))
 			v.Origins = append(v.Origins, harness.Origin{Turn: 1, Round: 1, Result: res})
 		}
-		shown, err := (&TurnBudget{}).Arrive(context.Background(), v, tt.spent)
+		shown, err := (&TurnBudget{When: OnArrival}).Arrive(context.Background(), v, tt.spent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +192,7 @@ func TestTurnBudgetArrive(t *testing.T) {
 
 // TestTurnBudgetOnArrivalInAgent runs the seed's case in the real loop:
 // a model that reads one 8,000-character body in each of seven rounds and
-// answers on its own in round eight, tools still offered. The default
+// answers on its own in round eight, tools still offered. The OnArrival
 // budget bounds that answer request, every request shows the body the
 // model just read whole, no request's shared prefix with the one before
 // shrinks, and the stored results stay whole.
@@ -211,7 +214,7 @@ func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
 	get := harness.Tool{Spec: harness.ToolSpec{Name: "get_article", Risk: harness.ReadOnly}, Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
 		return harness.TextResult(body(c.ID, 8000, 'z')), nil
 	}}
-	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{get}, Policies: []harness.ViewPolicy{&TurnBudget{}}})
+	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{get}, Policies: []harness.ViewPolicy{&TurnBudget{When: OnArrival}}})
 	if err != nil {
 		t.Fatal(err)
 	}
