@@ -84,7 +84,7 @@ func TestReplayUsageErrors(t *testing.T) {
 }
 
 func TestBenchAndAudit(t *testing.T) {
-	stdout, stderr, code := inproc(t, "bench", "--presets", "harness,codex")
+	stdout, stderr, code := inproc(t, "bench", "--suite", "--presets", "harness,codex")
 	if code != 0 || !strings.Contains(stdout, "harness") || !strings.Contains(stdout, "8 recordings") || strings.Contains(stderr, "\r") {
 		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, stderr)
 	}
