@@ -254,3 +254,71 @@ func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTurnBudgetOnArrival checks the OnArrival invariants on turns of
+// arbitrary shape: the newest round is whole in a request with tools, a
+// request's shared prefix with the one before never shrinks, only the
+// round that was newest is rewritten, every trim is marked, and the
+// stored results are never changed.
+func FuzzTurnBudgetOnArrival(f *testing.F) {
+	f.Add([]byte{80, 80, 80, 80, 80, 80, 80}, uint16(24_000), false)
+	f.Add([]byte{3, 4, 8, 80, 0, 80, 80, 80, 5}, uint16(24_000), true)
+	f.Add([]byte{200, 200, 0, 10, 10, 10, 0, 250}, uint16(10_000), false)
+	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 90}, uint16(300), true)
+	f.Fuzz(func(t *testing.T, shape []byte, budget uint16, final bool) {
+		if len(shape) > 24 {
+			t.Skip()
+		}
+		// Each byte is a result of 100 × b characters; a 0 ends a round.
+		var rounds [][]int
+		cur := []int{}
+		for _, b := range shape {
+			if b == 0 {
+				if len(cur) > 0 {
+					rounds, cur = append(rounds, cur), []int{}
+				}
+				continue
+			}
+			cur = append(cur, 100*int(b))
+		}
+		if len(cur) > 0 {
+			rounds = append(rounds, cur)
+		}
+		b := &TurnBudget{When: OnArrival, Chars: int(budget)}
+		vs := requestsOf(t, b, rounds, final)
+		prev := 0
+		for k, v := range vs {
+			for i, m := range v.Messages {
+				o := v.Origins[i]
+				if m.Role != harness.RoleTool || o.Result == nil {
+					continue
+				}
+				if o.Result.Cut() || o.Result.Model != nil {
+					t.Fatalf("request %d: stored result %s changed", k+1, m.ToolCallID)
+				}
+				if len(o.Cuts) == 0 {
+					continue
+				}
+				if o.Turn == 2 && o.Round == k && !v.Final {
+					t.Fatalf("request %d trimmed the newest round", k+1)
+				}
+				if !strings.Contains(m.Text(), "… (trimmed") {
+					t.Fatalf("request %d: %s trimmed without a marker", k+1, m.ToolCallID)
+				}
+			}
+			if k == 0 {
+				continue
+			}
+			same := sameUpTo(vs[k-1], v)
+			if same < prev {
+				t.Fatalf("request %d shares %d messages with the one before, down from %d", k+1, same, prev)
+			}
+			for i := same; i < len(vs[k-1].Messages); i++ {
+				if o := vs[k-1].Origins[i]; o.Turn != 2 || o.Round != k-1 {
+					t.Fatalf("request %d rewrote message %d (turn %d round %d)", k+1, i, o.Turn, o.Round)
+				}
+			}
+			prev = same
+		}
+	})
+}
