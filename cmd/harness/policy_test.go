@@ -13,6 +13,20 @@ import (
 	"github.com/agentharness/harness/stack"
 )
 
+// policyConfig parses the policy flags args and builds their stack
+// configuration (model "m", no summarizer, counter or calibrator).
+func policyConfig(t *testing.T, args ...string) (stack.Config, error) {
+	t.Helper()
+	var p policyFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	p.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return p.config("m", nil, nil, nil)
+}
+
 func TestPolicyFlagsClearOld(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -26,14 +40,7 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		{args: []string{"--no-compact"}},
 		{args: []string{"--clear-old", "-1"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
+		sc, err := policyConfig(t, tc.args...)
 		if tc.usage {
 			if !errors.Is(err, errUsage) {
 				t.Errorf("%v: err %v, want a usage error", tc.args, err)
@@ -122,14 +129,7 @@ func TestPolicyFlagsTurnBudget(t *testing.T) {
 		{args: []string{"--turn-budget", "0"}, off: true},
 		{args: []string{"--budget-on-arrival", "--budget-every-round"}, usage: true},
 	} {
-		var p policyFlags
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		p.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := p.config("m", nil, nil, nil)
+		sc, err := policyConfig(t, tc.args...)
 		if tc.usage != errors.Is(err, errUsage) || (!tc.usage && err != nil) {
 			t.Fatalf("%v: err %v, usage error wanted %v", tc.args, err, tc.usage)
 		}
