@@ -123,7 +123,7 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 	if cfg.When == OnArrival {
 		return cfg.applyOnArrival(ctx, v, ms)
 	}
-	ev := resultsOf(v, ms, v.Turn.Index)
+	ev := resultsOf(v, ms, ofTurn(v.Turn.Index))
 	if len(ev.idx) == 0 {
 		return nil
 	}
@@ -144,8 +144,8 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 }
 
 // Arrive trims the tool messages of v, the results new in one round of a
-// turn whose earlier results already show spent (in the budget's unit), to
-// what the turn's budget has left: they share max(Chars − spent, 1) by
+// turn (or in one request a proxy forwards) whose earlier results already
+// show spent (in the budget's unit), to what the turn's budget has left: they share max(Chars − spent, 1) by
 // water-filling, never below MinKeep. It returns what they show after the
 // trims. It is the rule OnArrival applies to each round, for drivers that
 // decide a result's model copy once, as it arrives (a proxy, which is
@@ -154,7 +154,7 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 func (b *TurnBudget) Arrive(ctx context.Context, v *harness.View, spent int) (int, error) {
 	cfg := b.withDefaults()
 	ms := cfg.measure()
-	ev := resultsOf(v, ms, -1)
+	ev := resultsOf(v, ms, anyOrigin)
 	s, err := cfg.arrive(ctx, v, ev, ev.all(), spent, ms, true)
 	if err != nil {
 		return 0, err
@@ -268,13 +268,12 @@ type turnResults struct {
 	newest int
 }
 
-// resultsOf collects the tool messages of turn in v (of every turn when
-// turn < 0; never a message with no turn, such as a note).
-func resultsOf(v *harness.View, ms measure, turn int) turnResults {
+// resultsOf collects the tool messages of v whose origin keep accepts.
+func resultsOf(v *harness.View, ms measure, keep func(harness.Origin) bool) turnResults {
 	var ev turnResults
 	for i, m := range v.Messages {
 		o := v.Origins[i]
-		if m.Role != harness.RoleTool || (turn >= 0 && (o.Turn == 0 || o.Turn != turn)) {
+		if m.Role != harness.RoleTool || !keep(o) {
 			continue
 		}
 		t := m.Text()
@@ -283,6 +282,16 @@ func resultsOf(v *harness.View, ms measure, turn int) turnResults {
 	}
 	return ev
 }
+
+// ofTurn keeps the results of turn (never a message with no turn, such
+// as a note); inTurns keeps those of every turn; anyOrigin keeps all.
+func ofTurn(turn int) func(harness.Origin) bool {
+	return func(o harness.Origin) bool { return o.Turn != 0 && o.Turn == turn }
+}
+
+func inTurns(o harness.Origin) bool { return o.Turn != 0 }
+
+func anyOrigin(harness.Origin) bool { return true }
 
 // all returns the positions 0…n-1 of ev's results.
 func (ev turnResults) all() []int {

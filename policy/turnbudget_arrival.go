@@ -17,7 +17,7 @@ import (
 // round, so it comes out the same in every later request: the view is
 // rebuilt from the transcript each time and repeats it byte for byte.
 func (cfg *TurnBudget) applyOnArrival(ctx context.Context, v *harness.View, ms measure) error {
-	ev := resultsOf(v, ms, -1)
+	ev := resultsOf(v, ms, inTurns)
 	gs := roundsOf(v, ev)
 	open := openRounds(v, gs)
 	spent := map[int]int{} // per turn: what its decided rounds show
