@@ -118,7 +118,7 @@ func TestPerRunFiguresSumToTotals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tab.Runs) != 7 || len(tab.Rows) != 4 {
+	if len(tab.Runs) != 8 || len(tab.Rows) != 4 {
 		t.Fatalf("%d runs, %d presets", len(tab.Runs), len(tab.Rows))
 	}
 	for p, row := range tab.Rows {
@@ -186,11 +186,11 @@ func TestPerRunText(t *testing.T) {
 	// the one output-heavy line.
 	lines := strings.Split(strings.TrimRight(def.String(), "\n"), "\n")
 	if len(lines) != 1+len(tab.Rows)+1+strings.Count(ColumnNotes, "\n")+1+1 ||
-		lines[len(lines)-1] != "output-heavy (largest tool result ≥ 10,000 chars and ≥ 1/3 of all result chars): 3 of 7: lockfile (98.5%), spill-paging (98.7%), build-log-tail (99.0%)" {
+		lines[len(lines)-1] != "output-heavy (largest tool result ≥ 10,000 chars and ≥ 1/3 of all result chars): 3 of 8: lockfile (98.5%), spill-paging (98.7%), build-log-tail (99.0%)" {
 		t.Errorf("default output:\n%s", def.String())
 	}
 	out := per.String()
-	for _, want := range []string{"output-heavy 3", "all 7", "largest result", "293,720 of 298,236 = 98.5%"} {
+	for _, want := range []string{"output-heavy 3", "all 8", "largest result", "293,720 of 298,236 = 98.5%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("per-run output lacks %q:\n%s", want, out)
 		}
@@ -225,7 +225,7 @@ func TestPerRunText(t *testing.T) {
 		} `json:"runs"`
 		OutputHeavy Subset `json:"output_heavy"`
 	}
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 7 || !back.Runs[0].Heavy || back.Runs[1].Heavy ||
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Runs) != 8 || !back.Runs[0].Heavy || back.Runs[1].Heavy ||
 		back.Runs[0].Largest != 293720 || len(back.OutputHeavy.Rows) != len(tab.Rows) || len(back.Runs[0].Cells) != len(tab.Rows) {
 		t.Errorf("json: %v %.400s", err, b)
 	}

@@ -31,6 +31,11 @@ import (
 //   - overlapping-reads: one file read again and again in overlapping line
 //     ranges, and once exactly repeated (recorded agents re-read about 60% of what they read).
 //   - stuck-loop: the same failing test run eight times in a row.
+//   - answered-with-tools: the seed's customer case as it happened: seven
+//     rounds each read one article of about 8,000 characters (the tool's
+//     own cut) found through the previous one's related link, and the
+//     model answers on its own in round eight, tools still offered
+//     (56,000 characters of evidence in that request with no budget).
 //
 // Each call's output tokens are the o200k count of the assistant message
 // (text and call arguments); recorded input usage is left zero.
@@ -39,7 +44,7 @@ func Suite() ([]*replay.Recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	gens := []func(*scenario){lockfile, sevenArticles, graphql84, spillPaging, buildLogTail, overlappingReads, stuckLoop}
+	gens := []func(*scenario){lockfile, sevenArticles, graphql84, spillPaging, buildLogTail, overlappingReads, stuckLoop, answeredWithTools}
 	var out []*replay.Recording
 	for i, g := range gens {
 		s := &scenario{rng: rand.New(rand.NewPCG(uint64(i+1), 0x5eed)), counter: bpe}
@@ -215,6 +220,62 @@ func sevenArticles(s *scenario) {
 	}
 	final := s.step("Posts without a mention of the feature: " + strings.Join(ids[:3], ", ") + ". The others mention it in " + strings.Join(mentions[3:], ", ") + ".")
 	final.Final = true
+}
+
+// answeredWithTools is the seed's case with no round limit reached: the
+// model follows each article's related link to the next (the id is at the
+// end of the article, after its body: the model needs the article whole to
+// choose its next call), reads seven, and answers in round eight without a
+// synthesis call, citing the sections where four of them mention the
+// feature, each mention at a random place in its body.
+func answeredWithTools(s *scenario) {
+	get := tool("get_article", "Fetch the full body of one article.", harness.ReadOnly|harness.Network, "id")
+	s.start("answered-with-tools", "You answer questions about the user's knowledge base. Use the tools; cite the posts.",
+		"Which of my published posts has the offline-sync feature not been mentioned in yet? Start from the newest and follow the related links.", get)
+	var ids []string
+	for i := 0; i < 7; i++ {
+		ids = append(ids, fmt.Sprintf("post_%s", s.hex(6)))
+	}
+	var without, mentions []string
+	for i, id := range ids {
+		body := s.prose(7900)
+		if i%2 == 1 || i == 6 {
+			marker := fmt.Sprintf("Section%s", strings.ToUpper(s.word(1))+s.word(7))
+			at := s.rng.IntN(len(body))
+			body = body[:at] + " offline sync is covered in " + marker + ". " + body[at:]
+			mentions = append(mentions, fmt.Sprintf("%s (%s)", id, marker))
+		} else {
+			without = append(without, id)
+		}
+		var related []string
+		if i+1 < len(ids) {
+			related = []string{ids[i+1]}
+		}
+		arg := "latest"
+		if i > 0 {
+			arg = id
+		}
+		// About 8,000 characters each, the related link last: the tool's
+		// own cut (JSON.stringify(result).slice(0, 8000)) never reaches it.
+		s.step(fmt.Sprintf("Reading article %d.", i+1), callSpec{"get_article", fmt.Sprintf(`{"id":%q}`, arg), articleJSON(id, body, related, 8000)})
+	}
+	s.step("Posts without a mention of offline sync: " + strings.Join(without, ", ") + ". It is mentioned in " + strings.Join(mentions, ", ") + ".")
+}
+
+// articleJSON is an article as its tool returns it, its body shortened so
+// that the whole is at most limit bytes.
+func articleJSON(id, body string, related []string, limit int) string {
+	for {
+		out, _ := json.Marshal(struct {
+			ID      string   `json:"id"`
+			Body    string   `json:"body"`
+			Related []string `json:"related,omitempty"`
+		}{id, body, related})
+		if len(out) <= limit || body == "" {
+			return string(out)
+		}
+		body = strings.TrimSpace(body[:max(0, len(body)-(len(out)-limit))])
+	}
 }
 
 // storeNouns are the object types of the store's GraphQL API in

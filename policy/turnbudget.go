@@ -31,23 +31,43 @@ const shortTurnMarker = "\n… (trimmed)"
 // turnBudgetName names the policy in cuts and events.
 const turnBudgetName = "turnbudget"
 
-// When says which requests of a turn a [TurnBudget] trims.
+// When says which requests of a turn a [TurnBudget] trims, and how.
 type When int
 
 const (
-	// FinalRound trims only the request made with tools withheld (the
-	// synthesis call after the round limit, or after a policy stopped the
-	// tool rounds). Mid-loop the model may still need a full body to
-	// decide what to call next, and earlier requests stay cache-friendly.
+	// FinalRound, the default, trims only the request made with tools
+	// withheld (the synthesis call after the round limit, or after a
+	// policy stopped the tool rounds), sharing the budget among all of
+	// the turn's results at once. Mid-loop the model may still need a
+	// full body, and earlier requests stay cache-friendly; a request in
+	// which the model answers on its own, tools still offered, is not
+	// trimmed.
 	FinalRound When = iota
 	// EveryRound trims every request of the turn, but keeps the newest
-	// round's results whole unless they alone exceed the budget.
+	// round's results whole unless they alone exceed the budget. The cut
+	// moves as results arrive, so older results change in every request.
 	EveryRound
+	// OnArrival decides each result's share of the turn's budget once,
+	// from what the turn has left when its round arrives: the results new
+	// in a round are water-filled against the budget less what the turn's
+	// earlier rounds show. The newest round is shown whole while the model
+	// chooses its next call from it, and keeps its share from the next
+	// request on (or at once in a final request). A result is therefore
+	// rewritten at most once, right after it was newest, and only when
+	// the turn has spent its budget; every other byte of the request
+	// repeats the previous one, so the cached prefix never shrinks. It
+	// bounds the request in which the model answers on its own as well as
+	// the synthesis call. Ended turns keep the shares they had in their
+	// last request. It is not the default: results the model keeps using
+	// rounds later (a file read, then edited) lose their bodies too.
+	OnArrival
 )
 
-// String returns "final-round" or "every-round".
+// String returns "on-arrival", "final-round" or "every-round".
 func (w When) String() string {
 	switch w {
+	case OnArrival:
+		return "on-arrival"
 	case FinalRound:
 		return "final-round"
 	case EveryRound:
@@ -56,18 +76,21 @@ func (w When) String() string {
 	return fmt.Sprintf("when(%d)", int(w))
 }
 
-// TurnBudget is a [harness.ViewPolicy] that gives the current turn's tool
-// results one shared evidence budget per request. The budget is
-// shared by water-filling ([WaterFill]): small results stay whole and the
-// large ones are cut to a common cap, never below MinKeep, each ending with
-// a visible marker that counts inside the cap and says how to fetch the
-// full result. Only the view changes: the stored results stay whole.
+// TurnBudget is a [harness.ViewPolicy] that gives a turn's tool results
+// one shared evidence budget. The budget is shared by water-filling
+// ([WaterFill]): small results stay whole and the large ones are cut to a
+// common cap, never below MinKeep, each ending with a visible marker that
+// counts inside the cap and says how to fetch the full result. When
+// chooses when the budget applies (default FinalRound: the synthesis
+// call). Only the view changes: the stored results stay whole.
 //
-// Only tool messages of the turn being answered are touched; the system
-// prompt, user inputs, assistant messages and earlier turns' results are
-// somebody else's budget. A nil *TurnBudget or zero fields mean defaults.
+// Only tool messages are touched; the system prompt, user inputs and
+// assistant messages are somebody else's budget. FinalRound and EveryRound
+// touch only the turn being answered; OnArrival keeps an ended turn's
+// shares as its last request showed them, so the next turn's requests
+// extend that prefix. A nil *TurnBudget or zero fields mean defaults.
 type TurnBudget struct {
-	// Chars is the budget of one request (default 24,000), in characters,
+	// Chars is the budget of one turn (default 24,000), in characters,
 	// or in the Counter's unit when Counter is set.
 	Chars int
 	// MinKeep is the floor (default 1,200), in the same unit; it is never
@@ -82,62 +105,125 @@ type TurnBudget struct {
 	// Counter, when set, measures results in its own unit (tokens)
 	// instead of characters.
 	Counter tokens.Counter
+	// Rounds is how many tool rounds of a turn OnArrival shares the
+	// budget among (default harness.DefaultMaxRounds, the agent's round
+	// limit); later rounds' results stay whole. The budget bounds the
+	// request that answers a turn of that many rounds; the later rounds
+	// of a longer turn (a coding session) are left to compaction.
+	Rounds int
 }
 
-// ApplyView trims the current turn's tool messages of v to the budget.
+// ApplyView trims the tool messages of v to the budget (see When).
 func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 	cfg := b.withDefaults()
 	if v == nil || v.Turn == nil || (cfg.When == FinalRound && !v.Final) {
 		return nil
 	}
-	ms := measure{count: harness.Chars, chars: true, unit: "chars"}
-	if cfg.Counter != nil {
-		ms = measure{count: cfg.Counter.Count, unit: "tokens"}
+	ms := cfg.measure()
+	if cfg.When == OnArrival {
+		return cfg.applyOnArrival(ctx, v, ms)
 	}
-	// Every trim must carry a visible marker: the floor is never below the
-	// short one.
-	cfg.MinKeep = max(cfg.MinKeep, ms.count(shortTurnMarker))
-
-	ev := turnResultsOf(v, ms)
+	ev := resultsOf(v, ms, ofTurn(v.Turn.Index))
 	if len(ev.idx) == 0 {
 		return nil
 	}
-	kept := ev.sizes
+	var kept []int
 	limit := 0
 	if cfg.When == EveryRound {
 		kept, limit = fillKeepingNewest(v, ev.idx, ev.sizes, ev.newest, cfg.Chars, cfg.MinKeep)
 	} else {
 		limit, kept = WaterFill(ev.sizes, cfg.Chars, cfg.MinKeep)
 	}
+	s, err := cfg.cut(ctx, v, ev, ev.all(), kept, ms, true)
+	if err != nil {
+		return err
+	}
+	s.limit = limit
+	cfg.report(ctx, v, s, ms)
+	return nil
+}
 
-	before, after, trimmed := 0, 0, 0
-	for k := range ev.idx {
-		before += ev.sizes[k]
+// Arrive trims the tool messages of v, the results new in one round of a
+// turn (or in one request a proxy forwards) whose earlier results already
+// show spent (in the budget's unit), to what the turn's budget has left: they share max(Chars − spent, 1) by
+// water-filling, never below MinKeep. It returns what they show after the
+// trims. It is the rule OnArrival applies to each round, for drivers that
+// decide a result's model copy once, as it arrives (a proxy, which is
+// handed the client's history and forwards each result the same way every
+// time after).
+func (b *TurnBudget) Arrive(ctx context.Context, v *harness.View, spent int) (int, error) {
+	cfg := b.withDefaults()
+	ms := cfg.measure()
+	ev := resultsOf(v, ms, anyOrigin)
+	s, err := cfg.arrive(ctx, v, ev, ev.all(), spent, ms, true)
+	if err != nil {
+		return 0, err
+	}
+	if v.Turn != nil {
+		cfg.report(ctx, v, s, ms)
+	}
+	return s.after, nil
+}
+
+// arrive water-fills the results ks of ev against what the turn has left
+// after spent and trims them (see Arrive).
+func (cfg *TurnBudget) arrive(ctx context.Context, v *harness.View, ev turnResults, ks []int, spent int, ms measure, loud bool) (shares, error) {
+	sizes := make([]int, len(ks))
+	for j, k := range ks {
+		sizes[j] = ev.sizes[k]
+	}
+	limit, kept := WaterFill(sizes, max(cfg.Chars-spent, 1), cfg.MinKeep)
+	full := append([]int(nil), ev.sizes...)
+	for j, k := range ks {
+		full[k] = kept[j]
+	}
+	s, err := cfg.cut(ctx, v, ev, ks, full, ms, loud)
+	s.limit = limit
+	return s, err
+}
+
+// shares sums what one application of the budget did.
+type shares struct {
+	before, after, trimmed, results, limit int
+}
+
+// cut trims each result ks of ev to kept[k] (in ms's unit) when that is
+// below its size. loud reports each trim as an event; a share decided
+// earlier and only repeated in this view is not reported again.
+func (cfg *TurnBudget) cut(ctx context.Context, v *harness.View, ev turnResults, ks, kept []int, ms measure, loud bool) (shares, error) {
+	var s shares
+	for _, k := range ks {
+		s.before += ev.sizes[k]
+		s.results++
 		if kept[k] >= ev.sizes[k] {
-			after += ev.sizes[k]
+			s.after += ev.sizes[k]
 			continue
 		}
-		shown, err := cfg.trim(ctx, v, ev, k, kept[k], limit, ms)
+		shown, err := cfg.trim(ctx, v, ev, k, kept[k], ms, loud)
 		if err != nil {
-			return err
+			return s, err
 		}
-		after += shown
-		trimmed++
+		s.after += shown
+		s.trimmed++
 	}
-	if trimmed == 0 {
-		return nil
+	return s, nil
+}
+
+// report emits the summary event of s, when it trimmed something.
+func (cfg *TurnBudget) report(ctx context.Context, v *harness.View, s shares, ms measure) {
+	if s.trimmed == 0 {
+		return
 	}
 	harness.Emit(ctx, harness.Event{
 		Kind: harness.EventPolicy, Conversation: convID(v), Turn: v.Turn.Index, Round: v.Round,
 		Policy: turnBudgetName,
 		Detail: fmt.Sprintf("turn evidence %d → %d %s: %d of %d results trimmed to a cap of %d (budget %d, floor %d)",
-			before, after, ms.unit, trimmed, len(ev.idx), limit, cfg.Chars, cfg.MinKeep),
+			s.before, s.after, ms.unit, s.trimmed, s.results, s.limit, cfg.Chars, cfg.MinKeep),
 		Data: map[string]any{
-			"unit": ms.unit, "budget": cfg.Chars, "min_keep": cfg.MinKeep, "cap": limit, "when": cfg.When.String(),
-			"results": len(ev.idx), "trimmed": trimmed, "before": before, "after": after,
+			"unit": ms.unit, "budget": cfg.Chars, "min_keep": cfg.MinKeep, "cap": s.limit, "when": cfg.When.String(),
+			"results": s.results, "trimmed": s.trimmed, "before": s.before, "after": s.after,
 		},
 	})
-	return nil
 }
 
 // withDefaults is a copy of b (the zero TurnBudget when b is nil) with the
@@ -156,12 +242,25 @@ func (b *TurnBudget) withDefaults() TurnBudget {
 	if cfg.Marker == "" {
 		cfg.Marker = DefaultTurnMarker
 	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = harness.DefaultMaxRounds
+	}
+	// Every trim must carry a visible marker: the floor is never below the
+	// short one.
+	cfg.MinKeep = max(cfg.MinKeep, cfg.measure().count(shortTurnMarker))
 	return cfg
 }
 
-// turnResults is the evidence of the view's turn: its tool messages in
-// view order (their indexes, texts and measured sizes) and the newest
-// round they come from.
+// measure is the budget's unit: characters, or the Counter's.
+func (cfg *TurnBudget) measure() measure {
+	if cfg.Counter != nil {
+		return measure{count: cfg.Counter.Count, unit: "tokens"}
+	}
+	return measure{count: harness.Chars, chars: true, unit: "chars"}
+}
+
+// turnResults is evidence of a view: tool messages in view order (their
+// indexes, texts and measured sizes) and the newest round they come from.
 type turnResults struct {
 	idx    []int
 	texts  []string
@@ -169,11 +268,12 @@ type turnResults struct {
 	newest int
 }
 
-func turnResultsOf(v *harness.View, ms measure) turnResults {
+// resultsOf collects the tool messages of v whose origin keep accepts.
+func resultsOf(v *harness.View, ms measure, keep func(harness.Origin) bool) turnResults {
 	var ev turnResults
 	for i, m := range v.Messages {
 		o := v.Origins[i]
-		if m.Role != harness.RoleTool || o.Turn == 0 || o.Turn != v.Turn.Index {
+		if m.Role != harness.RoleTool || !keep(o) {
 			continue
 		}
 		t := m.Text()
@@ -183,10 +283,29 @@ func turnResultsOf(v *harness.View, ms measure) turnResults {
 	return ev
 }
 
+// ofTurn keeps the results of turn (never a message with no turn, such
+// as a note); inTurns keeps those of every turn; anyOrigin keeps all.
+func ofTurn(turn int) func(harness.Origin) bool {
+	return func(o harness.Origin) bool { return o.Turn != 0 && o.Turn == turn }
+}
+
+func inTurns(o harness.Origin) bool { return o.Turn != 0 }
+
+func anyOrigin(harness.Origin) bool { return true }
+
+// all returns the positions 0…n-1 of ev's results.
+func (ev turnResults) all() []int {
+	ks := make([]int, len(ev.idx))
+	for k := range ks {
+		ks[k] = k
+	}
+	return ks
+}
+
 // trim cuts the k-th result of ev to keep (in ms's unit) with a marker
-// that says where the full result is, records the cut, emits its event and
-// returns the size shown.
-func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults, k, keep, limit int, ms measure) (int, error) {
+// that says where the full result is, records the cut, emits its event
+// when loud and returns the size shown.
+func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults, k, keep int, ms measure, loud bool) (int, error) {
 	i := ev.idx[k]
 	res := v.Origins[i].Result
 	where := locator.Hint(locator.Newest(res, v.Messages[i].ToolCallID))
@@ -205,14 +324,21 @@ func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults
 	if len(others) > 0 {
 		v.Messages[i].Parts = append(v.Messages[i].Parts, others...)
 	}
+	if !loud {
+		return shown, nil
+	}
 	m := v.Messages[i]
+	turn := 0
+	if v.Turn != nil {
+		turn = v.Turn.Index
+	}
 	harness.Emit(ctx, harness.Event{
-		Kind: harness.EventPolicy, Conversation: convID(v), Turn: v.Turn.Index, Round: v.Round,
+		Kind: harness.EventPolicy, Conversation: convID(v), Turn: turn, Round: v.Round,
 		Policy: turnBudgetName,
 		Detail: fmt.Sprintf("%s result %s trimmed from %d to %d %s", m.ToolName, m.ToolCallID, ev.sizes[k], shown, ms.unit),
 		Call:   &harness.ToolCall{ID: m.ToolCallID, Name: m.ToolName},
 		Result: &harness.ResultInfo{Tool: m.ToolName, BytesIn: cut.BytesIn, BytesShown: cut.BytesOut, IsError: m.IsError, Cuts: []harness.Cut{cut}},
-		Data:   map[string]any{"unit": ms.unit, "size_in": ev.sizes[k], "size_out": shown, "cap": limit, "marker": mark},
+		Data:   map[string]any{"unit": ms.unit, "size_in": ev.sizes[k], "size_out": shown, "cap": keep, "marker": mark},
 	})
 	return shown, nil
 }

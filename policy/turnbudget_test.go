@@ -88,7 +88,7 @@ func TestTurnBudgetSeedExamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conv, turn := turnWith(tt.rounds...)
-			v := apply(t, &TurnBudget{}, conv, turn, true)
+			v := apply(t, &TurnBudget{When: FinalRound}, conv, turn, true)
 			got := turnEvidence(v)
 			if !slices.Equal(got, tt.wantSizes) {
 				t.Fatalf("sizes = %v, want %v", got, tt.wantSizes)
@@ -158,7 +158,7 @@ func TestTurnBudgetScope(t *testing.T) {
 func TestTurnBudgetWhen(t *testing.T) {
 	conv, turn := turnWith([]int{8000, 8000, 8000}, []int{8000, 8000}, []int{9000, 1000})
 	// FinalRound leaves a request with tools untouched.
-	v := apply(t, &TurnBudget{}, conv, turn, false)
+	v := apply(t, &TurnBudget{When: FinalRound}, conv, turn, false)
 	if got := turnEvidence(v); !slices.Equal(got, []int{8000, 8000, 8000, 8000, 8000, 9000, 1000}) {
 		t.Errorf("FinalRound trimmed a non-final request: %v", got)
 	}
@@ -188,7 +188,7 @@ func TestTurnBudgetSpillLocator(t *testing.T) {
 	full := res.FullText()
 	res.Model = []harness.Part{harness.TextPart(full[:7000])}
 	res.Cuts = []harness.Cut{{Kind: harness.CutSpilled, By: "ceiling", BytesIn: 8000, BytesOut: 7000, Locator: ".harness/spill/c_test/call_r1_2-fetch.txt"}}
-	v := apply(t, &TurnBudget{Chars: 10_000, MinKeep: 500}, conv, turn, true)
+	v := apply(t, &TurnBudget{Chars: 10_000, MinKeep: 500, When: FinalRound}, conv, turn, true)
 	for i, m := range v.Messages {
 		if m.ToolCallID != res.CallID {
 			continue
@@ -212,7 +212,7 @@ func TestTurnBudgetMultiByteAndImages(t *testing.T) {
 	}
 	img := harness.ImagePart("image/png", []byte{0x89, 'P', 'N', 'G'})
 	turn.Rounds[0].Results[0].Parts = append(turn.Rounds[0].Results[0].Parts, img)
-	v := apply(t, &TurnBudget{Chars: 10_000, MinKeep: 1000}, conv, turn, true)
+	v := apply(t, &TurnBudget{Chars: 10_000, MinKeep: 1000, When: FinalRound}, conv, turn, true)
 	got := turnEvidence(v)
 	if !slices.Equal(got, []int{2500, 2500, 2500, 2500}) {
 		t.Fatalf("sizes = %v", got)
@@ -239,7 +239,7 @@ func TestTurnBudgetTokens(t *testing.T) {
 	for i, r := range []*harness.ToolResult{turn.Rounds[0].Results[0], turn.Rounds[1].Results[0], turn.Rounds[2].Results[0]} {
 		r.Parts = []harness.Part{harness.TextPart(strings.Repeat(fmt.Sprintf("w%d ", i), []int{100, 3000, 5000}[i]))}
 	}
-	b := &TurnBudget{Chars: 2000, MinKeep: 100, Counter: tokens.CounterFunc(words)}
+	b := &TurnBudget{Chars: 2000, MinKeep: 100, Counter: tokens.CounterFunc(words), When: FinalRound}
 	v := apply(t, b, conv, turn, true)
 	var got []int
 	for i, m := range v.Messages {
@@ -284,7 +284,7 @@ func TestTurnBudgetEvents(t *testing.T) {
 	})
 	conv, turn := turnWith([]int{300, 420, 800, 8000, 8000, 8000, 8000})
 	v := harness.BuildView(conv, turn, "", nil, true)
-	if err := (*TurnBudget)(nil).ApplyView(ctx, v); err != nil {
+	if err := (&TurnBudget{When: FinalRound}).ApplyView(ctx, v); err != nil {
 		t.Fatal(err)
 	}
 	if len(events) != 5 {
@@ -302,7 +302,7 @@ func TestTurnBudgetEvents(t *testing.T) {
 	}
 }
 
-// TestTurnBudgetInAgent runs the policy in the real loop: a model that
+// TestTurnBudgetInAgent runs the FinalRound policy in the real loop: a model that
 // calls a tool returning 8,000 characters in every round until the round
 // limit; the synthesis request carries the turn's results within 24,000.
 func TestTurnBudgetInAgent(t *testing.T) {
@@ -325,7 +325,7 @@ func TestTurnBudgetInAgent(t *testing.T) {
 	fetch := harness.Tool{Spec: harness.ToolSpec{Name: "fetch", Risk: harness.ReadOnly}, Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
 		return harness.TextResult(body(c.ID, 8000, 'z')), nil
 	}}
-	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{fetch}, MaxRounds: 4, Policies: []harness.ViewPolicy{&TurnBudget{}}})
+	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{fetch}, MaxRounds: 4, Policies: []harness.ViewPolicy{&TurnBudget{When: FinalRound}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,22 +64,16 @@ func (b arrivalBudget) apply(ctx context.Context, h *history, fresh map[*wireRes
 }
 
 // fill trims rs, the fresh results of turn t, to the turn's budget less
-// spent, through TurnBudget itself on a view that holds only them.
+// spent, through TurnBudget.Arrive on a view that holds only them.
 func (b arrivalBudget) fill(ctx context.Context, t int, rs []*wireResult, spent int) error {
-	tb := *b.tb
-	if tb.Chars <= 0 {
-		tb.Chars = policy.DefaultTurnChars
-	}
-	tb.Chars = max(tb.Chars-spent, 1)
-	tb.When = policy.FinalRound
-	v := &harness.View{Turn: &harness.Turn{Index: t}, Final: true}
+	v := &harness.View{Turn: &harness.Turn{Index: t}}
 	for _, r := range rs {
 		res := r.dec.res
 		v.Messages = append(v.Messages, harness.Message{Role: harness.RoleTool, ToolCallID: res.CallID, ToolName: res.Tool,
 			IsError: res.IsError, Parts: []harness.Part{harness.TextPart(res.ModelText())}})
 		v.Origins = append(v.Origins, harness.Origin{Turn: t, Round: r.Round, Result: res})
 	}
-	if err := tb.ApplyView(ctx, v); err != nil {
+	if _, err := b.tb.Arrive(ctx, v, spent); err != nil {
 		return fmt.Errorf("proxy: turn budget: %w", err)
 	}
 	for i, r := range rs {

@@ -25,18 +25,22 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
 		"are Claude Code sessions, Codex CLI rollouts, SWE-agent and mini-swe-agent trajectories, Gemini CLI\n"+
 		"chats, OpenAI chat lists, harness conversations or harness's store (.db: every conversation in it),\n"+
-		"recognised by content; folders are read recursively. With no argument it runs the built-in scenario suite. A recording is\n"+
+		"recognised by content; folders are read recursively. With no argument it replays the real recorded runs harness\n"+
+		"ships (bench/data: one table per agent), then the built-in scenario suite (--suite alone), under harness, the\n"+
+		"other systems' rules and the bound floor (--presets all adds the ablations and ideas). A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
 		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.\n\n"+
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
-	presets := fs.String("presets", "", "comma-separated presets to run (default all policies and the bound \"floor\"; none is always included)")
+	presets := fs.String("presets", "", "comma-separated presets to run, or all (default all policies and the bound \"floor\"; with no argument\n"+
+		"harness, the other systems and floor; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
 		"the JSON carries every one)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
-	real := fs.Bool("real", false, "replay the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and SWE-agent runs cut\n"+
-		"from openly licensed sets, licences beside them), one table per agent")
+	real := fs.Bool("real", false, "what no argument does: the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and\n"+
+		"SWE-agent runs cut from openly licensed sets, licences beside them), one table per agent, then the suite")
+	suite := fs.Bool("suite", false, "replay the built-in scenario suite only")
 	through := fs.String("through", "", "also replay every recording through the OpenAI-compatible proxy at this base URL\n"+
 		"(http://127.0.0.1:8787/v1) and add a row measuring what reached the recording upstream")
 	throughUp := fs.String("through-upstream", "127.0.0.1:8399", "loopback address the --through recording upstream listens on: point the proxy's upstream at it")
@@ -53,14 +57,19 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *real {
-		if len(pos) > 0 {
-			return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
+	mainJob := len(pos) == 0 && *db == "" && !*suite && *through == ""
+	switch {
+	case *real && len(pos) > 0:
+		return fmt.Errorf("%w: --real replays the shipped runs and takes no FILE or DIR", errUsage)
+	case *real && *through != "":
+		return fmt.Errorf("%w: --through measures the recordings named or the suite, not --real", errUsage)
+	case *suite && (len(pos) > 0 || *db != "" || *real):
+		return fmt.Errorf("%w: --suite replays the built-in suite alone, without FILE, DIR, --db or --real", errUsage)
+	case *real || mainJob:
+		if *presets == "" {
+			ps = mainPresets()
 		}
-		if *through != "" {
-			return fmt.Errorf("%w: --through measures the recordings named or the suite, not --real", errUsage)
-		}
-		return benchReal(ctx, e, sf, ps, prices, *jsonOut, *perRun)
+		return benchMain(ctx, e, sf, ps, prices, *jsonOut, *perRun)
 	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
 	if err != nil {
@@ -118,7 +127,7 @@ func loadOrSuite(ctx context.Context, e *env, sf *supplyFlags, pos []string, sum
 }
 
 func pickPresets(list string) ([]bench.Preset, error) {
-	if list == "" {
+	if list == "" || list == "all" {
 		return nil, nil
 	}
 	var out []bench.Preset
@@ -159,32 +168,40 @@ func progressBar(w io.Writer) func(done, total int) {
 	}
 }
 
-// benchReal replays the shipped real runs (bench/data), one table per
-// agent, each headed by the agent, its recordings and where they are.
-func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, prices []string, jsonOut, perRun bool) error {
+// mainPresets are the presets of the main job (bench with no argument):
+// harness's defaults, every other system's rules and the bound floor,
+// without the ablations and ideas, which --presets all adds.
+func mainPresets() []bench.Preset {
+	var out []bench.Preset
+	for _, p := range append(bench.Presets(), bench.References()...) {
+		if k := bench.Kind(p.Name); k != bench.KindAblation && k != bench.KindIdea {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// benchMain is the main job: the shipped real runs (bench/data), one
+// table per agent, each headed by the agent, its recordings and where
+// they are, then the built-in suite's table. The JSON is one table per
+// agent and "suite".
+func benchMain(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, prices []string, jsonOut, perRun bool) error {
 	supply, err := sf.supply()
 	if err != nil {
 		return err
 	}
 	tables := map[string]*bench.Table{}
-	for _, agent := range data.Agents() {
-		recs, err := data.Load(ctx, agent)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			supply.Apply(r)
-		}
+	show := func(name, head string, recs []*replay.Recording) error {
 		tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr)})
 		if err != nil {
-			return fmt.Errorf("%s: %w", agent, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		tab.Pricings = prices
 		if jsonOut {
-			tables[agent] = tab
-			continue
+			tables[name] = tab
+			return nil
 		}
-		fmt.Fprintf(e.stdout, "== %s: %d model contexts from %d files (bench/data/%s)\n", agent, len(recs), len(data.Files(agent)), agent)
+		fmt.Fprintln(e.stdout, head)
 		write := tab.WriteText
 		if perRun {
 			write = tab.WritePerRun
@@ -193,6 +210,28 @@ func benchReal(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, 
 			return err
 		}
 		fmt.Fprintln(e.stdout)
+		return nil
+	}
+	for _, agent := range data.Agents() {
+		recs, err := data.Load(ctx, agent)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			supply.Apply(r)
+		}
+		head := fmt.Sprintf("== %s, real recorded runs: %d model contexts from %d files (bench/data/%s)", agent, len(recs), len(data.Files(agent)), agent)
+		if err := show(agent, head, recs); err != nil {
+			return err
+		}
+	}
+	recs, err := bench.Suite()
+	if err != nil {
+		return err
+	}
+	head := fmt.Sprintf("== built-in scenario suite: %d scenarios generated from typical agent runs (our own, where our policies look best; --suite alone)", len(recs))
+	if err := show("suite", head, recs); err != nil {
+		return err
 	}
 	if jsonOut {
 		enc := json.NewEncoder(e.stdout)

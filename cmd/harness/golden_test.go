@@ -23,8 +23,8 @@ func TestBenchGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"bench-suite.json", []string{"bench", "--json"}},
-		{"bench-suite-floor.json", []string{"bench", "--json", "--presets", "floor"}},
+		{"bench-suite.json", []string{"bench", "--suite", "--json"}},
+		{"bench-suite-floor.json", []string{"bench", "--suite", "--json", "--presets", "floor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := inproc(t, tc.args...)

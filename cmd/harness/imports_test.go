@@ -196,8 +196,43 @@ func TestBenchReal(t *testing.T) {
 			t.Errorf("%s: %d runs in its table", agent, len(tab.Runs))
 		}
 	}
-	if _, stderr, code := cli(t, "", "bench", "--real", "somewhere"); code == 0 || !strings.Contains(stderr, "--real") {
-		t.Errorf("--real with a folder: exit %d %s", code, stderr)
+	if tab, ok := tabs["suite"]; !ok || len(tab.Runs) != 8 {
+		t.Errorf("suite: %d runs in its table", len(tab.Runs))
+	}
+	for _, args := range [][]string{{"--real", "somewhere"}, {"--suite", "somewhere"}, {"--suite", "--real"}} {
+		if _, stderr, code := cli(t, "", append([]string{"bench"}, args...)...); code != 2 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("bench %v: exit %d %s", args, code, stderr)
+		}
+	}
+}
+
+// TestBenchMainJob is the README's first command: with no argument the
+// bench replays the shipped real runs, one table per agent, then the
+// suite, under harness, the other systems and floor (no ablations).
+func TestBenchMainJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every shipped run and the suite under 12 presets")
+	}
+	stdout, stderr, code := cli(t, "", "bench")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	last := -1
+	for _, head := range []string{"== mini-swe-agent, real recorded runs: ", "== claude-code, real recorded runs: ",
+		"== codex, real recorded runs: ", "== swe-agent, real recorded runs: ", "== built-in scenario suite: 8 scenarios"} {
+		i := strings.Index(stdout, head)
+		if i <= last {
+			t.Fatalf("%q missing or out of order:\n%.2000s", head, stdout)
+		}
+		last = i
+	}
+	for _, want := range []string{" harness ", " codex ", " gemini-cli ", " floor "} {
+		if strings.Count(stdout, want) < 5 {
+			t.Errorf("%q is not a row of every table", want)
+		}
+	}
+	if strings.Contains(stdout, "harness-no-") || strings.Contains(stdout, "harness+") {
+		t.Errorf("the main job shows ablations or ideas; --presets all asks for them")
 	}
 }
 

@@ -22,6 +22,7 @@ type policyFlags struct {
 	dedupe     int
 	turnChars  int
 	everyRound bool
+	onArrival  bool
 	noStuck    bool
 	noCompact  bool
 	clearOld   int
@@ -36,6 +37,8 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
 	fs.IntVar(&p.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
 	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
+	fs.BoolVar(&p.onArrival, "budget-on-arrival", false, "decide the turn budget as each round's results arrive (the newest round whole),\n"+
+		"so a request answered with tools still offered is bounded too")
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
 	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
@@ -81,10 +84,15 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	switch {
 	case p.turnChars == 0:
 		c.NoTurnBudget = true
-	case p.turnChars != policy.DefaultTurnChars || p.everyRound:
+	case p.everyRound && p.onArrival:
+		return c, fmt.Errorf("%w: --budget-every-round and --budget-on-arrival exclude each other", errUsage)
+	case p.turnChars != policy.DefaultTurnChars || p.everyRound || p.onArrival:
 		c.TurnBudget = &policy.TurnBudget{Chars: p.turnChars}
-		if p.everyRound {
+		switch {
+		case p.everyRound:
 			c.TurnBudget.When = policy.EveryRound
+		case p.onArrival:
+			c.TurnBudget.When = policy.OnArrival
 		}
 	}
 	if !p.noCompact {

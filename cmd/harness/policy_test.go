@@ -144,3 +144,29 @@ func shape(s *stack.Stack) string {
 	}
 	return out
 }
+
+// TestPolicyFlagsTurnBudget: the turn budget's flags choose its size and
+// when it applies; the two modes other than the default exclude each other.
+func TestPolicyFlagsTurnBudget(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		want  *policy.TurnBudget // nil: the default
+		off   bool
+		usage bool
+	}{
+		{args: nil},
+		{args: []string{"--budget-on-arrival"}, want: &policy.TurnBudget{Chars: policy.DefaultTurnChars, When: policy.OnArrival}},
+		{args: []string{"--budget-every-round"}, want: &policy.TurnBudget{Chars: policy.DefaultTurnChars, When: policy.EveryRound}},
+		{args: []string{"--turn-budget", "10000", "--budget-on-arrival"}, want: &policy.TurnBudget{Chars: 10000, When: policy.OnArrival}},
+		{args: []string{"--turn-budget", "0"}, off: true},
+		{args: []string{"--budget-on-arrival", "--budget-every-round"}, usage: true},
+	} {
+		sc, ok := policyConfig(t, tc.args, tc.usage)
+		if !ok {
+			continue
+		}
+		if sc.NoTurnBudget != tc.off || !reflect.DeepEqual(sc.TurnBudget, tc.want) {
+			t.Errorf("%v: NoTurnBudget %v, TurnBudget %+v; want %v, %+v", tc.args, sc.NoTurnBudget, sc.TurnBudget, tc.off, tc.want)
+		}
+	}
+}

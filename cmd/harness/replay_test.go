@@ -84,8 +84,8 @@ func TestReplayUsageErrors(t *testing.T) {
 }
 
 func TestBenchAndAudit(t *testing.T) {
-	stdout, stderr, code := inproc(t, "bench", "--presets", "harness,codex")
-	if code != 0 || !strings.Contains(stdout, "harness") || !strings.Contains(stdout, "7 recordings") || strings.Contains(stderr, "\r") {
+	stdout, stderr, code := inproc(t, "bench", "--suite", "--presets", "harness,codex")
+	if code != 0 || !strings.Contains(stdout, "harness") || !strings.Contains(stdout, "8 recordings") || strings.Contains(stderr, "\r") {
 		t.Fatalf("bench: code %d\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, _, code = inproc(t, "bench", "../../replay/testdata", "--json", "--presets", "harness")
