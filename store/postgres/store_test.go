@@ -105,7 +105,7 @@ func TestTurnConnectionLost(t *testing.T) {
 	if err := b.BeginTurn(ctx, harness.NewConversation("c_lost"), &harness.Turn{Index: 1}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("BeginTurn while the turn lives: %v", err)
 	}
-	pid := a.turnOf("c_lost").conn.Conn().PgConn().PID()
+	pid := a.turnOf("c_lost", nil).conn.Conn().PgConn().PID()
 	exec(t, dsn, `SELECT pg_terminate_backend($1)`, int32(pid))
 	round := storetest.BenchRound(1, 1)
 	if err := a.AddRound(ctx, conv, turn, round); err == nil {
