@@ -211,8 +211,9 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 }
 
 // AppendRound stores a journalled round with every result, in one store
-// transaction (Recorder.AddRound). A round already stored is left alone,
-// so a retry after a crash that followed the commit appends nothing.
+// transaction (Recorder.AddRound), as the turn's writer (see resume). A
+// round already stored is left alone, so a retry after a crash that
+// followed the commit appends nothing.
 func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
 	conv, turn, err := a.load(ctx, ref)
 	if err != nil {
@@ -220,6 +221,9 @@ func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
 	}
 	if len(turn.Rounds) >= ref.Round {
 		return nil
+	}
+	if err := a.resume(ctx, conv, turn); err != nil {
+		return err
 	}
 	p, ok, err := a.pending(ctx, Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"})
 	if err != nil {
@@ -254,13 +258,17 @@ func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
 
 // EndTurn records the turn's outcome and usage (its rounds' plus what the
 // policies spent) and clears the turn's journal. A turn already ended is
-// left alone.
+// left alone; one that a takeover marked store.Interrupted (its worker
+// died) is resumed and ended.
 func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error) {
 	conv, turn, err := a.load(ctx, stepRef{Conversation: in.Conversation, Turn: in.Turn})
 	if err != nil {
 		return endOutput{}, err
 	}
-	if turn.Outcome == "" {
+	if turn.Outcome == "" || turn.Outcome == store.Interrupted {
+		if err := a.resume(ctx, conv, turn); err != nil {
+			return endOutput{}, err
+		}
 		usage, data := in.PolicyUsage, map[string]any{"requests": len(turn.Rounds)}
 		for _, r := range turn.Rounds {
 			usage = usage.Add(r.Usage)
@@ -281,6 +289,28 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 		out.Answer, out.AnswerCut = out.Answer[:cut], true
 	}
 	return out, nil
+}
+
+// resume makes this worker's Store the writer of turn before a step writes
+// it. A durable turn is owned by its workflow, not by the worker that
+// began it: a step retried on another worker after the first one died
+// continues the turn (store.TurnResumer: the dead worker's claim is taken
+// over and the turn reopened if the takeover marked it Interrupted) rather
+// than recording into a turn the store ended. While the worker that holds
+// the turn lives, the store refuses with store.ErrConversationBusy and the
+// step is retried (on that worker, or once its claim is gone). A turn that
+// ended or that a later turn follows fails the step for good. A store
+// without TurnResumer is written as it is.
+func (a *Activities) resume(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	r, ok := a.Store.(store.TurnResumer)
+	if !ok {
+		return nil
+	}
+	err := r.ResumeTurn(ctx, conv, turn)
+	if errors.Is(err, store.ErrTurnEnded) {
+		return refused("resuming turn %d of %s: %v", turn.Index, conv.ID, err)
+	}
+	return err
 }
 
 // load returns the stored conversation and its turn ref.Turn.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -57,6 +58,8 @@ func TestServer(t *testing.T) {
 	}{
 		{"killed after tool calls", "stored:3", false},
 		{"killed during model call", "model:3", false},
+		{"killed after tool calls, postgres", "stored:3", true},
+		{"killed during model call, postgres", "model:3", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if want == "" {
@@ -94,7 +97,7 @@ func TestServer(t *testing.T) {
 				}
 			}
 			if got := dump(t, dir); got != want {
-				t.Errorf("the transcript differs from the uninterrupted run's:\n got %s\nwant %s", got, want)
+				t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
 			}
 		})
 	}
@@ -196,6 +199,18 @@ func dump(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// firstDiff shows where got and want part, with some context (a dump
+// holds a megabyte result: printing both whole would bury the difference).
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-120)
+	clip := func(s string) string { return s[min(from, len(s)):min(i+120, len(s))] }
+	return fmt.Sprintf("at byte %d of %d (want %d):\n got …%s…\nwant …%s…", i, len(got), len(want), clip(got), clip(want))
 }
 
 // history fetches the whole history of a finished run.
