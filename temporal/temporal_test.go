@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,12 +79,14 @@ func TestServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first.waitFor(t, "BLOCKED "+tc.block)
+			var out htemporal.TurnOutput
+			ended := make(chan error, 1)
+			go func() { ended <- run.Get(ctx, &out) }()
+			first.waitFor(t, "BLOCKED "+tc.block, ended)
 			first.kill(t)
 			before := counts(t, dir)
 			startChild(t, ts, dir, queue, "")
-			var out htemporal.TurnOutput
-			if err := run.Get(ctx, &out); err != nil {
+			if err := <-ended; err != nil {
 				t.Fatal(err)
 			}
 			if out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
@@ -100,6 +103,50 @@ func TestServer(t *testing.T) {
 				t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
 			}
 		})
+	}
+	t.Run("postgres restarted mid-turn", func(t *testing.T) {
+		if want == "" {
+			t.Fatal("the uninterrupted run failed")
+		}
+		testRestartMidTurn(t, ts, c, want)
+	})
+}
+
+// testRestartMidTurn restarts the PostgreSQL server (fast shutdown: every
+// connection breaks, the turn's session lock with them) while a live
+// worker is in the middle of a turn, just after the third tool result is
+// journalled; the worker then goes on. Its next store write finds the
+// turn's connection broken, fails, and is retried: ResumeTurn takes the
+// lock again on a new connection, and the turn ends as the uninterrupted
+// run's, each call run once, nothing half-written.
+func testRestartMidTurn(t *testing.T, ts *temporaltest.TestServer, c client.Client, want string) {
+	dir := t.TempDir()
+	usePostgres(t, dir)
+	queue := "q-restart-pg"
+	w := startChild(t, ts, dir, queue, "stored:3:pause")
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out htemporal.TurnOutput
+	ended := make(chan error, 1)
+	go func() { ended <- run.Get(ctx, &out) }()
+	w.waitFor(t, "BLOCKED stored:3", ended)
+	if err := pgServer.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	w.resume(t)
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
+		t.Fatalf("turn = %+v, want answered after 4 rounds and 5 calls", out)
+	}
+	checkOnce(t, dir, counts(t, dir))
+	if got := dump(t, dir); got != want {
+		t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
 	}
 }
 
@@ -268,6 +315,15 @@ func TestReplayRecorded(t *testing.T) {
 type child struct {
 	cmd   *exec.Cmd
 	lines chan string
+	stdin io.WriteCloser
+}
+
+// resume releases the child's paused blocker.
+func (c *child) resume(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startChild starts this test binary as a worker process on queue with
@@ -289,7 +345,7 @@ func startChild(t *testing.T, ts *temporaltest.TestServer, dir, queue, block str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ch := &child{cmd: cmd, lines: make(chan string, 16)}
+	ch := &child{cmd: cmd, lines: make(chan string, 16), stdin: stdin}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -302,20 +358,30 @@ func startChild(t *testing.T, ts *temporaltest.TestServer, dir, queue, block str
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	ch.waitFor(t, "READY")
+	ch.waitFor(t, "READY", nil)
 	return ch
 }
 
-// waitFor waits for the child to print line (a hang fails the test by
-// its -timeout).
-func (c *child) waitFor(t *testing.T, line string) {
+// waitFor waits for the child to print line. It fails when the child
+// exits first, or when the turn ends first (ended, when not nil, gets the
+// turn's result): a step that fails for good ends the workflow, and the
+// child then never reaches the point it was to stop at. Anything else
+// that hangs fails the test by its -timeout.
+func (c *child) waitFor(t *testing.T, line string, ended <-chan error) {
 	t.Helper()
-	for l := range c.lines {
-		if l == line {
-			return
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("the worker exited before printing %q", line)
+			}
+			if l == line {
+				return
+			}
+		case err := <-ended:
+			t.Fatalf("the turn ended (%v) before the worker printed %q", err, line)
 		}
 	}
-	t.Fatalf("the worker exited before printing %q", line)
 }
 
 // kill SIGKILLs the worker process and reaps it.
