@@ -40,6 +40,12 @@ type rig struct {
 // A file "dsn" in dir names a PostgreSQL database to hold both the store
 // and the journal (see usePostgres); else they are SQLite files in dir.
 func newRig(ctx context.Context, dir string, block *blocker) (*rig, error) {
+	return openRig(ctx, dir, block, nil)
+}
+
+// openRig is newRig whose store and journal calls are timed on clock,
+// when it is not nil (see TestScale).
+func openRig(ctx context.Context, dir string, block *blocker, clock *storeClock) (*rig, error) {
 	db, jpath := filepath.Join(dir, "harness.db"), filepath.Join(dir, "journal.db")
 	if dsn, err := os.ReadFile(filepath.Join(dir, "dsn")); err == nil {
 		db, jpath = string(dsn), string(dsn)
@@ -58,19 +64,23 @@ func newRig(ctx context.Context, dir string, block *blocker) (*rig, error) {
 	if block != nil {
 		jr, model = block.journal(j), block.model(model)
 	}
+	rec := st
+	if clock != nil {
+		rec, jr = &timedStore{Store: st, clock: clock}, &timedJournal{Journal: jr, clock: clock}
+	}
 	counter := filepath.Join(dir, "counter")
 	eng, err := harness.NewEngine(&harness.Options{
 		System:    "You count.",
 		Tools:     []harness.Tool{countTool(counter), bigTool(counter)},
 		MaxRounds: 6,
-		Recorder:  st,
+		Recorder:  rec,
 	})
 	if err != nil {
 		st.Close()
 		j.Close()
 		return nil, err
 	}
-	acts := &htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: jr}
+	acts := &htemporal.Activities{Engine: eng, Store: rec, Model: model, Journal: jr}
 	return &rig{dir: dir, store: st, journal: j, acts: acts}, nil
 }
 
