@@ -73,34 +73,16 @@ func TestServer(t *testing.T) {
 				queue += "-pg"
 			}
 			first := startChild(t, ts, dir, queue, tc.block)
-			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-			defer cancel()
-			run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out htemporal.TurnOutput
-			ended := make(chan error, 1)
-			go func() { ended <- run.Get(ctx, &out) }()
-			first.waitFor(t, "BLOCKED "+tc.block, ended)
+			run := startTurn(t, c, queue)
+			first.waitFor(t, "BLOCKED "+tc.block, run.ended)
 			first.kill(t)
 			before := counts(t, dir)
 			startChild(t, ts, dir, queue, "")
-			if err := <-ended; err != nil {
-				t.Fatal(err)
-			}
-			if out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
-				t.Fatalf("turn = %+v, want answered after 4 rounds and 5 calls", out)
-			}
-			after := counts(t, dir)
-			checkOnce(t, dir, after)
+			after := run.finish(t, dir, want)
 			for id, n := range before {
 				if after[id] != n {
 					t.Errorf("call %s ran %d time(s) before the kill and %d in all", id, n, after[id])
 				}
-			}
-			if got := dump(t, dir); got != want {
-				t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
 			}
 		})
 	}
@@ -124,30 +106,53 @@ func testRestartMidTurn(t *testing.T, ts *temporaltest.TestServer, c client.Clie
 	usePostgres(t, dir)
 	queue := "q-restart-pg"
 	w := startChild(t, ts, dir, queue, "stored:3:pause")
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-	defer cancel()
-	run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out htemporal.TurnOutput
-	ended := make(chan error, 1)
-	go func() { ended <- run.Get(ctx, &out) }()
-	w.waitFor(t, "BLOCKED stored:3", ended)
+	run := startTurn(t, c, queue)
+	w.waitFor(t, "BLOCKED stored:3", run.ended)
 	if err := pgServer.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	w.resume(t)
-	if err := <-ended; err != nil {
+	run.finish(t, dir, want)
+}
+
+// turnRun is the test's turn, started on the cluster; its result arrives
+// on ended.
+type turnRun struct {
+	out   htemporal.TurnOutput
+	ended chan error
+}
+
+// startTurn starts the test's turn of conv-1 on queue.
+func startTurn(t *testing.T, c client.Client, queue string) *turnRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	t.Cleanup(cancel)
+	run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
+	r := &turnRun{ended: make(chan error, 1)}
+	go func() { r.ended <- run.Get(ctx, &r.out) }()
+	return r
+}
+
+// finish waits for the turn to end and checks it: answered after 4
+// rounds and 5 calls, every call of the transcript run once, the stored
+// transcript the uninterrupted run's (want). It returns the counts.
+func (r *turnRun) finish(t *testing.T, dir, want string) map[string]int {
+	t.Helper()
+	if err := <-r.ended; err != nil {
+		t.Fatal(err)
+	}
+	if out := r.out; out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
 		t.Fatalf("turn = %+v, want answered after 4 rounds and 5 calls", out)
 	}
-	checkOnce(t, dir, counts(t, dir))
+	ran := counts(t, dir)
+	checkOnce(t, dir, ran)
 	if got := dump(t, dir); got != want {
 		t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
 	}
+	return ran
 }
 
 // uninterrupted runs one turn on an in-process worker, checks it and its
