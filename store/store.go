@@ -56,6 +56,16 @@ type TurnResumer interface {
 	// (AddRound, AddNote, EndTurn) then go on as if this Store had begun
 	// it.
 	ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error
+	// SuspendTurn gives up this Store's claim on the conversation of
+	// turn, which it holds (BeginTurn, ResumeTurn), and leaves the turn
+	// open: the next writer, this Store or another, resumes it at once
+	// with ResumeTurn, and nothing marks it Interrupted. A durable turn's
+	// steps suspend it when they are done, so that its next step may run
+	// on any live worker. While suspended, the conversation is held by no
+	// one: a writer that begins another turn meanwhile makes ResumeTurn
+	// refuse the suspended one (ErrTurnEnded). It does nothing when this
+	// Store does not hold turn.
+	SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error
 }
 
 // Store persists conversations. Implementations are safe for concurrent use;

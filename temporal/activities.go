@@ -85,6 +85,10 @@ func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, 
 	default:
 		return beginOutput{}, refused("conversation %s has %d turn(s); turn %d of this run cannot begin (another turn ran meanwhile)", in.Conversation, len(conv.Turns), idx)
 	}
+	// The turn is the workflow's: its next step may run on any worker.
+	if err := a.suspend(ctx, conv, turn); err != nil {
+		return beginOutput{}, err
+	}
 	specs := a.Engine.SelectTools(ctx, conv, turn, a.Engine.Tools())
 	names := make([]string, len(specs))
 	for i, s := range specs {
@@ -220,11 +224,16 @@ func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
 		return err
 	}
 	if len(turn.Rounds) >= ref.Round {
-		return nil
+		return a.suspend(ctx, conv, turn) // an earlier attempt stored it
 	}
 	if err := a.resume(ctx, conv, turn); err != nil {
 		return err
 	}
+	return errors.Join(a.appendRound(ctx, ref, conv, turn), a.suspend(ctx, conv, turn))
+}
+
+// appendRound is AppendRound once the turn is this worker's.
+func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness.Conversation, turn *harness.Turn) error {
 	p, ok, err := a.pending(ctx, Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"})
 	if err != nil {
 		return err
@@ -274,7 +283,7 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 			usage = usage.Add(r.Usage)
 		}
 		if err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, usage, in.Detail, data); err != nil {
-			return endOutput{}, err
+			return endOutput{}, errors.Join(err, a.suspend(ctx, conv, turn))
 		}
 	}
 	if err := a.Journal.DeleteTurn(ctx, in.Conversation, in.Turn); err != nil {
@@ -293,14 +302,15 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 
 // resume makes this worker's Store the writer of turn before a step writes
 // it. A durable turn is owned by its workflow, not by the worker that
-// began it: a step retried on another worker after the first one died
-// continues the turn (store.TurnResumer: the dead worker's claim is taken
-// over and the turn reopened if the takeover marked it Interrupted) rather
-// than recording into a turn the store ended. While the worker that holds
-// the turn lives, the store refuses with store.ErrConversationBusy and the
-// step is retried (on that worker, or once its claim is gone). A turn that
-// ended or that a later turn follows fails the step for good. A store
-// without TurnResumer is written as it is.
+// began it: each writing step resumes the turn (store.TurnResumer) and
+// suspends it when done (see suspend), so its next step may run on any
+// worker; a step retried after a worker died mid-write takes the dead
+// worker's claim over and reopens the turn if the takeover marked it
+// Interrupted, rather than recording into a turn the store ended. While
+// another worker's attempt is still writing, the store refuses with
+// store.ErrConversationBusy and the step is retried. A turn that ended or
+// that a later turn follows fails the step for good. A store without
+// TurnResumer is written as it is.
 func (a *Activities) resume(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	r, ok := a.Store.(store.TurnResumer)
 	if !ok {
@@ -311,6 +321,18 @@ func (a *Activities) resume(ctx context.Context, conv *harness.Conversation, tur
 		return refused("resuming turn %d of %s: %v", turn.Index, conv.ID, err)
 	}
 	return err
+}
+
+// suspend gives up this worker's claim on turn when it is done writing,
+// leaving the turn open (store.TurnResumer), so that the turn's next step
+// runs on whichever worker takes it, dead or alive: no step waits for the
+// worker that ran the last one.
+func (a *Activities) suspend(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	r, ok := a.Store.(store.TurnResumer)
+	if !ok {
+		return nil
+	}
+	return r.SuspendTurn(context.WithoutCancel(ctx), conv, turn)
 }
 
 // load returns the stored conversation and its turn ref.Turn.

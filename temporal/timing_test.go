@@ -118,3 +118,10 @@ func (j *timedJournal) DeleteTurn(ctx context.Context, conv string, turn int) er
 	j.clock.since(conv, t0, err)
 	return err
 }
+
+func (s *timedStore) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	t0 := time.Now()
+	err := s.Store.(store.TurnResumer).SuspendTurn(ctx, conv, turn)
+	s.clock.since(conv.ID, t0, err)
+	return err
+}

@@ -57,6 +57,18 @@ func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn
 	}
 }
 
+// SuspendTurn implements store.TurnResumer: it unlocks the conversation
+// and returns the turn's connection to the pool, leaving the turn open.
+func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	if conv == nil || turn == nil {
+		return errors.New("postgres store: SuspendTurn needs a conversation and a turn")
+	}
+	if s.turnOf(conv.ID, turn) != nil {
+		s.unlockTurn(conv.ID)
+	}
+	return nil
+}
+
 // resumeLock returns the lock of turn's conversation for turn: the one
 // this Store holds for a turn of its index (fresh false), or a new one.
 func (s *Store) resumeLock(ctx context.Context, convID string, turn *harness.Turn) (l *turnLock, fresh bool, err error) {

@@ -192,6 +192,26 @@ func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn
 	return nil
 }
 
+// SuspendTurn implements store.TurnResumer: it releases this Store's lease
+// on the conversation and forgets turn as its turn in progress, with the
+// events observed since the last write, in one transaction.
+func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	if conv == nil || turn == nil {
+		return errors.New("sqlite store: SuspendTurn needs a conversation and a turn")
+	}
+	s.tmu.Lock()
+	h := s.turns[conv.ID]
+	s.tmu.Unlock()
+	if h == nil || !h.owns(turn) {
+		return nil
+	}
+	if err := s.write(ctx, func(w *txw) error { return s.release(w, conv.ID) }); err != nil {
+		return err
+	}
+	s.unreserve(conv.ID, turn)
+	return nil
+}
+
 // resumeTurn checks that turn is the conversation's last stored turn and
 // reopens it if a takeover marked it Interrupted.
 func resumeTurn(w *txw, convID string, turn *harness.Turn) error {

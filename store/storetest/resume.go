@@ -17,9 +17,9 @@ func textRound(i int, text string) *harness.Round {
 
 // testResumeTurn: a turn whose writer crashed is continued by another
 // store through store.TurnResumer: refused while its writer lives, then
-// resumed (reopened if the takeover marked it Interrupted), so the
-// stored turn ends with the outcome and usage of its new writer and
-// every round of both. A turn that ended, or that a later turn follows,
+// resumed (reopened if the takeover marked it Interrupted); suspended,
+// it is resumed by a third, live store, so the stored turn ends with the
+// outcome and usage of its last writer and every round of all of them. A turn that ended, or that a later turn follows,
 // cannot be resumed; neither can a turn with another input. A store that
 // holds the turn may resume it with another Turn of its index.
 func testResumeTurn(t *testing.T, be *Backend) {
@@ -67,16 +67,32 @@ func testResumeTurn(t *testing.T, be *Backend) {
 	if err := b.AddRound(ctx, loaded, resumed, textRound(2, "second")); err != nil {
 		t.Fatal(err)
 	}
-	resumed.Outcome, resumed.Usage = harness.Answered, harness.Usage{Input: 30, Output: 4}
-	resumed.Ended = resumed.Started.Add(1)
-	if err := b.EndTurn(ctx, loaded, resumed); err != nil {
+	// b suspends the turn: a live store resumes it at once, nothing marks
+	// it interrupted, and b's own writes are refused from then on.
+	if err := rb.SuspendTurn(ctx, loaded, resumed); err != nil {
+		t.Fatal(err)
+	}
+	onC, err := c.Load(ctx, "c_resume")
+	if err != nil || onC.Turns[0].Outcome != "" || len(onC.Turns[0].Rounds) != 2 {
+		t.Fatalf("the suspended turn as stored: %+v, %v", onC, err)
+	}
+	turnC := onC.Turns[0]
+	if err := c.(store.TurnResumer).ResumeTurn(ctx, onC, turnC); err != nil {
+		t.Fatalf("ResumeTurn of a suspended turn by a live store: %v", err)
+	}
+	if err := b.AddRound(ctx, loaded, resumed, textRound(3, "late")); !errors.Is(err, store.ErrConversationBusy) {
+		t.Fatalf("a round by the store that suspended the turn: %v, want ErrConversationBusy", err)
+	}
+	turnC.Outcome, turnC.Usage = harness.Answered, harness.Usage{Input: 30, Output: 4}
+	turnC.Ended = turnC.Started.Add(1)
+	if err := c.EndTurn(ctx, onC, turnC); err != nil {
 		t.Fatalf("EndTurn of the resumed turn: %v", err)
 	}
 	got, err := c.Load(ctx, "c_resume")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Turns) != 1 || len(got.Turns[0].Rounds) != 2 || got.Turns[0].Outcome != harness.Answered || got.Turns[0].Usage != resumed.Usage {
+	if len(got.Turns) != 1 || len(got.Turns[0].Rounds) != 2 || got.Turns[0].Outcome != harness.Answered || got.Turns[0].Usage != turnC.Usage {
 		t.Fatalf("the resumed turn as stored: %d turn(s), %+v", len(got.Turns), got.Turns[0])
 	}
 	if err := rb.ResumeTurn(ctx, got, got.Turns[0]); !errors.Is(err, store.ErrTurnEnded) {
