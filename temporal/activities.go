@@ -57,6 +57,7 @@ func refused(format string, args ...any) error {
 // workflow run before the store is written, so a retry after a crash
 // finds the turn it began instead of beginning a second one.
 func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, error) {
+	defer heartbeat(ctx)()
 	run := activity.GetInfo(ctx).WorkflowExecution.RunID
 	conv, err := a.Store.Load(ctx, in.Conversation)
 	switch {
@@ -119,6 +120,7 @@ func (p *pending) output() modelOutput {
 // calls the model and journals the round it answered (call ids fixed). A
 // retry whose round is journalled returns it without calling the model.
 func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, error) {
+	defer heartbeat(ctx)()
 	k := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"}
 	if p, ok, err := a.pending(ctx, k); err != nil || ok {
 		return p.output(), err
@@ -130,8 +132,6 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 	if n := len(turn.Rounds); n != ref.Round-1 {
 		return modelOutput{}, refused("turn %d of %s has %d stored round(s) and no journalled round %d", ref.Turn, ref.Conversation, n, ref.Round)
 	}
-	stop := heartbeat(ctx)
-	defer stop()
 	tools := a.specs(ref.Tools)
 	var spent harness.Usage
 	for attempt := 0; ; attempt++ {
@@ -219,6 +219,7 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 // round already stored is left alone, so a retry after a crash that
 // followed the commit appends nothing.
 func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
+	defer heartbeat(ctx)()
 	conv, turn, err := a.load(ctx, ref)
 	if err != nil {
 		return err
@@ -270,6 +271,7 @@ func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness
 // left alone; one that a takeover marked store.Interrupted (its worker
 // died) is resumed and ended.
 func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error) {
+	defer heartbeat(ctx)()
 	conv, turn, err := a.load(ctx, stepRef{Conversation: in.Conversation, Turn: in.Turn})
 	if err != nil {
 		return endOutput{}, err
@@ -407,7 +409,10 @@ func figures(res *harness.ToolResult, reused bool) toolOutput {
 
 // heartbeat reports the activity alive until the returned stop is called,
 // so that a worker that dies is noticed within the heartbeat timeout
-// rather than the step timeout.
+// rather than the step timeout. Every activity heartbeats, the store's
+// too: a write that waits for the database's lock on a loaded machine is
+// not a dead worker (without it, TestScale on SQLite lost turns to
+// heartbeat timeouts of BeginTurn and AppendRound).
 func heartbeat(ctx context.Context) (stop func()) {
 	every := time.Second
 	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {

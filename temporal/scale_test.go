@@ -103,7 +103,9 @@ func TestScale(t *testing.T) {
 func runTurn(ctx context.Context, c client.Client, conv string, turn int) error {
 	ctx, cancel := context.WithTimeout(ctx, hangBound)
 	defer cancel()
-	run, err := htemporal.StartTurn(ctx, c, "q-scale", testInput(conv, fmt.Sprintf("turn %d", turn)))
+	// The default heartbeat timeout (20 s): no worker dies here, and the
+	// fault tests' 2 s is short for a machine this loaded.
+	run, err := htemporal.StartTurn(ctx, c, "q-scale", htemporal.TurnInput{Conversation: conv, Input: fmt.Sprintf("turn %d", turn)})
 	if err != nil {
 		return err
 	}
