@@ -7,6 +7,10 @@
 // A [Store] plugs into an agent as its recorder (harness.Options.Recorder)
 // and its event sink (harness.Options.Observer), loads a conversation to
 // resume it, and fetches one full result by call id for the recall tool.
+// One conversation is written by one turn at a time ([ErrConversationBusy]
+// for the loser); a turn whose writer died is stored as [Interrupted] when
+// the next writer takes the conversation over, unless that writer resumes
+// it ([TurnResumer], for turns a durable workflow owns).
 // Package store/sqlite is the implementation on a single SQLite file,
 // store/postgres the one several processes share on PostgreSQL; both pass
 // the conformance suite of store/storetest.

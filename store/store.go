@@ -24,6 +24,50 @@ var ErrNotFound = errors.New("not found in the transcript store")
 // conversation.
 var ErrConversationBusy = errors.New("another turn of the conversation is being recorded")
 
+// ErrTurnEnded is returned (wrapped) by [TurnResumer.ResumeTurn] for a
+// turn that cannot be continued: it ended with an outcome of its own, or a
+// later turn of the conversation has begun since.
+var ErrTurnEnded = errors.New("the turn has ended")
+
+// Interrupted is the outcome a store gives a turn whose writer died (or
+// went silent past its lease) before ending it, when another writer takes
+// the conversation over. The turn's rounds stored so far are kept; the
+// round in flight was never stored. No outcome of harness's own is
+// Interrupted, so a turn that has it was ended by a takeover, never by its
+// writer; [TurnResumer.ResumeTurn] may reopen it.
+const Interrupted harness.Outcome = "interrupted"
+
+// TurnResumer is implemented by stores whose turns may be continued by
+// another Store than the one that began them: a turn owned by something
+// that outlives one process (a durable workflow), whose next step runs in
+// another worker after the first one died.
+type TurnResumer interface {
+	// ResumeTurn makes this Store the writer of turn, which must be the
+	// last stored turn of conv (same index and input): it claims the
+	// conversation as BeginTurn does, taking it over from a holder that is
+	// gone, and refuses it with ErrConversationBusy while another live
+	// writer holds it. A turn that a takeover marked Interrupted is
+	// reopened (its outcome and end time cleared, its rounds kept), in the
+	// same transaction as the claim, so no reader sees it ended and then
+	// open; turn.Outcome and turn.Ended are cleared to match. A turn that
+	// ended otherwise, or that a later turn follows, is refused with
+	// ErrTurnEnded. Resuming a turn this Store holds already is allowed
+	// (any Turn of that index; see BeginTurn). The turn's later writes
+	// (AddRound, AddNote, EndTurn) then go on as if this Store had begun
+	// it.
+	ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error
+	// SuspendTurn gives up this Store's claim on the conversation of
+	// turn, which it holds (BeginTurn, ResumeTurn), and leaves the turn
+	// open: the next writer, this Store or another, resumes it at once
+	// with ResumeTurn, and nothing marks it Interrupted. A durable turn's
+	// steps suspend it when they are done, so that its next step may run
+	// on any live worker. While suspended, the conversation is held by no
+	// one: a writer that begins another turn meanwhile makes ResumeTurn
+	// refuse the suspended one (ErrTurnEnded). It does nothing when this
+	// Store does not hold turn.
+	SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error
+}
+
 // Store persists conversations. Implementations are safe for concurrent use;
 // runs on different conversations may record at the same time.
 type Store interface {

@@ -57,6 +57,7 @@ func refused(format string, args ...any) error {
 // workflow run before the store is written, so a retry after a crash
 // finds the turn it began instead of beginning a second one.
 func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, error) {
+	defer heartbeat(ctx)()
 	run := activity.GetInfo(ctx).WorkflowExecution.RunID
 	conv, err := a.Store.Load(ctx, in.Conversation)
 	switch {
@@ -84,6 +85,10 @@ func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, 
 		turn = conv.Turns[idx-1] // begun by an earlier attempt
 	default:
 		return beginOutput{}, refused("conversation %s has %d turn(s); turn %d of this run cannot begin (another turn ran meanwhile)", in.Conversation, len(conv.Turns), idx)
+	}
+	// The turn is the workflow's: its next step may run on any worker.
+	if err := a.suspend(ctx, conv, turn); err != nil {
+		return beginOutput{}, err
 	}
 	specs := a.Engine.SelectTools(ctx, conv, turn, a.Engine.Tools())
 	names := make([]string, len(specs))
@@ -115,6 +120,7 @@ func (p *pending) output() modelOutput {
 // calls the model and journals the round it answered (call ids fixed). A
 // retry whose round is journalled returns it without calling the model.
 func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, error) {
+	defer heartbeat(ctx)()
 	k := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"}
 	if p, ok, err := a.pending(ctx, k); err != nil || ok {
 		return p.output(), err
@@ -126,8 +132,6 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 	if n := len(turn.Rounds); n != ref.Round-1 {
 		return modelOutput{}, refused("turn %d of %s has %d stored round(s) and no journalled round %d", ref.Turn, ref.Conversation, n, ref.Round)
 	}
-	stop := heartbeat(ctx)
-	defer stop()
 	tools := a.specs(ref.Tools)
 	var spent harness.Usage
 	for attempt := 0; ; attempt++ {
@@ -211,16 +215,26 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 }
 
 // AppendRound stores a journalled round with every result, in one store
-// transaction (Recorder.AddRound). A round already stored is left alone,
-// so a retry after a crash that followed the commit appends nothing.
+// transaction (Recorder.AddRound), as the turn's writer (see resume). A
+// round already stored is left alone, so a retry after a crash that
+// followed the commit appends nothing.
 func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
+	defer heartbeat(ctx)()
 	conv, turn, err := a.load(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if len(turn.Rounds) >= ref.Round {
-		return nil
+		return a.suspend(ctx, conv, turn) // an earlier attempt stored it
 	}
+	if err := a.resume(ctx, conv, turn); err != nil {
+		return err
+	}
+	return errors.Join(a.appendRound(ctx, ref, conv, turn), a.suspend(ctx, conv, turn))
+}
+
+// appendRound is AppendRound once the turn is this worker's.
+func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness.Conversation, turn *harness.Turn) error {
 	p, ok, err := a.pending(ctx, Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"})
 	if err != nil {
 		return err
@@ -254,19 +268,24 @@ func (a *Activities) AppendRound(ctx context.Context, ref stepRef) error {
 
 // EndTurn records the turn's outcome and usage (its rounds' plus what the
 // policies spent) and clears the turn's journal. A turn already ended is
-// left alone.
+// left alone; one that a takeover marked store.Interrupted (its worker
+// died) is resumed and ended.
 func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error) {
+	defer heartbeat(ctx)()
 	conv, turn, err := a.load(ctx, stepRef{Conversation: in.Conversation, Turn: in.Turn})
 	if err != nil {
 		return endOutput{}, err
 	}
-	if turn.Outcome == "" {
+	if turn.Outcome == "" || turn.Outcome == store.Interrupted {
+		if err := a.resume(ctx, conv, turn); err != nil {
+			return endOutput{}, err
+		}
 		usage, data := in.PolicyUsage, map[string]any{"requests": len(turn.Rounds)}
 		for _, r := range turn.Rounds {
 			usage = usage.Add(r.Usage)
 		}
 		if err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, usage, in.Detail, data); err != nil {
-			return endOutput{}, err
+			return endOutput{}, errors.Join(err, a.suspend(ctx, conv, turn))
 		}
 	}
 	if err := a.Journal.DeleteTurn(ctx, in.Conversation, in.Turn); err != nil {
@@ -281,6 +300,41 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 		out.Answer, out.AnswerCut = out.Answer[:cut], true
 	}
 	return out, nil
+}
+
+// resume makes this worker's Store the writer of turn before a step writes
+// it. A durable turn is owned by its workflow, not by the worker that
+// began it: each writing step resumes the turn (store.TurnResumer) and
+// suspends it when done (see suspend), so its next step may run on any
+// worker; a step retried after a worker died mid-write takes the dead
+// worker's claim over and reopens the turn if the takeover marked it
+// Interrupted, rather than recording into a turn the store ended. While
+// another worker's attempt is still writing, the store refuses with
+// store.ErrConversationBusy and the step is retried. A turn that ended or
+// that a later turn follows fails the step for good. A store without
+// TurnResumer is written as it is.
+func (a *Activities) resume(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	r, ok := a.Store.(store.TurnResumer)
+	if !ok {
+		return nil
+	}
+	err := r.ResumeTurn(ctx, conv, turn)
+	if errors.Is(err, store.ErrTurnEnded) {
+		return refused("resuming turn %d of %s: %v", turn.Index, conv.ID, err)
+	}
+	return err
+}
+
+// suspend gives up this worker's claim on turn when it is done writing,
+// leaving the turn open (store.TurnResumer), so that the turn's next step
+// runs on whichever worker takes it, dead or alive: no step waits for the
+// worker that ran the last one.
+func (a *Activities) suspend(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	r, ok := a.Store.(store.TurnResumer)
+	if !ok {
+		return nil
+	}
+	return r.SuspendTurn(context.WithoutCancel(ctx), conv, turn)
 }
 
 // load returns the stored conversation and its turn ref.Turn.
@@ -355,7 +409,10 @@ func figures(res *harness.ToolResult, reused bool) toolOutput {
 
 // heartbeat reports the activity alive until the returned stop is called,
 // so that a worker that dies is noticed within the heartbeat timeout
-// rather than the step timeout.
+// rather than the step timeout. Every activity heartbeats, the store's
+// too: a write that waits for the database's lock on a loaded machine is
+// not a dead worker (without it, TestScale on SQLite lost turns to
+// heartbeat timeouts of BeginTurn and AppendRound).
 func heartbeat(ctx context.Context) (stop func()) {
 	every := time.Second
 	if hb := activity.GetInfo(ctx).HeartbeatTimeout; hb > 0 {

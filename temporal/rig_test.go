@@ -40,6 +40,12 @@ type rig struct {
 // A file "dsn" in dir names a PostgreSQL database to hold both the store
 // and the journal (see usePostgres); else they are SQLite files in dir.
 func newRig(ctx context.Context, dir string, block *blocker) (*rig, error) {
+	return openRig(ctx, dir, block, nil)
+}
+
+// openRig is newRig whose store and journal calls are timed on clock,
+// when it is not nil (see TestScale).
+func openRig(ctx context.Context, dir string, block *blocker, clock *storeClock) (*rig, error) {
 	db, jpath := filepath.Join(dir, "harness.db"), filepath.Join(dir, "journal.db")
 	if dsn, err := os.ReadFile(filepath.Join(dir, "dsn")); err == nil {
 		db, jpath = string(dsn), string(dsn)
@@ -58,19 +64,23 @@ func newRig(ctx context.Context, dir string, block *blocker) (*rig, error) {
 	if block != nil {
 		jr, model = block.journal(j), block.model(model)
 	}
+	rec := st
+	if clock != nil {
+		rec, jr = &timedStore{Store: st, clock: clock}, &timedJournal{Journal: jr, clock: clock}
+	}
 	counter := filepath.Join(dir, "counter")
 	eng, err := harness.NewEngine(&harness.Options{
 		System:    "You count.",
 		Tools:     []harness.Tool{countTool(counter), bigTool(counter)},
 		MaxRounds: 6,
-		Recorder:  st,
+		Recorder:  rec,
 	})
 	if err != nil {
 		st.Close()
 		j.Close()
 		return nil, err
 	}
-	acts := &htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: jr}
+	acts := &htemporal.Activities{Engine: eng, Store: rec, Model: model, Journal: jr}
 	return &rig{dir: dir, store: st, journal: j, acts: acts}, nil
 }
 
@@ -168,29 +178,34 @@ func scriptModel(_ context.Context, req *harness.Request) (*harness.Response, er
 	return &harness.Response{Message: msg, Usage: usage}, nil
 }
 
-// blocker stops this process dead at one point of a turn and says so on
-// stdout, so the parent test kills it exactly there: "model:N" inside the
-// Nth model call, "stored:N" after the Nth tool result is journalled and
-// before its activity reports completion.
+// blocker stops this process at one point of a turn and says so on
+// stdout, so the parent test acts exactly there: "model:N" inside the Nth
+// model call, "stored:N" after the Nth tool result is journalled and
+// before its activity reports completion. It stops dead (the parent kills
+// the process) unless the spec ends in ":pause": then it waits for the
+// parent's "go" on stdin (see childWorker) and goes on.
 type blocker struct {
-	kind string
-	at   int
+	kind  string
+	at    int
+	pause bool
+	// release is closed when the parent says go.
+	release chan struct{}
 
 	mu sync.Mutex
 	n  int
 }
 
 func parseBlocker(s string) *blocker {
-	kind, n, ok := strings.Cut(s, ":")
-	if !ok {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 {
 		return nil
 	}
-	b := &blocker{kind: kind}
-	fmt.Sscan(n, &b.at)
+	b := &blocker{kind: parts[0], pause: len(parts) > 2 && parts[2] == "pause", release: make(chan struct{})}
+	fmt.Sscan(parts[1], &b.at)
 	return b
 }
 
-// hit counts one event of kind and blocks forever on the at-th.
+// hit counts one event of kind and stops on the at-th.
 func (b *blocker) hit(ctx context.Context, kind string) {
 	if kind != b.kind {
 		return
@@ -202,6 +217,10 @@ func (b *blocker) hit(ctx context.Context, kind string) {
 	if n == b.at {
 		fmt.Printf("BLOCKED %s:%d\n", kind, n)
 		os.Stdout.Sync()
+		if b.pause {
+			<-b.release
+			return
+		}
 		<-ctx.Done()
 		select {} // never report: the parent kills this process
 	}
@@ -266,10 +285,12 @@ func usePostgres(t *testing.T, dir string) {
 
 // childWorker is the worker process the fault tests start and kill: this
 // test binary re-executed with envWorker set. It runs until killed (or
-// until its stdin closes, so it never outlives the test).
+// until its stdin closes, so it never outlives the test); a line "go" on
+// stdin releases a paused blocker.
 func childWorker(dir string) error {
 	ctx := context.Background()
-	r, err := newRig(ctx, dir, parseBlocker(os.Getenv(envBlock)))
+	block := parseBlocker(os.Getenv(envBlock))
+	r, err := newRig(ctx, dir, block)
 	if err != nil {
 		return err
 	}
@@ -285,7 +306,13 @@ func childWorker(dir string) error {
 		return err
 	}
 	fmt.Println("READY")
-	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "go" && block != nil {
+			close(block.release)
+			block = nil
+		}
+	}
 	w.Stop()
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -57,6 +59,8 @@ func TestServer(t *testing.T) {
 	}{
 		{"killed after tool calls", "stored:3", false},
 		{"killed during model call", "model:3", false},
+		{"killed after tool calls, postgres", "stored:3", true},
+		{"killed during model call, postgres", "model:3", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if want == "" {
@@ -69,35 +73,86 @@ func TestServer(t *testing.T) {
 				queue += "-pg"
 			}
 			first := startChild(t, ts, dir, queue, tc.block)
-			ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-			defer cancel()
-			run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			first.waitFor(t, "BLOCKED "+tc.block)
+			run := startTurn(t, c, queue)
+			first.waitFor(t, "BLOCKED "+tc.block, run.ended)
 			first.kill(t)
 			before := counts(t, dir)
 			startChild(t, ts, dir, queue, "")
-			var out htemporal.TurnOutput
-			if err := run.Get(ctx, &out); err != nil {
-				t.Fatal(err)
-			}
-			if out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
-				t.Fatalf("turn = %+v, want answered after 4 rounds and 5 calls", out)
-			}
-			after := counts(t, dir)
-			checkOnce(t, dir, after)
+			after := run.finish(t, dir, want)
 			for id, n := range before {
 				if after[id] != n {
 					t.Errorf("call %s ran %d time(s) before the kill and %d in all", id, n, after[id])
 				}
 			}
-			if got := dump(t, dir); got != want {
-				t.Errorf("the transcript differs from the uninterrupted run's:\n got %s\nwant %s", got, want)
-			}
 		})
 	}
+	t.Run("postgres restarted mid-turn", func(t *testing.T) {
+		if want == "" {
+			t.Fatal("the uninterrupted run failed")
+		}
+		testRestartMidTurn(t, ts, c, want)
+	})
+}
+
+// testRestartMidTurn restarts the PostgreSQL server (fast shutdown: every
+// connection breaks, the turn's session lock with them) while a live
+// worker is in the middle of a turn, just after the third tool result is
+// journalled; the worker then goes on. Its next store write finds the
+// turn's connection broken, fails, and is retried: ResumeTurn takes the
+// lock again on a new connection, and the turn ends as the uninterrupted
+// run's, each call run once, nothing half-written.
+func testRestartMidTurn(t *testing.T, ts *temporaltest.TestServer, c client.Client, want string) {
+	dir := t.TempDir()
+	usePostgres(t, dir)
+	queue := "q-restart-pg"
+	w := startChild(t, ts, dir, queue, "stored:3:pause")
+	run := startTurn(t, c, queue)
+	w.waitFor(t, "BLOCKED stored:3", run.ended)
+	if err := pgServer.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	w.resume(t)
+	run.finish(t, dir, want)
+}
+
+// turnRun is the test's turn, started on the cluster; its result arrives
+// on ended.
+type turnRun struct {
+	out   htemporal.TurnOutput
+	ended chan error
+}
+
+// startTurn starts the test's turn of conv-1 on queue.
+func startTurn(t *testing.T, c client.Client, queue string) *turnRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	t.Cleanup(cancel)
+	run, err := htemporal.StartTurn(ctx, c, queue, testInput("conv-1", "count for me"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &turnRun{ended: make(chan error, 1)}
+	go func() { r.ended <- run.Get(ctx, &r.out) }()
+	return r
+}
+
+// finish waits for the turn to end and checks it: answered after 4
+// rounds and 5 calls, every call of the transcript run once, the stored
+// transcript the uninterrupted run's (want). It returns the counts.
+func (r *turnRun) finish(t *testing.T, dir, want string) map[string]int {
+	t.Helper()
+	if err := <-r.ended; err != nil {
+		t.Fatal(err)
+	}
+	if out := r.out; out.Outcome != harness.Answered || out.Rounds != 4 || out.ToolCalls != 5 {
+		t.Fatalf("turn = %+v, want answered after 4 rounds and 5 calls", out)
+	}
+	ran := counts(t, dir)
+	checkOnce(t, dir, ran)
+	if got := dump(t, dir); got != want {
+		t.Errorf("the transcript differs from the uninterrupted run's: %s", firstDiff(got, want))
+	}
+	return ran
 }
 
 // uninterrupted runs one turn on an in-process worker, checks it and its
@@ -198,6 +253,18 @@ func dump(t *testing.T, dir string) string {
 	return string(b)
 }
 
+// firstDiff shows where got and want part, with some context (a dump
+// holds a megabyte result: printing both whole would bury the difference).
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-120)
+	clip := func(s string) string { return s[min(from, len(s)):min(i+120, len(s))] }
+	return fmt.Sprintf("at byte %d of %d (want %d):\n got …%s…\nwant …%s…", i, len(got), len(want), clip(got), clip(want))
+}
+
 // history fetches the whole history of a finished run.
 func history(t *testing.T, c client.Client, run client.WorkflowRun) *historypb.History {
 	t.Helper()
@@ -253,6 +320,15 @@ func TestReplayRecorded(t *testing.T) {
 type child struct {
 	cmd   *exec.Cmd
 	lines chan string
+	stdin io.WriteCloser
+}
+
+// resume releases the child's paused blocker.
+func (c *child) resume(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // startChild starts this test binary as a worker process on queue with
@@ -274,7 +350,7 @@ func startChild(t *testing.T, ts *temporaltest.TestServer, dir, queue, block str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ch := &child{cmd: cmd, lines: make(chan string, 16)}
+	ch := &child{cmd: cmd, lines: make(chan string, 16), stdin: stdin}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -287,20 +363,30 @@ func startChild(t *testing.T, ts *temporaltest.TestServer, dir, queue, block str
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	ch.waitFor(t, "READY")
+	ch.waitFor(t, "READY", nil)
 	return ch
 }
 
-// waitFor waits for the child to print line (a hang fails the test by
-// its -timeout).
-func (c *child) waitFor(t *testing.T, line string) {
+// waitFor waits for the child to print line. It fails when the child
+// exits first, or when the turn ends first (ended, when not nil, gets the
+// turn's result): a step that fails for good ends the workflow, and the
+// child then never reaches the point it was to stop at. Anything else
+// that hangs fails the test by its -timeout.
+func (c *child) waitFor(t *testing.T, line string, ended <-chan error) {
 	t.Helper()
-	for l := range c.lines {
-		if l == line {
-			return
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("the worker exited before printing %q", line)
+			}
+			if l == line {
+				return
+			}
+		case err := <-ended:
+			t.Fatalf("the turn ended (%v) before the worker printed %q", err, line)
 		}
 	}
-	t.Fatalf("the worker exited before printing %q", line)
 }
 
 // kill SIGKILLs the worker process and reaps it.

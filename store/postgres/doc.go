@@ -33,5 +33,19 @@
 // same way while a turn holds it, even a turn of the same store. Each turn
 // in progress holds one pooled
 // connection: Options.MaxConns bounds the turns one process records at
-// once.
+// once. Within one store a turn is known by its conversation and index: a
+// Turn of that index reloaded from the store writes through the turn's
+// connection, except one whose own BeginTurn was refused.
+//
+// A turn owned by something that outlives its process (a durable
+// workflow) is continued by another store with [Store.ResumeTurn]
+// (store.TurnResumer), which takes the lock as BeginTurn does: at once when
+// the process that held it died (its session ended with it), refused while
+// it lives. A store whose turn connection broke (the server restarted,
+// ending every session and lock) resumes on a new connection under a new
+// lock; its writes in between fail with the connection's error and store
+// nothing of their transaction. A session the server has not yet seen die
+// (a machine gone without closing its sockets) keeps its lock until the
+// server's TCP keepalives end it (tcp_keepalives_idle and friends), so
+// resuming is refused busy until then.
 package postgres

@@ -18,10 +18,30 @@ type turnLock struct {
 	mu   sync.Mutex
 	conn *pgxpool.Conn
 	key  int64
-	// turn is the turn that holds the lock: another turn of the same
-	// conversation (an agent of this process whose BeginTurn was
-	// refused, then records the turn's end) must not write through it.
-	turn *harness.Turn
+	// index is the turn that holds the lock, known by its index (a Turn
+	// of that index reloaded from the store writes as the turn), except
+	// for refused: the Turns whose own BeginTurn was refused while this
+	// turn ran (an agent whose BeginTurn failed still records that turn's
+	// end), which must not write through it. Both are guarded by the
+	// Store's tmu.
+	index   int
+	refused map[*harness.Turn]bool
+}
+
+// owns reports whether turn may write as the turn that holds l.
+func (l *turnLock) owns(turn *harness.Turn) bool {
+	return turn != nil && turn.Index == l.index && !l.refused[turn]
+}
+
+// refuse marks turn as refused while l holds the conversation.
+func (l *turnLock) refuse(turn *harness.Turn) {
+	if turn == nil {
+		return
+	}
+	if l.refused == nil {
+		l.refused = map[*harness.Turn]bool{}
+	}
+	l.refused[turn] = true
 }
 
 // release unlocks the conversation and returns the connection to the
@@ -51,13 +71,14 @@ func busy(convID string) error {
 // own, at once or not at all.
 func (s *Store) lockTurn(ctx context.Context, convID string, turn *harness.Turn) (*turnLock, error) {
 	s.tmu.Lock()
-	if _, held := s.turns[convID]; held {
+	if held := s.turns[convID]; held != nil {
+		held.refuse(turn)
 		s.tmu.Unlock()
 		return nil, busy(convID)
 	}
 	// Reserve the conversation in this process before asking the server,
 	// so two turns of one process never race for one connection's lock.
-	l := &turnLock{key: lockKey(convID), turn: turn}
+	l := &turnLock{key: lockKey(convID), index: turn.Index}
 	s.turns[convID] = l
 	s.tmu.Unlock()
 	fail := func(err error) (*turnLock, error) {
@@ -94,12 +115,15 @@ func (s *Store) unlockTurn(convID string) {
 	}
 }
 
-// turnOf returns the lock of the turn in progress of a conversation, or
-// nil.
-func (s *Store) turnOf(convID string) *turnLock {
+// turnOf returns the lock of the turn in progress of a conversation when
+// turn (nil: any turn) may write through it, or nil.
+func (s *Store) turnOf(convID string, turn *harness.Turn) *turnLock {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
-	return s.turns[convID]
+	if l := s.turns[convID]; l != nil && (turn == nil || l.owns(turn)) {
+		return l
+	}
+	return nil
 }
 
 // turnTx runs fn in one transaction that writes conversation convID: on
@@ -108,7 +132,7 @@ func (s *Store) turnOf(convID string) *turnLock {
 // transaction-scoped lock, refused with store.ErrConversationBusy while
 // another turn holds it.
 func (s *Store) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
-	if l := s.turnOf(convID); l != nil && (turn == nil || l.turn == turn) {
+	if l := s.turnOf(convID, turn); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.conn != nil {

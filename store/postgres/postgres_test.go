@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,6 +40,38 @@ func backend(t testing.TB) *storetest.Backend {
 		},
 		Count:     func(t testing.TB, table, conv string) int { return count(t, dsn, table, conv) },
 		TurnLocks: true,
+		Crash:     func(t testing.TB, s storetest.Store) { crash(t, dsn, s.(*Store)) },
+	}
+}
+
+// crash ends the sessions of s's turns on the server without unlocking,
+// as the death of its process does, and waits until the server has ended
+// them (and so released their locks).
+func crash(t testing.TB, dsn string, s *Store) {
+	t.Helper()
+	s.tmu.Lock()
+	turns := s.turns
+	s.turns = map[string]*turnLock{}
+	s.tmu.Unlock()
+	for _, l := range turns {
+		pid := l.conn.Conn().PgConn().PID()
+		_ = l.conn.Hijack().Close(context.Background())
+		ctx := context.Background()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for gone := false; !gone; {
+			var n int
+			if err := c.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE pid = $1`, int32(pid)).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			gone = n == 0
+			if !gone {
+				time.Sleep(10 * time.Millisecond) // the server ends the session by itself; a hang fails by -timeout
+			}
+		}
+		c.Close(ctx)
 	}
 }
 

@@ -22,6 +22,9 @@ func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn 
 	if conv.ID == "" {
 		return errors.New("postgres store: the conversation has no id")
 	}
+	if turn == nil {
+		return errors.New("postgres store: BeginTurn needs a turn")
+	}
 	l, err := s.lockTurn(ctx, conv.ID, turn)
 	if err != nil {
 		return err
@@ -173,7 +176,7 @@ func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *h
 		touch(w, conv.ID, time.Now())
 		return nil
 	})
-	if l := s.turnOf(conv.ID); l != nil && l.turn == turn {
+	if s.turnOf(conv.ID, turn) != nil {
 		s.unlockTurn(conv.ID)
 	}
 	return err

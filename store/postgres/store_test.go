@@ -112,7 +112,7 @@ func TestTurnConnectionLost(t *testing.T) {
 	if err := b.BeginTurn(ctx, harness.NewConversation("c_lost"), &harness.Turn{Index: 1}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("BeginTurn while the turn lives: %v", err)
 	}
-	pid := a.turnOf("c_lost").conn.Conn().PgConn().PID()
+	pid := a.turnOf("c_lost", nil).conn.Conn().PgConn().PID()
 	exec(t, dsn, `SELECT pg_terminate_backend($1)`, int32(pid))
 	round := storetest.BenchRound(1, 1)
 	if err := a.AddRound(ctx, conv, turn, round); err == nil {
@@ -173,5 +173,52 @@ func TestServerRestartMidTurn(t *testing.T) {
 	}
 	if _, err := a.Run(ctx, loaded, "after"); err != nil {
 		t.Fatalf("a turn after the restart: %v", err)
+	}
+}
+
+// TestResumeAfterServerRestart restarts the server in the middle of a
+// turn, as a durable turn's worker meets it: the turn's connection broke
+// and its lock went with it, so ResumeTurn takes the lock again on a new
+// connection, and the turn goes on and ends with every round it wrote
+// before and after, nothing half-written.
+func TestResumeAfterServerRestart(t *testing.T) {
+	ctx := context.Background()
+	dsn := server.DSN(t)
+	s := openTest(t, dsn)
+	conv := harness.NewConversation("c_resume_restart")
+	turn := &harness.Turn{Index: 1, Input: "across a restart"}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddRound(ctx, conv, turn, storetest.BenchRound(1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	old := s.turnOf(conv.ID, turn).conn.Conn().PgConn().PID()
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResumeTurn(ctx, conv, turn); err != nil {
+		t.Fatalf("ResumeTurn after the restart: %v", err)
+	}
+	if pid := s.turnOf(conv.ID, turn).conn.Conn().PgConn().PID(); pid == old {
+		t.Fatalf("the turn still writes through session %d, which the restart ended", pid)
+	}
+	// Another store cannot take the conversation: the lock is held again.
+	if err := openTest(t, dsn).BeginTurn(ctx, harness.NewConversation(conv.ID), &harness.Turn{Index: 2}); !errors.Is(err, store.ErrConversationBusy) {
+		t.Fatalf("BeginTurn in another store after the resume: %v", err)
+	}
+	if err := s.AddRound(ctx, conv, turn, storetest.BenchRound(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	turn.Outcome = harness.Answered
+	if err := s.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := s.Load(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded.Turns) != 1 || len(loaded.Turns[0].Rounds) != 2 || loaded.Turns[0].Outcome != harness.Answered {
+		t.Fatalf("after the resumed turn: %d turn(s), %+v", len(loaded.Turns), loaded.Turns[0])
 	}
 }

@@ -35,15 +35,24 @@
 // conformance suite). BeginTurn claims the conversation in a leases row
 // (since schema v6) inside its write transaction, which BEGIN IMMEDIATE
 // makes exclusive across processes; every write of the turn renews the
-// lease and EndTurn or Close releases it. Within one Store, the turn is the
-// *harness.Turn that BeginTurn was given: a second turn of the same Store
-// is refused too, and so are writes on behalf of any other turn (an agent
-// whose BeginTurn was refused still records that turn's end). The refusal
-// wraps [store.ErrConversationBusy] and names the holder's pid and host.
+// lease and EndTurn or Close releases it. Within one Store, the turn is
+// known by its conversation and index: a second turn of the same Store is
+// refused too, and so are writes on behalf of any other turn, including a
+// Turn of the running index whose own BeginTurn was refused (an agent whose
+// BeginTurn failed still records that turn's end); another Turn of that
+// index, reloaded from the store, writes as the turn. The refusal wraps
+// [store.ErrConversationBusy] and names the holder's pid and host.
 // A note added during the turn by its Store is part of it; Save and Delete
 // are refused while any turn holds the conversation. Where store/postgres
 // relies on a session lock dying with its connection, a lease has to be
 // recovered: a holder on this machine whose process is gone is taken over
 // at once, one elsewhere after Options.LeaseTTL without a write, and the
 // turn it left unended is stored as Interrupted.
+//
+// A turn owned by something that outlives its process (a durable
+// workflow, whose next step runs in another worker) is continued with
+// [Store.ResumeTurn] (store.TurnResumer): the same takeover, and in the
+// same transaction the turn is reopened, so the stored turn reads as if
+// one writer had recorded it — its rounds from both writers, in order,
+// and the outcome, end time and usage its last writer gives EndTurn.
 package sqlite

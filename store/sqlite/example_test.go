@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store/sqlite"
@@ -97,4 +98,47 @@ func ExampleStore_Requests() {
 	// Output:
 	// turn 1 round 1: system prompt 23 bytes, tools [lookup] (122 bytes), same list as round 1: true
 	// turn 1 round 2: system prompt 23 bytes, tools [lookup] (122 bytes), same list as round 1: true
+}
+
+// A second writer continues a turn whose first writer went away (here its
+// lease expires at once): ResumeTurn takes the conversation over and the
+// turn ends as the new writer says, with the rounds of both.
+func ExampleStore_ResumeTurn() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "harness-store")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "harness.db")
+	first, err := sqlite.Open(ctx, path, &sqlite.Options{LeaseTTL: time.Nanosecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer first.Close()
+	conv := harness.NewConversation("durable")
+	turn := &harness.Turn{Index: 1, Input: "a long task"}
+	say := func(i int, text string) *harness.Round {
+		return &harness.Round{Index: i, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
+	}
+	_ = first.BeginTurn(ctx, conv, turn)
+	_ = first.AddRound(ctx, conv, turn, say(1, "step one"))
+
+	second, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer second.Close()
+	loaded, _ := second.Load(ctx, "durable")
+	resumed := loaded.Turns[0]
+	if err := second.ResumeTurn(ctx, loaded, resumed); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = second.AddRound(ctx, loaded, resumed, say(2, "step two"))
+	resumed.Outcome = harness.Answered
+	_ = second.EndTurn(ctx, loaded, resumed)
+
+	got, _ := second.Load(ctx, "durable")
+	fmt.Println(got.Turns[0].Outcome, len(got.Turns[0].Rounds), "rounds")
+	// Output: answered 2 rounds
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -78,31 +79,50 @@ ON CONFLICT(conv_id) DO UPDATE SET owner = excluded.owner, host = excluded.host,
 	return nil
 }
 
+// hold is the turn in progress of a conversation in this Store. The turn
+// is known by its index, not by the *harness.Turn that began it: a writer
+// that resumes the turn with another Turn of the same index (a proxy
+// restarted on the same Store, which reloaded the turn, or ResumeTurn)
+// records it. The exception is refused: the Turns whose own BeginTurn
+// was refused while this turn ran, which carry its index but are other
+// turns (an agent whose BeginTurn failed still records that turn's end).
+type hold struct {
+	index   int
+	refused map[*harness.Turn]bool
+}
+
+// owns reports whether turn (nil: no turn) may write as the held turn.
+func (h *hold) owns(turn *harness.Turn) bool {
+	return turn != nil && turn.Index == h.index && !h.refused[turn]
+}
+
 // reserve makes turn this Store's turn in progress of the conversation, or
 // fails with store.ErrConversationBusy while another turn of it runs in
 // this Store: the lease (claim) tells Stores apart, this tells turns of
 // one Store apart. BeginTurn reserves before claiming, so two goroutines
-// of one Store never both begin a turn of a conversation.
-func (s *Store) reserve(convID string, turn *harness.Turn) error {
+// of one Store never both begin a turn of a conversation. With resume
+// (ResumeTurn), a turn of the held index is let in, even one refused
+// before; fresh reports whether the reservation is new (so that a failed
+// resume leaves an older one alone).
+func (s *Store) reserve(convID string, turn *harness.Turn, resume bool) (fresh bool, err error) {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
-	if held := s.turns[convID]; held != nil {
-		if turn != nil {
-			if s.refused == nil {
-				s.refused = map[string]map[*harness.Turn]bool{}
-			}
-			if s.refused[convID] == nil {
-				s.refused[convID] = map[*harness.Turn]bool{}
-			}
-			s.refused[convID][turn] = true
+	if h := s.turns[convID]; h != nil {
+		if resume && turn.Index == h.index {
+			delete(h.refused, turn)
+			return false, nil
 		}
-		return s.busyHere(convID, held)
+		if h.refused == nil {
+			h.refused = map[*harness.Turn]bool{}
+		}
+		h.refused[turn] = true
+		return false, s.busyHere(convID, h)
 	}
 	if s.turns == nil {
-		s.turns = map[string]*harness.Turn{}
+		s.turns = map[string]*hold{}
 	}
-	s.turns[convID] = turn
-	return nil
+	s.turns[convID] = &hold{index: turn.Index}
+	return true, nil
 }
 
 // unreserve forgets turn as the conversation's turn in progress (when it
@@ -110,56 +130,122 @@ func (s *Store) reserve(convID string, turn *harness.Turn) error {
 func (s *Store) unreserve(convID string, turn *harness.Turn) {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
-	if s.turns[convID] == turn {
+	if h := s.turns[convID]; h != nil && h.owns(turn) {
 		delete(s.turns, convID)
-		delete(s.refused, convID)
 	}
 }
 
-// heldBy returns the turn in progress of the conversation in this Store,
-// or nil.
-func (s *Store) heldBy(convID string) *harness.Turn {
+// held reports whether a turn of the conversation is in progress in this
+// Store.
+func (s *Store) held(convID string) bool {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
-	return s.turns[convID]
+	return s.turns[convID] != nil
 }
 
 // mine refuses a write on behalf of turn (nil: of no turn) while another
-// turn of the conversation runs in this Store. Writes of no turn but a
-// note pass only when no turn runs (deleting or saving the conversation
-// under its own turn would pull it from under that turn).
-//
-// The running turn is known by its index as well as by the Turn that
-// began it: a writer that resumes the turn with another Turn of the same
-// index (a proxy restarted on the same Store, which reloaded the turn)
-// takes it over, unless that Turn's own BeginTurn was refused.
+// turn of the conversation runs in this Store (see hold). Writes of no
+// turn but a note pass only when no turn runs (deleting or saving the
+// conversation under its own turn would pull it from under that turn).
 func (s *Store) mine(convID string, turn *harness.Turn) error {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
-	held := s.turns[convID]
-	switch {
-	case held == nil || held == turn:
-		return nil
-	case turn != nil && turn.Index == held.Index && !s.refused[convID][turn]:
-		s.turns[convID] = turn
-		return nil
+	if h := s.turns[convID]; h != nil && !h.owns(turn) {
+		return s.busyHere(convID, h)
 	}
-	return s.busyHere(convID, held)
+	return nil
 }
 
 // busyHere is the error of a conversation another turn of this Store is
 // recording.
-func (s *Store) busyHere(convID string, held *harness.Turn) error {
+func (s *Store) busyHere(convID string, h *hold) error {
 	return fmt.Errorf("sqlite store: conversation %s: %w (turn %d, by this process: pid %d on %s); wait for that turn to end, or continue in another conversation",
-		convID, store.ErrConversationBusy, held.Index, s.owner.pid, s.owner.host)
+		convID, store.ErrConversationBusy, h.index, s.owner.pid, s.owner.host)
 }
 
-// Interrupted is the outcome stored for a turn whose writer died (or went
-// silent past its lease) before ending it, set when the next writer takes
-// the conversation over. Its rounds stored so far are kept; the round in
-// flight was never stored, and a spill file it was writing is referenced
-// by no stored cut, so spill gc collects it like any unreferenced file.
-const Interrupted harness.Outcome = "interrupted"
+// ResumeTurn implements store.TurnResumer: it claims the conversation for
+// this Store (taking over a holder whose process is gone or whose lease
+// expired, which marks its unended turn Interrupted as any takeover does)
+// and, in the same transaction, reopens turn when that mark is what ended
+// it. The turn must be the conversation's last, with the same input.
+func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	if conv == nil || conv.ID == "" || turn == nil {
+		return errors.New("sqlite store: ResumeTurn needs a conversation with an id and a turn")
+	}
+	fresh, err := s.reserve(conv.ID, turn, true)
+	if err != nil {
+		return err
+	}
+	err = s.write(ctx, func(w *txw) error {
+		if err := s.claim(w, conv.ID, time.Now()); err != nil {
+			return err
+		}
+		return resumeTurn(w, conv.ID, turn)
+	})
+	if err != nil {
+		if fresh {
+			s.unreserve(conv.ID, turn)
+		}
+		return err
+	}
+	turn.Outcome, turn.Ended = "", time.Time{}
+	return nil
+}
+
+// SuspendTurn implements store.TurnResumer: it releases this Store's lease
+// on the conversation and forgets turn as its turn in progress, with the
+// events observed since the last write, in one transaction.
+func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+	if conv == nil || turn == nil {
+		return errors.New("sqlite store: SuspendTurn needs a conversation and a turn")
+	}
+	s.tmu.Lock()
+	h := s.turns[conv.ID]
+	s.tmu.Unlock()
+	if h == nil || !h.owns(turn) {
+		return nil
+	}
+	if err := s.write(ctx, func(w *txw) error { return s.release(w, conv.ID) }); err != nil {
+		return err
+	}
+	s.unreserve(conv.ID, turn)
+	return nil
+}
+
+// resumeTurn checks that turn is the conversation's last stored turn and
+// reopens it if a takeover marked it Interrupted.
+func resumeTurn(w *txw, convID string, turn *harness.Turn) error {
+	var (
+		idx     int
+		input   string
+		outcome string
+	)
+	err := w.tx.QueryRowContext(w.ctx, `SELECT idx, input, outcome FROM turns WHERE conv_id = ? ORDER BY idx DESC LIMIT 1`, convID).
+		Scan(&idx, &input, &outcome)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("sqlite store: conversation %s: no turn %d to resume: %w", convID, turn.Index, store.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite store: conversation %s: %w", convID, err)
+	}
+	if err := codec.CheckResumable(convID, turn, idx, input, harness.Outcome(outcome)); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
+	}
+	if outcome == string(store.Interrupted) {
+		if _, err := w.exec(`UPDATE turns SET outcome = '', ended_ns = 0 WHERE conv_id = ? AND idx = ?`, convID, idx); err != nil {
+			return fmt.Errorf("sqlite store: reopening turn %d of %s: %w", idx, convID, err)
+		}
+	}
+	return nil
+}
+
+// Interrupted is store.Interrupted: the outcome stored for a turn whose
+// writer died (or went silent past its lease) before ending it, set when
+// the next writer takes the conversation over. Its rounds stored so far
+// are kept; the round in flight was never stored, and a spill file it was
+// writing is referenced by no stored cut, so spill gc collects it like any
+// unreferenced file. store.TurnResumer's ResumeTurn reopens such a turn.
+const Interrupted = store.Interrupted
 
 // markInterrupted ends the unended turns of a conversation taken over from
 // a holder that is gone.
@@ -182,7 +268,7 @@ func (s *Store) release(w *txw, convID string) error {
 // releaseOutsideTurn gives up the claim a write outside a turn took (a
 // note, a save) unless a turn of this Store holds the conversation.
 func (s *Store) releaseOutsideTurn(w *txw, convID string) error {
-	if s.heldBy(convID) != nil {
+	if s.held(convID) {
 		return nil
 	}
 	return s.release(w, convID)

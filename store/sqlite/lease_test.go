@@ -201,3 +201,46 @@ func TestTurnResumedByAnotherTurnObject(t *testing.T) {
 		t.Fatalf("stored %d turns, want one answered turn with one round", len(got.Turns))
 	}
 }
+
+// TestResumeInterruptedTurn: a takeover by a plain writer (here a note
+// after the holder's lease expired) stores the holder's turn as
+// Interrupted, as a restart always has; ResumeTurn then reopens it for
+// its new writer, which ends it with its own outcome. A turn that ended
+// on its own stays ended.
+func TestResumeInterruptedTurn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "harness.db")
+	a, b := openAt(t, path, &Options{LeaseTTL: time.Nanosecond}), openAt(t, path, nil)
+	conv := harness.NewConversation("c1")
+	if err := a.BeginTurn(ctx, conv, turnN(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddNote(ctx, conv, &harness.Note{Text: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := b.Load(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := loaded.Turns[0]
+	if turn.Outcome != Interrupted || turn.Ended.IsZero() {
+		t.Fatalf("after the takeover: outcome %q, ended %v", turn.Outcome, turn.Ended)
+	}
+	if err := b.ResumeTurn(ctx, loaded, turn); err != nil {
+		t.Fatal(err)
+	}
+	if turn.Outcome != "" || !turn.Ended.IsZero() {
+		t.Fatalf("the resumed Turn: outcome %q, ended %v", turn.Outcome, turn.Ended)
+	}
+	turn.Outcome = harness.Answered
+	if err := b.EndTurn(ctx, loaded, turn); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Load(ctx, "c1")
+	if err != nil || got.Turns[0].Outcome != harness.Answered {
+		t.Fatalf("after the resumed turn ended: %+v, %v", got, err)
+	}
+	if err := b.ResumeTurn(ctx, got, got.Turns[0]); !errors.Is(err, store.ErrTurnEnded) {
+		t.Fatalf("resuming an answered turn: %v", err)
+	}
+}

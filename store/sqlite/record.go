@@ -98,7 +98,10 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 // (its process is gone) and elsewhere after Options.LeaseTTL without a
 // write; the turn it left unended is then stored as Interrupted.
 func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
-	if err := s.reserve(conv.ID, turn); err != nil {
+	if turn == nil {
+		return errors.New("sqlite store: BeginTurn needs a turn")
+	}
+	if _, err := s.reserve(conv.ID, turn, false); err != nil {
 		return err
 	}
 	err := s.write(ctx, func(w *txw) error {

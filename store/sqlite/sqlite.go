@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
 
@@ -63,13 +62,9 @@ type Store struct {
 	claimed atomic.Bool // it has claimed a conversation (Close releases)
 
 	// turns holds the turn in progress of each conversation this Store
-	// began (see reserve).
+	// began or resumed (see hold).
 	tmu   sync.Mutex
-	turns map[string]*harness.Turn
-	// refused holds, per conversation, the turns whose BeginTurn was
-	// refused while the conversation's turn ran: their later writes are
-	// refused too, though they carry the running turn's index.
-	refused map[string]map[*harness.Turn]bool
+	turns map[string]*hold
 
 	// events holds events observed since the last write (see Observe).
 	events codec.Events

@@ -3,7 +3,8 @@
 // keeps its bytes (round trips byte for byte, lazy payloads, large
 // payloads, cut refs, requests stored once, notes, events and view cuts,
 // listing and deletion, stale and concurrent writers, one turn at a time
-// per conversation), run against a backend by [Run]. The stores
+// per conversation, a turn resumed by another store after a crash), run
+// against a backend by [Run]. The stores
 // (store/sqlite, store/postgres) run it in their own tests.
 //
 // It also holds the fixtures those tests share (scripted models, tools and
@@ -64,6 +65,12 @@ type Backend struct {
 	// so it keeps every payload as one value; the suite's large-payload
 	// test then checks the round trip only.
 	Chunks bool
+	// Crash, when set, makes a store look like a process killed in the
+	// middle of its turns: what it holds in the database is left as such
+	// a process leaves it (an SQLite lease whose holder is gone, a
+	// PostgreSQL session that ended without unlocking), and the store is
+	// not used again. Without it the suite closes the store instead.
+	Crash func(t testing.TB, s Store)
 }
 
 // Run runs the conformance suite; newBackend gives each test a fresh
@@ -95,6 +102,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"TwoStoresShareOneDatabase", testTwoStores},
 		{"ConversationBusy", testConversationBusy},
 		{"RacingWriters", testRacingWriters},
+		{"ResumeTurn", testResumeTurn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newBackend(t)) })
