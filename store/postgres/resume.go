@@ -11,6 +11,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // ResumeTurn implements store.TurnResumer: it takes the conversation's
@@ -97,7 +98,7 @@ func resumeTurn(w *txw, convID string, turn *harness.Turn) error {
 		idx            int
 		input, outcome string
 	)
-	if err := row.Scan(&idx, str{&input}, str{&outcome}); err != nil {
+	if err := row.Scan(&idx, rows.Str{P: &input}, rows.Str{P: &outcome}); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres store: conversation %s: no turn %d to resume: %w", convID, turn.Index, store.ErrNotFound)
 		}
