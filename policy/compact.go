@@ -166,6 +166,8 @@ type CompactPolicy struct {
 	once    sync.Once
 	counter tokens.Counter
 	initErr error
+	// placeholders keeps the rendered placeholders between views.
+	placeholders placeholderCache
 }
 
 // compactConfig is a CompactPolicy with defaults filled in.
@@ -184,6 +186,7 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
+	placeholders   *placeholderCache
 	windowGuessed  bool // the window is the size of the rejected request
 	overflowTarget bool // the target is Target × the rejected request
 }
@@ -208,6 +211,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
 		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+		placeholders: &p.placeholders,
 	}
 	if c.high <= 0 {
 		c.high = DefaultCompactHighWater
@@ -578,11 +582,14 @@ func (c *compaction) saving(i int) float64 {
 func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
 	var all []compactPos
 	for i := range c.v.Messages {
-		if p, ok := c.resultPos(i); ok && !slices.Contains(all, p) {
+		if p, ok := c.resultPos(i); ok && (len(all) == 0 || all[len(all)-1] != p) {
 			all = append(all, p)
 		}
 	}
+	// Sorted and each round once (results come in round order, so this
+	// is linear; a search per message made each view quadratic).
 	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	all = slices.Compact(all)
 	if len(all) <= keep {
 		return mark, 0, false
 	}
@@ -642,8 +649,23 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 // the stored result, its call and the options, so every view renders it
 // the same.
 func (c *compaction) placeholder(res *harness.ToolResult) string {
+	call, hasArg := c.args[res.CallID]
+	if c.placeholders == nil {
+		return c.renderPlaceholder(res, call, hasArg)
+	}
+	if text, ok := c.placeholders.get(res, call.Args, hasArg, c.recall); ok {
+		return text
+	}
+	text := c.renderPlaceholder(res, call, hasArg)
+	c.placeholders.put(res, call.Args, hasArg, c.recall, text)
+	return text
+}
+
+// renderPlaceholder writes the placeholder of res, made by call (hasArg:
+// the view holds the call).
+func (c *compaction) renderPlaceholder(res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
 	what := res.Tool
-	if call, ok := c.args[res.CallID]; ok {
+	if hasArg {
 		args := canonjson.OrRaw(call.Args)
 		if utf8.RuneCountInString(args) > 80 {
 			args = string([]rune(args)[:80]) + "…"

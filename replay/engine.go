@@ -63,7 +63,8 @@ type Env struct {
 
 // Options tune a replay; nil means defaults.
 type Options struct {
-	// Counter counts tokens; nil means o200k behind a tokens.Cache. Share
+	// Counter counts tokens; nil means o200k behind a tokens.Cache (65,536
+	// entries a generation, the texts of a run of thousands of rounds). Share
 	// one cached counter between replays of the same recording.
 	Counter tokens.Counter
 	// Needles are rec's needles when already extracted; nil extracts them.
@@ -175,7 +176,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
-		o.Counter = tokens.NewCache(bpe, nil)
+		o.Counter = tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16})
 	}
 	if o.Needles == nil {
 		o.Needles = Needles(rec)

@@ -12,7 +12,10 @@ type CacheOptions struct {
 	// remembered, since even a short text costs the BPE splitter
 	// microseconds while a hit costs a map lookup.
 	MinLen int
-	// MaxEntries bounds each of the cache's two generations; 0 means 4096.
+	// MaxEntries bounds each of the cache's two generations; 0 means
+	// 16384. A generation should hold the texts of one whole request (every
+	// message, call id and argument list), or each request recounts what
+	// the last one evicted.
 	MaxEntries int
 }
 
@@ -66,7 +69,7 @@ func idOf(s string) textID { return textID{unsafe.StringData(s), len(s)} }
 
 // NewCache wraps c; nil options mean defaults.
 func NewCache(c Counter, opts *CacheOptions) *Cache {
-	k := &Cache{c: c, minLen: 1, max: 4096}
+	k := &Cache{c: c, minLen: 1, max: 16384}
 	if opts != nil {
 		if opts.MinLen > 0 {
 			k.minLen = opts.MinLen
@@ -102,37 +105,43 @@ func (k *Cache) Count(text string) int {
 	n := k.c.Count(text) // outside the lock: counting is the slow part
 
 	k.mu.Lock()
-	k.put(text, id, n)
+	k.put(text, id, n, true)
 	k.mu.Unlock()
 	return n
 }
 
-// lookup finds text by content in the newer generation or anywhere in the
-// older one, and promotes what it finds. mu must be held.
+// lookup finds text in the newer generation by content, or in the older
+// one, and promotes what it finds to the newer one. A content hit adds no
+// identity entry: the text may be a transient copy (a conversion of JSON
+// arguments made for this count), and remembering every such copy would
+// fill the generation with addresses never seen again. mu must be held.
 func (k *Cache) lookup(text string, id textID) (int, bool) {
 	if n, ok := k.cur.byContent[text]; ok {
-		k.put(text, id, n)
 		return n, true
 	}
 	if k.old.byID == nil {
 		return 0, false
 	}
-	n, ok := k.old.byID[id]
-	if !ok {
-		n, ok = k.old.byContent[text]
+	if n, ok := k.old.byID[id]; ok {
+		k.put(text, id, n, true)
+		return n, true
 	}
-	if ok {
-		k.put(text, id, n)
+	if n, ok := k.old.byContent[text]; ok {
+		k.put(text, id, n, false)
+		return n, true
 	}
-	return n, ok
+	return 0, false
 }
 
-// put must be called with mu held.
-func (k *Cache) put(text string, id textID, n int) {
+// put remembers n as the count of text, and of its identity when withID.
+// mu must be held.
+func (k *Cache) put(text string, id textID, n int, withID bool) {
 	if len(k.cur.byContent) >= k.max || len(k.cur.byID) >= k.max {
 		k.old, k.cur = k.cur, newCacheGen(0)
 	}
-	k.cur.byID[id] = n
+	if withID {
+		k.cur.byID[id] = n
+	}
 	k.cur.byContent[text] = n
 }
 
