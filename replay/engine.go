@@ -305,7 +305,8 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	stopped = !rc.Final && view.Stop != ""
 	e.model.next = rc
 	resp, _ := e.model.Generate(ctx, req)
-	st := e.measure(view, e.model.count)
+	round := e.eng.Round(ctx, e.conv, turn, view, resp)
+	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
 	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
@@ -313,7 +314,6 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 
-	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	if !view.Final {
 		e.checkOffered(turn.Index, round.Assistant.ToolCalls)
 		e.results(ctx, turn, round, rc, view)
@@ -405,11 +405,12 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 	}
 }
 
-// measure turns the prompt-cache count of the request built from v into
-// the call's figures, and takes the model text of the previous round's
-// results from what v shows of them.
-func (e *engine) measure(v *harness.View, count tokens.Count) CallStat {
-	st := CallStat{EvidenceChars: v.Stats().EvidenceChars, Input: count.Input, Cached: count.Cached,
+// measure turns the prompt-cache count of the request built from v (with
+// evidence characters, from the request's figures) into the call's
+// figures, and takes the model text of the previous round's results from
+// what v shows of them.
+func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) CallStat {
+	st := CallStat{EvidenceChars: evidence, Input: count.Input, Cached: count.Cached,
 		Tools: len(v.SentTools()), ToolTokens: count.ToolTokens}
 	for i := range v.Messages {
 		m := &v.Messages[i]
@@ -470,6 +471,10 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 	}
 	texts := make([]string, len(v.Messages))
 	for i, m := range v.Messages {
+		if len(m.ToolCalls) == 0 {
+			texts[i] = m.Text() // no copy: tool results are most of the view
+			continue
+		}
 		var b strings.Builder
 		b.WriteString(m.Text())
 		for _, tc := range m.ToolCalls {
