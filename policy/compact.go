@@ -533,16 +533,18 @@ func (c *compaction) pinned(mark compactPos) map[string]bool {
 			}
 		}
 	}
+	for i := range c.v.Messages {
+		if p, ok := c.resultPos(i); ok && mark.less(p) && !compactCleared(c.v.Origins[i]) {
+			pin(pointsAt(c.v.Origins[i].Result))
+		}
+	}
+	if len(queue) == 0 {
+		return pinned // the common case: nothing points back
+	}
 	byID := map[string]*harness.ToolResult{}
 	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok || compactCleared(c.v.Origins[i]) {
-			continue
-		}
-		res := c.v.Origins[i].Result
-		byID[res.CallID] = res
-		if mark.less(p) {
-			pin(pointsAt(res))
+		if _, ok := c.resultPos(i); ok && !compactCleared(c.v.Origins[i]) {
+			byID[c.v.Origins[i].Result.CallID] = c.v.Origins[i].Result
 		}
 	}
 	for len(queue) > 0 {
@@ -562,9 +564,7 @@ func (c *compaction) saving(i int) float64 {
 	if v, ok := c.saved[id]; ok {
 		return v
 	}
-	ph := harness.ToolMessage(c.v.Origins[i].Result)
-	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
-	v := float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
+	v := float64(c.raw[i]-c.placeholderTokens(c.v.Origins[i].Result)) * c.factor
 	if c.saved == nil {
 		c.saved = map[string]float64{}
 	}
@@ -659,6 +659,24 @@ func (c *compaction) placeholder(res *harness.ToolResult) string {
 	text := c.renderPlaceholder(res, call, hasArg)
 	c.placeholders.put(res, call.Args, hasArg, c.recall, text)
 	return text
+}
+
+// placeholderTokens counts the tool message that shows res's placeholder
+// (remembered with the placeholder: it depends on nothing else).
+func (c *compaction) placeholderTokens(res *harness.ToolResult) int {
+	call, hasArg := c.args[res.CallID]
+	if c.placeholders != nil {
+		if n, ok := c.placeholders.tokens(res, call.Args, hasArg, c.recall); ok {
+			return n
+		}
+	}
+	ph := harness.ToolMessage(res)
+	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(res))}
+	n := tokens.CountMessage(c.counter, &ph)
+	if c.placeholders != nil {
+		c.placeholders.setTokens(res, call.Args, hasArg, c.recall, n)
+	}
+	return n
 }
 
 // renderPlaceholder writes the placeholder of res, made by call (hasArg:

@@ -7,7 +7,8 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// placeholderCache remembers the placeholder of each cleared result, so a
+// placeholderCache remembers the placeholder of each cleared result (and
+// the tokens of the message showing it), so a
 // view rebuilt every round shows the very string of the round before: the
 // token counter then finds it by identity (tokens.Cache) instead of
 // rendering and counting it again, and a clear's cost does not grow with
@@ -27,6 +28,8 @@ type placeholderEntry struct {
 	hasArg bool
 	recall bool
 	text   string
+	// tokens counts the tool message showing text (0: not yet counted).
+	tokens int
 }
 
 // placeholderCacheSize bounds each generation.
@@ -55,6 +58,28 @@ func (pc *placeholderCache) put(res *harness.ToolResult, args []byte, hasArg, re
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	pc.putLocked(res, placeholderEntry{args: args, hasArg: hasArg, recall: recall, text: text})
+}
+
+// tokens returns the remembered count of res's placeholder message, when
+// the placeholder is cached for args and recall and was counted.
+func (pc *placeholderCache) tokens(res *harness.ToolResult, args []byte, hasArg, recall bool) (int, bool) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	e, ok := pc.cur[res]
+	if !ok || e.hasArg != hasArg || e.recall != recall || !bytes.Equal(e.args, args) || e.tokens == 0 {
+		return 0, false
+	}
+	return e.tokens, true
+}
+
+// setTokens remembers n as the count of res's cached placeholder message.
+func (pc *placeholderCache) setTokens(res *harness.ToolResult, args []byte, hasArg, recall bool, n int) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if e, ok := pc.cur[res]; ok && e.hasArg == hasArg && e.recall == recall && bytes.Equal(e.args, args) {
+		e.tokens = n
+		pc.cur[res] = e
+	}
 }
 
 func (pc *placeholderCache) putLocked(res *harness.ToolResult, e placeholderEntry) {
