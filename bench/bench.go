@@ -42,7 +42,7 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 	}
 	presets := withNone(o.Presets)
 	s := newSummary(presets, o.Through)
-	err := replayAll(ctx, o, recs, s.presets, func(r int, reps []*replay.Report) {
+	err := replayAll(ctx, o, recs, s.presets, false, func(r int, reps []*replay.Report) {
 		s.add(recs[r], reps)
 	})
 	if err != nil {
@@ -56,7 +56,7 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
 	s := newSummary(withNone(o.Presets), o.Through)
 	reports := make([][]*replay.Report, len(recs))
-	err := replayAll(ctx, o, recs, s.presets, func(r int, reps []*replay.Report) {
+	err := replayAll(ctx, o, recs, s.presets, true, func(r int, reps []*replay.Report) {
 		reports[r] = reps
 		s.add(recs[r], reps)
 	})
@@ -105,7 +105,8 @@ type jobDone struct {
 // workers and calls fold once per recording, in recording order, with its
 // report under every preset of the table (the --through row last, when
 // o.Through is set). A recording's reports are not held after fold.
-func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets []Preset, fold func(r int, reps []*replay.Report)) error {
+// shown keeps each request's list of tool messages (CallStat.Shown).
+func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets []Preset, shown bool, fold func(r int, reps []*replay.Report)) error {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -164,7 +165,7 @@ func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets
 	for range o.Workers {
 		wg.Go(func() {
 			for j := range jobs {
-				rep, err := replay.Replay(ctx, recs[j.r], presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles})
+				rep, err := replay.Replay(ctx, recs[j.r], presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !shown})
 				if err != nil {
 					err = fmt.Errorf("bench: %s under %s: %w", recs[j.r].Source, presets[j.p].Name, err)
 				}

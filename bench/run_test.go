@@ -78,7 +78,7 @@ func TestReplayAllStreams(t *testing.T) {
 		return none.build(env)
 	}}
 	const workers = 2
-	err := replayAll(context.Background(), Options{Workers: workers}, recs, []Preset{none, watch}, func(r int, reps []*replay.Report) {
+	err := replayAll(context.Background(), Options{Workers: workers}, recs, []Preset{none, watch}, false, func(r int, reps []*replay.Report) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r != folded {

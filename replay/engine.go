@@ -75,6 +75,11 @@ type Options struct {
 	// TempDir is where the temporary workspace is made; "" means the
 	// system's.
 	TempDir string
+	// NoShown leaves CallStat.Shown empty. Shown lists every tool message
+	// of every request, so it grows with the square of a run's length and
+	// costs a pass over every result shown per request; totals (the
+	// bench's tables) do not need it.
+	NoShown bool
 }
 
 // Shown is one tool message of a request: which result, in what state,
@@ -414,7 +419,7 @@ func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) Call
 		Tools: len(v.SentTools()), ToolTokens: count.ToolTokens}
 	for i := range v.Messages {
 		m := &v.Messages[i]
-		if m.Role == harness.RoleTool {
+		if m.Role == harness.RoleTool && !e.opts.NoShown {
 			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
 		}
 	}
