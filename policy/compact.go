@@ -166,8 +166,10 @@ type CompactPolicy struct {
 	once    sync.Once
 	counter tokens.Counter
 	initErr error
-	// placeholders keeps the rendered placeholders between views.
+	// placeholders keeps the rendered placeholders between views, and
+	// measures each conversation's last view's token counts.
 	placeholders placeholderCache
+	measures     measureMemo
 }
 
 // compactConfig is a CompactPolicy with defaults filled in.
@@ -187,6 +189,7 @@ type compactConfig struct {
 	summaryTokens  int
 	recall         bool
 	placeholders   *placeholderCache
+	measures       *measureMemo
 	windowGuessed  bool // the window is the size of the rejected request
 	overflowTarget bool // the target is Target × the rejected request
 }
@@ -211,7 +214,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
 		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
-		placeholders: &p.placeholders,
+		placeholders: &p.placeholders, measures: &p.measures,
 	}
 	if c.high <= 0 {
 		c.high = DefaultCompactHighWater
@@ -394,9 +397,14 @@ func clearMark(conv *harness.Conversation) compactPos {
 
 // measure counts every message and the tool schemas once.
 func (c *compaction) measure() {
-	c.raw = make([]int, len(c.v.Messages))
-	for i := range c.v.Messages {
-		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+	count := func(m *harness.Message) int { return tokens.CountMessage(c.counter, m) }
+	if c.measures != nil && c.v.Conversation != nil {
+		c.raw = c.measures.counts(c.v.Conversation, c.v.Messages, count)
+	} else {
+		c.raw = make([]int, len(c.v.Messages))
+		for i := range c.v.Messages {
+			c.raw[i] = count(&c.v.Messages[i])
+		}
 	}
 	c.tool = 0
 	for _, t := range c.v.SentTools() {
@@ -487,7 +495,11 @@ func (c *compaction) clearThrough(mark compactPos) int {
 		if err := c.v.ReplaceText(i, text, cut); err != nil {
 			continue // i is in range by construction
 		}
-		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+		if m := &c.v.Messages[i]; m.ToolCallID == res.CallID && len(m.ToolCalls) == 0 {
+			c.raw[i] = c.placeholderTokens(res) // the same message, counted once
+		} else {
+			c.raw[i] = tokens.CountMessage(c.counter, m)
+		}
 	}
 	return len(idx)
 }
