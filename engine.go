@@ -243,7 +243,9 @@ func (e *Engine) Round(ctx context.Context, conv *Conversation, turn *Turn, view
 		round.Assistant.ToolCalls = nil
 		e.emit(ctx, conv, turn, Event{Kind: EventWarning, Round: round.Index, Detail: fmt.Sprintf("the model asked for %d tool call(s) while tools were withheld; they were not run", len(round.Dropped))})
 	}
-	fixCallIDs(turn.Index, round, callIDs(conv))
+	if !idsUnique(conv, round) {
+		fixCallIDs(turn.Index, round, callIDs(conv))
+	}
 	return round
 }
 

@@ -456,7 +456,7 @@ func (c *compaction) clearable(i int) bool {
 	}
 	v := len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(res))
 	if c.canClear == nil {
-		c.canClear = map[string]bool{}
+		c.canClear = make(map[string]bool, len(c.v.Messages)/2) // sized once: it holds every result
 	}
 	c.canClear[res.CallID] = v
 	return v
@@ -578,7 +578,7 @@ func (c *compaction) saving(i int) float64 {
 	}
 	v := float64(c.raw[i]-c.placeholderTokens(c.v.Origins[i].Result)) * c.factor
 	if c.saved == nil {
-		c.saved = map[string]float64{}
+		c.saved = make(map[string]float64, len(c.v.Messages)/2)
 	}
 	c.saved[id] = v
 	return v
