@@ -307,6 +307,38 @@ func fixCallIDs(turn int, round *Round, seen map[string]bool) {
 	}
 }
 
+// idsUnique reports whether every call of round already has an id used by
+// no other call, of the round or of conv: the common case, checked without
+// indexing every id of a long conversation for each round.
+func idsUnique(conv *Conversation, round *Round) bool {
+	calls := round.Assistant.ToolCalls
+	for i, c := range calls {
+		if c.ID == "" {
+			return false
+		}
+		for _, d := range calls[:i] {
+			if d.ID == c.ID {
+				return false
+			}
+		}
+	}
+	if len(calls) == 0 {
+		return true
+	}
+	for _, t := range conv.Turns {
+		for _, r := range t.Rounds {
+			for _, d := range r.Assistant.ToolCalls {
+				for _, c := range calls {
+					if d.ID == c.ID {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
 // callIDs returns the ids of every call in conv.
 func callIDs(conv *Conversation) map[string]bool {
 	ids := map[string]bool{}

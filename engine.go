@@ -214,6 +214,8 @@ func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, to
 		v.Stop, v.StopReason, v.Spent = stop, reason, spent.Add(v.Spent)
 	}
 	stats := v.Stats()
+	sent := stats
+	v.sent = &sent
 	e.emit(ctx, conv, turn, Event{Kind: EventRequest, Round: v.Round, Stats: &stats})
 	req := v.Request(e.opts.MaxOutputTokens)
 	if rr, ok := e.opts.Recorder.(RequestRecorder); ok {
@@ -232,7 +234,7 @@ func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, to
 func (e *Engine) Round(ctx context.Context, conv *Conversation, turn *Turn, view *View, resp *Response) *Round {
 	usage := resp.Usage
 	e.emit(ctx, conv, turn, Event{Kind: EventResponse, Round: view.Round, Usage: &usage})
-	round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: view.Final, Stats: view.Stats()}
+	round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: view.Final, Stats: view.requestStats()}
 	round.Assistant.Role = RoleAssistant
 	// The transcript owns its calls: the model's slice may be shared.
 	round.Assistant.ToolCalls = append([]ToolCall(nil), round.Assistant.ToolCalls...)
@@ -241,7 +243,9 @@ func (e *Engine) Round(ctx context.Context, conv *Conversation, turn *Turn, view
 		round.Assistant.ToolCalls = nil
 		e.emit(ctx, conv, turn, Event{Kind: EventWarning, Round: round.Index, Detail: fmt.Sprintf("the model asked for %d tool call(s) while tools were withheld; they were not run", len(round.Dropped))})
 	}
-	fixCallIDs(turn.Index, round, callIDs(conv))
+	if !idsUnique(conv, round) {
+		fixCallIDs(turn.Index, round, callIDs(conv))
+	}
 	return round
 }
 

@@ -60,6 +60,9 @@ type View struct {
 	// notes are the notes policies added (AddNote), for the engine to
 	// record.
 	notes []*Note
+	// sent are the figures of the request Engine.Request built from the
+	// view, computed once (Stats reads every tool message).
+	sent *RequestStats
 }
 
 // Spend reports that a policy spent u on a model call of its own while
@@ -161,6 +164,15 @@ func (v *View) Stats() RequestStats {
 		s.ToolBytes += SchemaBytes(t)
 	}
 	return s
+}
+
+// requestStats is the figures of the request built from the view: those
+// Engine.Request computed, or Stats when the view was not built by it.
+func (v *View) requestStats() RequestStats {
+	if v.sent != nil {
+		return *v.sent
+	}
+	return v.Stats()
 }
 
 // Request turns the view into a request. Its System is the text of the

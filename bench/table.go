@@ -189,29 +189,50 @@ func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
 	}
 }
 
-func summarise(recs []*replay.Recording, presets []Preset, reports [][]*replay.Report) *Table {
-	t := &Table{}
-	t.Rows = make([]Row, len(presets))
+// summary folds replays into a Table, one recording at a time, in the
+// order the recordings are given: the same sums in the same order whatever
+// order the replays finished in.
+type summary struct {
+	presets []Preset
+	t       *Table
+}
+
+// newSummary starts the table of presets (none first), with the
+// --through row last when th is set.
+func newSummary(presets []Preset, th *Through) *summary {
+	if th != nil {
+		presets = append(presets[:len(presets):len(presets)], th.preset())
+	}
+	t := &Table{Rows: make([]Row, len(presets))}
 	for p, pr := range presets {
 		t.Rows[p] = Row{Preset: pr.Name, Kind: Kind(pr.Name), Doc: pr.Doc, Ablation: pr.Ablation}
 	}
-	for r, rec := range recs {
-		t.Recordings = append(t.Recordings, rec.ID)
-		run := RunRow{Recording: rec.ID, Source: rec.Source, OutputWeight: Weigh(rec), Cells: make([]Figures, len(presets))}
-		for p := range presets {
-			run.Cells[p].add(reports[r][p])
-			t.Rows[p].add(reports[r][p])
-		}
-		none := run.Cells[0]
-		for p := range presets {
-			run.Cells[p].finish(none.Effective, none.Costs)
-			if run.Cells[p].Effective > none.Effective+1e-9 {
-				t.Rows[p].AboveNone++
-			}
-			t.Rows[p].judge(&run.Cells[p], &run.Cells[0])
-		}
-		t.Runs = append(t.Runs, run)
+	return &summary{presets: presets, t: t}
+}
+
+// add folds rec's reports, one per preset in the table's order.
+func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
+	t := s.t
+	t.Recordings = append(t.Recordings, rec.ID)
+	run := RunRow{Recording: rec.ID, Source: rec.Source, OutputWeight: Weigh(rec), Cells: make([]Figures, len(s.presets))}
+	for p := range s.presets {
+		run.Cells[p].add(reps[p])
+		t.Rows[p].add(reps[p])
 	}
+	none := run.Cells[0]
+	for p := range s.presets {
+		run.Cells[p].finish(none.Effective, none.Costs)
+		if run.Cells[p].Effective > none.Effective+1e-9 {
+			t.Rows[p].AboveNone++
+		}
+		t.Rows[p].judge(&run.Cells[p], &run.Cells[0])
+	}
+	t.Runs = append(t.Runs, run)
+}
+
+// table finishes the totals.
+func (s *summary) table() *Table {
+	t := s.t
 	none := t.Rows[0].Figures
 	for p := range t.Rows {
 		t.Rows[p].finish(none.Effective, none.Costs)

@@ -58,45 +58,54 @@ func (t *Through) preset() Preset {
 		}}
 }
 
-// runThrough replays every recording through the proxy, one call at a
-// time, into reports[r][p].
-func (t *Through) runThrough(ctx context.Context, recs []*replay.Recording, counters []tokens.Counter, needles [][]replay.Needle, reports [][]*replay.Report, p int) error {
+// throughSession is a Through being measured: its recording upstream
+// listening, the first error it reported kept.
+type throughSession struct {
+	t      *Through
+	up     *wiretest.Server
+	client *http.Client
+	mu     sync.Mutex
+	upErr  error
+}
+
+// start starts the recording upstream on t.Listener.
+func (t *Through) start() (*throughSession, error) {
 	if t.Listener == nil {
-		return errors.New("bench: --through needs a listener for the recording upstream")
+		return nil, errors.New("bench: --through needs a listener for the recording upstream")
 	}
-	var (
-		mu    sync.Mutex
-		upErr error
-	)
-	up := wiretest.Start(t.Listener, func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if upErr == nil {
-			upErr = fmt.Errorf("recording upstream: "+format, args...)
+	s := &throughSession{t: t, client: t.Client}
+	s.up = wiretest.Start(t.Listener, func(format string, args ...any) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.upErr == nil {
+			s.upErr = fmt.Errorf("recording upstream: "+format, args...)
 		}
 	})
-	defer up.Close()
-	client := t.Client
-	if client == nil {
-		client = &http.Client{}
+	if s.client == nil {
+		s.client = &http.Client{}
 	}
-	for r, rec := range recs {
-		run := &throughRun{t: t, up: up, client: client, rec: rec}
-		pol := replay.Policy{Name: t.name(), New: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{Policies: []harness.ViewPolicy{run}}, nil
-		}}
-		rep, err := replay.Replay(ctx, rec, pol, &replay.Options{Counter: counters[r], Needles: needles[r]})
-		mu.Lock()
-		if err == nil {
-			err = upErr
-		}
-		mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("bench: %s through %s: %w", rec.Source, t.URL, err)
-		}
-		reports[r][p] = rep
+	return s, nil
+}
+
+func (s *throughSession) close() { s.up.Close() }
+
+// replay replays rec through the proxy, one call at a time. Recordings go
+// through one after another, in the bench's order.
+func (s *throughSession) replay(ctx context.Context, rec *replay.Recording, counter tokens.Counter, needles []replay.Needle) (*replay.Report, error) {
+	run := &throughRun{t: s.t, up: s.up, client: s.client, rec: rec}
+	pol := replay.Policy{Name: s.t.name(), New: func(replay.Env) (*replay.Config, error) {
+		return &replay.Config{Policies: []harness.ViewPolicy{run}}, nil
+	}}
+	rep, err := replay.Replay(ctx, rec, pol, &replay.Options{Counter: counter, Needles: needles})
+	s.mu.Lock()
+	if err == nil {
+		err = s.upErr
 	}
-	return nil
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s through %s: %w", rec.Source, s.t.URL, err)
+	}
+	return rep, nil
 }
 
 // throughRun sends one recording's calls through the proxy.

@@ -166,6 +166,10 @@ type CompactPolicy struct {
 	once    sync.Once
 	counter tokens.Counter
 	initErr error
+	// placeholders keeps the rendered placeholders between views, and
+	// measures each conversation's last view's token counts.
+	placeholders placeholderCache
+	measures     measureMemo
 }
 
 // compactConfig is a CompactPolicy with defaults filled in.
@@ -184,6 +188,8 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
+	placeholders   *placeholderCache
+	measures       *measureMemo
 	windowGuessed  bool // the window is the size of the rejected request
 	overflowTarget bool // the target is Target × the rejected request
 }
@@ -208,6 +214,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
 		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+		placeholders: &p.placeholders, measures: &p.measures,
 	}
 	if c.high <= 0 {
 		c.high = DefaultCompactHighWater
@@ -390,9 +397,14 @@ func clearMark(conv *harness.Conversation) compactPos {
 
 // measure counts every message and the tool schemas once.
 func (c *compaction) measure() {
-	c.raw = make([]int, len(c.v.Messages))
-	for i := range c.v.Messages {
-		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+	count := func(m *harness.Message) int { return tokens.CountMessage(c.counter, m) }
+	if c.measures != nil && c.v.Conversation != nil {
+		c.raw = c.measures.counts(c.v.Conversation, c.v.Messages, count)
+	} else {
+		c.raw = make([]int, len(c.v.Messages))
+		for i := range c.v.Messages {
+			c.raw[i] = count(&c.v.Messages[i])
+		}
 	}
 	c.tool = 0
 	for _, t := range c.v.SentTools() {
@@ -444,7 +456,7 @@ func (c *compaction) clearable(i int) bool {
 	}
 	v := len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(res))
 	if c.canClear == nil {
-		c.canClear = map[string]bool{}
+		c.canClear = make(map[string]bool, len(c.v.Messages)/2) // sized once: it holds every result
 	}
 	c.canClear[res.CallID] = v
 	return v
@@ -483,7 +495,11 @@ func (c *compaction) clearThrough(mark compactPos) int {
 		if err := c.v.ReplaceText(i, text, cut); err != nil {
 			continue // i is in range by construction
 		}
-		c.raw[i] = tokens.CountMessage(c.counter, &c.v.Messages[i])
+		if m := &c.v.Messages[i]; m.ToolCallID == res.CallID && len(m.ToolCalls) == 0 {
+			c.raw[i] = c.placeholderTokens(res) // the same message, counted once
+		} else {
+			c.raw[i] = tokens.CountMessage(c.counter, m)
+		}
 	}
 	return len(idx)
 }
@@ -529,16 +545,18 @@ func (c *compaction) pinned(mark compactPos) map[string]bool {
 			}
 		}
 	}
+	for i := range c.v.Messages {
+		if p, ok := c.resultPos(i); ok && mark.less(p) && !compactCleared(c.v.Origins[i]) {
+			pin(pointsAt(c.v.Origins[i].Result))
+		}
+	}
+	if len(queue) == 0 {
+		return pinned // the common case: nothing points back
+	}
 	byID := map[string]*harness.ToolResult{}
 	for i := range c.v.Messages {
-		p, ok := c.resultPos(i)
-		if !ok || compactCleared(c.v.Origins[i]) {
-			continue
-		}
-		res := c.v.Origins[i].Result
-		byID[res.CallID] = res
-		if mark.less(p) {
-			pin(pointsAt(res))
+		if _, ok := c.resultPos(i); ok && !compactCleared(c.v.Origins[i]) {
+			byID[c.v.Origins[i].Result.CallID] = c.v.Origins[i].Result
 		}
 	}
 	for len(queue) > 0 {
@@ -558,11 +576,9 @@ func (c *compaction) saving(i int) float64 {
 	if v, ok := c.saved[id]; ok {
 		return v
 	}
-	ph := harness.ToolMessage(c.v.Origins[i].Result)
-	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(c.v.Origins[i].Result))}
-	v := float64(c.raw[i]-tokens.CountMessage(c.counter, &ph)) * c.factor
+	v := float64(c.raw[i]-c.placeholderTokens(c.v.Origins[i].Result)) * c.factor
 	if c.saved == nil {
-		c.saved = map[string]float64{}
+		c.saved = make(map[string]float64, len(c.v.Messages)/2)
 	}
 	c.saved[id] = v
 	return v
@@ -578,11 +594,14 @@ func (c *compaction) saving(i int) float64 {
 func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
 	var all []compactPos
 	for i := range c.v.Messages {
-		if p, ok := c.resultPos(i); ok && !slices.Contains(all, p) {
+		if p, ok := c.resultPos(i); ok && (len(all) == 0 || all[len(all)-1] != p) {
 			all = append(all, p)
 		}
 	}
+	// Sorted and each round once (results come in round order, so this
+	// is linear; a search per message made each view quadratic).
 	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	all = slices.Compact(all)
 	if len(all) <= keep {
 		return mark, 0, false
 	}
@@ -642,8 +661,41 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 // the stored result, its call and the options, so every view renders it
 // the same.
 func (c *compaction) placeholder(res *harness.ToolResult) string {
+	call, hasArg := c.args[res.CallID]
+	if c.placeholders == nil {
+		return c.renderPlaceholder(res, call, hasArg)
+	}
+	if text, ok := c.placeholders.get(res, call.Args, hasArg, c.recall); ok {
+		return text
+	}
+	text := c.renderPlaceholder(res, call, hasArg)
+	c.placeholders.put(res, call.Args, hasArg, c.recall, text)
+	return text
+}
+
+// placeholderTokens counts the tool message that shows res's placeholder
+// (remembered with the placeholder: it depends on nothing else).
+func (c *compaction) placeholderTokens(res *harness.ToolResult) int {
+	call, hasArg := c.args[res.CallID]
+	if c.placeholders != nil {
+		if n, ok := c.placeholders.tokens(res, call.Args, hasArg, c.recall); ok {
+			return n
+		}
+	}
+	ph := harness.ToolMessage(res)
+	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(res))}
+	n := tokens.CountMessage(c.counter, &ph)
+	if c.placeholders != nil {
+		c.placeholders.setTokens(res, call.Args, hasArg, c.recall, n)
+	}
+	return n
+}
+
+// renderPlaceholder writes the placeholder of res, made by call (hasArg:
+// the view holds the call).
+func (c *compaction) renderPlaceholder(res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
 	what := res.Tool
-	if call, ok := c.args[res.CallID]; ok {
+	if hasArg {
 		args := canonjson.OrRaw(call.Args)
 		if utf8.RuneCountInString(args) > 80 {
 			args = string([]rune(args)[:80]) + "…"

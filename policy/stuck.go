@@ -62,12 +62,20 @@ type StuckPolicy struct {
 	// FailAfter counts consecutive failures of one call that stop the turn
 	// (default 3).
 	FailAfter int
+
+	// memo keeps each turn's verdicts between views (see stuckMemo).
+	memo stuckMemo
 }
 
-func (p *StuckPolicy) config() StuckPolicy {
-	var c StuckPolicy
+// stuckRules are a StuckPolicy's thresholds with defaults applied.
+type stuckRules struct {
+	NudgeAfter, AbortAfter, AlternateAfter, FailAfter int
+}
+
+func (p *StuckPolicy) config() stuckRules {
+	var c stuckRules
 	if p != nil {
-		c = *p
+		c = stuckRules{NudgeAfter: p.NudgeAfter, AbortAfter: p.AbortAfter, AlternateAfter: p.AlternateAfter, FailAfter: p.FailAfter}
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -117,25 +125,16 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if len(rounds) == 0 {
 		return nil
 	}
-	facts := make([]roundFacts, len(rounds))
-	for i, r := range rounds {
-		facts[i] = newRoundFacts(r)
-	}
-
 	// The verdict after every prefix: earlier ones place the nudges the
 	// model was shown then, the last one decides this request.
+	verdicts := p.verdicts(v.Turn, rounds, cfg)
 	inserts := map[int]harness.Message{} // round index → message after it
-	var last stuckVerdict
-	for j := 1; j <= len(rounds); j++ {
-		vd := cfg.assess(facts[:j])
-		if j == len(rounds) {
-			last = vd
-			break
-		}
+	for j, vd := range verdicts[:len(rounds)-1] {
 		if vd.level != stuckNone {
-			inserts[rounds[j-1].Index] = userText(vd.message)
+			inserts[rounds[j].Index] = userText(vd.message)
 		}
 	}
+	last := verdicts[len(rounds)-1]
 	newest := rounds[len(rounds)-1].Index
 
 	switch {
@@ -240,7 +239,7 @@ func (f *roundFacts) resultDigest() string {
 // assess judges a prefix of the turn's rounds (each with calls). The
 // strongest verdict wins; among equals, repeats before alternation before
 // failures.
-func (c StuckPolicy) assess(facts []roundFacts) stuckVerdict {
+func (c stuckRules) assess(facts []roundFacts) stuckVerdict {
 	var best stuckVerdict
 	for _, v := range []stuckVerdict{c.repeatVerdict(facts), c.alternateVerdict(facts), c.failVerdict(facts)} {
 		if v.level > best.level {
@@ -251,7 +250,7 @@ func (c StuckPolicy) assess(facts []roundFacts) stuckVerdict {
 }
 
 // repeatVerdict judges the trailing rounds with the newest fingerprint.
-func (c StuckPolicy) repeatVerdict(facts []roundFacts) stuckVerdict {
+func (c stuckRules) repeatVerdict(facts []roundFacts) stuckVerdict {
 	n := len(facts)
 	run := 1
 	for run < n && facts[n-1-run].fp == facts[n-1].fp {
@@ -284,7 +283,7 @@ func (c StuckPolicy) repeatVerdict(facts []roundFacts) stuckVerdict {
 }
 
 // alternateVerdict judges an alternation A-B-A-B… with A ≠ B.
-func (c StuckPolicy) alternateVerdict(facts []roundFacts) stuckVerdict {
+func (c stuckRules) alternateVerdict(facts []roundFacts) stuckVerdict {
 	n := len(facts)
 	fp := func(i int) string { return facts[i].fp }
 	if c.AlternateAfter <= 0 || n < 4 || fp(n-1) == fp(n-2) {
@@ -311,7 +310,7 @@ func (c StuckPolicy) alternateVerdict(facts []roundFacts) stuckVerdict {
 
 // failVerdict judges the calls of the newest round that failed, and failed
 // in the rounds just before it too: the first of the strongest verdicts.
-func (c StuckPolicy) failVerdict(facts []roundFacts) stuckVerdict {
+func (c stuckRules) failVerdict(facts []roundFacts) stuckVerdict {
 	var best stuckVerdict
 	if c.FailAfter <= 0 {
 		return best

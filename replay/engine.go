@@ -63,7 +63,8 @@ type Env struct {
 
 // Options tune a replay; nil means defaults.
 type Options struct {
-	// Counter counts tokens; nil means o200k behind a tokens.Cache. Share
+	// Counter counts tokens; nil means o200k behind a tokens.Cache (65,536
+	// entries a generation, the texts of a run of thousands of rounds). Share
 	// one cached counter between replays of the same recording.
 	Counter tokens.Counter
 	// Needles are rec's needles when already extracted; nil extracts them.
@@ -74,6 +75,11 @@ type Options struct {
 	// TempDir is where the temporary workspace is made; "" means the
 	// system's.
 	TempDir string
+	// NoShown leaves CallStat.Shown empty. Shown lists every tool message
+	// of every request, so it grows with the square of a run's length and
+	// costs a pass over every result shown per request; totals (the
+	// bench's tables) do not need it.
+	NoShown bool
 }
 
 // Shown is one tool message of a request: which result, in what state,
@@ -175,7 +181,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
-		o.Counter = tokens.NewCache(bpe, nil)
+		o.Counter = tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16})
 	}
 	if o.Needles == nil {
 		o.Needles = Needles(rec)
@@ -304,7 +310,8 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	stopped = !rc.Final && view.Stop != ""
 	e.model.next = rc
 	resp, _ := e.model.Generate(ctx, req)
-	st := e.measure(view, e.model.count)
+	round := e.eng.Round(ctx, e.conv, turn, view, resp)
+	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
 	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
@@ -312,7 +319,6 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 
-	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	if !view.Final {
 		e.checkOffered(turn.Index, round.Assistant.ToolCalls)
 		e.results(ctx, turn, round, rc, view)
@@ -404,15 +410,16 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 	}
 }
 
-// measure turns the prompt-cache count of the request built from v into
-// the call's figures, and takes the model text of the previous round's
-// results from what v shows of them.
-func (e *engine) measure(v *harness.View, count tokens.Count) CallStat {
-	st := CallStat{EvidenceChars: v.Stats().EvidenceChars, Input: count.Input, Cached: count.Cached,
+// measure turns the prompt-cache count of the request built from v (with
+// evidence characters, from the request's figures) into the call's
+// figures, and takes the model text of the previous round's results from
+// what v shows of them.
+func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) CallStat {
+	st := CallStat{EvidenceChars: evidence, Input: count.Input, Cached: count.Cached,
 		Tools: len(v.SentTools()), ToolTokens: count.ToolTokens}
 	for i := range v.Messages {
 		m := &v.Messages[i]
-		if m.Role == harness.RoleTool {
+		if m.Role == harness.RoleTool && !e.opts.NoShown {
 			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
 		}
 	}
@@ -469,6 +476,10 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 	}
 	texts := make([]string, len(v.Messages))
 	for i, m := range v.Messages {
+		if len(m.ToolCalls) == 0 {
+			texts[i] = m.Text() // no copy: tool results are most of the view
+			continue
+		}
 		var b strings.Builder
 		b.WriteString(m.Text())
 		for _, tc := range m.ToolCalls {

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -225,5 +226,34 @@ func TestNeedles(t *testing.T) {
 	}
 	if strings.Join(have, " ") != strings.Join(want, " ") {
 		t.Errorf("needles %v, want %v", have, want)
+	}
+}
+
+// TestReplayNoShownChangesNothingElse checks that NoShown leaves every
+// figure of the report as it is and only drops the per-request lists.
+func TestReplayNoShownChangesNothingElse(t *testing.T) {
+	rec := fixture(t)
+	p := policy("head", Config{Guards: []harness.Guard{headGuard(2000, true)}, Recall: true})
+	full, err := Replay(context.Background(), rec, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := Replay(context.Background(), rec, p, &Options{NoShown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for i := range full.Calls {
+		shown += len(full.Calls[i].Shown)
+		if len(lean.Calls[i].Shown) != 0 {
+			t.Fatalf("call %d: %d shown with NoShown", i, len(lean.Calls[i].Shown))
+		}
+		full.Calls[i].Shown = nil
+	}
+	if shown == 0 {
+		t.Fatal("the fixture shows no tool message")
+	}
+	if !reflect.DeepEqual(full, lean) {
+		t.Error("NoShown changed the report's figures")
 	}
 }

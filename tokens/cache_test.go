@@ -77,3 +77,54 @@ func BenchmarkCacheHit(b *testing.B) {
 		k.Count(text)
 	}
 }
+
+// TestCacheIdentityAndContent checks the two ways a text is found: the same
+// string (same memory) by identity, an equal string in other memory by
+// content, both exactly; and that content hits add no identity entries, so
+// transient copies do not evict the texts a view shares with the
+// transcript.
+func TestCacheIdentityAndContent(t *testing.T) {
+	calls := 0
+	base := CounterFunc(func(s string) int { calls++; return len(strings.Fields(s)) })
+	k := NewCache(base, &CacheOptions{MaxEntries: 8})
+	shared := strings.Repeat("one two ", 50)
+	if got := k.Count(shared); got != 100 || calls != 1 {
+		t.Fatalf("first count %d (%d calls)", got, calls)
+	}
+	for i := range 20 {
+		copyOf := string([]byte(shared)) // equal content, other memory
+		if got := k.Count(copyOf); got != 100 {
+			t.Fatalf("copy %d counted %d", i, got)
+		}
+		if got := k.Count(shared); got != 100 {
+			t.Fatalf("shared counted %d", got)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("counted %d times, want once", calls)
+	}
+	if n := len(k.cur.byID); n != 1 {
+		t.Errorf("%d identity entries after 20 content hits, want 1", n)
+	}
+	if k.Count("") != 0 || calls != 2 {
+		t.Errorf("the empty text is counted by the counter, uncached (%d calls)", calls)
+	}
+}
+
+// TestCacheEvictionStaysExact fills the cache past both generations and
+// checks every count is still the counter's.
+func TestCacheEvictionStaysExact(t *testing.T) {
+	c := mustO200k(t)
+	k := NewCache(c, &CacheOptions{MaxEntries: 16})
+	var texts []string
+	for i := range 100 {
+		texts = append(texts, strings.Repeat("token ", i+1)+"end")
+	}
+	for round := range 3 {
+		for _, s := range texts {
+			if got, want := k.Count(s), c.Count(s); got != want {
+				t.Fatalf("round %d: cached %d, want %d", round, got, want)
+			}
+		}
+	}
+}

@@ -24,6 +24,7 @@ type PromptCache struct {
 	counter Counter
 
 	prevTools    []harness.ToolSpec
+	prevToolToks int // the tokens of prevTools
 	prevKey      string
 	prevHadTools bool
 	prevMsgs     []harness.Message
@@ -58,8 +59,13 @@ func (p *PromptCache) Add(req *harness.Request) Count {
 	hasTools := len(req.Tools) > 0
 	key := ""
 	if hasTools {
-		for _, t := range req.Tools {
-			c.ToolTokens += CountTool(p.counter, t)
+		if sameSlice(req.Tools, p.prevTools) {
+			// The turn's list again: counted when first sent.
+			c.ToolTokens = p.prevToolToks
+		} else {
+			for _, t := range req.Tools {
+				c.ToolTokens += CountTool(p.counter, t)
+			}
 		}
 		c.Input += c.ToolTokens
 		key = p.toolsKey(req.Tools)
@@ -92,7 +98,7 @@ func (p *PromptCache) Add(req *harness.Request) Count {
 	p.prevMsgs, p.prevCounts = req.Messages, c.Messages
 	p.prevHadTools, p.prevKey = hasTools, key
 	if hasTools {
-		p.prevTools = req.Tools
+		p.prevTools, p.prevToolToks = req.Tools, c.ToolTokens
 	}
 	return c
 }

@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// TestPlaceholdersAreRenderedOnce checks that a cleared result shows the
+// very same placeholder string in every later request (so its count is
+// found by identity, not rendered and counted again), and that a fresh
+// policy renders the same text.
+func TestPlaceholdersAreRenderedOnce(t *testing.T) {
+	const n, size = 40, 1500
+	reqs, evs, _, _ := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: tokens.NewCache(o200k(t), nil)})
+	if len(evs) == 0 {
+		t.Fatal("nothing cleared")
+	}
+	placeholders := func(req *harness.Request) map[string]string {
+		out := map[string]string{}
+		for _, m := range req.Messages {
+			if m.Role == harness.RoleTool && strings.HasPrefix(m.Text(), "[cleared") {
+				out[m.ToolCallID] = m.Text()
+			}
+		}
+		return out
+	}
+	last, before := placeholders(reqs[len(reqs)-1]), placeholders(reqs[len(reqs)-2])
+	if len(before) == 0 {
+		t.Fatal("no placeholder in the last requests")
+	}
+	same := 0
+	for id, text := range before {
+		if got, ok := last[id]; ok {
+			if got != text {
+				t.Errorf("%s: placeholder changed between requests:\n%s\n%s", id, text, got)
+			}
+			if unsafe.StringData(got) == unsafe.StringData(text) {
+				same++
+			}
+		}
+	}
+	if same != len(before) {
+		t.Errorf("%d of %d placeholders re-rendered instead of reused", len(before)-same, len(before))
+	}
+	// A fresh policy (empty cache) renders the same requests.
+	again, _, _, _ := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: tokens.NewCache(o200k(t), nil)})
+	for id, text := range placeholders(again[len(again)-1]) {
+		if last[id] != text {
+			t.Errorf("%s: %q, fresh policy %q", id, last[id], text)
+		}
+	}
+}
+
+// TestMeasureMemoIsExact checks that counts reused from the last view are
+// exactly CountMessage's, when the view grows at its end, when a note
+// message is inserted near its top, when a message changes in place and
+// when one is removed; and that only changed messages are recounted.
+func TestMeasureMemoIsExact(t *testing.T) {
+	c := tokens.NewCache(o200k(t), nil)
+	msg := func(role harness.Role, text string) harness.Message {
+		return harness.Message{Role: role, Parts: []harness.Part{harness.TextPart(text)}}
+	}
+	base := []harness.Message{msg(harness.RoleSystem, "system prompt"), msg(harness.RoleUser, "task")}
+	for i := range 6 {
+		base = append(base, msg(harness.RoleAssistant, fmt.Sprintf("thinking about step %d", i)), msg(harness.RoleTool, strings.Repeat("result line\n", i+1)))
+	}
+	grown := append(slices.Clone(base), msg(harness.RoleAssistant, "one more"))
+	noted := slices.Insert(slices.Clone(grown), 1, msg(harness.RoleUser, harness.ClearedNotice))
+	changed := slices.Clone(noted)
+	changed[5] = msg(harness.RoleTool, "[cleared]")
+	removed := slices.Delete(slices.Clone(changed), 1, 2)
+	var mm measureMemo
+	conv := harness.NewConversation("m")
+	for _, tc := range []struct {
+		name    string
+		msgs    []harness.Message
+		counted int // messages the memo must count anew
+	}{
+		{"first", base, len(base)},
+		{"grown", grown, 1},
+		{"note inserted", noted, 1},
+		{"changed in place", changed, 1},
+		{"note removed", removed, 0},
+	} {
+		counted := 0
+		got := mm.counts(conv, tc.msgs, func(m *harness.Message) int { counted++; return tokens.CountMessage(c, m) })
+		for i := range tc.msgs {
+			if want := tokens.CountMessage(c, &tc.msgs[i]); got[i] != want {
+				t.Errorf("%s: message %d counted %d, want %d", tc.name, i, got[i], want)
+			}
+		}
+		if counted != tc.counted {
+			t.Errorf("%s: counted %d messages anew, want %d", tc.name, counted, tc.counted)
+		}
+	}
+}
