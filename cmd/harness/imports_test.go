@@ -208,12 +208,9 @@ func TestBenchReal(t *testing.T) {
 
 // TestBenchMainJob is the README's first command: with no argument the
 // bench replays the shipped real runs, one table per agent, then the
-// suite, under harness, the other systems and floor (no ablations).
+// suite (here under one preset: the default list is TestMainPresets').
 func TestBenchMainJob(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays every shipped run and the suite under 12 presets")
-	}
-	stdout, stderr, code := cli(t, "", "bench")
+	stdout, stderr, code := cli(t, "", "bench", "--presets", "codex")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -226,13 +223,25 @@ func TestBenchMainJob(t *testing.T) {
 		}
 		last = i
 	}
-	for _, want := range []string{" harness ", " codex ", " gemini-cli ", " floor "} {
-		if strings.Count(stdout, want) < 5 {
-			t.Errorf("%q is not a row of every table", want)
-		}
+	if n := strings.Count(stdout, " codex  other system "); n != 5 {
+		t.Errorf("codex is a row of %d tables, want 5", n)
 	}
-	if strings.Contains(stdout, "harness-no-") || strings.Contains(stdout, "harness+") {
-		t.Errorf("the main job shows ablations or ideas; --presets all asks for them")
+}
+
+// TestMainPresets: the main job runs harness, every other system and the
+// floor bound, never an ablation or an idea (--presets all adds them).
+func TestMainPresets(t *testing.T) {
+	var got []string
+	for _, p := range mainPresets() {
+		got = append(got, p.Name)
+	}
+	want := []string{"none", "harness", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush",
+		"anthropic-context-editing", "gemini-cli", "opencode", "floor"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("main presets %v, want %v", got, want)
+	}
+	if ps, err := pickPresets("all"); err != nil || ps != nil {
+		t.Errorf("--presets all: %v %v, want every preset (nil)", ps, err)
 	}
 }
 
