@@ -172,25 +172,48 @@ func Presets() []Preset {
 	}
 }
 
-// References returns presets that are bounds, not policies, run by
-// default after the policies (and only when named in a list): "floor" shows every tool result as an empty string, the
-// cost no result policy can go under (the model still reads the system
-// prompt, the inputs and its own messages, and writes its output).
+// References returns the presets that are bounds, not policies, run by
+// default after the policies (and only when named in a list):
+//
+//   - "floor" shows every tool result as an empty string: the cost no
+//     result policy can go under (the model still reads the system prompt,
+//     the inputs and its own messages, and writes its output);
+//   - "oracle" knows the future: the results the agent will use (those a
+//     needle comes from, see replay.Needles) are shown whole, every other
+//     result empty. It is what a policy that knew which results matter
+//     would cost at 100% visible evidence, so "removed" between floor and
+//     oracle is the price of not knowing.
 func References() []Preset {
-	return []Preset{{Name: "floor", Doc: "a bound, not a policy: every tool result shown as an empty string (marked truncated), the least any policy on tool results could cost",
-		build: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{Guards: []harness.Guard{emptyResults}}, nil
-		}}}
+	return []Preset{
+		{Name: "floor", Doc: "a bound, not a policy: every tool result shown as an empty string (marked truncated), the least any policy on tool results could cost",
+			build: func(replay.Env) (*replay.Config, error) {
+				return &replay.Config{Guards: []harness.Guard{emptyResults}}, nil
+			}},
+		{Name: "oracle", Doc: "a bound that knows the future, not a policy: the results the agent will use (where a needle comes from) shown whole, every other result as an empty string; 100% visible at the least cost of keeping used results whole",
+			build: func(env replay.Env) (*replay.Config, error) {
+				used := map[string]bool{}
+				for _, n := range env.Needles {
+					used[n.CallID] = true
+				}
+				return &replay.Config{Guards: []harness.Guard{emptyUnless("oracle", used)}}, nil
+			}},
+	}
 }
 
 // emptyResults shows the model nothing of any result.
-func emptyResults(next harness.ToolFunc) harness.ToolFunc {
-	return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-		res, err := next(ctx, call)
-		if err == nil && res != nil {
-			setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: "floor", Locator: locator.Call(call.ID)})
+func emptyResults(next harness.ToolFunc) harness.ToolFunc { return emptyUnless("floor", nil)(next) }
+
+// emptyUnless shows the model nothing of any result but those of the calls
+// in keep, which stay whole; by names the bound in the cuts.
+func emptyUnless(by string, keep map[string]bool) harness.Guard {
+	return func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := next(ctx, call)
+			if err == nil && res != nil && !keep[call.ID] {
+				setModel(res, "", harness.Cut{Kind: harness.CutTruncated, By: by, Locator: locator.Call(call.ID)})
+			}
+			return res, err
 		}
-		return res, err
 	}
 }
 

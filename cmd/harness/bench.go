@@ -31,7 +31,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
-	presets := fs.String("presets", "", "comma-separated presets to run (default all policies and the bound \"floor\"; none is always included)")
+	presets := fs.String("presets", "", "comma-separated presets to run (default all policies and the bounds \"floor\" and \"oracle\"; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
 		"the JSON carries every one)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
