@@ -41,6 +41,8 @@ type harnessConfig struct {
 	clearAt int
 	// clearOld is CompactPolicy.ClearOld (0: its default, < 0: off).
 	clearOld int
+	// clearOldKeep is CompactPolicy.ClearOldKeepRounds (0: its default).
+	clearOldKeep int
 	// unbounded is CompactPolicy.Unbounded: clears for cost without the
 	// savings bank.
 	unbounded bool
@@ -60,7 +62,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, Unbounded: h.unbounded}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1}
