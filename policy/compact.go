@@ -193,8 +193,11 @@ type CompactPolicy struct {
 	// (see "The savings bank"); nil means DefaultCompactPrices().
 	Prices []CachePrice
 	// Unbounded turns the savings bank off: a clear for cost then needs
-	// only to be expected to repay its cache miss, and can make a run cost
-	// more than keeping everything (the default before the bank).
+	// only to be expected to repay its cache miss, and the window's
+	// compaction starts at HighWater whatever it costs, so a run can cost
+	// more than keeping everything (the default before the bank; the
+	// bench's presets of other systems set it, as their rules know no
+	// bank).
 	Unbounded bool
 
 	books   books
@@ -326,7 +329,7 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		return err
 	}
 	c := newCompaction(ctx, v, cfg)
-	if cfg.prices != nil && cfg.clearOld > 0 {
+	if cfg.prices != nil {
 		c.bank = p.books.open(v.Conversation, requestsSoFar(v), c.counter, cfg.prices)
 	}
 	if err := c.apply(); err != nil {
