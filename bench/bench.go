@@ -12,7 +12,7 @@ import (
 
 // Options tune Run; nil means defaults.
 type Options struct {
-	// Presets to run (default: all, and the bound "floor" last). "none"
+	// Presets to run (default: all, and the bounds floor and oracle last). "none"
 	// is always added, first: every ratio is to it.
 	Presets []Preset
 	// Workers replay in parallel (default GOMAXPROCS).

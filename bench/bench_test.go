@@ -47,11 +47,48 @@ func TestPresetsAreNamedAndDocumented(t *testing.T) {
 			t.Errorf("missing preset %s", want)
 		}
 	}
-	if f, err := Lookup("floor"); err != nil || f.Doc == "" || seen["floor"] {
-		t.Errorf("the floor reference: %v (in the default presets: %v)", err, seen["floor"])
+	for _, b := range []string{"floor", "oracle"} {
+		if f, err := Lookup(b); err != nil || f.Doc == "" || seen[b] || Kind(b) != KindBound {
+			t.Errorf("the %s reference: %v (in the default presets: %v, kind %s)", b, err, seen[b], Kind(b))
+		}
 	}
 	if _, err := Lookup("nope"); err == nil {
 		t.Error("Lookup of an unknown preset succeeded")
+	}
+}
+
+// TestBoundsOnSuite checks the two bounds on every scenario: the oracle
+// shows every result the agent used where it used it (100% visible) and
+// costs between floor (nothing shown) and none (everything shown), under
+// every price model; floor hides the evidence.
+func TestBoundsOnSuite(t *testing.T) {
+	recs, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Run(context.Background(), recs, &Options{Presets: References()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 3 || tab.Rows[1].Preset != "floor" || tab.Rows[2].Preset != "oracle" {
+		t.Fatalf("rows %+v", tab.Rows)
+	}
+	for _, run := range tab.Runs {
+		none, floor, oracle := run.Cells[0], run.Cells[1], run.Cells[2]
+		if oracle.Visible != oracle.Needles {
+			t.Errorf("%s: oracle shows %d of %d needles", run.Recording, oracle.Visible, oracle.Needles)
+		}
+		if floor.Needles > 0 && floor.Visible == floor.Needles {
+			t.Errorf("%s: floor shows every needle", run.Recording)
+		}
+		for name, c := range oracle.Costs {
+			if c < floor.Costs[name]-1e-6 || c > none.Costs[name]+1e-6 {
+				t.Errorf("%s under %s: oracle %.1f outside [floor %.1f, none %.1f]", run.Recording, name, c, floor.Costs[name], none.Costs[name])
+			}
+		}
+	}
+	if r := tab.Rows[2].Removed["openai"]; r <= 0 || r >= 1 {
+		t.Errorf("oracle removes %.3f of the removable cost, want strictly between 0 and 1", r)
 	}
 }
 

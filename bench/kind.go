@@ -14,7 +14,7 @@ const (
 
 // Kind says what a preset is: harness's defaults, another system, an
 // ablation (a harness-no-… name: one default off), an idea (harness+… or
-// harness@…: something added), the baseline or a bound. A name no preset
+// harness@…: something added), the baseline or a bound (floor, oracle). A name no preset
 // has is reported as another system's.
 func Kind(name string) string {
 	switch {
@@ -22,7 +22,7 @@ func Kind(name string) string {
 		return KindBaseline
 	case name == "harness":
 		return KindOurs
-	case name == "floor":
+	case name == "floor", name == "oracle":
 		return KindBound
 	case strings.HasPrefix(name, "harness+"), strings.HasPrefix(name, "harness@"):
 		return KindIdea

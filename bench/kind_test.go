@@ -10,7 +10,7 @@ import (
 
 func TestKindLabelsEveryPreset(t *testing.T) {
 	for name, want := range map[string]string{
-		"none": KindBaseline, "harness": KindOurs, "floor": KindBound, "codex": KindOther, "harness-rs": KindOther,
+		"none": KindBaseline, "harness": KindOurs, "floor": KindBound, "oracle": KindBound, "codex": KindOther, "harness-rs": KindOther,
 		"claude-code": KindOther, "harness-no-compact": KindAblation, "harness-no-relevance": KindAblation,
 		"harness+dedupe": KindIdea, "harness@8k": KindIdea, "harness+settle/runs": KindIdea,
 	} {

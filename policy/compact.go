@@ -99,6 +99,33 @@ const compactName = "compact"
 // clearing does because it is an economy, not a necessity, and what an
 // agent read a few rounds ago is what it most often still uses.
 //
+// # The savings bank
+//
+// The payback rule above is an expectation: a clear whose run ends soon
+// after never repays its miss, and the run then costs more than keeping
+// everything. So a clear for cost must also be covered by savings already
+// made. For each conversation the policy keeps a bank: every request it
+// builds is priced, under each of Prices (default DefaultCompactPrices:
+// Anthropic's 1.25 cache write, gpt-5's and gpt-4.1's cached reads, no
+// caching), against a model of the provider's prompt cache
+// (tokens.PromptCache), both as built and as keeping everything would
+// send it (every result whole, no note); the bank is the difference,
+// summed. A clear is made only when, with the clearing request itself
+// priced as it would be sent (its prefix re-sent at the miss price), the
+// bank stays at or above zero under every price. After a clear the
+// requests are append-only again and each costs no more than keeping
+// everything would, so a run whose clears are all covered ends at or
+// under keeping everything whatever comes after. The window's compaction
+// above HighWater waits for the bank too while the request still fits the
+// window: its clear must be covered, and its summary (stage 2, whose cost
+// cannot be known before it is written) waits; a request that would not
+// fit, or that the provider has rejected (Overflow), is compacted whatever
+// the bank says: keeping everything could not have sent it either. The
+// bank lives in the policy, not the transcript: a policy that has not
+// seen a conversation's earlier requests (a restarted process, one of
+// more than 1,024 conversations) starts it from nothing and clears later,
+// never earlier. Unbounded turns the bank off.
+//
 // Neither trigger clears a result that a still-shown result points at
 // instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
 // repeat's Cut.Of): the pointer would point at a placeholder and the model
@@ -162,7 +189,18 @@ type CompactPolicy struct {
 	// NoRecall leaves the recall tool out of placeholders, for agents that
 	// do not offer it.
 	NoRecall bool
+	// Prices are the price models a clear for cost must not lose under
+	// (see "The savings bank"); nil means DefaultCompactPrices().
+	Prices []CachePrice
+	// Unbounded turns the savings bank off: a clear for cost then needs
+	// only to be expected to repay its cache miss, and the window's
+	// compaction starts at HighWater whatever it costs, so a run can cost
+	// more than keeping everything (the default before the bank; the
+	// bench's presets of other systems set it, as their rules know no
+	// bank).
+	Unbounded bool
 
+	books   books
 	once    sync.Once
 	counter tokens.Counter
 	initErr error
@@ -190,8 +228,9 @@ type compactConfig struct {
 	recall         bool
 	placeholders   *placeholderCache
 	measures       *measureMemo
-	windowGuessed  bool // the window is the size of the rejected request
-	overflowTarget bool // the target is Target × the rejected request
+	prices         []CachePrice // nil: the bank is off (Unbounded)
+	windowGuessed  bool         // the window is the size of the rejected request
+	overflowTarget bool         // the target is Target × the rejected request
 }
 
 func (p *CompactPolicy) config() (compactConfig, error) {
@@ -249,6 +288,12 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
+	if !p.Unbounded {
+		c.prices = p.Prices
+		if len(c.prices) == 0 {
+			c.prices = DefaultCompactPrices()
+		}
+	}
 	return c, nil
 }
 
@@ -266,6 +311,7 @@ type compaction struct {
 	compactConfig
 	ctx  context.Context
 	v    *harness.View
+	bank *bank // nil when the bank is off
 	raw  []int // raw token count of each message
 	tool int   // raw tokens of the tool schemas sent
 	args map[string]harness.ToolCall
@@ -290,6 +336,22 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		return err
 	}
 	c := newCompaction(ctx, v, cfg)
+	if cfg.prices != nil {
+		c.bank = p.books.open(v.Conversation, requestsSoFar(v), c.counter, cfg.prices)
+	}
+	if err := c.apply(); err != nil {
+		return err
+	}
+	if c.bank != nil {
+		c.bank.book(c.v)
+	}
+	return nil
+}
+
+// apply is ApplyView's work on one view: reproduce the marks, clear for
+// cost, then compact near the window.
+func (c *compaction) apply() error {
+	ctx, v := c.ctx, c.v
 
 	// Reproduce every earlier decision before measuring.
 	mark := clearMark(v.Conversation)
@@ -301,7 +363,7 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.
-		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) {
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) && c.covered(next) {
 			before := now
 			if err := c.commitMark(ctx, next); err != nil {
 				return err
@@ -333,7 +395,16 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	}
 
 	before := now
-	if next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds); ok {
+	// Above HighWater but still inside the window, clearing is a choice the
+	// bank must cover as well; a request that would not fit is cleared.
+	// Held back, the view stays as it is: no summary either, which would
+	// break the cache as well.
+	forced := v.Overflow || now > float64(c.window)
+	next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds)
+	if !forced && c.bank != nil && (!ok || !c.covered(next)) {
+		return nil
+	}
+	if ok {
 		if err := c.commitMark(ctx, next); err != nil {
 			return err
 		}
@@ -655,6 +726,14 @@ func (c *compaction) pays(next compactPos, requests int) bool {
 	}
 	resent := float64(sumInts(c.raw[first:]))*c.factor - saved
 	return 0.1*saved*float64(requests) >= 0.9*resent
+}
+
+// covered reports whether the savings bank covers clearing through next:
+// with this request priced as it would be sent after the clear, the run
+// still costs no more than keeping everything under every price (see "The
+// savings bank"). Without a bank every clear is covered.
+func (c *compaction) covered(next compactPos) bool {
+	return c.bank == nil || c.bank.covers(c.afterClear(next))
 }
 
 // placeholder is the one line a cleared result becomes. It depends only on

@@ -15,9 +15,9 @@ import (
 // clearOldRun runs one turn of n read calls whose results are about
 // resultTokens tokens each, far below the window, through the agent with
 // policy, and returns every request sent, the policy's events, the notes
-// it persisted and the turn's usage (the scripted model counts a prompt
+// it persisted and the turn's usage; guards wrap the read tool (the scripted model counts a prompt
 // cache: the prefix unchanged since the previous request).
-func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*harness.Request, []harness.Event, []harness.Note, harness.Usage) {
+func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy, guards ...harness.Guard) ([]*harness.Request, []harness.Event, []harness.Note, harness.Usage) {
 	t.Helper()
 	read := harness.Tool{
 		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
@@ -33,7 +33,7 @@ func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*h
 	rec := &stuckRecorder{}
 	notes := &noteRecorder{}
 	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t)})), &harness.Options{
-		Tools: []harness.Tool{read}, MaxRounds: n + 1, Recorder: notes, Observer: rec.observe,
+		Tools: []harness.Tool{read}, MaxRounds: n + 1, Recorder: notes, Observer: rec.observe, Guards: guards,
 		Policies: []harness.ViewPolicy{policy},
 	})
 	if err != nil {
@@ -49,7 +49,7 @@ func clearOldRun(t *testing.T, n, resultTokens int, policy *CompactPolicy) ([]*h
 func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
 	const n, size = 40, 1500
-	reqs, evs, notes, usage := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c})
+	reqs, evs, notes, usage := clearOldRun(t, n, size, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c})
 	if len(evs) == 0 {
 		t.Fatalf("no clearing in %d requests of up to %d tokens", len(reqs), tokens.CountRequest(c, reqs[len(reqs)-1]))
 	}
@@ -91,7 +91,7 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 		whole++
 	}
 	// And it is cheaper than leaving everything, as a provider bills it.
-	_, keepEvs, _, keepUsage := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: -1})
+	_, keepEvs, _, keepUsage := clearOldRun(t, n, size, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, ClearOld: -1})
 	if len(keepEvs) != 0 {
 		t.Fatalf("ClearOld -1 cleared: %+v", keepEvs)
 	}
@@ -109,7 +109,7 @@ func TestCompactClearOldWaitsUntilItPays(t *testing.T) {
 	// 10 rounds of 13,000 tokens: the first clearable round (13,000 ≥
 	// ClearOld) is followed by 8 kept rounds of 104,000 tokens, and ten
 	// requests at 0.1 × 13,000 repay far less than 0.9 × 104,000.
-	_, evs, _, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Window: 1 << 22, Counter: c})
+	_, evs, _, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: c})
 	if len(evs) != 0 {
 		t.Fatalf("cleared before the clear could pay: %s", evs[0].Detail)
 	}
@@ -130,7 +130,7 @@ func TestCompactKeepsWhatShownResultsPointAt(t *testing.T) {
 			conv := compactConv([]int{20}, 500)
 			// Round 19, one of the newest 3 kept, points at rounds 2 (and 5).
 			conv.Turns[0].Rounds[18].Results[0].Cuts = []harness.Cut{tc.cut}
-			pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
 			v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
 			if err := pol.ApplyView(context.Background(), v); err != nil {
 				t.Fatal(err)
@@ -192,7 +192,7 @@ func TestCompactPointerChainsAndShortPointers(t *testing.T) {
 	point(19, "call_t1_r5") // kept (newest 3), points at round 5 …
 	point(5, "call_t1_r2")  // … which points at round 2
 	point(9, "call_t1_r7")  // nothing points at round 9: it goes, and round 7 with it
-	pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
+	pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: tokens.NewCache(o200k(t), nil), ClearOld: 1000, ClearOldKeepRounds: 3}
 	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
 	if err := pol.ApplyView(context.Background(), v); err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestCompactPointerChainsAndShortPointers(t *testing.T) {
 // newest candidate mark (every clearable result goes at once).
 func BenchmarkCompactClearOld800Rounds(b *testing.B) {
 	conv := compactConv([]int{800}, 40)
-	pol := &CompactPolicy{Window: 1 << 22, Counter: tokens.NewCache(o200k(b), nil), ClearOld: 1 << 30}
+	pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: tokens.NewCache(o200k(b), nil), ClearOld: 1 << 30}
 	for b.Loop() {
 		v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
 		if err := pol.ApplyView(context.Background(), v); err != nil {

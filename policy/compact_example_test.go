@@ -11,7 +11,10 @@ import (
 )
 
 // Old tool results are cleared to placeholders once the request passes
-// 75% of the window; the newest three rounds keep theirs.
+// 75% of the window; the newest three rounds keep theirs. The policy is
+// Unbounded here because it sees this conversation for the first time: its
+// savings bank, which has booked no request of it yet, would hold the
+// clear back until the request no longer fits the window.
 func ExampleCompactPolicy() {
 	conv := harness.NewConversation("c")
 	turn := &harness.Turn{Index: 1, Input: "Summarise the logs."}
@@ -26,7 +29,7 @@ func ExampleCompactPolicy() {
 	conv.Turns = append(conv.Turns, turn)
 
 	v := harness.BuildView(conv, turn, "", nil, false)
-	policy := &policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Window: 5000}
+	policy := &policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Window: 5000, Unbounded: true}
 	if err := policy.ApplyView(context.Background(), v); err != nil {
 		fmt.Println(err)
 		return

@@ -64,7 +64,7 @@ func TestCompactBelowHighWaterLeavesViewAlone(t *testing.T) {
 	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
 	before := viewJSON(v)
 	window := int(float64(viewTokens(t, v)) / 0.74)
-	if err := (&CompactPolicy{Window: window}).ApplyView(context.Background(), v); err != nil {
+	if err := (&CompactPolicy{Unbounded: true, Window: window}).ApplyView(context.Background(), v); err != nil {
 		t.Fatal(err)
 	}
 	if viewJSON(v) != before || len(conv.Notes) != 0 {
@@ -84,7 +84,7 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 	window := int(float64(total) / 0.8) // at 80%: above HighWater
 	var events []harness.Event
 	ctx := harness.WithObserver(context.Background(), func(e harness.Event) { events = append(events, e) })
-	p := &CompactPolicy{Window: window}
+	p := &CompactPolicy{Unbounded: true, Window: window}
 	if err := p.ApplyView(ctx, v); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 	// The next view built from the transcript, by a fresh policy, is the
 	// same request: the clearing is reproduced, not redecided.
 	v2 := harness.BuildView(conv, turn, "sys", nil, false)
-	if err := (&CompactPolicy{Window: window}).ApplyView(context.Background(), v2); err != nil {
+	if err := (&CompactPolicy{Unbounded: true, Window: window}).ApplyView(context.Background(), v2); err != nil {
 		t.Fatal(err)
 	}
 	if viewJSON(v2) != viewJSON(v) || len(conv.Notes) != 1 {
@@ -158,7 +158,7 @@ func TestCompactCalibrationAndBadConfig(t *testing.T) {
 	window := int(float64(viewTokens(t, v)) / 0.70) // 70%: under HighWater by our count
 	cal := tokens.NewCalibrator(nil)
 	cal.Set("other-tokenizer", 1.3) // 91% by the model's count
-	p := &CompactPolicy{Window: window, Model: "other-tokenizer", Calibrator: cal}
+	p := &CompactPolicy{Unbounded: true, Window: window, Model: "other-tokenizer", Calibrator: cal}
 	if err := p.ApplyView(context.Background(), v); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestCompactHysteresisWithoutThrash(t *testing.T) {
 	model := scripted.New(&scripted.Script{Steps: steps}, nil)
 	agent, err := harness.New(rec.wrap(model), &harness.Options{
 		Tools: []harness.Tool{small}, MaxRounds: 20, Recorder: notes, Observer: rec.observe,
-		Policies: []harness.ViewPolicy{jitter, &CompactPolicy{Window: window, Model: "m", Calibrator: cal, Counter: counter}},
+		Policies: []harness.ViewPolicy{jitter, &CompactPolicy{Unbounded: true, Window: window, Model: "m", Calibrator: cal, Counter: counter}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestCompactOnOverflowThroughAgent(t *testing.T) {
 		}
 		return &harness.Response{Message: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("fits")}}}, nil
 	})
-	agent, err := harness.New(model, &harness.Options{Policies: []harness.ViewPolicy{&CompactPolicy{Model: "mystery-model-7b"}}})
+	agent, err := harness.New(model, &harness.Options{Policies: []harness.ViewPolicy{&CompactPolicy{Unbounded: true, Model: "mystery-model-7b"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestCompactSummarisesOldTurns(t *testing.T) {
 	window := int(float64(viewTokens(t, v)) / 0.9)
 	var events []harness.Event
 	ctx := harness.WithObserver(context.Background(), func(e harness.Event) { events = append(events, e) })
-	p := &CompactPolicy{Window: window, Summarizer: summarizer}
+	p := &CompactPolicy{Unbounded: true, Window: window, Summarizer: summarizer}
 	if err := p.ApplyView(ctx, v); err != nil {
 		t.Fatal(err)
 	}
@@ -379,11 +379,11 @@ func BenchmarkCompactApplyView(b *testing.B) {
 	turn := conv.Turns[0]
 	v := harness.BuildView(conv, turn, "sys", nil, false)
 	window := int(float64(viewTokens(b, v)) / 0.8)
-	if err := (&CompactPolicy{Window: window}).ApplyView(context.Background(), v); err != nil {
+	if err := (&CompactPolicy{Unbounded: true, Window: window}).ApplyView(context.Background(), v); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("warm", func(b *testing.B) {
-		p := &CompactPolicy{Window: window}
+		p := &CompactPolicy{Unbounded: true, Window: window}
 		for b.Loop() {
 			if err := p.ApplyView(context.Background(), harness.BuildView(conv, turn, "sys", nil, false)); err != nil {
 				b.Fatal(err)
@@ -392,7 +392,7 @@ func BenchmarkCompactApplyView(b *testing.B) {
 	})
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			p := &CompactPolicy{Window: window}
+			p := &CompactPolicy{Unbounded: true, Window: window}
 			if err := p.ApplyView(context.Background(), harness.BuildView(conv, turn, "sys", nil, false)); err != nil {
 				b.Fatal(err)
 			}

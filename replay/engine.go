@@ -59,6 +59,10 @@ type Env struct {
 	Model string
 	// Counter is the replay's token counter.
 	Counter tokens.Counter
+	// Needles are the evidence the recording's agent will use (see
+	// [Needles]): what a bound that knows the future may keep and a
+	// policy must not look at.
+	Needles []Needle
 }
 
 // Options tune a replay; nil means defaults.
@@ -194,7 +198,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if pol.New == nil {
 		return nil, fmt.Errorf("replay: policy %q has no configuration", pol.Name)
 	}
-	cfg, err := pol.New(Env{Workspace: ws, Model: rec.Model, Counter: o.Counter})
+	cfg, err := pol.New(Env{Workspace: ws, Model: rec.Model, Counter: o.Counter, Needles: o.Needles})
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}

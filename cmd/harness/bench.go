@@ -33,8 +33,8 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
-	presets := fs.String("presets", "", "comma-separated presets to run, or all (default all policies and the bound \"floor\"; with no argument\n"+
-		"harness, the other systems and floor; none is always included)")
+	presets := fs.String("presets", "", "comma-separated presets to run, or all (default all policies and the bounds \"floor\" and \"oracle\"; with no\n"+
+		"argument harness, the other systems and the bounds; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
 		"the JSON carries every one)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
@@ -169,7 +169,7 @@ func progressBar(w io.Writer) func(done, total int) {
 }
 
 // mainPresets are the presets of the main job (bench with no argument):
-// harness's defaults, every other system's rules and the bound floor,
+// harness's defaults, every other system's rules and the bounds (floor, oracle),
 // without the ablations and ideas, which --presets all adds.
 func mainPresets() []bench.Preset {
 	var out []bench.Preset

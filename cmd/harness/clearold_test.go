@@ -10,19 +10,24 @@ import (
 	"testing"
 )
 
-// TestRunClearsOldResultsForCost runs a scripted agent that reads 30 files
-// of about 1,100 tokens each through the CLI: far below any window, the
-// default compaction clears the old results once (a clear-old event), and
-// the run's cache-aware cost, computed from the usage it reports, is lower
-// than with --clear-old 0.
+// TestRunClearsOldResultsForCost runs a scripted agent that reads 45 files
+// of about 30 KB each through the CLI with an 8 KiB ceiling: each result
+// is spilled at arrival with a preview (a saving the compaction's bank
+// draws on), and far below any
+// window the default compaction clears the old previews (a clear-old
+// event); the run's cache-aware cost, computed from the usage it reports,
+// is lower than with --clear-old 0.
 func TestRunClearsOldResultsForCost(t *testing.T) {
 	ws := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var steps []map[string]any
-	for i := range 30 {
+	for i := range 45 {
 		var b strings.Builder
-		for range 700 {
+		for j := range 2600 {
 			fmt.Fprintf(&b, "w%d_%d ", i, rng.IntN(100000))
+			if j%10 == 9 {
+				b.WriteByte('\n')
+			}
 		}
 		name := fmt.Sprintf("part%02d.txt", i)
 		if err := os.WriteFile(filepath.Join(ws, name), []byte(b.String()), 0o644); err != nil {
@@ -37,7 +42,7 @@ func TestRunClearsOldResultsForCost(t *testing.T) {
 
 	run := func(extra ...string) (float64, []string) {
 		t.Helper()
-		args := append([]string{"run", "--model", "scripted:" + script, "--workspace", ws, "--max-rounds", "40", "--json", "--events", "--no-store", "--yes"}, extra...)
+		args := append([]string{"run", "--model", "scripted:" + script, "--workspace", ws, "--max-rounds", "60", "--json", "--events", "--no-store", "--yes", "--max-bytes", "8192"}, extra...)
 		stdout, stderr, code := inproc(t, append(args, "read every part")...)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)

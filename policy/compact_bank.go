@@ -1,0 +1,208 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// CachePrice is one provider's price of request input, in units of an
+// uncached input token of its own: what the tokens outside the cached
+// prefix cost (Uncached: 1, or 1.25 where they are written to a 5-minute
+// cache) and what the tokens read from the cache cost (Cached). Output is
+// left out: a view policy does not change what the model writes.
+type CachePrice struct {
+	Name             string
+	Uncached, Cached float64
+}
+
+// DefaultCompactPrices are the price models a clear for cost must not lose
+// under ([CompactPolicy.Prices]): Anthropic's (cache reads 0.1, writes
+// 1.25: the dearest cache miss), gpt-5-class (cached 0.1), gpt-4.1-class
+// (cached 0.25) and no caching.
+func DefaultCompactPrices() []CachePrice {
+	return []CachePrice{
+		{Name: "anthropic", Uncached: 1.25, Cached: 0.1},
+		{Name: "openai", Uncached: 1, Cached: 0.1},
+		{Name: "openai-4.1", Uncached: 1, Cached: 0.25},
+		{Name: "nocache", Uncached: 1, Cached: 1},
+	}
+}
+
+// maxBooks bounds the conversations whose savings a policy remembers; the
+// least recently used is forgotten first, and starts again from nothing.
+const maxBooks = 1024
+
+// bank is what a CompactPolicy has saved in one conversation against
+// keeping everything (see "The savings bank" on CompactPolicy).
+//
+// Every request the policy builds is priced twice, each against its own
+// model of the provider's prompt cache (tokens.PromptCache): the request
+// as built, and the same request with every tool result whole and no note
+// (what keeping everything sends). Their difference under each price is
+// the request's saving. A request is booked when the next one is built,
+// so a request built again (a retry after an overflow) replaces its
+// pending figures instead of adding to them.
+type bank struct {
+	prices []CachePrice
+	// index is the request of pending (requestsSoFar), 0 before any.
+	index int
+	// late is set while the bank has booked nothing of a conversation it
+	// first saw after its first request (a restarted process): the
+	// provider's cache is warm but the models are empty, so the first
+	// request only primes them, saves nothing and covers no clear.
+	late bool
+	// saved is the bank under each price, through request index-1; built
+	// and kept are the cache models after request index-1 of the request as
+	// built and as keeping everything sends it.
+	saved       []float64
+	built, kept tokens.PromptCache
+	pending     struct {
+		built, kept tokens.PromptCache
+		saving      []float64
+	}
+	// whole is each result's tool message as keeping everything shows it,
+	// by call id (built once, so the cache model compares by pointer).
+	whole map[string]harness.Message
+}
+
+// books holds the banks of the conversations a policy serves.
+type books struct {
+	mu    sync.Mutex
+	byKey map[string]*bank
+	order []string // least recently used first
+}
+
+// convKey names a conversation: its id, or its address when it has none.
+func convKey(conv *harness.Conversation) string {
+	if conv.ID != "" {
+		return "id:" + conv.ID
+	}
+	return fmt.Sprintf("ptr:%p", conv)
+}
+
+// open returns conv's bank as of request index: the request before it is
+// booked when index moved on, and the bank starts again from nothing when
+// index went back (a conversation restarted under the same id).
+func (b *books) open(conv *harness.Conversation, index int, counter tokens.Counter, prices []CachePrice) *bank {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := convKey(conv)
+	k, ok := b.byKey[key]
+	if i := slices.Index(b.order, key); i >= 0 {
+		b.order = slices.Delete(b.order, i, i+1)
+	}
+	b.order = append(b.order, key)
+	if !ok || index < k.index {
+		k = &bank{prices: prices, saved: make([]float64, len(prices)), late: index > 1,
+			built: *tokens.NewPromptCache(counter), kept: *tokens.NewPromptCache(counter), whole: map[string]harness.Message{}}
+		if b.byKey == nil {
+			b.byKey = map[string]*bank{}
+		}
+		b.byKey[key] = k
+		for len(b.order) > maxBooks {
+			delete(b.byKey, b.order[0])
+			b.order = b.order[1:]
+		}
+	}
+	if k.index > 0 && index > k.index {
+		k.built, k.kept = k.pending.built, k.pending.kept
+		if !k.late {
+			for i, s := range k.pending.saving {
+				k.saved[i] += s
+			}
+		}
+		k.late = false
+	}
+	k.index = index
+	return k
+}
+
+// price is what a request that counted cnt costs under p.
+func price(p CachePrice, cnt tokens.Count) float64 {
+	return p.Uncached*float64(cnt.Input-cnt.Cached) + p.Cached*float64(cnt.Cached)
+}
+
+// saving prices v's request as built and as keeping everything sends it,
+// against the cache models after the previous request, and returns what
+// v saves under each price and the two models after it.
+func (k *bank) saving(v *harness.View) ([]float64, tokens.PromptCache, tokens.PromptCache) {
+	built, kept := k.built, k.kept
+	b := built.Add(v.Request(0))
+	n := kept.Add(k.keepAll(v))
+	out := make([]float64, len(k.prices))
+	for i, p := range k.prices {
+		out[i] = price(p, n) - price(p, b)
+	}
+	return out, built, kept
+}
+
+// book records v's request as the pending one: it is added to the bank
+// when the next request is built.
+func (k *bank) book(v *harness.View) {
+	k.pending.saving, k.pending.built, k.pending.kept = k.saving(v)
+}
+
+// covers reports whether the bank, with the request of v (the view as it
+// would be sent after a clear) booked, is still at least zero under every
+// price: the run has so far cost no more than keeping everything, whatever
+// the clear costs now.
+func (k *bank) covers(v *harness.View) bool {
+	if k.late {
+		return false
+	}
+	s, _, _ := k.saving(v)
+	for i := range k.prices {
+		if k.saved[i]+s[i] < -1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// keepAll is v's request as keeping everything would send it: every tool
+// result whole and no note message (the view's messages of Turn 0 after
+// the system prompt). A summary's covered turns are not put back: the
+// bank then counts them as saved, which a conversation with a summarizer
+// has indeed saved.
+func (k *bank) keepAll(v *harness.View) *harness.Request {
+	req := v.Request(0)
+	msgs := make([]harness.Message, 0, len(v.Messages))
+	for i, m := range v.Messages {
+		o := v.Origins[i]
+		switch {
+		case o.Result != nil && m.Role == harness.RoleTool:
+			w, ok := k.whole[o.Result.CallID]
+			if !ok {
+				w = harness.ToolMessage(o.Result)
+				w.Parts = o.Result.FullParts()
+				k.whole[o.Result.CallID] = w
+			}
+			msgs = append(msgs, w)
+		case o.Turn == 0 && m.Role == harness.RoleUser:
+			// the note message: keeping everything shows none
+		default:
+			msgs = append(msgs, m)
+		}
+	}
+	req.Messages = msgs
+	return req
+}
+
+// afterClear returns a copy of c's view with the clear through next
+// committed, leaving c's view and conversation as they are: what the
+// request would be if the policy cleared.
+func (c *compaction) afterClear(next compactPos) *harness.View {
+	hv := *c.v
+	hv.Messages, hv.Origins = slices.Clone(c.v.Messages), slices.Clone(c.v.Origins)
+	conv := *c.v.Conversation
+	conv.Notes = slices.Clone(conv.Notes)
+	hv.Conversation = &conv
+	h := *c
+	h.v, h.raw = &hv, slices.Clone(c.raw)
+	_ = h.commitMark(c.ctx, next) // commitMark cannot fail
+	return &hv
+}
