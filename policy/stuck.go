@@ -110,30 +110,33 @@ type stuckVerdict struct {
 }
 
 // ApplyView adds the turn's nudges to v and stops the tool rounds when the
-// turn is stuck.
+// turn is stuck. The nudges of the conversation's earlier turns are placed
+// again where those turns' requests showed them, so that a new turn's
+// first request extends the previous one instead of dropping messages
+// from the middle of a cached prefix.
 func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if v == nil || v.Turn == nil {
 		return nil
 	}
 	cfg := p.config()
-	var rounds []*harness.Round
-	for _, r := range v.Turn.Rounds {
-		if len(r.Assistant.ToolCalls) > 0 {
-			rounds = append(rounds, r)
+	if v.Conversation != nil {
+		for _, t := range v.Conversation.Turns {
+			if t == v.Turn || t.Index >= v.Turn.Index {
+				break
+			}
+			if inserts := p.endedInserts(t, cfg); len(inserts) > 0 {
+				insertAfterRounds(v, t.Index, inserts, false)
+			}
 		}
 	}
+	rounds := toolRounds(v.Turn)
 	if len(rounds) == 0 {
 		return nil
 	}
 	// The verdict after every prefix: earlier ones place the nudges the
 	// model was shown then, the last one decides this request.
 	verdicts := p.verdicts(v.Turn, rounds, cfg)
-	inserts := map[int]harness.Message{} // round index → message after it
-	for j, vd := range verdicts[:len(rounds)-1] {
-		if vd.level != stuckNone {
-			inserts[rounds[j].Index] = userText(vd.message)
-		}
-	}
+	inserts := earlierNudges(rounds, verdicts)
 	last := verdicts[len(rounds)-1]
 	newest := rounds[len(rounds)-1].Index
 
@@ -144,8 +147,7 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 			Detail: "stopping the tool rounds: " + last.reason,
 			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}})
 	case last.level == stuckAbort:
-		inserts[newest] = userText("Tool use was stopped: " + last.reason + ". Tools are no longer available. " +
-			"Answer the user now with what you have found, and say plainly what you could not determine.")
+		inserts[newest] = stoppedMessage(last)
 	case last.level == stuckNudge:
 		inserts[newest] = userText(last.message)
 		if !v.Final {
@@ -155,9 +157,58 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		}
 	}
 	if len(inserts) > 0 {
-		insertAfterRounds(v, v.Turn.Index, inserts)
+		insertAfterRounds(v, v.Turn.Index, inserts, true)
 	}
 	return nil
+}
+
+// toolRounds returns the rounds of turn that made calls.
+func toolRounds(turn *harness.Turn) []*harness.Round {
+	var rounds []*harness.Round
+	for _, r := range turn.Rounds {
+		if len(r.Assistant.ToolCalls) > 0 {
+			rounds = append(rounds, r)
+		}
+	}
+	return rounds
+}
+
+// earlierNudges maps the index of each round but the last whose verdict
+// was a nudge or a stop to the nudge its next request showed.
+func earlierNudges(rounds []*harness.Round, verdicts []stuckVerdict) map[int]harness.Message {
+	inserts := map[int]harness.Message{} // round index → message after it
+	for j, vd := range verdicts[:len(rounds)-1] {
+		if vd.level != stuckNone {
+			inserts[rounds[j].Index] = userText(vd.message)
+		}
+	}
+	return inserts
+}
+
+// endedInserts are the messages the requests of an ended turn showed: its
+// nudges and, after its last tool round, the nudge or the stop notice of
+// its last request.
+func (p *StuckPolicy) endedInserts(t *harness.Turn, cfg stuckRules) map[int]harness.Message {
+	rounds := toolRounds(t)
+	if len(rounds) == 0 {
+		return nil
+	}
+	verdicts := p.verdicts(t, rounds, cfg)
+	inserts := earlierNudges(rounds, verdicts)
+	switch last := verdicts[len(rounds)-1]; last.level {
+	case stuckAbort:
+		inserts[rounds[len(rounds)-1].Index] = stoppedMessage(last)
+	case stuckNudge:
+		inserts[rounds[len(rounds)-1].Index] = userText(last.message)
+	}
+	return inserts
+}
+
+// stoppedMessage closes the view of the synthesis call of a turn whose
+// tool rounds were stopped.
+func stoppedMessage(last stuckVerdict) harness.Message {
+	return userText("Tool use was stopped: " + last.reason + ". Tools are no longer available. " +
+		"Answer the user now with what you have found, and say plainly what you could not determine.")
 }
 
 func userText(s string) harness.Message {
@@ -165,8 +216,10 @@ func userText(s string) harness.Message {
 }
 
 // insertAfterRounds places each message after the last message of its
-// round of turn in v (at the end when the round is not in the view).
-func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Message) {
+// round of turn in v. A round not in the view (cleared or summarized away)
+// gets its message at the end when atEnd is set (the running turn), and
+// none otherwise (an ended turn).
+func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Message, atEnd bool) {
 	lastIdx := map[int]int{}
 	for i, o := range v.Origins {
 		if o.Turn == turn && o.Round > 0 {
@@ -178,7 +231,7 @@ func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Messag
 	for r := range inserts {
 		if i, ok := lastIdx[r]; ok {
 			at[i] = append(at[i], r)
-		} else {
+		} else if atEnd {
 			tail = append(tail, r)
 		}
 	}

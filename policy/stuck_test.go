@@ -286,3 +286,45 @@ func TestStuckDeterministicAndConfigurable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStuckNudgesOfEndedTurnsStay: a new turn's first request extends the
+// previous turn's last one, with that turn's nudges and stop notice where
+// it showed them, so the prompt cache is not broken at a turn boundary.
+func TestStuckNudgesOfEndedTurnsStay(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		repeats int // identical rounds of the first turn: 3 nudges, 6 stops
+	}{{"nudged", 4}, {"stopped", 6}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps []scripted.Step
+			for i := range tc.repeats {
+				steps = append(steps, scripted.Step{Text: fmt.Sprintf("try %d", i+1), ToolCalls: []scripted.Call{scriptCall("lookup", `{"key":"a"}`)}})
+			}
+			steps = append(steps, scripted.Step{Text: "The value of a is 42."}, scripted.Step{Text: "Still 42."})
+			rec := &stuckRecorder{}
+			m := scripted.New(&scripted.Script{Steps: steps}, nil)
+			agent, err := harness.New(rec.wrap(m), &harness.Options{
+				System: "You are a test agent.", Tools: []harness.Tool{lookupTool(map[string]string{"a": "42"})},
+				MaxRounds: 12, Policies: []harness.ViewPolicy{&StuckPolicy{}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv := harness.NewConversation("c")
+			for _, in := range []string{"find the value", "and again?"} {
+				if _, err := agent.Run(context.Background(), conv, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := len(rec.reqs)
+			if n != tc.repeats+2 {
+				t.Fatalf("%d requests, want %d", n, tc.repeats+2)
+			}
+			last, first := rec.reqs[n-2], rec.reqs[n-1]
+			if !strings.Contains(fmt.Sprint(last.Messages), "same calls") {
+				t.Fatalf("the first turn's last request shows no nudge: %v", last.Messages)
+			}
+			assertAppendOnly(t, []*harness.Request{last, first})
+		})
+	}
+}

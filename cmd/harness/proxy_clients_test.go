@@ -64,8 +64,13 @@ func resultContents(t *testing.T, reqs []wiretest.Request, find func(map[string]
 // Read and that result is what the proxy cuts.
 func TestProxyClaudeCode(t *testing.T) {
 	bin := clientBin(t, "claude")
+	// The handler reads r, assigned once startE2E returns; the client that
+	// calls it is another process, so ready orders the two for the race
+	// detector.
 	var r *e2eRig
+	ready := make(chan struct{})
 	r = startE2E(t, func(req wiretest.Request) wiretest.Reply {
+		<-ready
 		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/messages") {
 			return notModelCall(req)
 		}
@@ -88,6 +93,7 @@ func TestProxyClaudeCode(t *testing.T) {
 		}
 		return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
 	})
+	close(ready)
 	home := t.TempDir()
 	out := runClient(t, r.work, []string{
 		"HOME=" + home, "ANTHROPIC_BASE_URL=" + r.addr, "ANTHROPIC_API_KEY=sk-test-claude-e2e",
