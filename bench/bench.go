@@ -101,135 +101,167 @@ type jobDone struct {
 	err  error
 }
 
+// replayJob is one replay to run: recording r under preset p.
+type replayJob struct {
+	r, p int
+	run  *openRun
+}
+
+// replayer runs one replayAll: the recordings open (replayed but not yet
+// folded) by index, and what every worker shares.
+type replayer struct {
+	o        Options
+	recs     []*replay.Recording
+	presets  []Preset
+	shown    bool
+	replayed int // presets replayed in-process (the --through row is not)
+	bpe      *tokens.BPE
+	through  *throughSession
+	slots    chan struct{} // one per open recording
+
+	mu   sync.Mutex
+	runs map[int]*openRun
+}
+
 // replayAll replays recs under presets (presets[0] is none) on o.Workers
 // workers and calls fold once per recording, in recording order, with its
 // report under every preset of the table (the --through row last, when
-// o.Through is set). A recording's reports are not held after fold.
+// o.Through is set). A recording's reports are not held after fold: at
+// most o.Workers+1 recordings are open at once.
 // shown keeps each request's list of tool messages (CallStat.Shown).
 func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets []Preset, shown bool, fold func(r int, reps []*replay.Report)) error {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	replayed := len(presets)
+	rp := &replayer{o: o, recs: recs, presets: presets, shown: shown, replayed: len(presets),
+		slots: make(chan struct{}, o.Workers+1), runs: map[int]*openRun{}}
 	if o.Through != nil {
-		replayed-- // the last row is replayed through the proxy
+		rp.replayed-- // the last row is replayed through the proxy
 	}
-	bpe, err := tokens.O200k()
-	if err != nil {
+	var err error
+	if rp.bpe, err = tokens.O200k(); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	var through *throughSession
 	if o.Through != nil {
-		if through, err = o.Through.start(); err != nil {
+		if rp.through, err = o.Through.start(); err != nil {
 			return err
 		}
-		defer through.close()
+		defer rp.through.close()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	var (
-		mu   sync.Mutex
-		runs = map[int]*openRun{}
-	)
-	type job struct {
-		r, p int
-		run  *openRun
-	}
-	jobs, done := make(chan job), make(chan jobDone)
-	slots := make(chan struct{}, o.Workers+1) // open recordings
-	go func() {
-		defer close(jobs)
-		for r, rec := range recs {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			// One cache per recording: presets mostly show the same texts.
-			run := &openRun{counter: tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16}),
-				needles: replay.Needles(rec), reports: make([]*replay.Report, len(presets)), left: replayed}
-			mu.Lock()
-			runs[r] = run
-			mu.Unlock()
-			for p := range replayed {
-				select {
-				case jobs <- job{r, p, run}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
+	jobs, done := make(chan replayJob), make(chan jobDone)
+	go rp.feed(ctx, jobs)
 	var wg sync.WaitGroup
 	for range o.Workers {
-		wg.Go(func() {
-			for j := range jobs {
-				rep, err := replay.Replay(ctx, recs[j.r], presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !shown})
-				if err != nil {
-					err = fmt.Errorf("bench: %s under %s: %w", recs[j.r].Source, presets[j.p].Name, err)
-				}
-				select {
-				case done <- jobDone{j.r, j.p, rep, err}:
-				case <-ctx.Done():
-				}
-			}
-		})
+		wg.Go(func() { rp.work(ctx, jobs, done) })
 	}
 	go func() { wg.Wait(); close(done) }()
-
-	var firstErr error
-	next, finished, total := 0, 0, len(recs)*replayed
-	for d := range done {
-		if d.err != nil {
-			if firstErr == nil {
-				firstErr = d.err
-				cancel()
-			}
-			continue
-		}
-		if firstErr != nil {
-			continue
-		}
-		finished++
-		if o.Progress != nil {
-			o.Progress(finished, total)
-		}
-		mu.Lock()
-		run := runs[d.r]
-		mu.Unlock()
-		run.reports[d.p] = d.rep
-		run.left--
-		// Fold every recording that is complete, in order.
-		for {
-			mu.Lock()
-			run, ok := runs[next]
-			mu.Unlock()
-			if !ok || run.left > 0 {
-				break
-			}
-			if through != nil {
-				rep, err := through.replay(ctx, recs[next], run.counter, run.needles)
-				if err != nil {
-					firstErr = err
-					cancel()
-					break
-				}
-				run.reports[replayed] = rep
-			}
-			fold(next, run.reports)
-			mu.Lock()
-			delete(runs, next)
-			mu.Unlock()
-			next++
-			<-slots
-		}
-	}
-	if firstErr != nil {
-		return firstErr
+	if err := rp.collect(ctx, cancel, done, fold); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
+}
+
+// feed opens the recordings in order, as slots free up, and sends their
+// jobs.
+func (rp *replayer) feed(ctx context.Context, jobs chan<- replayJob) {
+	defer close(jobs)
+	for r, rec := range rp.recs {
+		select {
+		case rp.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		// One cache per recording: presets mostly show the same texts.
+		run := &openRun{counter: tokens.NewCache(rp.bpe, &tokens.CacheOptions{MaxEntries: 1 << 16}),
+			needles: replay.Needles(rec), reports: make([]*replay.Report, len(rp.presets)), left: rp.replayed}
+		rp.mu.Lock()
+		rp.runs[r] = run
+		rp.mu.Unlock()
+		for p := range rp.replayed {
+			select {
+			case jobs <- replayJob{r, p, run}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// work runs jobs until there are none or ctx is done.
+func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<- jobDone) {
+	for j := range jobs {
+		rep, err := replay.Replay(ctx, rp.recs[j.r], rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown})
+		if err != nil {
+			err = fmt.Errorf("bench: %s under %s: %w", rp.recs[j.r].Source, rp.presets[j.p].Name, err)
+		}
+		select {
+		case done <- jobDone{j.r, j.p, rep, err}:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// collect files each finished replay with its recording and folds every
+// complete recording in order. The first error cancels the rest and is
+// returned once the workers have stopped.
+func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobDone, fold func(r int, reps []*replay.Report)) error {
+	var firstErr error
+	next, finished, total := 0, 0, len(rp.recs)*rp.replayed
+	for d := range done {
+		if d.err != nil && firstErr == nil {
+			firstErr = d.err
+			cancel()
+		}
+		if firstErr != nil {
+			continue
+		}
+		finished++
+		if rp.o.Progress != nil {
+			rp.o.Progress(finished, total)
+		}
+		run := rp.open(d.r)
+		run.reports[d.p] = d.rep
+		run.left--
+		if next, firstErr = rp.foldReady(ctx, next, fold); firstErr != nil {
+			cancel()
+		}
+	}
+	return firstErr
+}
+
+// open returns the open recording r.
+func (rp *replayer) open(r int) *openRun {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return rp.runs[r]
+}
+
+// foldReady folds every complete recording from next on, in order
+// (replaying it through the proxy first when --through is set), closes
+// it, and returns the first recording still open.
+func (rp *replayer) foldReady(ctx context.Context, next int, fold func(r int, reps []*replay.Report)) (int, error) {
+	for {
+		run := rp.open(next)
+		if run == nil || run.left > 0 {
+			return next, nil
+		}
+		if rp.through != nil {
+			rep, err := rp.through.replay(ctx, rp.recs[next], run.counter, run.needles)
+			if err != nil {
+				return next, err
+			}
+			run.reports[rp.replayed] = rep
+		}
+		fold(next, run.reports)
+		rp.mu.Lock()
+		delete(rp.runs, next)
+		rp.mu.Unlock()
+		next++
+		<-rp.slots
+	}
 }

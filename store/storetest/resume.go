@@ -59,8 +59,32 @@ func testResumeTurn(t *testing.T, be *Backend) {
 	if got, err := b.Load(ctx, "c_resume"); err != nil || got.Turns[0].Outcome != "" {
 		t.Fatalf("stored after ResumeTurn: %+v, %v", got, err)
 	}
-	// Another store is refused while the resumed turn runs.
 	c := be.Open(t, nil)
+	turnC, onC := handOver(t, b, c, loaded, resumed)
+	turnC.Outcome, turnC.Usage = harness.Answered, harness.Usage{Input: 30, Output: 4}
+	turnC.Ended = turnC.Started.Add(1)
+	if err := c.EndTurn(ctx, onC, turnC); err != nil {
+		t.Fatalf("EndTurn of the resumed turn: %v", err)
+	}
+	got, err := c.Load(ctx, "c_resume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != 1 || len(got.Turns[0].Rounds) != 2 || got.Turns[0].Outcome != harness.Answered || got.Turns[0].Usage != turnC.Usage {
+		t.Fatalf("the resumed turn as stored: %d turn(s), %+v", len(got.Turns), got.Turns[0])
+	}
+	resumeRefused(t, b, got)
+}
+
+// handOver checks the turn b resumed: another store c is refused while it
+// runs; once b suspends it, c resumes it at once (nothing marks it
+// interrupted) and b's own writes are refused. It returns c's Turn and
+// conversation.
+func handOver(t *testing.T, b, c Store, loaded *harness.Conversation, resumed *harness.Turn) (*harness.Turn, *harness.Conversation) {
+	t.Helper()
+	ctx := context.Background()
+	rb := b.(store.TurnResumer)
+	// Another store is refused while the resumed turn runs.
 	if err := c.BeginTurn(ctx, loaded, &harness.Turn{Index: 2, Input: "x"}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("BeginTurn during the resumed turn: %v", err)
 	}
@@ -83,18 +107,16 @@ func testResumeTurn(t *testing.T, be *Backend) {
 	if err := b.AddRound(ctx, loaded, resumed, textRound(3, "late")); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("a round by the store that suspended the turn: %v, want ErrConversationBusy", err)
 	}
-	turnC.Outcome, turnC.Usage = harness.Answered, harness.Usage{Input: 30, Output: 4}
-	turnC.Ended = turnC.Started.Add(1)
-	if err := c.EndTurn(ctx, onC, turnC); err != nil {
-		t.Fatalf("EndTurn of the resumed turn: %v", err)
-	}
-	got, err := c.Load(ctx, "c_resume")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Turns) != 1 || len(got.Turns[0].Rounds) != 2 || got.Turns[0].Outcome != harness.Answered || got.Turns[0].Usage != turnC.Usage {
-		t.Fatalf("the resumed turn as stored: %d turn(s), %+v", len(got.Turns), got.Turns[0])
-	}
+	return turnC, onC
+}
+
+// resumeRefused checks that got's ended turn cannot be resumed, nor a
+// turn never begun, and that b resumes its own turn in progress with
+// another Turn of its index, after which the earlier turn is refused.
+func resumeRefused(t *testing.T, b Store, got *harness.Conversation) {
+	t.Helper()
+	ctx := context.Background()
+	rb := b.(store.TurnResumer)
 	if err := rb.ResumeTurn(ctx, got, got.Turns[0]); !errors.Is(err, store.ErrTurnEnded) {
 		t.Fatalf("ResumeTurn of a turn that ended: %v, want ErrTurnEnded", err)
 	}
