@@ -229,14 +229,15 @@ func TestBenchMainJob(t *testing.T) {
 }
 
 // TestMainPresets: the main job runs harness, every other system and the
-// floor bound, never an ablation or an idea (--presets all adds them).
+// bounds floor and oracle, never an ablation or an idea (--presets all
+// adds them).
 func TestMainPresets(t *testing.T) {
 	var got []string
 	for _, p := range mainPresets() {
 		got = append(got, p.Name)
 	}
 	want := []string{"none", "harness", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush",
-		"anthropic-context-editing", "gemini-cli", "opencode", "floor"}
+		"anthropic-context-editing", "gemini-cli", "opencode", "floor", "oracle"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("main presets %v, want %v", got, want)
 	}
