@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/cputime"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -69,14 +70,14 @@ func BenchmarkReplay1000Rounds(b *testing.B) {
 		rec := longRun(n)
 		needles := replay.Needles(rec)
 		b.Run(fmt.Sprintf("rounds=%d", n), func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := replay.Replay(context.Background(), rec, p.Policy(), &replay.Options{Needles: needles, NoShown: true}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/round")
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/float64(n), "cpu-ns/round")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/float64(n), "cpu-ns/round")
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentharness/harness/internal/cputime"
 	"github.com/agentharness/harness/internal/wiretest"
 )
 
@@ -157,13 +158,13 @@ func BenchmarkAddedLatency(b *testing.B) {
 			}
 			b.SetBytes(int64(len(bodies[0])))
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for i := range b.N {
 				serve(b, px, wc.path, bodies[i])
 			}
 			// CPU per request, GC included: on a shared machine the wall
 			// time measures the neighbours too.
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

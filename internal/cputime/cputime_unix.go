@@ -1,15 +1,15 @@
 //go:build unix
 
-package bench
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's CPU time so far (user + system): what a
-// benchmark costs whatever else the machine is running.
-func cpuTime() time.Duration {
+// Process is the process's CPU time so far (user + system), or 0 when
+// the system cannot say.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
