@@ -124,37 +124,27 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 			if t == v.Turn || t.Index >= v.Turn.Index {
 				break
 			}
-			if inserts := p.endedInserts(t, cfg); len(inserts) > 0 {
+			// An ended turn's last request showed its last verdict's
+			// message: a stop ends with the synthesis call.
+			if inserts, _, ok := p.judge(t, cfg, true); ok && len(inserts) > 0 {
 				insertAfterRounds(v, t.Index, inserts, false)
 			}
 		}
 	}
-	rounds := toolRounds(v.Turn)
-	if len(rounds) == 0 {
+	inserts, last, ok := p.judge(v.Turn, cfg, v.Final)
+	if !ok {
 		return nil
 	}
-	// The verdict after every prefix: earlier ones place the nudges the
-	// model was shown then, the last one decides this request.
-	verdicts := p.verdicts(v.Turn, rounds, cfg)
-	inserts := earlierNudges(rounds, verdicts)
-	last := verdicts[len(rounds)-1]
-	newest := rounds[len(rounds)-1].Index
-
 	switch {
 	case last.level == stuckAbort && !v.Final:
 		v.Stop, v.StopReason = harness.Stuck, last.reason
 		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "stopping the tool rounds: " + last.reason,
 			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}})
-	case last.level == stuckAbort:
-		inserts[newest] = stoppedMessage(last)
-	case last.level == stuckNudge:
-		inserts[newest] = userText(last.message)
-		if !v.Final {
-			harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
-				Detail: "nudged the model: " + last.reason,
-				Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}})
-		}
+	case last.level == stuckNudge && !v.Final:
+		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
+			Detail: "nudged the model: " + last.reason,
+			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}})
 	}
 	if len(inserts) > 0 {
 		insertAfterRounds(v, v.Turn.Index, inserts, true)
@@ -162,46 +152,38 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	return nil
 }
 
-// toolRounds returns the rounds of turn that made calls.
-func toolRounds(turn *harness.Turn) []*harness.Round {
+// judge returns the messages a request of turn shows after its rounds
+// (round index → message) and the verdict after all its tool rounds; ok is
+// false when it made no calls. The verdict after every prefix counts:
+// earlier ones place the nudges the model was shown then. After the last
+// tool round comes its nudge, or on a stop the notice that closes the
+// synthesis call (final); a stop in a request that is not final adds no
+// message, since it ends the tool rounds instead.
+func (p *StuckPolicy) judge(t *harness.Turn, cfg stuckRules, final bool) (map[int]harness.Message, stuckVerdict, bool) {
 	var rounds []*harness.Round
-	for _, r := range turn.Rounds {
+	for _, r := range t.Rounds {
 		if len(r.Assistant.ToolCalls) > 0 {
 			rounds = append(rounds, r)
 		}
 	}
-	return rounds
-}
-
-// earlierNudges maps the index of each round but the last whose verdict
-// was a nudge or a stop to the nudge its next request showed.
-func earlierNudges(rounds []*harness.Round, verdicts []stuckVerdict) map[int]harness.Message {
-	inserts := map[int]harness.Message{} // round index → message after it
+	if len(rounds) == 0 {
+		return nil, stuckVerdict{}, false
+	}
+	verdicts := p.verdicts(t, rounds, cfg)
+	inserts := map[int]harness.Message{}
 	for j, vd := range verdicts[:len(rounds)-1] {
 		if vd.level != stuckNone {
 			inserts[rounds[j].Index] = userText(vd.message)
 		}
 	}
-	return inserts
-}
-
-// endedInserts are the messages the requests of an ended turn showed: its
-// nudges and, after its last tool round, the nudge or the stop notice of
-// its last request.
-func (p *StuckPolicy) endedInserts(t *harness.Turn, cfg stuckRules) map[int]harness.Message {
-	rounds := toolRounds(t)
-	if len(rounds) == 0 {
-		return nil
+	last, newest := verdicts[len(rounds)-1], rounds[len(rounds)-1].Index
+	switch {
+	case last.level == stuckAbort && final:
+		inserts[newest] = stoppedMessage(last)
+	case last.level == stuckNudge:
+		inserts[newest] = userText(last.message)
 	}
-	verdicts := p.verdicts(t, rounds, cfg)
-	inserts := earlierNudges(rounds, verdicts)
-	switch last := verdicts[len(rounds)-1]; last.level {
-	case stuckAbort:
-		inserts[rounds[len(rounds)-1].Index] = stoppedMessage(last)
-	case stuckNudge:
-		inserts[rounds[len(rounds)-1].Index] = userText(last.message)
-	}
-	return inserts
+	return inserts, last, true
 }
 
 // stoppedMessage closes the view of the synthesis call of a turn whose
