@@ -453,7 +453,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 		// The HTTP transport lost this request (a dropped connection, an
 		// HTTP error status) but keeps the session. Whether the server is
 		// still there decides between "retry" and "restart".
-		if perr := s.ping(ctx, c); perr == nil {
+		if perr := s.reachable(ctx, c); perr == nil {
 			return harness.ErrorResult("%s: the call to MCP server %q was lost in transport (%v). The server is still reachable; check whether the call took effect before repeating it.", tool, s.cfg.Name, err), nil
 		}
 	case errors.As(err, &wire) && !errors.Is(err, mcp.ErrConnectionClosed) && !c.isClosed():
@@ -508,6 +508,18 @@ const codeRejected = -32005
 
 // pingTimeout bounds the check that a server is still reachable.
 const pingTimeout = 5 * time.Second
+
+// reachable checks that the session still answers after the transport
+// lost a request: it pings twice, since the first ping after a dropped
+// connection may go out on a pooled connection that the drop closed (a
+// POST is not retried by net/http), and fail without the server being
+// gone.
+func (s *Server) reachable(ctx context.Context, c *conn) error {
+	if err := s.ping(ctx, c); err == nil || ctx.Err() != nil {
+		return err
+	}
+	return s.ping(ctx, c)
+}
 
 // ping checks that the session still answers.
 func (s *Server) ping(ctx context.Context, c *conn) error {
