@@ -61,13 +61,25 @@ const CollapseName = "collapse"
 // are counted in the text the model was shown of it (its model copy), so
 // "lines 40-59 of the output of call call_7" are lines the model read.
 //
+// Calls made before this one in its own round are earlier results too,
+// in call order (the order of the assistant message's tool calls): two
+// reads of one file in a round reach the model once and a pointer, the
+// second pointing at the first, however the two finish; a call is never
+// collapsed onto a later call of its round. A result waits for the
+// earlier calls of its round still running beside it
+// (harness.CallInfo.RoundResults), only when it could be collapsed at
+// all, and never past half the time left before its own deadline (at
+// most 10 s before it), nor once its context ends: it is then decided
+// from the earlier results that have completed.
+//
 // Only results whose model copy is text (no image or JSON part) and at
 // most MaxBytes are considered, and a result some inner guard already cut
 // is left alone. Use the guard inside the ceiling (after ResultPolicy in
 // Options.Guards, so it sees the result first): a re-read that collapses
 // below the ceiling then needs no spill. The zero value and a nil
 // *Collapse mean the defaults. The guard keeps no state: everything it
-// needs is in the transcript of harness.CallInfo.
+// needs is in harness.CallInfo (the transcript and the round's results),
+// so a conversation reloaded from a store collapses as the live one did.
 type Collapse struct {
 	// MinLines is the shortest block collapsed (default 8).
 	MinLines int
@@ -97,32 +109,37 @@ func (c *Collapse) Guard() harness.Guard {
 				return res, err
 			}
 			info, ok := harness.CallInfoFrom(ctx)
-			if !ok || info.Transcript == nil {
+			if !ok {
 				return res, nil
 			}
 			text, ok := textOnly(res.ModelParts())
 			if !ok || len(text) > cfg.MaxBytes || strings.Count(text, "\n")+1 < cfg.MinLines {
 				return res, nil
 			}
-			out, blocks := collapseText(text, collapseSources(info, cfg.MaxBytes), call.ID, cfg.MinLines)
-			if len(blocks) == 0 {
-				return res, nil
+			out, blocks := collapseText(text, collapseSources(ctx, info, call, cfg.MaxBytes), call.ID, cfg.MinLines)
+			if len(blocks) > 0 {
+				applyCollapse(ctx, call, res, text, out, blocks)
 			}
-			cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
-				Locator: locator.Call(call.ID), Of: blocks[0].src, Refs: blockSources(blocks)}
-			res.Model = []harness.Part{harness.TextPart(out)}
-			res.Cuts = append(res.Cuts, cut)
-			lines := 0
-			for _, b := range blocks {
-				lines += b.n
-			}
-			c := *call
-			harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: CollapseName, Call: &c,
-				Detail: fmt.Sprintf("%s: %d repeated line(s) in %d block(s) collapsed: %d → %d bytes", call.Name, lines, len(blocks), len(text), len(out)),
-				Data:   map[string]any{"blocks": len(blocks), "lines": lines, "bytes_in": len(text), "bytes_shown": len(out), "of": blocks[0].src}})
 			return res, nil
 		}
 	}
+}
+
+// applyCollapse makes out, text with blocks collapsed, res's model copy,
+// and records and reports the cut.
+func applyCollapse(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, text, out string, blocks []collapsedBlock) {
+	cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
+		Locator: locator.Call(call.ID), Of: blocks[0].src, Refs: blockSources(blocks)}
+	res.Model = []harness.Part{harness.TextPart(out)}
+	res.Cuts = append(res.Cuts, cut)
+	lines := 0
+	for _, b := range blocks {
+		lines += b.n
+	}
+	c := *call
+	harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: CollapseName, Call: &c,
+		Detail: fmt.Sprintf("%s: %d repeated line(s) in %d block(s) collapsed: %d → %d bytes", call.Name, lines, len(blocks), len(text), len(out)),
+		Data:   map[string]any{"blocks": len(blocks), "lines": lines, "bytes_in": len(text), "bytes_shown": len(out), "of": blocks[0].src}})
 }
 
 // blockSources lists the calls blocks point at, each once, in order.
@@ -165,11 +182,13 @@ type collapseSource struct {
 	lines []string
 }
 
-// collapseSources lists the earlier results of the conversation the model
-// still sees whole, oldest first.
-func collapseSources(info harness.CallInfo, maxBytes int) []collapseSource {
+// collapseSources lists the results made before call that the model still
+// sees whole, oldest first: the transcript's, then those of the calls
+// before call in its own round, waited for when they run beside it
+// (resultsBefore), so call order, not finish order, decides.
+func collapseSources(ctx context.Context, info harness.CallInfo, call *harness.ToolCall, maxBytes int) []collapseSource {
 	var out []collapseSource
-	for _, e := range transcriptResults(info) {
+	for _, e := range resultsBefore(ctx, info, call, true) {
 		if !e.shown(info) {
 			continue
 		}

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -79,12 +80,35 @@ func resultsBefore(ctx context.Context, info harness.CallInfo, call *harness.Too
 	if !withRound {
 		return out
 	}
-	for i, res := range info.RoundResults(ctx, call) {
+	wctx, cancel := roundWait(ctx)
+	defer cancel()
+	for i, res := range info.RoundResults(wctx, call) {
 		if res != nil && !listed[res.CallID] {
 			out = append(out, earlier{turn: info.Turn, round: info.Round, call: &roundCalls[i], res: res})
 		}
 	}
 	return out
+}
+
+// maxRoundWaitMargin bounds the margin roundWait keeps before a deadline.
+const maxRoundWaitMargin = 10 * time.Second
+
+// roundWait is the context a call waits for the earlier calls of its round
+// under: ctx, ended early when ctx has a deadline (the tool timeout the
+// guards run under), by half the time left, at most maxRoundWaitMargin.
+// A call whose own tool has finished must not be reported as timed out
+// because an earlier call beside it is slow (the engine stops waiting for
+// a call at its deadline, guards included): it stops waiting in time and
+// decides from the earlier results that have completed. Only an earlier
+// call that runs that long is left out, and one that runs to its own
+// timeout leaves an error, which nothing collapses onto or repeats.
+func roundWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	margin := min(time.Until(deadline)/2, maxRoundWaitMargin)
+	return context.WithDeadline(ctx, deadline.Add(-margin))
 }
 
 // findCall returns the call of calls with the given id, or nil.
