@@ -65,12 +65,13 @@ const CollapseName = "collapse"
 // in call order (the order of the assistant message's tool calls): two
 // reads of one file in a round reach the model once and a pointer, the
 // second pointing at the first, however the two finish; a call is never
-// collapsed onto a later call of its round. A result waits for the
-// earlier calls of its round still running beside it
-// (harness.CallInfo.RoundResults), only when it could be collapsed at
-// all, and never past half the time left before its own deadline (at
-// most 10 s before it), nor once its context ends: it is then decided
-// from the earlier results that have completed.
+// collapsed onto a later call of its round. A call whose result could be
+// collapsed at all waits for the earlier calls of its round still running
+// beside it (harness.CallInfo.RoundResults); it stops waiting when its
+// context ends, or 10 s before its deadline (the tool timeout; half-way
+// there when less than 20 s are left), and is then decided from the
+// earlier results that have completed, so a slow neighbour never makes a
+// finished call time out.
 //
 // Only results whose model copy is text (no image or JSON part) and at
 // most MaxBytes are considered, and a result some inner guard already cut

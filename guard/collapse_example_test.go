@@ -41,3 +41,35 @@ func ExampleCollapse() {
 	//   31  total += price[31] * quantity[31]
 	// 11 lines shown; 20 kept; deduped of call_1
 }
+
+// Two reads in one round run side by side; the second, by call order,
+// reaches the model as a pointer to the first whichever finishes first.
+func ExampleCollapse_sameRound() {
+	var file []string
+	for i := 1; i <= 40; i++ {
+		file = append(file, fmt.Sprintf("%4d  total += price[%d] * quantity[%d]", i, i, i))
+	}
+	read := harness.Tool{
+		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
+		Func: func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(strings.Join(file, "\n")), nil
+		},
+	}
+	eng, err := harness.NewEngine(&harness.Options{Tools: []harness.Tool{read}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv := harness.NewConversation("c")
+	turn := &harness.Turn{Index: 1}
+	conv.Turns = append(conv.Turns, turn)
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{
+		{ID: "call_1", Name: "read"}, {ID: "call_2", Name: "read"}}}}
+	for _, res := range eng.RunCalls(context.Background(), conv, turn, round, nil) {
+		first, _, _ := strings.Cut(res.ModelText(), "\n")
+		fmt.Printf("%s, %d of %d bytes shown: %s\n", res.CallID, len(res.ModelText()), len(res.FullText()), first)
+	}
+	// Output:
+	// call_1, 1581 of 1581 bytes shown:    1  total += price[1] * quantity[1]
+	// call_2, 163 of 1581 bytes shown: [collapsed: lines 1-40 of this output (40 lines, 1582 chars) are lines 1-40 of the output of call call_1 shown earlier; recall call call_2 for this output in full]
+}

@@ -51,8 +51,8 @@ func transcriptResults(info harness.CallInfo) []earlier {
 // resultsBefore lists every result made before call, oldest first: the
 // transcript's (a snapshot taken as call's round began), then, withRound,
 // those of the calls made before call in its own round, waiting for any
-// still running beside it (harness.CallInfo.RoundResults). A result the
-// transcript already holds is listed once.
+// still running beside it (harness.CallInfo.RoundResults) as long as
+// roundWait allows. A result the transcript already holds is listed once.
 func resultsBefore(ctx context.Context, info harness.CallInfo, call *harness.ToolCall, withRound bool) []earlier {
 	var roundCalls []harness.ToolCall
 	if info.Message != nil {
@@ -95,13 +95,14 @@ const maxRoundWaitMargin = 10 * time.Second
 
 // roundWait is the context a call waits for the earlier calls of its round
 // under: ctx, ended early when ctx has a deadline (the tool timeout the
-// guards run under), by half the time left, at most maxRoundWaitMargin.
-// A call whose own tool has finished must not be reported as timed out
-// because an earlier call beside it is slow (the engine stops waiting for
-// a call at its deadline, guards included): it stops waiting in time and
-// decides from the earlier results that have completed. Only an earlier
-// call that runs that long is left out, and one that runs to its own
-// timeout leaves an error, which nothing collapses onto or repeats.
+// guards run under): maxRoundWaitMargin before it, or half-way there when
+// less than twice that is left. A call whose own tool has finished must
+// not be reported as timed out because an earlier call beside it is slow
+// (the engine gives up on a call at its deadline, guards included): it
+// stops waiting in time and decides from the earlier results that have
+// completed. Only an earlier call that runs that long is left out, and
+// one that runs to its own timeout leaves an error, which nothing
+// collapses onto or repeats.
 func roundWait(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
