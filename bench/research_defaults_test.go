@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,6 +198,20 @@ func appendSetFigures(path string, figs []setFigures) error {
 	return f.Close()
 }
 
+// compare classes f against the default def on their set: 0 better (see
+// better), 1 the same figures, 2 worse (anything else: inadmissible, or
+// removing less under a price).
+func compare(f, def setFigures) int {
+	switch {
+	case better(f, def):
+		return 0
+	case f.Above == def.Above && math.Abs(f.Visible-def.Visible) < 1e-9 &&
+		math.Abs(f.Removed["openai"]-def.Removed["openai"]) < 1e-9 && math.Abs(f.Removed["anthropic"]-def.Removed["anthropic"]) < 1e-9:
+		return 1
+	}
+	return 2
+}
+
 // removedMin is the smaller of the openai and anthropic removed shares.
 func removedMin(f setFigures) float64 { return min(f.Removed["openai"], f.Removed["anthropic"]) }
 
@@ -255,13 +270,12 @@ func leaveOneSetOut(all []setFigures, def string) string {
 		if v == def {
 			continue
 		}
-		var wins []string
+		var by [3][]string // better, same, worse
 		for _, s := range sets {
-			if better(bySet[s][v], bySet[s][def]) {
-				wins = append(wins, s)
-			}
+			c := compare(bySet[s][v], bySet[s][def])
+			by[c] = append(by[c], s)
 		}
-		fmt.Fprintf(&b, "%-10s better than %s on %d of %d sets %v\n", v, def, len(wins), len(sets), wins)
+		fmt.Fprintf(&b, "%-10s better than %s on %d of %d sets %v, the same on %v, worse on %v\n", v, def, len(by[0]), len(sets), by[0], by[1], by[2])
 	}
 	return b.String()
 }
