@@ -26,14 +26,22 @@ type defaultsVariant struct {
 	name       string
 	maxBytes   int  // result ceiling, bytes
 	noClearOld bool // the cost trigger off: compaction clears only near the window
+	// fullPreview makes an oversized result's preview fill the ceiling
+	// (guard.Relevant's head, middle and tail in its default 3:3:2 split)
+	// instead of the default 4 KiB: what Codex's cap shows, plus the
+	// matching lines and the spill file.
+	fullPreview bool
 }
 
 // preset builds the variant as a bench preset. It is the one place the
 // sweep spells "the cost trigger off".
 func (d defaultsVariant) preset() Preset {
 	h := defaultHarness()
-	if d.maxBytes != 24<<10 {
+	if d.maxBytes != 24<<10 || d.fullPreview {
 		h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: d.maxBytes}
+	}
+	if d.fullPreview {
+		h.stack.Ceiling.Preview = guard.Relevant{Head: 3 * d.maxBytes / 8, Middle: 3 * d.maxBytes / 8, Tail: d.maxBytes / 4}
 	}
 	if d.noClearOld {
 		h.clearOld = -1
@@ -46,13 +54,20 @@ func (d defaultsVariant) preset() Preset {
 // 4 KiB ceilings × trigger off, 6,000 or 12,000 tokens × 4 or 8 rounds
 // kept) left able to win: the default trigger with the default ceiling,
 // and 16, 12, 10 and 8 KiB ceilings with the trigger off and on (Codex's
-// own cap is 10 KB).
+// own cap is 10 KB), each with the default 4 KiB preview and with one
+// that fills the ceiling ("full").
 func defaultsVariants() []defaultsVariant {
 	out := []defaultsVariant{{name: "default", maxBytes: 24 << 10}}
-	for _, kb := range []int{16, 12, 10, 8} {
-		out = append(out,
-			defaultsVariant{name: fmt.Sprintf("%dk/off", kb), maxBytes: kb << 10, noClearOld: true},
-			defaultsVariant{name: fmt.Sprintf("%dk/12k", kb), maxBytes: kb << 10})
+	for _, full := range []bool{false, true} {
+		for _, kb := range []int{16, 12, 10, 8} {
+			name := fmt.Sprintf("%dk", kb)
+			if full {
+				name += "/full"
+			}
+			out = append(out,
+				defaultsVariant{name: name + "/off", maxBytes: kb << 10, noClearOld: true, fullPreview: full},
+				defaultsVariant{name: name + "/12k", maxBytes: kb << 10, fullPreview: full})
+		}
 	}
 	return out
 }
