@@ -25,7 +25,9 @@ func TestLeaveOneSetOutPick(t *testing.T) {
 		// risky removes most but makes a run on b cost more than 1.01 × none.
 		fig("a", "risky", 0.40, 0.99, 0), fig("b", "risky", 0.40, 0.99, 1), fig("c", "risky", 0.40, 0.99, 0),
 		// same ties the default everywhere.
-		fig("a", "same", 0.20, 0.99, 0), fig("b", "same", 0.20, 0.99, 0), fig("c", "same", 0.20, 0.99, 0))
+		fig("a", "same", 0.20, 0.99, 0), fig("b", "same", 0.20, 0.99, 0), fig("c", "same", 0.20, 0.99, 0),
+		// loose shows more on a for less removed, and less everywhere else.
+		fig("a", "loose", 0.10, 1, 0), fig("b", "loose", 0.10, 0.99, 0), fig("c", "loose", 0.15, 0.98, 0))
 	bySet := map[string]map[string]setFigures{}
 	for _, f := range all {
 		if bySet[f.Set] == nil {
@@ -49,9 +51,10 @@ func TestLeaveOneSetOutPick(t *testing.T) {
 	}
 	out := leaveOneSetOut(all, "default")
 	for _, want := range []string{
-		"tight      better than default on 2 of 3 sets [a b], the same on [], worse on [c]",
-		"risky      better than default on 2 of 3 sets [a c], the same on [], worse on [b]",
-		"same       better than default on 0 of 3 sets [], the same on [a b c], worse on []",
+		"tight         better than default on 2 of 3 sets [a b], the same on [], trades removed for visible on [c], worse on []",
+		"risky         better than default on 2 of 3 sets [a c], the same on [], trades removed for visible on [b], worse on []",
+		"same          better than default on 0 of 3 sets [], the same on [a b c], trades removed for visible on [], worse on []",
+		"loose         better than default on 0 of 3 sets [], the same on [], trades removed for visible on [a], worse on [b c]",
 		"| c (2) | tight | +8.0 points | 0.825 / 0.825, 35.0% / 35.0%, 90.0%, 0, 1.000 | 0.900 / 0.900, 20.0% / 20.0%, 99.0%, 0, 1.000 |",
 	} {
 		if !strings.Contains(out, want) {

@@ -213,18 +213,28 @@ func appendSetFigures(path string, figs []setFigures) error {
 	return f.Close()
 }
 
-// compare classes f against the default def on their set: 0 better (see
-// better), 1 the same figures, 2 worse (anything else: inadmissible, or
-// removing less under a price).
+// Classes of a variant against the default on one set (compare).
+const (
+	classBetter = iota // better: admissible, removes more under both prices
+	classSame          // the same figures
+	classTrades        // removes more but shows less or is riskier, or the reverse
+	classWorse         // removes no more and shows no more
+)
+
+// compare classes f against the default def on their set.
 func compare(f, def setFigures) int {
+	const eps = 1e-9
+	more := f.Removed["openai"] > def.Removed["openai"]+eps || f.Removed["anthropic"] > def.Removed["anthropic"]+eps
 	switch {
 	case better(f, def):
-		return 0
-	case f.Above == def.Above && math.Abs(f.Visible-def.Visible) < 1e-9 &&
-		math.Abs(f.Removed["openai"]-def.Removed["openai"]) < 1e-9 && math.Abs(f.Removed["anthropic"]-def.Removed["anthropic"]) < 1e-9:
-		return 1
+		return classBetter
+	case f.Above == def.Above && math.Abs(f.Visible-def.Visible) < eps &&
+		math.Abs(f.Removed["openai"]-def.Removed["openai"]) < eps && math.Abs(f.Removed["anthropic"]-def.Removed["anthropic"]) < eps:
+		return classSame
+	case more || f.Visible > def.Visible+eps:
+		return classTrades
 	}
-	return 2
+	return classWorse
 }
 
 // removedMin is the smaller of the openai and anthropic removed shares.
@@ -267,7 +277,7 @@ func leaveOneSetOut(all []setFigures, def string) string {
 	var b strings.Builder
 	for _, s := range sets {
 		for _, v := range variants {
-			fmt.Fprintf(&b, "%-30s %-10s %s\n", s, v, figuresCell(bySet[s][v]))
+			fmt.Fprintf(&b, "%-30s %-13s %s\n", s, v, figuresCell(bySet[s][v]))
 		}
 	}
 	b.WriteString("\n| held out (runs) | pick | gain on the others | pick: × none openai / anthropic, removed, visible, > 1.01×, worst | default: the same |\n|---|---|---|---|---|\n")
@@ -285,12 +295,13 @@ func leaveOneSetOut(all []setFigures, def string) string {
 		if v == def {
 			continue
 		}
-		var by [3][]string // better, same, worse
+		var by [4][]string // by class
 		for _, s := range sets {
 			c := compare(bySet[s][v], bySet[s][def])
 			by[c] = append(by[c], s)
 		}
-		fmt.Fprintf(&b, "%-10s better than %s on %d of %d sets %v, the same on %v, worse on %v\n", v, def, len(by[0]), len(sets), by[0], by[1], by[2])
+		fmt.Fprintf(&b, "%-13s better than %s on %d of %d sets %v, the same on %v, trades removed for visible on %v, worse on %v\n",
+			v, def, len(by[classBetter]), len(sets), by[classBetter], by[classSame], by[classTrades], by[classWorse])
 	}
 	return b.String()
 }
