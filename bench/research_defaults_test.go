@@ -26,22 +26,28 @@ type defaultsVariant struct {
 	name       string
 	maxBytes   int  // result ceiling, bytes
 	noClearOld bool // the cost trigger off: compaction clears only near the window
-	// fullPreview makes an oversized result's preview fill the ceiling
-	// (guard.Relevant's head, middle and tail in its default 3:3:2 split)
-	// instead of the default 4 KiB: what Codex's cap shows, plus the
-	// matching lines and the spill file.
-	fullPreview bool
+	// fill, when set, makes an oversized result's preview fill the
+	// ceiling instead of the default 4 KiB: guard.Relevant's head, matching
+	// lines and tail in these eighths of it (3:3:2 is Relevant's own split;
+	// 2:2:4 gives the tail half, as Codex's cut does).
+	fill *[3]int
 }
+
+// Preview splits of defaultsVariant.fill, in eighths of the ceiling.
+var (
+	fillRelevant = &[3]int{3, 3, 2}
+	fillTail     = &[3]int{2, 2, 4}
+)
 
 // preset builds the variant as a bench preset. It is the one place the
 // sweep spells "the cost trigger off".
 func (d defaultsVariant) preset() Preset {
 	h := defaultHarness()
-	if d.maxBytes != 24<<10 || d.fullPreview {
+	if d.maxBytes != 24<<10 || d.fill != nil {
 		h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: d.maxBytes}
 	}
-	if d.fullPreview {
-		h.stack.Ceiling.Preview = guard.Relevant{Head: 3 * d.maxBytes / 8, Middle: 3 * d.maxBytes / 8, Tail: d.maxBytes / 4}
+	if f := d.fill; f != nil {
+		h.stack.Ceiling.Preview = guard.Relevant{Head: f[0] * d.maxBytes / 8, Middle: f[1] * d.maxBytes / 8, Tail: f[2] * d.maxBytes / 8}
 	}
 	if d.noClearOld {
 		h.clearOld = -1
@@ -55,19 +61,23 @@ func (d defaultsVariant) preset() Preset {
 // kept) left able to win: the default trigger with the default ceiling,
 // and 16, 12, 10 and 8 KiB ceilings with the trigger off and on (Codex's
 // own cap is 10 KB), each with the default 4 KiB preview and with one
-// that fills the ceiling ("full").
+// that fills the ceiling ("full"); and 16, 12 and 10 KiB ceilings whose
+// preview fills them with the tail half ("tail"), the trigger off.
 func defaultsVariants() []defaultsVariant {
 	out := []defaultsVariant{{name: "default", maxBytes: 24 << 10}}
-	for _, full := range []bool{false, true} {
+	for _, fill := range []*[3]int{nil, fillRelevant} {
 		for _, kb := range []int{16, 12, 10, 8} {
 			name := fmt.Sprintf("%dk", kb)
-			if full {
+			if fill != nil {
 				name += "/full"
 			}
 			out = append(out,
-				defaultsVariant{name: name + "/off", maxBytes: kb << 10, noClearOld: true, fullPreview: full},
-				defaultsVariant{name: name + "/12k", maxBytes: kb << 10, fullPreview: full})
+				defaultsVariant{name: name + "/off", maxBytes: kb << 10, noClearOld: true, fill: fill},
+				defaultsVariant{name: name + "/12k", maxBytes: kb << 10, fill: fill})
 		}
+	}
+	for _, kb := range []int{16, 12, 10} {
+		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/tail/off", kb), maxBytes: kb << 10, noClearOld: true, fill: fillTail})
 	}
 	return out
 }
