@@ -26,27 +26,21 @@ type defaultsVariant struct {
 	name       string
 	maxBytes   int  // result ceiling, bytes
 	noClearOld bool // the cost trigger off: compaction clears only near the window
-	// fill, when set, makes an oversized result's preview fill the
-	// ceiling instead of the default 4 KiB: guard.Relevant's head, matching
-	// lines and tail in these eighths of it (3:3:2 is Relevant's own split;
-	// 2:2:4 gives the tail half, as Codex's cut does).
-	fill *[3]int
+	// fill, when not all zero, makes an oversized result's preview fill
+	// the ceiling instead of the default 4 KiB: guard.Relevant's head,
+	// matching lines and tail in these eighths of it (3:3:2 is Relevant's
+	// own split; 2:2:4 gives the tail half, as Codex's cut does).
+	fill [3]int
 }
-
-// Preview splits of defaultsVariant.fill, in eighths of the ceiling.
-var (
-	fillRelevant = &[3]int{3, 3, 2}
-	fillTail     = &[3]int{2, 2, 4}
-)
 
 // preset builds the variant as a bench preset. It is the one place the
 // sweep spells "the cost trigger off".
 func (d defaultsVariant) preset() Preset {
 	h := defaultHarness()
-	if d.maxBytes != 24<<10 || d.fill != nil {
+	if d.maxBytes != 24<<10 || d.fill != [3]int{} {
 		h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: d.maxBytes}
 	}
-	if f := d.fill; f != nil {
+	if f := d.fill; f != [3]int{} {
 		h.stack.Ceiling.Preview = guard.Relevant{Head: f[0] * d.maxBytes / 8, Middle: f[1] * d.maxBytes / 8, Tail: f[2] * d.maxBytes / 8}
 	}
 	if d.noClearOld {
@@ -65,10 +59,11 @@ func (d defaultsVariant) preset() Preset {
 // preview fills them with the tail half ("tail"), the trigger off.
 func defaultsVariants() []defaultsVariant {
 	out := []defaultsVariant{{name: "default", maxBytes: 24 << 10}}
-	for _, fill := range []*[3]int{nil, fillRelevant} {
+	relevant, tail := [3]int{3, 3, 2}, [3]int{2, 2, 4}
+	for _, fill := range [][3]int{{}, relevant} {
 		for _, kb := range []int{16, 12, 10, 8} {
 			name := fmt.Sprintf("%dk", kb)
-			if fill != nil {
+			if fill != [3]int{} {
 				name += "/full"
 			}
 			out = append(out,
@@ -77,7 +72,7 @@ func defaultsVariants() []defaultsVariant {
 		}
 	}
 	for _, kb := range []int{16, 12, 10} {
-		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/tail/off", kb), maxBytes: kb << 10, noClearOld: true, fill: fillTail})
+		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/tail/off", kb), maxBytes: kb << 10, noClearOld: true, fill: tail})
 	}
 	return out
 }
