@@ -124,7 +124,11 @@ func New(opts *Options) (*Proxy, error) {
 	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg),
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
-	p.rec = newRecorder(o.Store, p.logf)
+	var rs recordStore
+	if o.Store != nil {
+		rs = o.Store
+	}
+	p.rec = newRecorder(rs, p.logf)
 	return p, nil
 }
 

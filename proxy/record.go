@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // recordHistory queues for the store what the request's history adds:
@@ -30,12 +28,15 @@ func (p *Proxy) recordHistory(c *call) {
 		} else {
 			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
 			cv.mirror = append(cv.mirror, mt)
-			snap := *mt
-			p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-				return st.BeginTurn(ctx, conv, p.rec.turn(conv.ID, snap))
-			})
+			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
 		}
 		if mt.Outcome != "" {
+			if len(t.Rounds) > len(mt.Rounds) {
+				// The client went on with a turn that has ended: it is
+				// not reopened, so the rounds it adds are not recorded.
+				p.logf("harness proxy: warning: conversation %s: turn %d has ended (%s) with %d round(s); the request carries %d, not recorded",
+					cv.id, idx, mt.Outcome, len(mt.Rounds), len(t.Rounds))
+			}
 			continue
 		}
 		for ri, r := range t.Rounds {
@@ -67,26 +68,20 @@ func (p *Proxy) recordHistory(c *call) {
 	}
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRequest(ctx, conv, mt, hreq) })
+	p.rec.add(cv.id, op{kind: opRequest, turn: *mt, req: hreq})
 }
 
 // addRound queues a round of turn mt.
 func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *harness.Round) {
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
-	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-		return st.AddRound(ctx, conv, p.rec.turn(conv.ID, snap), round)
-	})
+	p.rec.add(conv.ID, op{kind: opRound, turn: *mt, round: round})
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
 func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
 	mt.Outcome, mt.Ended = harness.Answered, now()
-	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-		return st.EndTurn(ctx, conv, p.rec.turn(conv.ID, snap))
-	})
+	p.rec.add(conv.ID, op{kind: opEnd, turn: *mt})
 }
 
 // finish closes a model call: it records the usage the upstream reported
