@@ -36,8 +36,9 @@ type turnRec struct {
 	// held is set while this store holds the turn (begun or resumed, not
 	// suspended).
 	held bool
-	// stored counts the rounds the store holds of the turn.
-	stored int
+	// stored holds the indexes of the rounds the store holds of the
+	// turn.
+	stored map[int]bool
 	// closed is set once the turn has ended in the store (this writer
 	// ended it, or the store refused to resume it: why): its later
 	// writes are skipped.
@@ -72,21 +73,21 @@ func (w *turnWriter) write(ctx context.Context, o op) error {
 		return err
 	}
 	if tr.closed {
-		if o.kind == opRound && o.round.Index > tr.stored {
+		if o.kind == opRound && !tr.stored[o.round.Index] {
 			w.r.logf("harness proxy: warning: conversation %s: round %d of turn %d not recorded: %v", w.conv.ID, o.round.Index, o.turn.Index, tr.why)
 		}
 		return nil
 	}
 	*tr.t = o.turn
 	if o.kind == opRound {
-		if o.round.Index <= tr.stored {
+		if tr.stored[o.round.Index] {
 			return nil // stored already, by another proxy or before a restart
 		}
 		if err := w.r.st.AddRound(ctx, w.conv, tr.t, o.round); err != nil {
 			tr.held = !errors.Is(err, store.ErrConversationBusy)
 			return err
 		}
-		tr.stored = o.round.Index
+		tr.stored[o.round.Index] = true
 		return nil
 	}
 	err = w.r.st.EndTurn(ctx, w.conv, tr.t)
@@ -104,7 +105,7 @@ func (w *turnWriter) rec(turn harness.Turn) *turnRec {
 	tr := w.turns[turn.Index]
 	if tr == nil {
 		t := turn
-		tr = &turnRec{t: &t}
+		tr = &turnRec{t: &t, stored: map[int]bool{}}
 		w.turns[turn.Index] = tr
 	}
 	return tr
@@ -121,7 +122,8 @@ func (w *turnWriter) begin(ctx context.Context, turn harness.Turn) error {
 	*tr.t = turn
 	err := w.retry(ctx, func() error { return w.r.st.BeginTurn(ctx, w.conv, tr.t) })
 	if err == nil {
-		tr.held, tr.stored = true, 0
+		tr.held = true
+		clear(tr.stored)
 		return nil
 	}
 	if errors.Is(err, store.ErrConversationBusy) {
@@ -154,9 +156,9 @@ func (w *turnWriter) resume(ctx context.Context, turn harness.Turn) (*turnRec, e
 	if rerr != nil {
 		return nil, fmt.Errorf("reading the stored rounds of turn %d of %s: %w", turn.Index, w.conv.ID, rerr)
 	}
-	tr.stored = 0
+	clear(tr.stored)
 	for _, q := range rounds {
-		tr.stored = max(tr.stored, q.Round)
+		tr.stored[q.Round] = true
 	}
 	return tr, nil
 }
