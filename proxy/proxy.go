@@ -132,7 +132,9 @@ func New(opts *Options) (*Proxy, error) {
 	return p, nil
 }
 
-// Close waits until everything observed has been recorded in the store.
+// Close waits until everything observed has been recorded in the store
+// (a write refused because another writer holds its conversation is
+// retried for up to a minute first) and returns the last recording error.
 // It does not close the store; stop the server in front of the proxy
 // first.
 func (p *Proxy) Close() error {

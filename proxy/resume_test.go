@@ -26,6 +26,8 @@ type node struct {
 	px  *Proxy
 	srv *httptest.Server
 	log *syncWriter
+	// closed is set once close has run.
+	closed bool
 }
 
 // startNode starts a proxy on the database file db. The node is closed
@@ -49,6 +51,10 @@ func startNode(t *testing.T, up *wiretest.Server, db, ws string, so *sqlite.Opti
 
 // close stops the node as a clean shutdown does: server, proxy, store.
 func (n *node) close() {
+	if n.closed {
+		return
+	}
+	n.closed = true
 	n.srv.Close()
 	if err := n.px.Close(); err != nil {
 		n.t.Errorf("closing the proxy: %v", err)
