@@ -315,9 +315,10 @@ func TestResumeAcrossProxies(t *testing.T) {
 			return []*node{b}
 		}},
 		{"re-sent turn another proxy ended", func(e *resumeEnv) []*node {
-			// b's memory of turn 1 is stale when the client re-sends its
-			// last request there: the store refuses to resume the turn
-			// (ended), and b stores nothing twice.
+			// Each proxy's memory of turn 1 is behind the store when the
+			// client comes back: a's round 1 is refused as stored (b
+			// stored it) and skipped; b, sent the answered request again,
+			// is refused the ended turn and stores nothing twice.
 			a, b := e.node(nil), e.node(nil)
 			e.serve(a, 0)
 			a.flush()
@@ -430,5 +431,48 @@ func waitRetried(t *testing.T, n *node) {
 	r := n.px.rec
 	if err := waitUntil(ctx, &r.mu, r.cond, func() bool { return r.retries > 0 }); err != nil {
 		t.Fatalf("the write was never refused busy: %v", err)
+	}
+}
+
+// BenchmarkRoundWrite measures what claiming a conversation only while
+// writing costs: a 1 KiB round stored by a writer that holds the turn
+// (held), and by one that resumes the turn before and suspends it after,
+// as the proxy does for each batch of writes (resumed).
+func BenchmarkRoundWrite(b *testing.B) {
+	for _, resumed := range []bool{false, true} {
+		name := map[bool]string{false: "held", true: "resumed"}[resumed]
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "harness.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			conv, turn := harness.NewConversation("c"), &harness.Turn{Index: 1, Input: "x"}
+			if err := st.BeginTurn(ctx, conv, turn); err != nil {
+				b.Fatal(err)
+			}
+			payload := strings.Repeat("x", 1024)
+			b.ResetTimer()
+			for i := range b.N {
+				id := fmt.Sprintf("c%d", i)
+				r := &harness.Round{Index: i + 1,
+					Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: "sh", Args: []byte(`{}`)}}},
+					Results:   []*harness.ToolResult{{CallID: id, Tool: "sh", Parts: []harness.Part{harness.TextPart(payload)}}}}
+				if resumed {
+					if err := st.ResumeTurn(ctx, conv, turn); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := st.AddRound(ctx, conv, turn, r); err != nil {
+					b.Fatal(err)
+				}
+				if resumed {
+					if err := st.SuspendTurn(ctx, conv, turn); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

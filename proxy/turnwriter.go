@@ -18,9 +18,10 @@ import (
 // dead proxy left and reopens the turn if that takeover marked it
 // Interrupted; when its queue is empty it suspends the turn, leaving it
 // open and unclaimed for whichever writer the client's next request
-// reaches. Resuming also counts the rounds the store already holds of the
-// turn, since another proxy may have written some: those are skipped, so
-// no round is stored twice and none is lost.
+// reaches. Another proxy may have stored some of the turn's rounds (its
+// client's request came first): the store refuses such a round a second
+// time, and the writer, seeing it stored, skips it, so no round is stored
+// twice and none is lost.
 
 // turnWriter writes one conversation's queue (see recorder.run).
 type turnWriter struct {
@@ -83,9 +84,17 @@ func (w *turnWriter) write(ctx context.Context, o op) error {
 		if tr.stored[o.round.Index] {
 			return nil // stored already, by another proxy or before a restart
 		}
-		if err := w.r.st.AddRound(ctx, w.conv, tr.t, o.round); err != nil {
-			tr.held = !errors.Is(err, store.ErrConversationBusy)
+		err := w.r.st.AddRound(ctx, w.conv, tr.t, o.round)
+		if errors.Is(err, store.ErrConversationBusy) {
+			tr.held = false
 			return err
+		}
+		if err != nil {
+			// Another proxy, whose client's request came first, may have
+			// stored the round: the store refuses it a second time.
+			if serr := w.readStored(ctx, tr); serr != nil || !tr.stored[o.round.Index] {
+				return errors.Join(err, serr)
+			}
 		}
 		tr.stored[o.round.Index] = true
 		return nil
@@ -135,9 +144,8 @@ func (w *turnWriter) begin(ctx context.Context, turn harness.Turn) error {
 	return nil // resumed, or ended already (closed)
 }
 
-// resume makes this store the writer of turn unless it is already, and
-// counts the rounds the store holds of it. A refusal as busy is returned
-// for the caller to retry. A turn the store refuses with
+// resume makes this store the writer of turn unless it is already. A
+// refusal as busy is returned for the caller to retry. A turn the store refuses with
 // store.ErrTurnEnded (the client sent a turn that has ended, or that a
 // later turn follows) is not reopened: its state is marked closed, and
 // its writes are skipped.
@@ -152,15 +160,29 @@ func (w *turnWriter) resume(ctx context.Context, turn harness.Turn) (*turnRec, e
 		return nil, fmt.Errorf("resuming turn %d of %s: %w", turn.Index, w.conv.ID, err)
 	}
 	tr.held, tr.closed, tr.why = err == nil, err != nil, err
-	rounds, rerr := w.r.st.Requests(ctx, w.conv.ID, turn.Index)
-	if rerr != nil {
-		return nil, fmt.Errorf("reading the stored rounds of turn %d of %s: %w", turn.Index, w.conv.ID, rerr)
+	if tr.closed {
+		// Which of its rounds are stored tells a round that goes
+		// unrecorded (warned of) from one sent again.
+		if err := w.readStored(ctx, tr); err != nil {
+			return nil, err
+		}
+	}
+	return tr, nil
+}
+
+// readStored reads which rounds the store holds of turn tr (one entry per
+// stored round). It is read only when a write shows that another writer
+// has been at the turn, since it grows with the turn.
+func (w *turnWriter) readStored(ctx context.Context, tr *turnRec) error {
+	rounds, err := w.r.st.Requests(ctx, w.conv.ID, tr.t.Index)
+	if err != nil {
+		return fmt.Errorf("reading the stored rounds of turn %d of %s: %w", tr.t.Index, w.conv.ID, err)
 	}
 	clear(tr.stored)
 	for _, q := range rounds {
 		tr.stored[q.Round] = true
 	}
-	return tr, nil
+	return nil
 }
 
 // suspendAll gives up this store's claim on every turn it holds, leaving
