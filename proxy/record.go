@@ -19,7 +19,6 @@ func (p *Proxy) recordHistory(c *call) {
 	if len(turns) == 0 {
 		turns = []*histTurn{{}}
 	}
-	conv := harness.NewConversation(cv.id)
 	for ti, t := range turns {
 		idx := ti + 1
 		var mt *harness.Turn
@@ -49,10 +48,10 @@ func (p *Proxy) recordHistory(c *call) {
 					round.Results = append(round.Results, res.dec.res)
 				}
 			}
-			p.addRound(conv, mt, round)
+			p.addRound(cv, mt, round)
 		}
 		if idx < len(turns) {
-			p.endTurn(conv, mt)
+			p.endTurn(cv, mt)
 		}
 	}
 	last := turns[len(turns)-1]
@@ -72,16 +71,16 @@ func (p *Proxy) recordHistory(c *call) {
 }
 
 // addRound queues a round of turn mt.
-func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *harness.Round) {
+func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round) {
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
-	p.rec.add(conv.ID, op{kind: opRound, turn: *mt, round: round})
+	p.rec.add(cv.id, op{kind: opRound, turn: *mt, round: round})
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
-func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
+func (p *Proxy) endTurn(cv *conversation, mt *harness.Turn) {
 	mt.Outcome, mt.Ended = harness.Answered, now()
-	p.rec.add(conv.ID, op{kind: opEnd, turn: *mt})
+	p.rec.add(cv.id, op{kind: opEnd, turn: *mt})
 }
 
 // finish closes a model call: it records the usage the upstream reported
@@ -136,9 +135,8 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
-	conv := harness.NewConversation(cv.id)
-	p.addRound(conv, mt, round)
-	p.endTurn(conv, mt)
+	p.addRound(cv, mt, round)
+	p.endTurn(cv, mt)
 }
 
 // offered decodes the request's system prompt and tool list for the
