@@ -169,8 +169,9 @@ func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder
 	}
 	c.loaded = true
 	// A conversation forgotten and seen again may still have writes
-	// queued: the store must hold them before it is read back.
-	if err := rec.flush(ctx); err != nil {
+	// queued: the store must hold them before it is read back (only this
+	// conversation's; the wait ends with the request).
+	if err := rec.flushConv(ctx, c.id); err != nil {
 		return err
 	}
 	conv, err := st.Load(ctx, c.id)
@@ -181,6 +182,12 @@ func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder
 		return err
 	}
 	c.mirror = conv.Turns
+	// The client goes on with a turn a dead proxy's successor marked
+	// interrupted: it is open to this proxy, whose first write of it
+	// resumes it in the store (see turnwriter.go).
+	if n := len(c.mirror); n > 0 && c.mirror[n-1].Outcome == store.Interrupted {
+		c.mirror[n-1].Outcome, c.mirror[n-1].Ended = "", time.Time{}
+	}
 	for _, t := range conv.Turns {
 		for _, r := range t.Rounds {
 			for _, res := range r.Results {

@@ -41,6 +41,13 @@
 // reports (for /stats) and the assistant's text and calls (for the store).
 // Upstream errors pass through unchanged, status, headers and body.
 //
+// Store writes run off the request path, one queue per conversation; a
+// write that fails is logged and counted in Stats, never returned to the
+// client. The proxy claims a conversation in the store only while it
+// writes, so a turn the client goes on with after the proxy restarts, or
+// through another proxy on the same database, is continued
+// (store.TurnResumer), not stored as interrupted.
+//
 // Credentials (authorization, x-api-key, x-goog-api-key) are forwarded to
 // the configured upstream only (redirects are not followed) and are never
 // stored or logged: the store holds no header at all.

@@ -124,11 +124,17 @@ func New(opts *Options) (*Proxy, error) {
 	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg),
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
-	p.rec = newRecorder(o.Store, p.logf)
+	var rs recordStore
+	if o.Store != nil {
+		rs = o.Store
+	}
+	p.rec = newRecorder(rs, p.logf)
 	return p, nil
 }
 
-// Close waits until everything observed has been recorded in the store.
+// Close waits until everything observed has been recorded in the store
+// (a write refused because another writer holds its conversation is
+// retried for up to a minute first) and returns the last recording error.
 // It does not close the store; stop the server in front of the proxy
 // first.
 func (p *Proxy) Close() error {

@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // recordHistory queues for the store what the request's history adds:
@@ -21,7 +19,6 @@ func (p *Proxy) recordHistory(c *call) {
 	if len(turns) == 0 {
 		turns = []*histTurn{{}}
 	}
-	conv := harness.NewConversation(cv.id)
 	for ti, t := range turns {
 		idx := ti + 1
 		var mt *harness.Turn
@@ -30,12 +27,15 @@ func (p *Proxy) recordHistory(c *call) {
 		} else {
 			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
 			cv.mirror = append(cv.mirror, mt)
-			snap := *mt
-			p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-				return st.BeginTurn(ctx, conv, p.rec.turn(conv.ID, snap))
-			})
+			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
 		}
 		if mt.Outcome != "" {
+			if len(t.Rounds) > len(mt.Rounds) {
+				// The client went on with a turn that has ended: it is
+				// not reopened, so the rounds it adds are not recorded.
+				p.logf("harness proxy: warning: conversation %s: turn %d has ended (%s) with %d round(s); the request carries %d, not recorded",
+					cv.id, idx, mt.Outcome, len(mt.Rounds), len(t.Rounds))
+			}
 			continue
 		}
 		for ri, r := range t.Rounds {
@@ -48,10 +48,10 @@ func (p *Proxy) recordHistory(c *call) {
 					round.Results = append(round.Results, res.dec.res)
 				}
 			}
-			p.addRound(conv, mt, round)
+			p.addRound(cv, mt, round)
 		}
 		if idx < len(turns) {
-			p.endTurn(conv, mt)
+			p.endTurn(cv, mt)
 		}
 	}
 	last := turns[len(turns)-1]
@@ -67,26 +67,20 @@ func (p *Proxy) recordHistory(c *call) {
 	}
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error { return st.AddRequest(ctx, conv, mt, hreq) })
+	p.rec.add(cv.id, op{kind: opRequest, turn: *mt, req: hreq})
 }
 
 // addRound queues a round of turn mt.
-func (p *Proxy) addRound(conv *harness.Conversation, mt *harness.Turn, round *harness.Round) {
+func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round) {
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
-	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-		return st.AddRound(ctx, conv, p.rec.turn(conv.ID, snap), round)
-	})
+	p.rec.add(cv.id, op{kind: opRound, turn: *mt, round: round})
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
-func (p *Proxy) endTurn(conv *harness.Conversation, mt *harness.Turn) {
+func (p *Proxy) endTurn(cv *conversation, mt *harness.Turn) {
 	mt.Outcome, mt.Ended = harness.Answered, now()
-	snap := *mt
-	p.rec.add(func(ctx context.Context, st *sqlite.Store) error {
-		return st.EndTurn(ctx, conv, p.rec.turn(conv.ID, snap))
-	})
+	p.rec.add(cv.id, op{kind: opEnd, turn: *mt})
 }
 
 // finish closes a model call: it records the usage the upstream reported
@@ -141,9 +135,8 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
-	conv := harness.NewConversation(cv.id)
-	p.addRound(conv, mt, round)
-	p.endTurn(conv, mt)
+	p.addRound(cv, mt, round)
+	p.endTurn(cv, mt)
 }
 
 // offered decodes the request's system prompt and tool list for the

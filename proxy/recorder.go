@@ -2,78 +2,93 @@ package proxy
 
 import (
 	"context"
-	"github.com/agentharness/harness"
 	"sync"
+	"time"
 
-	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 )
 
-// recorder writes to the store off the request path, in the order the
-// proxy observed things (one queue, one writer), so a store write never
-// adds latency to a model call and a conversation's turns and rounds reach
-// the store in order.
+// recordStore is what the recorder needs of a store: the turn writes, the
+// claim on a turn another writer began or left (store.TurnResumer), and
+// the rounds a turn already holds (one entry per stored round).
+type recordStore interface {
+	harness.Recorder
+	harness.RequestRecorder
+	store.TurnResumer
+	Requests(ctx context.Context, convID string, turn int) ([]store.Request, error)
+}
+
+// recorder writes to the store off the request path, so a store write
+// never adds latency to a model call. Each conversation has its own queue,
+// written in the order the proxy observed things by one goroutine at a
+// time (so its turns and rounds reach the store in order), and a
+// conversation waiting for another writer (store.ErrConversationBusy)
+// delays no other conversation.
 type recorder struct {
-	st   *sqlite.Store
+	st   recordStore
 	logf func(string, ...any)
+	// busy is how the writes refused busy are retried.
+	busy backoff
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []job
-	busy    bool
-	closed  bool
-	done    chan struct{}
-	errs    int64
-	lastErr error
-
-	// turns holds one Turn per (conversation, turn index) for the store:
-	// a store knows a turn in progress by the Turn it began (a second
-	// turn object on the same conversation is refused as busy), so every
-	// write of a turn must pass the same one. Only jobs touch it, and jobs
-	// run one at a time.
-	turns map[turnID]*harness.Turn
+	mu     sync.Mutex
+	cond   *sync.Cond
+	convs  map[string]*convQueue
+	closed bool
+	// errs counts failed writes, retries the busy refusals retried.
+	errs, retries int64
+	lastErr       error
 }
 
-// turnID names a turn of a conversation.
-type turnID struct {
-	conv  string
-	index int
+// convQueue is the queue of one conversation's writes.
+type convQueue struct {
+	id    string
+	queue []op
+	// running is set while a goroutine writes the queue.
+	running bool
 }
 
-// turn returns the recorder's Turn for snap's conversation and index, set
-// to snap. Call it only from a job.
-func (r *recorder) turn(convID string, snap harness.Turn) *harness.Turn {
-	if r.turns == nil {
-		r.turns = map[turnID]*harness.Turn{}
-	}
-	id := turnID{convID, snap.Index}
-	t := r.turns[id]
-	if t == nil {
-		t = new(harness.Turn)
-		r.turns[id] = t
-	}
-	*t = snap
-	if snap.Outcome != "" {
-		delete(r.turns, id) // ended: the next write of it is the last
-	}
-	return t
+// opKind says what a queued write does.
+type opKind int
+
+const (
+	opBegin opKind = iota
+	opRequest
+	opRound
+	opEnd
+)
+
+// op is one queued write of a turn: turn is a snapshot of the proxy's
+// mirror of it when the write was queued.
+type op struct {
+	kind  opKind
+	turn  harness.Turn
+	round *harness.Round
+	req   *harness.Request
 }
 
-// job is one store write.
-type job func(ctx context.Context, st *sqlite.Store) error
+// backoff is the retry of a write refused because another writer holds
+// the conversation: waits from first, doubling up to most, for at most
+// budget in all.
+type backoff struct {
+	first, most, budget time.Duration
+}
 
-func newRecorder(st *sqlite.Store, logf func(string, ...any)) *recorder {
-	r := &recorder{st: st, logf: logf, done: make(chan struct{})}
+// defaultBusy retries for up to a minute. Another proxy holds a
+// conversation only while it writes (it suspends the turn when idle), so
+// a refusal usually clears within a wait or two; a writer holding a whole
+// turn (harness run on the same conversation) is waited for that long,
+// then the write fails and is counted.
+var defaultBusy = backoff{first: 10 * time.Millisecond, most: time.Second, budget: time.Minute}
+
+func newRecorder(st recordStore, logf func(string, ...any)) *recorder {
+	r := &recorder{st: st, logf: logf, busy: defaultBusy, convs: map[string]*convQueue{}}
 	r.cond = sync.NewCond(&r.mu)
-	if st == nil {
-		close(r.done)
-		return r
-	}
-	go r.run()
 	return r
 }
 
-// add queues a write (a no-op without a store).
-func (r *recorder) add(j job) {
+// add queues a write of conversation convID (a no-op without a store).
+func (r *recorder) add(convID string, o op) {
 	if r.st == nil {
 		return
 	}
@@ -82,58 +97,94 @@ func (r *recorder) add(j job) {
 	if r.closed {
 		return
 	}
-	r.queue = append(r.queue, j)
-	r.cond.Broadcast()
-}
-
-func (r *recorder) run() {
-	defer close(r.done)
-	for {
-		r.mu.Lock()
-		for len(r.queue) == 0 && !r.closed {
-			r.cond.Wait()
-		}
-		if len(r.queue) == 0 {
-			r.mu.Unlock()
-			return
-		}
-		batch := r.queue
-		r.queue = nil
-		r.busy = true
-		r.mu.Unlock()
-		for _, j := range batch {
-			// A write is not cancelled with the request that caused it:
-			// the store must get every byte the proxy saw.
-			if err := j(context.Background(), r.st); err != nil {
-				r.mu.Lock()
-				r.errs++
-				r.lastErr = err
-				r.mu.Unlock()
-				r.logf("harness proxy: recording: %v", err)
-			}
-		}
-		r.mu.Lock()
-		r.busy = false
-		r.cond.Broadcast()
-		r.mu.Unlock()
+	q := r.convs[convID]
+	if q == nil {
+		q = &convQueue{id: convID}
+		r.convs[convID] = q
+	}
+	q.queue = append(q.queue, o)
+	if !q.running {
+		q.running = true
+		go r.run(q)
 	}
 }
 
-// flush waits until the queue is empty and no write is running.
+// run writes q until it is empty, then suspends the turns it holds and
+// forgets q.
+func (r *recorder) run(q *convQueue) {
+	w := &turnWriter{r: r, conv: harness.NewConversation(q.id), turns: map[int]*turnRec{}}
+	// A write is not cancelled with the request that caused it: the store
+	// must get every byte the proxy saw.
+	ctx := context.Background()
+	for {
+		r.mu.Lock()
+		batch := q.queue
+		q.queue = nil
+		if len(batch) == 0 {
+			r.mu.Unlock()
+			// Suspend outside the lock; a write queued meanwhile finds q
+			// still running and is taken by the loop below.
+			w.suspendAll(ctx)
+			r.mu.Lock()
+			if len(q.queue) > 0 {
+				r.mu.Unlock()
+				continue
+			}
+			q.running = false
+			delete(r.convs, q.id)
+			r.cond.Broadcast()
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for _, o := range batch {
+			if err := w.apply(ctx, o); err != nil {
+				r.fail(err)
+			}
+		}
+	}
+}
+
+// fail counts and logs a write that failed.
+func (r *recorder) fail(err error) {
+	r.mu.Lock()
+	r.errs++
+	r.lastErr = err
+	r.mu.Unlock()
+	r.logf("harness proxy: recording: %v", err)
+}
+
+// retried counts a write refused busy that will be tried again.
+func (r *recorder) retried() {
+	r.mu.Lock()
+	r.retries++
+	r.cond.Broadcast()
+	r.mu.Unlock()
+}
+
+// flush waits until no write is queued or running.
 func (r *recorder) flush(ctx context.Context) error {
 	if r.st == nil {
 		return nil
 	}
-	return waitUntil(ctx, &r.mu, r.cond, func() bool { return len(r.queue) == 0 && !r.busy })
+	return waitUntil(ctx, &r.mu, r.cond, func() bool { return len(r.convs) == 0 })
 }
 
-// close records what is queued and stops the writer.
+// flushConv waits until no write of conversation convID is queued or
+// running.
+func (r *recorder) flushConv(ctx context.Context, convID string) error {
+	if r.st == nil {
+		return nil
+	}
+	return waitUntil(ctx, &r.mu, r.cond, func() bool { return r.convs[convID] == nil })
+}
+
+// close records what is queued and stops taking writes.
 func (r *recorder) close() error {
 	r.mu.Lock()
 	r.closed = true
-	r.cond.Broadcast()
 	r.mu.Unlock()
-	<-r.done
+	_ = r.flush(context.Background())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.lastErr
@@ -144,4 +195,11 @@ func (r *recorder) errors() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.errs
+}
+
+// busyRetries returns how many writes were refused busy and retried.
+func (r *recorder) busyRetries() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retries
 }

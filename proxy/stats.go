@@ -39,8 +39,12 @@ type Stats struct {
 	CacheBreaks int64 `json:"cache_breaks"`
 	// UpstreamErrors counts answers with an error status (or none).
 	UpstreamErrors int64 `json:"upstream_errors"`
-	// RecordErrors counts store writes that failed.
-	RecordErrors int64 `json:"record_errors"`
+	// RecordErrors counts store writes that failed. RecordRetries counts
+	// the writes the store refused because another writer (another proxy
+	// on the same database) held the conversation, and that were tried
+	// again after a wait.
+	RecordErrors  int64 `json:"record_errors"`
+	RecordRetries int64 `json:"record_retries"`
 	// Upstream sums the usage the upstream reported.
 	Upstream Tokens `json:"upstream_tokens"`
 	// ByConversation holds the same figures per conversation id, for
@@ -80,6 +84,7 @@ func (p *Proxy) Stats() Stats {
 	p.mu.Unlock()
 	s.BytesRemoved = s.BytesIn - s.BytesOut
 	s.RecordErrors = p.rec.errors()
+	s.RecordRetries = p.rec.busyRetries()
 	return s
 }
 
