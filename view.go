@@ -208,6 +208,25 @@ func (v *View) ReplaceText(i int, text string, cut Cut) error {
 	return nil
 }
 
+// ReplaceWith replaces the content of message i with parts, recording
+// cuts, like ReplaceText. Both slices are kept, not copied, so a policy
+// that shows the same replacement in every view (a placeholder rendered
+// once) passes the same slices each time and rebuilding the view
+// allocates nothing for it; neither may be modified afterwards. A message
+// with no cuts yet shares cuts; one with cuts gets them appended.
+func (v *View) ReplaceWith(i int, parts []Part, cuts []Cut) error {
+	if i < 0 || i >= len(v.Messages) {
+		return fmt.Errorf("view: message %d out of range", i)
+	}
+	v.Messages[i].Parts = parts
+	if o := &v.Origins[i]; len(o.Cuts) == 0 {
+		o.Cuts = cuts[:len(cuts):len(cuts)]
+	} else {
+		o.Cuts = append(o.Cuts, cuts...)
+	}
+	return nil
+}
+
 // ShowsWhole reports whether the view shows the result of callID in full:
 // its tool message is present and no policy trimmed or cleared it in this
 // view. Guards that point the model at an earlier result (dedupe, collapse)
