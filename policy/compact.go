@@ -317,8 +317,11 @@ type compaction struct {
 	// args indexes the calls of the view's assistant messages, built only
 	// when a call is not in the assistant message before its result.
 	args map[string]harness.ToolCall
-	// items are the conversation's placeholders (nil: rendered each time).
-	items *resultItems
+	// items are the conversation's placeholders (nil: rendered each time);
+	// last is the entry item returned last, for message lastAt.
+	items  *resultItems
+	last   *resultItem
+	lastAt int
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -482,8 +485,13 @@ func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, b
 // item is the conversation's entry for the result message i shows.
 func (c *compaction) item(i int) *resultItem {
 	res := c.v.Origins[i].Result
+	if c.last != nil && c.lastAt == i && c.last.res == res {
+		return c.last // clearable, then saving, of the same message
+	}
 	call, hasArg := c.callOf(i, res)
-	return c.items.get(i, res, call.Args, hasArg, c.recall, func() string { return c.renderPlaceholder(res, call, hasArg) })
+	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, func() string { return c.renderPlaceholder(res, call, hasArg) })
+	c.lastAt = i
+	return c.last
 }
 
 // clearMark is the newest clearing mark recorded in conv's notes.
@@ -695,6 +703,10 @@ func (c *compaction) saving(i int) float64 {
 // any.
 func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
 	var all []compactPos
+	if c.items != nil {
+		all = c.items.rounds[:0] // the conversation's scratch buffer (held for the pass)
+		defer func() { c.items.rounds = all[:0] }()
+	}
 	sorted := true // the view's results are in round order, as BuildView puts them
 	for i := range c.v.Messages {
 		if p, ok := c.resultPos(i); ok && (len(all) == 0 || all[len(all)-1] != p) {

@@ -39,6 +39,8 @@ type resultItems struct {
 	// rebuilt from the transcript has each result where the last one had
 	// it, so most lookups compare a pointer instead of hashing one.
 	at []*resultItem
+	// rounds is chooseMark's buffer, reused by every pass.
+	rounds []compactPos
 }
 
 // resultItem is what clearing one stored result means.
@@ -127,10 +129,13 @@ type measureMemo struct {
 // measureMemoConversations bounds the conversations a measureMemo keeps.
 const measureMemoConversations = 256
 
-// measured is one conversation's last measured view.
+// measured is one conversation's last measured view, and the buffers of
+// the one before (spare), which the next view is measured into so that a
+// request copies the view's messages without allocating.
 type measured struct {
-	msgs []harness.Message
-	raw  []int
+	msgs  []harness.Message
+	raw   []int
+	spare *measured
 }
 
 // counts returns the token count of each of msgs, reusing the counts of
@@ -139,22 +144,36 @@ type measured struct {
 func (mm *measureMemo) counts(conv *harness.Conversation, msgs []harness.Message, count func(*harness.Message) int) []int {
 	mm.mu.Lock()
 	prev := mm.convs[conv]
+	next := &measured{}
+	if prev != nil && prev.spare != nil {
+		// Taken: a view of the conversation measured at the same time
+		// makes its own.
+		next, prev.spare = prev.spare, nil
+	}
 	mm.mu.Unlock()
-	raw := make([]int, len(msgs))
+	next.raw = slices.Grow(next.raw[:0], len(msgs))[:len(msgs)]
 	d := 0 // msgs[i] is expected at prev.msgs[i-d]
 	for i := range msgs {
 		if prev != nil {
 			if j, ok := prev.find(&msgs[i], i, &d); ok {
-				raw[i] = prev.raw[j]
+				next.raw[i] = prev.raw[j]
 				continue
 			}
 		}
-		raw[i] = count(&msgs[i])
+		next.raw[i] = count(&msgs[i])
 	}
-	next := &measured{msgs: slices.Clone(msgs), raw: slices.Clone(raw)}
+	if len(next.msgs) > len(msgs) {
+		clear(next.msgs[len(msgs):]) // hold no message of a longer view
+	}
+	next.msgs = append(next.msgs[:0], msgs...)
+	raw := slices.Clone(next.raw)
 	mm.mu.Lock()
 	if mm.convs == nil || (len(mm.convs) >= measureMemoConversations && mm.convs[conv] == nil) {
 		mm.convs = map[*harness.Conversation]*measured{}
+	}
+	if prev != nil && mm.convs[conv] == prev {
+		prev.spare = nil
+		next.spare = prev
 	}
 	mm.convs[conv] = next
 	mm.mu.Unlock()
