@@ -488,6 +488,10 @@ func (c *compaction) item(i int) *resultItem {
 	if c.last != nil && c.lastAt == i && c.last.res == res {
 		return c.last // clearable, then saving, of the same message
 	}
+	if it := c.items.current(i, res); it != nil {
+		c.last, c.lastAt = it, i
+		return it
+	}
 	call, hasArg := c.callOf(i, res)
 	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, func() string { return c.renderPlaceholder(res, call, hasArg) })
 	c.lastAt = i

@@ -41,14 +41,18 @@ type resultItems struct {
 	at []*resultItem
 	// rounds is chooseMark's buffer, reused by every pass.
 	rounds []compactPos
+	// pass counts the compaction passes; an entry checked against its
+	// call in this pass is not checked again.
+	pass int
 }
 
 // resultItem is what clearing one stored result means.
 type resultItem struct {
-	res    *harness.ToolResult
-	args   []byte
-	hasArg bool
-	recall bool
+	res     *harness.ToolResult
+	checked int // the pass that last found it current
+	args    []byte
+	hasArg  bool
+	recall  bool
 	// clearable records compaction.clearable (-1 unknown, 0 no, 1 yes).
 	clearable int8
 	text      string
@@ -75,6 +79,7 @@ func (pc *placeholderCache) open(conv *harness.Conversation) (*resultItems, func
 	}
 	pc.mu.Unlock()
 	ri.mu.Lock()
+	ri.pass++
 	return ri, ri.mu.Unlock
 }
 
@@ -98,7 +103,19 @@ func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, 
 		ri.at = append(ri.at, make([]*resultItem, i+1-len(ri.at))...)
 	}
 	ri.at[i] = it
+	it.checked = ri.pass
 	return it
+}
+
+// current returns the entry of message i when this pass already found it
+// current for res (the call cannot change within a pass), or nil.
+func (ri *resultItems) current(i int, res *harness.ToolResult) *resultItem {
+	if i < len(ri.at) {
+		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass {
+			return it
+		}
+	}
+	return nil
 }
 
 // cutFor returns the cut of clearing a message of in bytes to the
