@@ -71,16 +71,24 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		}
 		return benchMain(ctx, e, sf, ps, prices, *jsonOut, *perRun)
 	}
-	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
-	if err != nil {
-		return err
-	}
 	th, err := throughOption(e, *through, *throughUp)
 	if err != nil {
 		return err
 	}
-	tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
+	opts := &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th}
+	var tab *bench.Table
+	if len(pos) > 0 && *db == "" {
+		tab, err = benchFiles(ctx, e, sf, pos, opts)
+	} else {
+		var recs []*replay.Recording
+		if recs, err = loadOrSuite(ctx, e, sf, pos, false, *db); err == nil {
+			tab, err = bench.Run(ctx, recs, opts)
+		}
+	}
 	if err != nil {
+		if th != nil {
+			th.Listener.Close()
+		}
 		return err
 	}
 	tab.Pricings = prices
@@ -93,6 +101,38 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		return tab.WritePerRun(e.stdout)
 	}
 	return tab.WriteText(e.stdout)
+}
+
+// benchFiles replays the transcripts at pos as they are read
+// (replay.LoadEach into bench.RunEach), so a few files are held at a time,
+// not every recording; what load prints before replaying (skipped files,
+// warnings) is printed once every file is read, the same lines.
+func benchFiles(ctx context.Context, e *env, sf *supplyFlags, pos []string, opts *bench.Options) (*bench.Table, error) {
+	supply, err := sf.supply()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		seen    []*replay.Recording // what printWarnings reads of each: source and warnings
+		skipped []replay.Skipped
+	)
+	src := func(ctx context.Context, yield func(*replay.Recording) error) error {
+		var err error
+		skipped, err = replay.LoadEach(ctx, supply, pos, func(r *replay.Recording) error {
+			seen = append(seen, &replay.Recording{Source: r.Source, Warnings: r.Warnings})
+			return yield(r)
+		})
+		return err
+	}
+	tab, err := bench.RunEach(ctx, src, 0, opts)
+	if rerr := reportSkipped(e, pos, skipped, len(seen)); err == nil && rerr != nil {
+		return nil, rerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(e, seen)
+	return tab, nil
 }
 
 // loadOrSuite imports the transcripts at pos (see load) and every
