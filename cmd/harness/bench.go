@@ -75,16 +75,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th}
-	var tab *bench.Table
-	if len(pos) > 0 && *db == "" {
-		tab, err = benchFiles(ctx, e, sf, pos, opts)
-	} else {
-		var recs []*replay.Recording
-		if recs, err = loadOrSuite(ctx, e, sf, pos, false, *db); err == nil {
-			tab, err = bench.Run(ctx, recs, opts)
-		}
-	}
+	tab, err := benchTable(ctx, e, sf, pos, *db, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
 	if err != nil {
 		if th != nil {
 			th.Listener.Close()
@@ -101,6 +92,19 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		return tab.WritePerRun(e.stdout)
 	}
 	return tab.WriteText(e.stdout)
+}
+
+// benchTable replays the transcripts at pos as they are read (benchFiles),
+// or those and the conversations of the store db, or the suite.
+func benchTable(ctx context.Context, e *env, sf *supplyFlags, pos []string, db string, opts *bench.Options) (*bench.Table, error) {
+	if len(pos) > 0 && db == "" {
+		return benchFiles(ctx, e, sf, pos, opts)
+	}
+	recs, err := loadOrSuite(ctx, e, sf, pos, false, db)
+	if err != nil {
+		return nil, err
+	}
+	return bench.Run(ctx, recs, opts)
 }
 
 // benchFiles replays the transcripts at pos as they are read
