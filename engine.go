@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -40,6 +41,29 @@ type Engine struct {
 	opts  Options
 	tools map[string]*boundTool
 	specs []ToolSpec
+	// chars keeps, per conversation, the characters of the last requests'
+	// tool messages (see charsMemo), so a request's figures cost little
+	// for what the one before showed.
+	charsMu sync.Mutex
+	chars   map[*Conversation]*charsMemo
+}
+
+// charsMemoConversations bounds the conversations an Engine's chars keeps.
+const charsMemoConversations = 256
+
+// charsOf returns conv's chars memo.
+func (e *Engine) charsOf(conv *Conversation) *charsMemo {
+	e.charsMu.Lock()
+	defer e.charsMu.Unlock()
+	cm := e.chars[conv]
+	if cm == nil {
+		if e.chars == nil || len(e.chars) >= charsMemoConversations {
+			e.chars = map[*Conversation]*charsMemo{}
+		}
+		cm = &charsMemo{}
+		e.chars[conv] = cm
+	}
+	return cm
 }
 
 type boundTool struct {
@@ -213,7 +237,7 @@ func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, to
 		}
 		v.Stop, v.StopReason, v.Spent = stop, reason, spent.Add(v.Spent)
 	}
-	stats := v.Stats()
+	stats := v.stats(e.charsOf(conv))
 	sent := stats
 	v.sent = &sent
 	e.emit(ctx, conv, turn, Event{Kind: EventRequest, Round: v.Round, Stats: &stats})

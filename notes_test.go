@@ -84,3 +84,63 @@ func TestViewEdits(t *testing.T) {
 		t.Errorf("view %v, want %v", got, want)
 	}
 }
+
+// TestViewReplaceWithSharesSlices checks that ReplaceWith shows the parts
+// given and records the cuts: shared on a message with no cuts (no room to
+// append in place, so a later cut never writes into them), appended after
+// the cuts a message already has; out of range is an error.
+func TestViewReplaceWithSharesSlices(t *testing.T) {
+	parts := []Part{TextPart("[placeholder]")}
+	cuts := []Cut{{Kind: CutCleared, By: "compact"}}
+	v := &View{}
+	v.add(Message{Role: RoleTool, Parts: []Part{TextPart("long result")}}, Origin{Turn: 1})
+	v.add(Message{Role: RoleTool, Parts: []Part{TextPart("other")}}, Origin{Turn: 1, Cuts: []Cut{{Kind: CutTrimmed}}})
+	for i := range 2 {
+		if err := v.ReplaceWith(i, parts, cuts); err != nil {
+			t.Fatal(err)
+		}
+		if v.Messages[i].Text() != "[placeholder]" || &v.Messages[i].Parts[0] != &parts[0] {
+			t.Errorf("message %d: %q, parts not shared", i, v.Messages[i].Text())
+		}
+	}
+	if o := v.Origins[0]; len(o.Cuts) != 1 || &o.Cuts[0] != &cuts[0] || cap(o.Cuts) != 1 {
+		t.Errorf("uncut message: cuts %v not shared with no room", o.Cuts)
+	}
+	if o := v.Origins[1]; len(o.Cuts) != 2 || o.Cuts[0].Kind != CutTrimmed || o.Cuts[1].Kind != CutCleared {
+		t.Errorf("cut message: cuts %v", o.Cuts)
+	}
+	v.Origins[0].Cuts = append(v.Origins[0].Cuts, Cut{Kind: CutTrimmed})
+	if len(cuts) != 1 || cuts[0].Kind != CutCleared {
+		t.Errorf("a later cut changed the shared slice: %v", cuts)
+	}
+	if err := v.ReplaceWith(2, parts, cuts); err == nil {
+		t.Error("out of range: no error")
+	}
+}
+
+// TestStatsMemoIsExact checks that the figures computed with a chars memo
+// are Stats' figures when the view grows, when a message at an index the
+// memo holds changes to a string of the same length, and to a multi-part
+// message.
+func TestStatsMemoIsExact(t *testing.T) {
+	tool := func(parts ...string) Message {
+		m := Message{Role: RoleTool}
+		for _, p := range parts {
+			m.Parts = append(m.Parts, TextPart(p))
+		}
+		return m
+	}
+	memo := &charsMemo{}
+	v := &View{}
+	for _, step := range [][]Message{
+		{tool("héllo"), tool("world")},
+		{tool("héllo"), tool("world"), tool("ünïcode")},
+		{tool("hèllo"), tool("wörld"), tool("ünïcode")},
+		{tool("héllo"), tool("a", "bc"), tool("ünïcode")},
+	} {
+		v.Messages, v.Origins = step, make([]Origin, len(step))
+		if got, want := v.stats(memo), v.Stats(); got != want {
+			t.Errorf("%v: memo %+v, Stats %+v", step, got, want)
+		}
+	}
+}

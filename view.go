@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"unsafe"
 )
 
 // Origin says where a message of a [View] comes from in the transcript.
@@ -100,12 +102,19 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 	if turn != nil {
 		v.Round = len(turn.Rounds) + 1
 	}
+	skip, summary := 0, conv.Summary()
+	if summary != nil {
+		skip = summary.After
+	}
+	// Sized once (appending grew the slices a dozen times per view), with
+	// room for the messages policies insert (a note message, a nudge).
+	if size := viewSize(conv, skip); size > 0 || system != "" {
+		v.Messages, v.Origins = make([]Message, 0, size+4), make([]Origin, 0, size+4)
+	}
 	if system != "" {
 		v.add(Message{Role: RoleSystem, Parts: []Part{TextPart(system)}}, Origin{})
 	}
-	skip := 0
-	if n := conv.Summary(); n != nil {
-		skip = n.After
+	if n := summary; n != nil {
 		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(n.Text)}}, Origin{})
 	} else if conv.Clears() {
 		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(ClearedNotice)}}, Origin{})
@@ -123,6 +132,22 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		}
 	}
 	return v
+}
+
+// viewSize counts the transcript messages BuildView shows of conv's
+// turns after skip.
+func viewSize(conv *Conversation, skip int) int {
+	n := 0
+	for _, t := range conv.Turns {
+		if t.Index <= skip {
+			continue
+		}
+		n++
+		for _, r := range t.Rounds {
+			n += 1 + len(r.Results)
+		}
+	}
+	return n
 }
 
 func (v *View) add(m Message, o Origin) {
@@ -152,18 +177,61 @@ func (v *View) SentTools() []ToolSpec {
 
 // Stats computes the figures of the view as it stands: what the request
 // built from it sends.
-func (v *View) Stats() RequestStats {
+func (v *View) Stats() RequestStats { return v.stats(nil) }
+
+// stats is Stats, with the characters of each tool message's text taken
+// from memo when it holds the same text at the same index (nil: counted).
+func (v *View) stats(memo *charsMemo) RequestStats {
 	sent := v.SentTools()
 	s := RequestStats{Messages: len(v.Messages), Tools: len(sent)}
-	for _, m := range v.Messages {
-		if m.Role == RoleTool {
-			s.EvidenceChars += Chars(m.Text())
+	if memo != nil {
+		memo.mu.Lock()
+		defer memo.mu.Unlock()
+	}
+	for i := range v.Messages {
+		if m := &v.Messages[i]; m.Role == RoleTool {
+			s.EvidenceChars += memo.chars(i, m)
 		}
 	}
 	for _, t := range sent {
 		s.ToolBytes += SchemaBytes(t)
 	}
 	return s
+}
+
+// charsMemo remembers the characters of the one-part texts of the tool
+// messages of a conversation's last requests, by message index: a view
+// rebuilt from the transcript shows the same strings at the same places,
+// found by where their bytes are and how many (the entry keeps them
+// alive, so the pair names one content) instead of counted again.
+type charsMemo struct {
+	mu sync.Mutex
+	at []textChars
+}
+
+type textChars struct {
+	p     *byte
+	n     int
+	chars int
+}
+
+// chars is Chars(m.Text()), from the memo when it has it. mu must be
+// held; a nil memo counts.
+func (cm *charsMemo) chars(i int, m *Message) int {
+	if cm == nil || len(m.Parts) != 1 || m.Parts[0].Type != PartText {
+		return Chars(m.Text())
+	}
+	t := m.Parts[0].Text
+	p := unsafe.StringData(t)
+	if i < len(cm.at) && cm.at[i].p == p && cm.at[i].n == len(t) {
+		return cm.at[i].chars
+	}
+	n := Chars(t)
+	if i >= len(cm.at) {
+		cm.at = append(cm.at, make([]textChars, i+1-len(cm.at))...)
+	}
+	cm.at[i] = textChars{p, len(t), n}
+	return n
 }
 
 // requestStats is the figures of the request built from the view: those
@@ -205,6 +273,25 @@ func (v *View) ReplaceText(i int, text string, cut Cut) error {
 	m.Parts = []Part{TextPart(text)}
 	v.Messages[i] = m
 	v.Origins[i].Cuts = append(v.Origins[i].Cuts, cut)
+	return nil
+}
+
+// ReplaceWith replaces the content of message i with parts, recording
+// cuts, like ReplaceText. Both slices are kept, not copied, so a policy
+// that shows the same replacement in every view (a placeholder rendered
+// once) passes the same slices each time and rebuilding the view
+// allocates nothing for it; neither may be modified afterwards. A message
+// with no cuts yet shares cuts; one with cuts gets them appended.
+func (v *View) ReplaceWith(i int, parts []Part, cuts []Cut) error {
+	if i < 0 || i >= len(v.Messages) {
+		return fmt.Errorf("view: message %d out of range", i)
+	}
+	v.Messages[i].Parts = parts
+	if o := &v.Origins[i]; len(o.Cuts) == 0 {
+		o.Cuts = cuts[:len(cuts):len(cuts)]
+	} else {
+		o.Cuts = append(o.Cuts, cuts...)
+	}
 	return nil
 }
 

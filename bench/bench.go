@@ -36,14 +36,41 @@ type Options struct {
 // by the largest few recordings, not by their number; the table keeps
 // only each recording's per-preset totals.
 func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, error) {
+	return RunEach(ctx, Slice(recs), len(recs), opts)
+}
+
+// Recordings hands recordings to yield, in order, and returns yield's
+// first error (or its own). [replay.LoadEach] reads files this way, one
+// at a time; [Slice] hands out recordings already in memory.
+type Recordings func(ctx context.Context, yield func(*replay.Recording) error) error
+
+// Slice hands out recs.
+func Slice(recs []*replay.Recording) Recordings {
+	return func(_ context.Context, yield func(*replay.Recording) error) error {
+		for _, r := range recs {
+			if err := yield(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// RunEach is Run over recordings taken from recs only as workers free up:
+// at most Workers + 1 recordings are held at once, read or replayed, so a
+// bench over a folder of long runs holds a few of them, not the folder.
+// count is the number of recordings when known, for Progress's total (0:
+// the total grows as recordings arrive). An error of recs ends the run
+// with it, once the replays under way have stopped.
+func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*Table, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	presets := withNone(o.Presets)
 	s := newSummary(presets, o.Through)
-	err := replayAll(ctx, o, recs, s.presets, false, func(r int, reps []*replay.Report) {
-		s.add(recs[r], reps)
+	err := replayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+		s.add(rec, reps)
 	})
 	if err != nil {
 		return nil, err
@@ -56,9 +83,9 @@ func Run(ctx context.Context, recs []*replay.Recording, opts *Options) (*Table, 
 func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
 	s := newSummary(withNone(o.Presets), o.Through)
 	reports := make([][]*replay.Report, len(recs))
-	err := replayAll(ctx, o, recs, s.presets, true, func(r int, reps []*replay.Report) {
+	err := replayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replay.Report) {
 		reports[r] = reps
-		s.add(recs[r], reps)
+		s.add(rec, reps)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -85,9 +112,10 @@ func withNone(presets []Preset) []Preset {
 	return out
 }
 
-// openRun is one recording being replayed: its shared counter and needles,
-// and the reports of the presets done so far.
+// openRun is one recording being replayed: the recording, its shared
+// counter and needles, and the reports of the presets done so far.
 type openRun struct {
+	rec     *replay.Recording
 	counter tokens.Counter
 	needles []replay.Needle
 	reports []*replay.Report
@@ -111,7 +139,7 @@ type replayJob struct {
 // folded) by index, and what every worker shares.
 type replayer struct {
 	o        Options
-	recs     []*replay.Recording
+	src      Recordings
 	presets  []Preset
 	shown    bool
 	replayed int // presets replayed in-process (the --through row is not)
@@ -121,6 +149,10 @@ type replayer struct {
 
 	mu   sync.Mutex
 	runs map[int]*openRun
+	// total counts the replays to run: known up front, or grown as the
+	// recordings arrive; srcErr is the error that ended the recordings.
+	total, known int
+	srcErr       error
 }
 
 // replayAll replays recs under presets (presets[0] is none) on o.Workers
@@ -129,15 +161,16 @@ type replayer struct {
 // o.Through is set). A recording's reports are not held after fold: at
 // most o.Workers+1 recordings are open at once.
 // shown keeps each request's list of tool messages (CallStat.Shown).
-func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets []Preset, shown bool, fold func(r int, reps []*replay.Report)) error {
+func replayAll(ctx context.Context, o Options, recs Recordings, count int, presets []Preset, shown bool, fold func(r int, rec *replay.Recording, reps []*replay.Report)) error {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	rp := &replayer{o: o, recs: recs, presets: presets, shown: shown, replayed: len(presets),
+	rp := &replayer{o: o, src: recs, presets: presets, shown: shown, replayed: len(presets),
 		slots: make(chan struct{}, o.Workers+1), runs: map[int]*openRun{}}
 	if o.Through != nil {
 		rp.replayed-- // the last row is replayed through the proxy
 	}
+	rp.known = count * rp.replayed
 	var err error
 	if rp.bpe, err = tokens.O200k(); err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -151,13 +184,22 @@ func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs, done := make(chan replayJob), make(chan jobDone)
-	go rp.feed(ctx, jobs)
+	go rp.feed(ctx, cancel, jobs)
 	var wg sync.WaitGroup
 	for range o.Workers {
 		wg.Go(func() { rp.work(ctx, jobs, done) })
 	}
 	go func() { wg.Wait(); close(done) }()
-	if err := rp.collect(ctx, cancel, done, fold); err != nil {
+	err = rp.collect(ctx, cancel, done, fold)
+	rp.mu.Lock()
+	srcErr := rp.srcErr
+	rp.mu.Unlock()
+	if srcErr != nil {
+		// The replays it cancelled failed with ctx: the source's error is
+		// what ended the run.
+		return fmt.Errorf("bench: %w", srcErr)
+	}
+	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -166,38 +208,49 @@ func replayAll(ctx context.Context, o Options, recs []*replay.Recording, presets
 	return nil
 }
 
-// feed opens the recordings in order, as slots free up, and sends their
-// jobs.
-func (rp *replayer) feed(ctx context.Context, jobs chan<- replayJob) {
+// feed opens the recordings in order, taking each from the source as a
+// slot frees up, and sends their jobs. An error of the source cancels the
+// run.
+func (rp *replayer) feed(ctx context.Context, cancel func(), jobs chan<- replayJob) {
 	defer close(jobs)
-	for r, rec := range rp.recs {
+	r := 0
+	err := rp.src(ctx, func(rec *replay.Recording) error {
 		select {
 		case rp.slots <- struct{}{}:
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		}
 		// One cache per recording: presets mostly show the same texts.
-		run := &openRun{counter: tokens.NewCache(rp.bpe, &tokens.CacheOptions{MaxEntries: 1 << 16}),
+		run := &openRun{rec: rec, counter: tokens.NewCache(rp.bpe, &tokens.CacheOptions{MaxEntries: 1 << 16}),
 			needles: replay.Needles(rec), reports: make([]*replay.Report, len(rp.presets)), left: rp.replayed}
 		rp.mu.Lock()
 		rp.runs[r] = run
+		rp.total += rp.replayed
 		rp.mu.Unlock()
 		for p := range rp.replayed {
 			select {
 			case jobs <- replayJob{r, p, run}:
 			case <-ctx.Done():
-				return
+				return ctx.Err()
 			}
 		}
+		r++
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		rp.mu.Lock()
+		rp.srcErr = err
+		rp.mu.Unlock()
+		cancel()
 	}
 }
 
 // work runs jobs until there are none or ctx is done.
 func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<- jobDone) {
 	for j := range jobs {
-		rep, err := replay.Replay(ctx, rp.recs[j.r], rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown})
+		rep, err := replay.Replay(ctx, j.run.rec, rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown})
 		if err != nil {
-			err = fmt.Errorf("bench: %s under %s: %w", rp.recs[j.r].Source, rp.presets[j.p].Name, err)
+			err = fmt.Errorf("bench: %s under %s: %w", j.run.rec.Source, rp.presets[j.p].Name, err)
 		}
 		select {
 		case done <- jobDone{j.r, j.p, rep, err}:
@@ -209,9 +262,9 @@ func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<-
 // collect files each finished replay with its recording and folds every
 // complete recording in order. The first error cancels the rest and is
 // returned once the workers have stopped.
-func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobDone, fold func(r int, reps []*replay.Report)) error {
+func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobDone, fold func(r int, rec *replay.Recording, reps []*replay.Report)) error {
 	var firstErr error
-	next, finished, total := 0, 0, len(rp.recs)*rp.replayed
+	next, finished := 0, 0
 	for d := range done {
 		if d.err != nil && firstErr == nil {
 			firstErr = d.err
@@ -222,6 +275,9 @@ func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobD
 		}
 		finished++
 		if rp.o.Progress != nil {
+			rp.mu.Lock()
+			total := max(rp.known, rp.total)
+			rp.mu.Unlock()
 			rp.o.Progress(finished, total)
 		}
 		run := rp.open(d.r)
@@ -244,20 +300,20 @@ func (rp *replayer) open(r int) *openRun {
 // foldReady folds every complete recording from next on, in order
 // (replaying it through the proxy first when --through is set), closes
 // it, and returns the first recording still open.
-func (rp *replayer) foldReady(ctx context.Context, next int, fold func(r int, reps []*replay.Report)) (int, error) {
+func (rp *replayer) foldReady(ctx context.Context, next int, fold func(r int, rec *replay.Recording, reps []*replay.Report)) (int, error) {
 	for {
 		run := rp.open(next)
 		if run == nil || run.left > 0 {
 			return next, nil
 		}
 		if rp.through != nil {
-			rep, err := rp.through.replay(ctx, rp.recs[next], run.counter, run.needles)
+			rep, err := rp.through.replay(ctx, run.rec, run.counter, run.needles, !rp.shown)
 			if err != nil {
 				return next, err
 			}
 			run.reports[rp.replayed] = rep
 		}
-		fold(next, run.reports)
+		fold(next, run.rec, run.reports)
 		rp.mu.Lock()
 		delete(rp.runs, next)
 		rp.mu.Unlock()

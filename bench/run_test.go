@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentharness/harness/replay"
@@ -78,7 +79,7 @@ func TestReplayAllStreams(t *testing.T) {
 		return none.build(env)
 	}}
 	const workers = 2
-	err := replayAll(context.Background(), Options{Workers: workers}, recs, []Preset{none, watch}, false, func(r int, reps []*replay.Report) {
+	err := replayAll(context.Background(), Options{Workers: workers}, Slice(recs), len(recs), []Preset{none, watch}, false, func(r int, _ *replay.Recording, reps []*replay.Report) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r != folded {
@@ -116,4 +117,64 @@ func TestRunStopsOnError(t *testing.T) {
 	if _, err := Run(ctx, recs, &Options{Workers: 2}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", err)
 	}
+}
+
+// TestRunEachReadsAsItGoes checks that RunEach takes a recording from its
+// source only once a slot is free (at most Workers + 1 held: recording k
+// is asked for only after k − Workers recordings were fully replayed),
+// gives Run's table, and ends with the source's error.
+func TestRunEachReadsAsItGoes(t *testing.T) {
+	small := suiteRecs(t, "stuck-loop")[0]
+	var recs []*replay.Recording
+	for i := range 12 {
+		rec := *small
+		rec.ID = rec.ID + "-" + strconv.Itoa(i)
+		recs = append(recs, &rec)
+	}
+	none, _ := Lookup("none")
+	harness, _ := Lookup("harness")
+	const workers = 2
+	var finished atomic.Int64
+	opts := &Options{Presets: []Preset{none, harness}, Workers: workers, Progress: func(done, _ int) { finished.Store(int64(done)) }}
+	src := func(ctx context.Context, yield func(*replay.Recording) error) error {
+		for k, rec := range recs {
+			if need := (k - workers) * 2; finished.Load() < int64(need) {
+				t.Errorf("recording %d asked for after %d replays, want at least %d", k, finished.Load(), need)
+			}
+			if err := yield(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	got, err := RunEach(context.Background(), src, 0, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Run(context.Background(), recs, &Options{Presets: opts.Presets, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tableJSON(t, got), tableJSON(t, want); a != b {
+		t.Errorf("RunEach's table differs from Run's:\n%s\n%s", a, b)
+	}
+	broken := errors.New("disk gone")
+	_, err = RunEach(context.Background(), func(ctx context.Context, yield func(*replay.Recording) error) error {
+		if err := yield(recs[0]); err != nil {
+			return err
+		}
+		return broken
+	}, 0, opts)
+	if !errors.Is(err, broken) {
+		t.Fatalf("source error: err = %v", err)
+	}
+}
+
+func tableJSON(t *testing.T, tab *Table) string {
+	t.Helper()
+	b, err := json.Marshal(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -91,12 +91,14 @@ func (s *throughSession) close() { s.up.Close() }
 
 // replay replays rec through the proxy, one call at a time. Recordings go
 // through one after another, in the bench's order.
-func (s *throughSession) replay(ctx context.Context, rec *replay.Recording, counter tokens.Counter, needles []replay.Needle) (*replay.Report, error) {
+// noShown leaves out the per-request lists of tool messages, as the
+// in-process replays of a table do.
+func (s *throughSession) replay(ctx context.Context, rec *replay.Recording, counter tokens.Counter, needles []replay.Needle, noShown bool) (*replay.Report, error) {
 	run := &throughRun{t: s.t, up: s.up, client: s.client, rec: rec}
 	pol := replay.Policy{Name: s.t.name(), New: func(replay.Env) (*replay.Config, error) {
 		return &replay.Config{Policies: []harness.ViewPolicy{run}}, nil
 	}}
-	rep, err := replay.Replay(ctx, rec, pol, &replay.Options{Counter: counter, Needles: needles})
+	rep, err := replay.Replay(ctx, rec, pol, &replay.Options{Counter: counter, Needles: needles, NoShown: noShown})
 	s.mu.Lock()
 	if err == nil {
 		err = s.upErr

@@ -314,13 +314,14 @@ type compaction struct {
 	bank *bank // nil when the bank is off
 	raw  []int // raw token count of each message
 	tool int   // raw tokens of the tool schemas sent
+	// args indexes the calls of the view's assistant messages, built only
+	// when a call is not in the assistant message before its result.
 	args map[string]harness.ToolCall
-	// canClear caches clearable by call id.
-	canClear map[string]bool
-	// saved caches saving by call id (ids, unlike message indexes, do not
-	// move when the note message is inserted): placeholders are counted
-	// once per pass.
-	saved map[string]float64
+	// items are the conversation's placeholders (nil: rendered each time);
+	// last is the entry item returned last, for message lastAt.
+	items  *resultItems
+	last   *resultItem
+	lastAt int
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -336,6 +337,11 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		return err
 	}
 	c := newCompaction(ctx, v, cfg)
+	if cfg.placeholders != nil {
+		items, release := cfg.placeholders.open(v.Conversation)
+		defer release()
+		c.items = items
+	}
 	if cfg.prices != nil {
 		c.bank = p.books.open(v.Conversation, requestsSoFar(v), c.counter, cfg.prices)
 	}
@@ -442,17 +448,54 @@ func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	return nil
 }
 
-// newCompaction measures v for one compaction pass, indexing the calls of
-// its assistant messages (placeholders name their arguments).
+// newCompaction measures v for one compaction pass.
 func newCompaction(ctx context.Context, v *harness.View, cfg compactConfig) *compaction {
-	c := &compaction{compactConfig: cfg, ctx: ctx, v: v, args: map[string]harness.ToolCall{}}
-	for _, m := range v.Messages {
-		for _, tc := range m.ToolCalls {
-			c.args[tc.ID] = tc
-		}
-	}
+	c := &compaction{compactConfig: cfg, ctx: ctx, v: v}
 	c.measure()
 	return c
+}
+
+// callOf returns the call whose result message i shows (placeholders
+// name its arguments), and whether the view holds it: found in the
+// assistant message before the result, where BuildView puts it, or else
+// in an index of every call of the view.
+func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, bool) {
+	if c.args == nil {
+		for j := i - 1; j >= 0; j-- {
+			if calls := c.v.Messages[j].ToolCalls; len(calls) > 0 {
+				for _, tc := range calls {
+					if tc.ID == res.CallID {
+						return tc, true
+					}
+				}
+				break
+			}
+		}
+		c.args = map[string]harness.ToolCall{}
+		for _, m := range c.v.Messages {
+			for _, tc := range m.ToolCalls {
+				c.args[tc.ID] = tc
+			}
+		}
+	}
+	call, ok := c.args[res.CallID]
+	return call, ok
+}
+
+// item is the conversation's entry for the result message i shows.
+func (c *compaction) item(i int) *resultItem {
+	res := c.v.Origins[i].Result
+	if c.last != nil && c.lastAt == i && c.last.res == res {
+		return c.last // clearable, then saving, of the same message
+	}
+	if it := c.items.current(i, res); it != nil {
+		c.last, c.lastAt = it, i
+		return it
+	}
+	call, hasArg := c.callOf(i, res)
+	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, func() string { return c.renderPlaceholder(res, call, hasArg) })
+	c.lastAt = i
+	return c.last
 }
 
 // clearMark is the newest clearing mark recorded in conv's notes.
@@ -522,15 +565,17 @@ func compactCleared(o harness.Origin) bool {
 // results cleared with it, and keep them from ever being cleared.
 func (c *compaction) clearable(i int) bool {
 	res := c.v.Origins[i].Result
-	if v, ok := c.canClear[res.CallID]; ok {
-		return v
+	if c.items == nil {
+		return len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(i))
 	}
-	v := len(pointsAt(res)) > 0 || len(res.ModelText()) > len(c.placeholder(res))
-	if c.canClear == nil {
-		c.canClear = make(map[string]bool, len(c.v.Messages)/2) // sized once: it holds every result
+	it := c.item(i)
+	if it.clearable < 0 {
+		it.clearable = 0
+		if len(pointsAt(res)) > 0 || len(res.ModelText()) > len(it.text) {
+			it.clearable = 1
+		}
 	}
-	c.canClear[res.CallID] = v
-	return v
+	return it.clearable == 1
 }
 
 // pointsAt lists the calls whose results res's model copy points at
@@ -557,17 +602,25 @@ func (c *compaction) clearThrough(mark compactPos) int {
 	idx, _ := c.clearing(mark)
 	for _, i := range idx {
 		res := c.v.Origins[i].Result
-		text := c.placeholder(res)
 		in := 0
 		for _, part := range c.v.Messages[i].Parts {
 			in += part.Size()
 		}
-		cut := harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)}
-		if err := c.v.ReplaceText(i, text, cut); err != nil {
+		var err error
+		if c.items != nil {
+			// The same parts and cut as every earlier view: nothing is
+			// allocated to reproduce a clear.
+			it := c.item(i)
+			err = c.v.ReplaceWith(i, it.parts, it.cutFor(in, res))
+		} else {
+			text := c.placeholder(i)
+			err = c.v.ReplaceText(i, text, harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)})
+		}
+		if err != nil {
 			continue // i is in range by construction
 		}
 		if m := &c.v.Messages[i]; m.ToolCallID == res.CallID && len(m.ToolCalls) == 0 {
-			c.raw[i] = c.placeholderTokens(res) // the same message, counted once
+			c.raw[i] = c.placeholderTokens(i) // the same message, counted once
 		} else {
 			c.raw[i] = tokens.CountMessage(c.counter, m)
 		}
@@ -640,19 +693,9 @@ func (c *compaction) pinned(mark compactPos) map[string]bool {
 	return pinned
 }
 
-// saving is what clearing message i saves, in calibrated tokens (counted
-// once per pass).
+// saving is what clearing message i saves, in calibrated tokens.
 func (c *compaction) saving(i int) float64 {
-	id := c.v.Origins[i].Result.CallID
-	if v, ok := c.saved[id]; ok {
-		return v
-	}
-	v := float64(c.raw[i]-c.placeholderTokens(c.v.Origins[i].Result)) * c.factor
-	if c.saved == nil {
-		c.saved = make(map[string]float64, len(c.v.Messages)/2)
-	}
-	c.saved[id] = v
-	return v
+	return float64(c.raw[i]-c.placeholderTokens(i)) * c.factor
 }
 
 // chooseMark picks the next mark: whole rounds, oldest first, never the
@@ -664,14 +707,22 @@ func (c *compaction) saving(i int) float64 {
 // any.
 func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) (compactPos, int, bool) {
 	var all []compactPos
+	if c.items != nil {
+		all = c.items.rounds[:0] // the conversation's scratch buffer (held for the pass)
+		defer func() { c.items.rounds = all[:0] }()
+	}
+	sorted := true // the view's results are in round order, as BuildView puts them
 	for i := range c.v.Messages {
 		if p, ok := c.resultPos(i); ok && (len(all) == 0 || all[len(all)-1] != p) {
+			sorted = sorted && (len(all) == 0 || all[len(all)-1].less(p))
 			all = append(all, p)
 		}
 	}
-	// Sorted and each round once (results come in round order, so this
-	// is linear; a search per message made each view quadratic).
-	sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	// Sorted and each round once (a search per message made each view
+	// quadratic).
+	if !sorted {
+		sort.Slice(all, func(i, j int) bool { return all[i].less(all[j]) })
+	}
 	all = slices.Compact(all)
 	if len(all) <= keep {
 		return mark, 0, false
@@ -687,15 +738,19 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		// (and each candidate costs a pass over the view).
 		candidates = candidates[len(candidates)-1:]
 	}
-	for _, p := range candidates {
-		if !mark.less(p) {
-			continue
+	if first := c.firstAfter(candidates, mark); sorted && first >= 0 && len(c.pinned(candidates[first])) == 0 {
+		next, saved, cleared = c.chooseInOnePass(candidates[first:], mark, need, chunk)
+	} else {
+		for _, p := range candidates {
+			if !mark.less(p) {
+				continue
+			}
+			if saved >= need && saved >= chunk {
+				break
+			}
+			idx, s := c.clearing(p)
+			next, saved, cleared = p, s, len(idx)
 		}
-		if saved >= need && saved >= chunk {
-			break
-		}
-		idx, s := c.clearing(p)
-		next, saved, cleared = p, s, len(idx)
 	}
 	// Too little to be worth a cache break: wait until a chunk has
 	// accumulated (unless the provider has just rejected the request).
@@ -705,6 +760,48 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		return mark, 0, false
 	}
 	return next, cleared, cleared > 0
+}
+
+// firstAfter is the index of the first candidate after mark, or -1.
+func (c *compaction) firstAfter(candidates []compactPos, mark compactPos) int {
+	for i, p := range candidates {
+		if mark.less(p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// chooseInOnePass is chooseMark's walk over candidates (all after mark,
+// in order) in one pass over the view instead of a clearing pass per
+// candidate: with the view's results in round order and no result after
+// the first candidate pointing at others (nothing pinned), what clearing
+// through a candidate clears is what clearing through the one before
+// cleared plus the results up to it, summed in the same order, so the
+// figures are clearing's exactly.
+func (c *compaction) chooseInOnePass(candidates []compactPos, mark compactPos, need, chunk float64) (compactPos, float64, int) {
+	next, saved, cleared := mark, 0.0, 0
+	s, k, i := 0.0, 0, 0
+	for _, p := range candidates {
+		if saved >= need && saved >= chunk {
+			break
+		}
+		for ; i < len(c.v.Messages); i++ {
+			q, ok := c.resultPos(i)
+			if !ok {
+				continue
+			}
+			if p.less(q) {
+				break
+			}
+			if !compactCleared(c.v.Origins[i]) && c.clearable(i) {
+				s += c.saving(i)
+				k++
+			}
+		}
+		next, saved, cleared = p, s, k
+	}
+	return next, saved, cleared
 }
 
 // pays reports whether clearing the results after mark through next is
@@ -736,38 +833,35 @@ func (c *compaction) covered(next compactPos) bool {
 	return c.bank == nil || c.bank.covers(c.afterClear(next))
 }
 
-// placeholder is the one line a cleared result becomes. It depends only on
-// the stored result, its call and the options, so every view renders it
-// the same.
-func (c *compaction) placeholder(res *harness.ToolResult) string {
-	call, hasArg := c.args[res.CallID]
-	if c.placeholders == nil {
-		return c.renderPlaceholder(res, call, hasArg)
+// placeholder is the one line the result message i shows becomes when
+// cleared. It depends only on the stored result, its call and the
+// options, so every view renders it the same (and, with the
+// conversation's entries, shows the same string).
+func (c *compaction) placeholder(i int) string {
+	if c.items != nil {
+		return c.item(i).text
 	}
-	if text, ok := c.placeholders.get(res, call.Args, hasArg, c.recall); ok {
-		return text
-	}
-	text := c.renderPlaceholder(res, call, hasArg)
-	c.placeholders.put(res, call.Args, hasArg, c.recall, text)
-	return text
+	res := c.v.Origins[i].Result
+	call, hasArg := c.callOf(i, res)
+	return c.renderPlaceholder(res, call, hasArg)
 }
 
-// placeholderTokens counts the tool message that shows res's placeholder
-// (remembered with the placeholder: it depends on nothing else).
-func (c *compaction) placeholderTokens(res *harness.ToolResult) int {
-	call, hasArg := c.args[res.CallID]
-	if c.placeholders != nil {
-		if n, ok := c.placeholders.tokens(res, call.Args, hasArg, c.recall); ok {
-			return n
-		}
+// placeholderTokens counts the tool message that shows the placeholder of
+// message i (remembered with the placeholder: it depends on nothing else).
+func (c *compaction) placeholderTokens(i int) int {
+	res := c.v.Origins[i].Result
+	if c.items == nil {
+		ph := harness.ToolMessage(res)
+		ph.Parts = []harness.Part{harness.TextPart(c.placeholder(i))}
+		return tokens.CountMessage(c.counter, &ph)
 	}
-	ph := harness.ToolMessage(res)
-	ph.Parts = []harness.Part{harness.TextPart(c.placeholder(res))}
-	n := tokens.CountMessage(c.counter, &ph)
-	if c.placeholders != nil {
-		c.placeholders.setTokens(res, call.Args, hasArg, c.recall, n)
+	it := c.item(i)
+	if it.tokens == 0 {
+		ph := harness.ToolMessage(res)
+		ph.Parts = it.parts
+		it.tokens = tokens.CountMessage(c.counter, &ph)
 	}
-	return n
+	return it.tokens
 }
 
 // renderPlaceholder writes the placeholder of res, made by call (hasArg:

@@ -67,6 +67,17 @@ type bank struct {
 	// whole is each result's tool message as keeping everything shows it,
 	// by call id (built once, so the cache model compares by pointer).
 	whole map[string]harness.Message
+	// wholeAt is the whole message of each message index of the last
+	// requests, found again by a pointer compare (see resultItems.at).
+	wholeAt []wholeMsg
+	// keptBuf holds the messages of the requests keepAll made (see there).
+	keptBuf []harness.Message
+}
+
+// wholeMsg is a result's tool message as keeping everything shows it.
+type wholeMsg struct {
+	res *harness.ToolResult
+	msg harness.Message
 }
 
 // books holds the banks of the conversations a policy serves.
@@ -168,28 +179,61 @@ func (k *bank) covers(v *harness.View) bool {
 // the system prompt). A summary's covered turns are not put back: the
 // bank then counts them as saved, which a conversation with a summarizer
 // has indeed saved.
+//
+// Keeping everything only ever appends, so the requests share one buffer:
+// a request whose messages start with the buffer's writes only its new
+// ones past the end of every earlier request, and one that differs gets a
+// buffer of its own.
 func (k *bank) keepAll(v *harness.View) *harness.Request {
 	req := v.Request(0)
-	msgs := make([]harness.Message, 0, len(v.Messages))
-	for i, m := range v.Messages {
-		o := v.Origins[i]
+	buf, n, own := k.keptBuf, 0, false
+	put := func(m *harness.Message) {
+		if !own && n < len(buf) {
+			if tokens.SameMessage(m, &buf[n]) {
+				n++ // serialized alike: counted alike
+				return
+			}
+			buf, own = append(make([]harness.Message, 0, len(v.Messages)), buf[:n]...), true
+		}
+		buf = append(buf[:n], *m)
+		n++
+	}
+	for i := range v.Messages {
+		m, o := &v.Messages[i], &v.Origins[i]
 		switch {
 		case o.Result != nil && m.Role == harness.RoleTool:
-			w, ok := k.whole[o.Result.CallID]
-			if !ok {
-				w = harness.ToolMessage(o.Result)
-				w.Parts = o.Result.FullParts()
-				k.whole[o.Result.CallID] = w
-			}
-			msgs = append(msgs, w)
+			w := k.wholeOf(i, o.Result)
+			put(&w)
 		case o.Turn == 0 && m.Role == harness.RoleUser:
 			// the note message: keeping everything shows none
 		default:
-			msgs = append(msgs, m)
+			put(m)
 		}
 	}
-	req.Messages = msgs
+	if own || len(buf) > len(k.keptBuf) {
+		k.keptBuf = buf
+	}
+	req.Messages = buf[:n:n]
 	return req
+}
+
+// wholeOf is res's tool message, shown by message i, as keeping
+// everything shows it (built once per result).
+func (k *bank) wholeOf(i int, res *harness.ToolResult) harness.Message {
+	if i < len(k.wholeAt) && k.wholeAt[i].res == res {
+		return k.wholeAt[i].msg
+	}
+	w, ok := k.whole[res.CallID]
+	if !ok {
+		w = harness.ToolMessage(res)
+		w.Parts = res.FullParts()
+		k.whole[res.CallID] = w
+	}
+	if i >= len(k.wholeAt) {
+		k.wholeAt = append(k.wholeAt, make([]wholeMsg, i+1-len(k.wholeAt))...)
+	}
+	k.wholeAt[i] = wholeMsg{res, w}
+	return w
 }
 
 // afterClear returns a copy of c's view with the clear through next

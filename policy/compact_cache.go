@@ -6,89 +6,126 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/tokens"
 )
 
-// placeholderCache remembers the placeholder of each cleared result (and
-// the tokens of the message showing it), so a
-// view rebuilt every round shows the very string of the round before: the
-// token counter then finds it by identity (tokens.Cache) instead of
-// rendering and counting it again, and a clear's cost does not grow with
-// the number of results cleared before it. A placeholder depends only on
-// the stored result, its call's arguments and whether it names the recall
-// tool, so an entry is used only when all three are what they were.
-// Entries live in two generations (see tokens.Cache), so memory stays
-// bounded when one policy serves many conversations. Safe for concurrent
-// use.
+// placeholderCache remembers, per conversation, what clearing each stored
+// result means (see resultItem), so a view rebuilt every round shows the
+// very strings and cuts of the round before: the token counter then finds
+// them by identity (tokens.Cache) instead of rendering and counting them
+// again, and reproducing a clear costs a lookup per cleared result, with
+// nothing allocated, however many results were cleared before it. A
+// placeholder depends only on the stored result, its call's arguments and
+// whether it names the recall tool, so an entry is used only when all
+// three are what they were. At most placeholderConversations conversations
+// are kept. Safe for concurrent use.
 type placeholderCache struct {
-	mu       sync.Mutex
-	cur, old map[*harness.ToolResult]placeholderEntry
+	mu    sync.Mutex
+	convs map[*harness.Conversation]*resultItems
 }
 
-type placeholderEntry struct {
-	args   []byte
-	hasArg bool
-	recall bool
-	text   string
+// placeholderConversations bounds the conversations a placeholderCache
+// keeps.
+const placeholderConversations = 256
+
+// resultItems are one conversation's entries. mu is held for a whole
+// compaction pass, so two views of one conversation built at once take
+// turns.
+type resultItems struct {
+	mu    sync.Mutex
+	byRes map[*harness.ToolResult]*resultItem
+	// at is the entry of each message index of the last views: a view
+	// rebuilt from the transcript has each result where the last one had
+	// it, so most lookups compare a pointer instead of hashing one.
+	at []*resultItem
+	// rounds is chooseMark's buffer, reused by every pass.
+	rounds []compactPos
+	// pass counts the compaction passes; an entry checked against its
+	// call in this pass is not checked again.
+	pass int
+}
+
+// resultItem is what clearing one stored result means.
+type resultItem struct {
+	res     *harness.ToolResult
+	checked int // the pass that last found it current
+	args    []byte
+	hasArg  bool
+	recall  bool
+	// clearable records compaction.clearable (-1 unknown, 0 no, 1 yes).
+	clearable int8
+	text      string
+	// parts shows text (one text part), shared by every view.
+	parts []harness.Part
 	// tokens counts the tool message showing text (0: not yet counted).
 	tokens int
+	// cut is the clear's cut for a message of cutIn bytes (nil: none
+	// made yet), shared by every view: it has no room to append in place.
+	cut   []harness.Cut
+	cutIn int
 }
 
-// placeholderCacheSize bounds each generation.
-const placeholderCacheSize = 4096
-
-// get returns the cached placeholder of res rendered with args (hasArg:
-// the call is known) and recall, and whether there is one.
-func (pc *placeholderCache) get(res *harness.ToolResult, args []byte, hasArg, recall bool) (string, bool) {
+// open returns conv's entries, locked until their release is called.
+func (pc *placeholderCache) open(conv *harness.Conversation) (*resultItems, func()) {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	e, ok := pc.cur[res]
-	if !ok {
-		if e, ok = pc.old[res]; ok {
-			pc.putLocked(res, e)
+	ri := pc.convs[conv]
+	if ri == nil {
+		if pc.convs == nil || len(pc.convs) >= placeholderConversations {
+			pc.convs = map[*harness.Conversation]*resultItems{}
+		}
+		ri = &resultItems{byRes: map[*harness.ToolResult]*resultItem{}}
+		pc.convs[conv] = ri
+	}
+	pc.mu.Unlock()
+	ri.mu.Lock()
+	ri.pass++
+	return ri, ri.mu.Unlock
+}
+
+// get returns the entry of res, shown by message i, for a placeholder
+// rendered with args (hasArg: the call is known) and recall, made anew
+// (render writes the text) when there is none or it was rendered
+// otherwise.
+func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, recall bool, render func() string) *resultItem {
+	var it *resultItem
+	if i < len(ri.at) && ri.at[i] != nil && ri.at[i].res == res {
+		it = ri.at[i]
+	} else {
+		it = ri.byRes[res]
+	}
+	if it == nil || it.hasArg != hasArg || it.recall != recall || !bytes.Equal(it.args, args) {
+		text := render()
+		it = &resultItem{res: res, args: args, hasArg: hasArg, recall: recall, clearable: -1, text: text, parts: []harness.Part{harness.TextPart(text)}}
+		ri.byRes[res] = it
+	}
+	if i >= len(ri.at) {
+		ri.at = append(ri.at, make([]*resultItem, i+1-len(ri.at))...)
+	}
+	ri.at[i] = it
+	it.checked = ri.pass
+	return it
+}
+
+// current returns the entry of message i when this pass already found it
+// current for res (the call cannot change within a pass), or nil.
+func (ri *resultItems) current(i int, res *harness.ToolResult) *resultItem {
+	if i < len(ri.at) {
+		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass {
+			return it
 		}
 	}
-	if !ok || e.hasArg != hasArg || e.recall != recall || !bytes.Equal(e.args, args) {
-		return "", false
-	}
-	return e.text, true
+	return nil
 }
 
-// put remembers text as the placeholder of res rendered with args and
-// recall.
-func (pc *placeholderCache) put(res *harness.ToolResult, args []byte, hasArg, recall bool, text string) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	pc.putLocked(res, placeholderEntry{args: args, hasArg: hasArg, recall: recall, text: text})
-}
-
-// tokens returns the remembered count of res's placeholder message, when
-// the placeholder is cached for args and recall and was counted.
-func (pc *placeholderCache) tokens(res *harness.ToolResult, args []byte, hasArg, recall bool) (int, bool) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	e, ok := pc.cur[res]
-	if !ok || e.hasArg != hasArg || e.recall != recall || !bytes.Equal(e.args, args) || e.tokens == 0 {
-		return 0, false
+// cutFor returns the cut of clearing a message of in bytes to the
+// placeholder, made once per size.
+func (it *resultItem) cutFor(in int, res *harness.ToolResult) []harness.Cut {
+	if it.cut == nil || it.cutIn != in {
+		it.cut = []harness.Cut{{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(it.text), Locator: locator.Spill(res)}}
+		it.cutIn = in
 	}
-	return e.tokens, true
-}
-
-// setTokens remembers n as the count of res's cached placeholder message.
-func (pc *placeholderCache) setTokens(res *harness.ToolResult, args []byte, hasArg, recall bool, n int) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if e, ok := pc.cur[res]; ok && e.hasArg == hasArg && e.recall == recall && bytes.Equal(e.args, args) {
-		e.tokens = n
-		pc.cur[res] = e
-	}
-}
-
-func (pc *placeholderCache) putLocked(res *harness.ToolResult, e placeholderEntry) {
-	if pc.cur == nil || len(pc.cur) >= placeholderCacheSize {
-		pc.old, pc.cur = pc.cur, make(map[*harness.ToolResult]placeholderEntry)
-	}
-	pc.cur[res] = e
+	return it.cut
 }
 
 // measureMemo keeps, per conversation, the messages of the last view the
@@ -109,10 +146,13 @@ type measureMemo struct {
 // measureMemoConversations bounds the conversations a measureMemo keeps.
 const measureMemoConversations = 256
 
-// measured is one conversation's last measured view.
+// measured is one conversation's last measured view, and the buffers of
+// the one before (spare), which the next view is measured into so that a
+// request copies the view's messages without allocating.
 type measured struct {
-	msgs []harness.Message
-	raw  []int
+	msgs  []harness.Message
+	raw   []int
+	spare *measured
 }
 
 // counts returns the token count of each of msgs, reusing the counts of
@@ -121,22 +161,36 @@ type measured struct {
 func (mm *measureMemo) counts(conv *harness.Conversation, msgs []harness.Message, count func(*harness.Message) int) []int {
 	mm.mu.Lock()
 	prev := mm.convs[conv]
+	next := &measured{}
+	if prev != nil && prev.spare != nil {
+		// Taken: a view of the conversation measured at the same time
+		// makes its own.
+		next, prev.spare = prev.spare, nil
+	}
 	mm.mu.Unlock()
-	raw := make([]int, len(msgs))
+	next.raw = slices.Grow(next.raw[:0], len(msgs))[:len(msgs)]
 	d := 0 // msgs[i] is expected at prev.msgs[i-d]
 	for i := range msgs {
 		if prev != nil {
 			if j, ok := prev.find(&msgs[i], i, &d); ok {
-				raw[i] = prev.raw[j]
+				next.raw[i] = prev.raw[j]
 				continue
 			}
 		}
-		raw[i] = count(&msgs[i])
+		next.raw[i] = count(&msgs[i])
 	}
-	next := &measured{msgs: slices.Clone(msgs), raw: slices.Clone(raw)}
+	if len(next.msgs) > len(msgs) {
+		clear(next.msgs[len(msgs):]) // hold no message of a longer view
+	}
+	next.msgs = append(next.msgs[:0], msgs...)
+	raw := slices.Clone(next.raw)
 	mm.mu.Lock()
 	if mm.convs == nil || (len(mm.convs) >= measureMemoConversations && mm.convs[conv] == nil) {
 		mm.convs = map[*harness.Conversation]*measured{}
+	}
+	if prev != nil && mm.convs[conv] == prev {
+		prev.spare = nil
+		next.spare = prev
 	}
 	mm.convs[conv] = next
 	mm.mu.Unlock()

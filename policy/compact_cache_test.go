@@ -101,3 +101,63 @@ func TestMeasureMemoIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseInOnePassIsPerCandidate checks that the one-pass walk over
+// the candidate rounds gives exactly what a clearing pass per candidate
+// gives (the mark, the tokens saved, the results cleared), for needs
+// from one round to all of them, after an earlier mark and without one,
+// on a view with results of varying size across turns.
+func TestChooseInOnePassIsPerCandidate(t *testing.T) {
+	conv := compactConv([]int{7, 12, 9}, 300)
+	for i, turn := range conv.Turns {
+		for j, r := range turn.Rounds {
+			if (i+j)%4 == 0 { // some results no longer than a placeholder
+				r.Results[0].Parts = []harness.Part{harness.TextPart("ok")}
+				r.Results[0].Bytes = 2
+			}
+		}
+	}
+	p := &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: tokens.NewCache(o200k(t), nil)}
+	cfg, err := p.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mark := range []compactPos{{}, {1, 5}, {2, 3}} {
+		for _, need := range []float64{1, 500, 2_000, 6_000, 1e9} {
+			v := harness.BuildView(conv, conv.Turns[2], "sys", nil, false)
+			c := newCompaction(t.Context(), v, cfg)
+			items, release := cfg.placeholders.open(conv)
+			c.items = items
+			if mark != (compactPos{}) {
+				c.clearThrough(mark)
+			}
+			var all []compactPos
+			for i := range v.Messages {
+				if q, ok := c.resultPos(i); ok && (len(all) == 0 || all[len(all)-1] != q) {
+					all = append(all, q)
+				}
+			}
+			candidates := all[:len(all)-3]
+			first := c.firstAfter(candidates, mark)
+			gotMark, gotSaved, gotCleared := c.chooseInOnePass(candidates[first:], mark, need, 0)
+			wantMark, wantSaved, wantCleared := mark, 0.0, 0
+			for _, q := range candidates {
+				if !mark.less(q) {
+					continue
+				}
+				if wantSaved >= need {
+					break
+				}
+				idx, s := c.clearing(q)
+				wantMark, wantSaved, wantCleared = q, s, len(idx)
+			}
+			release()
+			if need == 1e9 && wantCleared < 10 {
+				t.Errorf("mark %v: %d results to clear, the test checks little", mark, wantCleared)
+			}
+			if gotMark != wantMark || gotSaved != wantSaved || gotCleared != wantCleared {
+				t.Errorf("mark %v need %.0f: one pass %v %.3f %d, per candidate %v %.3f %d", mark, need, gotMark, gotSaved, gotCleared, wantMark, wantSaved, wantCleared)
+			}
+		}
+	}
+}

@@ -362,7 +362,9 @@ func TestCompactSummarisesOldTurns(t *testing.T) {
 func TestCompactPlaceholderWithoutRecall(t *testing.T) {
 	c := &compaction{compactConfig: compactConfig{recall: false}, args: map[string]harness.ToolCall{
 		"x": {ID: "x", Name: "grep", Args: json.RawMessage(`{"pattern":"` + strings.Repeat("a", 100) + `"}`)}}}
-	got := c.placeholder(&harness.ToolResult{CallID: "x", Tool: "grep", IsError: true, Bytes: 42})
+	c.v = &harness.View{Messages: []harness.Message{{Role: harness.RoleTool, ToolCallID: "x"}},
+		Origins: []harness.Origin{{Turn: 1, Round: 1, Result: &harness.ToolResult{CallID: "x", Tool: "grep", IsError: true, Bytes: 42}}}}
+	got := c.placeholder(0)
 	want := `[cleared to save context: the error result of grep {"pattern":"` + strings.Repeat("a", 68) + `… (call x, 42 bytes). To see it again, it is stored under call id x.]`
 	if got != want {
 		t.Fatalf("\n got %s\nwant %s", got, want)

@@ -107,57 +107,9 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 	case "user":
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
 	case "assistant":
-		if len(b.rec.Turns) == 0 {
-			b.rec.Turns = append(b.rec.Turns, &Turn{})
-		}
-		t := b.rec.Turns[len(b.rec.Turns)-1]
-		c := &Call{Request: b.index, Offset: v.off}
-		c.Assistant = harness.Message{Role: harness.RoleAssistant, Parts: parts}
-		for i, tc := range m.ToolCalls {
-			args, err := callArgs(tc.Function.Arguments)
-			if err != nil {
-				return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, i), err.Error(), nil)
-			}
-			if tc.ID == "" {
-				tc.ID = fmt.Sprintf("call_m%d_%d", b.index, i+1)
-			}
-			if _, dup := b.pending[tc.ID]; dup {
-				return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].id", path, i), fmt.Sprintf("tool call id %q is already waiting for its result", tc.ID), nil)
-			}
-			c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
-			b.pending[tc.ID] = c
-		}
-		switch {
-		case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
-			c.Usage, c.HasUsage = m.Extra.Response.Usage.usage(), true
-		case m.Usage != nil:
-			c.Usage, c.HasUsage = m.Usage.usage(), true
-		}
-		if b.rec.Model == "" && m.Extra != nil && m.Extra.Response != nil {
-			b.rec.Model = m.Extra.Response.Model
-		}
-		t.Calls = append(t.Calls, c)
+		return b.addAssistant(v, path, &m, parts)
 	case "tool":
-		c, ok := b.pending[m.ToolCallID]
-		if !ok {
-			return b.src.errAt(v.off, path+".tool_call_id", fmt.Sprintf("tool message answers %q, which no earlier assistant message called (or which was already answered)", m.ToolCallID), nil)
-		}
-		delete(b.pending, m.ToolCallID)
-		r := &Result{CallID: m.ToolCallID, Shown: text, Offset: v.off}
-		for _, tc := range c.Assistant.ToolCalls {
-			if tc.ID == m.ToolCallID {
-				r.Tool = tc.Name
-			}
-		}
-		r.Full = parts
-		if b.miniSWE && m.Extra != nil {
-			if m.Extra.RawOutput != nil {
-				r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *m.Extra.RawOutput))}
-			}
-			r.IsError = m.Extra.ExceptionInfo != ""
-		}
-		c.Results = append(c.Results, r)
-		sortResults(c)
+		return b.addTool(v, path, &m, text, parts)
 	case "exit":
 		if !b.miniSWE {
 			return b.src.errAt(v.off, path+".role", `role "exit" is mini-swe-agent's; this file is not a trajectory`, nil)
@@ -166,6 +118,69 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 	default:
 		return b.src.errAt(v.off, path+".role", fmt.Sprintf("unknown role %q (want system, user, assistant or tool)", m.Role), nil)
 	}
+	return nil
+}
+
+// addAssistant appends assistant message m (content parts, found at v) as
+// the next call of the last turn, its tool calls waiting for their results.
+func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, parts []harness.Part) error {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	c := &Call{Request: b.index, Offset: v.off}
+	c.Assistant = harness.Message{Role: harness.RoleAssistant, Parts: parts}
+	for i, tc := range m.ToolCalls {
+		args, err := callArgs(tc.Function.Arguments)
+		if err != nil {
+			return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].function.arguments", path, i), err.Error(), nil)
+		}
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_m%d_%d", b.index, i+1)
+		}
+		if _, dup := b.pending[tc.ID]; dup {
+			return b.src.errAt(v.off, fmt.Sprintf("%s.tool_calls[%d].id", path, i), fmt.Sprintf("tool call id %q is already waiting for its result", tc.ID), nil)
+		}
+		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+		b.pending[tc.ID] = c
+	}
+	switch {
+	case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
+		c.Usage, c.HasUsage = m.Extra.Response.Usage.usage(), true
+	case m.Usage != nil:
+		c.Usage, c.HasUsage = m.Usage.usage(), true
+	}
+	if b.rec.Model == "" && m.Extra != nil && m.Extra.Response != nil {
+		b.rec.Model = m.Extra.Response.Model
+	}
+	t.Calls = append(t.Calls, c)
+	return nil
+}
+
+// addTool pairs tool message m (text and parts, found at v) with the call
+// waiting for it; a mini-swe-agent trajectory's raw output is its full
+// text.
+func (b *chatBuilder) addTool(v rawValue, path string, m *chatMessage, text string, parts []harness.Part) error {
+	c, ok := b.pending[m.ToolCallID]
+	if !ok {
+		return b.src.errAt(v.off, path+".tool_call_id", fmt.Sprintf("tool message answers %q, which no earlier assistant message called (or which was already answered)", m.ToolCallID), nil)
+	}
+	delete(b.pending, m.ToolCallID)
+	r := &Result{CallID: m.ToolCallID, Shown: text, Offset: v.off}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == m.ToolCallID {
+			r.Tool = tc.Name
+		}
+	}
+	r.Full = parts
+	if b.miniSWE && m.Extra != nil {
+		if m.Extra.RawOutput != nil {
+			r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *m.Extra.RawOutput))}
+		}
+		r.IsError = m.Extra.ExceptionInfo != ""
+	}
+	c.Results = append(c.Results, r)
+	sortResults(c)
 	return nil
 }
 

@@ -154,23 +154,39 @@ func (b *cxBuilder) start() {
 	b.call, b.billed, b.pending, b.msgs = nil, nil, map[string]*Call{}, 0
 }
 
+// add reads one rollout line: a session or turn record, a token count, or
+// a response item of the model context being built.
 func (b *cxBuilder) add(src *source, off int64, path, kind string, it *cxItem) error {
+	switch kind {
+	case "", "response_item":
+	default:
+		b.addEvent(kind, it)
+		return nil
+	}
+	if kind == "" && it.Type == "" && it.ID != "" {
+		b.session = it.ID // the first line of an older rollout
+		return nil
+	}
+	return b.addItem(src, off, path, it)
+}
+
+// addEvent reads a line that is not a response item: the session's
+// metadata, the model of a turn, a compaction (a new model context) or the
+// token count that bills the last response.
+func (b *cxBuilder) addEvent(kind string, it *cxItem) {
 	switch kind {
 	case "session_meta":
 		b.session, b.version = it.ID, it.CLIVersion
 		if it.BaseInstructions != nil {
 			b.system = it.BaseInstructions.Text
 		}
-		return nil
 	case "turn_context":
 		if it.Model != "" {
 			b.rec.Model = it.Model
 		}
-		return nil
 	case "compacted":
 		b.start()
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: it.Message})
-		return nil
 	case "event_msg":
 		if it.Type == "token_count" && it.Info != nil && it.Info.Total.Total != b.lastTot {
 			b.lastTot = it.Info.Total.Total
@@ -181,15 +197,12 @@ func (b *cxBuilder) add(src *source, off int64, path, kind string, it *cxItem) e
 				b.billed, b.call = nil, nil
 			}
 		}
-		return nil
-	case "", "response_item":
-	default:
-		return nil
 	}
-	if kind == "" && it.Type == "" && it.ID != "" {
-		b.session = it.ID // the first line of an older rollout
-		return nil
-	}
+}
+
+// addItem reads one response item: a message, a reasoning block, a tool
+// call or its output, a server-side search.
+func (b *cxBuilder) addItem(src *source, off int64, path string, it *cxItem) error {
 	switch it.Type {
 	case "message":
 		text, parts, err := chatContent(it.Content)
@@ -208,31 +221,38 @@ func (b *cxBuilder) add(src *source, off int64, path, kind string, it *cxItem) e
 		b.response(off)
 		b.reasoning++
 	case "function_call", "custom_tool_call", "local_shell_call":
-		args := it.Arguments
-		switch it.Type {
-		case "custom_tool_call":
-			a, _ := json.Marshal(map[string]json.RawMessage{"input": it.Input})
-			args = a
-		case "local_shell_call":
-			args = it.Action
-		}
-		args, err := callArgs(args)
-		if err != nil {
-			return src.errAt(off, path+".arguments", err.Error(), nil)
-		}
-		c := b.response(off)
-		id := it.CallID
-		if id == "" {
-			id = fmt.Sprintf("call_r%d_%d", b.msgs, len(c.Assistant.ToolCalls)+1)
-		}
-		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: it.Name, Args: args})
-		b.pending[id] = c
+		return b.addCall(src, off, path, it)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		b.result(off, it)
 	case "web_search_call":
 		b.response(off)
 		b.server++
 	}
+	return nil
+}
+
+// addCall adds a tool call item to the current response, its arguments
+// as the model sent them (a custom tool's input wrapped as {"input": …}).
+func (b *cxBuilder) addCall(src *source, off int64, path string, it *cxItem) error {
+	args := it.Arguments
+	switch it.Type {
+	case "custom_tool_call":
+		a, _ := json.Marshal(map[string]json.RawMessage{"input": it.Input})
+		args = a
+	case "local_shell_call":
+		args = it.Action
+	}
+	args, err := callArgs(args)
+	if err != nil {
+		return src.errAt(off, path+".arguments", err.Error(), nil)
+	}
+	c := b.response(off)
+	id := it.CallID
+	if id == "" {
+		id = fmt.Sprintf("call_r%d_%d", b.msgs, len(c.Assistant.ToolCalls)+1)
+	}
+	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: it.Name, Args: args})
+	b.pending[id] = c
 	return nil
 }
 

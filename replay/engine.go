@@ -428,15 +428,9 @@ func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) Call
 		}
 	}
 	if len(e.waiting) > 0 {
-		at := map[string]int{}
-		for i, m := range v.Messages {
-			if m.Role == harness.RoleTool {
-				at[m.ToolCallID] = i
-			}
-		}
 		for _, k := range e.waiting {
 			r := &e.report.Results[k]
-			if i, ok := at[r.CallID]; ok {
+			if i, ok := lastToolMessage(v, r.CallID); ok {
 				r.State = state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts)
 				if e.opts.KeepText {
 					r.ModelText = v.Messages[i].Text()
@@ -448,6 +442,18 @@ func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) Call
 		e.waiting = e.waiting[:0]
 	}
 	return st
+}
+
+// lastToolMessage finds the last tool message of v that shows callID's
+// result. The results waiting for their next request are the newest, so
+// the search from the end stops within the last round's messages.
+func lastToolMessage(v *harness.View, callID string) (int, bool) {
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		if m := &v.Messages[i]; m.Role == harness.RoleTool && m.ToolCallID == callID {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func resultCuts(r *harness.ToolResult) []harness.Cut {

@@ -184,41 +184,74 @@ func LoadContext(ctx context.Context, paths ...string) (recs []*Recording, skipp
 // holds is imported (ParseAll): a Claude Code session gives its main
 // chain and each subagent.
 func LoadWith(ctx context.Context, supply *Supply, paths ...string) (recs []*Recording, skipped []Skipped, err error) {
-	one := func(path string) {
-		var rs []*Recording
-		var err error
-		if IsStore(path) {
-			rs, err = ParseStore(ctx, path)
-		} else {
-			var data []byte
-			if data, err = os.ReadFile(path); err == nil {
-				rs, err = ParseAll(path, data)
-			} else {
-				err = fmt.Errorf("replay: %w", err)
-			}
+	skipped, err = LoadEach(ctx, supply, paths, func(r *Recording) error {
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, skipped, err
+}
+
+// LoadEach is LoadWith handing the recordings to yield, in the same order,
+// as each file is read, instead of returning them all: a caller that
+// drops each recording once it is done with it holds one file's at a
+// time. Every path is found (folders walked) before the first file is
+// read, so err for a path that cannot be read at all comes before any
+// recording. yield's first error stops the load and is returned as it
+// is.
+func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*Recording) error) (skipped []Skipped, err error) {
+	files, err := loadFiles(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return skipped, fmt.Errorf("replay: %w", err)
 		}
+		rs, err := loadFile(ctx, path)
 		if err != nil {
 			skipped = append(skipped, Skipped{Path: path, Err: err, Reason: err.Error()})
-			return
+			continue
 		}
 		for _, r := range rs {
 			supply.Apply(r)
+			if err := yield(r); err != nil {
+				return skipped, err
+			}
 		}
-		recs = append(recs, rs...)
 	}
+	return skipped, nil
+}
+
+// loadFile imports every recording of the file at path.
+func loadFile(ctx context.Context, path string) ([]*Recording, error) {
+	if IsStore(path) {
+		return ParseStore(ctx, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return ParseAll(path, data)
+}
+
+// loadFiles lists the files Load reads for paths, in order: each file
+// path, and each folder's files in lexical order, hidden entries and
+// SQLite's sidecar files left out.
+func loadFiles(ctx context.Context, paths []string) ([]string, error) {
+	var files []string
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return recs, skipped, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return recs, skipped, fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 		if !st.IsDir() {
-			one(p)
+			files = append(files, p)
 			continue
 		}
-		var files []string
+		var found []string
 		werr := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -230,22 +263,17 @@ func LoadWith(ctx context.Context, supply *Supply, paths ...string) (recs []*Rec
 				return nil
 			}
 			if !d.IsDir() && !sqliteSidecar(path) {
-				files = append(files, path)
+				found = append(found, path)
 			}
 			return nil
 		})
 		if werr != nil {
-			return recs, skipped, fmt.Errorf("replay: %w", werr)
+			return nil, fmt.Errorf("replay: %w", werr)
 		}
-		sort.Strings(files)
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return recs, skipped, fmt.Errorf("replay: %w", err)
-			}
-			one(f)
-		}
+		sort.Strings(found)
+		files = append(files, found...)
 	}
-	return recs, skipped, nil
+	return files, nil
 }
 
 // sqliteSidecar reports whether path is the -wal, -shm or -journal file of

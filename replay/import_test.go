@@ -137,3 +137,38 @@ func TestLoadMixedFolder(t *testing.T) {
 		t.Errorf("a missing path: %v", err)
 	}
 }
+
+// TestLoadEachYieldsInLoadOrder checks that LoadEach hands out what
+// LoadWith returns, in the same order, reports the same skipped files,
+// and stops at yield's first error.
+func TestLoadEachYieldsInLoadOrder(t *testing.T) {
+	dir := filepath.Join("testdata", "mixed")
+	recs, skipped, err := LoadWith(t.Context(), nil, dir, "testdata")
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("LoadWith: %d recordings, %v", len(recs), err)
+	}
+	var got []*Recording
+	sk, err := LoadEach(t.Context(), nil, []string{dir, "testdata"}, func(r *Recording) error {
+		got = append(got, r)
+		return nil
+	})
+	if err != nil || len(got) != len(recs) || len(sk) != len(skipped) {
+		t.Fatalf("LoadEach: %d recordings (want %d), %d skipped (want %d), %v", len(got), len(recs), len(sk), len(skipped), err)
+	}
+	for i := range got {
+		if got[i].Source != recs[i].Source || got[i].ID != recs[i].ID {
+			t.Errorf("recording %d: %s %s, LoadWith %s %s", i, got[i].Source, got[i].ID, recs[i].Source, recs[i].ID)
+		}
+	}
+	stop := errors.New("enough")
+	n := 0
+	if _, err := LoadEach(t.Context(), nil, []string{dir}, func(*Recording) error { n++; return stop }); err != stop || n != 1 {
+		t.Fatalf("yield's error: %v after %d recordings", err, n)
+	}
+	if _, err := LoadEach(t.Context(), nil, []string{filepath.Join(dir, "no-such-file")}, func(*Recording) error {
+		t.Error("a recording was yielded for a path that cannot be read")
+		return nil
+	}); err == nil {
+		t.Fatal("a missing path gave no error")
+	}
+}

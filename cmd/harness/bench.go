@@ -71,16 +71,15 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		}
 		return benchMain(ctx, e, sf, ps, prices, *jsonOut, *perRun)
 	}
-	recs, err := loadOrSuite(ctx, e, sf, pos, false, *db)
-	if err != nil {
-		return err
-	}
 	th, err := throughOption(e, *through, *throughUp)
 	if err != nil {
 		return err
 	}
-	tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
+	tab, err := benchTable(ctx, e, sf, pos, *db, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
 	if err != nil {
+		if th != nil {
+			th.Listener.Close()
+		}
 		return err
 	}
 	tab.Pricings = prices
@@ -93,6 +92,51 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		return tab.WritePerRun(e.stdout)
 	}
 	return tab.WriteText(e.stdout)
+}
+
+// benchTable replays the transcripts at pos as they are read (benchFiles),
+// or those and the conversations of the store db, or the suite.
+func benchTable(ctx context.Context, e *env, sf *supplyFlags, pos []string, db string, opts *bench.Options) (*bench.Table, error) {
+	if len(pos) > 0 && db == "" {
+		return benchFiles(ctx, e, sf, pos, opts)
+	}
+	recs, err := loadOrSuite(ctx, e, sf, pos, false, db)
+	if err != nil {
+		return nil, err
+	}
+	return bench.Run(ctx, recs, opts)
+}
+
+// benchFiles replays the transcripts at pos as they are read
+// (replay.LoadEach into bench.RunEach), so a few files are held at a time,
+// not every recording; what load prints before replaying (skipped files,
+// warnings) is printed once every file is read, the same lines.
+func benchFiles(ctx context.Context, e *env, sf *supplyFlags, pos []string, opts *bench.Options) (*bench.Table, error) {
+	supply, err := sf.supply()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		seen    []*replay.Recording // what printWarnings reads of each: source and warnings
+		skipped []replay.Skipped
+	)
+	src := func(ctx context.Context, yield func(*replay.Recording) error) error {
+		var err error
+		skipped, err = replay.LoadEach(ctx, supply, pos, func(r *replay.Recording) error {
+			seen = append(seen, &replay.Recording{Source: r.Source, Warnings: r.Warnings})
+			return yield(r)
+		})
+		return err
+	}
+	tab, err := bench.RunEach(ctx, src, 0, opts)
+	if rerr := reportSkipped(e, pos, skipped, len(seen)); err == nil && rerr != nil {
+		return nil, rerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(e, seen)
+	return tab, nil
 }
 
 // loadOrSuite imports the transcripts at pos (see load) and every

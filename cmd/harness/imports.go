@@ -69,6 +69,20 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 	if err != nil {
 		return nil, err
 	}
+	if err := reportSkipped(e, pos, skipped, len(recs)); err != nil {
+		return nil, err
+	}
+	if summary && manyFiles(pos) {
+		printSummary(e, recs, len(skipped))
+	}
+	printWarnings(e, recs)
+	return recs, nil
+}
+
+// reportSkipped prints the files skipped (one line per reason for files
+// in no known format or with no model call), and fails when no recording
+// (of n) could be imported from pos.
+func reportSkipped(e *env, pos []string, skipped []replay.Skipped, n int) error {
 	var unknown, empty []string
 	for _, s := range skipped {
 		switch {
@@ -82,14 +96,10 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 	}
 	skippedLine(e, unknown, "in no known format")
 	skippedLine(e, empty, "with no model call")
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
+	if n == 0 {
+		return fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
 	}
-	if summary && manyFiles(pos) {
-		printSummary(e, recs, len(skipped))
-	}
-	printWarnings(e, recs)
-	return recs, nil
+	return nil
 }
 
 // skippedLine prints one line for the files skipped for one reason,
