@@ -218,6 +218,12 @@ type attribution struct {
 	// Needles each kind and band holds.
 	NeedB map[string]int `json:"needles_band"`
 	NeedK map[string]int `json:"needles_kind"`
+	// Age: needles by how many requests after their result's arrival they
+	// were first used (1: the request after the one that showed it first),
+	// by kind; Beyond: the removable cost of results of at least 1k chars
+	// shown at age A or later, by kind and A.
+	Age    map[string]int       `json:"age"`
+	Beyond map[string]*attrCost `json:"beyond"`
 }
 
 type attrCost struct {
@@ -346,6 +352,13 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 			bump(&a.Use, "used: to its last use", before, keptBefore)
 			bump(&a.Use, "used: after its last use", none-before, kept-keptBefore)
 		}
+		for _, age := range []int{1, 2, 4, 8} {
+			if f >= 1_000 {
+				later := max(0, total-r.arrival-age)
+				bump(&a.Beyond, fmt.Sprintf("age %d+ %s", age, kind), 0.1*f*float64(later), 0)
+				bump(&a.Beyond, fmt.Sprintf("age %d+ all", age), 0.1*f*float64(later), 0)
+			}
+		}
 		if r.cleared >= 0 && pr.stageOf(r.turn, r.round) == "clear-old" {
 			usedBefore, usedAfter := false, false
 			for _, u := range r.uses {
@@ -364,6 +377,10 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 		if r := results[n.CallID]; r != nil {
 			count(&a.NeedB, sizeBand(harness.Chars(r.full)))
 			count(&a.NeedK, callKind(r.tool, r.args))
+			if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && harness.Chars(r.full) >= 1_000 {
+				count(&a.Age, fmt.Sprintf("%s %s", ageBand(k-r.arrival), callKind(r.tool, r.args)))
+				count(&a.Age, fmt.Sprintf("%s all", ageBand(k-r.arrival)))
+			}
 		}
 	}
 	for _, l := range pr.lost {
@@ -374,10 +391,32 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 		}
 		count(&a.LostB, sizeBand(harness.Chars(r.full)))
 		count(&a.LostK, callKind(r.tool, r.args))
+		if l.cause == "clear-old" {
+			used := false
+			for _, u := range r.uses {
+				used = used || (r.cleared >= 0 && u < r.cleared)
+			}
+			count(&a.LostPos, fmt.Sprintf("clear-old, result used before the clear %v", used))
+		}
 		if l.cause == "ceiling preview" {
 			count(&a.LostPos, needlePos(r.full, l.needle.Text, r.args))
 		}
 	}
+}
+
+// ageBand names the band of a needle's age in requests.
+func ageBand(n int) string {
+	switch {
+	case n <= 1:
+		return "1"
+	case n == 2:
+		return "2"
+	case n <= 4:
+		return "3-4"
+	case n <= 8:
+		return "5-8"
+	}
+	return "9+"
 }
 
 // sizeBand names the band of a result of n characters.
@@ -552,6 +591,17 @@ func (a *attribution) String() string {
 	ints("lost by cause", a.Lost, nil)
 	ints("lost/needles by band", a.LostB, a.NeedB)
 	ints("lost/needles by kind", a.LostK, a.NeedK)
-	ints("ceiling-lost by position", a.LostPos, nil)
+	ints("ceiling-lost by position; clear-lost by past use", a.LostPos, nil)
+	ints("needles of results ≥ 1k by age", a.Age, nil)
+	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
+	keys := make([]string, 0, len(a.Beyond))
+	for k := range a.Beyond {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " [%s %.1f%%]", k, 100*a.Beyond[k].None/a.Removable)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
