@@ -224,6 +224,13 @@ type attribution struct {
 	// shown at age A or later, by kind and A.
 	Age    map[string]int       `json:"age"`
 	Beyond map[string]*attrCost `json:"beyond"`
+	// Quoted: for results cleared for cost after the agent quoted them,
+	// the characters of the lines within 3 of a line holding a quoted
+	// needle (Kept) against the result's (None); QuotedLost counts the
+	// needles a clear hid from such results, QuotedNear those of them
+	// on such a line.
+	Quoted                 attrCost `json:"quoted"`
+	QuotedLost, QuotedNear int
 }
 
 type attrCost struct {
@@ -366,6 +373,18 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 				usedAfter = usedAfter || u >= r.cleared
 			}
 			key := fmt.Sprintf("used before %v, after %v", usedBefore, usedAfter)
+			if usedBefore {
+				var quoted []string
+				for _, n := range needles {
+					if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && n.CallID == id && k < r.cleared {
+						quoted = append(quoted, n.Text)
+					}
+				}
+				_, keptChars := nearQuoted(r.full, quoted, "", 3)
+				a.Quoted.None += f
+				a.Quoted.Kept += float64(keptChars)
+				a.Quoted.N++
+			}
 			if r.superseded >= 0 && r.superseded < r.cleared {
 				key += ", superseded"
 			}
@@ -391,6 +410,20 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 		}
 		count(&a.LostB, sizeBand(harness.Chars(r.full)))
 		count(&a.LostK, callKind(r.tool, r.args))
+		if l.cause == "clear-old" && r.cleared >= 0 {
+			var quoted []string
+			for _, n := range needles {
+				if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && n.CallID == l.needle.CallID && k < r.cleared {
+					quoted = append(quoted, n.Text)
+				}
+			}
+			if len(quoted) > 0 {
+				a.QuotedLost++
+				if near, _ := nearQuoted(r.full, quoted, l.needle.Text, 3); near {
+					a.QuotedNear++
+				}
+			}
+		}
 		if l.cause == "clear-old" {
 			used := false
 			for _, u := range r.uses {
@@ -402,6 +435,29 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 			count(&a.LostPos, needlePos(r.full, l.needle.Text, r.args))
 		}
 	}
+}
+
+// nearQuoted reports whether needle's first line lies within ctx lines
+// of a line holding one of quoted, and how many characters those
+// windows hold.
+func nearQuoted(full string, quoted []string, needle string, ctx int) (bool, int) {
+	lines := strings.SplitAfter(full, "\n")
+	keep := make([]bool, len(lines))
+	for i, l := range lines {
+		if slices.ContainsFunc(quoted, func(q string) bool { return strings.Contains(l, q) }) {
+			for j := max(0, i-ctx); j <= min(len(lines)-1, i+ctx); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	near, chars := false, 0
+	for i, l := range lines {
+		if keep[i] {
+			chars += harness.Chars(l)
+			near = near || (needle != "" && strings.Contains(l, needle))
+		}
+	}
+	return near, chars
 }
 
 // ageBand names the band of a needle's age in requests.
@@ -593,6 +649,8 @@ func (a *attribution) String() string {
 	ints("lost/needles by kind", a.LostK, a.NeedK)
 	ints("ceiling-lost by position; clear-lost by past use", a.LostPos, nil)
 	ints("needles of results ≥ 1k by age", a.Age, nil)
+	fmt.Fprintf(&b, "cleared after quoted: lines within 3 of a quoted needle are %.1f%% of their chars; they hold %d of the %d needles clears hid from them\n",
+		100*a.Quoted.Kept/max(a.Quoted.None, 1), a.QuotedNear, a.QuotedLost)
 	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
 	keys := make([]string, 0, len(a.Beyond))
 	for k := range a.Beyond {
