@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -604,24 +605,14 @@ func (a *attribution) String() string {
 	var b strings.Builder
 	costs := func(title string, m map[string]*attrCost) {
 		fmt.Fprintf(&b, "%s: share of removable | preset removes of it (points of removable) | results\n", title)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			c := m[k]
 			fmt.Fprintf(&b, "  %-40s %5.1f%% | %5.1f%% of it (%4.1f pts) | %d\n", k, 100*c.None/a.Removable, 100*(c.None-c.Kept)/max(c.None, 1), 100*(c.None-c.Kept)/a.Removable, c.N)
 		}
 	}
 	ints := func(title string, m, of map[string]int) {
 		fmt.Fprintf(&b, "%s:", title)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if of != nil {
 				fmt.Fprintf(&b, " [%s %d/%d]", k, m[k], of[k])
 			} else {
@@ -652,12 +643,7 @@ func (a *attribution) String() string {
 	fmt.Fprintf(&b, "cleared after quoted: lines within 3 of a quoted needle are %.1f%% of their chars; they hold %d of the %d needles clears hid from them\n",
 		100*a.Quoted.Kept/max(a.Quoted.None, 1), a.QuotedNear, a.QuotedLost)
 	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
-	keys := make([]string, 0, len(a.Beyond))
-	for k := range a.Beyond {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(a.Beyond)) {
 		fmt.Fprintf(&b, " [%s %.1f%%]", k, 100*a.Beyond[k].None/a.Removable)
 	}
 	b.WriteString("\n")
