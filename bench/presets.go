@@ -176,6 +176,9 @@ func Presets() []Preset {
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+arrival", "harness whose turn budget is decided as each round arrives (policy.OnArrival): a round's results share what the turn has left, the newest round whole while the model chooses its next call, so a request answered with tools still offered is bounded too", func(h *harnessConfig) { h.stack.TurnBudget = &policy.TurnBudget{When: policy.OnArrival} }),
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
+		abl("harness+runceiling", "harness with guard.RunCeiling inside the ceiling: the output of a shell command that runs a program (a test suite, a script, a build; not a read, search, listing or diff) is cut at arrival to 2 KiB (spill, relevant preview) instead of 24 KiB", func(h *harnessConfig) {
+			h.stack.Inner = []harness.Guard{(&guard.RunCeiling{}).Guard()}
+		}),
 	}
 }
 

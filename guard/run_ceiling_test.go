@@ -1,0 +1,134 @@
+package guard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+func TestRunsProgram(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want bool
+	}{
+		{`{"command": "python -m pytest tests/test_x.py -q"}`, true},
+		{`{"command": "cd /testbed && python reproduce.py"}`, true},
+		{`{"command": "cd /testbed && PYTHONPATH=. timeout 60 pytest -x"}`, true},
+		{`{"command": "./run_tests.sh --fast"}`, true},
+		{`{"command": "go test ./... 2>&1 | tail -20"}`, true},
+		{`{"cmd": ["bash", "-lc", "npm test"]}`, true},
+		{`{"command": ["bash", "-lc", "sed -n '1,80p' src/app.py"]}`, false},
+		{`{"command": "cat src/app.py"}`, false},
+		{`{"command": "grep -rn 'def foo' src | head"}`, false},
+		{`{"command": "cd /testbed && git diff"}`, false},
+		{`{"command": "find . -name '*.py' | xargs wc -l"}`, false},
+		{`{"command": "curl -s http://localhost:8000/"}`, false},
+		{`{"command": "edit 10:12\nfoo = 1\nend_of_edit"}`, false},
+		{`{"command": ""}`, false},
+		{`{"path": "a.py"}`, false},
+		{`not json`, false},
+		{`{"command": 42}`, false},
+	} {
+		if got := guard.RunsProgram(json.RawMessage(tc.args)); got != tc.want {
+			t.Errorf("RunsProgram(%s) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// lines is a tool printing n numbered lines of a test log.
+func lines(n int) harness.ToolFunc {
+	return func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			b.WriteString("tests/test_mod.py::test_case PASSED line ")
+			b.WriteString(strings.Repeat("x", i%7))
+			b.WriteString("\n")
+		}
+		b.WriteString("=== 1 failed, 199 passed ===\n")
+		return harness.TextResult(b.String()), nil
+	}
+}
+
+func TestRunCeiling(t *testing.T) {
+	ws := t.TempDir()
+	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: ws})
+	for _, tc := range []struct {
+		name, tool, args string
+		cut              bool
+	}{
+		{"a test run is cut", "bash", `{"command": "pytest -q"}`, true},
+		{"a shell named in any case", "Bash", `{"command": "python t.py"}`, true},
+		{"a read keeps its copy", "bash", `{"command": "cat log.txt"}`, false},
+		{"a tool that is no shell", "run_tests", `{"command": "pytest"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fn := harness.Chain(lines(400), (&guard.RunCeiling{MaxBytes: 2048}).Guard())
+			res, err := fn(ctx, &harness.ToolCall{ID: "call_" + strings.ReplaceAll(tc.name, " ", "_"), Name: tc.tool, Args: json.RawMessage(tc.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(res.ModelText()) <= 2048 && len(res.Cuts) == 1; got != tc.cut {
+				t.Fatalf("cut = %v (model copy %d bytes, cuts %v), want %v", got, len(res.ModelText()), res.Cuts, tc.cut)
+			}
+			if !tc.cut {
+				if res.ModelText() != res.FullText() {
+					t.Fatal("a call that is no run changed")
+				}
+				return
+			}
+			if res.Cuts[0].Kind != harness.CutSpilled || !strings.Contains(res.ModelText(), "1 failed, 199 passed") {
+				t.Fatalf("want a spill whose preview keeps the verdict; got %v:\n%s", res.Cuts[0], res.ModelText())
+			}
+			saved, err := os.ReadFile(ws + "/" + res.Cuts[0].Locator)
+			if err != nil || string(saved) != res.FullText() {
+				t.Fatalf("spill file does not hold the full output (%v)", err)
+			}
+		})
+	}
+}
+
+// TestRunCeilingUnderTheDefault checks the intended order: inside the
+// default ceiling, a run is cut once, to the lower ceiling.
+func TestRunCeilingUnderTheDefault(t *testing.T) {
+	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: t.TempDir()})
+	fn := harness.Chain(lines(2000), (&guard.ResultPolicy{}).Guard(), (&guard.RunCeiling{}).Guard())
+	res, err := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "bash", Args: json.RawMessage(`{"command": "make test"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cuts) != 1 || len(res.ModelText()) > guard.DefaultRunCeilingBytes {
+		t.Fatalf("cuts %v, model copy %d bytes", res.Cuts, len(res.ModelText()))
+	}
+}
+
+func FuzzRunsProgram(f *testing.F) {
+	for _, s := range []string{`{"command": "pytest"}`, `{"cmd": ["bash", "-lc", "cat a"]}`, `{"command": "cd a && A=1 timeout 5 ./x"}`, `{"command": ["-c"]}`, `{}`, `[`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		guard.RunsProgram(json.RawMessage(s)) // must not panic
+	})
+}
+
+// The output of a test run gets a lower ceiling than the default's 24 KiB;
+// a read of a file keeps the default.
+func ExampleRunCeiling() {
+	ws, _ := os.MkdirTemp("", "ws")
+	defer os.RemoveAll(ws)
+	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c_demo", Turn: 1, Round: 1, Workspace: ws})
+	fn := harness.Chain(lines(300), (&guard.ResultPolicy{}).Guard(), (&guard.RunCeiling{}).Guard())
+
+	run, _ := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "bash", Args: json.RawMessage(`{"command": "python -m pytest -q"}`)})
+	read, _ := fn(ctx, &harness.ToolCall{ID: "call_2", Name: "bash", Args: json.RawMessage(`{"command": "cat test.log"}`)})
+	fmt.Println("run:", run.Bytes, "bytes, model copy", len(run.ModelText()), "bytes,", run.Cuts[0].Kind, run.Cuts[0].Locator)
+	fmt.Println("read:", read.Bytes, "bytes, model copy", len(read.ModelText()), "bytes, cuts", len(read.Cuts))
+	// Output:
+	// run: 13532 bytes, model copy 2001 bytes, spilled .harness/spill/c_demo/call_1-bash.txt
+	// read: 13532 bytes, model copy 13532 bytes, cuts 0
+}
