@@ -53,11 +53,11 @@ const (
 	// show, less room for the rounds after it — the next round whole (the
 	// newest then, which the model reads whole to choose its next call)
 	// and the floor for each later round that can still be an older round
-	// of a request with tools (the turn's round limit, Rounds). A turn of
-	// at most Rounds rounds whose newest round is no larger than the one
-	// before it therefore stays within the budget in every request, the
-	// one in which the model answers on its own included, as well as the
-	// synthesis call. A trim rewrites a result already sent whole, so a
+	// of a request with tools (the turn's round limit, Rounds). Every
+	// request of a turn of at most Rounds rounds, the one in which the
+	// model answers on its own included, therefore stays within the
+	// budget as long as each share covers its results' floors and no
+	// round stays whole for cost (below). A trim rewrites a result already sent whole, so a
 	// share must repay that rewrite within three requests under every
 	// default price model (DefaultCompactPrices): a share that would keep
 	// too much of its result drops to the floor, the slack shows dropped
