@@ -57,13 +57,14 @@ const (
 	// request of a turn of at most Rounds rounds, the one in which the
 	// model answers on its own included, therefore stays within the
 	// budget as long as each share covers its results' floors and no
-	// round stays whole for cost (below). A trim rewrites a result already sent whole, so a
-	// share must repay that rewrite within three requests under every
-	// default price model (DefaultCompactPrices): a share that would keep
-	// too much of its result drops to the floor, the slack shows dropped
-	// results whole again, and a round whose rewrite does not repay stays
-	// whole. A result is rewritten at most once, right behind the
-	// previous request's cached prefix, which therefore never shrinks.
+	// round stays whole for cost. A trim rewrites a result already sent
+	// whole, so a share must repay that rewrite within three requests
+	// under every default price model (DefaultCompactPrices): a share that
+	// would keep too much of its result drops to the floor, the slack
+	// shows dropped results whole again, and a round whose rewrite does
+	// not repay stays whole. A result is rewritten at most once, right
+	// behind the previous request's cached prefix, which therefore never
+	// shrinks.
 	// Ended turns keep the shares they had in their last request. It is
 	// not the default: results the model keeps using rounds or turns
 	// later (a file read, then edited) lose their bodies too.

@@ -112,7 +112,7 @@ func repaidShares(sizes, kept []int, left, floor int) []int {
 	}
 	for j, size := range sizes {
 		if kept[j] < size && floor < size {
-			out[j] = min(kept[j], floor)
+			out[j] = floor // the water-fill keeps at least the floor of such a result
 		}
 	}
 	if repays(sizes, out) {
