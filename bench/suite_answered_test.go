@@ -10,19 +10,38 @@ import (
 	"github.com/agentharness/harness/stack"
 )
 
-// trimNewestToo is harness with the turn budget's shares applied the
-// moment results arrive, the newest round included (a proxy's rule): what
-// the default would do without showing the newest round whole.
+// trimNewestToo is harness with the turn budget decided the moment results
+// arrive, the newest round included (the proxy's rule,
+// policy.TurnBudget.Arrive): each round of the turn shares what the turn's
+// earlier rounds left, as a proxy forwards it.
 func trimNewestToo() replay.Policy {
 	return replay.Policy{Name: "trim-newest-too", New: func(env replay.Env) (*replay.Config, error) {
 		st := stack.New(&stack.Config{NoTurnBudget: true})
-		tb := &policy.TurnBudget{When: policy.OnArrival}
+		tb := &policy.TurnBudget{}
 		arrive := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
-			final := v.Final
-			v.Final = true // every round decided, the newest too
-			err := tb.ApplyView(ctx, v)
-			v.Final = final
-			return err
+			spent := 0
+			for round := 1; round <= v.Round; round++ {
+				sub := &harness.View{Turn: v.Turn}
+				var idx []int
+				for i, m := range v.Messages {
+					if o := v.Origins[i]; m.Role == harness.RoleTool && o.Turn == v.Turn.Index && o.Round == round {
+						sub.Messages, sub.Origins, idx = append(sub.Messages, m), append(sub.Origins, o), append(idx, i)
+					}
+				}
+				shown, err := tb.Arrive(ctx, sub, spent)
+				if err != nil {
+					return err
+				}
+				spent += shown
+				for j, i := range idx {
+					for _, c := range sub.Origins[j].Cuts[len(v.Origins[i].Cuts):] {
+						if err := v.ReplaceText(i, sub.Messages[j].Text(), c); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
 		})
 		return &replay.Config{Guards: st.Guards, Policies: append([]harness.ViewPolicy{arrive}, st.Policies...), Recall: st.Recall}, nil
 	}}
@@ -31,8 +50,8 @@ func trimNewestToo() replay.Policy {
 // TestAnsweredWithTools measures the seed's case (answered-with-tools):
 // the answer request, made with tools offered, under harness's default
 // turn budget (the synthesis call only), the budget decided on arrival
-// (harness+arrival), that budget applied to the newest round too, and no
-// budget.
+// (harness+arrival, which keeps that request within the budget), the
+// proxy's rule that trims the newest round too, and no budget.
 func TestAnsweredWithTools(t *testing.T) {
 	recs, err := Suite()
 	if err != nil {
@@ -61,10 +80,13 @@ func TestAnsweredWithTools(t *testing.T) {
 		{"none", 55_991, 11, 0},
 		{"harness-no-turnbudget", 55_991, 11, 0},
 		{"harness", 55_991, 11, 0},
-		// Rounds 1-3 whole, 4-6 at the 1,200 floor, 7 whole while newest:
-		// one mention (in article 4 or 6, past its share) is hidden, and
-		// recall still holds it.
-		{"harness+arrival", 35_595, 10, 0},
+		// Within the budget: round 1 whole, 2-6 at the 1,200 floor (each
+		// share leaves room for the newest round and the floors of the
+		// rounds still to come, and a partial share would not repay its
+		// rewrite), 7 whole while newest. Every related link is read
+		// whole by the call that follows it; two mentions, past their
+		// articles' floors, are hidden, and recall still holds them.
+		{"harness+arrival", 21_996, 9, 0},
 		// Trimming the newest round too hides the related link at the end
 		// of articles 4-7 from the call that follows it: the model could
 		// not choose its next read (a live run would spend a recall round
@@ -91,6 +113,9 @@ func TestAnsweredWithTools(t *testing.T) {
 			}
 			t.Logf("%s: answer request %d chars of evidence, %d/%d needles visible, %d cache breaks, %.0f effective tokens, lost %v",
 				tt.preset, answer.EvidenceChars, rep.Visible, rep.Needles, CacheBreaks(rep.Calls), rep.Effective, rep.Lost)
+			if tt.preset == "harness+arrival" && answer.EvidenceChars > policy.DefaultTurnChars {
+				t.Errorf("the answer request carries %d chars of evidence, over the turn's budget of %d", answer.EvidenceChars, policy.DefaultTurnChars)
+			}
 			if answer.EvidenceChars != tt.evidence || rep.Visible != tt.visible || CacheBreaks(rep.Calls) != tt.breaks {
 				t.Errorf("answer request %d chars, %d needles visible, %d cache breaks; want %d, %d, %d",
 					answer.EvidenceChars, rep.Visible, CacheBreaks(rep.Calls), tt.evidence, tt.visible, tt.breaks)

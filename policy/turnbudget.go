@@ -48,18 +48,26 @@ const (
 	// moves as results arrive, so older results change in every request.
 	EveryRound
 	// OnArrival decides each result's share of the turn's budget once,
-	// from what the turn has left when its round arrives: the results new
-	// in a round are water-filled against the budget less what the turn's
-	// earlier rounds show. The newest round is shown whole while the model
-	// chooses its next call from it, and keeps its share from the next
-	// request on (or at once in a final request). A result is therefore
-	// rewritten at most once, right after it was newest, and only when
-	// the turn has spent its budget; every other byte of the request
-	// repeats the previous one, so the cached prefix never shrinks. It
-	// bounds the request in which the model answers on its own as well as
-	// the synthesis call. Ended turns keep the shares they had in their
-	// last request. It is not the default: results the model keeps using
-	// rounds later (a file read, then edited) lose their bodies too.
+	// when its round stops being the newest: the round's results are
+	// water-filled against the budget less what the turn's earlier rounds
+	// show, less room for the rounds after it — the next round whole (the
+	// newest then, which the model reads whole to choose its next call)
+	// and the floor for each later round that can still be an older round
+	// of a request with tools (the turn's round limit, Rounds). Every
+	// request of a turn of at most Rounds rounds, the one in which the
+	// model answers on its own included, therefore stays within the
+	// budget as long as each share covers its results' floors and no
+	// round stays whole for cost. A trim rewrites a result already sent
+	// whole, so a share must repay that rewrite within three requests
+	// under every default price model (DefaultCompactPrices): a share that
+	// would keep too much of its result drops to the floor, the slack
+	// shows dropped results whole again, and a round whose rewrite does
+	// not repay stays whole. A result is rewritten at most once, right
+	// behind the previous request's cached prefix, which therefore never
+	// shrinks.
+	// Ended turns keep the shares they had in their last request. It is
+	// not the default: results the model keeps using rounds or turns
+	// later (a file read, then edited) lose their bodies too.
 	OnArrival
 )
 
@@ -107,9 +115,10 @@ type TurnBudget struct {
 	Counter tokens.Counter
 	// Rounds is how many tool rounds of a turn OnArrival shares the
 	// budget among (default harness.DefaultMaxRounds, the agent's round
-	// limit); later rounds' results stay whole. The budget bounds the
-	// request that answers a turn of that many rounds; the later rounds
-	// of a longer turn (a coding session) are left to compaction.
+	// limit), and keeps room for; later rounds' results stay whole. The
+	// budget bounds the request that answers a turn of that many rounds;
+	// the later rounds of a longer turn (a coding session) are left to
+	// compaction.
 	Rounds int
 }
 
@@ -155,7 +164,7 @@ func (b *TurnBudget) Arrive(ctx context.Context, v *harness.View, spent int) (in
 	cfg := b.withDefaults()
 	ms := cfg.measure()
 	ev := resultsOf(v, ms, anyOrigin)
-	s, err := cfg.arrive(ctx, v, ev, ev.all(), spent, ms, true)
+	s, err := cfg.arrive(ctx, v, ev, ev.all(), spent, ms, true, false)
 	if err != nil {
 		return 0, err
 	}
@@ -166,13 +175,19 @@ func (b *TurnBudget) Arrive(ctx context.Context, v *harness.View, spent int) (in
 }
 
 // arrive water-fills the results ks of ev against what the turn has left
-// after spent and trims them (see Arrive).
-func (cfg *TurnBudget) arrive(ctx context.Context, v *harness.View, ev turnResults, ks []int, spent int, ms measure, loud bool) (shares, error) {
+// after spent and trims them (see Arrive). rewrite says the results were
+// already sent whole, so each trim rewrites them: shares that would not
+// repay their rewrite become whole or the floor (repaidShares).
+func (cfg *TurnBudget) arrive(ctx context.Context, v *harness.View, ev turnResults, ks []int, spent int, ms measure, loud, rewrite bool) (shares, error) {
 	sizes := make([]int, len(ks))
 	for j, k := range ks {
 		sizes[j] = ev.sizes[k]
 	}
-	limit, kept := WaterFill(sizes, max(cfg.Chars-spent, 1), cfg.MinKeep)
+	left := max(cfg.Chars-spent, 1)
+	limit, kept := WaterFill(sizes, left, cfg.MinKeep)
+	if rewrite {
+		kept = repaidShares(sizes, kept, left, cfg.MinKeep)
+	}
 	full := append([]int(nil), ev.sizes...)
 	for j, k := range ks {
 		full[k] = kept[j]

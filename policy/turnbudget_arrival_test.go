@@ -44,21 +44,29 @@ func TestTurnBudgetOnArrival(t *testing.T) {
 		final  bool
 		want   []int // the last request's evidence of the turn
 	}{
-		// The seed's case: the model answers on its own in round 8. Rounds
-		// 1-3 fill the budget; 4-6 keep the floor; 7 is read whole to
-		// decide: 35,600 instead of 56,000.
-		{"seven bodies, answered with tools offered", seven, false, []int{8000, 8000, 8000, 1200, 1200, 1200, 8000}},
-		// The synthesis call: round 7 takes its share at once.
-		{"seven bodies, synthesis call", seven, true, []int{8000, 8000, 8000, 1200, 1200, 1200, 1200}},
-		// Small results are never trimmed; a round shares what is left.
-		{"lopsided", [][]int{{300, 420}, {800, 8000}, {8000, 8000, 8000}, {500}}, false, []int{300, 420, 800, 8000, 4826, 4826, 4826, 500}},
+		// The seed's case: the model answers on its own in round 8, and
+		// that request stays within the budget: 22,000 instead of 56,000.
+		// Round 1 leaves room for round 2 (the newest when its share is
+		// decided) and the floors of rounds 2-6; round 2's share (3,200)
+		// would not repay its rewrite, so it keeps the floor, as do 3-6;
+		// 7 is read whole to decide.
+		{"seven bodies, answered with tools offered", seven, false, []int{8000, 1200, 1200, 1200, 1200, 1200, 8000}},
+		// The synthesis call: round 7's share (what is left) holds it whole.
+		{"seven bodies, synthesis call", seven, true, []int{8000, 1200, 1200, 1200, 1200, 1200, 8000}},
+		// Small results are never trimmed. Round 3's water-filled share
+		// (5,726 each) would not repay its rewrite: the three drop to the
+		// floor and one of them, as the slack allows, is shown whole.
+		{"lopsided", [][]int{{300, 420}, {800, 8000}, {8000, 8000, 8000}, {500}}, false, []int{300, 420, 800, 1200, 8000, 1200, 1200, 500}},
 		// Past the round limit (8) a turn is a long task: its later
-		// rounds stay whole.
-		{"past the round limit", slices.Repeat([][]int{{8000}}, 10), false, []int{8000, 8000, 8000, 1200, 1200, 1200, 1200, 1200, 8000, 8000}},
-		{"everything fits", [][]int{{5000}, {5000, 5000}, {5000}}, true, []int{5000, 5000, 5000, 5000}},
+		// rounds stay whole. Round 7's share (2,000, what round 8 leaves)
+		// repays its rewrite.
+		{"past the round limit", slices.Repeat([][]int{{8000}}, 10), false, []int{8000, 1200, 1200, 1200, 1200, 1200, 2000, 1200, 8000, 8000}},
+		// The room kept for rounds that never came costs one result of
+		// round 2 its body; the other is shown whole in the slack.
+		{"everything fits", [][]int{{5000}, {5000, 5000}, {5000}}, true, []int{5000, 5000, 1200, 5000}},
 		// One read asked for after the budget is spent (the marker's "ask
 		// for one item") is shown whole while the model reads it.
-		{"one item asked for", [][]int{{8000, 8000, 8000}, {9000}}, false, []int{8000, 8000, 8000, 9000}},
+		{"one item asked for", [][]int{{8000, 8000, 8000}, {9000}}, false, []int{1200, 1200, 1200, 9000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,9 +153,9 @@ func TestTurnBudgetOnArrivalEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]int{"call_r4_1": 1, "call_r5_1": 1, "call_r6_1": 1, "call_r7_1": 1}
-	if fmt.Sprint(trims) != fmt.Sprint(want) || sums != 3 {
-		t.Errorf("trims reported %v and %d summaries, want %v and 3 (the final request decides rounds 6 and 7 together)", trims, sums, want)
+	want := map[string]int{"call_r2_1": 1, "call_r3_1": 1, "call_r4_1": 1, "call_r5_1": 1, "call_r6_1": 1}
+	if fmt.Sprint(trims) != fmt.Sprint(want) || sums != 5 {
+		t.Errorf("trims reported %v and %d summaries, want %v and 5 (the final request decides rounds 6 and 7 together, 7 whole)", trims, sums, want)
 	}
 }
 
@@ -193,7 +201,7 @@ func TestTurnBudgetArrive(t *testing.T) {
 // TestTurnBudgetOnArrivalInAgent runs the seed's case in the real loop:
 // a model that reads one 8,000-character body in each of seven rounds and
 // answers on its own in round eight, tools still offered. The OnArrival
-// budget bounds that answer request, every request shows the body the
+// budget keeps that answer request within the budget, every request shows the body the
 // model just read whole, no request's shared prefix with the one before
 // shrinks, and the stored results stay whole.
 func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
@@ -225,8 +233,8 @@ func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
 	if res.Outcome != harness.Answered || len(requests) != 8 || requests[7].Final {
 		t.Fatalf("outcome %s after %d requests", res.Outcome, len(requests))
 	}
-	if got := res.Turn.Rounds[7].Stats.EvidenceChars; got != 35_600 {
-		t.Errorf("the answer request shows %d chars of evidence, want 35,600 (3 × 8,000 + 3 × 1,200 + the newest 8,000; 56,000 unbudgeted)", got)
+	if got := res.Turn.Rounds[7].Stats.EvidenceChars; got != 22_000 || got > DefaultTurnChars {
+		t.Errorf("the answer request shows %d chars of evidence, want 22,000 (8,000 + 5 × 1,200 + the newest 8,000; 56,000 unbudgeted), within the budget", got)
 	}
 	prev := 0
 	for k, req := range requests {
@@ -319,6 +327,83 @@ func FuzzTurnBudgetOnArrival(f *testing.F) {
 				}
 			}
 			prev = same
+		}
+	})
+}
+
+// TestRepaidShares checks the rewrite rule of OnArrival: a share is kept
+// when its rewrite repays within arrivalPayback requests under every
+// default price, else the floor, else the whole result, with the slack
+// handed back whole in view order; a round whose rewrite still does not
+// repay (whole results after a trimmed one are re-sent too) keeps the
+// floor, or stays whole.
+func TestRepaidShares(t *testing.T) {
+	tests := []struct {
+		name        string
+		sizes, kept []int
+		left        int
+		want        []int
+	}{
+		{"nothing trimmed", []int{500, 8000}, []int{500, 8000}, 24_000, []int{500, 8000}},
+		{"a deep share repays", []int{8000}, []int{1500}, 1500, []int{1500}},
+		{"a shallow share drops to the floor", []int{8000}, []int{3200}, 3200, []int{1200}},
+		{"the slack shows one whole", []int{8000, 8000, 8000}, []int{5726, 5726, 5726}, 17_180, []int{8000, 1200, 1200}},
+		{"in view order", []int{6000, 6000, 6000}, []int{4000, 4000, 4000}, 12_000, []int{6000, 1200, 1200}},
+		// Showing the 6,000 whole after the trimmed 9,000 would re-send
+		// it: both keep the floor.
+		{"a whole result after a trim", []int{9000, 6000}, []int{4000, 4000}, 8000, []int{1200, 1200}},
+		{"a result near the floor stays whole", []int{1300}, []int{1250}, 1250, []int{1300}},
+		// The floor trims of the first two repay alone, but the 30,000
+		// whole after them is re-sent at the write price.
+		{"the round's rewrite does not repay", []int{2000, 2000, 30_000}, []int{1200, 1200, 30_000}, 32_400, []int{2000, 2000, 30_000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := repaidShares(tt.sizes, tt.kept, tt.left, 1200)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("repaidShares(%v, %v, %d) = %v, want %v", tt.sizes, tt.kept, tt.left, got, tt.want)
+			}
+			if !repays(tt.sizes, got) {
+				t.Errorf("%v → %v does not repay its rewrite", tt.sizes, got)
+			}
+		})
+	}
+}
+
+// FuzzRepaidShares checks repaidShares on arbitrary rounds: every result
+// shows its share, the floor or its whole size; the outcome repays its
+// rewrite; and it spends no more than the water-fill's shares did unless
+// it kept the round whole.
+func FuzzRepaidShares(f *testing.F) {
+	f.Add([]byte{80, 80, 80}, uint16(17_180))
+	f.Add([]byte{20, 20, 255}, uint16(30_000))
+	f.Add([]byte{13}, uint16(1250))
+	f.Add([]byte{3, 90, 0, 40}, uint16(5000))
+	f.Fuzz(func(t *testing.T, shape []byte, left uint16) {
+		if len(shape) > 32 {
+			t.Skip()
+		}
+		var sizes []int
+		for _, b := range shape {
+			sizes = append(sizes, 100*int(b))
+		}
+		const floor = 1200
+		_, kept := WaterFill(sizes, max(int(left), 1), floor)
+		got := repaidShares(sizes, kept, max(int(left), 1), floor)
+		if !repays(sizes, got) {
+			t.Fatalf("%v → %v does not repay its rewrite", sizes, got)
+		}
+		over := 0 // what results too close to the floor to trim add
+		for j := range sizes {
+			if got[j] != sizes[j] && got[j] != kept[j] && got[j] != floor {
+				t.Fatalf("result %d of %v shows %d: not its share %d, the floor or whole", j, sizes, got[j], kept[j])
+			}
+			if got[j] == sizes[j] && kept[j] < sizes[j] && !repays(sizes[j:j+1], []int{floor}) {
+				over += sizes[j] - kept[j]
+			}
+		}
+		if !slices.Equal(got, sizes) && sum(got) > max(sum(kept), int(left))+over {
+			t.Fatalf("%v → %v spends %d, over the water-fill's %d and left %d", sizes, got, sum(got), sum(kept), left)
 		}
 	})
 }
