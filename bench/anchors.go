@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -340,7 +340,7 @@ func geminiCLIPreset() Preset {
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "gemini-cli", over: geminiThreshold, spillShow: geminiCut, cut: func(s string) string { return geminiCut(s, "") }})},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, Unbounded: true}},
 			}, nil
 		}}
 }
@@ -351,7 +351,7 @@ func opencodePreset() Preset {
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "opencode", when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }})},
-				Policies: []harness.ViewPolicy{&guard.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, Unbounded: true}},
 			}, nil
 		}}
 }

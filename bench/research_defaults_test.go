@@ -19,9 +19,10 @@ import (
 type defaultsVariant struct {
 	name      string
 	maxBytes  int // result ceiling, bytes
-	clearOld  int // CompactPolicy.ClearOld (< 0: off)
+	clearOld  int // CompactPolicy.ClearOld
 	keep      int // CompactPolicy.ClearOldKeepRounds
 	unbounded bool
+	noClear   bool // CompactPolicy.NoClearOld
 }
 
 // preset builds the variant as a bench preset.
@@ -30,7 +31,7 @@ func (d defaultsVariant) preset() Preset {
 	if d.maxBytes != 24<<10 {
 		h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: d.maxBytes}
 	}
-	h.clearOld, h.clearOldKeep, h.unbounded = d.clearOld, d.keep, d.unbounded
+	h.clearOld, h.noClearOld, h.clearOldKeep, h.unbounded = d.clearOld, d.noClear, d.keep, d.unbounded
 	return Preset{Name: d.name, Doc: "research variant", build: h.build}
 }
 
@@ -40,7 +41,7 @@ func defaultsVariants() []defaultsVariant {
 	out := []defaultsVariant{{name: "default", maxBytes: 24 << 10, clearOld: 12_000, keep: 8},
 		{name: "default-unbounded", maxBytes: 24 << 10, clearOld: 12_000, keep: 8, unbounded: true}}
 	for _, kb := range []int{24, 12, 8, 4} {
-		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/off", kb), maxBytes: kb << 10, clearOld: -1})
+		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/off", kb), maxBytes: kb << 10, noClear: true})
 		for _, chunk := range []int{6_000, 12_000} {
 			for _, keep := range []int{4, 8} {
 				name := fmt.Sprintf("%dk/%dk/keep%d", kb, chunk/1000, keep)

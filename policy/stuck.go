@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,7 +52,10 @@ const stuckName = "stuck"
 // The policy reads only the transcript, so the same transcript gives the
 // same view. It should run before policies that measure the whole view
 // (CompactPolicy), since its messages count. A nil *StuckPolicy or zero
-// fields mean defaults; a negative field disables its detector.
+// fields mean defaults; a No… field turns its detector (or the repeats'
+// nudge or stop) off. A negative threshold is an error (ApplyView returns
+// it): negative numbers once meant "off", and a silent default in their
+// place would turn a detector back on.
 type StuckPolicy struct {
 	// NudgeAfter and AbortAfter count identical consecutive rounds
 	// (defaults 3 and 6).
@@ -62,31 +66,51 @@ type StuckPolicy struct {
 	// FailAfter counts consecutive failures of one call that stop the turn
 	// (default 3).
 	FailAfter int
+	// NoRepeatNudge: identical consecutive rounds add no nudge (they
+	// still stop the turn after AbortAfter unless NoRepeatAbort is set).
+	NoRepeatNudge bool
+	// NoRepeatAbort: identical consecutive rounds never stop the turn
+	// (they still nudge after NudgeAfter).
+	NoRepeatAbort bool
+	// NoAlternate leaves the alternation detector out: an A-B-A-B…
+	// alternation neither nudges nor stops.
+	NoAlternate bool
+	// NoFailingCall leaves the failing-call detector out: a call that
+	// keeps failing neither nudges nor stops.
+	NoFailingCall bool
 
 	// memo keeps each turn's verdicts between views (see stuckMemo).
 	memo stuckMemo
 }
 
-// stuckRules are a StuckPolicy's thresholds with defaults applied.
+// stuckRules are a StuckPolicy's thresholds with defaults applied; 0 is
+// off.
 type stuckRules struct {
 	NudgeAfter, AbortAfter, AlternateAfter, FailAfter int
 }
 
-func (p *StuckPolicy) config() stuckRules {
-	var c stuckRules
-	if p != nil {
-		c = stuckRules{NudgeAfter: p.NudgeAfter, AbortAfter: p.AbortAfter, AlternateAfter: p.AlternateAfter, FailAfter: p.FailAfter}
+func (p *StuckPolicy) config() (stuckRules, error) {
+	if p == nil {
+		p = &StuckPolicy{}
 	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
+	rule := func(name string, v int, offName string, off bool, def int) (int, error) {
+		switch {
+		case v < 0:
+			return 0, fmt.Errorf("stuck: %s %d is negative: 0 is the default (%d), %s turns it off", name, v, def, offName)
+		case off:
+			return 0, nil
+		case v == 0:
+			return def, nil
 		}
+		return v, nil
 	}
-	def(&c.NudgeAfter, DefaultStuckNudgeAfter)
-	def(&c.AbortAfter, DefaultStuckAbortAfter)
-	def(&c.AlternateAfter, DefaultStuckAlternateAfter)
-	def(&c.FailAfter, DefaultStuckFailAfter)
-	return c
+	var c stuckRules
+	var errs [4]error
+	c.NudgeAfter, errs[0] = rule("NudgeAfter", p.NudgeAfter, "NoRepeatNudge", p.NoRepeatNudge, DefaultStuckNudgeAfter)
+	c.AbortAfter, errs[1] = rule("AbortAfter", p.AbortAfter, "NoRepeatAbort", p.NoRepeatAbort, DefaultStuckAbortAfter)
+	c.AlternateAfter, errs[2] = rule("AlternateAfter", p.AlternateAfter, "NoAlternate", p.NoAlternate, DefaultStuckAlternateAfter)
+	c.FailAfter, errs[3] = rule("FailAfter", p.FailAfter, "NoFailingCall", p.NoFailingCall, DefaultStuckFailAfter)
+	return c, errors.Join(errs[:]...)
 }
 
 // stuckLevel orders verdicts.
@@ -118,7 +142,10 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if v == nil || v.Turn == nil {
 		return nil
 	}
-	cfg := p.config()
+	cfg, err := p.config()
+	if err != nil {
+		return err
+	}
 	if v.Conversation != nil {
 		for _, t := range v.Conversation.Turns {
 			if t == v.Turn || t.Index >= v.Turn.Index {

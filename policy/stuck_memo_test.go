@@ -65,8 +65,8 @@ func TestStuckMemoMatchesFreshPolicy(t *testing.T) {
 		t.Fatal("a rebuilt conversation is judged differently")
 	}
 	// Other thresholds on the same turn: judged by the new ones.
-	shared.AbortAfter, shared.NudgeAfter = -1, 2
-	if a, b := view(shared, conv, turn), view(&StuckPolicy{AbortAfter: -1, NudgeAfter: 2}, conv, turn); !reflect.DeepEqual(texts(a), texts(b)) || a.Stop != b.Stop {
+	shared.NoRepeatAbort, shared.NudgeAfter = true, 2
+	if a, b := view(shared, conv, turn), view(&StuckPolicy{NoRepeatAbort: true, NudgeAfter: 2}, conv, turn); !reflect.DeepEqual(texts(a), texts(b)) || a.Stop != b.Stop {
 		t.Fatal("changed thresholds are not applied")
 	}
 }
