@@ -39,8 +39,10 @@ type harnessConfig struct {
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
 	clearAt int
-	// clearOld is CompactPolicy.ClearOld (0: its default, < 0: off).
+	// clearOld is CompactPolicy.ClearOld (0: its default).
 	clearOld int
+	// noClearOld is CompactPolicy.NoClearOld: no cost trigger.
+	noClearOld bool
 	// clearOldKeep is CompactPolicy.ClearOldKeepRounds (0: its default).
 	clearOldKeep int
 	// unbounded is CompactPolicy.Unbounded: clears for cost without the
@@ -62,10 +64,10 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
-				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, ClearOld: -1, Unbounded: h.unbounded}
+				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
 		}
 	}
 	st := stack.New(&sc)
@@ -85,80 +87,44 @@ func window(model string) int {
 	return 128_000
 }
 
-// Presets returns every preset, anchors first, then harness's ablations.
+// Presets returns every preset: the baseline and harness's defaults, the
+// other systems' rules (anchors), then harness's ablations.
 func Presets() []Preset {
-	none := Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
-		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
-	ours := Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
-		build: defaultHarness().build}
-	hrs := Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults: max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
-		build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 24 << 10, Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
-				Policies: []harness.ViewPolicy{
-					&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, AlternateAfter: -1, FailAfter: -1},
-					&policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true},
-				},
-			}, nil
-		}}
-	claude := Preset{Name: "claude-code", Doc: "Claude Code: Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary); every tool schema on every request: its deferred tool search (tool definitions over 10% of the window) loads schemas through ToolSearch calls the model makes, extra rounds a recording without them cannot replay honestly",
-		build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards: []harness.Guard{
-					readDedupe("claude-code"),
-					capGuard(
-						capRule{by: "claude-code", tools: isShell, over: 30_000, spillShow: claudePersisted, cut: func(s string) string { return headChars(s, 30_000) }},
-						capRule{by: "claude-code", tools: builtin, over: 50_000, spillPreview: 2_000, cut: func(s string) string { return headChars(s, 50_000) }},
-					),
-					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
-				},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true}},
-			}, nil
-		}}
-	codex := Preset{Name: "codex", Doc: "Codex CLI: every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
-		build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true}},
-			}, nil
-		}}
-	swe := Preset{Name: "swe-agent", Doc: "SWE-agent: observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
-		build: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards:   []harness.Guard{capGuard(capRule{by: "swe-agent", over: 100_000, cut: sweAgentCut})},
-				Policies: []harness.ViewPolicy{lastNObservations(5)},
-			}, nil
-		}}
-	oh := Preset{Name: "openhands", Doc: "OpenHands: observations over 30,000 chars cut in the middle; observation masking outside an attention window of the newest 100 messages",
-		build: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards:   []harness.Guard{capGuard(capRule{by: "openhands", over: 30_000, cut: openHandsCut})},
-				Policies: []harness.ViewPolicy{observationMasking(100)},
-			}, nil
-		}}
-	crush := Preset{Name: "crush", Doc: "crush: bash output over 30,000 chars cut to head + tail; view 200 lines; fetch 100 KB; MCP results uncapped; a (tool, input, output) repeated more than 5 times in the last 10 steps stops the turn; compaction at 20% left (80% of the window)",
-		build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
-				Guards: []harness.Guard{capGuard(
-					capRule{by: "crush", tools: isShell, over: 30_000, cut: crushShellCut},
-					capRule{by: "crush", tools: isRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
-					capRule{by: "crush", tools: isFetch, over: 100_000, bytes: true, cut: func(s string) string { return strings.ToValidUTF8(s[:100_000], "") }},
-				)},
-				Policies: []harness.ViewPolicy{crushStuck(10, 5), &policy.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, ClearOld: -1, Unbounded: true}},
-			}, nil
-		}}
-	anth := Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing: clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
-		build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{Policies: []harness.ViewPolicy{clearToolUses(env.Counter, 100_000, 3, 10_000)}}, nil
-		}}
+	out := []Preset{nonePreset(), harnessPreset()}
+	out = append(out, anchorPresets()...)
+	return append(out, ablationPresets()...)
+}
 
+// nonePreset keeps everything: the baseline of every ratio.
+func nonePreset() Preset {
+	return Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
+		build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
+}
+
+// harnessPreset is harness's defaults: the default stack and the tool
+// selector.
+func harnessPreset() Preset {
+	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
+		build: defaultHarness().build}
+}
+
+// anchorPresets are the rules of other systems, as their code documents
+// them or as measured (anchors.go).
+func anchorPresets() []Preset {
+	return []Preset{harnessRSPreset(), claudeCodePreset(), codexPreset(), sweAgentPreset(), openHandsPreset(),
+		crushPreset(), anthropicContextEditingPreset(), geminiCLIPreset(), opencodePreset()}
+}
+
+// ablationPresets vary harness's defaults one change at a time: a part
+// left out (harness-no-…) or an idea measured against the default
+// (harness+…, harness@…).
+func ablationPresets() []Preset {
 	abl := func(name, doc string, change func(*harnessConfig)) Preset {
 		h := defaultHarness()
 		change(&h)
 		return Preset{Name: name, Doc: doc, Ablation: true, build: h.build}
 	}
 	return []Preset{
-		none, ours, hrs, claude, codex, swe, oh, crush, anth, geminiCLIPreset(), opencodePreset(),
 		abl("harness-no-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
 		abl("harness-no-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
@@ -170,7 +136,7 @@ func Presets() []Preset {
 		abl("harness-no-collapse", "harness without guard.Collapse (the default until collapse was measured: 0.226 → 0.178 on the suite, 0.807 → 0.788 on the mini-swe-agent runs at equal retention)", func(h *harnessConfig) { h.stack.NoCollapse = true }),
 		abl("harness-no-relevance", "harness whose spilled results get the head+tail preview (first 3 KiB, last 1 KiB) instead of guard.Relevant (1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the turn's input): the default before the relevant preview was measured", func(h *harnessConfig) { h.stack.Ceiling = headTailResults() }),
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
-		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.clearOld = -1 }),
+		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.ClearOld off): the default before it was measured", func(h *harnessConfig) { h.noClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *harnessConfig) { h.unbounded = true }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),

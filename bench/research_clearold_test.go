@@ -24,11 +24,12 @@ func TestResearchClearOld(t *testing.T) {
 	type variant struct {
 		name        string
 		chunk, keep int
+		off         bool // CompactPolicy.NoClearOld
 	}
-	vs := []variant{{name: "off", chunk: -1}}
+	vs := []variant{{name: "off", off: true}}
 	for _, chunk := range []int{6_000, 8_000, 10_000, 12_000, 14_000, 16_000, 18_000} {
 		for _, keep := range []int{3, 5, 8, 12} {
-			vs = append(vs, variant{fmt.Sprintf("%dk/keep%d", chunk/1000, keep), chunk, keep})
+			vs = append(vs, variant{name: fmt.Sprintf("%dk/keep%d", chunk/1000, keep), chunk: chunk, keep: keep})
 		}
 	}
 	policy := func(v variant) replay.Policy {
@@ -40,7 +41,7 @@ func TestResearchClearOld(t *testing.T) {
 				return nil, err
 			}
 			cfg.Policies = append(cfg.Policies, &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: window(env.Model),
-				ClearOld: v.chunk, ClearOldKeepRounds: v.keep})
+				ClearOld: v.chunk, NoClearOld: v.off, ClearOldKeepRounds: v.keep})
 			return cfg, nil
 		}}
 	}

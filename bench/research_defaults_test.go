@@ -44,7 +44,7 @@ func (d defaultsVariant) preset() Preset {
 		h.stack.Ceiling.Preview = guard.Relevant{Head: f[0] * d.maxBytes / 8, Middle: f[1] * d.maxBytes / 8, Tail: f[2] * d.maxBytes / 8}
 	}
 	if d.noClearOld {
-		h.clearOld = -1
+		h.noClearOld = true
 	}
 	return Preset{Name: d.name, Doc: "research variant", build: h.build}
 }

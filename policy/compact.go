@@ -167,15 +167,18 @@ type CompactPolicy struct {
 	KeepRounds int
 	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
 	// old results are cleared, all at once, when clearing them saves at
-	// least this many. Zero means DefaultCompactClearOld (12,000); a
-	// negative value turns the trigger off, leaving only the window's
-	// HighWater. The default comes from `harness bench` on the three
+	// least this many. Zero means DefaultCompactClearOld (12,000);
+	// NoClearOld turns the trigger off. A negative value is an error (it
+	// once meant off). The default comes from `harness bench` on the three
 	// recorded mini-swe-agent runs: the harness preset went from 0.789 to
 	// 0.738 × keeping everything (0.698 → 0.622 on the output-heavy one)
 	// with 122 of the 124 strings the agent used still visible where it
 	// used them; 6,000-token chunks cost 0.717 but hid 12, and chunks of
 	// 18,000 cleared so late that the clear did not pay (docs/design.md).
 	ClearOld int
+	// NoClearOld turns the cost trigger off: old results are cleared only
+	// when a request nears the window (HighWater).
+	NoClearOld bool
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
 	// never clears (default 8).
 	ClearOldKeepRounds int
@@ -221,7 +224,7 @@ type compactConfig struct {
 	clearAtLeast   int
 	keepRounds     int
 	keepTurns      int
-	clearOld       int // ≤ 0: off
+	clearOld       int // 0: off
 	clearOldKeep   int
 	summarizer     harness.Model
 	summaryTokens  int
@@ -279,7 +282,12 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.keepTurns <= 0 {
 		c.keepTurns = DefaultCompactKeepTurns
 	}
-	if c.clearOld == 0 {
+	switch {
+	case c.clearOld < 0:
+		return c, fmt.Errorf("compact: ClearOld %d is negative: 0 is the default (%d), NoClearOld turns the trigger off", c.clearOld, DefaultCompactClearOld)
+	case p.NoClearOld:
+		c.clearOld = 0
+	case c.clearOld == 0:
 		c.clearOld = DefaultCompactClearOld
 	}
 	if c.clearOldKeep <= 0 {

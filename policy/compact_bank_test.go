@@ -36,7 +36,7 @@ func priced(p CachePrice, u harness.Usage) float64 {
 func TestCompactBankBoundsClearsForCost(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
 	const n, size = 40, 1500
-	_, _, _, none := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: -1})
+	_, _, _, none := clearOldRun(t, n, size, &CompactPolicy{Window: 1 << 20, Counter: c, NoClearOld: true})
 	for _, tc := range []struct {
 		name       string
 		policy     *CompactPolicy

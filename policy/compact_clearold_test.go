@@ -91,9 +91,9 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 		whole++
 	}
 	// And it is cheaper than leaving everything, as a provider bills it.
-	_, keepEvs, _, keepUsage := clearOldRun(t, n, size, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, ClearOld: -1})
+	_, keepEvs, _, keepUsage := clearOldRun(t, n, size, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, NoClearOld: true})
 	if len(keepEvs) != 0 {
-		t.Fatalf("ClearOld -1 cleared: %+v", keepEvs)
+		t.Fatalf("NoClearOld cleared: %+v", keepEvs)
 	}
 	with, without := usage.Effective(), keepUsage.Effective()
 	if with >= without {

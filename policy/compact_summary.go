@@ -26,63 +26,15 @@ var summaryExcerpts = []int{2000, 500, 120, 0}
 // records the summary as a note and shows it in place of those turns.
 func (c *compaction) summarize(now, goal float64) error {
 	v := c.v
-	current := 0
-	if v.Turn != nil {
-		current = v.Turn.Index
-	} else if t := v.Conversation.LastTurn(); t != nil {
-		current = t.Index
-	}
-	upto := current - c.keepTurns
-	prev := v.Conversation.Summary()
-	from := 0
-	if prev != nil {
-		from = prev.After
-	}
+	prev, from, upto := c.summaryRange()
 	if upto <= from {
 		c.emit(fmt.Sprintf("still %.0f tokens after clearing (target %.0f); the newest %d turns are never summarised", now, goal, c.keepTurns),
 			map[string]any{"stage": "over", "tokens": roundTokens(now), "target": roundTokens(goal), "window": c.window}, nil)
 		return nil
 	}
-
-	shown := prev
-	if shown == nil && v.Conversation.Clears() {
-		// The summariser is told what the view told the model: before any
-		// summary, the clearing notice stands where a summary would.
-		shown = &harness.Note{Text: harness.ClearedNotice}
-	}
-	input := c.renderForSummary(shown, from, upto)
-	req := &harness.Request{
-		System: summarySystem,
-		Messages: []harness.Message{
-			{Role: harness.RoleSystem, Parts: []harness.Part{harness.TextPart(summarySystem)}},
-			{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(input)}},
-		},
-		MaxOutputTokens: c.summaryTokens,
-		Final:           true,
-		Round:           v.Round,
-	}
-	if v.Turn != nil {
-		req.Turn = v.Turn.Index
-	}
-	resp, err := c.summarizer.Generate(c.ctx, req)
-	if err == nil && resp == nil {
-		err = fmt.Errorf("the summarizer returned no response")
-	}
-	if err != nil {
-		if c.ctx.Err() != nil {
-			return fmt.Errorf("compact: summarising turns %d–%d: %w", from+1, upto, err)
-		}
-		// A failed summary leaves the request as it is: the turn goes on
-		// (and, on overflow, the provider says whether it still fits).
-		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
-			Detail: fmt.Sprintf("compact: summarising turns %d–%d failed: %v", from+1, upto, err)})
-		return nil
-	}
-	body := strings.TrimSpace(resp.Message.Text())
-	if body == "" {
-		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
-			Detail: fmt.Sprintf("compact: the summary of turns %d–%d was empty; nothing was replaced", from+1, upto)})
-		return nil
+	resp, body, err := c.askSummarizer(prev, from, upto)
+	if err != nil || resp == nil {
+		return err
 	}
 	body, cut := c.fitTokens(body, c.summaryTokens)
 	text := fmt.Sprintf("Summary of the conversation so far (turns 1–%d; the full transcript is kept, and earlier tool results can be fetched by call id):\n%s", upto, body)
@@ -104,6 +56,71 @@ func (c *compaction) summarize(now, goal float64) error {
 		map[string]any{"stage": "summary", "tokens_before": roundTokens(now), "tokens_after": roundTokens(after), "window": c.window,
 			"after": upto, "summary_tokens": c.counter.Count(body), "summary_cut": cut}, &u)
 	return nil
+}
+
+// summaryRange returns the conversation's newest summary (nil before the
+// first) and the turns (from, upto] a new one would cover: those after it
+// and older than the newest keepTurns.
+func (c *compaction) summaryRange() (prev *harness.Note, from, upto int) {
+	v := c.v
+	current := 0
+	if v.Turn != nil {
+		current = v.Turn.Index
+	} else if t := v.Conversation.LastTurn(); t != nil {
+		current = t.Index
+	}
+	prev = v.Conversation.Summary()
+	if prev != nil {
+		from = prev.After
+	}
+	return prev, from, current - c.keepTurns
+}
+
+// askSummarizer asks the summarizer to summarise turns (from, upto],
+// starting from prev, and returns its response and the summary's text. A
+// failed or empty answer is a warning event and a nil response: the
+// request stays as it is and the turn goes on (on overflow, the provider
+// says whether it still fits). Only a cancelled context is an error.
+func (c *compaction) askSummarizer(prev *harness.Note, from, upto int) (*harness.Response, string, error) {
+	v := c.v
+	shown := prev
+	if shown == nil && v.Conversation.Clears() {
+		// The summariser is told what the view told the model: before any
+		// summary, the clearing notice stands where a summary would.
+		shown = &harness.Note{Text: harness.ClearedNotice}
+	}
+	req := &harness.Request{
+		System: summarySystem,
+		Messages: []harness.Message{
+			{Role: harness.RoleSystem, Parts: []harness.Part{harness.TextPart(summarySystem)}},
+			{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(c.renderForSummary(shown, from, upto))}},
+		},
+		MaxOutputTokens: c.summaryTokens,
+		Final:           true,
+		Round:           v.Round,
+	}
+	if v.Turn != nil {
+		req.Turn = v.Turn.Index
+	}
+	resp, err := c.summarizer.Generate(c.ctx, req)
+	if err == nil && resp == nil {
+		err = fmt.Errorf("the summarizer returned no response")
+	}
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return nil, "", fmt.Errorf("compact: summarising turns %d–%d: %w", from+1, upto, err)
+		}
+		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: summarising turns %d–%d failed: %v", from+1, upto, err)})
+		return nil, "", nil
+	}
+	body := strings.TrimSpace(resp.Message.Text())
+	if body == "" {
+		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: the summary of turns %d–%d was empty; nothing was replaced", from+1, upto)})
+		return nil, "", nil
+	}
+	return resp, body, nil
 }
 
 // dropCovered removes from the view, and from the compaction's counts, the

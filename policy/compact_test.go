@@ -171,6 +171,14 @@ func TestCompactCalibrationAndBadConfig(t *testing.T) {
 	if err := (&CompactPolicy{HighWater: 0.5, Target: 0.6}).ApplyView(context.Background(), v); err == nil {
 		t.Fatal("Target above HighWater accepted")
 	}
+	// A negative ClearOld once meant off: it is an error, not the default
+	// (which would turn the trigger on), even with NoClearOld set.
+	for _, p := range []*CompactPolicy{{ClearOld: -1}, {ClearOld: -1, NoClearOld: true}} {
+		err := p.ApplyView(context.Background(), v)
+		if err == nil || !strings.Contains(err.Error(), "compact: ClearOld -1 is negative: 0 is the default (12000), NoClearOld turns the trigger off") {
+			t.Fatalf("negative ClearOld: %v", err)
+		}
+	}
 }
 
 // noteRecorder is a harness.Recorder that persists notes.

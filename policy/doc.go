@@ -21,4 +21,8 @@
 // policy makes is visible: the view's message says how much was removed
 // and how to get it back, the cut is recorded in the view's Origin, and a
 // [harness.EventPolicy] event reports it.
+//
+// Options follow one convention: a zero field is the default, a No… field
+// turns a part off (StuckPolicy.NoAlternate, CompactPolicy.NoClearOld),
+// and a negative count where one once meant off is an error.
 package policy

@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -51,7 +54,10 @@ const stuckName = "stuck"
 // The policy reads only the transcript, so the same transcript gives the
 // same view. It should run before policies that measure the whole view
 // (CompactPolicy), since its messages count. A nil *StuckPolicy or zero
-// fields mean defaults; a negative field disables its detector.
+// fields mean defaults; a No… field turns its detector (or the repeats'
+// nudge or stop) off. A negative threshold is an error (ApplyView returns
+// it): negative numbers once meant "off", and a silent default in their
+// place would turn a detector back on.
 type StuckPolicy struct {
 	// NudgeAfter and AbortAfter count identical consecutive rounds
 	// (defaults 3 and 6).
@@ -62,31 +68,51 @@ type StuckPolicy struct {
 	// FailAfter counts consecutive failures of one call that stop the turn
 	// (default 3).
 	FailAfter int
+	// NoRepeatNudge: identical consecutive rounds add no nudge (they
+	// still stop the turn after AbortAfter unless NoRepeatAbort is set).
+	NoRepeatNudge bool
+	// NoRepeatAbort: identical consecutive rounds never stop the turn
+	// (they still nudge after NudgeAfter).
+	NoRepeatAbort bool
+	// NoAlternate leaves the alternation detector out: an A-B-A-B…
+	// alternation neither nudges nor stops.
+	NoAlternate bool
+	// NoFailingCall leaves the failing-call detector out: a call that
+	// keeps failing neither nudges nor stops.
+	NoFailingCall bool
 
 	// memo keeps each turn's verdicts between views (see stuckMemo).
 	memo stuckMemo
 }
 
-// stuckRules are a StuckPolicy's thresholds with defaults applied.
+// stuckRules are a StuckPolicy's thresholds with defaults applied; 0 is
+// off.
 type stuckRules struct {
 	NudgeAfter, AbortAfter, AlternateAfter, FailAfter int
 }
 
-func (p *StuckPolicy) config() stuckRules {
-	var c stuckRules
-	if p != nil {
-		c = stuckRules{NudgeAfter: p.NudgeAfter, AbortAfter: p.AbortAfter, AlternateAfter: p.AlternateAfter, FailAfter: p.FailAfter}
+func (p *StuckPolicy) config() (stuckRules, error) {
+	if p == nil {
+		p = &StuckPolicy{}
 	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
+	rule := func(name string, v int, offName string, off bool, def int) (int, error) {
+		switch {
+		case v < 0:
+			return 0, fmt.Errorf("stuck: %s %d is negative: 0 is the default (%d), %s turns it off", name, v, def, offName)
+		case off:
+			return 0, nil
+		case v == 0:
+			return def, nil
 		}
+		return v, nil
 	}
-	def(&c.NudgeAfter, DefaultStuckNudgeAfter)
-	def(&c.AbortAfter, DefaultStuckAbortAfter)
-	def(&c.AlternateAfter, DefaultStuckAlternateAfter)
-	def(&c.FailAfter, DefaultStuckFailAfter)
-	return c
+	var c stuckRules
+	var errs [4]error
+	c.NudgeAfter, errs[0] = rule("NudgeAfter", p.NudgeAfter, "NoRepeatNudge", p.NoRepeatNudge, DefaultStuckNudgeAfter)
+	c.AbortAfter, errs[1] = rule("AbortAfter", p.AbortAfter, "NoRepeatAbort", p.NoRepeatAbort, DefaultStuckAbortAfter)
+	c.AlternateAfter, errs[2] = rule("AlternateAfter", p.AlternateAfter, "NoAlternate", p.NoAlternate, DefaultStuckAlternateAfter)
+	c.FailAfter, errs[3] = rule("FailAfter", p.FailAfter, "NoFailingCall", p.NoFailingCall, DefaultStuckFailAfter)
+	return c, errors.Join(errs[:]...)
 }
 
 // stuckLevel orders verdicts.
@@ -118,7 +144,11 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	if v == nil || v.Turn == nil {
 		return nil
 	}
-	cfg := p.config()
+	cfg, err := p.config()
+	if err != nil {
+		return err
+	}
+	var ps []placement
 	if v.Conversation != nil {
 		for _, t := range v.Conversation.Turns {
 			if t == v.Turn || t.Index >= v.Turn.Index {
@@ -126,40 +156,39 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 			}
 			// An ended turn's last request showed its last verdict's
 			// message: a stop ends with the synthesis call.
-			if inserts, _, ok := p.judge(t, cfg, true); ok && len(inserts) > 0 {
-				insertAfterRounds(v, t.Index, inserts, false)
+			if inserts, _, ok := p.judge(v.Conversation, t, cfg, true); ok && len(inserts) > 0 {
+				ps = append(ps, placement{turn: t.Index, inserts: inserts})
 			}
 		}
 	}
-	inserts, last, ok := p.judge(v.Turn, cfg, v.Final)
-	if !ok {
-		return nil
+	inserts, last, ok := p.judge(v.Conversation, v.Turn, cfg, v.Final)
+	if ok && len(inserts) > 0 {
+		ps = append(ps, placement{turn: v.Turn.Index, inserts: inserts, atEnd: true})
 	}
+	insertAfterRounds(v, ps)
 	switch {
-	case last.level == stuckAbort && !v.Final:
+	case !ok || v.Final:
+	case last.level == stuckAbort:
 		v.Stop, v.StopReason = harness.Stuck, last.reason
 		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "stopping the tool rounds: " + last.reason,
 			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}})
-	case last.level == stuckNudge && !v.Final:
+	case last.level == stuckNudge:
 		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "nudged the model: " + last.reason,
 			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}})
 	}
-	if len(inserts) > 0 {
-		insertAfterRounds(v, v.Turn.Index, inserts, true)
-	}
 	return nil
 }
 
-// judge returns the messages a request of turn shows after its rounds
-// (round index → message) and the verdict after all its tool rounds; ok is
-// false when it made no calls. The verdict after every prefix counts:
+// judge returns the messages a request of turn t (of conv) shows after
+// its rounds (round index → message) and the verdict after all its tool
+// rounds; ok is false when it made no calls. The verdict after every prefix counts:
 // earlier ones place the nudges the model was shown then. After the last
 // tool round comes its nudge, or on a stop the notice that closes the
 // synthesis call (final); a stop in a request that is not final adds no
 // message, since it ends the tool rounds instead.
-func (p *StuckPolicy) judge(t *harness.Turn, cfg stuckRules, final bool) (map[int]harness.Message, stuckVerdict, bool) {
+func (p *StuckPolicy) judge(conv *harness.Conversation, t *harness.Turn, cfg stuckRules, final bool) (map[int]harness.Message, stuckVerdict, bool) {
 	var rounds []*harness.Round
 	for _, r := range t.Rounds {
 		if len(r.Assistant.ToolCalls) > 0 {
@@ -169,7 +198,7 @@ func (p *StuckPolicy) judge(t *harness.Turn, cfg stuckRules, final bool) (map[in
 	if len(rounds) == 0 {
 		return nil, stuckVerdict{}, false
 	}
-	verdicts := p.verdicts(t, rounds, cfg)
+	verdicts := p.verdicts(conv, t, rounds, cfg)
 	inserts := map[int]harness.Message{}
 	for j, vd := range verdicts[:len(rounds)-1] {
 		if vd.level != stuckNone {
@@ -197,39 +226,63 @@ func userText(s string) harness.Message {
 	return harness.Message{Role: harness.RoleUser, Parts: []harness.Part{harness.TextPart(s)}}
 }
 
-// insertAfterRounds places each message after the last message of its
-// round of turn in v. A round not in the view (cleared or summarized away)
-// gets its message at the end when atEnd is set (the running turn), and
-// none otherwise (an ended turn).
-func insertAfterRounds(v *harness.View, turn int, inserts map[int]harness.Message, atEnd bool) {
-	lastIdx := map[int]int{}
-	for i, o := range v.Origins {
-		if o.Turn == turn && o.Round > 0 {
-			lastIdx[o.Round] = i
+// placement is what a request shows after the rounds of one turn: round
+// index → message.
+type placement struct {
+	turn    int
+	inserts map[int]harness.Message
+	// atEnd places the messages of rounds not in the view (cleared or
+	// summarized away) at the end (the running turn); without it they
+	// are not shown (an ended turn).
+	atEnd bool
+}
+
+// insertAfterRounds places each message of ps after the last message of
+// its round in v, in one pass over the view for all turns: a view of a
+// long conversation places every ended turn's nudges again, and a pass
+// per turn made each request cost turns × messages.
+func insertAfterRounds(v *harness.View, ps []placement) {
+	type at struct{ turn, round int }
+	if len(ps) == 0 {
+		return
+	}
+	wanted := map[at]harness.Message{}
+	for _, p := range ps {
+		for r, m := range p.inserts {
+			wanted[at{p.turn, r}] = m
 		}
 	}
-	at := map[int][]int{} // message index → rounds whose insert follows it
-	var tail []int
-	for r := range inserts {
-		if i, ok := lastIdx[r]; ok {
-			at[i] = append(at[i], r)
-		} else if atEnd {
-			tail = append(tail, r)
+	last := map[at]int{}
+	for i, o := range v.Origins {
+		if k := (at{o.Turn, o.Round}); o.Round > 0 {
+			if _, ok := wanted[k]; ok {
+				last[k] = i
+			}
+		}
+	}
+	after := map[int][]at{} // message index → the inserts that follow it
+	var tail []at
+	for _, p := range ps {
+		for r := range p.inserts {
+			if i, ok := last[at{p.turn, r}]; ok {
+				after[i] = append(after[i], at{p.turn, r})
+			} else if p.atEnd {
+				tail = append(tail, at{p.turn, r})
+			}
 		}
 	}
 	// Insert from the back, so the indexes still to come stay valid; a
 	// message's inserts follow it in round order, the tail's at the end.
-	insert := func(i int, rs []int) {
-		slices.Sort(rs)
-		for k := len(rs) - 1; k >= 0; k-- {
-			_ = v.Insert(i, inserts[rs[k]], harness.Origin{Turn: turn, Round: rs[k]})
+	insert := func(i int, ks []at) {
+		slices.SortFunc(ks, func(a, b at) int { return cmp.Or(cmp.Compare(a.turn, b.turn), cmp.Compare(a.round, b.round)) })
+		for k := len(ks) - 1; k >= 0; k-- {
+			_ = v.Insert(i, wanted[ks[k]], harness.Origin{Turn: ks[k].turn, Round: ks[k].round})
 		}
 	}
 	insert(len(v.Messages), tail)
-	for i := len(v.Messages) - 1; i >= 0; i-- {
-		if rs, ok := at[i]; ok {
-			insert(i+1, rs)
-		}
+	idx := slices.Sorted(maps.Keys(after))
+	for j := len(idx) - 1; j >= 0; j-- {
+		insert(idx[j]+1, after[idx[j]])
 	}
 }
 

@@ -278,7 +278,7 @@ func TestStuckDeterministicAndConfigurable(t *testing.T) {
 	if v := build(&StuckPolicy{AbortAfter: 4}); v.Stop != harness.Stuck || !strings.Contains(v.StopReason, "4 rounds in a row") {
 		t.Fatalf("AbortAfter 4: stop %q %q", v.Stop, v.StopReason)
 	}
-	if v := build(&StuckPolicy{NudgeAfter: -1, AbortAfter: -1}); v.Stop != "" || len(v.Messages) != 2+4*2 {
+	if v := build(&StuckPolicy{NoRepeatNudge: true, NoRepeatAbort: true}); v.Stop != "" || len(v.Messages) != 2+4*2 {
 		t.Fatalf("disabled policy changed the view: %d messages, stop %q", len(v.Messages), v.Stop)
 	}
 	// Empty and nil views are left alone.

@@ -99,7 +99,7 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
 		switch p.clearOld {
 		case 0:
-			c.Compact.ClearOld = -1 // the flag's 0 is "off"; CompactPolicy's is "default"
+			c.Compact.NoClearOld = true // the flag's 0 is "off"; CompactPolicy's is "default"
 		case policy.DefaultCompactClearOld:
 		default:
 			c.Compact.ClearOld = p.clearOld

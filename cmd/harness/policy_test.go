@@ -45,12 +45,13 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		want    int  // CompactPolicy.ClearOld
+		off     bool // CompactPolicy.NoClearOld
 		compact bool // a CompactPolicy is built
 		usage   bool
 	}{
 		{args: nil, want: 0, compact: true}, // CompactPolicy's default, DefaultCompactClearOld
 		{args: []string{"--clear-old", "30000"}, want: 30000, compact: true},
-		{args: []string{"--clear-old", "0"}, want: -1, compact: true},
+		{args: []string{"--clear-old", "0"}, off: true, compact: true},
 		{args: []string{"--no-compact"}},
 		{args: []string{"--clear-old", "-1"}, usage: true},
 	} {
@@ -67,8 +68,8 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		if (cp != nil) != tc.compact {
 			t.Fatalf("%v: compact policy built %v, want %v", tc.args, cp != nil, tc.compact)
 		}
-		if cp != nil && cp.ClearOld != tc.want {
-			t.Errorf("%v: ClearOld %d, want %d", tc.args, cp.ClearOld, tc.want)
+		if cp != nil && (cp.ClearOld != tc.want || cp.NoClearOld != tc.off) {
+			t.Errorf("%v: ClearOld %d NoClearOld %v, want %d %v", tc.args, cp.ClearOld, cp.NoClearOld, tc.want, tc.off)
 		}
 	}
 }
@@ -118,7 +119,7 @@ func TestDefaultFlagsAreTheHarnessPreset(t *testing.T) {
 		t.Fatalf("compaction %+v lacks the run's model", cp)
 	}
 	if cp.ClearOld != 0 || cp.Window != 0 || cp.HighWater != 0 || cp.Target != 0 || cp.ClearAtLeast != 0 ||
-		cp.KeepRounds != 0 || cp.ClearOldKeepRounds != 0 || cp.KeepTurns != 0 || cp.SummaryTokens != 0 || cp.NoRecall {
+		cp.KeepRounds != 0 || cp.ClearOldKeepRounds != 0 || cp.KeepTurns != 0 || cp.SummaryTokens != 0 || cp.NoRecall || cp.NoClearOld {
 		t.Errorf("compaction is tuned away from its defaults: %+v", cp)
 	}
 	sc.Compact = nil // the run's own model and counter, nothing else
