@@ -11,9 +11,9 @@
 // (a stop rebuilds the view as final before anything is trimmed),
 // policy.TurnBudget, then policy.CompactPolicy, which sees the budgeted view.
 //
-// "Off" has one spelling, here and in the guards' option structs: a No…
-// field. Every zero value (and a nil options pointer) means the part's own
-// default.
+// "Off" has one spelling, here and in the guards' and policies' option
+// structs: a No… field. Every zero value (and a nil options pointer) means
+// the part's own default.
 package stack
 
 import (
