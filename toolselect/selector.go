@@ -33,8 +33,11 @@ const PolicyName = "toolselect"
 // concurrent use (the default ranker caches its index across turns).
 type Selector struct {
 	// Threshold: a turn with at most this many tools offers them all
-	// (default 24; negative ranks always).
+	// (zero means DefaultThreshold, 24). A negative value is an error
+	// from Select: AlwaysRank is the switch that ranks every turn.
 	Threshold int
+	// AlwaysRank ranks every turn's tools, however few (Threshold off).
+	AlwaysRank bool
 	// TopK is how many tools a ranked turn offers (default 20), must-keep
 	// tools included; when must-keep tools alone are more, they are all
 	// offered.
@@ -49,9 +52,13 @@ type Selector struct {
 	// namespace, so "get_current_user" also keeps "github__get_current_user".
 	Identity, Pinned []string
 	// RecentToolMessages: every tool called in this many of the
-	// conversation's latest tool messages is kept (default 12; negative
-	// keeps none).
+	// conversation's latest tool messages is kept (zero means
+	// DefaultRecentToolMessages, 12). A negative value is an error from
+	// Select: NoRecentTools is the switch that keeps none.
 	RecentToolMessages int
+	// NoRecentTools keeps no tool for having been called recently: only
+	// identity and pinned tools are kept whatever their rank.
+	NoRecentTools bool
 	// Ranker ranks the tools (default a shared *BM25).
 	Ranker Ranker
 
@@ -86,8 +93,14 @@ func rankerName(r Ranker) string {
 func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec) ([]harness.ToolSpec, error) {
 	s.init()
 	start := time.Now()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	threshold := s.Threshold
-	if threshold == 0 {
+	switch {
+	case s.AlwaysRank:
+		threshold = -1
+	case threshold == 0:
 		threshold = DefaultThreshold
 	}
 	emit := func(kind harness.EventKind, detail string, data map[string]any) {
@@ -222,9 +235,21 @@ func (s *Selector) mustKeep(conv *harness.Conversation, tools []harness.ToolSpec
 	return keep
 }
 
+// check refuses the negative values that once meant off: read as the
+// default they would silently turn a switched-off rule back on.
+func (s *Selector) check() error {
+	if s.Threshold < 0 {
+		return fmt.Errorf("toolselect: Threshold %d is negative: 0 is the default (%d), AlwaysRank ranks every turn", s.Threshold, DefaultThreshold)
+	}
+	if s.RecentToolMessages < 0 {
+		return fmt.Errorf("toolselect: RecentToolMessages %d is negative: 0 is the default (%d), NoRecentTools keeps none", s.RecentToolMessages, DefaultRecentToolMessages)
+	}
+	return nil
+}
+
 func (s *Selector) recentN() int {
 	switch {
-	case s.RecentToolMessages < 0:
+	case s.NoRecentTools:
 		return 0
 	case s.RecentToolMessages == 0:
 		return DefaultRecentToolMessages

@@ -237,3 +237,46 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("%+v, want %d bytes", m, sum)
 	}
 }
+
+// TestOffSwitches checks that AlwaysRank and NoRecentTools turn off only
+// their own rule, and that the negative values that once meant off are
+// refused with a message naming the switch.
+func TestOffSwitches(t *testing.T) {
+	specs := loadSpecs(t)
+	conv := conversationCalling("get_subscription")
+	cases := []struct {
+		name    string
+		sel     *toolselect.Selector
+		tools   []harness.ToolSpec
+		want    int    // tools offered
+		keeps   bool   // get_subscription (called recently, not relevant) offered
+		wantErr string // an error from Select
+	}{
+		{"defaults: few tools offered whole", &toolselect.Selector{}, manyTools(10), 10, false, ""},
+		{"AlwaysRank ranks few tools", &toolselect.Selector{AlwaysRank: true, TopK: 4, Identity: []string{}}, manyTools(10), 4, false, ""},
+		{"defaults keep a recent tool", &toolselect.Selector{TopK: 4}, specs, 4, true, ""},
+		{"NoRecentTools keeps none", &toolselect.Selector{TopK: 4, NoRecentTools: true}, specs, 4, false, ""},
+		{"negative Threshold", &toolselect.Selector{Threshold: -1}, specs, 0, false, "Threshold -1 is negative: 0 is the default (24), AlwaysRank"},
+		{"negative RecentToolMessages", &toolselect.Selector{RecentToolMessages: -1}, specs, 0, false, "RecentToolMessages -1 is negative: 0 is the default (12), NoRecentTools"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.sel.Select(context.Background(), conv, "Close issue 4512 as fixed", c.tools)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != c.want {
+				t.Errorf("%d tools offered, want %d: %v", len(got), c.want, names(got))
+			}
+			if c.tools[0].Name != "tool_00" && has(got, "get_subscription") != c.keeps {
+				t.Errorf("get_subscription offered %v, want %v: %v", has(got, "get_subscription"), c.keeps, names(got))
+			}
+		})
+	}
+}
