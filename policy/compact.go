@@ -70,7 +70,8 @@ const compactName = "compact"
 // the transcript, through the recorder), a different process, a resumed
 // conversation or a replay gets the same views, whatever calibration
 // factor or tool selection it has by then. Placeholders depend only on the
-// stored result and the policy's options, so they too are identical in
+// stored result and the policy's options (with KeepQuoted, also on fixed
+// rounds of the transcript: see there), so they too are identical in
 // every view. The mark is a note of its own ([harness.Note.IsClearMark]):
 // it copies no summary text; BuildView shows the newest summary, or before
 // any summary [harness.ClearedNotice], in the same place either way.

@@ -16,9 +16,10 @@ import (
 // them by identity (tokens.Cache) instead of rendering and counting them
 // again, and reproducing a clear costs a lookup per cleared result, with
 // nothing allocated, however many results were cleared before it. A
-// placeholder depends only on the stored result, its call's arguments and
-// whether it names the recall tool, so an entry is used only when all
-// three are what they were. At most placeholderConversations conversations
+// placeholder depends only on the stored result, its call's arguments,
+// whether it names the recall tool and, with KeepQuoted, the mark its
+// digest reads up to, so an entry is used only when all four are what
+// they were. At most placeholderConversations conversations
 // are kept. Safe for concurrent use.
 type placeholderCache struct {
 	mu    sync.Mutex
