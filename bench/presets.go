@@ -51,6 +51,9 @@ type harnessConfig struct {
 	// finalTools sends the tool schemas on the synthesis call, calls
 	// disabled (harness.Options.KeepToolsOnFinal, replay.Config.KeepToolsOnFinal).
 	finalTools bool
+	// quoted is CompactPolicy.KeepQuoted: a cleared result keeps the lines
+	// the agent quoted from it.
+	quoted bool
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
@@ -64,7 +67,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -138,6 +141,7 @@ func ablationPresets() []Preset {
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *harnessConfig) { h.finalTools = true }),
 		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.NoClearOld): the default before it was measured", func(h *harnessConfig) { h.noClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *harnessConfig) { h.unbounded = true }),
+		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) { h.quoted = true }),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+arrival", "harness whose turn budget is decided as each round arrives (policy.OnArrival): a round's results share what the turn has left less room for the rounds to come, the newest round whole while the model chooses its next call, each trim repaying its rewrite, so a request answered with tools still offered stays within the budget too", func(h *harnessConfig) { h.stack.TurnBudget = &policy.TurnBudget{When: policy.OnArrival} }),

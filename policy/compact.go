@@ -70,7 +70,8 @@ const compactName = "compact"
 // the transcript, through the recorder), a different process, a resumed
 // conversation or a replay gets the same views, whatever calibration
 // factor or tool selection it has by then. Placeholders depend only on the
-// stored result and the policy's options, so they too are identical in
+// stored result and the policy's options (with KeepQuoted, also on fixed
+// rounds of the transcript: see there), so they too are identical in
 // every view. The mark is a note of its own ([harness.Note.IsClearMark]):
 // it copies no summary text; BuildView shows the newest summary, or before
 // any summary [harness.ClearedNotice], in the same place either way.
@@ -202,6 +203,23 @@ type CompactPolicy struct {
 	// bench's presets of other systems set it, as their rules know no
 	// bank).
 	Unbounded bool
+	// KeepQuoted makes a cleared result keep, below its placeholder, the
+	// lines of it that the agent's own messages and calls quoted (an
+	// identifier-like word of the result, not in the messages up to the
+	// call that made it, used in a message after it), with QuotedContext
+	// lines either side; the placeholder says how to get the rest. What
+	// counts as quoted is read from the transcript up to the mark of the
+	// clear that first covered the result and the rounds every clear keeps
+	// after its mark (the fewer of KeepRounds and ClearOldKeepRounds), all
+	// there when the clear was decided, so every later view shows the
+	// identical text and the prompt cache holds; the savings bank prices
+	// the digest, as it is what stays. A digest no shorter than the result
+	// leaves the result whole. Off by default (an experiment: see
+	// docs/design.md, "Where the removable cost is").
+	KeepQuoted bool
+	// QuotedContext is the lines of context KeepQuoted keeps either side
+	// of a quoted line (0: 3; negative: none).
+	QuotedContext int
 
 	books   books
 	once    sync.Once
@@ -229,6 +247,8 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
+	quoted         bool // KeepQuoted
+	quotedCtx      int
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -296,6 +316,10 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
+	c.quoted, c.quotedCtx = p.KeepQuoted, p.QuotedContext
+	if c.quotedCtx == 0 {
+		c.quotedCtx = defaultQuotedContext
+	}
 	if !p.Unbounded {
 		c.prices = p.Prices
 		if len(c.prices) == 0 {
@@ -330,6 +354,9 @@ type compaction struct {
 	items  *resultItems
 	last   *resultItem
 	lastAt int
+	// pending is the mark being decided: the horizon of the digests of
+	// results no recorded mark covers yet (see horizonOf).
+	pending compactPos
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -493,15 +520,16 @@ func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, b
 // item is the conversation's entry for the result message i shows.
 func (c *compaction) item(i int) *resultItem {
 	res := c.v.Origins[i].Result
-	if c.last != nil && c.lastAt == i && c.last.res == res {
+	h := c.horizon(i)
+	if c.last != nil && c.lastAt == i && c.last.res == res && c.last.horizon == h {
 		return c.last // clearable, then saving, of the same message
 	}
-	if it := c.items.current(i, res); it != nil {
+	if it := c.items.current(i, res, h); it != nil {
 		c.last, c.lastAt = it, i
 		return it
 	}
 	call, hasArg := c.callOf(i, res)
-	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, func() string { return c.renderPlaceholder(res, call, hasArg) })
+	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, h, func() string { return c.renderPlaceholder(i, res, call, hasArg) })
 	c.lastAt = i
 	return c.last
 }
@@ -640,6 +668,7 @@ func (c *compaction) clearThrough(mark compactPos) int {
 // or before mark, not yet cleared, longer than their placeholder and not
 // pinned by a result after mark — and the tokens that saves.
 func (c *compaction) clearing(mark compactPos) ([]int, float64) {
+	c.pending = mark
 	pinned := c.pinned(mark)
 	var (
 		idx   []int
@@ -794,6 +823,7 @@ func (c *compaction) chooseInOnePass(candidates []compactPos, mark compactPos, n
 		if saved >= need && saved >= chunk {
 			break
 		}
+		c.pending = p
 		for ; i < len(c.v.Messages); i++ {
 			q, ok := c.resultPos(i)
 			if !ok {
@@ -851,7 +881,7 @@ func (c *compaction) placeholder(i int) string {
 	}
 	res := c.v.Origins[i].Result
 	call, hasArg := c.callOf(i, res)
-	return c.renderPlaceholder(res, call, hasArg)
+	return c.renderPlaceholder(i, res, call, hasArg)
 }
 
 // placeholderTokens counts the tool message that shows the placeholder of
@@ -872,9 +902,10 @@ func (c *compaction) placeholderTokens(i int) int {
 	return it.tokens
 }
 
-// renderPlaceholder writes the placeholder of res, made by call (hasArg:
-// the view holds the call).
-func (c *compaction) renderPlaceholder(res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
+// renderPlaceholder writes the placeholder of res, shown by message i and
+// made by call (hasArg: the view holds the call), and with KeepQuoted the
+// lines the agent quoted from it (see quotedDigest).
+func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
 	what := res.Tool
 	if hasArg {
 		args := canonjson.OrRaw(call.Args)
@@ -892,6 +923,11 @@ func (c *compaction) renderPlaceholder(res *harness.ToolResult, call harness.Too
 		kind = "error result"
 	}
 	back := locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
+	if digest := c.digest(i, res); digest != "" {
+		ctx := max(c.quotedCtx, 0)
+		return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes); below are the lines of it you quoted, with %d lines of context. To see all of it, %s.]\n%s",
+			kind, what, res.CallID, size, ctx, back, digest)
+	}
 	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
 }
 

@@ -16,9 +16,10 @@ import (
 // them by identity (tokens.Cache) instead of rendering and counting them
 // again, and reproducing a clear costs a lookup per cleared result, with
 // nothing allocated, however many results were cleared before it. A
-// placeholder depends only on the stored result, its call's arguments and
-// whether it names the recall tool, so an entry is used only when all
-// three are what they were. At most placeholderConversations conversations
+// placeholder depends only on the stored result, its call's arguments,
+// whether it names the recall tool and, with KeepQuoted, the mark its
+// digest reads up to, so an entry is used only when all four are what
+// they were. At most placeholderConversations conversations
 // are kept. Safe for concurrent use.
 type placeholderCache struct {
 	mu    sync.Mutex
@@ -41,6 +42,9 @@ type resultItems struct {
 	at []*resultItem
 	// rounds is chooseMark's buffer, reused by every pass.
 	rounds []compactPos
+	// words remembers roundWords of the conversation's rounds
+	// (KeepQuoted): a round's assistant message never changes.
+	words map[*harness.Round][]string
 	// pass counts the compaction passes; an entry checked against its
 	// call in this pass is not checked again.
 	pass int
@@ -53,6 +57,8 @@ type resultItem struct {
 	args    []byte
 	hasArg  bool
 	recall  bool
+	// horizon is the mark the digest was read up to (KeepQuoted).
+	horizon compactPos
 	// clearable records compaction.clearable (-1 unknown, 0 no, 1 yes).
 	clearable int8
 	text      string
@@ -87,16 +93,16 @@ func (pc *placeholderCache) open(conv *harness.Conversation) (*resultItems, func
 // rendered with args (hasArg: the call is known) and recall, made anew
 // (render writes the text) when there is none or it was rendered
 // otherwise.
-func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, recall bool, render func() string) *resultItem {
+func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, recall bool, horizon compactPos, render func() string) *resultItem {
 	var it *resultItem
 	if i < len(ri.at) && ri.at[i] != nil && ri.at[i].res == res {
 		it = ri.at[i]
 	} else {
 		it = ri.byRes[res]
 	}
-	if it == nil || it.hasArg != hasArg || it.recall != recall || !bytes.Equal(it.args, args) {
+	if it == nil || it.hasArg != hasArg || it.recall != recall || it.horizon != horizon || !bytes.Equal(it.args, args) {
 		text := render()
-		it = &resultItem{res: res, args: args, hasArg: hasArg, recall: recall, clearable: -1, text: text, parts: []harness.Part{harness.TextPart(text)}}
+		it = &resultItem{res: res, args: args, hasArg: hasArg, recall: recall, horizon: horizon, clearable: -1, text: text, parts: []harness.Part{harness.TextPart(text)}}
 		ri.byRes[res] = it
 	}
 	if i >= len(ri.at) {
@@ -109,9 +115,9 @@ func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, 
 
 // current returns the entry of message i when this pass already found it
 // current for res (the call cannot change within a pass), or nil.
-func (ri *resultItems) current(i int, res *harness.ToolResult) *resultItem {
+func (ri *resultItems) current(i int, res *harness.ToolResult, horizon compactPos) *resultItem {
 	if i < len(ri.at) {
-		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass {
+		if it := ri.at[i]; it != nil && it.res == res && it.horizon == horizon && it.checked == ri.pass {
 			return it
 		}
 	}

@@ -1,0 +1,258 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/canonjson"
+)
+
+// quotedWordChars is the shortest word a digest looks for: shorter ones
+// (if, err, len) are in every result and tell nothing.
+const quotedWordChars = 6
+
+// quotedDigest keeps the lines of text that hold one of quoted (whole
+// words, see quotedWord), with ctx lines either side, in order; a gap
+// between kept blocks is one "…" line and each block starts with the
+// numbers of its lines. It returns "" when no line holds a quoted word.
+// The digest depends only on its arguments.
+func quotedDigest(text string, quoted map[string]bool, ctx int) string {
+	if len(quoted) == 0 || text == "" {
+		return ""
+	}
+	ctx = max(ctx, 0)
+	lines := strings.SplitAfter(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	keep := make([]bool, len(lines))
+	found := false
+	for i, l := range lines {
+		if !holdsQuoted(l, quoted) {
+			continue
+		}
+		found = true
+		for j := max(0, i-ctx); j <= min(len(lines)-1, i+ctx); j++ {
+			keep[j] = true
+		}
+	}
+	if !found {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(lines); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && keep[j] {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString("…\n")
+		}
+		fmt.Fprintf(&b, "[lines %d-%d]\n", i+1, j)
+		for _, l := range lines[i:j] {
+			b.WriteString(l)
+			if !strings.HasSuffix(l, "\n") {
+				b.WriteByte('\n')
+			}
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// holdsQuoted reports whether line holds a word of quoted.
+func holdsQuoted(line string, quoted map[string]bool) bool {
+	found := false
+	quotedWords(line, false, func(w string) bool {
+		found = quoted[w]
+		return !found
+	})
+	return found
+}
+
+// quotedWords calls fn with every word of s (letters, digits and
+// underscores) of at least quotedWordChars characters, with identOnly
+// only those that look like an identifier (an underscore, a digit or an
+// inner capital), until fn returns false.
+func quotedWords(s string, identOnly bool, fn func(string) bool) {
+	start, n, ident := -1, 0, false
+	flush := func(end int) bool {
+		ok := true
+		if start >= 0 && n >= quotedWordChars && (ident || !identOnly) {
+			ok = fn(s[start:end])
+		}
+		start, n, ident = -1, 0, false
+		return ok
+	}
+	for i, r := range s {
+		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			ident = ident || r == '_' || unicode.IsDigit(r) || (n > 0 && unicode.IsUpper(r))
+			n++
+			continue
+		}
+		if !flush(i) {
+			return
+		}
+	}
+	flush(len(s))
+}
+
+// messageWords calls fn with the identifier-like words of m's text and of
+// its calls' arguments.
+// In the arguments every word of quotedWordChars or more counts (a file
+// or function name the agent passes on is a quote however it is spelled);
+// in the text only identifier-like ones, as prose repeats prose words.
+func messageWords(m *harness.Message, fn func(string) bool) {
+	quotedWords(m.Text(), true, fn)
+	for _, tc := range m.ToolCalls {
+		quotedWords(canonjson.OrRaw(tc.Args), false, fn)
+	}
+}
+
+// roundWords lists the identifier-like words of r's assistant message.
+func roundWords(r *harness.Round) []string {
+	var ws []string
+	messageWords(&r.Assistant, func(w string) bool { ws = append(ws, w); return true })
+	return ws
+}
+
+// quotedBy lists the words the agent quoted from the result at pos: the
+// words (see messageWords) of the assistant messages of the rounds after
+// pos up to the after-th round with results after mark, less those of
+// the messages up to pos (the call that made the result names its own
+// pattern or path, which every line of it may hold). A clear through mark
+// keeps the results of at least that many rounds after it (after is the
+// fewer of the rounds the two triggers keep), so those rounds were in the
+// transcript when the clear was decided and the words are the same in
+// every later view. It reads the transcript, not the view, so a summary
+// or any other policy's edit of the view changes nothing.
+//
+// wordsOf returns those words of a round (nil: read them each time; a
+// conversation's entries remember them, see resultItems.roundWords).
+func quotedBy(conv *harness.Conversation, pos, mark compactPos, after int, wordsOf func(*harness.Round) []string) map[string]bool {
+	if wordsOf == nil {
+		wordsOf = roundWords
+	}
+	if conv == nil || mark.less(pos) {
+		return nil
+	}
+	before := map[string]bool{}
+	var quoted map[string]bool
+	for _, t := range conv.Turns {
+		if t == nil {
+			continue
+		}
+		for _, r := range t.Rounds {
+			if r == nil {
+				continue
+			}
+			at := compactPos{t.Index, r.Index}
+			if mark.less(at) {
+				// Nothing past the after-th round with results: it may
+				// not have been there at the clear.
+				if after <= 0 {
+					return quoted
+				}
+				if len(r.Results) > 0 {
+					after--
+				}
+			}
+			if !pos.less(at) {
+				for _, w := range wordsOf(r) {
+					before[w] = true
+				}
+				continue
+			}
+			for _, w := range wordsOf(r) {
+				if !before[w] {
+					if quoted == nil {
+						quoted = map[string]bool{}
+					}
+					quoted[w] = true
+				}
+			}
+		}
+	}
+	return quoted
+}
+
+// horizonOf is the mark a digest of the result at pos reads the
+// transcript up to: the oldest recorded mark at or after pos (the clear
+// that first covered it; marks only move forward, so it never changes
+// once recorded), else pending, the mark being decided.
+func horizonOf(conv *harness.Conversation, pos, pending compactPos) compactPos {
+	h, found := compactPos{}, false
+	for _, n := range conv.Notes {
+		if n == nil || n.ClearTurn == 0 {
+			continue
+		}
+		m := compactPos{n.ClearTurn, n.ClearRound}
+		if !m.less(pos) && (!found || m.less(h)) {
+			h, found = m, true
+		}
+	}
+	if !found {
+		return pending
+	}
+	return h
+}
+
+// defaultQuotedContext is QuotedContext's default: the lines within 3 of
+// a quoted line held most of what the agents used again of the results
+// they had quoted (docs/design.md).
+const defaultQuotedContext = 3
+
+// horizon is the mark the digest of message i's result reads the
+// transcript up to (the zero mark without KeepQuoted: no digest).
+func (c *compaction) horizon(i int) compactPos {
+	if !c.quoted {
+		return compactPos{}
+	}
+	pos, ok := c.resultPos(i)
+	if !ok {
+		return compactPos{}
+	}
+	return horizonOf(c.v.Conversation, pos, c.pending)
+}
+
+// digest is the KeepQuoted digest of res, shown by message i, or "".
+func (c *compaction) digest(i int, res *harness.ToolResult) string {
+	if !c.quoted {
+		return ""
+	}
+	pos, ok := c.resultPos(i)
+	if !ok {
+		return ""
+	}
+	var wordsOf func(*harness.Round) []string
+	if c.items != nil {
+		wordsOf = c.items.roundWords
+	}
+	after := c.keepRounds
+	if c.clearOld > 0 {
+		after = min(after, c.clearOldKeep)
+	}
+	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, c.horizon(i), after, wordsOf), c.quotedCtx)
+}
+
+// roundWords is roundWords(r), remembered for the conversation.
+func (ri *resultItems) roundWords(r *harness.Round) []string {
+	if ws, ok := ri.words[r]; ok {
+		return ws
+	}
+	if ri.words == nil {
+		ri.words = map[*harness.Round][]string{}
+	}
+	ws := roundWords(r)
+	ri.words[r] = ws
+	return ws
+}

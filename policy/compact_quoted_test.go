@@ -1,0 +1,192 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/scripted"
+	"github.com/agentharness/harness/tokens"
+)
+
+func TestQuotedDigest(t *testing.T) {
+	text := "alpha\nbeta fooBar1 x\ngamma\ndelta\nepsilon\nzeta\neta\ntheta baz_qux\niota"
+	for _, tc := range []struct {
+		name   string
+		quoted []string
+		ctx    int
+		want   string
+	}{
+		{"nothing quoted", nil, 3, ""},
+		{"no line holds it", []string{"absent_1"}, 3, ""},
+		{"one line, no context", []string{"fooBar1"}, 0, "[lines 2-2]\nbeta fooBar1 x\n"},
+		{"one line, context clipped at the start", []string{"fooBar1"}, 1, "[lines 1-3]\nalpha\nbeta fooBar1 x\ngamma\n"},
+		{"two blocks with a gap", []string{"fooBar1", "baz_qux"}, 1, "[lines 1-3]\nalpha\nbeta fooBar1 x\ngamma\n…\n[lines 7-9]\neta\ntheta baz_qux\niota\n"},
+		{"overlapping context merges", []string{"fooBar1", "baz_qux"}, 3, "[lines 1-9]\n" + text + "\n"},
+		{"a word inside a longer one is not quoted", []string{"fooBar"}, 0, ""},
+		{"negative context is none", []string{"baz_qux"}, -2, "[lines 8-8]\ntheta baz_qux\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := map[string]bool{}
+			for _, w := range tc.quoted {
+				q[w] = true
+			}
+			if got := quotedDigest(text, q, tc.ctx); got != tc.want {
+				t.Fatalf("got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuotedByReadsTheAgentsMessagesAfterTheResultUpToTheMarksKeptRounds(t *testing.T) {
+	round := func(i int, text, args string) *harness.Round {
+		m := harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}
+		r := &harness.Round{Index: i, Assistant: m}
+		if args != "" {
+			r.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprint("c", i), Name: "read", Args: []byte(args)}}
+			r.Results = []*harness.ToolResult{harness.TextResult("x")}
+		}
+		return r
+	}
+	conv := harness.NewConversation("q")
+	conv.Turns = []*harness.Turn{{Index: 1, Rounds: []*harness.Round{
+		round(1, "look for parse_line", `{"pattern":"parse_line"}`),
+		round(2, "parse_line calls split_field and the word splitting", `{"path":"src/Field2.go"}`),
+		round(3, "then emit_row", `{"path":"a"}`),
+		round(4, "an answer without calls, quoting answer_word", ""),
+	}}, {Index: 2, Rounds: []*harness.Round{round(1, "later_word only", `{"path":"b"}`)}}}
+	for _, tc := range []struct {
+		name      string
+		pos, mark compactPos
+		after     int
+		want      []string
+	}{
+		{"no round after the mark", compactPos{1, 1}, compactPos{1, 1}, 0, nil},
+		{"one round: its own pattern is not a quote, a path is", compactPos{1, 1}, compactPos{1, 1}, 1, []string{"Field2", "split_field"}},
+		{"rounds up to the mark and two after it", compactPos{1, 1}, compactPos{1, 2}, 2, []string{"Field2", "answer_word", "emit_row", "later_word", "split_field"}},
+		{"nothing after the last kept round", compactPos{1, 2}, compactPos{1, 2}, 1, []string{"emit_row"}},
+		{"rounds without results are read, not counted", compactPos{1, 2}, compactPos{1, 2}, 2, []string{"answer_word", "emit_row", "later_word"}},
+		{"a mark before the result", compactPos{1, 3}, compactPos{1, 2}, 3, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := slices.Sorted(maps.Keys(quotedBy(conv, tc.pos, tc.mark, tc.after, nil)))
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHorizonOfIsTheFirstMarkCoveringTheResult(t *testing.T) {
+	conv := harness.NewConversation("h")
+	pending := compactPos{9, 9}
+	if got := horizonOf(conv, compactPos{1, 2}, pending); got != pending {
+		t.Fatalf("no mark: %v, want the pending %v", got, pending)
+	}
+	conv.Notes = []*harness.Note{{ClearTurn: 1, ClearRound: 4}, {ClearTurn: 2, ClearRound: 1}, {Text: "summary", After: 1}}
+	for _, tc := range []struct{ pos, want compactPos }{
+		{compactPos{1, 2}, compactPos{1, 4}},
+		{compactPos{1, 4}, compactPos{1, 4}},
+		{compactPos{1, 5}, compactPos{2, 1}},
+		{compactPos{2, 2}, pending},
+	} {
+		if got := horizonOf(conv, tc.pos, pending); got != tc.want {
+			t.Fatalf("horizon of %v = %v, want %v", tc.pos, got, tc.want)
+		}
+	}
+}
+
+// quotedRun runs one turn of n reads of 60-line files; each step quotes
+// one identifier of the result before it (line 7 of it).
+func quotedRun(t *testing.T, n int, p *CompactPolicy) []*harness.Request {
+	t.Helper()
+	read := harness.Tool{
+		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			var b strings.Builder
+			for l := range 60 {
+				fmt.Fprintf(&b, "line %d of %s: field_%s_%d = %s\n", l+1, c.Args, c.ID, l+1, filler(l, 24))
+			}
+			return harness.TextResult(b.String()), nil
+		},
+	}
+	var steps []scripted.Step
+	for i := range n {
+		text := fmt.Sprintf("reading part %d", i)
+		if i > 0 {
+			text += fmt.Sprintf("; the value I need is field_%s_7", callIDOf(i-1))
+		}
+		steps = append(steps, scripted.Step{Text: text, ToolCalls: []scripted.Call{{ID: callIDOf(i), Name: "read", Args: []byte(fmt.Sprintf(`{"path":"part%03d.txt"}`, i))}}})
+	}
+	steps = append(steps, scripted.Step{Text: "done"})
+	rec := &stuckRecorder{}
+	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t)})), &harness.Options{
+		Tools: []harness.Tool{read}, MaxRounds: n + 1, Observer: rec.observe, Policies: []harness.ViewPolicy{p},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := agent.Run(context.Background(), harness.NewConversation("q"), "read every part")
+	if err != nil || res.Outcome != harness.Answered {
+		t.Fatalf("%v %s", err, res.Outcome)
+	}
+	return rec.reqs
+}
+
+func callIDOf(i int) string { return fmt.Sprintf("call%03d", i) }
+
+func TestCompactKeepQuotedKeepsTheQuotedLinesIdenticallyInEveryLaterView(t *testing.T) {
+	c := tokens.NewCache(o200k(t), nil)
+	reqs := quotedRun(t, 40, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, KeepQuoted: true})
+	// The text each cleared call shows, from the request that cleared it on.
+	shown := map[string]string{}
+	digests := 0
+	for _, req := range reqs {
+		for _, m := range req.Messages {
+			if m.Role != harness.RoleTool || !strings.HasPrefix(m.Text(), "[cleared") {
+				continue
+			}
+			text := m.Text()
+			if prev, ok := shown[m.ToolCallID]; ok && prev != text {
+				t.Fatalf("call %s shown two ways in later views:\n%q\n%q", m.ToolCallID, prev, text)
+			}
+			shown[m.ToolCallID] = text
+			if !strings.Contains(text, "lines of it you quoted") {
+				continue
+			}
+			digests++
+			if want := fmt.Sprintf("field_%s_7 =", m.ToolCallID); !strings.Contains(text, want) {
+				t.Fatalf("digest of %s lacks the quoted line %q:\n%s", m.ToolCallID, want, text)
+			}
+			if !strings.Contains(text, `call recall with {"call_id":"`+m.ToolCallID+`"}`) || !strings.Contains(text, "[lines 4-10]") {
+				t.Fatalf("digest of %s does not say how to get the rest or which lines it keeps:\n%s", m.ToolCallID, text)
+			}
+			if strings.Contains(text, fmt.Sprintf("field_%s_12 =", m.ToolCallID)) {
+				t.Fatalf("digest of %s keeps a line 5 away from the quote:\n%s", m.ToolCallID, text)
+			}
+		}
+	}
+	if len(shown) == 0 || digests == 0 {
+		t.Fatalf("%d results cleared, %d with a digest: the run should clear with digests", len(shown), digests)
+	}
+}
+
+func TestCompactKeepQuotedOffShowsOnlyThePlaceholder(t *testing.T) {
+	reqs := quotedRun(t, 40, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: tokens.NewCache(o200k(t), nil)})
+	cleared := 0
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == harness.RoleTool && strings.HasPrefix(m.Text(), "[cleared") {
+			cleared++
+			if strings.Contains(m.Text(), "\n") {
+				t.Fatalf("a placeholder of more than one line without KeepQuoted: %q", m.Text())
+			}
+		}
+	}
+	if cleared == 0 {
+		t.Fatal("nothing cleared")
+	}
+}
