@@ -218,8 +218,11 @@ type CompactPolicy struct {
 	// docs/design.md, "Where the removable cost is").
 	KeepQuoted bool
 	// QuotedContext is the lines of context KeepQuoted keeps either side
-	// of a quoted line (0: 3; negative: none).
+	// of a quoted line (zero means 3; a negative value is an error).
 	QuotedContext int
+	// NoQuotedContext makes KeepQuoted keep the quoted lines alone, with
+	// no context.
+	NoQuotedContext bool
 
 	books   books
 	once    sync.Once
@@ -317,7 +320,12 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
 	c.quoted, c.quotedCtx = p.KeepQuoted, p.QuotedContext
-	if c.quotedCtx == 0 {
+	switch {
+	case c.quotedCtx < 0:
+		return c, fmt.Errorf("compact: QuotedContext %d is negative: 0 is the default (%d), NoQuotedContext keeps no context", c.quotedCtx, defaultQuotedContext)
+	case p.NoQuotedContext:
+		c.quotedCtx = 0
+	case c.quotedCtx == 0:
 		c.quotedCtx = defaultQuotedContext
 	}
 	if !p.Unbounded {
