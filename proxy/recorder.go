@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/store"
 )
 
@@ -29,7 +31,7 @@ type recorder struct {
 	st   recordStore
 	logf func(string, ...any)
 	// busy is how the writes refused busy are retried.
-	busy backoff
+	busy busyRetry
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -67,19 +69,21 @@ type op struct {
 	req   *harness.Request
 }
 
-// backoff is the retry of a write refused because another writer holds
-// the conversation: waits from first, doubling up to most, for at most
-// budget in all.
-type backoff struct {
-	first, most, budget time.Duration
+// busyRetry is how a write refused because another writer holds the
+// conversation is tried again: policy's backoff (BaseDelay doubling to
+// MaxDelay, with jitter) for at most budget in all.
+type busyRetry struct {
+	policy retry.Policy
+	budget time.Duration
 }
 
 // defaultBusy retries for up to a minute. Another proxy holds a
 // conversation only while it writes (it suspends the turn when idle), so
 // a refusal usually clears within a wait or two; a writer holding a whole
 // turn (harness run on the same conversation) is waited for that long,
-// then the write fails and is counted.
-var defaultBusy = backoff{first: 10 * time.Millisecond, most: time.Second, budget: time.Minute}
+// then the write fails and is counted. The budget, not a count, ends the
+// retries.
+var defaultBusy = busyRetry{policy: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second, MaxRetries: math.MaxInt32}, budget: time.Minute}
 
 func newRecorder(st recordStore, logf func(string, ...any)) *recorder {
 	r := &recorder{st: st, logf: logf, busy: defaultBusy, convs: map[string]*convQueue{}}

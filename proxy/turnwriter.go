@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/store"
 )
 
@@ -200,25 +200,17 @@ func (w *turnWriter) suspendAll(ctx context.Context) {
 }
 
 // retry runs write until the store stops refusing it as busy (another
-// writer holds the conversation) or the backoff's budget is spent. It
-// gives up its own claims while it waits.
+// writer holds the conversation) or the budget is spent. It gives up its
+// own claims before each wait.
 func (w *turnWriter) retry(ctx context.Context, write func() error) error {
 	b := w.r.busy
-	wait, deadline := b.first, time.Now().Add(b.budget)
-	for {
-		err := write()
-		if !errors.Is(err, store.ErrConversationBusy) || !time.Now().Add(wait).Before(deadline) {
-			return err
-		}
+	p := b.policy
+	p.OnRetry = func(retry.Attempt) {
 		w.suspendAll(ctx)
 		w.r.retried()
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(err, ctx.Err())
-		}
-		wait = min(2*wait, b.most)
 	}
+	bctx, cancel := context.WithTimeout(ctx, b.budget)
+	defer cancel()
+	busy := func(err error) retry.Verdict { return retry.Verdict{Retry: errors.Is(err, store.ErrConversationBusy)} }
+	return retry.Do(bctx, p, busy, func(context.Context, int) error { return write() })
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/provider/internal/attempt"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 // APIError is an error answer from the server: its status, the error type

@@ -9,8 +9,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/provider/internal/attempt"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 // Model is a Messages API model. It implements [harness.Model] and

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/internal/wiretest"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 func ev(name, data string) wiretest.Event { return wiretest.Event{Event: name, Data: data} }

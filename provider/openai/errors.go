@@ -12,8 +12,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/provider/internal/attempt"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 // APIError is an error answer from the server: its status, the error type,

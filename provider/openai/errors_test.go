@@ -10,8 +10,8 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/internal/wiretest"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 const okBody = `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`

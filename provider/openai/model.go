@@ -10,8 +10,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/provider/internal/attempt"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 // Model is a Chat Completions model. It implements [harness.Model] and

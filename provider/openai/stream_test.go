@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/retry"
 	"github.com/agentharness/harness/internal/wiretest"
-	"github.com/agentharness/harness/provider/internal/retry"
 )
 
 // chunk is one chat.completion.chunk event with the given choices (a JSON

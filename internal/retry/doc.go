@@ -8,4 +8,6 @@
 // are switched off: one policy for both wire formats, a delay a test can
 // shrink to microseconds, no retry of 408/409, a Retry-After given as an
 // HTTP-date, and streams that are retried only while nothing has been shown.
+// The proxy's recorder uses the same loop for a store write refused because
+// another writer holds the conversation.
 package retry
