@@ -40,7 +40,7 @@
 //
 // Retries (429, 5xx including 529 overloaded, dropped connections,
 // honouring Retry-After) are done here, not by the SDK; see
-// provider/internal/retry. A prompt rejected as too long (400 "prompt is
+// internal/retry. A prompt rejected as too long (400 "prompt is
 // too long", 413 request_too_large) is reported as an error wrapping
 // [harness.ErrContextTooLarge].
 package anthropic

@@ -40,7 +40,7 @@ func New(opts *Options) (*Model, error) {
 		// stays out of it.
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(o.BaseURL),
-		// Retries are ours (provider/internal/retry): one policy for both
+		// Retries are ours (internal/retry): one policy for both
 		// providers, and streams retried only while nothing was shown.
 		option.WithMaxRetries(0),
 		option.WithMiddleware(attempt.Middleware),

@@ -24,6 +24,6 @@
 //
 // Retries (429, 5xx, dropped connections, honouring Retry-After) are done
 // here, not by the SDK, whose own retry loop is switched off; see
-// provider/internal/retry. A rejected oversized prompt is reported as an
+// internal/retry. A rejected oversized prompt is reported as an
 // error wrapping [harness.ErrContextTooLarge].
 package openai

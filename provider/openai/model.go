@@ -38,7 +38,7 @@ func New(opts *Options) (*Model, error) {
 	ropts := []option.RequestOption{
 		option.WithBaseURL(o.BaseURL),
 		option.WithAPIKey(o.APIKey),
-		// Retries are ours (provider/internal/retry): one policy for both
+		// Retries are ours (internal/retry): one policy for both
 		// providers, and streams retried only while nothing was shown.
 		option.WithMaxRetries(0),
 		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
