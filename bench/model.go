@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -120,12 +122,10 @@ func tailChars(s string, n int) string {
 	return ""
 }
 
+// isShell reports whether name is one of the names coding agents give
+// their shell tool (guard.DefaultShells, compared case-insensitively).
 func isShell(name string) bool {
-	switch strings.ToLower(name) {
-	case "bash", "shell", "exec", "exec_command", "run_command", "shell_command", "run_shell_command", "local_shell":
-		return true
-	}
-	return false
+	return slices.ContainsFunc(guard.DefaultShells(), func(s string) bool { return strings.EqualFold(s, name) })
 }
 
 func isRead(name string) bool {
