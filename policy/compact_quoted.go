@@ -241,7 +241,7 @@ func (c *compaction) digest(i int, res *harness.ToolResult) string {
 	if c.clearOld > 0 {
 		after = min(after, c.clearOldKeep)
 	}
-	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, c.horizon(i), after, wordsOf), c.quotedCtx)
+	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, horizonOf(c.v.Conversation, pos, c.pending), after, wordsOf), c.quotedCtx)
 }
 
 // roundWords is roundWords(r), remembered for the conversation.
