@@ -305,13 +305,9 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.keepTurns <= 0 {
 		c.keepTurns = DefaultCompactKeepTurns
 	}
-	switch {
-	case c.clearOld < 0:
-		return c, fmt.Errorf("compact: ClearOld %d is negative: 0 is the default (%d), NoClearOld turns the trigger off", c.clearOld, DefaultCompactClearOld)
-	case p.NoClearOld:
-		c.clearOld = 0
-	case c.clearOld == 0:
-		c.clearOld = DefaultCompactClearOld
+	var err error
+	if c.clearOld, err = offOrDefault("ClearOld", c.clearOld, DefaultCompactClearOld, p.NoClearOld, "NoClearOld turns the trigger off"); err != nil {
+		return c, fmt.Errorf("compact: %w", err)
 	}
 	if c.clearOldKeep <= 0 {
 		c.clearOldKeep = DefaultCompactClearOldKeepRounds
@@ -319,14 +315,9 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
-	c.quoted, c.quotedCtx = p.KeepQuoted, p.QuotedContext
-	switch {
-	case c.quotedCtx < 0:
-		return c, fmt.Errorf("compact: QuotedContext %d is negative: 0 is the default (%d), NoQuotedContext keeps no context", c.quotedCtx, defaultQuotedContext)
-	case p.NoQuotedContext:
-		c.quotedCtx = 0
-	case c.quotedCtx == 0:
-		c.quotedCtx = defaultQuotedContext
+	c.quoted = p.KeepQuoted
+	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
+		return c, fmt.Errorf("compact: %w", err)
 	}
 	if !p.Unbounded {
 		c.prices = p.Prices

@@ -96,15 +96,11 @@ func (p *StuckPolicy) config() (stuckRules, error) {
 		p = &StuckPolicy{}
 	}
 	rule := func(name string, v int, offName string, off bool, def int) (int, error) {
-		switch {
-		case v < 0:
-			return 0, fmt.Errorf("stuck: %s %d is negative: 0 is the default (%d), %s turns it off", name, v, def, offName)
-		case off:
-			return 0, nil
-		case v == 0:
-			return def, nil
+		n, err := offOrDefault(name, v, def, off, offName+" turns it off")
+		if err != nil {
+			err = fmt.Errorf("stuck: %w", err)
 		}
-		return v, nil
+		return n, err
 	}
 	var c stuckRules
 	var errs [4]error
