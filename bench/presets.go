@@ -54,6 +54,11 @@ type harnessConfig struct {
 	// quoted is CompactPolicy.KeepQuoted: a cleared result keeps the lines
 	// the agent quoted from it.
 	quoted bool
+	// clearFrom is CompactPolicy.ClearFrom: a clear for cost takes only
+	// results of at least this many tokens.
+	clearFrom int
+	// keepPreviews is CompactPolicy.KeepPreviews.
+	keepPreviews bool
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
@@ -67,7 +72,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -127,7 +132,7 @@ func ablationPresets() []Preset {
 		change(&h)
 		return Preset{Name: name, Doc: doc, Ablation: true, build: h.build}
 	}
-	return []Preset{
+	return append([]Preset{
 		abl("harness-no-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
 		abl("harness-no-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
@@ -149,7 +154,7 @@ func ablationPresets() []Preset {
 		abl("harness+runceiling", "harness with guard.RunCeiling inside the ceiling: the output of a shell command that runs a program (a test suite, a script, a build; not a read, search, listing or diff) is cut at arrival to 2 KiB (spill, relevant preview) instead of 24 KiB", func(h *harnessConfig) {
 			h.stack.Inner = []harness.Guard{(&guard.RunCeiling{}).Guard()}
 		}),
-	}
+	}, clearFromPresets(abl)...)
 }
 
 // References returns the presets that are bounds, not policies, run by

@@ -232,6 +232,13 @@ type attribution struct {
 	// on such a line.
 	Quoted                 attrCost `json:"quoted"`
 	QuotedLost, QuotedNear int
+	// ClearBand: of the results cleared for cost, by the characters shown
+	// in the request before the clear (what a size threshold on the
+	// stored result would see), the char-weighted removal the clear made
+	// (None) and the results; ClearLost the needles clears for cost hid,
+	// by the same band.
+	ClearBand map[string]*attrCost `json:"clear_band"`
+	ClearLost map[string]int       `json:"clear_lost"`
 }
 
 type attrCost struct {
@@ -390,6 +397,14 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 				key += ", superseded"
 			}
 			bump(&a.Clears, key, none, kept)
+			if pre := r.shownBefore(r.cleared); pre > 0 {
+				removal := 0.0
+				for k := r.cleared; k-r.arrival < len(r.shown); k++ {
+					removal += 0.1 * max(0, pre-r.shown[k-r.arrival])
+				}
+				bump(&a.ClearBand, clearBand(int(pre)), removal, 0)
+				bump(&a.ClearBand, clearBand(int(pre))+arrivalCut(r, pre), removal, 0)
+			}
 		}
 	}
 	a.Needles += len(needles)
@@ -425,6 +440,11 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 				}
 			}
 		}
+		if l.cause == "clear-old" && r.cleared >= 0 {
+			pre := r.shownBefore(r.cleared)
+			count(&a.ClearLost, clearBand(int(pre)))
+			count(&a.ClearLost, clearBand(int(pre))+arrivalCut(r, pre))
+		}
 		if l.cause == "clear-old" {
 			used := false
 			for _, u := range r.uses {
@@ -436,6 +456,43 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 			count(&a.LostPos, needlePos(r.full, l.needle.Text, r.args))
 		}
 	}
+}
+
+// shownBefore is the characters of r shown in the request before
+// request k (0 when it was not shown then).
+func (r *attrResult) shownBefore(k int) float64 {
+	if i := k - 1 - r.arrival; i >= 0 && i < len(r.shown) {
+		return r.shown[i]
+	}
+	return 0
+}
+
+// arrivalCut says whether r was shown cut (a ceiling's preview, a
+// collapse) before it was cleared: its full text is longer than the pre
+// characters shown.
+func arrivalCut(r *attrResult, pre float64) string {
+	if float64(harness.Chars(r.full)) > pre+16 {
+		return " / cut at arrival"
+	}
+	return " / whole"
+}
+
+// clearBand names the band of a cleared result of n characters: <1k,
+// 1-4k, 4-12k and 12k+, the last two split in two.
+func clearBand(n int) string {
+	switch {
+	case n < 1_000:
+		return "a <1k"
+	case n < 4_000:
+		return "b 1-4k"
+	case n < 8_000:
+		return "c 4-12k: 4-8k"
+	case n < 12_000:
+		return "c 4-12k: 8-12k"
+	case n < 24_000:
+		return "d 12k+: 12-24k"
+	}
+	return "d 12k+: 24k+"
 }
 
 // nearQuoted reports whether needle's first line lies within ctx lines
@@ -642,6 +699,24 @@ func (a *attribution) String() string {
 	ints("needles of results ≥ 1k by age", a.Age, nil)
 	fmt.Fprintf(&b, "cleared after quoted: lines within 3 of a quoted needle are %.1f%% of their chars; they hold %d of the %d needles clears hid from them\n",
 		100*a.Quoted.Kept/max(a.Quoted.None, 1), a.QuotedNear, a.QuotedLost)
+	clearTot := 0.0
+	for k, c := range a.ClearBand {
+		if !strings.Contains(k, " / ") {
+			clearTot += c.None
+		}
+	}
+	fmt.Fprintf(&b, "clears for cost by shown size: share of their removal | needles lost | lost per 10k chars removed | results\n")
+	for _, k := range slices.Sorted(maps.Keys(a.ClearBand)) {
+		c := a.ClearBand[k]
+		fmt.Fprintf(&b, "  %-34s %5.1f%% | %4d | %6.3f | %d\n", k, 100*c.None/max(clearTot, 1), a.ClearLost[k], 1e4*float64(a.ClearLost[k])/max(c.None, 1), c.N)
+	}
+	clearLost := 0
+	for k, n := range a.ClearLost {
+		if !strings.Contains(k, " / ") {
+			clearLost += n
+		}
+	}
+	fmt.Fprintf(&b, "  %-34s %5.1f%% | %4d | %6.3f | removal %.0f chars, %.1f%% of removable\n", "all", 100.0, clearLost, 1e4*float64(clearLost)/max(clearTot, 1), clearTot, 100*clearTot/max(a.Removable, 1))
 	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
 	for _, k := range slices.Sorted(maps.Keys(a.Beyond)) {
 		fmt.Fprintf(&b, " [%s %.1f%%]", k, 100*a.Beyond[k].None/a.Removable)

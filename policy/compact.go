@@ -223,6 +223,23 @@ type CompactPolicy struct {
 	// NoQuotedContext makes KeepQuoted keep the quoted lines alone, with
 	// no context.
 	NoQuotedContext bool
+	// ClearFrom, when positive, makes a clear for cost take only the
+	// results whose stored model copy counts at least this many tokens
+	// (and results that point at others); smaller ones stay whole until
+	// the window's clear takes everything. Only what it takes counts
+	// towards ClearOld, the payback and the bank. The threshold is
+	// recorded with the clear's mark, so every later view clears alike.
+	// Zero takes every result; negative is an error. Off by default (an
+	// experiment: see docs/design.md, "Where the removable cost is").
+	ClearFrom int
+	// KeepPreviews makes a clear for cost leave whole the results a
+	// ceiling cut to a preview at arrival (a Cut of kind CutSpilled or
+	// CutTruncated on the stored result): the preview is already the
+	// lines chosen to show, and the agent quotes them again far more
+	// often than the rest of what clears take. The window's clear takes
+	// them; the mark records the rule, as with ClearFrom. Off by default
+	// (an experiment, as ClearFrom).
+	KeepPreviews bool
 
 	books   books
 	once    sync.Once
@@ -252,6 +269,7 @@ type compactConfig struct {
 	recall         bool
 	quoted         bool // KeepQuoted
 	quotedCtx      int
+	costRule       clearRule // ClearFrom and KeepPreviews
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -316,6 +334,9 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
 	c.quoted = p.KeepQuoted
+	if c.costRule = (clearRule{p.ClearFrom, p.KeepPreviews}); p.ClearFrom < 0 {
+		return c, errClearFrom
+	}
 	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
@@ -356,6 +377,9 @@ type compaction struct {
 	// pending is the mark being decided: the horizon of the digests of
 	// results no recorded mark covers yet (see horizonOf).
 	pending compactPos
+	// rule says which results the clear being decided or reproduced
+	// takes (the zero rule: all; see takes).
+	rule clearRule
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -394,26 +418,26 @@ func (c *compaction) apply() error {
 	ctx, v := c.ctx, c.v
 
 	// Reproduce every earlier decision before measuring.
-	mark := clearMark(v.Conversation)
-	if mark != (compactPos{}) {
-		c.clearThrough(mark)
-	}
+	mark := c.reproduce()
 
 	now := c.tokens()
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.
+		c.rule = c.costRule
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) && c.covered(next) {
 			before := now
 			if err := c.commitMark(ctx, next); err != nil {
 				return err
 			}
+			c.rule = clearRule{}
 			mark, now = next, c.tokens()
 			c.emit(fmt.Sprintf("cleared %d old tool results through %s to save their cost: %.0f → %.0f tokens", cleared, next, before, now),
 				map[string]any{"stage": "clear-old", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
 					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "clear_old": c.clearOld}, nil)
 		}
 	}
+	c.rule = clearRule{} // the window's clear takes every result
 	if c.window <= 0 {
 		if !v.Overflow {
 			return nil
@@ -473,7 +497,7 @@ func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	c.clearThrough(next)
 	// The mark is its own note: it copies no summary text, and the view's
 	// note message stays the summary, or becomes the notice if none.
-	c.v.AddNote(&harness.Note{By: compactName, ClearTurn: next.turn, ClearRound: next.round})
+	c.v.AddNote(&harness.Note{By: c.rule.by(), ClearTurn: next.turn, ClearRound: next.round})
 	text := harness.ClearedNotice
 	if summary := c.v.Conversation.Summary(); summary != nil {
 		text = summary.Text
@@ -675,7 +699,7 @@ func (c *compaction) clearing(mark compactPos) ([]int, float64) {
 	)
 	for i := range c.v.Messages {
 		p, ok := c.resultPos(i)
-		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] {
+		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] || !c.takes(i) {
 			continue
 		}
 		idx = append(idx, i)
@@ -831,7 +855,7 @@ func (c *compaction) chooseInOnePass(candidates []compactPos, mark compactPos, n
 			if p.less(q) {
 				break
 			}
-			if !compactCleared(c.v.Origins[i]) && c.clearable(i) {
+			if !compactCleared(c.v.Origins[i]) && c.clearable(i) && c.takes(i) {
 				s += c.saving(i)
 				k++
 			}

@@ -66,6 +66,9 @@ type resultItem struct {
 	parts []harness.Part
 	// tokens counts the tool message showing text (0: not yet counted).
 	tokens int
+	// stored is 1 + the tokens of the stored result's message (0: not yet
+	// counted; see compaction.storedTokens).
+	stored int
 	// cut is the clear's cut for a message of cutIn bytes (nil: none
 	// made yet), shared by every view: it has no room to append in place.
 	cut   []harness.Cut

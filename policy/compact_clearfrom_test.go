@@ -1,0 +1,265 @@
+package policy
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// sizedConv is one turn of len(sizes) read rounds whose results are about
+// sizes[r] tokens.
+func sizedConv(sizes []int) *harness.Conversation {
+	conv := compactConv([]int{len(sizes)}, 1)
+	for r, n := range sizes {
+		res := conv.Turns[0].Rounds[r].Results[0]
+		res.Parts = []harness.Part{harness.TextPart(filler(r+1, n))}
+		res.Bytes = res.PayloadSize()
+	}
+	return conv
+}
+
+// alternating is n sizes, small at odd rounds and big at even ones.
+func alternating(n, small, big int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = small
+		if (i+1)%2 == 0 {
+			out[i] = big
+		}
+	}
+	return out
+}
+
+// clearedRounds applies pol to a fresh view of conv's only turn and
+// returns the view and which rounds show their result cleared.
+func clearedRounds(t *testing.T, conv *harness.Conversation, pol *CompactPolicy) (*harness.View, map[int]bool) {
+	t.Helper()
+	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+	if err := pol.ApplyView(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]bool{}
+	for _, o := range v.Origins {
+		if o.Result != nil {
+			out[o.Round] = compactCleared(o)
+		}
+	}
+	return v, out
+}
+
+func TestCompactClearFromTakesOnlyResultsOfItsSize(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	for _, tc := range []struct {
+		name      string
+		from      int
+		sizes     []int
+		pointer   int // a round whose small result points at round 2 (0: none)
+		wantSmall bool
+		wantBig   bool
+		wantBy    string
+	}{
+		{"zero takes every result", 0, alternating(30, 150, 1000), 0, true, true, compactName},
+		{"small results stay whole", 400, alternating(30, 150, 1000), 0, false, true, "compact clear-from 400"},
+		{"a small pointer is taken", 400, alternating(30, 150, 1000), 5, false, true, "compact clear-from 400"},
+		{"above every result: nothing", 5000, alternating(30, 150, 1000), 0, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := sizedConv(tc.sizes)
+			if tc.pointer > 0 {
+				res := conv.Turns[0].Rounds[tc.pointer-1].Results[0]
+				res.Cuts = []harness.Cut{{Kind: harness.CutDeduped, By: "collapse", Of: "call_t1_r2", Refs: []string{"call_t1_r2"}}}
+			}
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, ClearFrom: tc.from}
+			_, got := clearedRounds(t, conv, pol)
+			for r := 1; r <= len(tc.sizes); r++ {
+				want := tc.wantBig
+				if tc.sizes[r-1] < tc.from || tc.from == 0 {
+					want = tc.wantSmall || (tc.from == 0 && tc.wantBig)
+				}
+				if r == tc.pointer {
+					want = true
+				}
+				if r > len(tc.sizes)-3 {
+					want = false // the newest 3 rounds are kept
+				}
+				if got[r] != want {
+					t.Errorf("round %d (%d tokens) cleared %v, want %v", r, tc.sizes[r-1], got[r], want)
+				}
+			}
+			var by []string
+			for _, n := range conv.Notes {
+				by = append(by, n.By)
+			}
+			if want := tc.wantBy; (want == "" && len(by) != 0) || (want != "" && (len(by) != 1 || by[0] != want)) {
+				t.Fatalf("notes by %q, want one by %q", by, want)
+			}
+		})
+	}
+}
+
+// Only what a clear from a size takes counts towards ClearOld: many small
+// results that add up to more than it do not trigger a clear that would
+// leave them whole.
+func TestCompactClearFromTriggerCountsOnlyWhatItTakes(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	sizes := make([]int, 40)
+	for i := range sizes {
+		sizes[i] = 300 // 36 old ones: about 9,000 tokens to clear
+	}
+	sizes[3], sizes[9] = 1500, 1500 // 3,000 of them in results of 1,500
+	for _, tc := range []struct {
+		from  int
+		clear bool
+	}{{0, true}, {1000, false}} {
+		conv := sizedConv(sizes)
+		pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 6000, ClearOldKeepRounds: 3, ClearFrom: tc.from}
+		if _, _ = clearedRounds(t, conv, pol); conv.Clears() != tc.clear {
+			t.Errorf("ClearFrom %d: cleared %v, want %v", tc.from, conv.Clears(), tc.clear)
+		}
+	}
+}
+
+// Every later view reproduces a clear from a size byte for byte, whatever
+// the options of the policy building it: the threshold is in the mark.
+// The window's clear then takes the small results too.
+func TestCompactClearFromLaterViewsAreIdentical(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	sizes := alternating(40, 150, 1000)
+	conv := sizedConv(sizes[:30])
+	pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, ClearFrom: 400}
+	if _, got := clearedRounds(t, conv, pol); !got[2] || got[1] {
+		t.Fatalf("the first clear took rounds 1, 2: %v, %v; want false, true", got[1], got[2])
+	}
+	full := sizedConv(sizes)
+	conv.Turns[0].Rounds = append(conv.Turns[0].Rounds, full.Turns[0].Rounds[30:]...)
+	// No new clear: only the recorded one is reproduced.
+	quiet := func(from int) *CompactPolicy {
+		return &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, NoClearOld: true, ClearFrom: from}
+	}
+	a, _ := clearedRounds(t, conv, quiet(400))
+	b, got := clearedRounds(t, conv, quiet(0))
+	c, _ := clearedRounds(t, conv, quiet(400))
+	if viewJSON(a) != viewJSON(b) || viewJSON(a) != viewJSON(c) {
+		t.Fatal("two later views differ")
+	}
+	if got[1] || !got[2] || got[29] || got[30] {
+		t.Fatalf("later views cleared rounds 1, 2, 29, 30: %v %v %v %v; want false true false false", got[1], got[2], got[29], got[30])
+	}
+	// The window's clear takes every result, small ones before the mark too.
+	window := int(float64(viewTokens(t, a)) / 0.8)
+	_, got = clearedRounds(t, conv, &CompactPolicy{Unbounded: true, Window: window, Counter: counter, NoClearOld: true, ClearFrom: 400})
+	if !got[1] || !got[3] {
+		t.Fatalf("the window's clear left small rounds 1, 3 whole: %v %v", got[1], got[3])
+	}
+	if n := conv.Notes[len(conv.Notes)-1]; n.By != compactName {
+		t.Fatalf("the window's mark is by %q, want %q", n.By, compactName)
+	}
+}
+
+// The savings bank prices the view after a clear from a size as it would
+// be sent: the small results whole, the big ones cleared, and the view
+// the policy is building left as it was.
+func TestCompactClearFromAfterClearKeepsTheSmallResults(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	sizes := alternating(20, 150, 1000)
+	conv := sizedConv(sizes)
+	cfg, err := (&CompactPolicy{Window: 1 << 22, Counter: counter, ClearFrom: 400}).config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+	before := viewJSON(v)
+	c := newCompaction(context.Background(), v, cfg)
+	c.rule = cfg.costRule
+	hv := c.afterClear(compactPos{1, 17})
+	if viewJSON(v) != before || len(conv.Notes) != 0 {
+		t.Fatal("afterClear changed the view or the conversation")
+	}
+	for i, o := range hv.Origins {
+		if o.Result == nil || o.Round > 17 {
+			continue
+		}
+		big := sizes[o.Round-1] >= 400
+		if compactCleared(o) != big {
+			t.Errorf("round %d (%d tokens): cleared %v in the priced view, want %v: %.40q", o.Round, sizes[o.Round-1], compactCleared(o), big, hv.Messages[i].Text())
+		}
+	}
+	if n := hv.Conversation.Notes; len(n) != 1 || n[0].By != "compact clear-from 400" {
+		t.Fatalf("the priced view's mark: %+v", n)
+	}
+}
+
+func TestClearRuleOfItsMark(t *testing.T) {
+	for _, tc := range []struct {
+		by   string
+		want clearRule
+	}{
+		{compactName, clearRule{}},
+		{"", clearRule{}},
+		{clearRule{from: 500}.by(), clearRule{from: 500}},
+		{clearRule{keepPreviews: true}.by(), clearRule{keepPreviews: true}},
+		{clearRule{500, true}.by(), clearRule{500, true}},
+		{clearRule{}.by(), clearRule{}},
+		{"compact clear-from 12", clearRule{from: 12}},
+		{"compact keep-previews clear-from 12", clearRule{12, true}},
+		{"compact clear-from x", clearRule{}},
+		{"compact clear-from", clearRule{}},
+		{"compact clear-from -3", clearRule{}},
+		{"compact clear-from 0", clearRule{}},
+		{"compact clear-from 12 keep-everything", clearRule{}},
+		{"other clear-from 12", clearRule{}},
+	} {
+		if got := ruleOf(tc.by); got != tc.want {
+			t.Errorf("ruleOf(%q) = %+v, want %+v", tc.by, got, tc.want)
+		}
+	}
+}
+
+func TestCompactClearFromNegativeIsAnError(t *testing.T) {
+	v := harness.BuildView(compactConv([]int{2}, 10), nil, "sys", nil, false)
+	err := (&CompactPolicy{ClearFrom: -1}).ApplyView(context.Background(), v)
+	if err == nil || !strings.Contains(err.Error(), "ClearFrom") {
+		t.Fatalf("err %v, want one naming ClearFrom", err)
+	}
+}
+
+// KeepPreviews leaves the results a ceiling cut to a preview whole in a
+// clear for cost; a policy without it reproduces the clear alike.
+func TestCompactKeepPreviews(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	previews := map[int]harness.CutKind{2: harness.CutSpilled, 7: harness.CutTruncated, 9: harness.CutTrimmed}
+	for _, tc := range []struct {
+		name   string
+		keep   bool
+		whole  []int // old rounds left whole
+		wantBy string
+	}{
+		{"off: every old result", false, nil, compactName},
+		{"on: spilled and truncated stay", true, []int{2, 7}, "compact keep-previews"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := sizedConv(alternating(30, 600, 600))
+			for r, kind := range previews {
+				conv.Turns[0].Rounds[r-1].Results[0].Cuts = []harness.Cut{{Kind: kind, By: "result"}}
+			}
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, KeepPreviews: tc.keep}
+			first, got := clearedRounds(t, conv, pol)
+			for r := 1; r <= 27; r++ {
+				if want := !slices.Contains(tc.whole, r); got[r] != want {
+					t.Errorf("round %d cleared %v, want %v", r, got[r], want)
+				}
+			}
+			if n := len(conv.Notes); n != 1 || conv.Notes[0].By != tc.wantBy {
+				t.Fatalf("notes %+v, want one by %q", conv.Notes, tc.wantBy)
+			}
+			again, _ := clearedRounds(t, conv, &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, NoClearOld: true})
+			if viewJSON(first) != viewJSON(again) {
+				t.Fatal("a later view differs")
+			}
+		})
+	}
+}
