@@ -84,7 +84,10 @@ type recordedMark struct {
 // takes). So every result at or before the newest plain mark is cleared,
 // then each ruled mark after it, oldest first, clears what it took when
 // it was decided: the same results whatever the options of the policy
-// reading the marks.
+// reading the marks. Of the marks of one rule only the newest counts: it
+// takes every result an older one took (it covers more rounds, and fewer
+// shown results after it can pin one), so a run of many clears costs one
+// pass per rule, not one per clear.
 func (c *compaction) reproduce() compactPos {
 	var marks []recordedMark
 	full := compactPos{}
@@ -95,6 +98,10 @@ func (c *compaction) reproduce() compactPos {
 		m := recordedMark{compactPos{n.ClearTurn, n.ClearRound}, ruleOf(n.By)}
 		if m.rule == (clearRule{}) {
 			full = maxPos(full, m.pos)
+			continue
+		}
+		if i := slices.IndexFunc(marks, func(o recordedMark) bool { return o.rule == m.rule }); i >= 0 {
+			marks[i].pos = maxPos(marks[i].pos, m.pos)
 			continue
 		}
 		marks = append(marks, m)

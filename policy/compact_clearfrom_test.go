@@ -2,7 +2,9 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -262,4 +264,116 @@ func TestCompactKeepPreviews(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A whole run through the agent: with ClearFrom or KeepPreviews every
+// clear for cost leaves the small or previewed results whole in every
+// later request, each cleared result shows the same placeholder from its
+// clear on, and the prompt prefix changes only at the clears.
+func TestCompactClearRulesHoldInEveryLaterRequest(t *testing.T) {
+	counter := tokens.NewCache(o200k(t), nil)
+	// odd parts are cut by the guard: to a small result, or to a preview.
+	odd := func(c *harness.ToolCall) bool {
+		var a struct{ Path string }
+		_ = json.Unmarshal(c.Args, &a)
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(a.Path, "part"), ".txt"))
+		return n%2 == 1
+	}
+	small := func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			if odd(c) {
+				return harness.TextResult(filler(len(c.Args), 150)), nil
+			}
+			return next(ctx, c)
+		}
+	}
+	preview := func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := next(ctx, c)
+			if err == nil && odd(c) {
+				res.Model = []harness.Part{harness.TextPart(filler(len(c.Args), 600))}
+				res.Cuts = []harness.Cut{{Kind: harness.CutTruncated, By: "result"}}
+			}
+			return res, err
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		pol   *CompactPolicy
+		guard harness.Guard
+	}{
+		{"ClearFrom", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, ClearFrom: 400}, small},
+		{"KeepPreviews", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, KeepPreviews: true}, preview},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs, evs, notes, _ := clearOldRun(t, 60, 1500, tc.pol, tc.guard)
+			if len(evs) < 2 {
+				t.Fatalf("%d clears, want at least two (a reproduced ruled mark and a new one)", len(evs))
+			}
+			want := clearRule{tc.pol.ClearFrom, tc.pol.KeepPreviews}.by()
+			for _, n := range notes {
+				if n.By != want {
+					t.Fatalf("a mark by %q, want %q", n.By, want)
+				}
+			}
+			shown := map[string]string{}
+			breaks := 0
+			for i, req := range reqs {
+				if i > 0 {
+					a, _ := json.Marshal(reqs[i-1].Messages)
+					b, _ := json.Marshal(req.Messages)
+					if !strings.HasPrefix(string(b), strings.TrimSuffix(string(a), "]")) {
+						breaks++
+					}
+				}
+				call := map[string]harness.ToolCall{}
+				for _, m := range req.Messages {
+					for _, c := range m.ToolCalls {
+						call[c.ID] = c
+					}
+					if m.Role != harness.RoleTool {
+						continue
+					}
+					cleared := strings.HasPrefix(m.Text(), "[cleared")
+					if c := call[m.ToolCallID]; cleared && odd(&c) {
+						t.Fatalf("request %d: the cut result of %s was cleared for cost", i, c.Args)
+					}
+					if prev, ok := shown[m.ToolCallID]; ok && prev != m.Text() {
+						t.Fatalf("request %d: call %s shown two ways after its clear", i, m.ToolCallID)
+					}
+					if cleared {
+						shown[m.ToolCallID] = m.Text()
+					}
+				}
+			}
+			if breaks != len(evs) {
+				t.Fatalf("%d cache breaks for %d clears", breaks, len(evs))
+			}
+		})
+	}
+}
+
+// FuzzClearRuleOf checks the mark's rule parser: any By reads as a rule
+// whose own By reads back as the same rule (so a mark means one thing),
+// and every rule survives the round trip.
+func FuzzClearRuleOf(f *testing.F) {
+	for _, s := range []string{"", compactName, "compact clear-from 500", "compact keep-previews", "compact clear-from 7 keep-previews",
+		"compact keep-previews clear-from 7", "compact clear-from", "compact clear-from -1", "compact clear-from 99999999999999999999", "result", " compact  clear-from  3 "} {
+		f.Add(s, 0, false)
+	}
+	f.Add("", 1000, true)
+	f.Fuzz(func(t *testing.T, by string, from int, keep bool) {
+		r := ruleOf(by)
+		if r.from < 0 {
+			t.Fatalf("ruleOf(%q) has a negative size %d", by, r.from)
+		}
+		if again := ruleOf(r.by()); again != r {
+			t.Fatalf("ruleOf(%q) = %+v, whose By %q reads as %+v", by, r, r.by(), again)
+		}
+		if from > 0 {
+			if w := (clearRule{from, keep}); ruleOf(w.by()) != w {
+				t.Fatalf("%+v does not survive its By %q", w, w.by())
+			}
+		}
+	})
 }
