@@ -430,7 +430,6 @@ func (c *compaction) apply() error {
 			if err := c.commitMark(ctx, next); err != nil {
 				return err
 			}
-			c.rule = clearRule{}
 			mark, now = next, c.tokens()
 			c.emit(fmt.Sprintf("cleared %d old tool results through %s to save their cost: %.0f → %.0f tokens", cleared, next, before, now),
 				map[string]any{"stage": "clear-old", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
