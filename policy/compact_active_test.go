@@ -252,3 +252,77 @@ func TestCompactActiveRoundsConfig(t *testing.T) {
 		})
 	}
 }
+
+// fuzzConv builds a one-turn conversation from script: rounds split at
+// '|', a round starting with '!' has no results.
+func fuzzConv(script string) *harness.Conversation {
+	conv := harness.NewConversation("f")
+	t := &harness.Turn{Index: 1}
+	for i, text := range strings.Split(script, "|") {
+		r := &harness.Round{Index: i + 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
+		if !strings.HasPrefix(text, "!") {
+			r.Results = []*harness.ToolResult{harness.TextResult("x")}
+		}
+		t.Rounds = append(t.Rounds, r)
+	}
+	conv.Turns = []*harness.Turn{t}
+	return conv
+}
+
+// FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow checks activeAt against
+// KeepQuoted's rule (quotedBy) read over the same rounds — the newest
+// active rounds up to the window's end, and every round up to the result
+// for the words that are no quote — and that rounds appended after a
+// complete window change nothing (every later view decides alike).
+func FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow(f *testing.F) {
+	f.Add("find parse_line|parse_line calls split_field|!answer emit_row|more|still", "later emit_row split_field", uint8(2), uint8(1), uint8(0), uint8(0))
+	f.Add("a|b split_field|c|d emit_row|e|f", "g", uint8(3), uint8(2), uint8(1), uint8(2))
+	f.Add("|||", "", uint8(0), uint8(0), uint8(9), uint8(1))
+	f.Add("write_out|!write_out|!x|y", "write_out", uint8(8), uint8(3), uint8(0), uint8(1))
+	res := harness.TextResult("func parse_line(s string) {\n\tsplit_field(s)\n\temit_row(s)\n\twrite_out(s)\n}\n")
+	f.Fuzz(func(t *testing.T, script, extra string, active, keep, posAt, markAt uint8) {
+		conv := fuzzConv(script)
+		rounds := conv.Turns[0].Rounds
+		n, after := int(active%10)+1, int(keep%5)+1
+		pos := compactPos{1, int(posAt)%len(rounds) + 1}
+		mark := compactPos{1, max(pos.round, int(markAt)%len(rounds)+1)}
+		c := &compaction{compactConfig: compactConfig{active: n, keepRounds: after}, v: &harness.View{Conversation: conv}}
+		got := c.activeAt(res, pos, mark)
+		// The window: the newest n rounds up to the after-th round with
+		// results after mark.
+		end, left := len(rounds), after
+		for i, r := range rounds {
+			if i+1 > mark.round {
+				if left <= 0 {
+					end = i
+					break
+				}
+				if len(r.Results) > 0 {
+					left--
+				}
+			}
+		}
+		in := map[*harness.Round]bool{}
+		for i := max(0, end-n); i < end; i++ {
+			in[rounds[i]] = true
+		}
+		wordsOf := func(r *harness.Round) []string {
+			if r.Index <= pos.round || in[r] {
+				return roundWords(r)
+			}
+			return nil
+		}
+		want := holdsQuoted(res.ModelText(), quotedBy(conv, pos, compactPos{1, len(rounds)}, 0, wordsOf))
+		if got != want {
+			t.Fatalf("activeAt = %v, KeepQuoted's rule over the window = %v (window rounds %d-%d)", got, want, max(0, end-n)+1, end)
+		}
+		if left > 0 {
+			return // the window's end is not there yet
+		}
+		more := fuzzConv(script + "|" + extra)
+		c = &compaction{compactConfig: compactConfig{active: n, keepRounds: after}, v: &harness.View{Conversation: more}}
+		if again := c.activeAt(res, pos, mark); again != got {
+			t.Fatalf("a round appended after the window changed the answer: %v, then %v", got, again)
+		}
+	})
+}
