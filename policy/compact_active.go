@@ -6,7 +6,7 @@ import (
 
 // DefaultCompactActiveRounds is ActiveRounds' default (see
 // CompactPolicy.KeepActive).
-const DefaultCompactActiveRounds = 4
+const DefaultCompactActiveRounds = 2
 
 // activeState is one conversation's memory for KeepActive: what it reads
 // of the transcript never changes once read, so it is read once.
