@@ -235,7 +235,10 @@ type CompactPolicy struct {
 	// longer quotes (its miss starts earlier in the prefix, which the
 	// savings bank prices); a result once cleared stays cleared. The
 	// savings bank prices the results kept whole, as they are what stays.
-	// Off by default (an experiment: see docs/design.md, "Where the
+	// The rounds read end where the fewer kept rounds end, so with the cost
+	// trigger's 8 the newest 5 rounds before a clear for cost go unread; it
+	// was measured best with ClearOldKeepRounds 3, which ends them at the
+	// clear. Off by default (an experiment: see docs/design.md, "Where the
 	// removable cost is").
 	KeepActive bool
 	// ActiveRounds is how many rounds KeepActive reads (zero means
