@@ -205,24 +205,46 @@ func TestCompactKeepActiveKeepsTheResultBeingWorkedOn(t *testing.T) {
 	}
 }
 
-// With the savings bank, what stays whole is priced: the clears it
-// covers still make the run cost no more than keeping everything under
-// every price, and the result being worked on stays whole through them.
+// With the savings bank, what stays whole is priced, and so is a later
+// clear that takes a result an earlier one kept (its miss starts earlier
+// in the prefix: the bank prices the view after the clear, afterClear):
+// the clears it covers still make the run cost no more than keeping
+// everything under every price.
 func TestCompactKeepActiveBankPricesWhatStays(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
-	const n = 48
-	_, _, _, none := activeRun(t, n, n, &CompactPolicy{Window: 1 << 20, Counter: c, NoClearOld: true})
-	reqs, evs, _, usage := activeRun(t, n, n, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: 3000, KeepActive: true}, thirdOf)
-	if len(evs) == 0 {
-		t.Fatal("no clear covered")
-	}
-	for _, p := range DefaultCompactPrices() {
-		if w, k := priced(p, usage), priced(p, none); w > k+1e-9 {
-			t.Errorf("under %s the run cost %.1f, keeping everything %.1f", p.Name, w, k)
-		}
-	}
-	if got := shownAs(reqs[len(reqs)-1], "call000"); got != "whole" {
-		t.Fatalf("call000, quoted in every round, is %s in the last request", got)
+	const n = 60
+	for _, tc := range []struct {
+		name      string
+		editUntil int
+		wantLast  string // how the last request shows call000
+	}{
+		{"quoted to the end", n, "whole"},
+		{"quoted in the first half", n / 2, "cleared"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, none := activeRun(t, n, tc.editUntil, &CompactPolicy{Window: 1 << 20, Counter: c, NoClearOld: true})
+			reqs, evs, _, usage := activeRun(t, n, tc.editUntil, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: 3000, ClearOldKeepRounds: 3, KeepActive: true}, thirdOf)
+			if len(evs) == 0 {
+				t.Fatal("no clear covered")
+			}
+			for _, p := range DefaultCompactPrices() {
+				if w, k := priced(p, usage), priced(p, none); w > k+1e-9 {
+					t.Errorf("under %s the run cost %.1f, keeping everything %.1f", p.Name, w, k)
+				}
+			}
+			firstClear := -1
+			for k, req := range reqs {
+				if firstClear < 0 && strings.Contains(fmt.Sprint(req.Messages), "[cleared") {
+					firstClear = k
+				}
+			}
+			if firstClear < 0 || firstClear >= tc.editUntil || shownAs(reqs[firstClear], "call000") != "whole" {
+				t.Fatalf("the first clear (request %d) should come while call000 is quoted and keep it whole", firstClear)
+			}
+			if got := shownAs(reqs[len(reqs)-1], "call000"); got != tc.wantLast {
+				t.Fatalf("call000 is %s in the last request, want %s", got, tc.wantLast)
+			}
+		})
 	}
 }
 
