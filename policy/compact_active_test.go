@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,14 +12,7 @@ import (
 )
 
 func TestActiveAtReadsTheNewestRoundsUpToTheMarksKeptRounds(t *testing.T) {
-	round := func(i int, text, args string) *harness.Round {
-		r := &harness.Round{Index: i, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
-		if args != "" {
-			r.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprint("c", i), Name: "read", Args: []byte(args)}}
-			r.Results = []*harness.ToolResult{harness.TextResult("x")}
-		}
-		return r
-	}
+	round := readRound
 	conv := harness.NewConversation("a")
 	conv.Turns = []*harness.Turn{{Index: 1, Rounds: []*harness.Round{
 		round(1, "look for parse_line", `{"pattern":"parse_line"}`),
@@ -178,15 +170,7 @@ func TestCompactKeepActiveKeepsTheResultBeingWorkedOn(t *testing.T) {
 	if whole == 0 || cleared == 0 {
 		t.Fatalf("call000 whole in %d requests after a clear, cleared in %d: want both", whole, cleared)
 	}
-	breaks := 0
-	for i := 1; i < len(reqs); i++ {
-		a, _ := json.Marshal(reqs[i-1].Messages)
-		b, _ := json.Marshal(reqs[i].Messages)
-		if !strings.HasPrefix(string(b), strings.TrimSuffix(string(a), "]")) {
-			breaks++
-		}
-	}
-	if breaks != len(evs) {
+	if breaks := cacheBreaks(reqs); breaks != len(evs) {
 		t.Fatalf("%d cache breaks for %d clears", breaks, len(evs))
 	}
 	// Two later views, one by the run's policy and one by a policy that
