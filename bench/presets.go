@@ -147,7 +147,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.NoClearOld): the default before it was measured", func(h *harnessConfig) { h.noClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *harnessConfig) { h.unbounded = true }),
 		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) { h.quoted = true }),
-		abl("harness+active", "harness whose clears for cost keep whole the results the agent quoted in the 2 rounds before the clear (policy.CompactPolicy.KeepActive, ActiveRounds 2) instead of the newest 8 rounds wholesale (ClearOldKeepRounds 3)", func(h *harnessConfig) {
+		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 8 (ClearOldKeepRounds 3) and, whole, every older result the agent quoted in the 2 rounds before the clear (policy.CompactPolicy.KeepActive, ActiveRounds 2)", func(h *harnessConfig) {
 			h.active, h.clearOldKeep = 2, 3
 		}),
 		abl("harness+active/3", "harness+active reading the 3 rounds before the clear (ActiveRounds 3)", func(h *harnessConfig) { h.active, h.clearOldKeep = 3, 3 }),
