@@ -59,6 +59,10 @@ type harnessConfig struct {
 	clearFrom int
 	// keepPreviews is CompactPolicy.KeepPreviews.
 	keepPreviews bool
+	// active, when > 0, is CompactPolicy.ActiveRounds with KeepActive: a
+	// clear leaves whole the results the agent quoted in that many of its
+	// newest rounds.
+	active int
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
@@ -72,7 +76,8 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
+			KeepActive: h.active > 0, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -147,6 +152,16 @@ func ablationPresets() []Preset {
 		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.NoClearOld): the default before it was measured", func(h *harnessConfig) { h.noClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *harnessConfig) { h.unbounded = true }),
 		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) { h.quoted = true }),
+		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 8 (ClearOldKeepRounds 3) and, whole, every older result the agent quoted in the 2 rounds before the clear (policy.CompactPolicy.KeepActive, ActiveRounds 2)", func(h *harnessConfig) {
+			h.active, h.clearOldKeep = 2, 3
+		}),
+		abl("harness+active/3", "harness+active reading the 3 rounds before the clear (ActiveRounds 3)", func(h *harnessConfig) { h.active, h.clearOldKeep = 3, 3 }),
+		abl("harness+active/24k", "harness+active clearing old results once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) {
+			h.active, h.clearOldKeep, h.clearOld = 2, 3, 24_000
+		}),
+		abl("harness+active+quoted", "harness+active whose cleared results also keep the lines the agent had quoted (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) {
+			h.active, h.clearOldKeep, h.quoted = 2, 3, true
+		}),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+arrival", "harness whose turn budget is decided as each round arrives (policy.OnArrival): a round's results share what the turn has left less room for the rounds to come, the newest round whole while the model chooses its next call, each trim repaying its rewrite, so a request answered with tools still offered stays within the budget too", func(h *harnessConfig) { h.stack.TurnBudget = &policy.TurnBudget{When: policy.OnArrival} }),

@@ -239,6 +239,16 @@ type attribution struct {
 	// by the same band.
 	ClearBand map[string]*attrCost `json:"clear_band"`
 	ClearLost map[string]int       `json:"clear_lost"`
+	// Recency: results cleared for cost by the rounds between their last
+	// use before the clear and the clear (None, Kept: their cost as in
+	// Clears); Again: the same for those of them used again after it;
+	// RecencyLost: the needles clears hid from them. Horizon and
+	// HorizonAgain/HorizonLost bucket the same results by the rounds
+	// between their last use up to the third round after the clear's mark
+	// and that round: what a rule that must decide from the transcript
+	// up to the rounds every clear keeps can see.
+	Recency, Again, Horizon, HorizonAgain map[string]*attrCost
+	RecencyLost, HorizonLost              map[string]int
 }
 
 type attrCost struct {
@@ -276,6 +286,9 @@ type attrResult struct {
 	cleared          int       // first request showing it cleared, -1
 	uses             []int     // requests where its needles were first used
 	superseded       int       // request where an identical call's result arrived, -1
+	// recency and horizon are the buckets of a result cleared for cost
+	// (see attribution.Recency).
+	recency, horizon string
 }
 
 func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *replay.Report, pr *attrProbe) {
@@ -405,6 +418,18 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 				bump(&a.ClearBand, clearBand(int(pre)), removal, 0)
 				bump(&a.ClearBand, clearBand(int(pre))+arrivalCut(r, pre), removal, 0)
 			}
+			r.recency = recencyBand(r.uses, r.cleared-1)
+			bump(&a.Recency, r.recency, none, kept)
+			if h, ok := pr.horizonReq(r.turn, r.round, reqOf, 3); ok {
+				r.horizon = recencyBand(r.uses, h)
+				bump(&a.Horizon, r.horizon, none, kept)
+			}
+			if usedAfter {
+				bump(&a.Again, r.recency, none, kept)
+				if r.horizon != "" {
+					bump(&a.HorizonAgain, r.horizon, none, kept)
+				}
+			}
 		}
 	}
 	a.Needles += len(needles)
@@ -444,6 +469,12 @@ func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *r
 			pre := r.shownBefore(r.cleared)
 			count(&a.ClearLost, clearBand(int(pre)))
 			count(&a.ClearLost, clearBand(int(pre))+arrivalCut(r, pre))
+		}
+		if l.cause == "clear-old" && r.recency != "" {
+			count(&a.RecencyLost, r.recency)
+			if r.horizon != "" {
+				count(&a.HorizonLost, r.horizon)
+			}
 		}
 		if l.cause == "clear-old" {
 			used := false
@@ -493,6 +524,42 @@ func clearBand(n int) string {
 		return "d 12k+: 12-24k"
 	}
 	return "d 12k+: 24k+"
+}
+
+// recencyBand names the band of the rounds between the last of uses at
+// or before request end and end: "never" when none is, else 0-2, 3-5, 6-11
+// or 12+.
+func recencyBand(uses []int, end int) string {
+	last := -1
+	for _, u := range uses {
+		if u <= end {
+			last = max(last, u)
+		}
+	}
+	switch d := end - last; {
+	case last < 0:
+		return "a never"
+	case d <= 2:
+		return "b 0-2"
+	case d <= 5:
+		return "c 3-5"
+	case d <= 11:
+		return "d 6-11"
+	}
+	return "e 12+"
+}
+
+// horizonReq is the request whose response is the after-th round after
+// the mark of the clear that first covered a result of (turn, round):
+// the last round a rule deciding at that clear may read.
+func (p *attrProbe) horizonReq(turn, round int, reqOf map[[2]int]int, after int) (int, bool) {
+	for _, m := range p.marks {
+		if turn < m.turn || (turn == m.turn && round <= m.round) {
+			k, ok := reqOf[[2]int{m.turn - 1, m.round - 1}]
+			return k + after, ok
+		}
+	}
+	return 0, false
 }
 
 // nearQuoted reports whether needle's first line lies within ctx lines
@@ -717,6 +784,22 @@ func (a *attribution) String() string {
 		}
 	}
 	fmt.Fprintf(&b, "  %-34s %5.1f%% | %4d | %6.3f | removal %.0f chars, %.1f%% of removable\n", "all", 100.0, clearLost, 1e4*float64(clearLost)/max(clearTot, 1), clearTot, 100*clearTot/max(a.Removable, 1))
+	recency := func(title string, cost, again map[string]*attrCost, lost map[string]int) {
+		removed := 0.0
+		for _, c := range cost {
+			removed += c.None - c.Kept
+		}
+		fmt.Fprintf(&b, "%s: share of the clears' removal | used again after the clear (by cost) | needles the clears hid | results\n", title)
+		for _, k := range slices.Sorted(maps.Keys(cost)) {
+			c, ag := cost[k], 0.0
+			if g := again[k]; g != nil {
+				ag = g.None - g.Kept
+			}
+			fmt.Fprintf(&b, "  %-8s %5.1f%% | %5.1f%% | %d | %d\n", k, 100*(c.None-c.Kept)/max(removed, 1), 100*ag/max(c.None-c.Kept, 1), lost[k], c.N)
+		}
+	}
+	recency("clears for cost by rounds from the last use to the clear", a.Recency, a.Again, a.RecencyLost)
+	recency("the same, by rounds from the last use to the 3rd round after the mark", a.Horizon, a.HorizonAgain, a.HorizonLost)
 	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
 	for _, k := range slices.Sorted(maps.Keys(a.Beyond)) {
 		fmt.Fprintf(&b, " [%s %.1f%%]", k, 100*a.Beyond[k].None/a.Removable)

@@ -240,6 +240,27 @@ type CompactPolicy struct {
 	// them; the mark records the rule, as with ClearFrom. Off by default
 	// (an experiment, as ClearFrom).
 	KeepPreviews bool
+	// KeepActive makes a clear leave whole every result the agent quoted
+	// (KeepQuoted's word rule: a word of the result, in none of the
+	// messages up to the call that made it, used in a message after it)
+	// in one of the newest ActiveRounds rounds up to the rounds every
+	// clear keeps after its mark (the fewer of KeepRounds and
+	// ClearOldKeepRounds): the results the agent is working with. Those
+	// rounds were all there when the clear was decided, so every later
+	// view keeps the same results and the prompt cache holds. A later
+	// clear asks again of its own rounds and takes a result the agent no
+	// longer quotes (its miss starts earlier in the prefix, which the
+	// savings bank prices); a result once cleared stays cleared. The
+	// savings bank prices the results kept whole, as they are what stays.
+	// The rounds read end where the fewer kept rounds end, so with the cost
+	// trigger's 8 the newest 5 rounds before a clear for cost go unread; it
+	// was measured best with ClearOldKeepRounds 3, which ends them at the
+	// clear. Off by default (an experiment: see docs/design.md, "Where the
+	// removable cost is").
+	KeepActive bool
+	// ActiveRounds is how many rounds KeepActive reads (zero means
+	// DefaultCompactActiveRounds; a negative value is an error).
+	ActiveRounds int
 
 	books   books
 	once    sync.Once
@@ -270,6 +291,7 @@ type compactConfig struct {
 	quoted         bool // KeepQuoted
 	quotedCtx      int
 	costRule       clearRule // ClearFrom and KeepPreviews
+	active         int       // KeepActive's rounds; 0: off
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -340,6 +362,11 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
+	if p.KeepActive {
+		if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, DefaultCompactActiveRounds, false, "KeepActive unset turns the rule off"); err != nil {
+			return c, fmt.Errorf("compact: %w", err)
+		}
+	}
 	if !p.Unbounded {
 		c.prices = p.Prices
 		if len(c.prices) == 0 {
@@ -380,6 +407,8 @@ type compaction struct {
 	// rule says which results the clear being decided or reproduced
 	// takes (the zero rule: all; see takes).
 	rule clearRule
+	// act is KeepActive's memory when items is nil.
+	act *activeState
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -698,7 +727,7 @@ func (c *compaction) clearing(mark compactPos) ([]int, float64) {
 	)
 	for i := range c.v.Messages {
 		p, ok := c.resultPos(i)
-		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] || !c.takes(i) {
+		if !ok || mark.less(p) || compactCleared(c.v.Origins[i]) || !c.clearable(i) || pinned[c.v.Origins[i].Result.CallID] || !c.takes(i) || c.keptActive(i, mark) {
 			continue
 		}
 		idx = append(idx, i)
@@ -729,7 +758,7 @@ func (c *compaction) pinned(mark compactPos) map[string]bool {
 		}
 	}
 	for i := range c.v.Messages {
-		if p, ok := c.resultPos(i); ok && mark.less(p) && !compactCleared(c.v.Origins[i]) {
+		if p, ok := c.resultPos(i); ok && (mark.less(p) || c.keptActive(i, mark)) && !compactCleared(c.v.Origins[i]) {
 			pin(pointsAt(c.v.Origins[i].Result))
 		}
 	}
@@ -797,7 +826,8 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		// (and each candidate costs a pass over the view).
 		candidates = candidates[len(candidates)-1:]
 	}
-	if first := c.firstAfter(candidates, mark); sorted && first >= 0 && len(c.pinned(candidates[first])) == 0 {
+	// KeepActive asks each candidate anew: one pass sums for one only.
+	if first := c.firstAfter(candidates, mark); sorted && first >= 0 && (c.active <= 0 || first == len(candidates)-1) && len(c.pinned(candidates[first])) == 0 {
 		next, saved, cleared = c.chooseInOnePass(candidates[first:], mark, need, chunk)
 	} else {
 		for _, p := range candidates {
@@ -854,7 +884,7 @@ func (c *compaction) chooseInOnePass(candidates []compactPos, mark compactPos, n
 			if p.less(q) {
 				break
 			}
-			if !compactCleared(c.v.Origins[i]) && c.clearable(i) && c.takes(i) {
+			if !compactCleared(c.v.Origins[i]) && c.clearable(i) && c.takes(i) && !c.keptActive(i, p) {
 				s += c.saving(i)
 				k++
 			}

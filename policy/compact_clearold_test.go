@@ -67,15 +67,7 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 	}
 	// Between clears every request only appends; each clear changes the
 	// prefix once.
-	breaks := 0
-	for i := 1; i < len(reqs); i++ {
-		a, _ := json.Marshal(reqs[i-1].Messages)
-		b, _ := json.Marshal(reqs[i].Messages)
-		if !strings.HasPrefix(string(b), strings.TrimSuffix(string(a), "]")) {
-			breaks++
-		}
-	}
-	if breaks != len(evs) {
+	if breaks := cacheBreaks(reqs); breaks != len(evs) {
 		t.Fatalf("%d cache breaks for %d clears", breaks, len(evs))
 	}
 	// The newest ClearOldKeepRounds rounds are always whole.
@@ -100,6 +92,20 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 		t.Fatalf("clearing for cost cost %.0f, keeping everything %.0f", with, without)
 	}
 	t.Logf("%d clears; effective tokens %.0f vs %.0f keeping everything (%.3f×)", len(evs), with, without, with/without)
+}
+
+// cacheBreaks counts the requests whose messages do not start with the
+// previous request's.
+func cacheBreaks(reqs []*harness.Request) int {
+	breaks := 0
+	for i := 1; i < len(reqs); i++ {
+		a, _ := json.Marshal(reqs[i-1].Messages)
+		b, _ := json.Marshal(reqs[i].Messages)
+		if !strings.HasPrefix(string(b), strings.TrimSuffix(string(a), "]")) {
+			breaks++
+		}
+	}
+	return breaks
 }
 
 // A clear that cannot repay its cache miss — early in a conversation, with

@@ -237,11 +237,19 @@ func (c *compaction) digest(i int, res *harness.ToolResult) string {
 	if c.items != nil {
 		wordsOf = c.items.roundWords
 	}
+	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, horizonOf(c.v.Conversation, pos, c.pending), c.keptAfterMark(), wordsOf), c.quotedCtx)
+}
+
+// keptAfterMark is how many rounds with results after its mark every
+// clear keeps: the fewer of the rounds the two triggers keep. Those
+// rounds were in the transcript when the clear was decided, so what is
+// read of them is the same in every later view.
+func (c *compaction) keptAfterMark() int {
 	after := c.keepRounds
 	if c.clearOld > 0 {
 		after = min(after, c.clearOldKeep)
 	}
-	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, horizonOf(c.v.Conversation, pos, c.pending), after, wordsOf), c.quotedCtx)
+	return after
 }
 
 // roundWords is roundWords(r), remembered for the conversation.

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/provider/scripted"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -42,16 +40,20 @@ func TestQuotedDigest(t *testing.T) {
 	}
 }
 
-func TestQuotedByReadsTheAgentsMessagesAfterTheResultUpToTheMarksKeptRounds(t *testing.T) {
-	round := func(i int, text, args string) *harness.Round {
-		m := harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}
-		r := &harness.Round{Index: i, Assistant: m}
-		if args != "" {
-			r.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprint("c", i), Name: "read", Args: []byte(args)}}
-			r.Results = []*harness.ToolResult{harness.TextResult("x")}
-		}
-		return r
+// readRound is round i of a hand-built transcript: the assistant says
+// text and, with args, calls read once with them and gets a result.
+func readRound(i int, text, args string) *harness.Round {
+	m := harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}
+	r := &harness.Round{Index: i, Assistant: m}
+	if args != "" {
+		r.Assistant.ToolCalls = []harness.ToolCall{{ID: fmt.Sprint("c", i), Name: "read", Args: []byte(args)}}
+		r.Results = []*harness.ToolResult{harness.TextResult("x")}
 	}
+	return r
+}
+
+func TestQuotedByReadsTheAgentsMessagesAfterTheResultUpToTheMarksKeptRounds(t *testing.T) {
+	round := readRound
 	conv := harness.NewConversation("q")
 	conv.Turns = []*harness.Turn{{Index: 1, Rounds: []*harness.Round{
 		round(1, "look for parse_line", `{"pattern":"parse_line"}`),
@@ -104,37 +106,8 @@ func TestHorizonOfIsTheFirstMarkCoveringTheResult(t *testing.T) {
 // one identifier of the result before it (line 7 of it).
 func quotedRun(t *testing.T, n int, p *CompactPolicy) []*harness.Request {
 	t.Helper()
-	read := harness.Tool{
-		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
-		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			var b strings.Builder
-			for l := range 60 {
-				fmt.Fprintf(&b, "line %d of %s: field_%s_%d = %s\n", l+1, c.Args, c.ID, l+1, filler(l, 24))
-			}
-			return harness.TextResult(b.String()), nil
-		},
-	}
-	var steps []scripted.Step
-	for i := range n {
-		text := fmt.Sprintf("reading part %d", i)
-		if i > 0 {
-			text += fmt.Sprintf("; the value I need is field_%s_7", callIDOf(i-1))
-		}
-		steps = append(steps, scripted.Step{Text: text, ToolCalls: []scripted.Call{{ID: callIDOf(i), Name: "read", Args: []byte(fmt.Sprintf(`{"path":"part%03d.txt"}`, i))}}})
-	}
-	steps = append(steps, scripted.Step{Text: "done"})
-	rec := &stuckRecorder{}
-	agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t)})), &harness.Options{
-		Tools: []harness.Tool{read}, MaxRounds: n + 1, Observer: rec.observe, Policies: []harness.ViewPolicy{p},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := agent.Run(context.Background(), harness.NewConversation("q"), "read every part")
-	if err != nil || res.Outcome != harness.Answered {
-		t.Fatalf("%v %s", err, res.Outcome)
-	}
-	return rec.reqs
+	reqs, _, _, _ := activeRun(t, n, 0, p)
+	return reqs
 }
 
 func callIDOf(i int) string { return fmt.Sprintf("call%03d", i) }
