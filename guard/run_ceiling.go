@@ -46,11 +46,13 @@ const DefaultRunCeilingBytes = 2 << 10
 // asked to see and keeps the default ceiling. Other calls pass through
 // untouched, to the next guard (put it inside the default ceiling:
 // stack.Config.Inner). A run repeated with the same output (a stuck agent
-// re-running a failing test) is cut to its preview every time, where
-// shown whole the repeats would collapse (Collapse) to a line each: on the
-// built-in suite's stuck-loop scenario that costs 0.331 → 0.689 × keeping
-// everything. Leaving repeats to the default ceiling fixed it but cost
-// more on the recorded runs (docs/design.md), so repeats are cut too.
+// re-running a failing test) is cut to its preview every time: the model
+// saw only the first run's preview, so Collapse finds little of the repeat
+// already shown, where shown whole the repeats would collapse to a line
+// each. On the built-in suite's stuck-loop scenario that costs 0.331 →
+// 0.689 × keeping everything. Leaving repeats to the default ceiling
+// fixed it but cost more on the recorded runs (docs/design.md), so
+// repeats are cut too.
 type RunCeiling struct {
 	// MaxBytes is the ceiling of a run's model copy (default
 	// DefaultRunCeilingBytes; values below MinMaxBytes are raised to it).
@@ -84,12 +86,16 @@ func (r *RunCeiling) Guard() harness.Guard {
 	}
 	inner := (&ResultPolicy{MaxBytes: cfg.MaxBytes, Preview: cfg.Preview, NoSpill: cfg.NoSpill}).Guard()
 	return func(next harness.ToolFunc) harness.ToolFunc {
+		// The ceiling wraps next, so it cuts the model copy the guards
+		// inside it (Collapse) left: a run whose lines the model already
+		// sees stays collapsed instead of being previewed again from its
+		// full payload.
+		cut := inner(next)
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-			res, err := next(ctx, call)
-			if err != nil || res == nil || call == nil || !isShellTool(call.Name, shells) || !RunsProgram(call.Args) {
-				return res, err
+			if call != nil && isShellTool(call.Name, shells) && RunsProgram(call.Args) {
+				return cut(ctx, call)
 			}
-			return inner(harness.Returning(res))(ctx, call)
+			return next(ctx, call)
 		}
 	}
 }

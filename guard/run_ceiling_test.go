@@ -132,3 +132,33 @@ func ExampleRunCeiling() {
 	// run: 13532 bytes, model copy 2001 bytes, spilled .harness/spill/c_demo/call_1-bash.txt
 	// read: 13532 bytes, model copy 13532 bytes, cuts 0
 }
+
+// TestRunCeilingCutsTheModelCopy checks that the run ceiling cuts what the
+// guards inside it left, not the full payload: a run whose model copy a
+// guard inside already shortened (Collapse's markers for lines the model
+// sees) stays as that guard left it.
+func TestRunCeilingCutsTheModelCopy(t *testing.T) {
+	ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: t.TempDir()})
+	const short = "[lines 1-400: the same as the result of call_0]\n=== 1 failed, 199 passed ===\n"
+	shortened := func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			res, err := next(ctx, call)
+			if err == nil {
+				res.Model = []harness.Part{harness.TextPart(short)}
+				res.Cuts = append(res.Cuts, harness.Cut{Kind: harness.CutDeduped, By: guard.CollapseName, Of: "call_0"})
+			}
+			return res, err
+		}
+	}
+	fn := harness.Chain(lines(400), (&guard.RunCeiling{}).Guard(), shortened)
+	res, err := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "bash", Args: json.RawMessage(`{"command": "pytest -q"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ModelText() != short || len(res.Cuts) != 1 {
+		t.Fatalf("the run ceiling redid the inner guard's copy: cuts %v, model copy:\n%s", res.Cuts, res.ModelText())
+	}
+	if len(res.FullText()) <= guard.DefaultRunCeilingBytes {
+		t.Fatal("the test's payload must be over the run ceiling")
+	}
+}
