@@ -162,6 +162,10 @@ func ablationPresets() []Preset {
 		abl("harness+active+quoted", "harness+active whose cleared results also keep the lines the agent had quoted (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) {
 			h.active, h.clearOldKeep, h.quoted = 2, 3, true
 		}),
+		abl("harness+active+runceiling", "harness with guard.RunCeiling inside the ceiling (program output cut to 2 KiB at arrival) and clears for cost that keep the newest 4 rounds (ClearOldKeepRounds 4) and, whole, every older result the agent quoted in the 3 rounds before (KeepActive, ActiveRounds 3): what the run ceiling saves at arrival funds clears through the bank, and what the agent is working with stays", func(h *harnessConfig) {
+			h.active, h.clearOldKeep = 3, 4
+			h.stack.Inner = []harness.Guard{(&guard.RunCeiling{}).Guard()}
+		}),
 		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+arrival", "harness whose turn budget is decided as each round arrives (policy.OnArrival): a round's results share what the turn has left less room for the rounds to come, the newest round whole while the model chooses its next call, each trim repaying its rewrite, so a request answered with tools still offered stays within the budget too", func(h *harnessConfig) { h.stack.TurnBudget = &policy.TurnBudget{When: policy.OnArrival} }),
