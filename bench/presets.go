@@ -59,13 +59,22 @@ type harnessConfig struct {
 	clearFrom int
 	// keepPreviews is CompactPolicy.KeepPreviews.
 	keepPreviews bool
-	// active, when > 0, is CompactPolicy.ActiveRounds with KeepActive: a
-	// clear leaves whole the results the agent quoted in that many of its
-	// newest rounds.
-	active int
+	// active is CompactPolicy.ActiveRounds (0: its default): a clear
+	// leaves whole the results the agent quoted in that many of its
+	// newest rounds; noActive is CompactPolicy.NoKeepActive.
+	active   int
+	noActive bool
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
+
+// previousHarness is the default before the run ceiling and the working
+// set: no RunCeiling, every old result cleared, 8 rounds kept.
+func previousHarness() harnessConfig {
+	h := defaultHarness()
+	h.stack.NoRunCeiling, h.noActive, h.clearOldKeep = true, true, 8
+	return h
+}
 
 // HarnessStack is the stack of the harness preset: the default
 // (stack.Config's zero value), which harness run also builds with its
@@ -77,7 +86,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	if !sc.NoCompact {
 		w := window(env.Model)
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
-			KeepActive: h.active > 0, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
+			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -117,7 +126,7 @@ func nonePreset() Preset {
 // harnessPreset is harness's defaults: the default stack and the tool
 // selector.
 func harnessPreset() Preset {
-	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss, newest 8 rounds kept; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
+	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
 		build: defaultHarness().build}
 }
 
@@ -138,7 +147,7 @@ func ablationPresets() []Preset {
 		return Preset{Name: name, Doc: doc, Ablation: true, build: h.build}
 	}
 	return append([]Preset{
-		abl("harness-no-ceiling", "harness without the per-result ceiling (no ResultPolicy)", func(h *harnessConfig) { h.stack.NoCeiling = true }),
+		abl("harness-no-ceiling", "harness without the per-result ceilings (no ResultPolicy, no RunCeiling)", func(h *harnessConfig) { h.stack.NoCeiling, h.stack.NoRunCeiling = true, true }),
 		abl("harness-no-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
@@ -152,7 +161,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.NoClearOld): the default before it was measured", func(h *harnessConfig) { h.noClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *harnessConfig) { h.unbounded = true }),
 		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) { h.quoted = true }),
-		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 8 (ClearOldKeepRounds 3) and, whole, every older result the agent quoted in the 2 rounds before the clear (policy.CompactPolicy.KeepActive, ActiveRounds 2)", func(h *harnessConfig) {
+		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 4 (ClearOldKeepRounds 3) and read 2 rounds for the results the agent is working with instead of 3 (ActiveRounds 2)", func(h *harnessConfig) {
 			h.active, h.clearOldKeep = 2, 3
 		}),
 		abl("harness+active/3", "harness+active reading the 3 rounds before the clear (ActiveRounds 3)", func(h *harnessConfig) { h.active, h.clearOldKeep = 3, 3 }),
@@ -162,17 +171,13 @@ func ablationPresets() []Preset {
 		abl("harness+active+quoted", "harness+active whose cleared results also keep the lines the agent had quoted (policy.CompactPolicy.KeepQuoted)", func(h *harnessConfig) {
 			h.active, h.clearOldKeep, h.quoted = 2, 3, true
 		}),
-		abl("harness+active+runceiling", "harness with guard.RunCeiling inside the ceiling (program output cut to 2 KiB at arrival) and clears for cost that keep the newest 4 rounds (ClearOldKeepRounds 4) and, whole, every older result the agent quoted in the 3 rounds before (KeepActive, ActiveRounds 3): what the run ceiling saves at arrival funds clears through the bank, and what the agent is working with stays", func(h *harnessConfig) {
-			h.active, h.clearOldKeep = 3, 4
-			h.stack.Inner = []harness.Guard{(&guard.RunCeiling{}).Guard()}
-		}),
-		abl("harness+clearold/6k", "harness clearing old results (all but the newest 8 rounds) once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
-		abl("harness+clearold/24k", "harness clearing old results (all but the newest 8 rounds) once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
+		abl("harness+clearold/6k", "harness clearing old results once they add up to 6,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 6_000 }),
+		abl("harness+clearold/24k", "harness clearing old results once they add up to 24,000 tokens instead of 12,000", func(h *harnessConfig) { h.clearOld = 24_000 }),
 		abl("harness+arrival", "harness whose turn budget is decided as each round arrives (policy.OnArrival): a round's results share what the turn has left less room for the rounds to come, the newest round whole while the model chooses its next call, each trim repaying its rewrite, so a request answered with tools still offered stays within the budget too", func(h *harnessConfig) { h.stack.TurnBudget = &policy.TurnBudget{When: policy.OnArrival} }),
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
-		abl("harness+runceiling", "harness with guard.RunCeiling inside the ceiling: the output of a shell command that runs a program (a test suite, a script, a build; not a read, search, listing or diff) is cut at arrival to 2 KiB (spill, relevant preview) instead of 24 KiB", func(h *harnessConfig) {
-			h.stack.Inner = []harness.Guard{(&guard.RunCeiling{}).Guard()}
-		}),
+		abl("harness-no-runceiling", "harness without guard.RunCeiling (stack.Config.NoRunCeiling): a program's output gets the 24 KiB ceiling like any result", func(h *harnessConfig) { h.stack.NoRunCeiling = true }),
+		abl("harness-no-keepactive", "harness whose clears for cost take every old result, the ones the agent is working with too (CompactPolicy.NoKeepActive)", func(h *harnessConfig) { h.noActive = true }),
+		{Name: "harness-prev", Doc: "harness's defaults before the run ceiling and the working set: no RunCeiling, clears for cost take every result older than the newest 8 rounds (NoRunCeiling, NoKeepActive, ClearOldKeepRounds 8)", Ablation: true, build: previousHarness().build},
 	}, clearFromPresets(abl)...)
 }
 

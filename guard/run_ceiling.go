@@ -15,6 +15,11 @@ import (
 // match the call.
 const DefaultRunCeilingBytes = 2 << 10
 
+// DefaultRunCeilingMinBytes is [RunCeiling]'s default MinBytes (chosen on
+// the recorded runs against 4 and 6 KiB and none, docs/design.md): below
+// it a cut saves too little to pay for what Collapse no longer saves.
+const DefaultRunCeilingMinBytes = 3 << 10
+
 // RunCeiling is an opt-in [harness.Guard] factory: a lower ceiling, with
 // spill and preview as [ResultPolicy] makes them, for the output of shell
 // commands that run a program (a test suite, a script, a build) rather
@@ -57,6 +62,13 @@ type RunCeiling struct {
 	// MaxBytes is the ceiling of a run's model copy (default
 	// DefaultRunCeilingBytes; values below MinMaxBytes are raised to it).
 	MaxBytes int
+	// MinBytes is the smallest model copy the run ceiling cuts (default
+	// DefaultRunCeilingMinBytes; raised to MaxBytes): an output a little
+	// over the ceiling would lose a few hundred bytes for its marker and
+	// its lines to Collapse, whose later repeats would find only the
+	// preview to collapse onto. A streamed output is cut at MaxBytes as it
+	// arrives.
+	MinBytes int
 	// Preview chooses what of a cut output is shown (default [Relevant]).
 	Preview Preview
 	// Shells names the shell tools (compared case-insensitively); nil
@@ -84,18 +96,26 @@ func (r *RunCeiling) Guard() harness.Guard {
 	if shells == nil {
 		shells = DefaultShells()
 	}
+	minBytes := cfg.MinBytes
+	if minBytes <= 0 {
+		minBytes = DefaultRunCeilingMinBytes
+	}
+	minBytes = max(minBytes, cfg.MaxBytes)
 	inner := (&ResultPolicy{MaxBytes: cfg.MaxBytes, Preview: cfg.Preview, NoSpill: cfg.NoSpill}).Guard()
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		// The ceiling wraps next, so it cuts the model copy the guards
 		// inside it (Collapse) left: a run whose lines the model already
 		// sees stays collapsed instead of being previewed again from its
 		// full payload.
-		cut := inner(next)
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-			if call != nil && isShellTool(call.Name, shells) && RunsProgram(call.Args) {
-				return cut(ctx, call)
+			if call == nil || !isShellTool(call.Name, shells) || !RunsProgram(call.Args) {
+				return next(ctx, call)
 			}
-			return next(ctx, call)
+			res, err := next(ctx, call)
+			if err != nil || res == nil || (res.Stream == nil && resultPartsSize(res.ModelParts()) <= minBytes) {
+				return res, err
+			}
+			return inner(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) { return res, nil })(ctx, call)
 		}
 	}
 }

@@ -162,3 +162,36 @@ func TestRunCeilingCutsTheModelCopy(t *testing.T) {
 		t.Fatal("the test's payload must be over the run ceiling")
 	}
 }
+
+// TestRunCeilingMinBytes checks that an output a little over the ceiling
+// stays whole: only a model copy over MinBytes is cut.
+func TestRunCeilingMinBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		out, min  int
+		wantWhole bool
+	}{
+		{"under the ceiling", 1500, 0, true},
+		{"over the ceiling, under the default MinBytes", 2900, 0, true},
+		{"over the default MinBytes", 3300, 0, false},
+		{"MinBytes set higher", 3300, 8 << 10, true},
+		{"MinBytes below the ceiling is the ceiling", 2200, 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: t.TempDir()})
+			out := strings.Repeat("tests/test_mod.py::test_case FAILED\n", tc.out/36+1)[:tc.out]
+			tool := func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) { return harness.TextResult(out), nil }
+			fn := harness.Chain(tool, (&guard.RunCeiling{MinBytes: tc.min}).Guard())
+			res, err := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "bash", Args: json.RawMessage(`{"command": "pytest"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole := res.ModelText() == out && len(res.Cuts) == 0; whole != tc.wantWhole {
+				t.Fatalf("whole = %v, want %v (model copy %d bytes, cuts %v)", whole, tc.wantWhole, len(res.ModelText()), res.Cuts)
+			}
+			if !tc.wantWhole && len(res.ModelText()) > guard.DefaultRunCeilingBytes {
+				t.Fatalf("cut to %d bytes, over the ceiling", len(res.ModelText()))
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ const (
 	// CompactPolicy.ClearOld for how it was chosen).
 	DefaultCompactClearOld = 12_000
 	// DefaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
-	DefaultCompactClearOldKeepRounds = 8
+	DefaultCompactClearOldKeepRounds = 4
 )
 
 // compactName names the policy in cuts, notes and events.
@@ -181,7 +181,7 @@ type CompactPolicy struct {
 	// when a request nears the window (HighWater).
 	NoClearOld bool
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
-	// never clears (default 8).
+	// never clears (default 4).
 	ClearOldKeepRounds int
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
@@ -240,26 +240,25 @@ type CompactPolicy struct {
 	// them; the mark records the rule, as with ClearFrom. Off by default
 	// (an experiment, as ClearFrom).
 	KeepPreviews bool
-	// KeepActive makes a clear leave whole every result the agent quoted
-	// (KeepQuoted's word rule: a word of the result, in none of the
-	// messages up to the call that made it, used in a message after it)
-	// in one of the newest ActiveRounds rounds up to the rounds every
-	// clear keeps after its mark (the fewer of KeepRounds and
-	// ClearOldKeepRounds): the results the agent is working with. Those
-	// rounds were all there when the clear was decided, so every later
-	// view keeps the same results and the prompt cache holds. A later
-	// clear asks again of its own rounds and takes a result the agent no
-	// longer quotes (its miss starts earlier in the prefix, which the
-	// savings bank prices); a result once cleared stays cleared. The
+	// NoKeepActive turns off what every clear does by default: leave whole
+	// every result the agent quoted (KeepQuoted's word rule: a word of the
+	// result, in none of the messages up to the call that made it, used in
+	// a message after it) in one of the newest ActiveRounds rounds up to
+	// the rounds every clear keeps after its mark (the fewer of KeepRounds
+	// and ClearOldKeepRounds): the results the agent is working with.
+	// Those rounds were all there when the clear was decided, so every
+	// later view keeps the same results and the prompt cache holds. A
+	// later clear asks again of its own rounds and takes a result the
+	// agent no longer quotes (its miss starts earlier in the prefix, which
+	// the savings bank prices); a result once cleared stays cleared. The
 	// savings bank prices the results kept whole, as they are what stays.
-	// The rounds read end where the fewer kept rounds end, so with the cost
-	// trigger's 8 the newest 5 rounds before a clear for cost go unread; it
-	// was measured best with ClearOldKeepRounds 3, which ends them at the
-	// clear. Off by default (an experiment: see docs/design.md, "Where the
-	// removable cost is").
-	KeepActive bool
-	// ActiveRounds is how many rounds KeepActive reads (zero means
-	// DefaultCompactActiveRounds; a negative value is an error).
+	// With the cost trigger's 4 kept rounds the rounds read end one round
+	// before a clear for cost (docs/design.md, "The default since the
+	// working set").
+	NoKeepActive bool
+	// ActiveRounds is how many rounds the working-set rule reads (zero
+	// means DefaultCompactActiveRounds; a negative value is an error;
+	// NoKeepActive turns the rule off).
 	ActiveRounds int
 
 	books   books
@@ -291,7 +290,7 @@ type compactConfig struct {
 	quoted         bool // KeepQuoted
 	quotedCtx      int
 	costRule       clearRule // ClearFrom and KeepPreviews
-	active         int       // KeepActive's rounds; 0: off
+	active         int       // the working-set rule's rounds (NoKeepActive); 0: off
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -362,10 +361,8 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
-	if p.KeepActive {
-		if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, DefaultCompactActiveRounds, false, "KeepActive unset turns the rule off"); err != nil {
-			return c, fmt.Errorf("compact: %w", err)
-		}
+	if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, DefaultCompactActiveRounds, p.NoKeepActive, "NoKeepActive turns the rule off"); err != nil {
+		return c, fmt.Errorf("compact: %w", err)
 	}
 	if !p.Unbounded {
 		c.prices = p.Prices
@@ -407,7 +404,7 @@ type compaction struct {
 	// rule says which results the clear being decided or reproduced
 	// takes (the zero rule: all; see takes).
 	rule clearRule
-	// act is KeepActive's memory when items is nil.
+	// act is the working-set rule's memory when items is nil.
 	act *activeState
 }
 
@@ -826,7 +823,7 @@ func (c *compaction) chooseMark(mark compactPos, need, chunk float64, keep int) 
 		// (and each candidate costs a pass over the view).
 		candidates = candidates[len(candidates)-1:]
 	}
-	// KeepActive asks each candidate anew: one pass sums for one only.
+	// The working-set rule asks each candidate anew: one pass sums for one only.
 	if first := c.firstAfter(candidates, mark); sorted && first >= 0 && (c.active <= 0 || first == len(candidates)-1) && len(c.pinned(candidates[first])) == 0 {
 		next, saved, cleared = c.chooseInOnePass(candidates[first:], mark, need, chunk)
 	} else {

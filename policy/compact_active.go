@@ -5,10 +5,10 @@ import (
 )
 
 // DefaultCompactActiveRounds is ActiveRounds' default (see
-// CompactPolicy.KeepActive).
-const DefaultCompactActiveRounds = 2
+// CompactPolicy.NoKeepActive).
+const DefaultCompactActiveRounds = 3
 
-// activeState is one conversation's memory for KeepActive: what it reads
+// activeState is one conversation's memory for the working-set rule (CompactPolicy.NoKeepActive): what it reads
 // of the transcript never changes once read, so it is read once.
 type activeState struct {
 	pass int // the compaction pass that last brought first up to date
@@ -35,7 +35,7 @@ type activeKey struct {
 // recomputed, alike, when asked again.
 const maxActiveMarks = 64
 
-// activeOf returns the conversation's KeepActive memory, a fresh one when
+// activeOf returns the conversation's working-set memory, a fresh one when
 // the compaction has no conversation entries.
 func (c *compaction) activeOf() *activeState {
 	if c.items == nil {
@@ -51,7 +51,7 @@ func (c *compaction) activeOf() *activeState {
 }
 
 // keptActive reports whether a clear through mark leaves the result that
-// message i shows whole under KeepActive: the result is at or before mark
+// message i shows whole under the working-set rule: the result is at or before mark
 // and, at mark and at every recorded mark at or after it (once a clear
 // takes a result, it stays cleared), the agent quoted it in the window of
 // that mark (see activeAt).

@@ -121,17 +121,17 @@ func TestCompactKeepActiveKeepsTheResultBeingWorkedOn(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
 	const n, editUntil = 48, 24
 	opts := func() *CompactPolicy {
-		return &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, KeepActive: true}
+		return &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c}
 	}
 	p := opts()
 	reqs, evs, conv, _ := activeRun(t, n, editUntil, p)
 	if len(evs) < 2 {
 		t.Fatalf("%d clears, want at least 2", len(evs))
 	}
-	// Without KeepActive the first clear takes call000.
-	offReqs, offEvs, _, _ := activeRun(t, n, editUntil, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c})
+	// Without the rule the first clear takes call000.
+	offReqs, offEvs, _, _ := activeRun(t, n, editUntil, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, NoKeepActive: true})
 	if len(offEvs) == 0 {
-		t.Fatal("no clear without KeepActive")
+		t.Fatal("no clear without the rule")
 	}
 	firstOff := -1
 	for k, req := range offReqs {
@@ -141,7 +141,7 @@ func TestCompactKeepActiveKeepsTheResultBeingWorkedOn(t *testing.T) {
 		}
 	}
 	if firstOff < 0 || firstOff >= editUntil {
-		t.Fatalf("without KeepActive call000 is first cleared in request %d, want one before %d", firstOff, editUntil)
+		t.Fatalf("without the rule call000 is first cleared in request %d, want one before %d", firstOff, editUntil)
 	}
 	states := map[string]string{}
 	whole, cleared := 0, 0
@@ -207,7 +207,7 @@ func TestCompactKeepActiveBankPricesWhatStays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, _, none := activeRun(t, n, tc.editUntil, &CompactPolicy{Window: 1 << 20, Counter: c, NoClearOld: true})
-			reqs, evs, _, usage := activeRun(t, n, tc.editUntil, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: 3000, ClearOldKeepRounds: 3, KeepActive: true}, thirdOf)
+			reqs, evs, _, usage := activeRun(t, n, tc.editUntil, &CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: 3000, ClearOldKeepRounds: 3}, thirdOf)
 			if len(evs) == 0 {
 				t.Fatal("no clear covered")
 			}
@@ -235,19 +235,19 @@ func TestCompactKeepActiveBankPricesWhatStays(t *testing.T) {
 func TestCompactActiveRoundsConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		keep    bool
+		off     bool
 		rounds  int
 		want    int
 		wantErr bool
 	}{
-		{"off by default", false, 0, 0, false},
-		{"rounds without KeepActive are off", false, 5, 0, false},
-		{"the default rounds", true, 0, DefaultCompactActiveRounds, false},
-		{"rounds set", true, 8, 8, false},
-		{"negative rounds", true, -1, 0, true},
+		{"on by default", false, 0, DefaultCompactActiveRounds, false},
+		{"NoKeepActive turns it off", true, 0, 0, false},
+		{"NoKeepActive wins over rounds", true, 5, 0, false},
+		{"rounds set", false, 8, 8, false},
+		{"negative rounds", false, -1, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &CompactPolicy{KeepActive: tc.keep, ActiveRounds: tc.rounds, Counter: tokens.NewCache(o200k(t), nil)}
+			p := &CompactPolicy{NoKeepActive: tc.off, ActiveRounds: tc.rounds, Counter: tokens.NewCache(o200k(t), nil)}
 			cfg, err := p.config()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, want an error: %v", err, tc.wantErr)

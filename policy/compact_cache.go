@@ -45,7 +45,7 @@ type resultItems struct {
 	// words remembers roundWords of the conversation's rounds
 	// (KeepQuoted): a round's assistant message never changes.
 	words map[*harness.Round][]string
-	// active is KeepActive's memory (nil until asked).
+	// active is the working-set rule's memory (nil until asked).
 	active *activeState
 	// pass counts the compaction passes; an entry checked against its
 	// call in this pass is not checked again.

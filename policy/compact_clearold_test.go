@@ -112,10 +112,11 @@ func cacheBreaks(reqs []*harness.Request) int {
 // much more kept after it than cleared — waits.
 func TestCompactClearOldWaitsUntilItPays(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
-	// 10 rounds of 13,000 tokens: the first clearable round (13,000 ≥
-	// ClearOld) is followed by 8 kept rounds of 104,000 tokens, and ten
-	// requests at 0.1 × 13,000 repay far less than 0.9 × 104,000.
-	_, evs, _, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: c})
+	// 10 rounds of 13,000 tokens, 8 of them kept: the first clearable
+	// round (13,000 ≥ ClearOld) is followed by 8 kept rounds of 104,000
+	// tokens, and ten requests at 0.1 × 13,000 repay far less than 0.9 ×
+	// 104,000.
+	_, evs, _, _ := clearOldRun(t, 10, 13_000, &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: c, ClearOldKeepRounds: 8})
 	if len(evs) != 0 {
 		t.Fatalf("cleared before the clear could pay: %s", evs[0].Detail)
 	}

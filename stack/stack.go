@@ -5,7 +5,8 @@
 // is measured is what runs.
 //
 // The order matters. Per call, outermost first: the result ceiling
-// (guard.ResultPolicy: spill, preview, optional repeat suppression), any
+// (guard.ResultPolicy: spill, preview, optional repeat suppression), the
+// run ceiling (guard.RunCeiling: a program's output cut to 2 KiB), any
 // Inner guards, then guard.Collapse innermost, so a re-read that collapses
 // under the ceiling needs no spill. Per turn, in order: policy.StuckPolicy
 // (a stop rebuilds the view as final before anything is trimmed),
@@ -24,7 +25,8 @@ import (
 )
 
 // Config changes the default stack; the zero value (or nil) is the
-// default: a 24 KiB ceiling with spill and the relevant preview, Collapse,
+// default: a 24 KiB ceiling with spill and the relevant preview, a 2 KiB
+// ceiling for the output of shell commands that run programs, Collapse,
 // StuckPolicy, TurnBudget, CompactPolicy (clearing for cost and near the
 // window) and the recall tool that compaction's placeholders point at.
 type Config struct {
@@ -34,8 +36,14 @@ type Config struct {
 	// NoCeiling leaves guard.ResultPolicy out: no ceiling, no spill, no
 	// repeat suppression (Ceiling is then ignored).
 	NoCeiling bool
-	// Inner guards run inside the ceiling, before Collapse: they see a
-	// result first.
+	// RunCeiling configures the ceiling of the output of shell commands
+	// that run programs (tests, builds, scripts); nil is
+	// guard.RunCeiling's defaults.
+	RunCeiling *guard.RunCeiling
+	// NoRunCeiling leaves guard.RunCeiling out: a program's output gets
+	// the result ceiling like any other result.
+	NoRunCeiling bool
+	// Inner guards run inside the ceilings, before Collapse.
 	Inner []harness.Guard
 	// NoCollapse leaves guard.Collapse out: repeated blocks of lines are
 	// shown in full.
@@ -91,6 +99,9 @@ func New(cfg *Config) *Stack {
 	s := &Stack{Recall: !c.NoRecall}
 	if !c.NoCeiling {
 		s.Guards = append(s.Guards, c.Ceiling.Guard())
+	}
+	if !c.NoRunCeiling {
+		s.Guards = append(s.Guards, c.RunCeiling.Guard())
 	}
 	s.Guards = append(s.Guards, c.Inner...)
 	if !c.NoCollapse {

@@ -16,11 +16,13 @@ func TestNewOrderAndOff(t *testing.T) {
 		guards int
 		want   string
 	}{
-		{"nil is the default", nil, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
-		{"zero is the default", &stack.Config{}, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
-		{"every part off", &stack.Config{NoCeiling: true, NoCollapse: true, NoStuck: true, NoTurnBudget: true, NoCompact: true, NoRecall: true}, 0, ""},
-		{"no ceiling keeps collapse", &stack.Config{NoCeiling: true}, 1, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
-		{"no recall", &stack.Config{NoRecall: true}, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy"},
+		{"nil is the default", nil, 3, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"zero is the default", &stack.Config{}, 3, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"every part off", &stack.Config{NoCeiling: true, NoRunCeiling: true, NoCollapse: true, NoStuck: true, NoTurnBudget: true, NoCompact: true, NoRecall: true}, 0, ""},
+		{"no ceiling keeps the run ceiling and collapse", &stack.Config{NoCeiling: true}, 2,
+			"*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"no run ceiling", &stack.Config{NoRunCeiling: true}, 2, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy recall"},
+		{"no recall", &stack.Config{NoRecall: true}, 3, "*policy.StuckPolicy *policy.TurnBudget *policy.CompactPolicy"},
 	} {
 		s := stack.New(tc.cfg)
 		var parts []string

@@ -16,6 +16,7 @@ import (
 // compaction. Their defaults are the library's.
 type policyFlags struct {
 	maxBytes   int
+	runBytes   int
 	noSpill    bool
 	preview    string
 	noCollapse bool
@@ -33,6 +34,7 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
 	fs.BoolVar(&p.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
 	fs.StringVar(&p.preview, "preview", "relevant", "what an oversized result's preview shows: relevant (the default: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the input) or head-tail (the first 3 KiB and the last 1 KiB)")
+	fs.IntVar(&p.runBytes, "run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program (tests, builds, scripts), cut at arrival when over 3 KiB; 0 turns it off (the output then gets --max-bytes)")
 	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
 	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
 	fs.IntVar(&p.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
@@ -41,7 +43,7 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 		"so a request answered with tools still offered is bounded too")
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
-	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 8 rounds) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
+	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -55,8 +57,18 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	if p.dedupe == 1 || p.dedupe < 0 {
 		return c, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
 	}
-	if p.maxBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
-		return c, fmt.Errorf("%w: --max-bytes, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
+	if p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
+		return c, fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
+	}
+	switch p.runBytes {
+	case 0:
+		c.NoRunCeiling = true // the flag's 0 is "off"; RunCeiling's is "default"
+	case guard.DefaultRunCeilingBytes:
+	default:
+		c.RunCeiling = &guard.RunCeiling{MaxBytes: p.runBytes, NoSpill: p.noSpill}
+	}
+	if p.noSpill && c.RunCeiling == nil && !c.NoRunCeiling {
+		c.RunCeiling = &guard.RunCeiling{NoSpill: true}
 	}
 	rp := &guard.ResultPolicy{NoSpill: p.noSpill}
 	changed := p.noSpill || p.dedupe > 0
