@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentharness/harness/spill"
 	"path"
 	"strings"
 
@@ -76,6 +77,9 @@ type RunCeiling struct {
 	Shells []string
 	// NoSpill cuts without spilling (see ResultPolicy.NoSpill).
 	NoSpill bool
+	// Store is where a cut output is spilled (see ResultPolicy.Store);
+	// nil means the call's workspace, as the result ceiling's default.
+	Store spill.Store
 }
 
 // DefaultShells are the names coding agents give their shell tool.
@@ -101,7 +105,7 @@ func (r *RunCeiling) Guard() harness.Guard {
 		minBytes = DefaultRunCeilingMinBytes
 	}
 	minBytes = max(minBytes, cfg.MaxBytes)
-	inner := (&ResultPolicy{MaxBytes: cfg.MaxBytes, Preview: cfg.Preview, NoSpill: cfg.NoSpill}).Guard()
+	inner := (&ResultPolicy{MaxBytes: cfg.MaxBytes, Preview: cfg.Preview, NoSpill: cfg.NoSpill, Store: cfg.Store}).Guard()
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		// The ceiling wraps next, so it cuts the model copy the guards
 		// inside it (Collapse) left: a run whose lines the model already

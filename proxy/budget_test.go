@@ -22,7 +22,8 @@ func TestBudgetOnArrival(t *testing.T) {
 	body := strings.Repeat("a line of build output that the model may or may not need\n", 140) // 8,260 chars
 	for _, wc := range wireCases {
 		t.Run(wc.name, func(t *testing.T) {
-			r := newRig(t, &Options{Stack: &stack.Config{TurnBudget: &policy.TurnBudget{Chars: budget, MinKeep: floor}}})
+			// The run ceiling would cut these build logs first: the test is the budget's.
+			r := newRig(t, &Options{Stack: &stack.Config{NoRunCeiling: true, TurnBudget: &policy.TurnBudget{Chars: budget, MinKeep: floor}}})
 			const model, prompt = "test-model", "What failed in the build?"
 			a := step{id: "call_a", tool: "shell", args: `{"command":"make a"}`, result: body}
 			b := step{id: "call_b", tool: "shell", args: `{"command":"make b"}`, result: body}

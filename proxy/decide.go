@@ -25,8 +25,8 @@ type admission struct {
 }
 
 // proxyStack is the default stack as the proxy runs it: cfg (nil is the
-// default) with the ceiling spilling under workspace unless cfg names its
-// own spill store, so the preview's locator is an absolute path the
+// default) with the ceilings spilling under workspace unless cfg names
+// their own spill store, so the preview's locator is an absolute path the
 // agent's file tools can read. The proxy admits results one by one, so it
 // takes the stack's per-call guards; of the per-turn policies it keeps the
 // turn budget's settings (applied on arrival, see budget.go) and leaves
@@ -46,6 +46,14 @@ func proxyStack(cfg *stack.Config, workspace string) (*stack.Stack, stack.Config
 		ceiling.Store = SpillStore(workspace)
 	}
 	c.Ceiling = &ceiling
+	run := guard.RunCeiling{}
+	if c.RunCeiling != nil {
+		run = *c.RunCeiling
+	}
+	if run.Store == nil {
+		run.Store = ceiling.Store
+	}
+	c.RunCeiling = &run
 	c.NoStuck, c.NoCompact, c.NoRecall = true, true, true
 	return stack.New(&c), c
 }
