@@ -21,8 +21,9 @@ const DefaultRunCeilingBytes = 2 << 10
 // it a cut saves too little to pay for what Collapse no longer saves.
 const DefaultRunCeilingMinBytes = 3 << 10
 
-// RunCeiling is an opt-in [harness.Guard] factory: a lower ceiling, with
-// spill and preview as [ResultPolicy] makes them, for the output of shell
+// RunCeiling is a [harness.Guard] factory, part of the default stack
+// (stack.Config.NoRunCeiling leaves it out): a lower ceiling, with spill
+// and preview as [ResultPolicy] makes them, for the output of shell
 // commands that run a program (a test suite, a script, a build) rather
 // than print something the agent asked to read (a file, a search, a
 // listing, a diff). The agent reads such an output for its verdict and
@@ -31,14 +32,12 @@ const DefaultRunCeilingMinBytes = 3 << 10
 // and Claude Code runs, yet the source of 5–9% of the strings the agents
 // used later (docs/design.md, "Where the removable cost is"). Cutting them
 // at arrival saves on every later request without a cache break, and
-// those savings fund compaction's clears (the savings bank).
-//
-// Measured inside the default stack (bench preset harness+runceiling) on
-// eight sets of recorded runs: cheaper than harness on seven (Claude Code
-// 0.844 → 0.813 × keeping everything, the deepseek mini-swe-agent sets
-// by 0.011–0.019), 0.002 dearer on one, no run above keeping everything,
-// and 0–1.6 points less evidence visible (0.6 more on one set); opt-in
-// because it is not better on every set.
+// those savings fund compaction's clears (the savings bank). An output
+// of at most MinBytes stays whole: a cut a little over the ceiling saves
+// a few hundred bytes and keeps a later repeat from collapsing onto it.
+// With compaction's working set, the two were better than the default
+// before them on each of eight sets of recorded runs (docs/design.md,
+// "The default since the working set").
 //
 // A call is a run when its tool is a shell (Shells, default bash, shell,
 // exec_command and the other names coding agents give theirs) and some
@@ -50,15 +49,12 @@ const DefaultRunCeilingMinBytes = 3 << 10
 // (./name). The list is positive on purpose: a program it does not name
 // (cat, grep, git, curl, a tool of the agent's own) prints what the agent
 // asked to see and keeps the default ceiling. Other calls pass through
-// untouched, to the next guard (put it inside the default ceiling:
-// stack.Config.Inner). A run repeated with the same output (a stuck agent
+// untouched, to the next guard (the stack puts it inside the result
+// ceiling). A run repeated with the same output (a stuck agent
 // re-running a failing test) is cut to its preview every time: the model
 // saw only the first run's preview, so Collapse finds little of the repeat
 // already shown, where shown whole the repeats would collapse to a line
-// each. On the built-in suite's stuck-loop scenario that costs 0.331 →
-// 0.689 × keeping everything. Leaving repeats to the default ceiling
-// fixed it but cost more on the recorded runs (docs/design.md), so
-// repeats are cut too.
+// each.
 type RunCeiling struct {
 	// MaxBytes is the ceiling of a run's model copy (default
 	// DefaultRunCeilingBytes; values below MinMaxBytes are raised to it).

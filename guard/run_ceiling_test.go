@@ -180,7 +180,9 @@ func TestRunCeilingMinBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Conversation: "c", Turn: 1, Round: 1, Workspace: t.TempDir()})
 			out := strings.Repeat("tests/test_mod.py::test_case FAILED\n", tc.out/36+1)[:tc.out]
-			tool := func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) { return harness.TextResult(out), nil }
+			tool := func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+				return harness.TextResult(out), nil
+			}
 			fn := harness.Chain(tool, (&guard.RunCeiling{MinBytes: tc.min}).Guard())
 			res, err := fn(ctx, &harness.ToolCall{ID: "call_1", Name: "bash", Args: json.RawMessage(`{"command": "pytest"}`)})
 			if err != nil {
