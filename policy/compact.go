@@ -254,7 +254,8 @@ type CompactPolicy struct {
 	// savings bank prices the results kept whole, as they are what stays.
 	// With the cost trigger's 4 kept rounds the rounds read end one round
 	// before a clear for cost (docs/design.md, "The default since the
-	// working set").
+	// working set"). A clear forced by a request that would not fit (or
+	// Overflow) keeps no working set, and its mark says so.
 	NoKeepActive bool
 	// ActiveRounds is how many rounds the working-set rule reads (zero
 	// means DefaultCompactActiveRounds; a negative value is an error;
@@ -355,7 +356,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.summaryTokens = DefaultCompactSummaryTokens
 	}
 	c.quoted = p.KeepQuoted
-	if c.costRule = (clearRule{p.ClearFrom, p.KeepPreviews}); p.ClearFrom < 0 {
+	if c.costRule = (clearRule{from: p.ClearFrom, keepPreviews: p.KeepPreviews}); p.ClearFrom < 0 {
 		return c, errClearFrom
 	}
 	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
@@ -489,6 +490,11 @@ func (c *compaction) apply() error {
 	// Held back, the view stays as it is: no summary either, which would
 	// break the cache as well.
 	forced := v.Overflow || now > float64(c.window)
+	if forced {
+		// A request that does not fit keeps no working set: the mark
+		// records it, so every later view clears alike.
+		c.rule = clearRule{all: true}
+	}
 	next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds)
 	if !forced && c.bank != nil && (!ok || !c.covered(next)) {
 		return nil

@@ -56,7 +56,7 @@ func (c *compaction) activeOf() *activeState {
 // takes a result, it stays cleared), the agent quoted it in the window of
 // that mark (see activeAt).
 func (c *compaction) keptActive(i int, mark compactPos) bool {
-	if c.active <= 0 {
+	if c.active <= 0 || c.rule.all {
 		return false
 	}
 	pos, ok := c.resultPos(i)
@@ -68,7 +68,9 @@ func (c *compaction) keptActive(i int, mark compactPos) bool {
 		if n == nil || n.ClearTurn == 0 {
 			continue
 		}
-		if m := (compactPos{n.ClearTurn, n.ClearRound}); !m.less(pos) && m.less(mark) && !c.activeAt(res, pos, m) {
+		// A mark between the result and this one took it if it took
+		// everything (a forced clear) or found it no longer quoted.
+		if m := (compactPos{n.ClearTurn, n.ClearRound}); !m.less(pos) && m.less(mark) && (ruleOf(n.By).all || !c.activeAt(res, pos, m)) {
 			return false
 		}
 	}

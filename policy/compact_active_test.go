@@ -332,3 +332,49 @@ func FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow(f *testing.F) {
 		}
 	})
 }
+
+// TestCompactForcedClearTakesTheWorkingSet: a request that would not fit
+// the window is cleared whatever the working set holds, its mark says so
+// ("compact all"), and every later view clears the working set it took:
+// the result the agent keeps quoting is cleared by the first forced clear
+// and never shown whole again.
+func TestCompactForcedClearTakesTheWorkingSet(t *testing.T) {
+	c := tokens.NewCache(o200k(t), nil)
+	const n, editUntil = 30, 28
+	reqs, evs, conv, _ := activeRun(t, n, editUntil, &CompactPolicy{Unbounded: true, NoClearOld: true, Window: 9_000, Counter: c})
+	if len(evs) == 0 {
+		t.Fatal("no forced clear")
+	}
+	all := 0
+	for _, note := range conv.Notes {
+		if note != nil && note.ClearTurn != 0 {
+			if !ruleOf(note.By).all {
+				t.Errorf("a forced clear recorded %q, want its rule to take the working set", note.By)
+			}
+			all++
+		}
+	}
+	if all == 0 {
+		t.Fatal("no clearing mark recorded")
+	}
+	first := -1
+	for k, req := range reqs {
+		state := shownAs(req, "call000")
+		if first < 0 && state == "cleared" {
+			first = k
+		}
+		if first >= 0 && state != "cleared" {
+			t.Fatalf("call000 is %s in request %d after a forced clear took it in request %d", state, k, first)
+		}
+	}
+	if first < 0 || first >= editUntil {
+		t.Fatalf("the working set survived the forced clears (call000 first cleared in request %d, quoted until %d)", first, editUntil)
+	}
+	// Fitting the window, the same run keeps call000 whole while it is quoted.
+	reqs, _, _, _ = activeRun(t, n, editUntil, &CompactPolicy{Unbounded: true, NoClearOld: true, Window: 1 << 20, HighWater: 0.01, Target: 0.005, Counter: c})
+	for k, req := range reqs[:editUntil] {
+		if state := shownAs(req, "call000"); state == "cleared" {
+			t.Fatalf("a clear that is not forced took the working set (request %d)", k)
+		}
+	}
+}

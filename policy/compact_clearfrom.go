@@ -19,6 +19,9 @@ type clearRule struct {
 	from int
 	// keepPreviews: not the results a ceiling cut to a preview.
 	keepPreviews bool
+	// all: the working set too (CompactPolicy.NoKeepActive's rule does
+	// not keep it): a clear forced by a request that does not fit.
+	all bool
 }
 
 // The words a clear's rule adds to the By of its mark, after compactName
@@ -29,6 +32,7 @@ type clearRule struct {
 const (
 	clearFromWord    = "clear-from"
 	keepPreviewsWord = "keep-previews"
+	allWord          = "all"
 )
 
 // errClearFrom is the error of a negative ClearFrom.
@@ -42,6 +46,9 @@ func (r clearRule) by() string {
 	}
 	if r.keepPreviews {
 		by += " " + keepPreviewsWord
+	}
+	if r.all {
+		by += " " + allWord
 	}
 	return by
 }
@@ -64,6 +71,8 @@ func ruleOf(by string) clearRule {
 			i++
 		case f[i] == keepPreviewsWord:
 			r.keepPreviews = true
+		case f[i] == allWord:
+			r.all = true
 		default:
 			return clearRule{}
 		}

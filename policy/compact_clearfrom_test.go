@@ -204,15 +204,18 @@ func TestClearRuleOfItsMark(t *testing.T) {
 		{"", clearRule{}},
 		{clearRule{from: 500}.by(), clearRule{from: 500}},
 		{clearRule{keepPreviews: true}.by(), clearRule{keepPreviews: true}},
-		{clearRule{500, true}.by(), clearRule{500, true}},
+		{clearRule{from: 500, keepPreviews: true}.by(), clearRule{from: 500, keepPreviews: true}},
 		{clearRule{}.by(), clearRule{}},
 		{"compact clear-from 12", clearRule{from: 12}},
-		{"compact keep-previews clear-from 12", clearRule{12, true}},
+		{"compact keep-previews clear-from 12", clearRule{from: 12, keepPreviews: true}},
 		{"compact clear-from x", clearRule{}},
 		{"compact clear-from", clearRule{}},
 		{"compact clear-from -3", clearRule{}},
 		{"compact clear-from 0", clearRule{}},
 		{"compact clear-from 12 keep-everything", clearRule{}},
+		{clearRule{all: true}.by(), clearRule{all: true}},
+		{"compact all", clearRule{all: true}},
+		{"compact clear-from 12 all", clearRule{from: 12, all: true}},
 		{"other clear-from 12", clearRule{}},
 	} {
 		if got := ruleOf(tc.by); got != tc.want {
@@ -310,7 +313,7 @@ func TestCompactClearRulesHoldInEveryLaterRequest(t *testing.T) {
 			if len(evs) < 2 {
 				t.Fatalf("%d clears, want at least two (a reproduced ruled mark and a new one)", len(evs))
 			}
-			want := clearRule{tc.pol.ClearFrom, tc.pol.KeepPreviews}.by()
+			want := clearRule{from: tc.pol.ClearFrom, keepPreviews: tc.pol.KeepPreviews}.by()
 			for _, n := range notes {
 				if n.By != want {
 					t.Fatalf("a mark by %q, want %q", n.By, want)
@@ -371,7 +374,7 @@ func FuzzClearRuleOf(f *testing.F) {
 			t.Fatalf("ruleOf(%q) = %+v, whose By %q reads as %+v", by, r, r.by(), again)
 		}
 		if from > 0 {
-			if w := (clearRule{from, keep}); ruleOf(w.by()) != w {
+			if w := (clearRule{from: from, keepPreviews: keep}); ruleOf(w.by()) != w {
 				t.Fatalf("%+v does not survive its By %q", w, w.by())
 			}
 		}
