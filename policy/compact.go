@@ -407,6 +407,9 @@ type compaction struct {
 	rule clearRule
 	// act is the working-set rule's memory when items is nil.
 	act *activeState
+	// forced are the marks of forced clears, which took the working set
+	// too (see forcedMarks); nil until read, and again after a commit.
+	forced map[compactPos]bool
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -529,6 +532,7 @@ func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	// The mark is its own note: it copies no summary text, and the view's
 	// note message stays the summary, or becomes the notice if none.
 	c.v.AddNote(&harness.Note{By: c.rule.by(), ClearTurn: next.turn, ClearRound: next.round})
+	c.forced = nil
 	text := harness.ClearedNotice
 	if summary := c.v.Conversation.Summary(); summary != nil {
 		text = summary.Text

@@ -8,8 +8,9 @@ import (
 // CompactPolicy.NoKeepActive).
 const DefaultCompactActiveRounds = 3
 
-// activeState is one conversation's memory for the working-set rule (CompactPolicy.NoKeepActive): what it reads
-// of the transcript never changes once read, so it is read once.
+// activeState is one conversation's memory for the working-set rule
+// (CompactPolicy.NoKeepActive): what it reads of the transcript never
+// changes once read, so it is read once.
 type activeState struct {
 	pass int // the compaction pass that last brought first up to date
 	// first is the round each word of the agent's messages first appears
@@ -51,10 +52,10 @@ func (c *compaction) activeOf() *activeState {
 }
 
 // keptActive reports whether a clear through mark leaves the result that
-// message i shows whole under the working-set rule: the result is at or before mark
-// and, at mark and at every recorded mark at or after it (once a clear
-// takes a result, it stays cleared), the agent quoted it in the window of
-// that mark (see activeAt).
+// message i shows whole under the working-set rule: the result is at or
+// before mark and, at mark and at every recorded mark at or after it
+// (once a clear takes a result, it stays cleared), the agent quoted it in
+// the window of that mark (see activeAt) and the mark was not forced.
 func (c *compaction) keptActive(i int, mark compactPos) bool {
 	if c.active <= 0 || c.rule.all {
 		return false
@@ -63,18 +64,34 @@ func (c *compaction) keptActive(i int, mark compactPos) bool {
 	if !ok || mark.less(pos) {
 		return false
 	}
-	res := c.v.Origins[i].Result
+	res, forced := c.v.Origins[i].Result, c.forcedMarks()
 	for _, n := range c.v.Conversation.Notes {
 		if n == nil || n.ClearTurn == 0 {
 			continue
 		}
 		// A mark between the result and this one took it if it took
 		// everything (a forced clear) or found it no longer quoted.
-		if m := (compactPos{n.ClearTurn, n.ClearRound}); !m.less(pos) && m.less(mark) && (ruleOf(n.By).all || !c.activeAt(res, pos, m)) {
+		if m := (compactPos{n.ClearTurn, n.ClearRound}); !m.less(pos) && m.less(mark) && (forced[m] || !c.activeAt(res, pos, m)) {
 			return false
 		}
 	}
 	return c.activeAt(res, pos, mark)
+}
+
+// forcedMarks returns the positions of the conversation's marks whose rule
+// took the working set too (a forced clear), read from the notes once per
+// compaction pass and after each commit rather than once per result.
+func (c *compaction) forcedMarks() map[compactPos]bool {
+	if c.forced != nil {
+		return c.forced
+	}
+	c.forced = map[compactPos]bool{}
+	for _, n := range c.v.Conversation.Notes {
+		if n != nil && n.ClearTurn != 0 && ruleOf(n.By).all {
+			c.forced[compactPos{n.ClearTurn, n.ClearRound}] = true
+		}
+	}
+	return c.forced
 }
 
 // activeAt reports whether a word of res's model copy (KeepQuoted's word
