@@ -60,15 +60,11 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	if p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
 		return c, fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
 	}
-	switch p.runBytes {
-	case 0:
+	switch {
+	case p.runBytes == 0:
 		c.NoRunCeiling = true // the flag's 0 is "off"; RunCeiling's is "default"
-	case guard.DefaultRunCeilingBytes:
-	default:
+	case p.runBytes != guard.DefaultRunCeilingBytes || p.noSpill:
 		c.RunCeiling = &guard.RunCeiling{MaxBytes: p.runBytes, NoSpill: p.noSpill}
-	}
-	if p.noSpill && c.RunCeiling == nil && !c.NoRunCeiling {
-		c.RunCeiling = &guard.RunCeiling{NoSpill: true}
 	}
 	rp := &guard.ResultPolicy{NoSpill: p.noSpill}
 	changed := p.noSpill || p.dedupe > 0
