@@ -75,9 +75,13 @@ type Options struct {
 	// ToolTimeout bounds each call (default 120 s).
 	ToolTimeout time.Duration
 	// Guards wrap every tool call, Guards[0] outermost, inside the
-	// agent's own timeout and panic recovery.
+	// agent's own timeout and panic recovery. Nil means none: results
+	// reach the model whole. The stack package builds harness's default
+	// guards and policies (stack.New(nil).Apply(opts)), as harness run,
+	// the proxy and the Temporal worker do.
 	Guards []Guard
-	// Policies edit each request view, in order.
+	// Policies edit each request view, in order; nil means none (the
+	// whole transcript is sent every time; see Guards for the defaults).
 	Policies []ViewPolicy
 	// Selector picks the tools of each turn; nil offers all.
 	Selector Selector

@@ -31,6 +31,9 @@ type defaultsVariant struct {
 	// matching lines and tail in these eighths of it (3:3:2 is Relevant's
 	// own split; 2:2:4 gives the tail half, as Codex's cut does).
 	fill [3]int
+	// preview, when set, is the ceiling's preview instead of fill's
+	// (readFill: file reads get more of the ceiling than other results).
+	preview guard.Preview
 }
 
 // preset builds the variant as a bench preset. It is the one place the
@@ -46,6 +49,9 @@ func (d defaultsVariant) preset() Preset {
 	if d.noClearOld {
 		h.noClearOld = true
 	}
+	if d.preview != nil {
+		h.stack.Ceiling = &guard.ResultPolicy{MaxBytes: d.maxBytes, Preview: d.preview}
+	}
 	return Preset{Name: d.name, Doc: "research variant", build: h.build}
 }
 
@@ -56,7 +62,9 @@ func (d defaultsVariant) preset() Preset {
 // and 16, 12, 10 and 8 KiB ceilings with the trigger off and on (Codex's
 // own cap is 10 KB), each with the default 4 KiB preview and with one
 // that fills the ceiling ("full"); and 16, 12 and 10 KiB ceilings whose
-// preview fills them with the tail half ("tail"), the trigger off.
+// preview fills them with the tail half ("tail"), the trigger off; and
+// previews that give file reads alone 24, 16 or 8 KiB ("readfill", see
+// readFill) under the default and a 16 KiB ceiling.
 func defaultsVariants() []defaultsVariant {
 	out := []defaultsVariant{{name: "default", maxBytes: 24 << 10}}
 	relevant, tail := [3]int{3, 3, 2}, [3]int{2, 2, 4}
@@ -73,6 +81,12 @@ func defaultsVariants() []defaultsVariant {
 	}
 	for _, kb := range []int{16, 12, 10} {
 		out = append(out, defaultsVariant{name: fmt.Sprintf("%dk/tail/off", kb), maxBytes: kb << 10, noClearOld: true, fill: tail})
+	}
+	// File reads previewed in up to 24, 16 or 8 KiB, under the default
+	// ceiling and under 16 KiB.
+	for _, kb := range []int{24, 16, 8} {
+		out = append(out, defaultsVariant{name: fmt.Sprintf("readfill%dk", kb), maxBytes: 24 << 10, preview: readFill{fill: kb << 10}})
+		out = append(out, defaultsVariant{name: fmt.Sprintf("readfill%dk/16k", kb), maxBytes: 16 << 10, preview: readFill{fill: kb << 10}})
 	}
 	return out
 }
