@@ -87,6 +87,27 @@ type Repeat struct {
 // AuditAll audits every recording: the structure from the recording and
 // the cost of each preset (all presets when presets is empty) by replay.
 func AuditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) ([]Audit, error) {
+	r, err := AuditRecordings(ctx, recs, presets, progress)
+	if err != nil {
+		return nil, err
+	}
+	return r.Audits, nil
+}
+
+// AuditReport is the audit of a set of recordings (a user's history): each
+// recording's audit, and what each preset would have cost them all.
+type AuditReport struct {
+	Audits []Audit
+	// Total is the presets' figures summed over every recording, as
+	// harness bench prints them: the ratio to none under each price, the
+	// share of the removable cost removed, the recordings above 1.01 ×
+	// none and the worst, cache breaks and evidence retention.
+	Total *Table
+}
+
+// AuditRecordings is AuditAll with the presets' figures over all the
+// recordings (AuditReport.Total), from the same replays.
+func AuditRecordings(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) (*AuditReport, error) {
 	tab, reports, err := runReports(ctx, Options{Presets: presets, Progress: progress}, recs)
 	if err != nil {
 		return nil, err
@@ -107,7 +128,7 @@ func AuditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, p
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return &AuditReport{Audits: out, Total: tab}, nil
 }
 
 func auditOne(rec *replay.Recording, none *replay.Report) Audit {

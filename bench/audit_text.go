@@ -7,8 +7,43 @@ import (
 	"text/tabwriter"
 )
 
-// WriteAuditText prints each audit as readable tables.
+// WriteAuditText prints each audit as readable tables, and the notes on
+// their columns once, at the end.
 func WriteAuditText(w io.Writer, audits []Audit) error {
+	if err := writeAudits(w, audits); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, ColumnNotes)
+	return err
+}
+
+// WriteText prints each recording's audit (as WriteAuditText does), then
+// the presets' figures over all of them (Total, as harness bench prints a
+// table) with the notes on the columns: the answer to what harness, and
+// each other system's rules, would have saved on the whole history.
+func (r *AuditReport) WriteText(w io.Writer) error {
+	if err := writeAudits(w, r.Audits); err != nil {
+		return err
+	}
+	if r.Total == nil {
+		_, err := fmt.Fprintln(w, ColumnNotes)
+		return err
+	}
+	fmt.Fprintf(w, "== in total: %s recordings, %s model calls\n", thousands(len(r.Total.Runs)), thousands(auditCalls(r.Audits)))
+	return r.Total.WriteText(w)
+}
+
+// auditCalls sums the model calls of audits.
+func auditCalls(audits []Audit) int {
+	n := 0
+	for _, a := range audits {
+		n += a.Calls
+	}
+	return n
+}
+
+// writeAudits prints each audit's tables, without the column notes.
+func writeAudits(w io.Writer, audits []Audit) error {
 	for _, a := range audits {
 		fmt.Fprintf(w, "== %s (%s, %s, %s model calls; recorded: %s input tokens, %s cached, %s output)\n",
 			a.Recording, a.Source, a.Format, num(a.Calls), num(a.Recorded.Input), num(a.Recorded.Cached), num(a.Recorded.Output))
@@ -45,7 +80,6 @@ func WriteAuditText(w io.Writer, audits []Audit) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, ColumnNotes)
 		fmt.Fprintln(w)
 	}
 	return nil

@@ -184,3 +184,55 @@ func TestAuditFindsRepeatsAndWritesWellFormedHTML(t *testing.T) {
 	}
 	checkPage(t, sb.String(), 2)
 }
+
+// TestAuditRecordingsTotal checks the report's total against its own
+// audits: each preset's summed figures are the sum of what it cost each
+// recording, and its text ends with that table and the column notes once.
+func TestAuditRecordingsTotal(t *testing.T) {
+	recs, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := Lookup("harness")
+	cc, _ := Lookup("claude-code")
+	r, err := AuditRecordings(context.Background(), recs[:4], []Preset{h, cc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Audits) != 4 || len(r.Total.Runs) != 4 || len(r.Total.Rows) != 3 {
+		t.Fatalf("%d audits, total of %d runs and %d rows", len(r.Audits), len(r.Total.Runs), len(r.Total.Rows))
+	}
+	for p, row := range r.Total.Rows {
+		var input, needles, visible int
+		for _, a := range r.Audits {
+			if a.Presets[p] != row.Preset {
+				t.Fatalf("audit %s: preset %d is %s, the total's %s", a.Recording, p, a.Presets[p], row.Preset)
+			}
+			input += a.Costs[p].Input
+			needles += a.Costs[p].Needles
+			visible += a.Costs[p].Visible
+		}
+		if row.Input != input || row.Needles != needles || row.Visible != visible {
+			t.Errorf("%s: total input %d, needles %d, visible %d; the audits sum to %d, %d, %d", row.Preset, row.Input, row.Needles, row.Visible, input, needles, visible)
+		}
+	}
+	var sb strings.Builder
+	if err := r.WriteText(&sb); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	total := strings.Index(out, "== in total: 4 recordings")
+	if total < 0 || total < strings.LastIndex(out, "== "+r.Audits[3].Recording+" ") {
+		t.Fatalf("no total after the last recording's audit:\n%s", out)
+	}
+	if n := strings.Count(out, ColumnNotes); n != 1 || !strings.HasSuffix(strings.TrimSpace(out[:strings.Index(out, "output-heavy (")]), strings.TrimSpace(ColumnNotes)) {
+		t.Errorf("column notes printed %d times, want once under the total", n)
+	}
+	if !strings.Contains(out[total:], "removed openai") || !strings.Contains(out[total:], "> 1.01×") {
+		t.Errorf("the total lacks bench's columns:\n%s", out[total:])
+	}
+	sb.Reset()
+	if err := WriteAuditText(&sb, r.Audits); err != nil || strings.Count(sb.String(), ColumnNotes) != 1 || strings.Contains(sb.String(), "== in total") {
+		t.Errorf("WriteAuditText: %v, notes %d times, total %v", err, strings.Count(sb.String(), ColumnNotes), strings.Contains(sb.String(), "== in total"))
+	}
+}

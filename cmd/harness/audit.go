@@ -16,11 +16,13 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation. A folder\n"+
 		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions): every\n"+
 		"recognised file is imported, each model context (a Claude Code subagent, a part after a compaction)\n"+
-		"audited apart, and a summary per file and in total goes to standard error.\n\n"+
+		"audited apart, and a summary per file and in total goes to standard error. The last table sums every\n"+
+		"recording: what each preset would have cost the whole history.\n\n"+
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the audit as JSON")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
-	presets := fs.String("presets", "", "comma-separated presets to cost (default all)")
+	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, the other systems and the bounds, as bench; all adds\n"+
+		"the ablations and ideas; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	sf := addSupplyFlags(fs)
@@ -35,6 +37,9 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *presets == "" {
+		ps = mainPresets()
+	}
 	prices, err := pickPricings(*pricing)
 	if err != nil {
 		return err
@@ -43,13 +48,15 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	audits, err := bench.AuditAll(ctx, recs, ps, progressBar(e.stderr))
+	report, err := bench.AuditRecordings(ctx, recs, ps, progressBar(e.stderr))
 	if err != nil {
 		return err
 	}
+	audits := report.Audits
 	for i := range audits {
 		audits[i].Pricings = prices
 	}
+	report.Total.Pricings = prices
 	if *htmlOut != "" {
 		f, err := os.Create(*htmlOut)
 		if err != nil {
@@ -78,7 +85,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	return bench.WriteAuditText(e.stdout, audits)
+	return report.WriteText(e.stdout)
 }
 
 // auditJSON is one element of audit --json: the audit's fields and the

@@ -61,6 +61,34 @@ func homeTree(t *testing.T) (claude, codex string) {
 	return filepath.Join(home, proj), filepath.Join(home, ".codex/sessions")
 }
 
+// TestAuditTotal: by default audit costs what bench's main table does
+// (harness, the other systems and the bounds, no ablations or ideas) and
+// ends with their figures over every recording of the folder; --presets
+// all adds the rest.
+func TestAuditTotal(t *testing.T) {
+	claude, _ := homeTree(t)
+	stdout, stderr, code := cli(t, "", "audit", claude)
+	if code != 0 {
+		t.Fatalf("audit: exit %d\n%s", code, stderr)
+	}
+	total := strings.Index(stdout, "== in total: 2 recordings, 9 model calls\n")
+	if total < 0 {
+		t.Fatalf("no total:\n%s", stdout)
+	}
+	for _, w := range []string{" harness ", " codex ", " floor ", " oracle ", "removed openai", "> 1.01×"} {
+		if !strings.Contains(stdout[total:], w) {
+			t.Errorf("the total lacks %q:\n%s", w, stdout[total:])
+		}
+	}
+	if strings.Contains(stdout, "harness@previous") || strings.Contains(stdout, "ablation  ") {
+		t.Errorf("default presets include ablations or ideas:\n%s", stdout)
+	}
+	all, stderr, code := cli(t, "", "audit", claude, "--presets", "all")
+	if code != 0 || !strings.Contains(all, "harness@previous") {
+		t.Errorf("--presets all: exit %d, harness@previous shown %v\n%s", code, strings.Contains(all, "harness@previous"), stderr)
+	}
+}
+
 // TestAuditUserHistory runs audit on a user's own Claude Code project
 // folder and Codex sessions folder: every recognised file is imported,
 // the text files beside them are skipped in one line, and a summary per
