@@ -48,9 +48,21 @@ type Stats struct {
 	// Upstream sums the usage the upstream reported.
 	Upstream Tokens `json:"upstream_tokens"`
 	// ByConversation holds the same figures per conversation id, for
-	// every conversation the proxy has served since it started.
-	ByConversation map[string]ConversationStats `json:"by_conversation,omitempty"`
+	// the statsConversations (1,024) conversations served most recently:
+	// a proxy that runs for months serves an unbounded number of them.
+	// ConversationsDropped counts those whose figures were dropped to make
+	// room (least recently served first); the totals above still count
+	// them.
+	ByConversation       map[string]ConversationStats `json:"by_conversation,omitempty"`
+	ConversationsDropped int64                        `json:"conversations_dropped,omitempty"`
+
+	// served orders ByConversation's ids by their last call (clock).
+	served map[string]uint64
+	clock  uint64
 }
+
+// statsConversations bounds Stats.ByConversation.
+const statsConversations = 1024
 
 // Tokens are the token counts an upstream reported: input (cached
 // included), the cached part of it, and output.
@@ -74,6 +86,7 @@ type ConversationStats struct {
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	s := p.stats
+	s.served = nil
 	if p.stats.ByConversation != nil {
 		s.ByConversation = make(map[string]ConversationStats, len(p.stats.ByConversation))
 		for id, cs := range p.stats.ByConversation {
@@ -100,9 +113,7 @@ func (t *Tokens) add(u Tokens) {
 
 // countConversation adds a finished call to its conversation's figures.
 func (s *Stats) countConversation(c *call, used Tokens) {
-	if s.ByConversation == nil {
-		s.ByConversation = map[string]ConversationStats{}
-	}
+	s.serve(c.conv.id)
 	cs := s.ByConversation[c.conv.id]
 	cs.Requests++
 	cs.BytesIn += int64(len(c.in))
@@ -112,6 +123,28 @@ func (s *Stats) countConversation(c *call, used Tokens) {
 	}
 	cs.Upstream.add(used)
 	s.ByConversation[c.conv.id] = cs
+}
+
+// serve marks id as served now, making room in ByConversation for a new
+// id by dropping the least recently served one. The scan for it is linear,
+// and runs only when a new conversation finds the map full.
+func (s *Stats) serve(id string) {
+	if s.ByConversation == nil {
+		s.ByConversation, s.served = map[string]ConversationStats{}, map[string]uint64{}
+	}
+	if _, ok := s.ByConversation[id]; !ok && len(s.ByConversation) >= statsConversations {
+		oldest, at := "", uint64(0)
+		for other, t := range s.served {
+			if oldest == "" || t < at {
+				oldest, at = other, t
+			}
+		}
+		delete(s.ByConversation, oldest)
+		delete(s.served, oldest)
+		s.ConversationsDropped++
+	}
+	s.clock++
+	s.served[id] = s.clock
 }
 
 func (p *Proxy) serveStats(w http.ResponseWriter) {

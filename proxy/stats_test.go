@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -107,5 +108,42 @@ func TestStatsFields(t *testing.T) {
 	}
 	if s.Requests != 3 || s.BytesRemoved <= 0 || b.BytesRemoved != 0 {
 		t.Errorf("requests %d, bytes removed %d (b: %d): want 3, the lock file's cut, 0", s.Requests, s.BytesRemoved, b.BytesRemoved)
+	}
+}
+
+// TestStatsConversationsBounded: ByConversation keeps the conversations
+// served most recently, dropping the least recently served one for a new
+// one once it holds statsConversations, and counts what it dropped.
+func TestStatsConversationsBounded(t *testing.T) {
+	var s Stats
+	for i := range statsConversations {
+		s.serve(fmt.Sprint("c", i))
+		s.ByConversation[fmt.Sprint("c", i)] = ConversationStats{Requests: 1}
+	}
+	s.serve("c0") // c0 is served again: c1 is now the least recent
+	for _, tc := range []struct {
+		id       string
+		dropped  string
+		nDropped int64
+	}{
+		{"new-1", "c1", 1},
+		{"new-2", "c2", 2},
+		{"c0", "", 2}, // known: nothing dropped
+		{"new-3", "c3", 3},
+	} {
+		s.serve(tc.id)
+		s.ByConversation[tc.id] = ConversationStats{Requests: 1} // as countConversation does
+		if len(s.ByConversation) > statsConversations || len(s.served) != len(s.ByConversation) {
+			t.Fatalf("%s: %d conversations, %d ordered; bound %d", tc.id, len(s.ByConversation), len(s.served), statsConversations)
+		}
+		if _, ok := s.ByConversation[tc.dropped]; tc.dropped != "" && ok {
+			t.Errorf("%s: %s, the least recently served, is still kept", tc.id, tc.dropped)
+		}
+		if _, ok := s.ByConversation["c0"]; !ok {
+			t.Errorf("%s: c0, served recently, was dropped", tc.id)
+		}
+		if s.ConversationsDropped != tc.nDropped {
+			t.Errorf("%s: dropped %d, want %d", tc.id, s.ConversationsDropped, tc.nDropped)
+		}
 	}
 }
