@@ -200,8 +200,13 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 	if err != nil {
 		return toolOutput{}, err
 	}
+	earlier, err := a.earlierResults(ctx, ref, p.Round)
+	if err != nil {
+		return toolOutput{}, err
+	}
+	info := a.Engine.CallInfo(conv, turn, p.Round, view).WithRoundResults(earlier...)
 	stop := heartbeat(ctx)
-	res := a.Engine.Call(ctx, a.Engine.CallInfo(conv, turn, p.Round, view), *call)
+	res := a.Engine.Call(ctx, info, *call)
 	stop()
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -212,6 +217,30 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 	}
 	stored, err := decodeResult(rk, b)
 	return figures(stored, false), err
+}
+
+// earlierResults reads the journalled results of the calls of round made
+// before ref.CallID (Message.ToolCalls order), so that the call's guards
+// compare it with them as in Engine.RunCalls (Collapse, the ceiling's
+// repeat suppression): the workflow runs a round's calls one after
+// another, so each earlier call's result is journalled before this one
+// starts. One missing is left out (its guards then see it as RoundResults
+// does a call that never ran).
+func (a *Activities) earlierResults(ctx context.Context, ref stepRef, round *harness.Round) ([]*harness.ToolResult, error) {
+	var out []*harness.ToolResult
+	for _, c := range round.Assistant.ToolCalls {
+		if c.ID == ref.CallID {
+			break
+		}
+		res, ok, err := a.result(ctx, Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "call:" + c.ID})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, res)
+		}
+	}
+	return out, nil
 }
 
 // AppendRound stores a journalled round with every result, in one store
