@@ -25,8 +25,11 @@ const errTypeRefused = "harness.Refused"
 // the conversation from Store, so any worker can run any step of any
 // turn; Journal keeps each step's output until its round is stored.
 type Activities struct {
-	// Engine holds the tools, per-call guards and view policies. Its
-	// Options.Recorder must be Store (or record into it).
+	// Engine holds the tools, per-call guards and view policies (the
+	// default stack, for what harness-temporal worker runs: see
+	// stack.New). Its Options.Recorder must be Store (or record into it),
+	// and its Options.Workspace, where spill files go, the workspace every
+	// worker's tools act on.
 	Engine *harness.Engine
 	// Store is the transcript store shared by every worker.
 	Store store.Store
@@ -168,9 +171,11 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 }
 
 // ToolCall runs one call of a journalled round through the engine (its
-// guards, its checks, its approver) and journals the result. A retry
-// whose result is journalled returns its figures without running the
-// tool again: each call runs once, by its call id.
+// guards, its checks, its approver) and journals the result. Its guards
+// see the journalled results of the round's earlier calls
+// (CallInfo.RoundResults), as under Engine.RunCalls. A retry whose result
+// is journalled returns its figures without running the tool again: each
+// call runs once, by its call id.
 func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, error) {
 	rk := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "call:" + ref.CallID}
 	if res, ok, err := a.result(ctx, rk); err != nil || ok {

@@ -5,7 +5,12 @@
 //
 // "worker" polls the task queue and runs the steps of any turn, with the
 // transcript in the store at --db (shared by every worker) and each step's
-// output in the journal beside it. "run" starts one turn, waits for it
+// output in the journal beside it. Its engine is harness run's: the
+// workspace tools and the default stack (result ceiling with spill files
+// under the workspace's .harness/, run ceiling, Collapse, stuck detection,
+// turn budget, compaction, recall), with harness run's switches for them
+// (--max-bytes, --no-spill, --run-ceiling, --no-collapse, --turn-budget,
+// --no-stuck, --no-compact, --window). "run" starts one turn, waits for it
 // and prints the answer (or, with --json, the turn's figures). The
 // harness command runs this binary for "harness worker" and "harness run
 // --temporal", so the core module never compiles the Temporal SDK.
