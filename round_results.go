@@ -80,8 +80,8 @@ func (r *roundResults) get(ctx context.Context, id string) *ToolResult {
 // one by one and skipped it, or a CallInfo made by hand) gets nil, as do
 // all calls when ctx ends while waiting. Only earlier calls are ever
 // waited for, so guards of one round cannot wait on each other in a
-// cycle. Nil when info was not made by [Engine.CallInfo] or has no
-// Message.
+// cycle. Nil when info was made neither by [Engine.CallInfo] nor by
+// [CallInfo.WithRoundResults], or has no Message.
 func (info CallInfo) RoundResults(ctx context.Context, call *ToolCall) []*ToolResult {
 	if info.round == nil || info.Message == nil || call == nil {
 		return nil
@@ -94,4 +94,28 @@ func (info CallInfo) RoundResults(ctx context.Context, call *ToolCall) []*ToolRe
 		out = append(out, info.round.get(ctx, c.ID))
 	}
 	return nil // call is not of this round
+}
+
+// WithRoundResults returns info whose RoundResults answers results for the
+// calls of its round they belong to (matched by CallID), for a driver that
+// runs each call of a round as its own step (a durable workflow's
+// activity) and holds the earlier calls' results from those steps: the
+// results as the transcript will store them, model copy and cuts
+// included. The guards of a call admitted under the returned info then
+// see the round's earlier calls as they would under [Engine.RunCalls]. A
+// call of the round that results do not hold answers nil, at once; nil
+// results and results without a CallID are ignored. The order of the
+// calls is info.Message's, so RoundResults still answers nil without a
+// Message. The returned info collects on its own: nothing collected under
+// info is carried over, and a call admitted under the returned info is not
+// seen through info or its other copies, so steps never share state.
+func (info CallInfo) WithRoundResults(results ...*ToolResult) CallInfo {
+	r := newRoundResults()
+	for _, res := range results {
+		if res != nil && res.CallID != "" {
+			r.results[res.CallID] = res
+		}
+	}
+	info.round = r
+	return info
 }

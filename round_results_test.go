@@ -53,3 +53,57 @@ func TestRoundResults(t *testing.T) {
 		}
 	})
 }
+
+func TestWithRoundResults(t *testing.T) {
+	calls := []ToolCall{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	msg := &Message{ToolCalls: calls}
+	ra, rb, stray := TextResult("a"), TextResult("b"), TextResult("x")
+	ra.CallID, rb.CallID, stray.CallID = "a", "b", "x"
+	fresh := CallInfo{Message: msg, round: newRoundResults()}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		info    CallInfo
+		results []*ToolResult
+		call    *ToolCall
+		want    []*ToolResult
+	}{
+		{"the earlier calls' results, in call order", fresh, []*ToolResult{rb, ra}, &calls[2], []*ToolResult{ra, rb}},
+		{"only calls before the call", fresh, []*ToolResult{ra, rb}, &calls[1], []*ToolResult{ra}},
+		{"a call not given is nil", fresh, []*ToolResult{rb}, &calls[2], []*ToolResult{nil, rb}},
+		{"nil and stray results are ignored", fresh, []*ToolResult{nil, stray, {Parts: []Part{TextPart("no id")}}, ra}, &calls[2], []*ToolResult{ra, nil}},
+		{"none given: every earlier call nil", fresh, nil, &calls[2], []*ToolResult{nil, nil}},
+		{"a CallInfo made by hand answers too", CallInfo{Message: msg}, []*ToolResult{ra}, &calls[1], []*ToolResult{ra}},
+		{"without a Message nothing", CallInfo{}, []*ToolResult{ra}, &calls[1], nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.info.WithRoundResults(c.results...).RoundResults(ctx, c.call)
+			if len(got) != len(c.want) || (c.want == nil) != (got == nil) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Fatalf("result %d: got %v, want %v", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+	t.Run("the copies share nothing", func(t *testing.T) {
+		info := CallInfo{Message: msg, round: newRoundResults()}
+		info.round.expect(calls) // a pending call of info is not waited for by the copy
+		with := info.WithRoundResults(ra)
+		with.round.done("b", rb)
+		if got := with.RoundResults(ctx, &calls[2]); len(got) != 2 || got[0] != ra || got[1] != rb {
+			t.Fatalf("copy: got %v", got)
+		}
+		info.round.done("a", TextResult("other"))
+		if got := with.RoundResults(ctx, &calls[1]); len(got) != 1 || got[0] != ra {
+			t.Fatalf("copy after info collected: got %v", got)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if got := info.RoundResults(cctx, &calls[2]); len(got) != 2 || got[1] != nil {
+			t.Fatalf("info saw the copy's call: got %v", got)
+		}
+	})
+}

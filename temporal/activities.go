@@ -25,8 +25,11 @@ const errTypeRefused = "harness.Refused"
 // the conversation from Store, so any worker can run any step of any
 // turn; Journal keeps each step's output until its round is stored.
 type Activities struct {
-	// Engine holds the tools, per-call guards and view policies. Its
-	// Options.Recorder must be Store (or record into it).
+	// Engine holds the tools, per-call guards and view policies (the
+	// default stack, for what harness-temporal worker runs: see
+	// stack.New). Its Options.Recorder must be Store (or record into it),
+	// and its Options.Workspace, where spill files go, the workspace every
+	// worker's tools act on.
 	Engine *harness.Engine
 	// Store is the transcript store shared by every worker.
 	Store store.Store
@@ -168,9 +171,11 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 }
 
 // ToolCall runs one call of a journalled round through the engine (its
-// guards, its checks, its approver) and journals the result. A retry
-// whose result is journalled returns its figures without running the
-// tool again: each call runs once, by its call id.
+// guards, its checks, its approver) and journals the result. Its guards
+// see the journalled results of the round's earlier calls
+// (CallInfo.RoundResults), as under Engine.RunCalls. A retry whose result
+// is journalled returns its figures without running the tool again: each
+// call runs once, by its call id.
 func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, error) {
 	rk := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "call:" + ref.CallID}
 	if res, ok, err := a.result(ctx, rk); err != nil || ok {
@@ -200,8 +205,13 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 	if err != nil {
 		return toolOutput{}, err
 	}
+	earlier, err := a.earlierResults(ctx, ref, p.Round)
+	if err != nil {
+		return toolOutput{}, err
+	}
+	info := a.Engine.CallInfo(conv, turn, p.Round, view).WithRoundResults(earlier...)
 	stop := heartbeat(ctx)
-	res := a.Engine.Call(ctx, a.Engine.CallInfo(conv, turn, p.Round, view), *call)
+	res := a.Engine.Call(ctx, info, *call)
 	stop()
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -212,6 +222,30 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 	}
 	stored, err := decodeResult(rk, b)
 	return figures(stored, false), err
+}
+
+// earlierResults reads the journalled results of the calls of round made
+// before ref.CallID (Message.ToolCalls order), so that the call's guards
+// compare it with them as in Engine.RunCalls (Collapse, the ceiling's
+// repeat suppression): the workflow runs a round's calls one after
+// another, so each earlier call's result is journalled before this one
+// starts. One missing is left out (its guards then see it as RoundResults
+// does a call that never ran).
+func (a *Activities) earlierResults(ctx context.Context, ref stepRef, round *harness.Round) ([]*harness.ToolResult, error) {
+	var out []*harness.ToolResult
+	for _, c := range round.Assistant.ToolCalls {
+		if c.ID == ref.CallID {
+			break
+		}
+		res, ok, err := a.result(ctx, Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "call:" + c.ID})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, res)
+		}
+	}
+	return out, nil
 }
 
 // AppendRound stores a journalled round with every result, in one store

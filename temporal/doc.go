@@ -21,5 +21,8 @@
 //
 // The command cmd/harness-temporal runs a worker and starts turns; the
 // harness command runs it for "harness worker" and "harness run
-// --temporal".
+// --temporal". Its worker's engine has the default stack (package stack)
+// as harness run builds it: a durable turn is bounded as an in-process
+// one is, and the calls of a round see each other's results (through the
+// journal) as under Engine.RunCalls.
 package temporal

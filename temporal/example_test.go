@@ -9,8 +9,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
 	htemporal "github.com/agentharness/harness/temporal"
+	"github.com/agentharness/harness/tools/recall"
 )
 
 // A worker process: the engine records into the shared store, the journal
@@ -30,7 +32,11 @@ func ExampleActivities_Register() {
 	}
 	defer j.Close()
 	var model harness.Model // openai.New(…), anthropic.New(…)
-	eng, err := harness.NewEngine(&harness.Options{Recorder: st})
+	// The default stack, as harness run and harness-temporal worker build
+	// it: recall reads the shared store, spill files go under Workspace.
+	opts := &harness.Options{Recorder: st, Workspace: "."}
+	stack.New(&stack.Config{Recall: &recall.Options{Lookup: st.FullResult}}).Apply(opts)
+	eng, err := harness.NewEngine(opts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,7 +5,12 @@
 //
 // "worker" polls the task queue and runs the steps of any turn, with the
 // transcript in the store at --db (shared by every worker) and each step's
-// output in the journal beside it. "run" starts one turn, waits for it
+// output in the journal beside it. Its engine is harness run's: the
+// workspace tools and the default stack (result ceiling with spill files
+// under the workspace's .harness/, run ceiling, Collapse, stuck detection,
+// turn budget, compaction, recall), with harness run's switches for them
+// (--max-bytes, --no-spill, --run-ceiling, --no-collapse, --turn-budget,
+// --no-stuck, --no-compact, --window). "run" starts one turn, waits for it
 // and prints the answer (or, with --json, the turn's figures). The
 // harness command runs this binary for "harness worker" and "harness run
 // --temporal", so the core module never compiles the Temporal SDK.
@@ -20,7 +25,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -32,7 +36,7 @@ import (
 	"github.com/agentharness/harness/provider/openai"
 	"github.com/agentharness/harness/provider/scripted"
 	htemporal "github.com/agentharness/harness/temporal"
-	"github.com/agentharness/harness/tools/workspace"
+	"github.com/agentharness/harness/tokens"
 )
 
 const usage = `usage:
@@ -95,29 +99,27 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// cmdWorker runs a worker until ctx ends: the engine of buildEngine, the
+// store and journal the flags name, and the activities on the task queue.
 func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	var (
-		cl                            clusterFlags
-		db, journal, model, root, sys string
-		mode                          string
-		yes                           bool
-		maxRounds                     int
+		cl          clusterFlags
+		ef          engineFlags
+		db, journal string
 	)
 	fs := newFlags("worker", stderr)
 	cl.register(fs)
+	ef.register(fs)
 	fs.StringVar(&db, "db", "", "the transcript store shared by the workers: an SQLite FILE or a postgres:// URL (required)")
 	fs.StringVar(&journal, "journal", "", "the step journal: an SQLite FILE or a postgres:// URL (default: the store's database for a URL, else the store's file + \".journal\")")
-	fs.StringVar(&model, "model", "", "scripted:FILE, openai:MODEL or anthropic:MODEL (required)")
-	fs.StringVar(&root, "workspace", ".", "workspace root: the tools are jailed to it")
-	fs.StringVar(&mode, "mode", "read-only", "workspace mode (see harness tools): which calls run without approval")
-	fs.BoolVar(&yes, "yes", false, "approve every call the mode offers (a worker has no terminal to ask on)")
-	fs.StringVar(&sys, "system", "You are a careful assistant working in a workspace through tools.", "system prompt")
-	fs.IntVar(&maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if db == "" {
 		return fmt.Errorf("%w: --db is required", errUsage)
+	}
+	if err := ef.check(); err != nil {
+		return err
 	}
 	if journal == "" {
 		journal = db + ".journal"
@@ -125,45 +127,28 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 			journal = db // its own table beside the store's
 		}
 	}
-	m, err := newModel(model)
-	if err != nil {
-		return err
-	}
-	wsMode, err := workspace.ParseMode(mode)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	absRoot, err := filepath.Abs(root)
-	if err != nil {
-		return fmt.Errorf("--workspace: %w", err)
-	}
-	ws, err := workspace.New(absRoot, &workspace.Options{Mode: wsMode})
-	if err != nil {
-		return err
-	}
 	st, err := htemporal.OpenStore(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	we, err := buildEngine(&ef, st)
+	if err != nil {
+		return err
+	}
+	defer we.close()
 	j, err := htemporal.OpenJournal(ctx, journal)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	ask := func(context.Context, harness.ToolCall, harness.ToolSpec) (bool, error) { return yes, nil }
-	eng, err := harness.NewEngine(&harness.Options{System: sys, Tools: ws.Tools(), MaxRounds: maxRounds,
-		Approver: workspace.ApproverFor(wsMode, ask), Recorder: st, Observer: st.Observe, Workspace: absRoot})
-	if err != nil {
-		return err
-	}
 	c, err := cl.dial()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	w := worker.New(c, cl.queue, worker.Options{})
-	(&htemporal.Activities{Engine: eng, Store: st, Model: m, Journal: j}).Register(w)
+	(&htemporal.Activities{Engine: we.engine, Store: st, Model: we.model, Journal: j}).Register(w)
 	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, storeName(st, db))
 	if err := w.Start(); err != nil {
 		return err
@@ -218,8 +203,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// newModel maps a --model value to a model, as harness run does.
-func newModel(spec string) (harness.Model, error) {
+// newModel maps a --model value to a model, as harness run does; counter
+// counts the usage of a scripted model's steps that script none.
+func newModel(spec string, counter tokens.Counter) (harness.Model, error) {
 	provider, name, ok := strings.Cut(spec, ":")
 	if !ok || name == "" {
 		return nil, fmt.Errorf("%w: --model %q: want scripted:FILE, openai:MODEL or anthropic:MODEL", errUsage, spec)
@@ -230,13 +216,18 @@ func newModel(spec string) (harness.Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		return scripted.New(s, nil), nil
+		return scripted.New(s, &scripted.Options{Counter: counter}), nil
 	case "openai":
 		return openai.New(&openai.Options{Model: name})
 	case "anthropic":
 		return anthropic.New(&anthropic.Options{Model: name})
 	}
 	return nil, fmt.Errorf("%w: --model %q: unknown provider %q", errUsage, spec, provider)
+}
+
+// knownProvider reports whether newModel knows provider.
+func knownProvider(provider string) bool {
+	return provider == "scripted" || provider == "openai" || provider == "anthropic"
 }
 
 // storeName names the store in messages: a DSN without its password.

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/stack"
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/tokens"
+	"github.com/agentharness/harness/tools/recall"
+	"github.com/agentharness/harness/tools/workspace"
+)
+
+// engineFlags are the worker's engine: its model, workspace tools and
+// system prompt, and the default stack with the switches of harness run
+// (same names, same defaults), so that a durable turn is bounded as a turn
+// of harness run is.
+type engineFlags struct {
+	model, root, mode, sys string
+	yes                    bool
+	maxRounds              int
+	toolTimeout            time.Duration
+
+	maxBytes, runBytes, turnChars, window   int
+	noSpill, noCollapse, noStuck, noCompact bool
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", "", "scripted:FILE, openai:MODEL or anthropic:MODEL (required)")
+	fs.StringVar(&f.root, "workspace", ".", "workspace root: the tools are jailed to it and spill files go under its .harness/ (every worker of a queue must see the same one)")
+	fs.StringVar(&f.mode, "mode", "read-only", "workspace mode (see harness tools): which calls run without approval")
+	fs.BoolVar(&f.yes, "yes", false, "approve every call the mode offers (a worker has no terminal to ask on)")
+	fs.StringVar(&f.sys, "system", "You are a careful assistant working in a workspace through tools.", "system prompt")
+	fs.IntVar(&f.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
+	fs.DurationVar(&f.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call (keep it below the turn's step timeout)")
+	fs.IntVar(&f.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
+	fs.BoolVar(&f.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
+	fs.IntVar(&f.runBytes, "run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program; 0 turns it off (the output then gets --max-bytes)")
+	fs.BoolVar(&f.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
+	fs.IntVar(&f.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
+	fs.BoolVar(&f.noStuck, "no-stuck", false, "turn off stuck-loop detection")
+	fs.BoolVar(&f.noCompact, "no-compact", false, "turn off compaction (and the recall tool its placeholders point at)")
+	fs.IntVar(&f.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
+}
+
+// check refuses flags buildEngine would refuse for their form, before the
+// worker opens or creates anything.
+func (f *engineFlags) check() error {
+	if f.maxBytes < 0 || f.runBytes < 0 || f.turnChars < 0 || f.window < 0 {
+		return fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget and --window take sizes ≥ 0", errUsage)
+	}
+	if _, err := workspace.ParseMode(f.mode); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if provider, name, ok := strings.Cut(f.model, ":"); !ok || name == "" || !knownProvider(provider) {
+		return fmt.Errorf("%w: --model %q: want scripted:FILE, openai:MODEL or anthropic:MODEL", errUsage, f.model)
+	}
+	return nil
+}
+
+// workerEngine is what a worker runs turns with.
+type workerEngine struct {
+	engine *harness.Engine
+	// model answers the requests: the --model, calibrated for a
+	// provider's model.
+	model harness.Model
+	// close releases the workspace tools.
+	close func()
+}
+
+// buildEngine builds the engine f describes, recording into st: the
+// workspace tools and the default stack as harness run builds it (the
+// ceiling and run ceiling spilling under the workspace's .harness/,
+// Collapse, stuck detection, the turn budget, compaction and the recall
+// tool reading st). Budgets count with o200k; for a provider's model a
+// calibrator learns how far its tokenizer is from o200k, from the usage
+// it reports. The calibration and the token memos are this worker's and
+// only save work: what compaction decided is in st (its notes), so every
+// worker renders the same view of a turn.
+func buildEngine(f *engineFlags, st store.Store) (*workerEngine, error) {
+	counter, err := tokens.O200k()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newModel(f.model, counter)
+	if err != nil {
+		return nil, err
+	}
+	provider, modelName, _ := strings.Cut(f.model, ":")
+	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator(nil)
+	if provider != "scripted" {
+		m = tokens.Calibrate(m, modelName, cache, cal)
+	}
+	sc, err := f.stack(modelName, m, cache, cal)
+	if err != nil {
+		return nil, err
+	}
+	sc.Recall = &recall.Options{Lookup: st.FullResult}
+	wsMode, err := workspace.ParseMode(f.mode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	root, err := filepath.Abs(f.root)
+	if err != nil {
+		return nil, fmt.Errorf("--workspace: %w", err)
+	}
+	ws, err := workspace.New(root, &workspace.Options{Mode: wsMode})
+	if err != nil {
+		return nil, err
+	}
+	ask := func(context.Context, harness.ToolCall, harness.ToolSpec) (bool, error) { return f.yes, nil }
+	opts := &harness.Options{System: f.sys, Tools: ws.Tools(), MaxRounds: f.maxRounds, ToolTimeout: f.toolTimeout,
+		Approver: workspace.ApproverFor(wsMode, ask), Recorder: st, Observer: st.Observe, Workspace: root}
+	stack.New(&sc).Apply(opts)
+	eng, err := harness.NewEngine(opts)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	return &workerEngine{engine: eng, model: m, close: func() { ws.Close() }}, nil
+}
+
+// stack returns the stack the flags describe: with every flag at its
+// default, the default stack (stack.Config's zero value) with the model,
+// counter, calibrator and summarizer given to compaction, as harness run
+// builds it.
+func (f *engineFlags) stack(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) (stack.Config, error) {
+	var c stack.Config
+	if err := f.check(); err != nil {
+		return c, err
+	}
+	// Each flag's 0 is "off"; the option structs' zero is "default".
+	if f.maxBytes != guard.DefaultMaxBytes || f.noSpill {
+		c.Ceiling = &guard.ResultPolicy{MaxBytes: f.maxBytes, NoCeiling: f.maxBytes == 0, NoSpill: f.noSpill}
+	}
+	switch {
+	case f.runBytes == 0:
+		c.NoRunCeiling = true
+	case f.runBytes != guard.DefaultRunCeilingBytes || f.noSpill:
+		c.RunCeiling = &guard.RunCeiling{MaxBytes: f.runBytes, NoSpill: f.noSpill}
+	}
+	switch {
+	case f.turnChars == 0:
+		c.NoTurnBudget = true
+	case f.turnChars != policy.DefaultTurnChars:
+		c.TurnBudget = &policy.TurnBudget{Chars: f.turnChars}
+	}
+	c.NoCollapse, c.NoStuck, c.NoCompact = f.noCollapse, f.noStuck, f.noCompact
+	// Compaction's placeholders point at recall; with compaction off
+	// nothing does.
+	c.NoRecall = f.noCompact
+	if !f.noCompact {
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: f.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
+	}
+	return c, nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// workerFixture is a workspace holding a file whose every line matches
+// "needle" (grep's 1000 matches: about 200 KB, far above the 24 KiB
+// ceiling), a store and a one-step script for --model.
+func workerFixture(t *testing.T) (root, script string, st *sqlite.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	root = filepath.Join(dir, "ws")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 1500 {
+		b.WriteString(strings.Repeat("y", 190) + " needle " + string(rune('a'+i%26)) + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script = filepath.Join(dir, "script.json")
+	if err := os.WriteFile(script, []byte(`{"steps":[{"text":"done"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "harness.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return root, script, st
+}
+
+// parseEngineFlags parses args as the worker's engine flags.
+func parseEngineFlags(t *testing.T, args ...string) *engineFlags {
+	t.Helper()
+	var f engineFlags
+	fs := newFlags("worker", io.Discard)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// grepBig runs one grep call of big.txt through eng as a worker's Tool
+// activity does (Engine.Call under Engine.CallInfo).
+func grepBig(t *testing.T, eng *harness.Engine) *harness.ToolResult {
+	t.Helper()
+	ctx := context.Background()
+	conv := harness.NewConversation("")
+	turn, err := eng.BeginTurn(ctx, conv, "find the needles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := harness.ToolCall{ID: "call_1", Name: "grep", Args: json.RawMessage(`{"pattern":"needle","path":"big.txt","max_matches":1000}`)}
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{call}}}
+	view, err := eng.View(ctx, conv, turn, eng.Tools(), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng.Call(ctx, eng.CallInfo(conv, turn, round, view), call)
+}
+
+func toolNames(eng *harness.Engine) []string {
+	var names []string
+	for _, s := range eng.Tools() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func modelBytes(res *harness.ToolResult) int {
+	n := 0
+	for _, p := range res.ModelParts() {
+		n += p.Size()
+	}
+	return n
+}
+
+// TestBuildEngine checks that the worker's engine is the default stack as
+// harness run builds it, and that its switches turn parts off: the recall
+// tool is offered, a big result is cut to the ceiling's preview with the
+// rest spilled under the workspace's .harness/, and the full payload is
+// kept for the store.
+func TestBuildEngine(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		args       []string
+		recall     bool
+		cut, spill bool
+	}{
+		{"default stack", nil, true, true, true},
+		{"no spill", []string{"--no-spill"}, true, true, false},
+		{"no ceiling", []string{"--max-bytes", "0"}, true, false, false},
+		{"no compaction, no recall", []string{"--no-compact"}, false, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, script, st := workerFixture(t)
+			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
+			we, err := buildEngine(f, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer we.close()
+			if got := slices.Contains(toolNames(we.engine), "recall"); got != c.recall {
+				t.Errorf("recall offered = %v, want %v (tools %v)", got, c.recall, toolNames(we.engine))
+			}
+			res := grepBig(t, we.engine)
+			if res.IsError {
+				t.Fatalf("grep failed: %s", harness.PartsText(res.Parts))
+			}
+			if res.Bytes <= 4*guard.DefaultMaxBytes || res.PayloadSize() != res.Bytes {
+				t.Fatalf("result has %d bytes (payload %d), want the whole grep output, far above the ceiling", res.Bytes, res.PayloadSize())
+			}
+			if cut := modelBytes(res) <= guard.DefaultMaxBytes; cut != c.cut || res.Cut() != c.cut {
+				t.Errorf("model copy %d of %d bytes, cut %v (cuts %+v), want cut %v", modelBytes(res), res.Bytes, res.Cut(), res.Cuts, c.cut)
+			}
+			spilled, _ := filepath.Glob(filepath.Join(root, ".harness", "spill", "*"))
+			if (len(spilled) > 0) != c.spill {
+				t.Errorf("spill files %v, want some: %v", spilled, c.spill)
+			}
+		})
+	}
+}
+
+// TestBuildEngineRefuses checks that bad flags are usage errors, refused
+// before the worker opens anything.
+func TestBuildEngineRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"negative ceiling", []string{"--model", "scripted:x", "--max-bytes", "-1"}},
+		{"negative turn budget", []string{"--model", "scripted:x", "--turn-budget", "-5"}},
+		{"unknown mode", []string{"--model", "scripted:x", "--mode", "sometimes"}},
+		{"no model", nil},
+		{"unknown provider", []string{"--model", "llama:7b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := parseEngineFlags(t, c.args...).check(); !errors.Is(err, errUsage) {
+				t.Fatalf("check = %v, want a usage error", err)
+			}
+		})
+	}
+	t.Run("the worker refuses before it opens the store", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "harness.db")
+		err := run(context.Background(), []string{"worker", "--db", db, "--model", "llama:7b"}, io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) {
+			t.Fatalf("worker = %v, want a usage error", err)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the store was created: %v", err)
+		}
+	})
+}
