@@ -170,6 +170,37 @@ type Result struct {
 // Effective is the turn's cache-aware cost in tokens (see Usage.Effective).
 func (r *Result) Effective() float64 { return r.Usage.Effective() }
 
+// Tally returns the figures of turn's rounds as Agent.Run counts them in
+// its Result: requests, tool rounds, usage, evidence and tool schemas,
+// with policyUsage (what policies' own model calls spent) as PolicyUsage
+// and in Usage. Turn and Answer are set from turn; Outcome is left empty.
+// A driver that runs a turn's steps itself (a durable workflow's
+// activities) ends the turn with Tally(turn, spent).EndData(), so that its
+// log carries the figures Agent.Run's does.
+func Tally(turn *Turn, policyUsage Usage) *Result {
+	res := &Result{Turn: turn, PolicyUsage: policyUsage, Answer: turn.Answer()}
+	for _, r := range turn.Rounds {
+		if r != nil {
+			res.addRound(r)
+		}
+	}
+	res.Usage = res.Usage.Add(policyUsage)
+	return res
+}
+
+// EndData returns the figures Engine.EndTurn reports with EventTurnEnd for
+// the turn r describes: requests, tool rounds, evidence characters (summed
+// and the peak request's), tool schemas sent and their bytes, and
+// effective tokens.
+func (r *Result) EndData() map[string]any {
+	return map[string]any{
+		"requests": r.Requests, "tool_rounds": r.ToolRounds,
+		"evidence_chars": r.EvidenceChars, "peak_evidence_chars": r.PeakEvidenceChars,
+		"tool_schemas": r.ToolSchemas, "tool_schema_bytes": r.ToolSchemaBytes,
+		"effective_tokens": r.Effective(),
+	}
+}
+
 func (r *Result) addRound(round *Round) {
 	r.Requests++
 	r.Usage = r.Usage.Add(round.Usage)
@@ -267,13 +298,7 @@ func (a *Agent) finish(ctx context.Context, conv *Conversation, res *Result, out
 	turn := res.Turn
 	res.Outcome, res.Answer = outcome, turn.Answer()
 	res.Usage = res.Usage.Add(res.PolicyUsage)
-	data := map[string]any{
-		"requests": res.Requests, "tool_rounds": res.ToolRounds,
-		"evidence_chars": res.EvidenceChars, "peak_evidence_chars": res.PeakEvidenceChars,
-		"tool_schemas": res.ToolSchemas, "tool_schema_bytes": res.ToolSchemaBytes,
-		"effective_tokens": res.Effective(),
-	}
-	if rerr := a.eng.EndTurn(ctx, conv, turn, outcome, res.Usage, errString(err), data); rerr != nil && err == nil {
+	if rerr := a.eng.EndTurn(ctx, conv, turn, outcome, res.Usage, errString(err), res.EndData()); rerr != nil && err == nil {
 		err = rerr
 		turn.Outcome, res.Outcome = Error, Error
 	}

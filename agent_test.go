@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,6 +123,16 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 	want := []harness.EventKind{harness.EventTurnStart, harness.EventRequest, harness.EventResponse, harness.EventToolResult, harness.EventRequest, harness.EventResponse, harness.EventTurnEnd}
 	if fmt.Sprint(events) != fmt.Sprint(want) {
 		t.Fatalf("events %v, want %v", events, want)
+	}
+	// A driver that ends the turn itself tallies the same figures from
+	// the stored rounds alone.
+	tally := harness.Tally(conv.Turns[0], res.PolicyUsage)
+	tally.Outcome = res.Outcome
+	if !reflect.DeepEqual(tally, res) {
+		t.Errorf("Tally = %+v, Run's result %+v", tally, res)
+	}
+	if !reflect.DeepEqual(tally.EndData(), last.Data) {
+		t.Errorf("Tally's EndData %v, the turn end event's %v", tally.EndData(), last.Data)
 	}
 }
 

@@ -301,7 +301,8 @@ func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness
 }
 
 // EndTurn records the turn's outcome and usage (its rounds' plus what the
-// policies spent) and clears the turn's journal. A turn already ended is
+// policies spent), with the figures Agent.Run reports at a turn's end
+// (harness.Tally), and clears the turn's journal. A turn already ended is
 // left alone; one that a takeover marked store.Interrupted (its worker
 // died) is resumed and ended.
 func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error) {
@@ -314,11 +315,8 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 		if err := a.resume(ctx, conv, turn); err != nil {
 			return endOutput{}, err
 		}
-		usage, data := in.PolicyUsage, map[string]any{"requests": len(turn.Rounds)}
-		for _, r := range turn.Rounds {
-			usage = usage.Add(r.Usage)
-		}
-		if err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, usage, in.Detail, data); err != nil {
+		res := harness.Tally(turn, in.PolicyUsage)
+		if err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, res.Usage, in.Detail, res.EndData()); err != nil {
 			return endOutput{}, errors.Join(err, a.suspend(ctx, conv, turn))
 		}
 	}
