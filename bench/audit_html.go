@@ -48,6 +48,18 @@ const auditScript = `(function () {
 // cumulative input tokens per preset, presets with identical figures drawn
 // as one line. The markup is well-formed XML as well as HTML.
 func WriteAuditHTML(w io.Writer, audits []Audit) error {
+	return writeAuditHTML(w, audits, nil)
+}
+
+// WriteHTML writes the page WriteAuditHTML writes, headed by the presets'
+// figures over every recording (Total): the table harness bench prints,
+// each price model of Total.Pricings side by side.
+func (r *AuditReport) WriteHTML(w io.Writer) error {
+	return writeAuditHTML(w, r.Audits, r.Total)
+}
+
+// writeAuditHTML writes the page, with the total first when there is one.
+func writeAuditHTML(w io.Writer, audits []Audit, total *Table) error {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><title>harness audit</title>
@@ -68,6 +80,9 @@ svg{display:block;margin:.5em 0;overflow:visible}svg text{font:11px system-ui,sa
 <h1>harness audit</h1>
 `)
 	fmt.Fprintf(&b, "<p class=\"note\">%d recording(s). Effective tokens = uncached input + 0.1 × cached input + 4 × output (o200k). Visible: evidence the agent used still shown in the request that used it; recoverable adds what a spill file or the transcript store still held.</p>\n", len(audits))
+	if total != nil {
+		totalSection(&b, total, audits)
+	}
 	if len(audits) > 1 {
 		b.WriteString("<nav><ul>\n")
 		for i, a := range audits {
@@ -81,6 +96,37 @@ svg{display:block;margin:.5em 0;overflow:visible}svg text{font:11px system-ui,sa
 	b.WriteString("<script>" + auditScript + "</script>\n</body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// totalSection is the table of every preset's figures over all the
+// recordings: what each would have cost the whole history.
+func totalSection(b *strings.Builder, t *Table, audits []Audit) {
+	ps := t.shown()
+	fmt.Fprintf(b, "<section id=\"total\"><h2>In total: %s recordings, %s model calls</h2>\n<table><tr><th class=\"l\">preset</th><th class=\"l\">kind</th><th>effective tokens</th>",
+		num(len(t.Runs)), num(auditCalls(audits)))
+	for _, pr := range ps {
+		fmt.Fprintf(b, "<th>× none %s</th>", esc(pr.Name))
+	}
+	for _, pr := range ps {
+		fmt.Fprintf(b, "<th>removed %s</th>", esc(pr.Name))
+	}
+	b.WriteString("<th>visible</th><th>recoverable</th><th>&gt; 1.01×</th><th>worst</th></tr>\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td>", esc(r.Preset), esc(r.Kind), num(int(math.Round(r.Effective))))
+		for _, pr := range ps {
+			fmt.Fprintf(b, "<td>%.3f</td>", r.Ratios[pr.Name])
+		}
+		for _, pr := range ps {
+			if v, ok := r.Removed[pr.Name]; ok {
+				fmt.Fprintf(b, "<td>%.1f%%</td>", 100*v)
+			} else {
+				b.WriteString("<td>–</td>")
+			}
+		}
+		fmt.Fprintf(b, "<td>%.1f%%</td><td>%.1f%%</td><td>%s/%s</td><td>%.3f</td></tr>\n",
+			100*r.VisibleShare, 100*r.RecoverableShare, num(r.AboveTolerance), num(len(t.Runs)), r.Worst)
+	}
+	b.WriteString("</table>\n<p class=\"note\">Removed: the share of the removable cost (none − floor, every result empty) each preset removes. &gt; 1.01×: recordings costing more than 1.01 × none under any price model; worst: the worst such ratio.</p>\n</section>\n")
 }
 
 func auditSection(b *strings.Builder, i int, a Audit) {

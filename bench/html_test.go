@@ -178,16 +178,26 @@ func TestAuditPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := Lookup("harness")
-	audits, err := AuditAll(context.Background(), recs[5:7], []Preset{h}, nil)
+	report, err := AuditRecordings(context.Background(), recs[5:7], []Preset{h}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sb strings.Builder
-	if err := WriteAuditHTML(&sb, audits); err != nil {
+	if err := report.WriteHTML(&sb); err != nil {
 		t.Fatal(err)
 	}
 	page := sb.String()
 	checkPage(t, page, 2)
+	// The total heads the page: one row per preset (none and harness),
+	// before the first recording's section.
+	total, first := strings.Index(page, `<section id="total"><h2>In total: 2 recordings`), strings.Index(page, `<section id="rec-0">`)
+	if total < 0 || first < total || strings.Count(page[total:first], "<tr><td") != 2 || !strings.Contains(page[total:first], "removed openai") {
+		t.Errorf("no total of two rows before the recordings:\n%s", page[:min(len(page), 3000)])
+	}
+	sb.Reset()
+	if err := WriteAuditHTML(&sb, report.Audits); err != nil || strings.Contains(sb.String(), `id="total"`) {
+		t.Errorf("WriteAuditHTML: %v, total shown %v", err, strings.Contains(sb.String(), `id="total"`))
+	}
 	browser := chromium()
 	if browser == "" {
 		t.Skip("no chromium: the page was validated as a document only (install Debian's chromium to render it)")

@@ -62,7 +62,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
-		if err := bench.WriteAuditHTML(f, audits); err != nil {
+		if err := report.WriteHTML(f); err != nil {
 			f.Close()
 			return fmt.Errorf("--html: %w", err)
 		}
