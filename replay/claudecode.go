@@ -25,6 +25,7 @@ type ccEntry struct {
 	IsAPIError       bool            `json:"isApiErrorMessage"`
 	AgentID          string          `json:"agentId"`
 	SessionID        string          `json:"sessionId"`
+	Timestamp        string          `json:"timestamp"`
 	Message          *ccMessage      `json:"message"`
 	ToolUseResult    json.RawMessage `json:"toolUseResult"`
 }
@@ -237,7 +238,7 @@ func (r *ccRun) add(src *source, v rawValue, path string, e *ccEntry, counts *cc
 			counts.apiErrors++
 			return nil
 		}
-		return r.addAssistant(v, m, blocks)
+		return r.addAssistant(v, m, blocks, e.Timestamp)
 	}
 	r.msgs++
 	var input []string
@@ -260,7 +261,7 @@ func (r *ccRun) add(src *source, v rawValue, path string, e *ccEntry, counts *cc
 	return nil
 }
 
-func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock) error {
+func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock, stamp string) error {
 	c := r.calls[m.ID]
 	if c == nil || m.ID == "" {
 		r.msgs++
@@ -268,7 +269,7 @@ func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock) error {
 			r.rec.Turns = append(r.rec.Turns, &Turn{})
 		}
 		t := r.rec.Turns[len(r.rec.Turns)-1]
-		c = &Call{Request: r.msgs - 1, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+		c = &Call{Request: r.msgs - 1, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant}, Time: parseStamp(stamp)}
 		t.Calls = append(t.Calls, c)
 		if m.ID != "" {
 			r.calls[m.ID] = c

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -15,8 +16,9 @@ const FormatCodex = "codex"
 // cxLine is one line of a rollout: {timestamp, type, payload} since Codex
 // 0.4x, or the bare item in the rollouts of earlier versions.
 type cxLine struct {
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
 }
 
 // cxItem is a response item, an event or the session's metadata (the
@@ -63,6 +65,7 @@ type cxBuilder struct {
 	pending map[string]*Call
 	msgs    int
 	lastTot int
+	now     time.Time // the line being read's timestamp (zero when none)
 	// counts for the warnings
 	agentCut, orphans, server, reasoning int
 	usage                                bool
@@ -117,6 +120,7 @@ func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
 		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, paths[i], &it); err != nil {
 			return nil, err
 		}
+		b.now = parseStamp(l.Timestamp)
 		if err := b.add(src, v.off, paths[i], kind, &it); err != nil {
 			return nil, err
 		}
@@ -266,7 +270,7 @@ func (b *cxBuilder) response(off int64) *Call {
 	}
 	t := b.rec.Turns[len(b.rec.Turns)-1]
 	b.msgs++
-	c := &Call{Request: b.msgs - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	c := &Call{Request: b.msgs - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}, Time: b.now}
 	t.Calls = append(t.Calls, c)
 	b.call, b.billed = c, c
 	return c

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -54,6 +55,11 @@ type Call struct {
 	// the byte offset of the response in the source file.
 	Request int   `json:"request"`
 	Offset  int64 `json:"offset"`
+	// Time is when the source says the response was written, when it
+	// records it (Claude Code and Codex do): what the time between two
+	// requests, and so whether a provider's prompt cache had expired, is
+	// read from.
+	Time time.Time `json:"time,omitzero"`
 	// Assistant is the message the model returned.
 	Assistant harness.Message `json:"assistant"`
 	// Usage is what the provider billed for this call; HasUsage says
