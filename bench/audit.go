@@ -87,7 +87,7 @@ type Repeat struct {
 // AuditAll audits every recording: the structure from the recording and
 // the cost of each preset (all presets when presets is empty) by replay.
 func AuditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) ([]Audit, error) {
-	r, err := AuditRecordings(ctx, recs, presets, progress)
+	r, err := AuditRecordings(ctx, recs, &Options{Presets: presets, Progress: progress})
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +106,15 @@ type AuditReport struct {
 }
 
 // AuditRecordings is AuditAll with the presets' figures over all the
-// recordings (AuditReport.Total), from the same replays.
-func AuditRecordings(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) (*AuditReport, error) {
-	tab, reports, err := runReports(ctx, Options{Presets: presets, Progress: progress}, recs)
+// recordings (AuditReport.Total), from the same replays. Of opts (nil:
+// every preset), Presets, Workers, Progress and CacheTTL apply.
+func AuditRecordings(ctx context.Context, recs []*replay.Recording, opts *Options) (*AuditReport, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Through = nil
+	tab, reports, err := runReports(ctx, o, recs)
 	if err != nil {
 		return nil, err
 	}

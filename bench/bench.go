@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
@@ -23,6 +24,16 @@ type Options struct {
 	// Through, when set, adds a last row: what reached a recording
 	// upstream through an OpenAI-compatible proxy (see [Through]).
 	Through *Through
+	// CacheTTL, when positive, lets the provider's prompt cache expire: a
+	// request whose recorded response came more than CacheTTL after the
+	// previous one's (replay.IdleGaps) finds the cache cold, and its
+	// cached prefix is priced as uncached input (written again under
+	// Anthropic's prices) for every preset alike; such a request counts as
+	// a cache break too. Recordings that keep no times (mini-swe-agent,
+	// SWE-agent) are unaffected. 0, the default, prices every prefix
+	// shared with the previous request as cached (replay.CacheTTL is the
+	// providers' default lifetime).
+	CacheTTL time.Duration
 }
 
 // Run replays every recording under every preset and summarises.
@@ -69,6 +80,7 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 	}
 	presets := withNone(o.Presets)
 	s := newSummary(presets, o.Through)
+	s.ttl = o.CacheTTL
 	err := replayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
 		s.add(rec, reps)
 	})
@@ -82,6 +94,7 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 // (the audit draws each request of each preset).
 func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
 	s := newSummary(withNone(o.Presets), o.Through)
+	s.ttl = o.CacheTTL
 	reports := make([][]*replay.Report, len(recs))
 	err := replayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replay.Report) {
 		reports[r] = reps

@@ -195,7 +195,7 @@ func TestAuditRecordingsTotal(t *testing.T) {
 	}
 	h, _ := Lookup("harness")
 	cc, _ := Lookup("claude-code")
-	r, err := AuditRecordings(context.Background(), recs[:4], []Preset{h, cc}, nil)
+	r, err := AuditRecordings(context.Background(), recs[:4], &Options{Presets: []Preset{h, cc}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestAuditPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := Lookup("harness")
-	report, err := AuditRecordings(context.Background(), recs[5:7], []Preset{h}, nil)
+	report, err := AuditRecordings(context.Background(), recs[5:7], &Options{Presets: []Preset{h}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/replay"
 )
@@ -149,6 +151,82 @@ func TestTableShowsPricing(t *testing.T) {
 	for _, want := range []string{"× none openai-4.1", "pricing: openai-4.1", "breaks/100", "> 1.01×"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestCacheTTLPricesColdRequests: with Options.CacheTTL a request that
+// follows a pause longer than it pays its prefix uncached, under every
+// preset; without times, or without CacheTTL, nothing changes.
+func TestCacheTTLPricesColdRequests(t *testing.T) {
+	recs, err := Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *replay.Recording
+	for _, r := range recs {
+		if r.Calls() >= 5 {
+			rec = r
+			break
+		}
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	k := 0
+	for _, turn := range rec.Turns {
+		for _, c := range turn.Calls {
+			c.Time = t0.Add(time.Duration(k) * time.Minute)
+			if k >= 3 {
+				c.Time = c.Time.Add(10 * time.Minute) // call 3 comes 11 minutes after call 2
+			}
+			k++
+		}
+	}
+	h, _ := Lookup("harness")
+	ps := []Preset{h}
+	warm, reps, err := runReports(context.Background(), Options{Presets: ps}, []*replay.Recording{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openai, _ := LookupPricing("openai")
+	anthropic, _ := LookupPricing("anthropic")
+	for p := range warm.Rows {
+		x := float64(reps[0][p].Calls[3].Cached)
+		if x == 0 {
+			t.Fatalf("%s: call 3 has no cached prefix to lose", warm.Rows[p].Preset)
+		}
+		w, c := warm.Rows[p], cold.Rows[p]
+		if c.Cached != w.Cached-int(x) || c.Input != w.Input {
+			t.Errorf("%s: cached %d → %d, want %d less; input %d → %d", w.Preset, w.Cached, c.Cached, int(x), w.Input, c.Input)
+		}
+		for _, tc := range []struct {
+			pr   Pricing
+			more float64
+		}{{openai, 0.9 * x}, {anthropic, 1.15 * x}} {
+			if got := c.Costs[tc.pr.Name] - w.Costs[tc.pr.Name]; math.Abs(got-tc.more) > 0.02 {
+				t.Errorf("%s under %s: cold costs %.2f more, want %.2f", w.Preset, tc.pr.Name, got, tc.more)
+			}
+		}
+		if math.Abs(c.Effective-w.Effective-0.9*x) > 0.2 {
+			t.Errorf("%s: effective %.1f → %.1f, want %.1f more", w.Preset, w.Effective, c.Effective, 0.9*x)
+		}
+	}
+	// Without times the TTL changes nothing.
+	for _, r := range rec.Turns {
+		for _, c := range r.Calls {
+			c.Time = time.Time{}
+		}
+	}
+	again, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range warm.Rows {
+		if again.Rows[p].Cached != warm.Rows[p].Cached || again.Rows[p].Costs["anthropic"] != warm.Rows[p].Costs["anthropic"] {
+			t.Errorf("%s: untimed recording priced differently: cached %d vs %d", warm.Rows[p].Preset, again.Rows[p].Cached, warm.Rows[p].Cached)
 		}
 	}
 }

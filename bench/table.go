@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"time"
 
 	"github.com/agentharness/harness/replay"
 )
@@ -195,6 +196,7 @@ func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
 type summary struct {
 	presets []Preset
 	t       *Table
+	ttl     time.Duration // Options.CacheTTL
 }
 
 // newSummary starts the table of presets (none first), with the
@@ -215,6 +217,12 @@ func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
 	t := s.t
 	t.Recordings = append(t.Recordings, rec.ID)
 	run := RunRow{Recording: rec.ID, Source: rec.Source, OutputWeight: Weigh(rec), Cells: make([]Figures, len(s.presets))}
+	if s.ttl > 0 {
+		gaps := replay.IdleGaps(rec)
+		for _, rep := range reps {
+			expire(rep, gaps, s.ttl)
+		}
+	}
 	for p := range s.presets {
 		run.Cells[p].add(reps[p])
 		t.Rows[p].add(reps[p])
@@ -228,6 +236,24 @@ func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
 		t.Rows[p].judge(&run.Cells[p], &run.Cells[0])
 	}
 	t.Runs = append(t.Runs, run)
+}
+
+// expire prices as cold each request of rep that came more than ttl after
+// the previous one (gaps from replay.IdleGaps, by the call's Index): its
+// prefix is no longer cached, so its Cached goes to 0, and the report's
+// usage and effective tokens follow.
+func expire(rep *replay.Report, gaps []time.Duration, ttl time.Duration) {
+	changed := false
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		if k := c.Index - 1; k >= 0 && k < len(gaps) && gaps[k] > ttl && c.Cached > 0 {
+			rep.Usage.Cached -= c.Cached
+			c.Cached, changed = 0, true
+		}
+	}
+	if changed {
+		rep.Effective = rep.Usage.Effective()
+	}
 }
 
 // table finishes the totals.

@@ -25,6 +25,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"the ablations and ideas; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
+	ttl := cacheTTLFlag(fs)
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -48,7 +49,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	report, err := bench.AuditRecordings(ctx, recs, ps, progressBar(e.stderr))
+	report, err := bench.AuditRecordings(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), CacheTTL: *ttl})
 	if err != nil {
 		return err
 	}

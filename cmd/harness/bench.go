@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -38,6 +40,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
 		"the JSON carries every one)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
+	ttl := cacheTTLFlag(fs)
 	real := fs.Bool("real", false, "what no argument does: the real recorded runs harness ships (mini-swe-agent, Claude Code, Codex and\n"+
 		"SWE-agent runs cut from openly licensed sets, licences beside them), one table per agent, then the suite")
 	suite := fs.Bool("suite", false, "replay the built-in scenario suite only")
@@ -69,13 +72,13 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		if *presets == "" {
 			ps = mainPresets()
 		}
-		return benchMain(ctx, e, sf, ps, prices, *jsonOut, *perRun)
+		return benchMain(ctx, e, sf, &bench.Options{Presets: ps, CacheTTL: *ttl}, prices, *jsonOut, *perRun)
 	}
 	th, err := throughOption(e, *through, *throughUp)
 	if err != nil {
 		return err
 	}
-	tab, err := benchTable(ctx, e, sf, pos, *db, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th})
+	tab, err := benchTable(ctx, e, sf, pos, *db, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th, CacheTTL: *ttl})
 	if err != nil {
 		if th != nil {
 			th.Listener.Close()
@@ -186,6 +189,12 @@ func pickPresets(list string) ([]bench.Preset, error) {
 	return out, nil
 }
 
+// cacheTTLFlag registers --cache-ttl (bench.Options.CacheTTL).
+func cacheTTLFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("cache-ttl", 0, "let the provider's prompt cache expire: a request more than this after the one before (by the times Claude Code\n"+
+		"and Codex record) pays its prefix uncached, under every preset; 5m is the providers' default (default 0: the cache never expires)")
+}
+
 // pickPricings checks --pricing (see bench.ParsePricings).
 func pickPricings(list string) ([]string, error) {
 	out, err := bench.ParsePricings(list)
@@ -229,14 +238,16 @@ func mainPresets() []bench.Preset {
 // table per agent, each headed by the agent, its recordings and where
 // they are, then the built-in suite's table. The JSON is one table per
 // agent and "suite".
-func benchMain(ctx context.Context, e *env, sf *supplyFlags, ps []bench.Preset, prices []string, jsonOut, perRun bool) error {
+func benchMain(ctx context.Context, e *env, sf *supplyFlags, opts *bench.Options, prices []string, jsonOut, perRun bool) error {
 	supply, err := sf.supply()
 	if err != nil {
 		return err
 	}
 	tables := map[string]*bench.Table{}
 	show := func(name, head string, recs []*replay.Recording) error {
-		tab, err := bench.Run(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr)})
+		o := *opts
+		o.Progress = progressBar(e.stderr)
+		tab, err := bench.Run(ctx, recs, &o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -221,3 +221,37 @@ func TestBenchPricingFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchCacheTTL: --cache-ttl lets the cache expire between requests
+// the recording dates further apart than it, for every preset: a Codex
+// rollout under a 1 ns lifetime has no cached prefix left, and a
+// trajectory that records no times keeps its own.
+func TestBenchCacheTTL(t *testing.T) {
+	cached := func(file string, args ...string) (none, harness int) {
+		t.Helper()
+		stdout, stderr, code := inproc(t, append([]string{"bench", file, "--json", "--presets", "harness"}, args...)...)
+		if code != 0 {
+			t.Fatalf("bench %v: exit %d\n%s", args, code, stderr)
+		}
+		var tab struct {
+			Presets []struct {
+				Cached int `json:"cached_tokens"`
+			} `json:"presets"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &tab); err != nil || len(tab.Presets) != 2 {
+			t.Fatalf("bench --json: %v\n%s", err, stdout)
+		}
+		return tab.Presets[0].Cached, tab.Presets[1].Cached
+	}
+	rollout := "../../replay/testdata/codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl"
+	warmNone, warmH := cached(rollout)
+	coldNone, coldH := cached(rollout, "--cache-ttl", "1ns")
+	if warmNone == 0 || warmH == 0 || coldNone > warmNone/10 || coldH > warmH/10 {
+		t.Errorf("codex rollout: cached none %d → %d, harness %d → %d; want most of it gone", warmNone, coldNone, warmH, coldH)
+	}
+	if n, h := cached(fixture, "--cache-ttl", "1ns"); n == 0 || h == 0 {
+		t.Errorf("a trajectory without times lost its cache: none %d, harness %d", n, h)
+	} else if wn, wh := cached(fixture); wn != n || wh != h {
+		t.Errorf("a trajectory without times priced differently: none %d vs %d, harness %d vs %d", n, wn, h, wh)
+	}
+}
