@@ -189,7 +189,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 // Request.
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal = overflow, e.opts.KeepToolsOnFinal
+	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, IdleFrom(ctx)
 	pctx := e.withObserver(ctx)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {

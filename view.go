@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -54,6 +55,13 @@ type View struct {
 	// compaction policies should compact to their target whatever their
 	// trigger says.
 	Overflow bool
+
+	// Idle is how long the conversation was idle before this request: the
+	// time since the previous response, when the driver knows it (see
+	// WithIdle), else 0. A provider's prompt cache expires after a few idle
+	// minutes, so after a long pause rewriting old history breaks no
+	// cache that is still warm.
+	Idle time.Duration
 
 	// Spent sums what policies spent on their own model calls while
 	// building this view (a compaction summary), reported with Spend. The

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -64,6 +65,8 @@ type harnessConfig struct {
 	// newest rounds; noActive is CompactPolicy.NoKeepActive.
 	active   int
 	noActive bool
+	// clearIdle is CompactPolicy.ClearWhenIdle (0: off).
+	clearIdle time.Duration
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
@@ -86,7 +89,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	if !sc.NoCompact {
 		w := window(env.Model)
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
-			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews}
+			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: h.clearIdle}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}

@@ -137,3 +137,43 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 	}
 	return save
 }
+
+// TestResearchClearWhenIdle replays the sets named by HARNESS_RESEARCH_SETS
+// under harness and harness with CompactPolicy.ClearWhenIdle at
+// replay.CacheTTL (alone, with KeepQuoted, and at 3 × CacheTTL), priced
+// with the cache expiring after CacheTTL
+// (Options.CacheTTL), and prints each one's figures per set
+// (docs/design.md, "Cold caches").
+func TestResearchClearWhenIdle(t *testing.T) {
+	dirs := os.Getenv("HARNESS_RESEARCH_SETS")
+	if dirs == "" {
+		t.Skip("HARNESS_RESEARCH_SETS is not set")
+	}
+	floor, _ := Lookup("floor")
+	h, _ := Lookup("harness")
+	idle := defaultHarness()
+	idle.clearIdle = replay.CacheTTL
+	quoted := idle
+	quoted.quoted = true
+	later := idle
+	later.clearIdle = 3 * replay.CacheTTL
+	ps := []Preset{floor, h, {Name: "harness+idle", Doc: "research variant", build: idle.build},
+		{Name: "harness+idle+quoted", Doc: "research variant", build: quoted.build},
+		{Name: "harness+idle/15m", Doc: "research variant", build: later.build}}
+	var b strings.Builder
+	for _, dir := range strings.Split(dirs, ",") {
+		recs, _, err := replay.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Run(context.Background(), recs, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tab.Rows[2:] {
+			fmt.Fprintf(&b, "%-30s %-20s %.3f/%.3f × none, removed %.1f%%/%.1f%%, visible %.1f%%, > 1.01× %d, worst %.3f, breaks %d\n", filepath.Base(dir), r.Preset,
+				r.Ratios["openai"], r.Ratios["anthropic"], 100*r.Removed["openai"], 100*r.Removed["anthropic"], 100*r.VisibleShare, r.AboveTolerance, r.Worst, r.CacheBreaks)
+		}
+	}
+	t.Log("\n" + b.String())
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
@@ -183,6 +184,15 @@ type CompactPolicy struct {
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
 	// never clears (default 4).
 	ClearOldKeepRounds int
+	// ClearWhenIdle, when positive, clears at a request that comes more
+	// than this long after the previous response (View.Idle, when the
+	// driver knows it: see harness.WithIdle) every old result the cost
+	// trigger may clear (all but the newest ClearOldKeepRounds rounds and
+	// the working set), however few, without asking the savings bank: the
+	// provider's prompt cache has expired (replay.CacheTTL, 5 minutes, is
+	// the providers' default), so the clear breaks no cache that is
+	// still warm. 0 is off (docs/design.md, "Cold caches").
+	ClearWhenIdle time.Duration
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
 	KeepTurns int
@@ -285,6 +295,7 @@ type compactConfig struct {
 	keepTurns      int
 	clearOld       int // 0: off
 	clearOldKeep   int
+	clearIdle      time.Duration // ClearWhenIdle; 0: off
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
@@ -318,7 +329,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	c := compactConfig{
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
-		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
+		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, clearIdle: p.ClearWhenIdle, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
 		placeholders: &p.placeholders, measures: &p.measures,
 	}
 	if c.high <= 0 {
@@ -451,6 +462,21 @@ func (c *compaction) apply() error {
 	mark := c.reproduce()
 
 	now := c.tokens()
+	if c.clearIdle > 0 && v.Idle > c.clearIdle && !v.Overflow {
+		// The cache is cold: a clear now costs no miss, so it needs no
+		// chunk, no payback and no bank.
+		c.rule = c.costRule
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearOldKeep); ok {
+			before := now
+			if err := c.commitMark(ctx, next); err != nil {
+				return err
+			}
+			mark, now = next, c.tokens()
+			c.emit(fmt.Sprintf("cleared %d old tool results through %s after %s idle (the prompt cache had expired): %.0f → %.0f tokens", cleared, next, v.Idle.Round(time.Second), before, now),
+				map[string]any{"stage": "clear-idle", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "idle_seconds": v.Idle.Seconds()}, nil)
+		}
+	}
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.

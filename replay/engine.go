@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -231,6 +232,7 @@ func convID(rec *Recording) string {
 
 type engine struct {
 	rec  *Recording
+	gaps []time.Duration // IdleGaps(rec), by call
 	cfg  *Config
 	opts Options
 	ws   string
@@ -268,6 +270,7 @@ func (m *recordedModel) Generate(_ context.Context, req *harness.Request) (*harn
 
 func (e *engine) run(ctx context.Context) error {
 	index := 0
+	e.gaps = IdleGaps(e.rec)
 	for ti, rt := range e.rec.Turns {
 		turn, err := e.eng.BeginTurn(ctx, e.conv, rt.Input)
 		if err != nil {
@@ -307,6 +310,9 @@ func (e *engine) run(ctx context.Context) error {
 // policy ended the turn's tool rounds at this call.
 func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
+	if k := index - 1; k < len(e.gaps) {
+		ctx = harness.WithIdle(ctx, e.gaps[k]) // the recorded pause, for policies that act on a cold cache
+	}
 	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, rc.Final, false)
 	if err != nil {
 		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)

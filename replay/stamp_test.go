@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/agentharness/harness"
 )
 
 // TestIdleGaps: the gap before each call is the time since the previous
@@ -77,5 +80,41 @@ func TestImportedTimes(t *testing.T) {
 				n++
 			}
 		}
+	}
+}
+
+// TestReplayTellsPoliciesTheIdleTime: a replay gives each request's view
+// the recorded pause before it (View.Idle = IdleGaps), so a policy that
+// acts on a cold cache acts where the recorded run's cache went cold.
+func TestReplayTellsPoliciesTheIdleTime(t *testing.T) {
+	rec, err := ParseFile("testdata/claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []time.Duration
+	pol := Policy{Name: "idle", New: func(Env) (*Config, error) {
+		return &Config{Policies: []harness.ViewPolicy{harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+			seen = append(seen, v.Idle)
+			return nil
+		})}}, nil
+	}}
+	if _, err := Replay(context.Background(), rec, pol, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := IdleGaps(rec)
+	if len(seen) != len(want) {
+		t.Fatalf("%d views for %d calls", len(seen), len(want))
+	}
+	nonzero := 0
+	for i := range want {
+		if seen[i] != want[i] {
+			t.Errorf("call %d: the view's Idle is %s, the recording's gap %s", i, seen[i], want[i])
+		}
+		if want[i] > 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("the fixture records no gap: the test shows nothing")
 	}
 }

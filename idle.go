@@ -1,0 +1,22 @@
+package harness
+
+import (
+	"context"
+	"time"
+)
+
+// WithIdle returns ctx carrying how long the conversation was idle before
+// the request about to be built: the time since the previous response. A
+// driver that knows it (a replay of recordings that keep their times, a
+// proxy that saw the previous response) says so, and [Engine.View] sets
+// View.Idle from it, for policies that act when the provider's prompt
+// cache has expired.
+func WithIdle(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, idleKey, d)
+}
+
+// IdleFrom returns the idle time ctx carries (see WithIdle), 0 when none.
+func IdleFrom(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(idleKey).(time.Duration)
+	return d
+}

@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/tokens"
+)
+
+// TestCompactClearWhenIdle: after a pause longer than ClearWhenIdle the
+// old results are cleared at once, however few tokens they hold, the
+// newest ClearOldKeepRounds rounds kept; the clear is a mark, so later
+// views show it without the pause; a shorter pause, or the option off,
+// clears nothing.
+func TestCompactClearWhenIdle(t *testing.T) {
+	const rounds = 10
+	view := func(p *CompactPolicy, idles ...time.Duration) []*harness.View {
+		t.Helper()
+		eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		conv := harness.NewConversation("c")
+		turn, err := eng.BeginTurn(ctx, conv, "read the parts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rounds {
+			id := fmt.Sprintf("call_%d", i)
+			res := harness.TextResult(filler(i, 200))
+			res.CallID, res.Tool = id, "read"
+			round := &harness.Round{Index: i + 1, Assistant: harness.Message{Role: harness.RoleAssistant,
+				ToolCalls: []harness.ToolCall{{ID: id, Name: "read", Args: []byte(fmt.Sprintf(`{"path":"part%d"}`, i))}}},
+				Results: []*harness.ToolResult{res}}
+			if err := eng.AppendRound(ctx, conv, turn, round); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []*harness.View
+		for _, d := range idles {
+			v, err := eng.View(harness.WithIdle(ctx, d), conv, turn, nil, false, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	whole := func(v *harness.View) (n int) {
+		for _, m := range v.Messages {
+			if m.Role == harness.RoleTool && !strings.Contains(m.Text(), "recall") {
+				n++
+			}
+		}
+		return n
+	}
+	c := tokens.NewCache(o200k(t), nil)
+	policy := func(idle time.Duration) *CompactPolicy {
+		return &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: idle}
+	}
+	for _, tc := range []struct {
+		name  string
+		p     *CompactPolicy
+		idles []time.Duration
+		whole []int // whole results in each view
+	}{
+		{"no pause", policy(5 * time.Minute), []time.Duration{0, time.Minute}, []int{rounds, rounds}},
+		{"a long pause clears, and the mark stays", policy(5 * time.Minute), []time.Duration{time.Minute, 6 * time.Minute, 0}, []int{rounds, DefaultCompactClearOldKeepRounds, DefaultCompactClearOldKeepRounds}},
+		{"off", policy(0), []time.Duration{time.Hour}, []int{rounds}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := view(tc.p, tc.idles...)
+			for i, v := range vs {
+				if v.Idle != tc.idles[i] {
+					t.Errorf("view %d: Idle %s, want %s from the context", i, v.Idle, tc.idles[i])
+				}
+				if got := whole(v); got != tc.whole[i] {
+					t.Errorf("view %d (idle %s): %d whole results, want %d", i, tc.idles[i], got, tc.whole[i])
+				}
+			}
+		})
+	}
+}
