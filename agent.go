@@ -99,6 +99,10 @@ type Options struct {
 	MaxOutputTokens int
 	// Workspace is the workspace root handed to guards in CallInfo.
 	Workspace string
+	// Now is the clock the engine reads (nil: time.Now) for View.Idle:
+	// the time since the conversation's previous response, as this
+	// process saw it, unless the context says otherwise (WithIdle).
+	Now func() time.Time
 	// KeepToolsOnFinal keeps the tool schemas in the synthesis request,
 	// with calls forbidden (tool_choice "none"), instead of leaving them
 	// out. Leaving them out changes the request's prefix, so the synthesis

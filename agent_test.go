@@ -714,3 +714,45 @@ func (r neverEnding) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TestViewIdle: a view's Idle is the time since the engine last answered
+// the conversation, on the engine's clock (Options.Now), across turns
+// too; 0 before the first answer; what the context says when it says it.
+func TestViewIdle(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var seen []time.Duration
+	policy := harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+		seen = append(seen, v.Idle)
+		return nil
+	})
+	slow := harness.Tool{Spec: harness.ToolSpec{Name: "echo", Risk: harness.ReadOnly}, Func: func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+		now = now.Add(time.Second) // the tool takes a second
+		return harness.TextResult("echoed"), nil
+	}}
+	m := &stepModel{steps: []func(*harness.Request) *harness.Response{
+		calls(call("a", "echo", `{"text":"hello"}`)), answer("one"), answer("two"),
+	}}
+	a := newAgent(t, m, &harness.Options{Tools: []harness.Tool{slow}, Policies: []harness.ViewPolicy{policy},
+		Now: func() time.Time { return now }})
+	conv := harness.NewConversation("")
+	if _, err := a.Run(context.Background(), conv, "first"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(10 * time.Minute) // the user pauses
+	if _, err := a.Run(context.Background(), conv, "second"); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{0, time.Second, 10 * time.Minute}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("idle per request %v, want %v", seen, want)
+	}
+	eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{policy}, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, _ := eng.BeginTurn(context.Background(), conv, "third")
+	v, err := eng.View(harness.WithIdle(context.Background(), time.Hour), conv, turn, nil, false, false)
+	if err != nil || v.Idle != time.Hour {
+		t.Errorf("WithIdle: Idle %s, %v; want 1h", v.Idle, err)
+	}
+}

@@ -35,6 +35,10 @@ type Conversation struct {
 	// Notes are transcript-level messages added by policies, such as a
 	// compaction summary; views place them where their After field says.
 	Notes []*Note `json:"notes,omitempty"`
+
+	// answered is when this process last turned a response of the
+	// conversation into a round (Engine.Round), for View.Idle.
+	answered time.Time
 }
 
 // NewConversation returns an empty conversation. An empty id gets a random

@@ -189,7 +189,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 // Request.
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, IdleFrom(ctx)
+	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv)
 	pctx := e.withObserver(ctx)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
@@ -200,6 +200,27 @@ func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools
 		return nil, err
 	}
 	return v, nil
+}
+
+// now reads the engine's clock.
+func (e *Engine) now() time.Time {
+	if e.opts.Now != nil {
+		return e.opts.Now()
+	}
+	return time.Now()
+}
+
+// idle is View.Idle for a view of conv: what ctx says (WithIdle), else the
+// time since this process last turned one of conv's responses into a
+// round, else 0 (a conversation loaded from a store, or never answered).
+func (e *Engine) idle(ctx context.Context, conv *Conversation) time.Duration {
+	if d := IdleFrom(ctx); d > 0 {
+		return d
+	}
+	if conv.answered.IsZero() {
+		return 0
+	}
+	return max(e.now().Sub(conv.answered), 0)
 }
 
 // recordNotes persists the notes the policies added to v.
@@ -258,6 +279,7 @@ func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, to
 func (e *Engine) Round(ctx context.Context, conv *Conversation, turn *Turn, view *View, resp *Response) *Round {
 	usage := resp.Usage
 	e.emit(ctx, conv, turn, Event{Kind: EventResponse, Round: view.Round, Usage: &usage})
+	conv.answered = e.now()
 	round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: view.Final, Stats: view.requestStats()}
 	round.Assistant.Role = RoleAssistant
 	// The transcript owns its calls: the model's slice may be shared.

@@ -7,10 +7,11 @@ import (
 
 // WithIdle returns ctx carrying how long the conversation was idle before
 // the request about to be built: the time since the previous response. A
-// driver that knows it (a replay of recordings that keep their times, a
-// proxy that saw the previous response) says so, and [Engine.View] sets
+// driver that knows it better than the engine's clock (a replay of
+// recordings that keep their times) says so, and [Engine.View] sets
 // View.Idle from it, for policies that act when the provider's prompt
-// cache has expired.
+// cache has expired. Without it (or with 0) the engine measures the time
+// since it last answered the conversation (Options.Now).
 func WithIdle(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, idleKey, d)
 }

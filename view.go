@@ -57,10 +57,12 @@ type View struct {
 	Overflow bool
 
 	// Idle is how long the conversation was idle before this request: the
-	// time since the previous response, when the driver knows it (see
-	// WithIdle), else 0. A provider's prompt cache expires after a few idle
-	// minutes, so after a long pause rewriting old history breaks no
-	// cache that is still warm.
+	// time since the engine last answered it (Options.Now's clock), or
+	// what the driver says (WithIdle: a replay reads the recorded times);
+	// 0 when neither knows, as for a conversation just loaded from a
+	// store. A provider's prompt cache expires after a few idle minutes,
+	// so after a long pause rewriting old history breaks no cache that is
+	// still warm.
 	Idle time.Duration
 
 	// Spent sums what policies spent on their own model calls while

@@ -203,13 +203,13 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
-	eng, err := harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
-		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws})
+	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
+		report: &Report{Recording: rec.ID, Policy: pol.Name}}
+	e.eng, err = harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
+		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws, Now: func() time.Time { return e.clock }})
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
-	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, eng: eng, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
-		report: &Report{Recording: rec.ID, Policy: pol.Name}}
 	e.conv = harness.NewConversation(convID(rec))
 	e.byUse = map[[2]int][]Needle{}
 	for _, n := range o.Needles {
@@ -231,12 +231,15 @@ func convID(rec *Recording) string {
 }
 
 type engine struct {
-	rec  *Recording
-	gaps []time.Duration // IdleGaps(rec), by call
-	cfg  *Config
-	opts Options
-	ws   string
-	conv *harness.Conversation
+	rec *Recording
+	// clock is the recorded time of the call being replayed, which the
+	// engine reads as its clock (Options.Now): View.Idle is then the
+	// recorded pause before the call (IdleGaps), 0 where none is recorded.
+	clock time.Time
+	cfg   *Config
+	opts  Options
+	ws    string
+	conv  *harness.Conversation
 	// eng runs the rounds as the live agent does; model answers each
 	// request with the recorded message, its usage counted by cache.
 	eng   *harness.Engine
@@ -270,7 +273,6 @@ func (m *recordedModel) Generate(_ context.Context, req *harness.Request) (*harn
 
 func (e *engine) run(ctx context.Context) error {
 	index := 0
-	e.gaps = IdleGaps(e.rec)
 	for ti, rt := range e.rec.Turns {
 		turn, err := e.eng.BeginTurn(ctx, e.conv, rt.Input)
 		if err != nil {
@@ -310,9 +312,7 @@ func (e *engine) run(ctx context.Context) error {
 // policy ended the turn's tool rounds at this call.
 func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
-	if k := index - 1; k < len(e.gaps) {
-		ctx = harness.WithIdle(ctx, e.gaps[k]) // the recorded pause, for policies that act on a cold cache
-	}
+	e.clock = rc.Time // the engine's clock reads the recorded times (View.Idle)
 	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, rc.Final, false)
 	if err != nil {
 		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
