@@ -756,3 +756,33 @@ func TestViewIdle(t *testing.T) {
 		t.Errorf("WithIdle: Idle %s, %v; want 1h", v.Idle, err)
 	}
 }
+
+// TestViewIdleAfterLoad: a conversation this process has not answered (one
+// loaded from a store) counts a turn's first request from the end of the
+// turn before, and knows nothing of a later request's pause.
+func TestViewIdleAfterLoad(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0.Add(10 * time.Minute)
+	eng, err := harness.NewEngine(&harness.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv := &harness.Conversation{ID: "c", Turns: []*harness.Turn{
+		{Index: 1, Input: "first", Started: t0.Add(-time.Minute), Ended: t0, Outcome: harness.Answered,
+			Rounds: []*harness.Round{{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("one")}}}}},
+	}}
+	turn, err := eng.BeginTurn(ctx, conv, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := eng.View(ctx, conv, turn, nil, false, false)
+	if err != nil || v.Idle != 10*time.Minute {
+		t.Fatalf("first request after a load: Idle %s, %v; want 10m since the turn before ended", v.Idle, err)
+	}
+	turn.Rounds = append(turn.Rounds, &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant,
+		ToolCalls: []harness.ToolCall{{ID: "x", Name: "t", Args: []byte(`{}`)}}}, Results: []*harness.ToolResult{{CallID: "x", Tool: "t"}}})
+	if v, err = eng.View(ctx, conv, turn, nil, false, false); err != nil || v.Idle != 0 {
+		t.Errorf("a later request of a loaded turn: Idle %s, %v; want 0 (unknown)", v.Idle, err)
+	}
+}

@@ -189,7 +189,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 // Request.
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv)
+	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv, turn)
 	pctx := e.withObserver(ctx)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
@@ -210,17 +210,29 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// idle is View.Idle for a view of conv: what ctx says (WithIdle), else the
-// time since this process last turned one of conv's responses into a
-// round, else 0 (a conversation loaded from a store, or never answered).
-func (e *Engine) idle(ctx context.Context, conv *Conversation) time.Duration {
+// idle is View.Idle for a view of turn: what ctx says (WithIdle), else
+// the time since this process last turned one of conv's responses into a
+// round; for a conversation loaded from a store, which this process has
+// not answered, the first request of a turn counts from the end of the
+// turn before (its last response came just before), and a later one is
+// unknown (0): a step of a durable turn does not know when the previous
+// step's response came.
+func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.Duration {
 	if d := IdleFrom(ctx); d > 0 {
 		return d
 	}
-	if conv.answered.IsZero() {
+	since := conv.answered
+	if since.IsZero() && turn != nil && len(turn.Rounds) == 0 {
+		for _, t := range conv.Turns {
+			if t != nil && t != turn && t.Ended.After(since) {
+				since = t.Ended
+			}
+		}
+	}
+	if since.IsZero() {
 		return 0
 	}
-	return max(e.now().Sub(conv.answered), 0)
+	return max(e.now().Sub(since), 0)
 }
 
 // recordNotes persists the notes the policies added to v.

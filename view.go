@@ -58,9 +58,10 @@ type View struct {
 
 	// Idle is how long the conversation was idle before this request: the
 	// time since the engine last answered it (Options.Now's clock), or
-	// what the driver says (WithIdle: a replay reads the recorded times);
-	// 0 when neither knows, as for a conversation just loaded from a
-	// store. A provider's prompt cache expires after a few idle minutes,
+	// what the driver says (WithIdle; a replay's clock reads the recorded
+	// times). For a conversation loaded from a store, a turn's first
+	// request counts from the end of the turn before; a later one, which
+	// neither knows, gets 0. A provider's prompt cache expires after a few idle minutes,
 	// so after a long pause rewriting old history breaks no cache that is
 	// still warm.
 	Idle time.Duration
