@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -27,6 +28,7 @@ type policyFlags struct {
 	noStuck    bool
 	noCompact  bool
 	clearOld   int
+	clearIdle  time.Duration
 	window     int
 }
 
@@ -44,6 +46,8 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
 	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
+	fs.DurationVar(&p.clearIdle, "clear-when-idle", 0, "after a pause longer than this (5m: the providers' prompt caches have expired), clear the old tool results the cost\n"+
+		"trigger may clear, however few, since the clear breaks no warm cache (0: off; see docs/design.md, \"Cold caches\")")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -57,8 +61,8 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 	if p.dedupe == 1 || p.dedupe < 0 {
 		return c, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
 	}
-	if p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 {
-		return c, fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old and --window take sizes ≥ 0", errUsage)
+	if p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 || p.clearIdle < 0 {
+		return c, fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old, --clear-when-idle and --window take sizes ≥ 0", errUsage)
 	}
 	switch {
 	case p.runBytes == 0:
@@ -104,7 +108,7 @@ func (p *policyFlags) config(modelName string, summarizer harness.Model, counter
 		}
 	}
 	if !p.noCompact {
-		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle}
 		switch p.clearOld {
 		case 0:
 			c.Compact.NoClearOld = true // the flag's 0 is "off"; CompactPolicy's is "default"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/guard"
@@ -48,12 +49,15 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		off     bool // CompactPolicy.NoClearOld
 		compact bool // a CompactPolicy is built
 		usage   bool
+		idle    time.Duration // CompactPolicy.ClearWhenIdle
 	}{
 		{args: nil, want: 0, compact: true}, // CompactPolicy's default, DefaultCompactClearOld
 		{args: []string{"--clear-old", "30000"}, want: 30000, compact: true},
 		{args: []string{"--clear-old", "0"}, off: true, compact: true},
 		{args: []string{"--no-compact"}},
 		{args: []string{"--clear-old", "-1"}, usage: true},
+		{args: []string{"--clear-when-idle", "5m"}, idle: 5 * time.Minute, compact: true},
+		{args: []string{"--clear-when-idle", "-1s"}, usage: true},
 	} {
 		sc, ok := policyConfig(t, tc.args, tc.usage)
 		if !ok {
@@ -68,8 +72,8 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		if (cp != nil) != tc.compact {
 			t.Fatalf("%v: compact policy built %v, want %v", tc.args, cp != nil, tc.compact)
 		}
-		if cp != nil && (cp.ClearOld != tc.want || cp.NoClearOld != tc.off) {
-			t.Errorf("%v: ClearOld %d NoClearOld %v, want %d %v", tc.args, cp.ClearOld, cp.NoClearOld, tc.want, tc.off)
+		if cp != nil && (cp.ClearOld != tc.want || cp.NoClearOld != tc.off || cp.ClearWhenIdle != tc.idle) {
+			t.Errorf("%v: ClearOld %d NoClearOld %v ClearWhenIdle %s, want %d %v %s", tc.args, cp.ClearOld, cp.NoClearOld, cp.ClearWhenIdle, tc.want, tc.off, tc.idle)
 		}
 	}
 }
