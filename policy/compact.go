@@ -191,7 +191,10 @@ type CompactPolicy struct {
 	// the working set), however few, without asking the savings bank: the
 	// provider's prompt cache has expired (replay.CacheTTL, 5 minutes, is
 	// the providers' default), so the clear breaks no cache that is
-	// still warm. 0 is off (docs/design.md, "Cold caches").
+	// still warm. It must not be shorter than the cache's real lifetime
+	// (an hour for Anthropic's 1-hour cache): a clear while the cache is
+	// warm costs a miss no bank has covered. 0 is off (docs/design.md,
+	// "Cold caches").
 	ClearWhenIdle time.Duration
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
