@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/replay"
 )
@@ -141,13 +142,22 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 // TestResearchClearWhenIdle replays the sets named by HARNESS_RESEARCH_SETS
 // under harness and harness with CompactPolicy.ClearWhenIdle at
 // replay.CacheTTL (alone, with KeepQuoted, and at 3 × CacheTTL), priced
-// with the cache expiring after CacheTTL
+// with the cache expiring after CacheTTL (HARNESS_RESEARCH_CACHE_TTL
+// changes it; 0 prices the cache warm, as the bench does by default)
 // (Options.CacheTTL), and prints each one's figures per set
 // (docs/design.md, "Cold caches").
 func TestResearchClearWhenIdle(t *testing.T) {
 	dirs := os.Getenv("HARNESS_RESEARCH_SETS")
 	if dirs == "" {
 		t.Skip("HARNESS_RESEARCH_SETS is not set")
+	}
+	ttl := replay.CacheTTL
+	if v := os.Getenv("HARNESS_RESEARCH_CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("HARNESS_RESEARCH_CACHE_TTL: %v", err)
+		}
+		ttl = d
 	}
 	floor, _ := Lookup("floor")
 	h, _ := Lookup("harness")
@@ -166,7 +176,7 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, err := Run(context.Background(), recs, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+		tab, err := Run(context.Background(), recs, &Options{Presets: ps, CacheTTL: ttl})
 		if err != nil {
 			t.Fatal(err)
 		}
