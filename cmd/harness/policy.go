@@ -2,120 +2,22 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
-	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/internal/stackflags"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
 
-// policyFlags are the context policies of "harness run": the per-result
-// ceiling, the per-turn evidence budget, stuck-loop detection and
-// compaction. Their defaults are the library's.
-type policyFlags struct {
-	maxBytes   int
-	runBytes   int
-	noSpill    bool
-	preview    string
-	noCollapse bool
-	dedupe     int
-	turnChars  int
-	everyRound bool
-	onArrival  bool
-	noStuck    bool
-	noCompact  bool
-	clearOld   int
-	clearIdle  time.Duration
-	window     int
-}
+// policyFlags are the context policies of "harness run" (the default
+// stack's switches, shared with the Temporal worker).
+type policyFlags struct{ stackflags.Flags }
 
-func (p *policyFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&p.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
-	fs.BoolVar(&p.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
-	fs.StringVar(&p.preview, "preview", "relevant", "what an oversized result's preview shows: relevant (the default: 1.5 KiB head, 1 KiB tail and 1.5 KiB of the lines matching the call's arguments, the agent's reasoning and the input) or head-tail (the first 3 KiB and the last 1 KiB)")
-	fs.IntVar(&p.runBytes, "run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program (tests, builds, scripts), cut at arrival when over 3 KiB; 0 turns it off (the output then gets --max-bytes)")
-	fs.BoolVar(&p.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
-	fs.IntVar(&p.dedupe, "dedupe", 0, "suppress exact repeats of read-only calls from the Nth identical call (2 or more; 0 off)")
-	fs.IntVar(&p.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
-	fs.BoolVar(&p.everyRound, "budget-every-round", false, "apply the turn budget to every request, not only the final one")
-	fs.BoolVar(&p.onArrival, "budget-on-arrival", false, "decide the turn budget as each round's results arrive (the newest round whole),\n"+
-		"so a request answered with tools still offered is bounded too")
-	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
-	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
-	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
-	fs.DurationVar(&p.clearIdle, "clear-when-idle", 0, "after a pause longer than this (5m: the providers' prompt caches have expired), clear the old tool results the cost\n"+
-		"trigger may clear, however few, since the clear breaks no warm cache (0: off; see docs/design.md, \"Cold caches\")")
-	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
-}
+func (p *policyFlags) register(fs *flag.FlagSet) { p.Register(fs) }
 
-// config returns the stack the flags describe: with every flag at its
-// default, the default stack (stack.Config's zero value) with the run's
-// model, counter, calibrator and summarizer given to compaction.
-// summarizer writes compaction summaries (the run's own model); counter
-// and cal measure requests for compaction.
+// config returns the stack the flags describe (stackflags.Flags.Config),
+// its refusals as this command's usage errors.
 func (p *policyFlags) config(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) (stack.Config, error) {
-	var c stack.Config
-	if p.dedupe == 1 || p.dedupe < 0 {
-		return c, fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", errUsage, p.dedupe)
-	}
-	if p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 || p.clearIdle < 0 {
-		return c, fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old, --clear-when-idle and --window take sizes ≥ 0", errUsage)
-	}
-	switch {
-	case p.runBytes == 0:
-		c.NoRunCeiling = true // the flag's 0 is "off"; RunCeiling's is "default"
-	case p.runBytes != guard.DefaultRunCeilingBytes || p.noSpill:
-		c.RunCeiling = &guard.RunCeiling{MaxBytes: p.runBytes, NoSpill: p.noSpill}
-	}
-	rp := &guard.ResultPolicy{NoSpill: p.noSpill}
-	changed := p.noSpill || p.dedupe > 0
-	if p.maxBytes != guard.DefaultMaxBytes {
-		// The flag's 0 is "off"; ResultPolicy's zero is "default".
-		rp.MaxBytes, rp.NoCeiling, changed = p.maxBytes, p.maxBytes == 0, true
-	}
-	switch p.preview {
-	case "head-tail":
-		rp.Preview, changed = guard.HeadTail{}, true
-	case "relevant", "":
-	default:
-		return c, fmt.Errorf("%w: --preview %q: want head-tail or relevant", errUsage, p.preview)
-	}
-	if p.dedupe > 0 {
-		rp.Dedupe = guard.Dedupe{From: p.dedupe}
-	}
-	if changed {
-		c.Ceiling = rp
-	}
-	c.NoCollapse, c.NoStuck, c.NoCompact = p.noCollapse, p.noStuck, p.noCompact
-	// Compaction's placeholders point at recall to get a result back; with
-	// compaction off nothing does.
-	c.NoRecall = p.noCompact
-	switch {
-	case p.turnChars == 0:
-		c.NoTurnBudget = true
-	case p.everyRound && p.onArrival:
-		return c, fmt.Errorf("%w: --budget-every-round and --budget-on-arrival exclude each other", errUsage)
-	case p.turnChars != policy.DefaultTurnChars || p.everyRound || p.onArrival:
-		c.TurnBudget = &policy.TurnBudget{Chars: p.turnChars}
-		switch {
-		case p.everyRound:
-			c.TurnBudget.When = policy.EveryRound
-		case p.onArrival:
-			c.TurnBudget.When = policy.OnArrival
-		}
-	}
-	if !p.noCompact {
-		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle}
-		switch p.clearOld {
-		case 0:
-			c.Compact.NoClearOld = true // the flag's 0 is "off"; CompactPolicy's is "default"
-		case policy.DefaultCompactClearOld:
-		default:
-			c.Compact.ClearOld = p.clearOld
-		}
-	}
-	return c, nil
+	c, err := p.Config(modelName, summarizer, counter, cal)
+	return c, stackflags.AsUsage(err, errUsage)
 }

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
-	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/internal/stackflags"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/tokens"
@@ -19,17 +18,15 @@ import (
 )
 
 // engineFlags are the worker's engine: its model, workspace tools and
-// system prompt, and the default stack with the switches of harness run
-// (same names, same defaults), so that a durable turn is bounded as a turn
-// of harness run is.
+// system prompt, and the default stack with harness run's switches for it
+// (stackflags: the same names, defaults and checks), so that a durable
+// turn is bounded as a turn of harness run is.
 type engineFlags struct {
 	model, root, mode, sys string
 	yes                    bool
 	maxRounds              int
 	toolTimeout            time.Duration
-
-	maxBytes, runBytes, turnChars, window   int
-	noSpill, noCollapse, noStuck, noCompact bool
+	stackflags.Flags
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -40,21 +37,14 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sys, "system", "You are a careful assistant working in a workspace through tools.", "system prompt")
 	fs.IntVar(&f.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
 	fs.DurationVar(&f.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call (keep it below the turn's step timeout)")
-	fs.IntVar(&f.maxBytes, "max-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy in bytes; 0 turns it off")
-	fs.BoolVar(&f.noSpill, "no-spill", false, "cut oversized results to a preview without saving the rest to .harness/spill/")
-	fs.IntVar(&f.runBytes, "run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program; 0 turns it off (the output then gets --max-bytes)")
-	fs.BoolVar(&f.noCollapse, "no-collapse", false, "show repeated blocks of lines the model already sees in full instead of as one marker line")
-	fs.IntVar(&f.turnChars, "turn-budget", policy.DefaultTurnChars, "evidence budget of a turn's tool results in characters; 0 turns it off")
-	fs.BoolVar(&f.noStuck, "no-stuck", false, "turn off stuck-loop detection")
-	fs.BoolVar(&f.noCompact, "no-compact", false, "turn off compaction (and the recall tool its placeholders point at)")
-	fs.IntVar(&f.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
+	f.Register(fs)
 }
 
 // check refuses flags buildEngine would refuse for their form, before the
 // worker opens or creates anything.
 func (f *engineFlags) check() error {
-	if f.maxBytes < 0 || f.runBytes < 0 || f.turnChars < 0 || f.window < 0 {
-		return fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget and --window take sizes ≥ 0", errUsage)
+	if err := f.Check(); err != nil {
+		return stackflags.AsUsage(err, errUsage)
 	}
 	if _, err := workspace.ParseMode(f.mode); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -127,37 +117,14 @@ func buildEngine(f *engineFlags, st store.Store) (*workerEngine, error) {
 	return &workerEngine{engine: eng, model: m, close: func() { ws.Close() }}, nil
 }
 
-// stack returns the stack the flags describe: with every flag at its
-// default, the default stack (stack.Config's zero value) with the model,
+// stack returns the stack the flags describe (stackflags.Flags.Config):
+// with every flag at its default, the default stack with the model,
 // counter, calibrator and summarizer given to compaction, as harness run
 // builds it.
 func (f *engineFlags) stack(modelName string, summarizer harness.Model, counter tokens.Counter, cal *tokens.Calibrator) (stack.Config, error) {
-	var c stack.Config
 	if err := f.check(); err != nil {
-		return c, err
+		return stack.Config{}, err
 	}
-	// Each flag's 0 is "off"; the option structs' zero is "default".
-	if f.maxBytes != guard.DefaultMaxBytes || f.noSpill {
-		c.Ceiling = &guard.ResultPolicy{MaxBytes: f.maxBytes, NoCeiling: f.maxBytes == 0, NoSpill: f.noSpill}
-	}
-	switch {
-	case f.runBytes == 0:
-		c.NoRunCeiling = true
-	case f.runBytes != guard.DefaultRunCeilingBytes || f.noSpill:
-		c.RunCeiling = &guard.RunCeiling{MaxBytes: f.runBytes, NoSpill: f.noSpill}
-	}
-	switch {
-	case f.turnChars == 0:
-		c.NoTurnBudget = true
-	case f.turnChars != policy.DefaultTurnChars:
-		c.TurnBudget = &policy.TurnBudget{Chars: f.turnChars}
-	}
-	c.NoCollapse, c.NoStuck, c.NoCompact = f.noCollapse, f.noStuck, f.noCompact
-	// Compaction's placeholders point at recall; with compaction off
-	// nothing does.
-	c.NoRecall = f.noCompact
-	if !f.noCompact {
-		c.Compact = &policy.CompactPolicy{Model: modelName, Window: f.window, Summarizer: summarizer, Counter: counter, Calibrator: cal}
-	}
-	return c, nil
+	c, err := f.Config(modelName, summarizer, counter, cal)
+	return c, stackflags.AsUsage(err, errUsage)
 }

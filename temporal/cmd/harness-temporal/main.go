@@ -9,8 +9,9 @@
 // workspace tools and the default stack (result ceiling with spill files
 // under the workspace's .harness/, run ceiling, Collapse, stuck detection,
 // turn budget, compaction, recall), with harness run's switches for them
-// (--max-bytes, --no-spill, --run-ceiling, --no-collapse, --turn-budget,
-// --no-stuck, --no-compact, --window). "run" starts one turn, waits for it
+// (one definition, internal/stackflags: --max-bytes, --no-spill, --preview,
+// --run-ceiling, --no-collapse, --dedupe, --turn-budget, --no-stuck,
+// --no-compact, --clear-old, --clear-when-idle, --window and the rest). "run" starts one turn, waits for it
 // and prints the answer (or, with --json, the turn's figures). The
 // harness command runs this binary for "harness worker" and "harness run
 // --temporal", so the core module never compiles the Temporal SDK.
