@@ -7,8 +7,9 @@ import (
 
 // WithIdle returns ctx carrying how long the conversation was idle before
 // the request about to be built: the time since the previous response. A
-// driver that knows it better than the engine's clock (a replay of
-// recordings that keep their times) says so, and [Engine.View] sets
+// driver that knows it better than the engine's clock (one whose steps run
+// elsewhere and that knows when the previous step was answered) says so,
+// and [Engine.View] sets
 // View.Idle from it, for policies that act when the provider's prompt
 // cache has expired. Without it (or with 0) the engine measures the time
 // since it last answered the conversation (Options.Now).

@@ -464,20 +464,17 @@ func (c *compaction) apply() error {
 	// Reproduce every earlier decision before measuring.
 	mark := c.reproduce()
 
-	now := c.tokens()
+	now, err := c.tokens(), error(nil)
 	if c.clearIdle > 0 && v.Idle > c.clearIdle && !v.Overflow {
 		// The cache is cold: a clear now costs no miss, so it needs no
 		// chunk, no payback and no bank.
 		c.rule = c.costRule
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearOldKeep); ok {
-			before := now
-			if err := c.commitMark(ctx, next); err != nil {
+			why := fmt.Sprintf("after %s idle (the prompt cache had expired)", v.Idle.Round(time.Second))
+			if now, err = c.commitClear(next, cleared, now, "clear-idle", why, "idle_seconds", v.Idle.Seconds()); err != nil {
 				return err
 			}
-			mark, now = next, c.tokens()
-			c.emit(fmt.Sprintf("cleared %d old tool results through %s after %s idle (the prompt cache had expired): %.0f → %.0f tokens", cleared, next, v.Idle.Round(time.Second), before, now),
-				map[string]any{"stage": "clear-idle", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
-					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "idle_seconds": v.Idle.Seconds()}, nil)
+			mark = next
 		}
 	}
 	if c.clearOld > 0 && !v.Overflow {
@@ -485,14 +482,10 @@ func (c *compaction) apply() error {
 		// starts from what it left.
 		c.rule = c.costRule
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) && c.covered(next) {
-			before := now
-			if err := c.commitMark(ctx, next); err != nil {
+			if now, err = c.commitClear(next, cleared, now, "clear-old", "to save their cost", "clear_old", c.clearOld); err != nil {
 				return err
 			}
-			mark, now = next, c.tokens()
-			c.emit(fmt.Sprintf("cleared %d old tool results through %s to save their cost: %.0f → %.0f tokens", cleared, next, before, now),
-				map[string]any{"stage": "clear-old", "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
-					"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, "clear_old": c.clearOld}, nil)
+			mark = next
 		}
 	}
 	c.rule = clearRule{} // the window's clear takes every result
@@ -820,6 +813,21 @@ func (c *compaction) pinned(mark compactPos) map[string]bool {
 // saving is what clearing message i saves, in calibrated tokens.
 func (c *compaction) saving(i int) float64 {
 	return float64(c.raw[i]-c.placeholderTokens(i)) * c.factor
+}
+
+// commitClear commits the clear for cost through next (cleared results;
+// the view held before tokens) and reports it as stage, with why in the
+// message and key: val added to the event's figures. It returns the
+// view's tokens after the clear.
+func (c *compaction) commitClear(next compactPos, cleared int, before float64, stage, why, key string, val any) (float64, error) {
+	if err := c.commitMark(c.ctx, next); err != nil {
+		return before, err
+	}
+	now := c.tokens()
+	c.emit(fmt.Sprintf("cleared %d old tool results through %s %s: %.0f → %.0f tokens", cleared, next, why, before, now),
+		map[string]any{"stage": stage, "tokens_before": roundTokens(before), "tokens_after": roundTokens(now), "window": c.window,
+			"cleared_results": cleared, "clear_turn": next.turn, "clear_round": next.round, key: val}, nil)
+	return now, nil
 }
 
 // chooseMark picks the next mark: whole rounds, oldest first, never the
