@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -14,6 +15,8 @@ import (
 type anthropicFormat struct{}
 
 func (anthropicFormat) name() string { return "anthropic" }
+
+func (anthropicFormat) cacheLifetime(body []byte) time.Duration { return anthropicLifetime(body) }
 
 func (f anthropicFormat) parse(body []byte, prev *request) (*request, error) {
 	return walkBody(body, f, prev)

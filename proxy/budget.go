@@ -47,7 +47,7 @@ func (b arrivalBudget) apply(ctx context.Context, h *history, fresh map[*wireRes
 			continue
 		}
 		if !fresh[r] {
-			spent[r.Turn] += harness.Chars(r.dec.res.ModelText())
+			spent[r.Turn] += harness.Chars(r.dec.shown().ModelText())
 			continue
 		}
 		if _, seen := byTurn[r.Turn]; !seen {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -14,6 +15,8 @@ import (
 type chatFormat struct{}
 
 func (chatFormat) name() string { return "openai-chat" }
+
+func (chatFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
 
 func (f chatFormat) parse(body []byte, prev *request) (*request, error) {
 	return walkBody(body, f, prev)

@@ -38,6 +38,10 @@ type conversation struct {
 	mirror   []*harness.Turn
 	usage    map[roundKey]harness.Usage
 	inflight map[roundKey]chan struct{}
+	// answered is when the proxy last finished relaying an answer of
+	// the conversation (zero: none since it was taken into memory), on
+	// the proxy's clock: the start of a pause (see idle.go).
+	answered time.Time
 	// prevIn and prevOut hash each history element of the previous
 	// request as received and as sent.
 	prevIn, prevOut []uint64
@@ -63,6 +67,18 @@ type decision struct {
 	// opaque marks a result that is not text (an image): sent as it came,
 	// whatever the budget.
 	opaque bool
+	// cleared is the result as the idle clear left it (nil until then):
+	// res with the placeholder as its model copy and the clear's cut. res
+	// itself is never changed, as the store may still be writing it.
+	cleared *harness.ToolResult
+}
+
+// shown is the result as the model is now shown it: cleared, or res.
+func (d *decision) shown() *harness.ToolResult {
+	if d.cleared != nil {
+		return d.cleared
+	}
+	return d.res
 }
 
 // conversationID names a request's conversation: the client's header, the
@@ -195,7 +211,7 @@ func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder
 			}
 		}
 	}
-	return nil
+	return c.restoreClears(ctx, st)
 }
 
 // restore rebuilds the decision of a stored result.
@@ -292,5 +308,5 @@ func (c *conversation) cacheBreak(in, out []uint64) bool {
 	return broke
 }
 
-// now is the proxy's clock for stored times.
-func now() time.Time { return time.Now() }
+// now is the proxy's clock (Options.Now).
+func (p *Proxy) now() time.Time { return p.opts.Now() }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -20,6 +21,11 @@ type wireFormat interface {
 	parse(body []byte, prev *request) (*request, error)
 	// newReply returns a parser of one upstream answer.
 	newReply() replyParser
+	// cacheLifetime is how long the upstream keeps the prompt cache of
+	// the request body (see cachelife.go): after a longer pause it has
+	// surely expired. 0 means the format documents none, and the proxy
+	// never assumes it expired.
+	cacheLifetime(body []byte) time.Duration
 }
 
 // replyParser reads one upstream answer: the events of a stream, or a

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -15,6 +16,9 @@ import (
 type geminiFormat struct{}
 
 func (geminiFormat) name() string { return "gemini" }
+
+// cacheLifetime is 0: Gemini documents no lifetime of its implicit cache.
+func (geminiFormat) cacheLifetime([]byte) time.Duration { return 0 }
 
 func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
 	return walkBody(body, f, prev)

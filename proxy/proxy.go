@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
 )
@@ -57,6 +59,21 @@ type Options struct {
 	Client *http.Client
 	// Log, when set, gets one line per proxied request.
 	Log io.Writer
+	// Now is the proxy's clock (nil: time.Now): the idle time of a
+	// conversation is measured on it, and stored turns are dated by it.
+	Now func() time.Time
+	// ClearWhenIdle is how long a conversation must have been idle — the
+	// time since the proxy finished relaying its last answer — before the
+	// proxy clears its old tool results (see idle.go and the package doc).
+	// Zero is auto: the cache lifetime the request's wire format documents
+	// (Anthropic 5 minutes, or an hour when a cache_control block asks for
+	// "ttl": "1h"; OpenAI an hour, never with "prompt_cache_retention":
+	// "24h"; Gemini never). A positive value is used for every format.
+	// A negative value is an error; NoClearWhenIdle turns clearing off.
+	ClearWhenIdle time.Duration
+	// NoClearWhenIdle turns the idle clear off: every result keeps its
+	// first decision for good, whatever the pauses.
+	NoClearWhenIdle bool
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -69,8 +86,11 @@ type Proxy struct {
 	client   *http.Client
 	engine   *harness.Engine
 	budget   arrivalBudget
-	seed     maphash.Seed
-	rec      *recorder
+	// spill receives the results the idle clear takes that no ceiling
+	// spilled: the ceiling's own store.
+	spill spill.Store
+	seed  maphash.Seed
+	rec   *recorder
 
 	mu    sync.Mutex
 	convs map[string]*conversation
@@ -106,6 +126,12 @@ func New(opts *Options) (*Proxy, error) {
 	if o.Workspace, err = filepath.Abs(o.Workspace); err != nil {
 		return nil, fmt.Errorf("proxy: workspace: %w", err)
 	}
+	if o.ClearWhenIdle < 0 {
+		return nil, fmt.Errorf("proxy: ClearWhenIdle %s is negative (zero is auto; NoClearWhenIdle turns the idle clear off)", o.ClearWhenIdle)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -121,7 +147,7 @@ func New(opts *Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg),
+	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
 	p.idle = sync.NewCond(&p.mu)
 	var rs recordStore

@@ -25,7 +25,7 @@ func (p *Proxy) recordHistory(c *call) {
 		if idx <= len(cv.mirror) {
 			mt = cv.mirror[ti]
 		} else {
-			mt = &harness.Turn{Index: idx, Input: t.Input, Started: now()}
+			mt = &harness.Turn{Index: idx, Input: t.Input, Started: p.now()}
 			cv.mirror = append(cv.mirror, mt)
 			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
 		}
@@ -79,7 +79,7 @@ func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Roun
 
 // endTurn queues the end of turn mt: answered, since the client went on.
 func (p *Proxy) endTurn(cv *conversation, mt *harness.Turn) {
-	mt.Outcome, mt.Ended = harness.Answered, now()
+	mt.Outcome, mt.Ended = harness.Answered, p.now()
 	p.rec.add(cv.id, op{kind: opEnd, turn: *mt})
 }
 
@@ -97,6 +97,11 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 		s.ResultsReused += int64(c.reused)
 		if c.cacheBreak {
 			s.CacheBreaks++
+		}
+		if c.idleCleared > 0 {
+			s.IdleClears++
+			s.IdleClearedResults += int64(c.idleCleared)
+			s.IdleClearedBytes += c.idleBytes
 		}
 		if status >= 400 || status == 0 {
 			s.UpstreamErrors++
@@ -119,6 +124,9 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if ch := cv.inflight[c.key]; ch != nil {
 		delete(cv.inflight, c.key)
 		defer close(ch)
+	}
+	if ok {
+		cv.answered = p.now() // a pause starts
 	}
 	if !ok || c.key.turn == 0 {
 		return

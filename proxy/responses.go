@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentharness/harness"
 )
@@ -14,6 +15,8 @@ import (
 type responsesFormat struct{}
 
 func (responsesFormat) name() string { return "openai-responses" }
+
+func (responsesFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
 
 func (f responsesFormat) parse(body []byte, prev *request) (*request, error) {
 	return walkBody(body, f, prev)

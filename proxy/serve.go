@@ -22,6 +22,12 @@ type call struct {
 	// Figures of the rewrite.
 	decided, reused, cut int
 	cacheBreak           bool
+	// idleCleared counts the results the idle clear took in this request
+	// and idleBytes the bytes that removed; idle is the pause before it
+	// when the clear acted.
+	idleCleared int
+	idleBytes   int64
+	idle        time.Duration
 }
 
 // serveModelCall rewrites the tool results of a model call, forwards it,
@@ -146,6 +152,9 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	if err := p.budget.apply(ctx, c.hist, fresh); err != nil {
 		return nil, err
 	}
+	if err := p.clearIdle(ctx, c); err != nil {
+		return nil, err
+	}
 	var edits []edit
 	for _, r := range c.hist.Results {
 		if r.dec == nil || r.dec.out == nil {
@@ -201,7 +210,7 @@ func (cv *conversation) transcript(h *history) *harness.Conversation {
 			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
 			for _, res := range r.Results {
 				for _, d := range cv.decided[res.CallID] {
-					round.Results = append(round.Results, d.res)
+					round.Results = append(round.Results, d.shown())
 					break
 				}
 			}

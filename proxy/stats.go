@@ -34,9 +34,18 @@ type Stats struct {
 	ResultsReused  int64 `json:"results_reused"`
 	// CacheBreaks counts requests in which the proxy sent differently a
 	// history element the client sent exactly as before: each would cost
-	// the upstream's prompt cache. It stays 0 unless a policy rewrites
-	// old results (compaction).
+	// the upstream's prompt cache. Per-call decisions never cause one; an
+	// idle clear is one (counted here and in IdleClears), made when the
+	// cache it breaks has already expired.
 	CacheBreaks int64 `json:"cache_breaks"`
+	// IdleClears counts requests at which the idle clear acted (after a
+	// pause longer than the upstream's cache lives: see
+	// Options.ClearWhenIdle); IdleClearedResults the results it cleared
+	// and IdleClearedBytes the bytes that removed from the request, which
+	// every later request of the conversation is spared too.
+	IdleClears         int64 `json:"idle_clears"`
+	IdleClearedResults int64 `json:"idle_cleared_results"`
+	IdleClearedBytes   int64 `json:"idle_cleared_bytes"`
 	// UpstreamErrors counts answers with an error status (or none).
 	UpstreamErrors int64 `json:"upstream_errors"`
 	// RecordErrors counts store writes that failed. RecordRetries counts
@@ -74,12 +83,16 @@ type Tokens struct {
 
 // ConversationStats are one conversation's figures in [Stats].
 type ConversationStats struct {
-	Requests     int64  `json:"requests"`
-	BytesIn      int64  `json:"bytes_in"`
-	BytesOut     int64  `json:"bytes_out"`
-	BytesRemoved int64  `json:"bytes_removed"`
-	CacheBreaks  int64  `json:"cache_breaks"`
-	Upstream     Tokens `json:"upstream_tokens"`
+	Requests     int64 `json:"requests"`
+	BytesIn      int64 `json:"bytes_in"`
+	BytesOut     int64 `json:"bytes_out"`
+	BytesRemoved int64 `json:"bytes_removed"`
+	CacheBreaks  int64 `json:"cache_breaks"`
+	// The idle clears of the conversation, as in Stats.
+	IdleClears         int64  `json:"idle_clears"`
+	IdleClearedResults int64  `json:"idle_cleared_results"`
+	IdleClearedBytes   int64  `json:"idle_cleared_bytes"`
+	Upstream           Tokens `json:"upstream_tokens"`
 }
 
 // Stats returns the running totals.
@@ -120,6 +133,11 @@ func (s *Stats) countConversation(c *call, used Tokens) {
 	cs.BytesOut += int64(len(c.out))
 	if c.cacheBreak {
 		cs.CacheBreaks++
+	}
+	if c.idleCleared > 0 {
+		cs.IdleClears++
+		cs.IdleClearedResults += int64(c.idleCleared)
+		cs.IdleClearedBytes += c.idleBytes
 	}
 	cs.Upstream.add(used)
 	s.ByConversation[c.conv.id] = cs
@@ -172,6 +190,9 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	}
 	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(len(c.out))) + " bytes, " +
 		numfmt.Thousands(int64(c.decided)) + " new result(s), " + numfmt.Thousands(int64(c.cut)) + " cut, " + numfmt.Thousands(int64(c.reused)) + " reused")
+	if c.idleCleared > 0 {
+		b.WriteString(", " + numfmt.Thousands(int64(c.idleCleared)) + " cleared after " + c.idle.Round(time.Second).String() + " idle")
+	}
 	if c.cacheBreak {
 		b.WriteString(", CACHE BREAK")
 	}
