@@ -22,8 +22,8 @@ const (
 
 // anthropicLifetime is the cache lifetime a Messages API request asks
 // for: an hour when any cache_control block of it sets "ttl": "1h", else 5
-// minutes. A body it cannot read gets the shorter one, as the upstream
-// would give it.
+// minutes. A body it cannot read gets the shorter one (the proxy forwards
+// such a body unchanged anyway).
 func anthropicLifetime(body []byte) time.Duration {
 	doc, err := document(body)
 	if err == nil && longTTL(body, doc, 0) {
@@ -47,7 +47,7 @@ func longTTL(b []byte, s span, depth int) bool {
 		}
 		for _, f := range fs {
 			if f.Key == "cache_control" && kind(b, f.Value) == '{' {
-				if cc, err := objectFields(b, f.Value); err == nil && fieldStr(b, cc, "ttl") == "1h" {
+				if cc, err := objectFields(b, f.Value); err == nil && anyString(b, cc, "ttl", "1h") {
 					return true
 				}
 			}
@@ -74,8 +74,21 @@ func longTTL(b []byte, s span, depth int) bool {
 // keeps its cache for a day ("prompt_cache_retention": "24h").
 func openAILifetime(body []byte) time.Duration {
 	fs, err := topFields(body)
-	if err == nil && fieldStr(body, fs, "prompt_cache_retention") == "24h" {
+	if err == nil && anyString(body, fs, "prompt_cache_retention", "24h") {
 		return 0
 	}
 	return openAICacheLifetime
+}
+
+// anyString reports whether a member key of fs is the string want. Every
+// member counts, not the first or the last: a body that repeats a key is
+// read as asking for the longer cache, so the proxy clears later, never
+// while the upstream may still hold the cache.
+func anyString(b []byte, fs []field, key, want string) bool {
+	for _, f := range fs {
+		if f.Key == key && str(b, f.Value) == want {
+			return true
+		}
+	}
+	return false
 }

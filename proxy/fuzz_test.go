@@ -194,3 +194,90 @@ func summarize(r *request) []string {
 	}
 	return append(out, r.Model, string(r.System), string(r.Tools), r.Key, fmt.Sprint(r.seed()))
 }
+
+// FuzzCacheLifetime: on any body the lifetime readers never panic and
+// return a documented lifetime; on valid JSON they agree with a reading of
+// encoding/json's token stream (any cache_control object with a "ttl" of
+// "1h" at any depth; any top-level "prompt_cache_retention" of "24h").
+func FuzzCacheLifetime(f *testing.F) {
+	for _, b := range seedBodies() {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[]}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"\"cache_control\":{\"ttl\":\"1h\"}"}]}]}`))
+	f.Add([]byte(`{"cache_control":{"ttl":"5m","ttl":"1h"}}`))
+	f.Add([]byte(`{"a":{"cache_control":"1h","b":[{"cache_control":{"ttl":["1h"]}}]}}`))
+	f.Add([]byte(`{"model":"m","prompt_cache_retention":"24h","input":[]}`))
+	f.Add([]byte(`{"prompt_cache_retention":"in-memory","x":{"prompt_cache_retention":"24h"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		long, day := anthropicLifetime(b), openAILifetime(b)
+		if long != anthropicCacheLifetime && long != anthropicLongCacheLifetime {
+			t.Fatalf("anthropic lifetime %s", long)
+		}
+		if day != 0 && day != openAICacheLifetime {
+			t.Fatalf("openai lifetime %s", day)
+		}
+		if !json.Valid(b) {
+			return
+		}
+		wantLong, wantDay := refLifetimes(t, b)
+		if (long == anthropicLongCacheLifetime) != wantLong {
+			t.Fatalf("anthropic: scanner %s, token stream says 1h: %v", long, wantLong)
+		}
+		if (day == 0) != wantDay {
+			t.Fatalf("openai: scanner %s, token stream says 24h: %v", day, wantDay)
+		}
+	})
+}
+
+// refLifetimes reads b's token stream: whether a cache_control object
+// has a "ttl" of "1h", and whether the top-level object has a
+// "prompt_cache_retention" of "24h".
+func refLifetimes(t *testing.T, b []byte) (long, day bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	// value reads the value starting with tok; cc is set when it is the
+	// value of a cache_control key, top when it is the document.
+	var value func(tok json.Token, cc, top bool)
+	value = func(tok json.Token, cc, top bool) {
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return
+		}
+		for dec.More() {
+			key := ""
+			if d == '{' {
+				k, err := dec.Token()
+				if err != nil {
+					t.Fatal(err)
+				}
+				key = k.(string)
+			}
+			v, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc && key == "ttl" && v == "1h" {
+				long = true
+			}
+			if top && key == "prompt_cache_retention" && v == "24h" {
+				day = true
+			}
+			value(v, d == '{' && key == "cache_control", false)
+		}
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		// Only an object can carry either; a top-level array may still
+		// hold cache_control objects.
+		value(tok, false, false)
+		return long, false
+	}
+	value(tok, false, true)
+	return long, day
+}
