@@ -204,6 +204,12 @@ func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder
 	if n := len(c.mirror); n > 0 && c.mirror[n-1].Outcome == store.Interrupted {
 		c.mirror[n-1].Outcome, c.mirror[n-1].Ended = "", time.Time{}
 	}
+	// A pause runs from the last answer relayed, which for a conversation
+	// not in memory is the end of its last answered turn (a turn still
+	// open gives none: the idle clear waits for this proxy's first answer).
+	if n := len(c.mirror); n > 0 && c.mirror[n-1].Outcome == harness.Answered {
+		c.answered = c.mirror[n-1].Ended
+	}
 	for _, t := range conv.Turns {
 		for _, r := range t.Rounds {
 			for _, res := range r.Results {

@@ -31,8 +31,9 @@ type admission struct {
 // takes the stack's per-call guards; of the per-turn policies it keeps the
 // turn budget's settings (applied on arrival, see budget.go) and leaves
 // out the stuck verdict (the client's loop owns its rounds), compaction
-// (it would rewrite bytes already forwarded) and recall (the client's
-// tools are the client's).
+// (it would rewrite bytes already forwarded; only its idle clear runs,
+// once the upstream's cache has expired: see idle.go) and recall (the
+// client's tools are the client's).
 func proxyStack(cfg *stack.Config, workspace string) (*stack.Stack, stack.Config) {
 	var c stack.Config
 	if cfg != nil {

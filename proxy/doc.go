@@ -23,16 +23,30 @@
 // request then share what the turn's evidence budget (policy.TurnBudget)
 // has left, by water-filling. The decision is kept; every later request
 // carrying that result gets exactly the same bytes, so the upstream's
-// prompt cache stays warm.
+// prompt cache stays warm (until a pause has emptied it: see below).
 //
-// The stuck verdict and compaction are not applied. The client's loop owns
-// its rounds, so the proxy cannot stop them; and compaction clears results
-// already forwarded, which breaks the upstream's cache at every clearing
-// and, since the client re-sends the whole history each time, would have
-// to be replayed by the proxy on every later request to stay cleared. The
-// proxy only ever decides a result once, on arrival. Only the content value of a cut
-// result is replaced: every other byte of the request — unknown fields,
-// key order, whitespace — reaches the upstream as the client sent it.
+// The stuck verdict is not applied: the client's loop owns its rounds, so
+// the proxy cannot stop them. Compaction is applied in one case only.
+// Clearing a result already forwarded breaks the upstream's prompt cache,
+// and the client re-sends the whole history every time, so a clear must
+// be a decision of its own, replayed in every later request. While the
+// cache is warm that break costs more than the clear saves, so the proxy
+// never clears; after a pause longer than the cache lives (the time since
+// the proxy finished relaying the conversation's last answer, on
+// Options.Now's clock, against the lifetime the request's wire format
+// documents, or Options.ClearWhenIdle) the cache is gone and the clear
+// costs nothing. At such a request the proxy runs the engine's idle clear
+// (policy.CompactPolicy.ClearWhenIdle) over a view of the conversation:
+// every result outside the newest 4 rounds and the working set (the
+// results the agent quoted in the 3 newest rounds) becomes a one-line
+// placeholder that names a file holding the whole result — the ceiling's
+// spill file, or a new one beside it — and that placeholder is the
+// result's decision from then on, so the cache is rebuilt once. Stats
+// counts these clears (and each as the cache break it is); the store keeps
+// every result as sent, and the clear as a policy event a restarted proxy
+// reads back. Only the content value of a cut or cleared result is
+// replaced: every other byte of the request — unknown fields, key order,
+// whitespace — reaches the upstream as the client sent it.
 //
 // Spilled results go to <Workspace>/.harness/spill/<conversation>/ and the
 // marker names the file's absolute path, for the agent's own file tools.

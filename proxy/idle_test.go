@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
 )
 
 // fakeClock is the proxy's clock in tests: it moves only when told.
@@ -163,6 +165,8 @@ func TestIdleClearAnthropic(t *testing.T) {
 	}
 	sameOutside(t, x.wc.format, x.sent[8], got)
 	st := x.r.px.Stats()
+	t.Logf("after 6 min idle: %d bytes sent by the client, %d forwarded (%d the request before, with 7 results); %d results cleared, %d bytes",
+		len(x.sent[8]), len(got), len(x.r.up.Requests()[7].Body), st.IdleClearedResults, st.IdleClearedBytes)
 	if st.IdleClears != 1 || st.IdleClearedResults != 3 || st.CacheBreaks != 1 {
 		t.Errorf("stats: %d idle clears of %d results, %d cache breaks; want 1, 3, 1", st.IdleClears, st.IdleClearedResults, st.CacheBreaks)
 	}
@@ -198,6 +202,7 @@ func TestIdleClearAnthropic(t *testing.T) {
 	if err := x.r.px.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	checkStoredClears(t, x, shown)
 	px2, err := New(&Options{Upstream: x.r.up.URL, Store: x.r.st, Workspace: x.r.ws, Now: x.clock.now})
 	if err != nil {
 		t.Fatal(err)
@@ -301,5 +306,93 @@ func TestIdleClearWhen(t *testing.T) {
 func TestIdleClearNegative(t *testing.T) {
 	if _, err := New(&Options{Upstream: "http://127.0.0.1:1", ClearWhenIdle: -time.Minute}); err == nil || !strings.Contains(err.Error(), "NoClearWhenIdle") {
 		t.Errorf("New with a negative ClearWhenIdle: %v", err)
+	}
+}
+
+// TestIdleClearAfterRestart: a proxy that did not relay the last answer
+// (restarted, or one that forgot the conversation) measures the pause
+// from the end of the last answered turn in the store, so a new turn
+// after 6 minutes clears as it would have.
+func TestIdleClearAfterRestart(t *testing.T) {
+	x := newIdleRun(t, wireCases[0], nil, nil)
+	x.warmUp()
+	x.clock.advance(10 * time.Second)
+	x.r.up.Enqueue(x.wc.reply("test-model", "The key is "+idleWord+".", nil, wiretest.Usage{Input: 100, Output: 10}))
+	first := x.wc.body("test-model", "Find the key.", x.steps[:8])
+	if status, _, got := x.r.post(x.wc.path, first, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, got)
+	}
+	if err := x.r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := x.r.px.Stats(); st.IdleClears != 0 {
+		t.Fatalf("%d idle clears before the pause", st.IdleClears)
+	}
+	px2, err := New(&Options{Upstream: x.r.up.URL, Store: x.r.st, Workspace: x.r.ws, Now: x.clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(px2)
+	defer srv2.Close()
+	x.r.srv = srv2
+	x.clock.advance(6 * time.Minute)
+	x.r.up.Enqueue(x.wc.reply("test-model", "Nothing else.", nil, wiretest.Usage{Input: 100, Output: 10}))
+	next := bytes.Replace(first, []byte(`],"system"`),
+		[]byte(`,{"role":"assistant","content":[{"type":"text","text":"The key is `+idleWord+`."}]},{"role":"user","content":"Any other key?"}],"system"`), 1)
+	if status, _, got := x.r.post(x.wc.path, next, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, got)
+	}
+	if err := px2.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := x.r.up.Requests()
+	shown := x.shownResults(reqs[len(reqs)-1].Body)
+	for _, i := range []int{0, 2, 3} {
+		checkPlaceholder(t, shown[i], x.steps[i])
+	}
+	if st := px2.Stats(); st.IdleClears != 1 || st.IdleClearedResults != 3 {
+		t.Errorf("after the restart: %d idle clears of %d results, want 1 of 3", st.IdleClears, st.IdleClearedResults)
+	}
+	if err := px2.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkStoredClears checks the store: every result whole as the client
+// sent it, and each cleared one with a view cut of the clear that names
+// its placeholder and file.
+func checkStoredClears(t *testing.T, x *idleRun, shown []string) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := x.r.st.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("store: %d conversations (%v)", len(list), err)
+	}
+	calls, err := x.r.st.Calls(ctx, list[0].ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := map[string][]store.ViewCut{}
+	for _, c := range calls {
+		views[c.CallID] = append(views[c.CallID], c.Views...)
+	}
+	for i, s := range x.steps[:8] {
+		full, err := x.r.st.FullResult(ctx, list[0].ID, s.id)
+		if err != nil || full.FullText() != s.result {
+			t.Errorf("stored result of %s: %v, not as sent", s.id, err)
+		}
+		cleared := i == 0 || i == 2 || i == 3
+		var got []store.ViewCut
+		for _, v := range views[s.id] {
+			if v.By == idleClearBy {
+				got = append(got, v)
+			}
+		}
+		switch {
+		case cleared && (len(got) != 1 || got[0].Kind != harness.CutCleared || got[0].Marker != shown[i] || got[0].Locator == ""):
+			t.Errorf("view cuts of %s: %+v, want one clear with the placeholder", s.id, got)
+		case !cleared && len(got) != 0:
+			t.Errorf("view cuts of the kept %s: %+v", s.id, got)
+		}
 	}
 }

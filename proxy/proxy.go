@@ -49,8 +49,9 @@ type Options struct {
 	// decided by, the same one harness run builds (nil is the default:
 	// the 24 KiB ceiling spilling into Workspace, then Collapse, and the
 	// turn budget). The ceiling spills into Workspace unless it names its
-	// own store; the stuck verdict, compaction and recall never apply to
-	// proxied requests (see the package doc).
+	// own store; the stuck verdict, recall and compaction's other
+	// triggers never apply to proxied requests, and its idle clear is set
+	// by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
 	MaxRequestBytes, MaxResponseBytes int64
