@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness/proxy"
 )
@@ -69,4 +70,71 @@ func Example() {
 	// upstream got at most 24 KiB: true
 	// marked with the spill path: true
 	// results decided: 1 cut: 1 cache breaks: 0
+}
+
+// ExampleOptions_clearWhenIdle shows the clear after a pause: a Chat
+// Completions conversation of six tool rounds goes quiet for 61 minutes,
+// longer than OpenAI's prompt cache surely lives, so the next request
+// carries the two results outside the newest four rounds as one-line
+// placeholders, each naming a file with the whole result. The clock is a
+// stand-in for the proxy's (Options.Now); NoClearWhenIdle turns this off.
+func ExampleOptions_clearWhenIdle() {
+	var got []byte
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`)
+	}))
+	defer upstream.Close()
+	ws, _ := os.MkdirTemp("", "proxy-example-")
+	defer os.RemoveAll(ws)
+	clock := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	px, err := proxy.New(&proxy.Options{Upstream: upstream.URL, Workspace: ws, Now: func() time.Time { return clock }})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer px.Close()
+	front := httptest.NewServer(px)
+	defer front.Close()
+
+	send := func(rounds int) {
+		msgs := []any{map[string]any{"role": "user", "content": "Summarise the six files."}}
+		for i := 1; i <= rounds; i++ {
+			id := fmt.Sprintf("call_%d", i)
+			msgs = append(msgs,
+				map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": id, "type": "function",
+					"function": map[string]any{"name": "shell", "arguments": fmt.Sprintf(`{"cmd":"cat file%d"}`, i)}}}},
+				map[string]any{"role": "tool", "tool_call_id": id, "content": strings.Repeat(fmt.Sprintf("text of file number %d\n", i), 50)})
+		}
+		body, _ := json.Marshal(map[string]any{"model": "m", "messages": msgs})
+		if resp, err := http.Post(front.URL+"/v1/chat/completions", "application/json", strings.NewReader(string(body))); err == nil {
+			resp.Body.Close()
+		}
+		_ = px.Flush(context.Background())
+	}
+	send(5)
+	clock = clock.Add(61 * time.Minute) // the answer was relayed; the agent's tool runs an hour
+	send(6)
+
+	var sent struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(got, &sent)
+	for i := 2; i < len(sent.Messages); i += 2 {
+		shown := sent.Messages[i].Content
+		fmt.Printf("round %d: cleared %v\n", i/2, strings.HasPrefix(shown, "[harness proxy: cleared after an idle pause"))
+	}
+	st := px.Stats()
+	fmt.Println("idle clears:", st.IdleClears, "results cleared:", st.IdleClearedResults, "cache breaks:", st.CacheBreaks)
+	// Output:
+	// round 1: cleared true
+	// round 2: cleared true
+	// round 3: cleared false
+	// round 4: cleared false
+	// round 5: cleared false
+	// round 6: cleared false
+	// idle clears: 1 results cleared: 2 cache breaks: 1
 }

@@ -114,6 +114,19 @@ func (x *idleRun) send(n int, pause time.Duration) []byte {
 	return reqs[len(reqs)-1].Body
 }
 
+// restart starts a second proxy on the same store and workspace (as a
+// restarted process would be) and sends the next requests to it.
+func (x *idleRun) restart() *Proxy {
+	x.t.Helper()
+	px, err := New(&Options{Upstream: x.r.up.URL, Store: x.r.st, Workspace: x.r.ws, Now: x.clock.now})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.r.srv = httptest.NewServer(px)
+	x.t.Cleanup(x.r.srv.Close)
+	return px
+}
+
 // warmUp sends the requests with 0 to 7 results, 10 seconds apart.
 func (x *idleRun) warmUp() {
 	for n := 0; n < 8; n++ {
@@ -203,13 +216,7 @@ func TestIdleClearAnthropic(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStoredClears(t, x, shown)
-	px2, err := New(&Options{Upstream: x.r.up.URL, Store: x.r.st, Workspace: x.r.ws, Now: x.clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(px2)
-	defer srv2.Close()
-	x.r.srv = srv2
+	px2 := x.restart()
 	again := x.shownResults(x.send(10, 30*time.Second))
 	for i := range next {
 		if again[i] != next[i] {
@@ -328,13 +335,7 @@ func TestIdleClearAfterRestart(t *testing.T) {
 	if st := x.r.px.Stats(); st.IdleClears != 0 {
 		t.Fatalf("%d idle clears before the pause", st.IdleClears)
 	}
-	px2, err := New(&Options{Upstream: x.r.up.URL, Store: x.r.st, Workspace: x.r.ws, Now: x.clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2 := httptest.NewServer(px2)
-	defer srv2.Close()
-	x.r.srv = srv2
+	px2 := x.restart()
 	x.clock.advance(6 * time.Minute)
 	x.r.up.Enqueue(x.wc.reply("test-model", "Nothing else.", nil, wiretest.Usage{Input: 100, Output: 10}))
 	next := bytes.Replace(first, []byte(`],"system"`),
