@@ -56,6 +56,25 @@ func resultContents(t *testing.T, reqs []wiretest.Request, find func(map[string]
 	return out
 }
 
+// cacheAsks counts the model calls among reqs (paths ending in suffix)
+// and those whose body holds marker, a member asking for a longer prompt
+// cache than the format's default; the proxy's idle clear waits for the
+// longer cache then. It logs the counts, so docs/design.md can say which
+// cache lifetime each real client gets.
+func cacheAsks(t *testing.T, reqs []wiretest.Request, suffix, marker string) (calls, asking int) {
+	t.Helper()
+	for _, r := range reqs {
+		if strings.HasSuffix(r.Path, suffix) {
+			calls++
+			if strings.Contains(string(r.Body), marker) {
+				asking++
+			}
+		}
+	}
+	t.Logf("%d of %d model calls carry %s", asking, calls, marker)
+	return calls, asking
+}
+
 // TestProxyClaudeCode runs Claude Code through the proxy. Claude Code
 // persists a Bash output over 30,000 characters to a file of its own and
 // sends a 2 KB preview, so the lock file read with the shell reaches the
@@ -128,6 +147,11 @@ func TestProxyClaudeCode(t *testing.T) {
 		}
 	}
 	r.checkLockResult(t, resultContents(t, r.up.Requests(), find("call_lock")))
+	// Its cache_control blocks ask for no "ttl": the 5-minute cache, after
+	// which the proxy's idle clear acts.
+	if calls, asking := cacheAsks(t, r.up.Requests(), "/v1/messages", `"ttl"`); calls == 0 || asking != 0 {
+		t.Errorf("Claude Code asked for a cache ttl in %d of %d model calls; docs/design.md says none", asking, calls)
+	}
 	noCredentialStored(t, r.db, "sk-test-claude-e2e")
 }
 
@@ -208,6 +232,10 @@ enabled = false
 		return nil, false
 	})
 	r.checkLockResult(t, shown)
+	// No prompt_cache_retention: the automatic cache, gone after an hour.
+	if calls, asking := cacheAsks(t, r.up.Requests(), "/responses", `"prompt_cache_retention"`); calls == 0 || asking != 0 {
+		t.Errorf("Codex set prompt_cache_retention in %d of %d model calls; docs/design.md says none", asking, calls)
+	}
 	noCredentialStored(t, r.db, "sk-test-codex-e2e")
 }
 
