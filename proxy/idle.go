@@ -55,9 +55,11 @@ func (p *Proxy) idleLifetime(c *call) (lifetime, idle time.Duration) {
 }
 
 // clearIdle clears the old results of c when its conversation was idle
-// longer than the upstream's cache lives, updating their decisions.
-// Called with the conversation locked, after every result of the history
-// has its decision.
+// longer than the upstream's cache lives, updating their decisions. A
+// result whose placeholder (longer than the engine's, as it names the
+// file) would be no shorter than what it shows stays. Called with the
+// conversation locked, after every result of the history has its
+// decision.
 func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 	lifetime, idle := p.idleLifetime(c)
 	if lifetime == 0 {
@@ -65,7 +67,10 @@ func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 	}
 	chosen, err := idleChoice(ctx, c.hist, lifetime, idle)
 	if err != nil {
-		return err
+		// The clear is a saving, not a duty: the request goes on as
+		// decided.
+		p.logf("harness proxy: %s: no idle clear: %v", c.conv.id, err)
+		return nil
 	}
 	turn, round := len(c.hist.Turns), 1
 	if turn > 0 {
@@ -80,13 +85,20 @@ func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 		if d.out == nil {
 			before = w.Content.End - w.Content.Start
 		}
+		if len(w.Encode(idlePlaceholder(d.res, w.Args, 0, ""))) >= before {
+			continue // the placeholder would be no shorter than what is shown
+		}
 		text, path, err := p.placeholder(ctx, c.conv.id, d.res, w.Args)
 		if err != nil {
 			// The whole result has nowhere to go: it stays as it is.
 			p.logf("harness proxy: %s: not clearing the result of call %s after %s idle: %v", c.conv.id, d.res.CallID, idle.Round(time.Second), err)
 			continue
 		}
-		d.out = w.Encode(text)
+		out := w.Encode(text)
+		if len(out) >= before {
+			continue
+		}
+		d.out = out
 		d.cleared = clearedCopy(d.res, text, path)
 		c.idleCleared++
 		c.idleBytes += int64(before - len(d.out))

@@ -397,3 +397,20 @@ func checkStoredClears(t *testing.T, x *idleRun, shown []string) {
 		}
 	}
 }
+
+// TestIdleClearNeverGrows: a result the engine's rule would clear but whose
+// placeholder, naming its file, is longer than the result stays as it is.
+func TestIdleClearNeverGrows(t *testing.T) {
+	x := newIdleRun(t, wireCases[0], nil, nil)
+	x.steps[3].result = strings.Repeat("omega ", 50) // 300 bytes
+	x.warmUp()
+	shown := x.shownResults(x.send(8, 6*time.Minute))
+	checkPlaceholder(t, shown[0], x.steps[0])
+	checkPlaceholder(t, shown[2], x.steps[2])
+	if shown[3] != x.steps[3].result {
+		t.Errorf("the 300-byte result was replaced by %d bytes: %.120s", len(shown[3]), shown[3])
+	}
+	if st := x.r.px.Stats(); st.IdleClearedResults != 2 || st.IdleClearedBytes <= 0 {
+		t.Errorf("%d results cleared, %d bytes; want 2, more than 0", st.IdleClearedResults, st.IdleClearedBytes)
+	}
+}
