@@ -773,13 +773,7 @@ func TestParseStoreCallTimes(t *testing.T) {
 		t.Errorf("IdleGaps %v, want %v", gaps, wantGaps)
 	}
 	var seen []time.Duration
-	pol := Policy{Name: "idle", New: func(Env) (*Config, error) {
-		return &Config{Policies: []harness.ViewPolicy{harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
-			seen = append(seen, v.Idle)
-			return nil
-		})}}, nil
-	}}
-	if _, err := Replay(ctx, rec, pol, nil); err != nil {
+	if _, err := Replay(ctx, rec, idlePolicy(&seen), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(seen, wantGaps) {

@@ -110,11 +110,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if err != nil || full.FullText() != "hello world" {
 		t.Errorf("old full result: %v, %v", full, err)
 	}
-	for _, r := range conv.Turns[0].Rounds {
-		if !r.Answered.IsZero() {
-			t.Errorf("old round %d: Answered %v, want the zero time", r.Index, r.Answered)
-		}
-	}
+	storetest.CheckAnswered(t, s, "c_old", 1, false)
 	// The upgraded file takes new turns.
 	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
@@ -125,15 +121,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
 	}
 	// The new rounds say when they were answered.
-	again, err := s.Load(ctx, "c_old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range again.Turns[1].Rounds {
-		if r.Answered.IsZero() {
-			t.Errorf("new round %d has no answer time", r.Index)
-		}
-	}
+	storetest.CheckAnswered(t, s, "c_old", 2, true)
 	// The old rounds say their requests were not recorded; the new ones
 	// carry theirs.
 	reqs, err := s.Requests(ctx, "c_old", 0)
@@ -210,12 +198,8 @@ func testOldRoundsIdle(t *testing.T, s *Store, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, turn := range conv.Turns {
-		for _, r := range turn.Rounds {
-			if !r.Answered.IsZero() {
-				t.Errorf("old round %d.%d: Answered %v, want the zero time", turn.Index, r.Index, r.Answered)
-			}
-		}
+	for i := range conv.Turns {
+		storetest.CheckAnswered(t, s, id, i+1, false)
 	}
 	now := conv.LastTurn().Ended.Add(7 * time.Minute)
 	eng, err := harness.NewEngine(&harness.Options{Now: func() time.Time { return now }})

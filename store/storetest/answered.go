@@ -67,3 +67,23 @@ func testRoundAnswerTimes(t *testing.T, be *Backend) {
 		t.Errorf("view of the loaded conversation: Idle %s, %v; want 1h since the last response", v.Idle, err)
 	}
 }
+
+// CheckAnswered loads conversation id from s and fails t unless every
+// round of turn (counted from 1) has an answer time (Round.Answered) when
+// timed is set, and none has one otherwise (rounds stored before the
+// schema kept it).
+func CheckAnswered(t testing.TB, s Store, id string, turn int, timed bool) {
+	t.Helper()
+	conv, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn < 1 || turn > len(conv.Turns) {
+		t.Fatalf("conversation %s has %d turns, no turn %d", id, len(conv.Turns), turn)
+	}
+	for _, r := range conv.Turns[turn-1].Rounds {
+		if r.Answered.IsZero() == timed {
+			t.Errorf("turn %d round %d: Answered %v, want a time: %v", turn, r.Index, r.Answered, timed)
+		}
+	}
+}
