@@ -99,9 +99,11 @@ type Options struct {
 	MaxOutputTokens int
 	// Workspace is the workspace root handed to guards in CallInfo.
 	Workspace string
-	// Now is the clock the engine reads (nil: time.Now) for View.Idle:
-	// the time since the conversation's previous response, as this
-	// process saw it, unless the context says otherwise (WithIdle).
+	// Now is the clock the engine reads (nil: time.Now): the times of a
+	// turn's start and end (Turn.Started, Turn.Ended) and of each response
+	// (Round.Answered), and so View.Idle, the time since the
+	// conversation's previous response, unless the context says
+	// otherwise (WithIdle).
 	Now func() time.Time
 	// KeepToolsOnFinal keeps the tool schemas in the synthesis request,
 	// with calls forbidden (tool_choice "none"), instead of leaving them

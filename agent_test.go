@@ -758,8 +758,9 @@ func TestViewIdle(t *testing.T) {
 }
 
 // TestViewIdleAfterLoad: a conversation this process has not answered (one
-// loaded from a store) counts a turn's first request from the end of the
-// turn before, and knows nothing of a later request's pause.
+// loaded from a store) whose rounds were stored without their answer time
+// (Round.Answered, by an older harness) counts a turn's first request from
+// the end of the turn before, and knows nothing of a later request's pause.
 func TestViewIdleAfterLoad(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := t0.Add(10 * time.Minute)

@@ -37,7 +37,8 @@ type Conversation struct {
 	Notes []*Note `json:"notes,omitempty"`
 
 	// answered is when this process last turned a response of the
-	// conversation into a round (Engine.Round), for View.Idle.
+	// conversation into a round (Engine.Round), for View.Idle; a
+	// conversation loaded from a store counts from its rounds' Answered.
 	answered time.Time
 }
 
@@ -94,6 +95,11 @@ type Round struct {
 	// Dropped lists tool calls the model made on a final request, which
 	// were not run because tools were withheld.
 	Dropped []ToolCall `json:"dropped,omitempty"`
+	// Answered is when the model's response arrived, on the engine's
+	// clock (Options.Now): what View.Idle of a later request counts from
+	// when the conversation is loaded from a store. Zero for rounds stored
+	// before it was recorded.
+	Answered time.Time `json:"answered,omitzero"`
 }
 
 // Note is what a policy adds to the transcript. It is one of two kinds:
@@ -192,6 +198,17 @@ func (c *Conversation) LastTurn() *Turn {
 		return nil
 	}
 	return c.Turns[len(c.Turns)-1]
+}
+
+// lastRound returns the newest round of c (the last round of the newest
+// turn that has one), or nil.
+func (c *Conversation) lastRound() *Round {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		if t := c.Turns[i]; t != nil && len(t.Rounds) > 0 {
+			return t.Rounds[len(t.Rounds)-1]
+		}
+	}
+	return nil
 }
 
 // FindResult returns the stored result of a call id, searching newest

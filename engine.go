@@ -149,7 +149,7 @@ func (e *Engine) BeginTurn(ctx context.Context, conv *Conversation, input string
 	if conv == nil {
 		return nil, errors.New("harness: a turn needs a conversation")
 	}
-	turn := &Turn{Index: len(conv.Turns) + 1, Input: input, Started: time.Now()}
+	turn := &Turn{Index: len(conv.Turns) + 1, Input: input, Started: e.now()}
 	conv.Turns = append(conv.Turns, turn)
 	if e.opts.Recorder != nil {
 		if err := e.opts.Recorder.BeginTurn(ctx, conv, turn); err != nil {
@@ -211,17 +211,23 @@ func (e *Engine) now() time.Time {
 }
 
 // idle is View.Idle for a view of turn: what ctx says (WithIdle), else
-// the time since this process last turned one of conv's responses into a
-// round; for a conversation loaded from a store, which this process has
-// not answered, the first request of a turn counts from the end of the
-// turn before (its last response came just before), and a later one is
-// unknown (0): a step of a durable turn does not know when the previous
-// step's response came.
+// the time since the conversation's last response: when this process
+// turned it into a round, or, for a conversation loaded from a store,
+// which this process has not answered, the newest stored round's Answered.
+// A newest round stored without one (before rounds recorded it) leaves
+// the old rule: a turn's first request counts from the end of the turn
+// before (its last response came just before), and a later one is
+// unknown (0).
 func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.Duration {
 	if d := IdleFrom(ctx); d > 0 {
 		return d
 	}
 	since := conv.answered
+	if since.IsZero() {
+		if r := conv.lastRound(); r != nil {
+			since = r.Answered
+		}
+	}
 	if since.IsZero() && turn != nil && len(turn.Rounds) == 0 {
 		for _, t := range conv.Turns {
 			if t != nil && t != turn && t.Ended.After(since) {
@@ -292,7 +298,8 @@ func (e *Engine) Round(ctx context.Context, conv *Conversation, turn *Turn, view
 	usage := resp.Usage
 	e.emit(ctx, conv, turn, Event{Kind: EventResponse, Round: view.Round, Usage: &usage})
 	conv.answered = e.now()
-	round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: view.Final, Stats: view.requestStats()}
+	round := &Round{Index: view.Round, Assistant: resp.Message, Usage: resp.Usage, Final: view.Final, Stats: view.requestStats(),
+		Answered: conv.answered}
 	round.Assistant.Role = RoleAssistant
 	// The transcript owns its calls: the model's slice may be shared.
 	round.Assistant.ToolCalls = append([]ToolCall(nil), round.Assistant.ToolCalls...)
@@ -325,7 +332,7 @@ func (e *Engine) AppendRound(ctx context.Context, conv *Conversation, turn *Turn
 // the end, even when ctx is done, so the store never holds a turn without
 // an outcome. detail is the error that ended the turn, or "".
 func (e *Engine) EndTurn(ctx context.Context, conv *Conversation, turn *Turn, outcome Outcome, usage Usage, detail string, data map[string]any) error {
-	turn.Outcome, turn.Ended, turn.Usage = outcome, time.Now(), usage
+	turn.Outcome, turn.Ended, turn.Usage = outcome, e.now(), usage
 	u := usage
 	e.emit(ctx, conv, turn, Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: detail, Data: data})
 	if e.opts.Recorder != nil {

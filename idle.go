@@ -12,7 +12,8 @@ import (
 // and [Engine.View] sets
 // View.Idle from it, for policies that act when the provider's prompt
 // cache has expired. Without it (or with 0) the engine measures the time
-// since it last answered the conversation (Options.Now).
+// since it last answered the conversation (Options.Now), or, for a
+// conversation loaded from a store, since its newest round's Answered.
 func WithIdle(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, idleKey, d)
 }

@@ -59,11 +59,13 @@ type View struct {
 	// Idle is how long the conversation was idle before this request: the
 	// time since the engine last answered it (Options.Now's clock), or
 	// what the driver says (WithIdle; a replay's clock reads the recorded
-	// times). For a conversation loaded from a store, a turn's first
-	// request counts from the end of the turn before; a later one, which
-	// neither knows, gets 0. A provider's prompt cache expires after a few idle minutes,
-	// so after a long pause rewriting old history breaks no cache that is
-	// still warm.
+	// times). For a conversation loaded from a store it is the time since
+	// the newest stored round's response arrived (Round.Answered), for
+	// every request of a turn; when that round was stored without the time
+	// (an older harness), a turn's first request counts from the end of
+	// the turn before and a later one gets 0 (unknown). A provider's
+	// prompt cache expires after a few idle minutes, so after a long pause
+	// rewriting old history breaks no cache that is still warm.
 	Idle time.Duration
 
 	// Spent sums what policies spent on their own model calls while

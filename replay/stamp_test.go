@@ -92,13 +92,7 @@ func TestReplayTellsPoliciesTheIdleTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []time.Duration
-	pol := Policy{Name: "idle", New: func(Env) (*Config, error) {
-		return &Config{Policies: []harness.ViewPolicy{harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
-			seen = append(seen, v.Idle)
-			return nil
-		})}}, nil
-	}}
-	if _, err := Replay(context.Background(), rec, pol, nil); err != nil {
+	if _, err := Replay(context.Background(), rec, idlePolicy(&seen), nil); err != nil {
 		t.Fatal(err)
 	}
 	want := IdleGaps(rec)
@@ -117,4 +111,14 @@ func TestReplayTellsPoliciesTheIdleTime(t *testing.T) {
 	if nonzero == 0 {
 		t.Fatal("the fixture records no gap: the test shows nothing")
 	}
+}
+
+// idlePolicy is a policy whose views append their Idle to seen.
+func idlePolicy(seen *[]time.Duration) Policy {
+	return Policy{Name: "idle", New: func(Env) (*Config, error) {
+		return &Config{Policies: []harness.ViewPolicy{harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+			*seen = append(*seen, v.Idle)
+			return nil
+		})}}, nil
+	}}
 }

@@ -38,7 +38,8 @@ func IsStore(path string) bool {
 // SQLite file store/sqlite writes (by default <workspace>/.harness/
 // harness.db), most recently updated first. Each conversation becomes one
 // Recording whose Source is "path#id": its model calls are the stored
-// rounds with the usage the provider reported, and each result's full
+// rounds with the usage the provider reported and the times their
+// responses arrived (see FromConversation), and each result's full
 // payload is the stored one (LoadFull). A result whose output streamed
 // into a spill file keeps only its model copy in the store; its full
 // payload is read back from the spill file when the store sits in its
@@ -278,7 +279,10 @@ func storeWorkspace(path string) string {
 
 // FromConversation turns a harness conversation (as an agent left it, or
 // as a store loads it with every payload) into a Recording named source.
-// Each round is one model call with its reported usage; each result's full
+// Each round is one model call with its reported usage and the time its
+// response arrived (Round.Answered, as Call.Time: zero for rounds stored
+// before harness recorded it), so IdleGaps and a bench that lets the
+// prompt cache expire see the run's pauses; each result's full
 // payload is ToolResult.Parts and Structured and what was shown its model
 // copy. A result whose full record is a spill file (a streamed output,
 // Meta["spill_path"]) is read back from that file under workspace when
@@ -303,7 +307,7 @@ func FromConversation(source string, conv *harness.Conversation, workspace strin
 			if r == nil {
 				return nil, fmt.Errorf("replay: %s: turn %d round %d is missing", source, ti+1, ri+1)
 			}
-			c := &Call{Request: request, Assistant: r.Assistant, Usage: r.Usage, Final: r.Final}
+			c := &Call{Request: request, Assistant: r.Assistant, Usage: r.Usage, Final: r.Final, Time: r.Answered}
 			c.Assistant.Role = harness.RoleAssistant
 			c.Assistant.ToolCalls = append([]harness.ToolCall(nil), r.Assistant.ToolCalls...)
 			c.HasUsage = r.Usage != (harness.Usage{})

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -704,5 +705,78 @@ func TestCallToolsJSON(t *testing.T) {
 	calls := back.Turns[0].Calls
 	if len(calls[0].Tools) != 1 || calls[1].Tools != nil || calls[2].Tools == nil || len(calls[2].Tools) != 0 || !slices.Equal(back.Warnings, rec.Warnings) {
 		t.Errorf("after JSON: %s", b)
+	}
+}
+
+// TestParseStoreCallTimes: a conversation recorded into the store on a
+// fake clock (a tool that takes two minutes, a user who comes back ten
+// minutes later) imports with each call's Time the time its round was
+// answered, so IdleGaps gives the run's pauses and a replay's views see
+// them (View.Idle).
+func TestParseStoreCallTimes(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "harness.db")
+	st, err := sqlite.Open(ctx, dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0 // the agent runs its calls one by one here: no lock needed
+	slow := harness.Tool{Spec: harness.ToolSpec{Name: "build"}, Func: func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
+		now = now.Add(2 * time.Minute)
+		return harness.TextResult("built"), nil
+	}}
+	model := harness.ModelFunc(func(_ context.Context, req *harness.Request) (*harness.Response, error) {
+		if req.Turn == 1 && req.Round == 1 {
+			return &harness.Response{Message: harness.Message{ToolCalls: []harness.ToolCall{{ID: "b1", Name: "build", Args: json.RawMessage(`{}`)}}}}, nil
+		}
+		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("done")}}}, nil
+	})
+	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{slow}, Recorder: st, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := harness.NewConversation("c_timed")
+	if _, err := agent.Run(ctx, conv, "build it"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(10 * time.Minute)
+	if _, err := agent.Run(ctx, conv, "again?"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	recs, err := ParseStore(ctx, dbPath)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("ParseStore: %d recordings, %v", len(recs), err)
+	}
+	rec := recs[0]
+	wantTimes := []time.Time{t0, t0.Add(2 * time.Minute), t0.Add(12 * time.Minute)}
+	var got []time.Time
+	for _, turn := range rec.Turns {
+		for _, c := range turn.Calls {
+			got = append(got, c.Time)
+		}
+	}
+	if len(got) != len(wantTimes) {
+		t.Fatalf("%d calls, want %d", len(got), len(wantTimes))
+	}
+	for i := range got {
+		if !got[i].Equal(wantTimes[i]) {
+			t.Errorf("call %d: Time %v, want %v", i+1, got[i], wantTimes[i])
+		}
+	}
+	wantGaps := []time.Duration{0, 2 * time.Minute, 10 * time.Minute}
+	if gaps := IdleGaps(rec); !slices.Equal(gaps, wantGaps) {
+		t.Errorf("IdleGaps %v, want %v", gaps, wantGaps)
+	}
+	var seen []time.Duration
+	if _, err := Replay(ctx, rec, idlePolicy(&seen), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, wantGaps) {
+		t.Errorf("the replay's views saw Idle %v, want %v", seen, wantGaps)
 	}
 }

@@ -236,6 +236,9 @@ func dump(t *testing.T, dir string) string {
 	conv := load(t, dir)
 	for _, turn := range conv.Turns {
 		turn.Started, turn.Ended = time.Time{}, time.Time{}
+		for _, r := range turn.Rounds {
+			r.Answered = time.Time{}
+		}
 	}
 	r, err := newRig(context.Background(), dir, nil)
 	if err != nil {

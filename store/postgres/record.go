@@ -93,10 +93,10 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *codec.Requ
 		recorded, system, tools = true, req.SystemHash, req.SetHash
 	}
 	w.queue(where, `INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,
-	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set, answered_ns)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		b(convID), turn, r.Index, r.Final, u.Input, u.Cached, u.CacheWrite, u.Output,
-		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools)
+		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools, codec.NS(r.Answered))
 	m := r.Assistant
 	parts, err := codec.EncodePartsJSON(m.Parts)
 	if err != nil {

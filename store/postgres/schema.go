@@ -11,7 +11,8 @@ import (
 )
 
 // migrations is the schema history. Version 1 is what store/sqlite's
-// schema v5 holds, in PostgreSQL's types.
+// schema v5 holds, in PostgreSQL's types; version 2 adds when each round's
+// response arrived (harness.Round.Answered), as store/sqlite's v8.
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -218,6 +219,12 @@ CREATE TABLE view_cuts (
 	marker    bytea NOT NULL DEFAULT ''
 );
 CREATE INDEX view_cuts_by_call ON view_cuts (conv_id, turn, call_id);
+`},
+	{Version: 2, Name: "when each round was answered", SQL: `
+-- harness.Round.Answered in Unix nanoseconds; 0 for rounds stored before
+-- this version, which load with a zero time (View.Idle then falls back to
+-- the turns' end times).
+ALTER TABLE rounds ADD COLUMN answered_ns bigint NOT NULL DEFAULT 0;
 `},
 }
 

@@ -28,6 +28,10 @@
 // 1,000,000,000 bytes, and a round must be stored whatever its results
 // weigh.
 //
+// Each round keeps when its response arrived (Round.Answered, since schema
+// v8; rounds stored before load with a zero time), which is what a loaded
+// conversation's View.Idle counts from.
+//
 // # One turn at a time per conversation
 //
 // One conversation is never written by two turns at once (the same

@@ -181,9 +181,10 @@ func addRound(w *txw, convID string, turn int, r *harness.Round, req *codec.Requ
 		recorded, system, tools = 1, req.SystemHash, req.SetHash
 	}
 	if _, err := w.exec(`INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,
-	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set, answered_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		convID, turn, r.Index, boolInt(r.Final), u.Input, u.Cached, u.CacheWrite, u.Output,
-		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools); err != nil {
+		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools, codec.NS(r.Answered)); err != nil {
 		return fmt.Errorf("sqlite store: %s: %w", where, err)
 	}
 	m := r.Assistant

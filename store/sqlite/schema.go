@@ -14,7 +14,8 @@ import (
 // version 4 what each request offered: its system prompt and tool schemas;
 // version 5 every call a cut's model copy points at (harness.Cut.Refs);
 // version 6 the lease of the writer running a turn on each conversation;
-// version 7 payloads too large for one SQLite value, in chunks.
+// version 7 payloads too large for one SQLite value, in chunks;
+// version 8 when each round's response arrived (harness.Round.Answered).
 var migrations = []migrate.Step{
 	{Version: 1, Name: "transcript", SQL: `
 CREATE TABLE conversations (
@@ -254,6 +255,12 @@ CREATE TABLE result_chunks (
 	PRIMARY KEY (conv_id, turn, round, seq, n),
 	FOREIGN KEY (conv_id, turn, round, seq) REFERENCES results(conv_id, turn, round, seq) ON DELETE CASCADE
 );
+`},
+	{Version: 8, Name: "when each round was answered", SQL: `
+-- harness.Round.Answered in Unix nanoseconds; 0 for rounds stored before
+-- this version, which load with a zero time (View.Idle then falls back to
+-- the turns' end times).
+ALTER TABLE rounds ADD COLUMN answered_ns INTEGER NOT NULL DEFAULT 0;
 `},
 }
 

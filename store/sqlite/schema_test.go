@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -65,6 +66,9 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if _, err := old.w.ExecContext(ctx, `SELECT owner FROM leases`); version < 6 && err == nil {
 		t.Fatalf("version %d already has leases: the test does not test an upgrade", version)
 	}
+	if _, err := old.w.ExecContext(ctx, `SELECT answered_ns FROM rounds`); version < 8 && err == nil {
+		t.Fatalf("version %d already times rounds: the test does not test an upgrade", version)
+	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +110,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if err != nil || full.FullText() != "hello world" {
 		t.Errorf("old full result: %v, %v", full, err)
 	}
+	storetest.CheckAnswered(t, s, "c_old", 1, false)
 	// The upgraded file takes new turns.
 	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
@@ -115,6 +120,8 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if err != nil || len(calls) != 3 || calls[0].Marker != "" {
 		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
 	}
+	// The new rounds say when they were answered.
+	storetest.CheckAnswered(t, s, "c_old", 2, true)
 	// The old rounds say their requests were not recorded; the new ones
 	// carry theirs.
 	reqs, err := s.Requests(ctx, "c_old", 0)
@@ -168,6 +175,7 @@ func TestUpgradeV3File(t *testing.T) {
 			t.Errorf("request %d.%d of a v3 store: %+v", q.Turn, q.Round, q)
 		}
 	}
+	testOldRoundsIdle(t, s, "c_v3")
 	// Resumed, the new turn's requests are recorded.
 	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "more?"); err != nil {
@@ -176,6 +184,34 @@ func TestUpgradeV3File(t *testing.T) {
 	reqs, err = s.Requests(ctx, "c_v3", 3)
 	if err != nil || len(reqs) != 2 || !reqs[0].Recorded || reqs[0].System != "sys" || len(reqs[0].Tools) != 1 {
 		t.Errorf("requests of the resumed turn: %+v, %v", reqs, err)
+	}
+}
+
+// testOldRoundsIdle checks that the rounds of conversation id, stored
+// before rounds were timed, load without an answer time, and that a new
+// turn's first request counts its idle time from the end of the turn
+// before, as it did before the times were stored.
+func testOldRoundsIdle(t *testing.T, s *Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	conv, err := s.Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range conv.Turns {
+		storetest.CheckAnswered(t, s, id, i+1, false)
+	}
+	now := conv.LastTurn().Ended.Add(7 * time.Minute)
+	eng, err := harness.NewEngine(&harness.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := eng.BeginTurn(ctx, conv, "later")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := eng.View(ctx, conv, turn, nil, false, false); err != nil || v.Idle != 7*time.Minute {
+		t.Errorf("first request after the old turns: Idle %s, %v; want 7m since the last turn ended", v.Idle, err)
 	}
 }
 
@@ -194,6 +230,7 @@ func TestUpgradeV4File(t *testing.T) {
 	if len(conv.Turns) != 2 || len(conv.Turns[0].Rounds) != 4 || !conv.Turns[0].Rounds[3].Final || conv.Turns[1].Answer() != "Only notes.txt." {
 		t.Fatalf("c_v4 loads as %d turns", len(conv.Turns))
 	}
+	testOldRoundsIdle(t, s, "c_v4")
 	old := conv.Turns[0].Rounds[2].Results[0]
 	if old.CallID != "v4_c" || len(old.Cuts) != 1 || old.Cuts[0].By != guard.CollapseName || old.Cuts[0].Of != "v4_a" || old.Cuts[0].Refs != nil {
 		t.Errorf("the v4 collapse cut loads as %+v", old.Cuts)

@@ -17,7 +17,8 @@ import (
 // RichConversation uses every field the transcript has: a result a guard
 // spilled (big bytes of payload), parts of every kind with invalid UTF-8
 // and JSON whose whitespace must survive, a timed-out call, arguments that
-// are not JSON, dropped calls, usage, stats and notes.
+// are not JSON, dropped calls, usage, stats, answer times (and rounds
+// without one, as stored before they were recorded) and notes.
 func RichConversation(id string, big int) *harness.Conversation {
 	t0 := time.Unix(1_800_000_000, 123456789)
 	full := strings.Repeat("line of the build log é\n", big/24+1)[:big]
@@ -49,15 +50,17 @@ func RichConversation(id string, big int) *harness.Conversation {
 						Index: 1,
 						Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("running")},
 							ToolCalls: []harness.ToolCall{{ID: "call_1", Name: "shell", Args: json.RawMessage(`{"cmd":"make"}`)}, {ID: "call_2", Name: "mcp_query", Args: json.RawMessage(`{}`)}}},
-						Results: []*harness.ToolResult{cut, structured},
-						Usage:   harness.Usage{Input: 100, Output: 20},
-						Stats:   harness.RequestStats{Messages: 2, Tools: 2, ToolBytes: 300},
+						Results:  []*harness.ToolResult{cut, structured},
+						Usage:    harness.Usage{Input: 100, Output: 20},
+						Stats:    harness.RequestStats{Messages: 2, Tools: 2, ToolBytes: 300},
+						Answered: t0.Add(300 * time.Millisecond),
 					},
 					{
 						Index:     2,
 						Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("it failed")}},
 						Usage:     harness.Usage{Input: 200, Cached: 100, CacheWrite: 7, Output: 20},
 						Stats:     harness.RequestStats{Messages: 5, EvidenceChars: 186, Tools: 2, ToolBytes: 300},
+						Answered:  t0.Add(900 * time.Millisecond),
 					},
 				},
 			},

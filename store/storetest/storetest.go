@@ -81,6 +81,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		fn   func(t *testing.T, be *Backend)
 	}{
 		{"SaveLoadRoundTrip", testSaveLoadRoundTrip},
+		{"RoundAnswerTimes", testRoundAnswerTimes},
 		{"NotFound", testNotFound},
 		{"ReusedCallIDs", testReusedCallIDs},
 		{"BeginTurnRefusesStaleConversation", testStaleConversation},

@@ -20,7 +20,7 @@ const TurnColumns = "idx, input, outcome, started_ns, ended_ns, input_tokens, ca
 // (messages m, LEFT JOINed: a round without one reads an empty message),
 // for ScanRound.
 const RoundColumns = `r.turn, r.idx, r.final, r.input_tokens, r.cached_tokens, r.cache_write_tokens, r.output_tokens,
-	r.req_messages, r.req_evidence_chars, r.req_tools, r.req_tool_bytes,
+	r.req_messages, r.req_evidence_chars, r.req_tools, r.req_tool_bytes, r.answered_ns,
 	m.role, m.parts, m.tool_call_id, m.tool_name, COALESCE(m.is_error, false)`
 
 // CallColumns are a tool_calls row's, for ScanCall.
@@ -84,16 +84,18 @@ func (l *Loader) ScanTurn(sc Scanner) error {
 // ScanRound reads RoundColumns and adds the round to its turn.
 func (l *Loader) ScanRound(sc Scanner) error {
 	var (
-		turn  int
-		r     = &harness.Round{}
-		m     = &r.Assistant
-		parts []byte
+		turn     int
+		r        = &harness.Round{}
+		m        = &r.Assistant
+		parts    []byte
+		answered int64
 	)
 	if err := sc.Scan(&turn, &r.Index, &r.Final, &r.Usage.Input, &r.Usage.Cached, &r.Usage.CacheWrite, &r.Usage.Output,
-		&r.Stats.Messages, &r.Stats.EvidenceChars, &r.Stats.Tools, &r.Stats.ToolBytes,
+		&r.Stats.Messages, &r.Stats.EvidenceChars, &r.Stats.Tools, &r.Stats.ToolBytes, &answered,
 		Str{(*string)(&m.Role)}, &parts, Str{&m.ToolCallID}, Str{&m.ToolName}, &m.IsError); err != nil {
 		return err
 	}
+	r.Answered = codec.FromNS(answered)
 	var err error
 	if m.Parts, err = codec.DecodeParts("", false, parts); err != nil {
 		return fmt.Errorf("turn %d round %d: assistant message: %w", turn, r.Index, err)

@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentharness/harness/store/storetest"
+)
+
+// TestUpgradeFromV1 writes a database at schema version 1, with rows as
+// that version knew them, then opens it with the current code: the later
+// steps apply, the old rounds load without an answer time and the
+// upgraded database takes new turns whose rounds carry theirs.
+func TestUpgradeFromV1(t *testing.T) {
+	ctx := context.Background()
+	dsn := server.DSN(t)
+	old, err := open(ctx, dsn, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	for _, q := range []string{
+		`INSERT INTO conversations (id, title, created_ns, updated_ns) VALUES ('c_old', 'old', 1000, 2000)`,
+		`INSERT INTO turns (conv_id, idx, input, outcome, started_ns, ended_ns, input_tokens, output_tokens)
+		 VALUES ('c_old', 1, 'what changed?', 'answered', 1000, 2000, 50, 5)`,
+		`INSERT INTO rounds (conv_id, turn, idx, input_tokens, output_tokens) VALUES ('c_old', 1, 1, 20, 2)`,
+		`INSERT INTO messages (conv_id, turn, round, role, parts) VALUES ('c_old', 1, 1, 'assistant', '[{"type":"text","text":"nothing"}]')`,
+	} {
+		exec(t, dsn, q)
+	}
+	c := connect(t, dsn)
+	_, err = c.Exec(ctx, `SELECT answered_ns FROM rounds`)
+	c.Close(ctx)
+	if err == nil {
+		t.Fatal("version 1 already times rounds: the test does not test an upgrade")
+	}
+
+	s := openTest(t, dsn)
+	if n := count(t, dsn, "schema_migrations", ""); n != SchemaVersion() {
+		t.Errorf("%d migrations recorded after the upgrade, want %d", n, SchemaVersion())
+	}
+	conv, err := s.Load(ctx, "c_old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Turns[0].Answer() != "nothing" {
+		t.Errorf("old turn loads as %+v", conv.Turns[0])
+	}
+	storetest.CheckAnswered(t, s, "c_old", 1, false)
+	if _, err := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil)).Run(ctx, conv, "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckAnswered(t, s, "c_old", 2, true)
+}

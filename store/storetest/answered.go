@@ -1,0 +1,89 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+)
+
+// testRoundAnswerTimes runs a turn recorded into the store on a fake
+// clock that a tool advances: each loaded round carries the clock's time
+// at its response (Round.Answered) and the turn its start and end, so
+// the next request built from the loaded conversation is idle since the
+// last response.
+func testRoundAnswerTimes(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	s := be.Open(t, nil)
+	t0 := time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
+	var (
+		mu  sync.Mutex
+		now = t0
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	wait := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	slow := FetchTool()
+	fetch := slow.Func
+	slow.Func = func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+		wait(time.Minute) // each fetch takes a minute
+		return fetch(ctx, call)
+	}
+	a, err := harness.New(ToolModel(nil, nil), &harness.Options{System: "sys", Tools: []harness.Tool{slow}, Recorder: s, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := harness.NewConversation("c_answered")
+	if _, err := a.Run(ctx, conv, "fetch both"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, conv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := got.Turns[0]
+	// Round 1 answered at t0 and its two fetches took two minutes.
+	want := []time.Time{t0, t0.Add(2 * time.Minute)}
+	if len(turn.Rounds) != len(want) {
+		t.Fatalf("%d rounds stored, want %d", len(turn.Rounds), len(want))
+	}
+	for i, r := range turn.Rounds {
+		if !r.Answered.Equal(want[i]) {
+			t.Errorf("round %d: Answered %v, want %v", r.Index, r.Answered, want[i])
+		}
+	}
+	if !turn.Started.Equal(t0) || !turn.Ended.Equal(want[1]) {
+		t.Errorf("turn: Started %v Ended %v, want %v and %v (the engine's clock)", turn.Started, turn.Ended, t0, want[1])
+	}
+	// Another process takes the conversation an hour later.
+	wait(time.Hour)
+	eng, err := harness.NewEngine(&harness.Options{System: "sys", Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := eng.View(ctx, got, got.Turns[0], nil, false, false)
+	if err != nil || v.Idle != time.Hour {
+		t.Errorf("view of the loaded conversation: Idle %s, %v; want 1h since the last response", v.Idle, err)
+	}
+}
+
+// CheckAnswered loads conversation id from s and fails t unless every
+// round of turn (counted from 1) has an answer time (Round.Answered) when
+// timed is set, and none has one otherwise (rounds stored before the
+// schema kept it).
+func CheckAnswered(t testing.TB, s Store, id string, turn int, timed bool) {
+	t.Helper()
+	conv, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn < 1 || turn > len(conv.Turns) {
+		t.Fatalf("conversation %s has %d turns, no turn %d", id, len(conv.Turns), turn)
+	}
+	for _, r := range conv.Turns[turn-1].Rounds {
+		if r.Answered.IsZero() == timed {
+			t.Errorf("turn %d round %d: Answered %v, want a time: %v", turn, r.Index, r.Answered, timed)
+		}
+	}
+}
