@@ -35,8 +35,11 @@ type conversation struct {
 	loaded  bool
 	decided map[string][]*decision // by call id
 	// mirror holds the turns and rounds queued for the store.
-	mirror   []*harness.Turn
-	usage    map[roundKey]harness.Usage
+	mirror []*harness.Turn
+	usage  map[roundKey]harness.Usage
+	// times holds when each round's answer was relayed, for the round's
+	// Answered (a round with calls is recorded when its results arrive).
+	times    map[roundKey]time.Time
 	inflight map[roundKey]chan struct{}
 	// answered is when the proxy last finished relaying an answer of
 	// the conversation (zero: none since it was taken into memory), on
@@ -133,7 +136,7 @@ func (p *Proxy) conversation(id string) *conversation {
 	p.tick++
 	c := p.convs[id]
 	if c == nil {
-		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, inflight: map[roundKey]chan struct{}{}}
+		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 	}
@@ -205,8 +208,12 @@ func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder
 		c.mirror[n-1].Outcome, c.mirror[n-1].Ended = "", time.Time{}
 	}
 	// A pause runs from the last answer relayed, which for a conversation
-	// not in memory is the end of its last answered turn (a turn still
-	// open gives none: the idle clear waits for this proxy's first answer).
+	// not in memory is the end of its last answered turn. A turn still
+	// open gives none: the client's request carries an answer the store
+	// has not seen (a round is stored when its results arrive), so the
+	// newest stored round's Answered is only a lower bound, and a pause
+	// measured from it could clear while the cache is warm. The idle
+	// clear then waits for this proxy's first answer.
 	if n := len(c.mirror); n > 0 && c.mirror[n-1].Outcome == harness.Answered {
 		c.answered = c.mirror[n-1].Ended
 	}

@@ -414,3 +414,34 @@ func TestIdleClearNeverGrows(t *testing.T) {
 		t.Errorf("%d results cleared, %d bytes; want 2, more than 0", st.IdleClearedResults, st.IdleClearedBytes)
 	}
 }
+
+// TestStoredRoundsAnswered: each round the proxy stores carries when it
+// relayed that round's answer, on its clock, so harness's own store read
+// as a recording knows the pauses between calls (bench --cache-ttl).
+func TestStoredRoundsAnswered(t *testing.T) {
+	x := newIdleRun(t, wireCases[0], nil, nil)
+	start := x.clock.now()
+	x.warmUp()
+	if err := x.r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	list, err := x.r.st.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("store: %d conversations (%v)", len(list), err)
+	}
+	conv, err := x.r.st.Load(context.Background(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := conv.Turns[len(conv.Turns)-1].Rounds
+	// The answer to the request with n results came at start + (n+1)·10s;
+	// it is round n+1, stored when the request with n+1 results arrived.
+	if len(rounds) != 7 {
+		t.Fatalf("%d rounds stored, want 7", len(rounds))
+	}
+	for i, r := range rounds {
+		if want := start.Add(time.Duration(i+1) * 10 * time.Second); !r.Answered.Equal(want) {
+			t.Errorf("round %d answered at %v, want %v", r.Index, r.Answered, want)
+		}
+	}
+}

@@ -42,7 +42,8 @@ func (p *Proxy) recordHistory(c *call) {
 			if ri < len(mt.Rounds) {
 				continue
 			}
-			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[roundKey{idx, ri + 1}]}
+			key := roundKey{idx, ri + 1}
+			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key]}
 			for _, res := range r.Results {
 				if res.dec != nil {
 					round.Results = append(round.Results, res.dec.res)
@@ -128,6 +129,9 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if ok {
 		cv.answered = p.now() // a pause starts
 	}
+	if ok && c.key.turn > 0 {
+		cv.times[c.key] = cv.answered
+	}
 	if !ok || c.key.turn == 0 {
 		return
 	}
@@ -139,7 +143,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if mt.Outcome != "" || len(mt.Rounds) != c.key.round-1 {
 		return
 	}
-	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Answered: cv.answered, Assistant: harness.Message{Role: harness.RoleAssistant}}
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
