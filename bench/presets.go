@@ -65,8 +65,14 @@ type harnessConfig struct {
 	// newest rounds; noActive is CompactPolicy.NoKeepActive.
 	active   int
 	noActive bool
-	// clearIdle is CompactPolicy.ClearWhenIdle (0: off).
-	clearIdle time.Duration
+	// clearIdle is CompactPolicy.ClearWhenIdle (0: off); clearIdleAuto
+	// sets it per recording to policy.CacheExpiry of the recorded model;
+	// clearIdleKeep is CompactPolicy.ClearWhenIdleKeepRounds.
+	clearIdle     time.Duration
+	clearIdleAuto bool
+	clearIdleKeep int
+	// clearIdleBank is CompactPolicy.ClearWhenIdleBanked.
+	clearIdleBank bool
 }
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
@@ -88,8 +94,12 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
+		idle := h.clearIdle
+		if h.clearIdleAuto {
+			idle = policy.CacheExpiry(env.Model)
+		}
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
-			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: h.clearIdle}
+			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: idle, ClearWhenIdleKeepRounds: h.clearIdleKeep, ClearWhenIdleBanked: h.clearIdleBank}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}

@@ -196,6 +196,16 @@ type CompactPolicy struct {
 	// warm costs a miss no bank has covered. 0 is off (docs/design.md,
 	// "Cold caches").
 	ClearWhenIdle time.Duration
+	// ClearWhenIdleKeepRounds is how many of the newest rounds a clear
+	// when idle never clears (zero means ClearOldKeepRounds; a negative
+	// value is an error).
+	ClearWhenIdleKeepRounds int
+	// ClearWhenIdleBanked makes a clear when idle also need the savings
+	// bank to cover it (priced as if the cache were still warm), so it
+	// cannot make a run cost more than keeping everything even when the
+	// cache outlived the pause. Without Prices' bank (Unbounded) it
+	// changes nothing.
+	ClearWhenIdleBanked bool
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
 	KeepTurns int
@@ -299,6 +309,8 @@ type compactConfig struct {
 	clearOld       int // 0: off
 	clearOldKeep   int
 	clearIdle      time.Duration // ClearWhenIdle; 0: off
+	clearIdleKeep  int           // ClearWhenIdleKeepRounds, resolved
+	clearIdleBank  bool          // ClearWhenIdleBanked
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
@@ -365,6 +377,13 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	}
 	if c.clearOldKeep <= 0 {
 		c.clearOldKeep = DefaultCompactClearOldKeepRounds
+	}
+	c.clearIdleBank = p.ClearWhenIdleBanked
+	switch c.clearIdleKeep = p.ClearWhenIdleKeepRounds; {
+	case c.clearIdleKeep < 0:
+		return c, fmt.Errorf("compact: ClearWhenIdleKeepRounds %d is negative (zero means ClearOldKeepRounds)", c.clearIdleKeep)
+	case c.clearIdleKeep == 0:
+		c.clearIdleKeep = c.clearOldKeep
 	}
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
@@ -469,7 +488,7 @@ func (c *compaction) apply() error {
 		// The cache is cold: a clear now costs no miss, so it needs no
 		// chunk, no payback and no bank.
 		c.rule = c.costRule
-		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearOldKeep); ok {
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearIdleKeep); ok && (!c.clearIdleBank || c.covered(next)) {
 			why := fmt.Sprintf("after %s idle (the prompt cache had expired)", v.Idle.Round(time.Second))
 			if now, err = c.commitClear(next, cleared, now, "clear-idle", why, "idle_seconds", v.Idle.Seconds()); err != nil {
 				return err
