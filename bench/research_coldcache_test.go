@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/replay"
 )
@@ -146,7 +147,8 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 // ActiveRounds 6, covered by the savings bank (ClearWhenIdleBanked), and at
 // replay.CacheTTL for every model. Each replay is
 // priced twice, with the cache expiring after replay.CacheTTL (the bench's
-// default) and warm (Options.NoCacheExpiry), and the test prints each
+// default; HARNESS_RESEARCH_CACHE_TTL changes the lifetime) and warm
+// (Options.NoCacheExpiry), and the test prints each
 // row's figures per set and pricing, and for each variant whether it
 // passes the rule for a default against harness on that set: cheaper
 // under both price models at no less visible evidence (or the points of
@@ -185,8 +187,16 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		o, err := researchCacheOptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl, _ := o.cacheTTL()
+		if ttl == 0 {
+			t.Fatal("HARNESS_RESEARCH_CACHE_TTL=0: the test prices the warm cache anyway; give the lifetime of the other pricing")
+		}
 		presets := withNone(ps)
-		cold, warm := newSummary(presets, nil, replay.CacheTTL), newSummary(presets, nil, 0)
+		cold, warm := newSummary(presets, nil, ttl), newSummary(presets, nil, 0)
 		err = replayAll(context.Background(), Options{}, Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
 			warm.add(rec, reps) // first: cold's add prices the reports cold in place
 			cold.add(rec, reps)
@@ -237,4 +247,22 @@ func defaultVerdict(r, h Row, anchors []Row) string {
 		v += "; an anchor at ≥ its visible costs no more: " + strings.Join(beaten, ", ")
 	}
 	return v
+}
+
+// researchCacheOptions is the cache pricing of the research tests that
+// price one way: the bench's default (the cache expires after
+// replay.CacheTTL), or HARNESS_RESEARCH_CACHE_TTL's lifetime (0: the warm
+// cache, Options.NoCacheExpiry, the pricing of the figures measured before
+// caches expired by default). A sweep whose figures HARNESS_RESEARCH_OUT
+// keeps must use one file per pricing.
+func researchCacheOptions() (Options, error) {
+	v := os.Getenv("HARNESS_RESEARCH_CACHE_TTL")
+	if v == "" {
+		return Options{}, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return Options{}, fmt.Errorf("HARNESS_RESEARCH_CACHE_TTL %q: want a lifetime ≥ 0 such as 5m (0: the cache never expires)", v)
+	}
+	return Options{CacheTTL: d, NoCacheExpiry: d == 0}, nil
 }
