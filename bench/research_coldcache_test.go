@@ -165,17 +165,13 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		change(&h)
 		return Preset{Name: name, Doc: "research variant", build: h.build}
 	}
-	ps := []Preset{}
+	var ps []Preset
 	for _, n := range []string{"floor", "harness", "codex", "harness-rs", "crush", "claude-code"} {
-		p, err := Lookup(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
+		ps = append(ps, mustLookup(t, n))
 	}
 	const anchors = 4 // ps[2:6]
 	ps = append(ps,
-		variant("harness+idle/auto", func(h *harnessConfig) { h.clearIdleAuto = true }),
+		mustLookup(t, "harness+idle"),
 		variant("harness+idle/auto+quoted", func(h *harnessConfig) { h.clearIdleAuto, h.quoted = true, true }),
 		variant("harness+idle/auto/keep8", func(h *harnessConfig) { h.clearIdleAuto, h.clearIdleKeep = true, 8 }),
 		variant("harness+idle/auto/active6", func(h *harnessConfig) { h.clearIdleAuto, h.active = true, 6 }),
@@ -265,4 +261,14 @@ func researchCacheOptions() (Options, error) {
 		return Options{}, fmt.Errorf("HARNESS_RESEARCH_CACHE_TTL %q: want a lifetime ≥ 0 such as 5m (0: the cache never expires)", v)
 	}
 	return Options{CacheTTL: d, NoCacheExpiry: d == 0}, nil
+}
+
+// mustLookup is Lookup(name), failing t when there is no such preset.
+func mustLookup(t *testing.T, name string) Preset {
+	t.Helper()
+	p, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

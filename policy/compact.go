@@ -187,14 +187,15 @@ type CompactPolicy struct {
 	// ClearWhenIdle, when positive, clears at a request that comes more
 	// than this long after the previous response (View.Idle, when the
 	// driver knows it: see harness.WithIdle) every old result the cost
-	// trigger may clear (all but the newest ClearOldKeepRounds rounds and
-	// the working set), however few, without asking the savings bank: the
-	// provider's prompt cache has expired (replay.CacheTTL, 5 minutes, is
-	// the providers' default), so the clear breaks no cache that is
-	// still warm. It must not be shorter than the cache's real lifetime
-	// (an hour for Anthropic's 1-hour cache): a clear while the cache is
-	// warm costs a miss no bank has covered. 0 is off (docs/design.md,
-	// "Cold caches").
+	// trigger may clear (all but the newest ClearWhenIdleKeepRounds rounds
+	// and the working set), however few, without asking the savings bank:
+	// the provider's prompt cache has expired, so the clear breaks no
+	// cache that is still warm. It must not be shorter than the time after
+	// which the provider guarantees the cache gone (CacheExpiry of the
+	// model: 5 minutes for Claude, an hour for OpenAI's automatic cache;
+	// longer for a cache asked to live longer): a clear while the cache is
+	// warm costs a miss no bank has covered. 0 is off, the default
+	// (docs/design.md, "Cold caches", has why it is not on).
 	ClearWhenIdle time.Duration
 	// ClearWhenIdleKeepRounds is how many of the newest rounds a clear
 	// when idle never clears (zero means ClearOldKeepRounds; a negative
