@@ -34,3 +34,16 @@ func TestCacheExpiry(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCacheExpiry: any model name gets one of the three answers, never a
+// panic.
+func FuzzCacheExpiry(f *testing.F) {
+	for _, s := range []string{"claude-sonnet-4-5", "us.anthropic.claude-3", "openai/gpt-4o", "o3", "o30", "codex-mini", ".", "/", "a.b.c/", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, model string) {
+		if d := CacheExpiry(model); d != 0 && d != AnthropicCacheExpiry && d != OpenAICacheExpiry {
+			t.Errorf("CacheExpiry(%q) = %v", model, d)
+		}
+	})
+}

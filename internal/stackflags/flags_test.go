@@ -66,3 +66,21 @@ func TestClearWhenIdle(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIdleClearSet: --clear-when-idle's parser never panics, and what it
+// accepts prints back to a value that parses to the same.
+func FuzzIdleClearSet(f *testing.F) {
+	for _, s := range []string{"auto", "off", "0", "5m", "1h30m", "-1s", "soon", "", "AUTO", "9223372036854775807ns"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v IdleClear
+		if v.Set(s) != nil {
+			return
+		}
+		var back IdleClear
+		if err := back.Set(v.String()); err != nil || back != v {
+			t.Errorf("Set(%q) = %+v prints %q, which reads back as %+v (%v)", s, v, v.String(), back, err)
+		}
+	})
+}
