@@ -126,7 +126,7 @@ func totalSection(b *strings.Builder, t *Table, audits []Audit) {
 		fmt.Fprintf(b, "<td>%.1f%%</td><td>%.1f%%</td><td>%s/%s</td><td>%.3f</td></tr>\n",
 			100*r.VisibleShare, 100*r.RecoverableShare, num(r.AboveTolerance), num(len(t.Runs)), r.Worst)
 	}
-	b.WriteString("</table>\n<p class=\"note\">Removed: the share of the removable cost (none − floor, every result empty) each preset removes. &gt; 1.01×: recordings costing more than 1.01 × none under any price model; worst: the worst such ratio.</p>\n</section>\n")
+	b.WriteString("</table>\n<p class=\"note\">The prompt " + esc(t.CacheNote()) + ". Removed: the share of the removable cost (none − floor, every result empty) each preset removes. &gt; 1.01×: recordings costing more than 1.01 × none under any price model; worst: the worst such ratio.</p>\n</section>\n")
 }
 
 func auditSection(b *strings.Builder, i int, a Audit) {

@@ -24,16 +24,36 @@ type Options struct {
 	// Through, when set, adds a last row: what reached a recording
 	// upstream through an OpenAI-compatible proxy (see [Through]).
 	Through *Through
-	// CacheTTL, when positive, lets the provider's prompt cache expire: a
-	// request whose recorded response came more than CacheTTL after the
-	// previous one's (replay.IdleGaps) finds the cache cold, and its
+	// CacheTTL is how long the provider's prompt cache outlives its last
+	// use: a request whose recorded response came more than CacheTTL after
+	// the previous one's (replay.IdleGaps) finds the cache cold, and its
 	// cached prefix is priced as uncached input (written again under
 	// Anthropic's prices) for every preset alike; such a request counts as
-	// a cache break too. Recordings that keep no times (mini-swe-agent,
-	// SWE-agent) are unaffected. 0, the default, prices every prefix
-	// shared with the previous request as cached (replay.CacheTTL is the
-	// providers' default lifetime).
+	// a cache break too. Zero means replay.CacheTTL (5 minutes: Anthropic's
+	// exact default lifetime and the shortest OpenAI documents), so the
+	// zero Options price caches as providers bill them. Recordings that
+	// keep no times (mini-swe-agent, SWE-agent, Gemini CLI, the suite) are
+	// unaffected. A negative value is an error.
 	CacheTTL time.Duration
+	// NoCacheExpiry prices every prefix shared with the previous request
+	// as cached however long the pause before it (a warm cache: the
+	// bench's pricing before caches expired by default); CacheTTL is then
+	// ignored.
+	NoCacheExpiry bool
+}
+
+// cacheTTL is the lifetime o prices the cache with, 0 for a cache that
+// never expires.
+func (o *Options) cacheTTL() (time.Duration, error) {
+	switch {
+	case o.NoCacheExpiry:
+		return 0, nil
+	case o.CacheTTL < 0:
+		return 0, fmt.Errorf("bench: CacheTTL %v: want 0 (the default, %v) or more; NoCacheExpiry prices a warm cache", o.CacheTTL, replay.CacheTTL)
+	case o.CacheTTL == 0:
+		return replay.CacheTTL, nil
+	}
+	return o.CacheTTL, nil
 }
 
 // Run replays every recording under every preset and summarises.
@@ -78,10 +98,13 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 	if opts != nil {
 		o = *opts
 	}
+	ttl, err := o.cacheTTL()
+	if err != nil {
+		return nil, err
+	}
 	presets := withNone(o.Presets)
-	s := newSummary(presets, o.Through)
-	s.ttl = o.CacheTTL
-	err := replayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+	s := newSummary(presets, o.Through, ttl)
+	err = replayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
 		s.add(rec, reps)
 	})
 	if err != nil {
@@ -93,10 +116,13 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 // runReports is Run keeping every report, indexed [recording][preset]
 // (the audit draws each request of each preset).
 func runReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
-	s := newSummary(withNone(o.Presets), o.Through)
-	s.ttl = o.CacheTTL
+	ttl, err := o.cacheTTL()
+	if err != nil {
+		return nil, nil, err
+	}
+	s := newSummary(withNone(o.Presets), o.Through, ttl)
 	reports := make([][]*replay.Report, len(recs))
-	err := replayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replay.Report) {
+	err = replayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replay.Report) {
 		reports[r] = reps
 		s.add(rec, reps)
 	})

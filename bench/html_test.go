@@ -194,6 +194,9 @@ func TestAuditPageInChromium(t *testing.T) {
 	if total < 0 || first < total || strings.Count(page[total:first], "<tr><td") != 2 || !strings.Contains(page[total:first], "removed openai") {
 		t.Errorf("no total of two rows before the recordings:\n%s", page[:min(len(page), 3000)])
 	}
+	if !strings.Contains(page[total:first], "The prompt cache expires after 5m idle.") {
+		t.Errorf("the total does not say how the cache was priced:\n%s", page[total:first])
+	}
 	sb.Reset()
 	if err := WriteAuditHTML(&sb, report.Audits); err != nil || strings.Contains(sb.String(), `id="total"`) {
 		t.Errorf("WriteAuditHTML: %v, total shown %v", err, strings.Contains(sb.String(), `id="total"`))

@@ -155,9 +155,11 @@ func TestTableShowsPricing(t *testing.T) {
 	}
 }
 
-// TestCacheTTLPricesColdRequests: with Options.CacheTTL a request that
-// follows a pause longer than it pays its prefix uncached, under every
-// preset; without times, or without CacheTTL, nothing changes.
+// TestCacheTTLPricesColdRequests: by default (the zero Options: CacheTTL
+// replay.CacheTTL) a request that follows a pause longer than the cache's
+// lifetime pays its prefix uncached, under every preset, and the table
+// says so; NoCacheExpiry prices it warm; without times nothing changes;
+// a negative CacheTTL is refused.
 func TestCacheTTLPricesColdRequests(t *testing.T) {
 	recs, err := Suite()
 	if err != nil {
@@ -183,13 +185,37 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 	}
 	h, _ := Lookup("harness")
 	ps := []Preset{h}
-	warm, reps, err := runReports(context.Background(), Options{Presets: ps}, []*replay.Recording{rec})
+	warm, reps, err := runReports(context.Background(), Options{Presets: ps, NoCacheExpiry: true}, []*replay.Recording{rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cold, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+	cold, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if nilOpts, err := Run(context.Background(), []*replay.Recording{rec}, nil); err != nil || nilOpts.Rows[0].Cached != cold.Rows[0].Cached {
+		t.Errorf("nil Options: %v; none's cached %d, want the zero Options' %d", err, nilOpts.Rows[0].Cached, cold.Rows[0].Cached)
+	}
+	if explicit, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL}); err != nil || explicit.Rows[1].Cached != cold.Rows[1].Cached {
+		t.Errorf("CacheTTL %v: %v; harness's cached differs from the zero Options'", replay.CacheTTL, err)
+	}
+	if long, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: time.Hour}); err != nil || long.Rows[1].Cached != warm.Rows[1].Cached {
+		t.Errorf("CacheTTL 1h (longer than every pause): %v; want the warm pricing", err)
+	}
+	if _, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: -time.Second}); err == nil || !strings.Contains(err.Error(), "CacheTTL -1s") {
+		t.Errorf("CacheTTL -1s: err %v, want a clear refusal", err)
+	}
+	if warm.CacheTTL != 0 || cold.CacheTTL != replay.CacheTTL {
+		t.Errorf("Table.CacheTTL warm %v, cold %v; want 0 and %v", warm.CacheTTL, cold.CacheTTL, replay.CacheTTL)
+	}
+	for _, tc := range []struct {
+		tab  *Table
+		want string
+	}{{warm, "pricing: openai, anthropic; cache never expires (warm)"}, {cold, "pricing: openai, anthropic; cache expires after 5m idle"}} {
+		var b strings.Builder
+		if err := tc.tab.WriteText(&b); err != nil || !strings.Contains(b.String(), tc.want) {
+			t.Errorf("text table (%v) lacks %q:\n%s", err, tc.want, b.String())
+		}
 	}
 	openai, _ := LookupPricing("openai")
 	anthropic, _ := LookupPricing("anthropic")
@@ -220,7 +246,7 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 			c.Time = time.Time{}
 		}
 	}
-	again, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL})
+	again, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,50 +140,135 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 }
 
 // TestResearchClearWhenIdle replays the sets named by HARNESS_RESEARCH_SETS
-// under harness and harness with CompactPolicy.ClearWhenIdle at
-// replay.CacheTTL (alone, with KeepQuoted, and at 3 × CacheTTL), priced
-// with the cache expiring after CacheTTL (HARNESS_RESEARCH_CACHE_TTL
-// changes it; 0 prices the cache warm, as the bench does by default)
-// (Options.CacheTTL), and prints each one's figures per set
-// (docs/design.md, "Cold caches").
+// under harness, the anchors that keep about its visible share, and
+// harness with CompactPolicy.ClearWhenIdle: at policy.CacheExpiry of the
+// recorded model ("auto": 5 minutes for Claude, an hour for OpenAI's
+// models), alone, with KeepQuoted, keeping 8 rounds at an idle clear, with
+// ActiveRounds 6, covered by the savings bank (ClearWhenIdleBanked), and at
+// replay.CacheTTL for every model. Each replay is
+// priced twice, with the cache expiring after replay.CacheTTL (the bench's
+// default; HARNESS_RESEARCH_CACHE_TTL changes the lifetime) and warm
+// (Options.NoCacheExpiry), and the test prints each
+// row's figures per set and pricing, and for each variant whether it
+// passes the rule for a default against harness on that set: cheaper
+// under both price models at no less visible evidence (or the points of
+// the removable cost it adds per point of visible evidence it loses), no
+// run above 1.01 × none, and cheaper than every anchor that shows at
+// least as much (docs/design.md, "Cold caches").
 func TestResearchClearWhenIdle(t *testing.T) {
 	dirs := os.Getenv("HARNESS_RESEARCH_SETS")
 	if dirs == "" {
 		t.Skip("HARNESS_RESEARCH_SETS is not set")
 	}
-	ttl := replay.CacheTTL
-	if v := os.Getenv("HARNESS_RESEARCH_CACHE_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("HARNESS_RESEARCH_CACHE_TTL: %v", err)
-		}
-		ttl = d
+	variant := func(name string, change func(*harnessConfig)) Preset {
+		h := defaultHarness()
+		change(&h)
+		return Preset{Name: name, Doc: "research variant", build: h.build}
 	}
-	floor, _ := Lookup("floor")
-	h, _ := Lookup("harness")
-	idle := defaultHarness()
-	idle.clearIdle = replay.CacheTTL
-	quoted := idle
-	quoted.quoted = true
-	later := idle
-	later.clearIdle = 3 * replay.CacheTTL
-	ps := []Preset{floor, h, {Name: "harness+idle", Doc: "research variant", build: idle.build},
-		{Name: "harness+idle+quoted", Doc: "research variant", build: quoted.build},
-		{Name: "harness+idle/15m", Doc: "research variant", build: later.build}}
+	var ps []Preset
+	for _, n := range []string{"floor", "harness", "codex", "harness-rs", "crush", "claude-code"} {
+		ps = append(ps, mustLookup(t, n))
+	}
+	const anchors = 4 // ps[2:6]
+	ps = append(ps,
+		mustLookup(t, "harness+idle"),
+		variant("harness+idle/auto+quoted", func(h *harnessConfig) { h.clearIdleAuto, h.quoted = true, true }),
+		variant("harness+idle/auto/keep8", func(h *harnessConfig) { h.clearIdleAuto, h.clearIdleKeep = true, 8 }),
+		variant("harness+idle/auto/active6", func(h *harnessConfig) { h.clearIdleAuto, h.active = true, 6 }),
+		variant("harness+idle/auto/banked", func(h *harnessConfig) { h.clearIdleAuto, h.clearIdleBank = true, true }),
+		variant("harness+idle/5m", func(h *harnessConfig) { h.clearIdle = replay.CacheTTL }))
 	var b strings.Builder
 	for _, dir := range strings.Split(dirs, ",") {
 		recs, _, err := replay.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, err := Run(context.Background(), recs, &Options{Presets: ps, CacheTTL: ttl})
+		o, err := researchCacheOptions()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range tab.Rows[2:] {
-			fmt.Fprintf(&b, "%-30s %-20s %.3f/%.3f × none, removed %.1f%%/%.1f%%, visible %.1f%%, > 1.01× %d, worst %.3f, breaks %d\n", filepath.Base(dir), r.Preset,
-				r.Ratios["openai"], r.Ratios["anthropic"], 100*r.Removed["openai"], 100*r.Removed["anthropic"], 100*r.VisibleShare, r.AboveTolerance, r.Worst, r.CacheBreaks)
+		ttl, _ := o.cacheTTL()
+		if ttl == 0 {
+			t.Fatal("HARNESS_RESEARCH_CACHE_TTL=0: the test prices the warm cache anyway; give the lifetime of the other pricing")
+		}
+		presets := withNone(ps)
+		cold, warm := newSummary(presets, nil, ttl), newSummary(presets, nil, 0)
+		err = replayAll(context.Background(), Options{}, Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+			warm.add(rec, reps) // first: cold's add prices the reports cold in place
+			cold.add(rec, reps)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tab := range []*Table{cold.table(), warm.table()} {
+			fmt.Fprintf(&b, "%s, %s:\n", filepath.Base(dir), tab.CacheNote())
+			h := tab.Rows[2]
+			for _, r := range tab.Rows[2:] {
+				fmt.Fprintf(&b, "  %-27s %.3f/%.3f × none, removed %.1f%%/%.1f%%, visible %.1f%%, > 1.01× %d, worst %.3f, breaks %d", r.Preset,
+					r.Ratios["openai"], r.Ratios["anthropic"], 100*r.Removed["openai"], 100*r.Removed["anthropic"], 100*r.VisibleShare, r.AboveTolerance, r.Worst, r.CacheBreaks)
+				if r.Preset != h.Preset && strings.HasPrefix(r.Preset, "harness+") {
+					fmt.Fprintf(&b, "; %s", defaultVerdict(r, h, tab.Rows[3:3+anchors]))
+				}
+				b.WriteString("\n")
+			}
 		}
 	}
 	t.Log("\n" + b.String())
+}
+
+// defaultVerdict says how r fares against harness h by the rule for a
+// default: cheaper under both price models at no less visible evidence, or
+// what it trades (points of the removable cost added per point of visible
+// evidence lost); runs above 1.01 × none; the anchors that show at least
+// as much and cost no more.
+func defaultVerdict(r, h Row, anchors []Row) string {
+	cheaper := r.Ratios["openai"] < h.Ratios["openai"] && r.Ratios["anthropic"] < h.Ratios["anthropic"]
+	var v string
+	switch dv := 100 * (r.VisibleShare - h.VisibleShare); {
+	case cheaper && dv >= 0:
+		v = "dominates harness"
+	case cheaper:
+		v = fmt.Sprintf("trades: +%.1f/+%.1f points removed for %.1f visible (%.1f per point)", 100*(r.Removed["openai"]-h.Removed["openai"]),
+			100*(r.Removed["anthropic"]-h.Removed["anthropic"]), dv, 100*(r.Removed["openai"]-h.Removed["openai"])/-dv)
+	default:
+		v = fmt.Sprintf("not cheaper (%+.3f/%+.3f, visible %+.1f)", r.Ratios["openai"]-h.Ratios["openai"], r.Ratios["anthropic"]-h.Ratios["anthropic"], dv)
+	}
+	var beaten []string
+	for _, a := range anchors {
+		if a.VisibleShare >= r.VisibleShare && (a.Ratios["openai"] <= r.Ratios["openai"] || a.Ratios["anthropic"] <= r.Ratios["anthropic"]) {
+			beaten = append(beaten, a.Preset)
+		}
+	}
+	if len(beaten) > 0 {
+		v += "; an anchor at ≥ its visible costs no more: " + strings.Join(beaten, ", ")
+	}
+	return v
+}
+
+// researchCacheOptions is the cache pricing of the research tests that
+// price one way: the bench's default (the cache expires after
+// replay.CacheTTL), or HARNESS_RESEARCH_CACHE_TTL's lifetime (0: the warm
+// cache, Options.NoCacheExpiry, the pricing of the figures measured before
+// caches expired by default). A sweep whose figures HARNESS_RESEARCH_OUT
+// keeps must use one file per pricing.
+func researchCacheOptions() (Options, error) {
+	v := os.Getenv("HARNESS_RESEARCH_CACHE_TTL")
+	if v == "" {
+		return Options{}, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return Options{}, fmt.Errorf("HARNESS_RESEARCH_CACHE_TTL %q: want a lifetime ≥ 0 such as 5m (0: the cache never expires)", v)
+	}
+	return Options{CacheTTL: d, NoCacheExpiry: d == 0}, nil
+}
+
+// mustLookup is Lookup(name), failing t when there is no such preset.
+func mustLookup(t *testing.T, name string) Preset {
+	t.Helper()
+	p, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

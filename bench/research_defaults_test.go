@@ -112,7 +112,10 @@ type setFigures struct {
 // set is done; a set whose variants that file already holds is not
 // replayed again, so a killed sweep resumes where it stopped, two sweeps
 // over different sets can share the file, and a last run naming every set
-// only prints the choice. docs/design.md reports the figures.
+// only prints the choice. The cache is priced as the bench prices it
+// (HARNESS_RESEARCH_CACHE_TTL changes it: see researchCacheOptions; one
+// HARNESS_RESEARCH_OUT file per pricing). docs/design.md reports the
+// figures.
 func TestResearchDefaults(t *testing.T) {
 	dirs := os.Getenv("HARNESS_RESEARCH_SETS")
 	if dirs == "" {
@@ -168,7 +171,12 @@ func sweepSet(dir string, vs []defaultsVariant) ([]setFigures, error) {
 	for _, v := range vs {
 		ps = append(ps, v.preset())
 	}
-	tab, err := Run(context.Background(), recs, &Options{Presets: ps})
+	o, err := researchCacheOptions()
+	if err != nil {
+		return nil, err
+	}
+	o.Presets = ps
+	tab, err := Run(context.Background(), recs, &o)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@ import (
 // TestResearchRunCeiling replays the sets named by HARNESS_RESEARCH_SETS
 // under harness and harness with guard.RunCeiling at several ceilings and
 // previews, with floor for the removed share, and prints each variant's
-// figures per set (docs/design.md, "Where the removable cost is").
+// figures per set (docs/design.md, "Where the removable cost is"), the
+// cache priced as researchCacheOptions says.
 func TestResearchRunCeiling(t *testing.T) {
 	dirs := os.Getenv("HARNESS_RESEARCH_SETS")
 	if dirs == "" {
@@ -41,7 +42,12 @@ func TestResearchRunCeiling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, err := Run(context.Background(), recs, &Options{Presets: ps})
+		o, err := researchCacheOptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Presets = ps
+		tab, err := Run(context.Background(), recs, &o)
 		if err != nil {
 			t.Fatal(err)
 		}

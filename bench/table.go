@@ -20,6 +20,10 @@ type Table struct {
 	// Pricings names the price models the text tables show (default
 	// [DefaultPricings]); the JSON carries the cost under every one.
 	Pricings []string `json:"-"`
+	// CacheTTL is the prompt cache's lifetime the costs were priced with
+	// (Options.CacheTTL; in the JSON, nanoseconds as time.Duration
+	// marshals); 0 when the cache never expires (Options.NoCacheExpiry).
+	CacheTTL time.Duration `json:"cache_ttl"`
 }
 
 // Figures are the measured totals of one preset on some recordings.
@@ -196,20 +200,21 @@ func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
 type summary struct {
 	presets []Preset
 	t       *Table
-	ttl     time.Duration // Options.CacheTTL
+	ttl     time.Duration // the cache's lifetime (Options.cacheTTL); 0: never expires
 }
 
 // newSummary starts the table of presets (none first), with the
-// --through row last when th is set.
-func newSummary(presets []Preset, th *Through) *summary {
+// --through row last when th is set, pricing the cache with lifetime ttl
+// (0: it never expires).
+func newSummary(presets []Preset, th *Through, ttl time.Duration) *summary {
 	if th != nil {
 		presets = append(presets[:len(presets):len(presets)], th.preset())
 	}
-	t := &Table{Rows: make([]Row, len(presets))}
+	t := &Table{Rows: make([]Row, len(presets)), CacheTTL: ttl}
 	for p, pr := range presets {
 		t.Rows[p] = Row{Preset: pr.Name, Kind: Kind(pr.Name), Doc: pr.Doc, Ablation: pr.Ablation}
 	}
-	return &summary{presets: presets, t: t}
+	return &summary{presets: presets, t: t, ttl: ttl}
 }
 
 // add folds rec's reports, one per preset in the table's order.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentharness/harness/internal/numfmt"
 )
@@ -154,8 +155,8 @@ func (t *Table) writeNotes(w io.Writer) error {
 	for _, p := range t.shown() {
 		names = append(names, p.Name)
 	}
-	if _, err := fmt.Fprintf(w, "%s recordings, %s needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k); pricing: %s\n%s\n",
-		thousands(len(t.Runs)), thousands(needles), strings.Join(names, ", "), ColumnNotes); err != nil {
+	if _, err := fmt.Fprintf(w, "%s recordings, %s needles; effective = uncached + 0.1 × cached + 4 × output tokens (o200k); pricing: %s; %s\n%s\n",
+		thousands(len(t.Runs)), thousands(needles), strings.Join(names, ", "), t.CacheNote(), ColumnNotes); err != nil {
 		return err
 	}
 	for _, r := range t.Rows {
@@ -197,3 +198,26 @@ func (t *Table) heavyNames(n int) string {
 
 // thousands writes n with comma separators (10,000).
 func thousands(n int) string { return numfmt.Thousands(int64(n)) }
+
+// CacheNote says how the table priced the prompt cache: "cache expires
+// after 5m idle" (a request after a longer recorded pause pays its prefix
+// uncached) or "cache never expires (warm)".
+func (t *Table) CacheNote() string {
+	if t.CacheTTL <= 0 {
+		return "cache never expires (warm)"
+	}
+	return "cache expires after " + shortDuration(t.CacheTTL) + " idle"
+}
+
+// shortDuration is d as time.Duration prints it without zero trailing
+// units: 5m, 1h, 1h30m, 90s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -187,15 +187,26 @@ type CompactPolicy struct {
 	// ClearWhenIdle, when positive, clears at a request that comes more
 	// than this long after the previous response (View.Idle, when the
 	// driver knows it: see harness.WithIdle) every old result the cost
-	// trigger may clear (all but the newest ClearOldKeepRounds rounds and
-	// the working set), however few, without asking the savings bank: the
-	// provider's prompt cache has expired (replay.CacheTTL, 5 minutes, is
-	// the providers' default), so the clear breaks no cache that is
-	// still warm. It must not be shorter than the cache's real lifetime
-	// (an hour for Anthropic's 1-hour cache): a clear while the cache is
-	// warm costs a miss no bank has covered. 0 is off (docs/design.md,
-	// "Cold caches").
+	// trigger may clear (all but the newest ClearWhenIdleKeepRounds rounds
+	// and the working set), however few, without asking the savings bank:
+	// the provider's prompt cache has expired, so the clear breaks no
+	// cache that is still warm. It must not be shorter than the time after
+	// which the provider guarantees the cache gone (CacheExpiry of the
+	// model: 5 minutes for Claude, an hour for OpenAI's automatic cache;
+	// longer for a cache asked to live longer): a clear while the cache is
+	// warm costs a miss no bank has covered. 0 is off, the default
+	// (docs/design.md, "Cold caches", has why it is not on).
 	ClearWhenIdle time.Duration
+	// ClearWhenIdleKeepRounds is how many of the newest rounds a clear
+	// when idle never clears (zero means ClearOldKeepRounds; a negative
+	// value is an error).
+	ClearWhenIdleKeepRounds int
+	// ClearWhenIdleBanked makes a clear when idle also need the savings
+	// bank to cover it (priced as if the cache were still warm), so it
+	// cannot make a run cost more than keeping everything even when the
+	// cache outlived the pause. Without Prices' bank (Unbounded) it
+	// changes nothing.
+	ClearWhenIdleBanked bool
 	// KeepTurns is how many of the newest turns are never summarised
 	// (default 6); the turn being answered is one of them.
 	KeepTurns int
@@ -299,6 +310,8 @@ type compactConfig struct {
 	clearOld       int // 0: off
 	clearOldKeep   int
 	clearIdle      time.Duration // ClearWhenIdle; 0: off
+	clearIdleKeep  int           // ClearWhenIdleKeepRounds, resolved
+	clearIdleBank  bool          // ClearWhenIdleBanked
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
@@ -365,6 +378,13 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	}
 	if c.clearOldKeep <= 0 {
 		c.clearOldKeep = DefaultCompactClearOldKeepRounds
+	}
+	c.clearIdleBank = p.ClearWhenIdleBanked
+	switch c.clearIdleKeep = p.ClearWhenIdleKeepRounds; {
+	case c.clearIdleKeep < 0:
+		return c, fmt.Errorf("compact: ClearWhenIdleKeepRounds %d is negative (zero means ClearOldKeepRounds)", c.clearIdleKeep)
+	case c.clearIdleKeep == 0:
+		c.clearIdleKeep = c.clearOldKeep
 	}
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = DefaultCompactSummaryTokens
@@ -469,7 +489,7 @@ func (c *compaction) apply() error {
 		// The cache is cold: a clear now costs no miss, so it needs no
 		// chunk, no payback and no bank.
 		c.rule = c.costRule
-		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearOldKeep); ok {
+		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearIdleKeep); ok && (!c.clearIdleBank || c.covered(next)) {
 			why := fmt.Sprintf("after %s idle (the prompt cache had expired)", v.Idle.Round(time.Second))
 			if now, err = c.commitClear(next, cleared, now, "clear-idle", why, "idle_seconds", v.Idle.Seconds()); err != nil {
 				return err

@@ -15,7 +15,8 @@ import (
 // old results are cleared at once, however few tokens they hold, the
 // newest ClearOldKeepRounds rounds kept; the clear is a mark, so later
 // views show it without the pause; a shorter pause, or the option off,
-// clears nothing.
+// clears nothing. ClearWhenIdleKeepRounds keeps more rounds;
+// ClearWhenIdleBanked clears only what the savings bank covers.
 func TestCompactClearWhenIdle(t *testing.T) {
 	const rounds = 10
 	view := func(p *CompactPolicy, idles ...time.Duration) []*harness.View {
@@ -72,6 +73,10 @@ func TestCompactClearWhenIdle(t *testing.T) {
 		{"no pause", policy(5 * time.Minute), []time.Duration{0, time.Minute}, []int{rounds, rounds}},
 		{"a long pause clears, and the mark stays", policy(5 * time.Minute), []time.Duration{time.Minute, 6 * time.Minute, 0}, []int{rounds, DefaultCompactClearOldKeepRounds, DefaultCompactClearOldKeepRounds}},
 		{"off", policy(0), []time.Duration{time.Hour}, []int{rounds}},
+		{"keeping 8 rounds", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleKeepRounds: 8}, []time.Duration{6 * time.Minute, 0}, []int{8, 8}},
+		// A turn this small has saved nothing: the bank covers no clear.
+		{"banked", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleBanked: true}, []time.Duration{6 * time.Minute}, []int{rounds}},
+		{"banked without a bank", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleBanked: true, Unbounded: true}, []time.Duration{6 * time.Minute}, []int{DefaultCompactClearOldKeepRounds}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := view(tc.p, tc.idles...)
@@ -84,5 +89,24 @@ func TestCompactClearWhenIdle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCompactClearWhenIdleKeepRoundsNegative: a negative
+// ClearWhenIdleKeepRounds is refused with an error naming it.
+func TestCompactClearWhenIdleKeepRoundsNegative(t *testing.T) {
+	p := &CompactPolicy{Window: 1 << 20, ClearWhenIdle: time.Minute, ClearWhenIdleKeepRounds: -1}
+	eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv := harness.NewConversation("c")
+	turn, err := eng.BeginTurn(ctx, conv, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.View(ctx, conv, turn, nil, false, false); err == nil || !strings.Contains(err.Error(), "ClearWhenIdleKeepRounds -1") {
+		t.Errorf("View: err %v, want one naming ClearWhenIdleKeepRounds -1", err)
 	}
 }

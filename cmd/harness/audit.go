@@ -45,11 +45,15 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr)}, *ttl)
+	if err != nil {
+		return err
+	}
 	recs, err := loadOrSuite(ctx, e, sf, pos, true, *db)
 	if err != nil {
 		return err
 	}
-	report, err := bench.AuditRecordings(ctx, recs, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), CacheTTL: *ttl})
+	report, err := bench.AuditRecordings(ctx, recs, opts)
 	if err != nil {
 		return err
 	}

@@ -72,13 +72,22 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		if *presets == "" {
 			ps = mainPresets()
 		}
-		return benchMain(ctx, e, sf, &bench.Options{Presets: ps, CacheTTL: *ttl}, prices, *jsonOut, *perRun)
+		opts, err := cacheOptions(&bench.Options{Presets: ps}, *ttl)
+		if err != nil {
+			return err
+		}
+		return benchMain(ctx, e, sf, opts, prices, *jsonOut, *perRun)
+	}
+	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr)}, *ttl)
+	if err != nil {
+		return err
 	}
 	th, err := throughOption(e, *through, *throughUp)
 	if err != nil {
 		return err
 	}
-	tab, err := benchTable(ctx, e, sf, pos, *db, &bench.Options{Presets: ps, Progress: progressBar(e.stderr), Through: th, CacheTTL: *ttl})
+	opts.Through = th
+	tab, err := benchTable(ctx, e, sf, pos, *db, opts)
 	if err != nil {
 		if th != nil {
 			th.Listener.Close()
@@ -189,10 +198,22 @@ func pickPresets(list string) ([]bench.Preset, error) {
 	return out, nil
 }
 
-// cacheTTLFlag registers --cache-ttl (bench.Options.CacheTTL).
+// cacheTTLFlag registers --cache-ttl (bench.Options.CacheTTL; 0 is
+// bench.Options.NoCacheExpiry).
 func cacheTTLFlag(fs *flag.FlagSet) *time.Duration {
-	return fs.Duration("cache-ttl", 0, "let the provider's prompt cache expire: a request more than this after the one before (by the times Claude Code\n"+
-		"and Codex record) pays its prefix uncached, under every preset; 5m is the providers' default (default 0: the cache never expires)")
+	return fs.Duration("cache-ttl", replay.CacheTTL, "how long the provider's prompt cache outlives its last use: a request more than this after the one before (by the\n"+
+		"times Claude Code and Codex record) pays its prefix uncached, under every preset; the default is Anthropic's exact lifetime and\n"+
+		"the shortest OpenAI documents (1h: Anthropic's 1-hour cache, OpenAI's longest automatic one); 0 prices a warm cache that never expires")
+}
+
+// cacheOptions sets opts' cache pricing from --cache-ttl, refusing a
+// negative lifetime.
+func cacheOptions(opts *bench.Options, ttl time.Duration) (*bench.Options, error) {
+	if ttl < 0 {
+		return nil, fmt.Errorf("%w: --cache-ttl %v: want a lifetime ≥ 0 (0: the cache never expires)", errUsage, ttl)
+	}
+	opts.CacheTTL, opts.NoCacheExpiry = ttl, ttl == 0
+	return opts, nil
 }
 
 // pickPricings checks --pricing (see bench.ParsePricings).

@@ -222,10 +222,12 @@ func TestBenchPricingFlag(t *testing.T) {
 	}
 }
 
-// TestBenchCacheTTL: --cache-ttl lets the cache expire between requests
-// the recording dates further apart than it, for every preset: a Codex
-// rollout under a 1 ns lifetime has no cached prefix left, and a
-// trajectory that records no times keeps its own.
+// TestBenchCacheTTL: by default the cache expires (--cache-ttl 5m) between
+// requests the recording dates further apart than it, for every preset;
+// --cache-ttl 0 prices it warm: a Codex rollout under a 1 ns lifetime has
+// no cached prefix left, its default pricing has less cached than a warm
+// one, and a trajectory that records no times keeps its own under every
+// lifetime. A negative lifetime is refused as a usage error.
 func TestBenchCacheTTL(t *testing.T) {
 	cached := func(file string, args ...string) (none, harness int) {
 		t.Helper()
@@ -244,14 +246,42 @@ func TestBenchCacheTTL(t *testing.T) {
 		return tab.Presets[0].Cached, tab.Presets[1].Cached
 	}
 	rollout := "../../replay/testdata/codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl"
-	warmNone, warmH := cached(rollout)
+	// A Claude Code session whose user paused 55 minutes once.
+	paused := "../../bench/data/claude-code/RyanLisse__big3/logs__chat.json.6d611bf6.json"
+	warmNone, warmH := cached(paused, "--cache-ttl", "0")
+	defNone, defH := cached(paused)
+	if n, h := cached(paused, "--cache-ttl", "5m"); n != defNone || h != defH {
+		t.Errorf("paused session: --cache-ttl 5m cached %d/%d, the default %d/%d; want the same", n, h, defNone, defH)
+	}
+	if defNone >= warmNone || defH >= warmH {
+		t.Errorf("paused session: cached none %d (warm) → %d (default), harness %d → %d; want the default colder", warmNone, defNone, warmH, defH)
+	}
+	if n, h := cached(paused, "--cache-ttl", "1h"); n != warmNone || h != warmH {
+		t.Errorf("paused session: --cache-ttl 1h cached %d/%d, want the warm %d/%d (no pause is longer)", n, h, warmNone, warmH)
+	}
+	warmNone, warmH = cached(rollout, "--cache-ttl", "0")
 	coldNone, coldH := cached(rollout, "--cache-ttl", "1ns")
 	if warmNone == 0 || warmH == 0 || coldNone > warmNone/10 || coldH > warmH/10 {
 		t.Errorf("codex rollout: cached none %d → %d, harness %d → %d; want most of it gone", warmNone, coldNone, warmH, coldH)
 	}
+	for _, tc := range []struct{ ttl, want string }{{"", "cache expires after 5m idle"}, {"0", "cache never expires (warm)"}, {"1h", "cache expires after 1h idle"}} {
+		args := []string{"bench", rollout, "--presets", "harness"}
+		if tc.ttl != "" {
+			args = append(args, "--cache-ttl", tc.ttl)
+		}
+		if stdout, stderr, code := inproc(t, args...); code != 0 || !strings.Contains(stdout, "pricing: openai, anthropic; "+tc.want) {
+			t.Errorf("bench --cache-ttl %q: exit %d, table lacks %q\n%s%s", tc.ttl, code, tc.want, stdout, stderr)
+		}
+	}
+	if _, stderr, code := inproc(t, "bench", rollout, "--cache-ttl", "-1s"); code != 2 || !strings.Contains(stderr, "--cache-ttl -1s") {
+		t.Errorf("bench --cache-ttl -1s: exit %d, want 2 and a clear message\n%s", code, stderr)
+	}
+	if _, stderr, code := inproc(t, "audit", rollout, "--cache-ttl", "-1s"); code != 2 || !strings.Contains(stderr, "--cache-ttl -1s") {
+		t.Errorf("audit --cache-ttl -1s: exit %d, want 2 and a clear message\n%s", code, stderr)
+	}
 	if n, h := cached(fixture, "--cache-ttl", "1ns"); n == 0 || h == 0 {
 		t.Errorf("a trajectory without times lost its cache: none %d, harness %d", n, h)
-	} else if wn, wh := cached(fixture); wn != n || wh != h {
+	} else if wn, wh := cached(fixture, "--cache-ttl", "0"); wn != n || wh != h {
 		t.Errorf("a trajectory without times priced differently: none %d vs %d, harness %d vs %d", n, wn, h, wh)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,8 @@ func TestPolicyFlagsClearOld(t *testing.T) {
 		{args: []string{"--clear-old", "-1"}, usage: true},
 		{args: []string{"--clear-when-idle", "5m"}, idle: 5 * time.Minute, compact: true},
 		{args: []string{"--clear-when-idle", "-1s"}, usage: true},
+		{args: []string{"--clear-when-idle", "off"}, compact: true},
+		{args: []string{"--clear-when-idle", "auto"}, compact: true}, // model "m": no known cache lifetime
 	} {
 		sc, ok := policyConfig(t, tc.args, tc.usage)
 		if !ok {
@@ -173,5 +176,14 @@ func TestPolicyFlagsTurnBudget(t *testing.T) {
 		if sc.NoTurnBudget != tc.off || !reflect.DeepEqual(sc.TurnBudget, tc.want) {
 			t.Errorf("%v: NoTurnBudget %v, TurnBudget %+v; want %v, %+v", tc.args, sc.NoTurnBudget, sc.TurnBudget, tc.off, tc.want)
 		}
+	}
+}
+
+// TestRunClearWhenIdleJunk: harness run refuses a --clear-when-idle that is
+// neither auto, off nor a duration, as a usage error saying what it wants.
+func TestRunClearWhenIdleJunk(t *testing.T) {
+	_, stderr, code := inproc(t, "run", "--model", "scripted:x", "--workspace", t.TempDir(), "--clear-when-idle", "soon", "hi")
+	if code != 2 || !strings.Contains(stderr, "clear-when-idle") || !strings.Contains(stderr, "want auto, off or a duration") {
+		t.Errorf("exit %d, want 2 and what the flag takes\n%s", code, stderr)
 	}
 }

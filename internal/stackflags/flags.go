@@ -33,8 +33,57 @@ type Flags struct {
 	noStuck    bool
 	noCompact  bool
 	clearOld   int
-	clearIdle  time.Duration
+	clearIdle  IdleClear
 	window     int
+}
+
+// IdleClear is the value of --clear-when-idle: "auto" (the pause after
+// which the run's model's provider guarantees its prompt cache gone,
+// policy.CacheExpiry: 5m for Claude, 1h for OpenAI's models, off for a
+// model it does not know), "off", or a duration (0 is off too).
+type IdleClear struct {
+	// Auto: policy.CacheExpiry of the run's model.
+	Auto bool
+	// After is the threshold when not Auto (0: off).
+	After time.Duration
+}
+
+// String prints the value as Set reads it.
+func (v *IdleClear) String() string {
+	switch {
+	case v.Auto:
+		return "auto"
+	case v.After == 0:
+		return "off"
+	}
+	return v.After.String()
+}
+
+// Set reads auto, off or a duration ("5m", "1h"); a negative duration is
+// kept for Check to refuse with the other sizes.
+func (v *IdleClear) Set(s string) error {
+	switch s {
+	case "auto":
+		*v = IdleClear{Auto: true}
+		return nil
+	case "off":
+		*v = IdleClear{}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want auto, off or a duration such as 5m or 1h")
+	}
+	*v = IdleClear{After: d}
+	return nil
+}
+
+// For returns the threshold for a run of model: CompactPolicy.ClearWhenIdle.
+func (v IdleClear) For(model string) time.Duration {
+	if v.Auto {
+		return policy.CacheExpiry(model)
+	}
+	return v.After
 }
 
 // Register adds the switches to fs.
@@ -52,8 +101,9 @@ func (p *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.noStuck, "no-stuck", false, "turn off stuck-loop detection")
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
 	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
-	fs.DurationVar(&p.clearIdle, "clear-when-idle", 0, "after a pause longer than this (5m: the providers' prompt caches have expired), clear the old tool results the cost\n"+
-		"trigger may clear, however few, since the clear breaks no warm cache (0: off; see docs/design.md, \"Cold caches\")")
+	fs.Var(&p.clearIdle, "clear-when-idle", "after a pause longer than this, clear the old tool results the cost trigger may clear, however few, since the\n"+
+		"clear breaks no warm cache: auto (the pause after which the model's provider guarantees its prompt cache gone: 5m for\n"+
+		"claude-*, 1h for gpt-*, o1/o3/o4 and codex-*; off for other models), off, or a duration such as 5m (see docs/design.md, \"Cold caches\")")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -77,7 +127,7 @@ func (p *Flags) Check() error {
 	switch {
 	case p.dedupe == 1 || p.dedupe < 0:
 		return fmt.Errorf("%w: --dedupe %d: want 0 (off) or 2 or more", ErrUsage, p.dedupe)
-	case p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 || p.clearIdle < 0:
+	case p.maxBytes < 0 || p.runBytes < 0 || p.turnChars < 0 || p.window < 0 || p.clearOld < 0 || p.clearIdle.After < 0:
 		return fmt.Errorf("%w: --max-bytes, --run-ceiling, --turn-budget, --clear-old, --clear-when-idle and --window take sizes ≥ 0", ErrUsage)
 	case p.preview != "head-tail" && p.preview != "relevant" && p.preview != "":
 		return fmt.Errorf("%w: --preview %q: want head-tail or relevant", ErrUsage, p.preview)
@@ -135,7 +185,7 @@ func (p *Flags) Config(modelName string, summarizer harness.Model, counter token
 		}
 	}
 	if !p.noCompact {
-		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle}
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle.For(modelName)}
 		switch p.clearOld {
 		case 0:
 			c.Compact.NoClearOld = true // the flag's 0 is "off"; CompactPolicy's is "default"
