@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/stackflags"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
@@ -43,16 +44,17 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	ceiling := fs.Int("max-result-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy (0: no ceiling)")
 	noCollapse := fs.Bool("no-collapse", false, "do not collapse lines a result repeats from an earlier one")
 	quiet := fs.Bool("quiet", false, "no line per request on standard error")
-	idle := fs.String("clear-when-idle", "auto", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
-		"and the ones the agent quoted), each to a line naming a file with the whole result: auto (each wire format's documented lifetime:\n"+
-		"Anthropic 5m, 1h with a cache_control ttl of 1h; OpenAI 1h, never with prompt_cache_retention 24h; Gemini never), off, or a duration for every format")
+	var idle stackflags.IdleClear
+	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
+		"and the ones the agent quoted), each to a line naming a file with the whole result: off (the default), auto (each wire format's\n"+
+		"documented lifetime: Anthropic 5m, 1h with a cache_control ttl of 1h; OpenAI 1h, never with prompt_cache_retention 24h;\n"+
+		"Gemini never), or a duration for every format (see docs/design.md, \"Cold caches\")")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	idleAfter, idleOff, err := parseClearWhenIdle(*idle)
-	if err != nil {
-		return err
+	if idle.After < 0 {
+		return fmt.Errorf("%w: --clear-when-idle %s: want auto, off or a positive duration such as 10m or 1h", errUsage, idle.After)
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
@@ -72,7 +74,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts := &proxy.Options{Upstream: *upstream, Store: st, Workspace: ws, MaxRequestBytes: *maxReq, MaxResponseBytes: *maxResp, Log: e.stderr,
-		ClearWhenIdle: idleAfter, NoClearWhenIdle: idleOff}
+		ClearWhenIdle: idle.After, ClearWhenIdleAuto: idle.Auto}
 	if *quiet {
 		opts.Log = nil
 	}
@@ -108,23 +110,6 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		err = nil
 	}
 	return err
-}
-
-// parseClearWhenIdle reads --clear-when-idle: auto (0: each wire format's
-// cache lifetime), off (or 0), or a positive duration used for every
-// format.
-func parseClearWhenIdle(s string) (time.Duration, bool, error) {
-	switch strings.TrimSpace(s) {
-	case "auto", "":
-		return 0, false, nil
-	case "off", "0":
-		return 0, true, nil
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil || d < 0 {
-		return 0, false, fmt.Errorf("%w: --clear-when-idle %q: want auto, off or a positive duration such as 10m or 1h", errUsage, s)
-	}
-	return d, false, nil
 }
 
 // proxySpillRoot is the folder whose .harness/spill/ receives spill files:
