@@ -341,7 +341,7 @@ func geminiCLIPreset() Preset {
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "gemini-cli", over: geminiThreshold, spillShow: geminiCut, cut: func(s string) string { return geminiCut(s, "") }})},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
 }
@@ -352,7 +352,7 @@ func opencodePreset() Preset {
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "opencode", when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }})},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
 }
@@ -366,7 +366,7 @@ func harnessRSPreset() Preset {
 				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 24 << 10, Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
 				Policies: []harness.ViewPolicy{
 					&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, NoAlternate: true, NoFailingCall: true},
-					&policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true},
+					&policy.CompactPolicy{HighWater: 0.75, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true},
 				},
 			}, nil
 		}}
@@ -385,7 +385,7 @@ func claudeCodePreset() Preset {
 					),
 					tokenRule(env.Counter, "claude-code", func(n string) bool { return !builtin(n) }, 25_000, claudeTokenError(env.Counter, 25_000, "MCP tool response")),
 				},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.92, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
 }
@@ -396,7 +396,7 @@ func codexPreset() Preset {
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
-				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true}},
+				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
 }
@@ -433,7 +433,7 @@ func crushPreset() Preset {
 					capRule{by: "crush", tools: isRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
 					capRule{by: "crush", tools: isFetch, over: 100_000, bytes: true, cut: func(s string) string { return strings.ToValidUTF8(s[:100_000], "") }},
 				)},
-				Policies: []harness.ViewPolicy{crushStuck(10, 5), &policy.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, Unbounded: true}},
+				Policies: []harness.ViewPolicy{crushStuck(10, 5), &policy.CompactPolicy{HighWater: 0.80, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
 }

@@ -65,11 +65,11 @@ type harnessConfig struct {
 	// newest rounds; noActive is CompactPolicy.NoKeepActive.
 	active   int
 	noActive bool
-	// clearIdle is CompactPolicy.ClearWhenIdle (0: off); clearIdleAuto
-	// sets it per recording to policy.CacheExpiry of the recorded model;
+	// clearIdle is CompactPolicy.ClearWhenIdle (0: policy.CacheExpiry of
+	// the recorded model); noClearIdle is CompactPolicy.NoClearWhenIdle;
 	// clearIdleKeep is CompactPolicy.ClearWhenIdleKeepRounds.
 	clearIdle     time.Duration
-	clearIdleAuto bool
+	noClearIdle   bool
 	clearIdleKeep int
 	// clearIdleBank is CompactPolicy.ClearWhenIdleBanked.
 	clearIdleBank bool
@@ -77,11 +77,11 @@ type harnessConfig struct {
 
 func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
 
-// previousHarness is the default before the run ceiling and the working
+// previousHarness is the default before the run ceiling, the working
 // set: no RunCeiling, every old result cleared, 8 rounds kept.
 func previousHarness() harnessConfig {
 	h := defaultHarness()
-	h.stack.NoRunCeiling, h.noActive, h.clearOldKeep = true, true, 8
+	h.stack.NoRunCeiling, h.noActive, h.clearOldKeep, h.noClearIdle = true, true, 8, true
 	return h
 }
 
@@ -94,12 +94,8 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
 		w := window(env.Model)
-		idle := h.clearIdle
-		if h.clearIdleAuto {
-			idle = policy.CacheExpiry(env.Model)
-		}
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
-			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: idle, ClearWhenIdleKeepRounds: h.clearIdleKeep, ClearWhenIdleBanked: h.clearIdleBank}
+			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: h.clearIdle, NoClearWhenIdle: h.noClearIdle, ClearWhenIdleKeepRounds: h.clearIdleKeep, ClearWhenIdleBanked: h.clearIdleBank}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -190,8 +186,8 @@ func ablationPresets() []Preset {
 		abl("harness+lowwater", "harness whose compaction clears old results in chunks once a request reaches 24,000 tokens (down to 12,000, chunks of 8,000, newest 3 rounds kept) instead of at 75% of the window", func(h *harnessConfig) { h.clearAt = 24_000 }),
 		abl("harness-no-runceiling", "harness without guard.RunCeiling (stack.Config.NoRunCeiling): a program's output gets the 24 KiB ceiling like any result", func(h *harnessConfig) { h.stack.NoRunCeiling = true }),
 		abl("harness-no-keepactive", "harness whose clears for cost take every old result, the ones the agent is working with too (CompactPolicy.NoKeepActive)", func(h *harnessConfig) { h.noActive = true }),
-		abl("harness+idle", "harness whose compaction clears old results at a request after a pause longer than the recorded model's provider guarantees its prompt cache (policy.CacheExpiry: 5 min for claude-*, 1 h for gpt-*, o1/o3/o4 and codex-*, off otherwise; CompactPolicy.ClearWhenIdle, harness run --clear-when-idle auto), since such a clear breaks no warm cache", func(h *harnessConfig) { h.clearIdleAuto = true }),
-		{Name: "harness@previous", Doc: "harness's defaults before the run ceiling and the working set: no RunCeiling, clears for cost take every result older than the newest 8 rounds (NoRunCeiling, NoKeepActive, ClearOldKeepRounds 8)", Ablation: true, build: previousHarness().build},
+		abl("harness-no-idle", "harness without the clear when idle (CompactPolicy.NoClearWhenIdle, harness run --clear-when-idle off): the default before it was measured; harness clears old results at a request after a pause longer than the recorded model's provider guarantees its prompt cache (policy.CacheExpiry: 5 min for claude-*, 1 h for gpt-*, o1/o3/o4 and codex-*, off otherwise), since such a clear breaks no warm cache", func(h *harnessConfig) { h.noClearIdle = true }),
+		{Name: "harness@previous", Doc: "harness's defaults before the run ceiling, the working set and the clear when idle: no RunCeiling, clears for cost take every result older than the newest 8 rounds, no clear after a pause (NoRunCeiling, NoKeepActive, ClearOldKeepRounds 8, NoClearWhenIdle)", Ablation: true, build: previousHarness().build},
 	}, clearFromPresets(abl)...)
 }
 

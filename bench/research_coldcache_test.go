@@ -171,12 +171,12 @@ func TestResearchClearWhenIdle(t *testing.T) {
 	}
 	const anchors = 4 // ps[2:6]
 	ps = append(ps,
-		mustLookup(t, "harness+idle"),
-		variant("harness+idle/auto+quoted", func(h *harnessConfig) { h.clearIdleAuto, h.quoted = true, true }),
-		variant("harness+idle/auto/keep8", func(h *harnessConfig) { h.clearIdleAuto, h.clearIdleKeep = true, 8 }),
-		variant("harness+idle/auto/active6", func(h *harnessConfig) { h.clearIdleAuto, h.active = true, 6 }),
-		variant("harness+idle/auto/banked", func(h *harnessConfig) { h.clearIdleAuto, h.clearIdleBank = true, true }),
-		variant("harness+idle/5m", func(h *harnessConfig) { h.clearIdle = replay.CacheTTL }))
+		mustLookup(t, "harness-no-idle"),
+		variant("harness/quoted", func(h *harnessConfig) { h.quoted = true }),
+		variant("harness/idle-keep8", func(h *harnessConfig) { h.clearIdleKeep = 8 }),
+		variant("harness/active6", func(h *harnessConfig) { h.active = 6 }),
+		variant("harness/idle-banked", func(h *harnessConfig) { h.clearIdleBank = true }),
+		variant("harness/idle-5m", func(h *harnessConfig) { h.clearIdle = replay.CacheTTL }))
 	var b strings.Builder
 	for _, dir := range strings.Split(dirs, ",") {
 		recs, _, err := replay.Load(dir)

@@ -184,19 +184,23 @@ type CompactPolicy struct {
 	// ClearOldKeepRounds is how many of the newest rounds the cost trigger
 	// never clears (default 4).
 	ClearOldKeepRounds int
-	// ClearWhenIdle, when positive, clears at a request that comes more
-	// than this long after the previous response (View.Idle, when the
-	// driver knows it: see harness.WithIdle) every old result the cost
-	// trigger may clear (all but the newest ClearWhenIdleKeepRounds rounds
-	// and the working set), however few, without asking the savings bank:
-	// the provider's prompt cache has expired, so the clear breaks no
-	// cache that is still warm. It must not be shorter than the time after
-	// which the provider guarantees the cache gone (CacheExpiry of the
-	// model: 5 minutes for Claude, an hour for OpenAI's automatic cache;
-	// longer for a cache asked to live longer): a clear while the cache is
-	// warm costs a miss no bank has covered. 0 is off, the default
-	// (docs/design.md, "Cold caches", has why it is not on).
+	// ClearWhenIdle clears at a request that comes more than this long
+	// after the previous response (View.Idle, when the driver knows it:
+	// see harness.WithIdle) every old result the cost trigger may clear
+	// (all but the newest ClearWhenIdleKeepRounds rounds and the working
+	// set), however few, without asking the savings bank: the provider's
+	// prompt cache has expired, so the clear breaks no cache that is
+	// still warm. Zero means CacheExpiry(Model), the time after which the
+	// provider guarantees the cache gone (5 minutes for Claude, an hour
+	// for OpenAI's automatic cache, off for a model it does not know). A
+	// threshold must not be shorter than that (longer for a cache asked to
+	// live longer, such as Anthropic's 1-hour cache): a clear while the
+	// cache is warm costs a miss no bank has covered. A negative value is
+	// an error; NoClearWhenIdle turns the clear off (docs/design.md, "Cold
+	// caches", has the measurements behind the default).
 	ClearWhenIdle time.Duration
+	// NoClearWhenIdle turns the clear when idle off, whatever the pauses.
+	NoClearWhenIdle bool
 	// ClearWhenIdleKeepRounds is how many of the newest rounds a clear
 	// when idle never clears (zero means ClearOldKeepRounds; a negative
 	// value is an error).
@@ -309,7 +313,7 @@ type compactConfig struct {
 	keepTurns      int
 	clearOld       int // 0: off
 	clearOldKeep   int
-	clearIdle      time.Duration // ClearWhenIdle; 0: off
+	clearIdle      time.Duration // ClearWhenIdle resolved; 0: off
 	clearIdleKeep  int           // ClearWhenIdleKeepRounds, resolved
 	clearIdleBank  bool          // ClearWhenIdleBanked
 	summarizer     harness.Model
@@ -380,6 +384,10 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.clearOldKeep = DefaultCompactClearOldKeepRounds
 	}
 	c.clearIdleBank = p.ClearWhenIdleBanked
+	if p.ClearWhenIdle < 0 {
+		return c, fmt.Errorf("compact: ClearWhenIdle %s is negative (zero means CacheExpiry of the model; NoClearWhenIdle turns it off)", p.ClearWhenIdle)
+	}
+	c.clearIdle = p.IdleAfter()
 	switch c.clearIdleKeep = p.ClearWhenIdleKeepRounds; {
 	case c.clearIdleKeep < 0:
 		return c, fmt.Errorf("compact: ClearWhenIdleKeepRounds %d is negative (zero means ClearOldKeepRounds)", c.clearIdleKeep)
@@ -444,6 +452,20 @@ type compaction struct {
 	// forced are the marks of forced clears, which took the working set
 	// too (see forcedMarks); nil until read, and again after a commit.
 	forced map[compactPos]bool
+}
+
+// IdleAfter is the pause after which the policy clears when idle
+// (ClearWhenIdle): ClearWhenIdle when positive, else CacheExpiry(Model);
+// 0 when the clear is off (NoClearWhenIdle, or a model CacheExpiry does
+// not know).
+func (p *CompactPolicy) IdleAfter() time.Duration {
+	switch {
+	case p == nil || p.NoClearWhenIdle || p.ClearWhenIdle < 0:
+		return 0
+	case p.ClearWhenIdle > 0:
+		return p.ClearWhenIdle
+	}
+	return CacheExpiry(p.Model)
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].

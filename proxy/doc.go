@@ -34,10 +34,9 @@
 // never clears; after a pause longer than the cache lives (the time since
 // the proxy finished relaying the conversation's last answer, on
 // Options.Now's clock, against the lifetime the request's wire format
-// documents with Options.ClearWhenIdleAuto, or Options.ClearWhenIdle) the
-// cache is gone and the clear costs nothing. The clear is off unless one
-// of those is set, as the engine's is: it trades a little visible
-// evidence for cost. At such a request the proxy runs the engine's idle clear
+// documents, or Options.ClearWhenIdle) the cache is gone and the clear
+// costs nothing (Options.NoClearWhenIdle turns it off). At such a
+// request the proxy runs the engine's idle clear
 // (policy.CompactPolicy.ClearWhenIdle) over a view of the conversation:
 // every result outside the newest 4 rounds and the working set (the
 // results the agent quoted in the 3 newest rounds) becomes a one-line

@@ -77,8 +77,7 @@ func Example() {
 // longer than OpenAI's prompt cache surely lives, so the next request
 // carries the two results outside the newest four rounds as one-line
 // placeholders, each naming a file with the whole result. The clock is a
-// stand-in for the proxy's (Options.Now); it is off unless ClearWhenIdleAuto (or
-// ClearWhenIdle) is set.
+// stand-in for the proxy's (Options.Now); NoClearWhenIdle turns this off.
 func ExampleOptions_clearWhenIdle() {
 	var got []byte
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +89,7 @@ func ExampleOptions_clearWhenIdle() {
 	ws, _ := os.MkdirTemp("", "proxy-example-")
 	defer os.RemoveAll(ws)
 	clock := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
-	px, err := proxy.New(&proxy.Options{Upstream: upstream.URL, Workspace: ws, Now: func() time.Time { return clock }, ClearWhenIdleAuto: true})
+	px, err := proxy.New(&proxy.Options{Upstream: upstream.URL, Workspace: ws, Now: func() time.Time { return clock }})
 	if err != nil {
 		fmt.Println(err)
 		return

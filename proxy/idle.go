@@ -37,7 +37,7 @@ const idleClearBy = "proxy-clear-idle"
 // no answer relayed yet, the format documents no lifetime, or the pause
 // is not longer than it. idle is the pause.
 func (p *Proxy) idleLifetime(c *call) (lifetime, idle time.Duration) {
-	if (p.opts.ClearWhenIdle == 0 && !p.opts.ClearWhenIdleAuto) || c.conv.answered.IsZero() {
+	if p.opts.NoClearWhenIdle || c.conv.answered.IsZero() {
 		return 0, 0
 	}
 	idle = p.now().Sub(c.conv.answered)

@@ -160,7 +160,7 @@ var idlePathRE = regexp.MustCompile(`The whole result is in (\S+)\. `)
 // byte is the client's, and the next request carries the same bytes; a
 // restarted proxy sends them too.
 func TestIdleClearAnthropic(t *testing.T) {
-	x := newIdleRun(t, wireCases[0], &Options{ClearWhenIdleAuto: true}, nil)
+	x := newIdleRun(t, wireCases[0], nil, nil)
 	x.warmUp()
 	before := x.shownResults(x.r.up.Requests()[7].Body)
 	got := x.send(8, 6*time.Minute)
@@ -268,20 +268,20 @@ func TestIdleClearWhen(t *testing.T) {
 		pause        time.Duration
 		cleared      int64
 	}{
-		{"anthropic at 4 min", "anthropic", &Options{ClearWhenIdleAuto: true}, nil, 4 * time.Minute, 0},
-		{"anthropic at 6 min", "anthropic", &Options{ClearWhenIdleAuto: true}, nil, 6 * time.Minute, 3},
-		{"anthropic ttl 1h at 6 min", "anthropic", &Options{ClearWhenIdleAuto: true}, ttl1h, 6 * time.Minute, 0},
-		{"anthropic ttl 1h at 61 min", "anthropic", &Options{ClearWhenIdleAuto: true}, ttl1h, 61 * time.Minute, 3},
-		{"anthropic off by default at 2 h", "anthropic", &Options{}, nil, 2 * time.Hour, 0},
-		{"responses at 30 min", "openai-responses", &Options{ClearWhenIdleAuto: true}, nil, 30 * time.Minute, 0},
-		{"responses at 61 min", "openai-responses", &Options{ClearWhenIdleAuto: true}, nil, 61 * time.Minute, 3},
-		{"responses retention 24h at 25 h", "openai-responses", &Options{ClearWhenIdleAuto: true}, retain, 25 * time.Hour, 0},
-		{"responses off by default at 2 h", "openai-responses", &Options{}, nil, 2 * time.Hour, 0},
-		{"chat at 30 min", "openai-chat", &Options{ClearWhenIdleAuto: true}, nil, 30 * time.Minute, 0},
-		{"chat at 61 min", "openai-chat", &Options{ClearWhenIdleAuto: true}, nil, 61 * time.Minute, 3},
-		{"chat retention 24h at 25 h", "openai-chat", &Options{ClearWhenIdleAuto: true}, retain, 25 * time.Hour, 0},
+		{"anthropic at 4 min", "anthropic", nil, nil, 4 * time.Minute, 0},
+		{"anthropic at 6 min", "anthropic", nil, nil, 6 * time.Minute, 3},
+		{"anthropic ttl 1h at 6 min", "anthropic", nil, ttl1h, 6 * time.Minute, 0},
+		{"anthropic ttl 1h at 61 min", "anthropic", nil, ttl1h, 61 * time.Minute, 3},
+		{"anthropic off at 2 h", "anthropic", &Options{NoClearWhenIdle: true}, nil, 2 * time.Hour, 0},
+		{"responses at 30 min", "openai-responses", nil, nil, 30 * time.Minute, 0},
+		{"responses at 61 min", "openai-responses", nil, nil, 61 * time.Minute, 3},
+		{"responses retention 24h at 25 h", "openai-responses", nil, retain, 25 * time.Hour, 0},
+		{"responses off at 2 h", "openai-responses", &Options{NoClearWhenIdle: true}, nil, 2 * time.Hour, 0},
+		{"chat at 30 min", "openai-chat", nil, nil, 30 * time.Minute, 0},
+		{"chat at 61 min", "openai-chat", nil, nil, 61 * time.Minute, 3},
+		{"chat retention 24h at 25 h", "openai-chat", nil, retain, 25 * time.Hour, 0},
 		{"chat 10 min set at 11 min", "openai-chat", &Options{ClearWhenIdle: 10 * time.Minute}, nil, 11 * time.Minute, 3},
-		{"gemini at 25 h", "gemini", &Options{ClearWhenIdleAuto: true}, nil, 25 * time.Hour, 0},
+		{"gemini at 25 h", "gemini", nil, nil, 25 * time.Hour, 0},
 		{"gemini 10 min set at 9 min", "gemini", &Options{ClearWhenIdle: 10 * time.Minute}, nil, 9 * time.Minute, 0},
 		{"gemini 10 min set at 11 min", "gemini", &Options{ClearWhenIdle: 10 * time.Minute}, nil, 11 * time.Minute, 3},
 		{"anthropic 2 h set at 61 min", "anthropic", &Options{ClearWhenIdle: 2 * time.Hour}, nil, 61 * time.Minute, 0},
@@ -314,7 +314,7 @@ func TestIdleClearWhen(t *testing.T) {
 
 // TestIdleClearNegative: a negative ClearWhenIdle is refused.
 func TestIdleClearNegative(t *testing.T) {
-	if _, err := New(&Options{Upstream: "http://127.0.0.1:1", ClearWhenIdle: -time.Minute}); err == nil || !strings.Contains(err.Error(), "ClearWhenIdleAuto") {
+	if _, err := New(&Options{Upstream: "http://127.0.0.1:1", ClearWhenIdle: -time.Minute}); err == nil || !strings.Contains(err.Error(), "NoClearWhenIdle") {
 		t.Errorf("New with a negative ClearWhenIdle: %v", err)
 	}
 }
@@ -324,7 +324,7 @@ func TestIdleClearNegative(t *testing.T) {
 // from the end of the last answered turn in the store, so a new turn
 // after 6 minutes clears as it would have.
 func TestIdleClearAfterRestart(t *testing.T) {
-	x := newIdleRun(t, wireCases[0], &Options{ClearWhenIdleAuto: true}, nil)
+	x := newIdleRun(t, wireCases[0], nil, nil)
 	x.warmUp()
 	x.clock.advance(10 * time.Second)
 	x.r.up.Enqueue(x.wc.reply("test-model", "The key is "+idleWord+".", nil, wiretest.Usage{Input: 100, Output: 10}))
@@ -404,7 +404,7 @@ func checkStoredClears(t *testing.T, x *idleRun, shown []string) {
 // TestIdleClearNeverGrows: a result the engine's rule would clear but whose
 // placeholder, naming its file, is longer than the result stays as it is.
 func TestIdleClearNeverGrows(t *testing.T) {
-	x := newIdleRun(t, wireCases[0], &Options{ClearWhenIdleAuto: true}, nil)
+	x := newIdleRun(t, wireCases[0], nil, nil)
 	x.steps[3].result = strings.Repeat("omega ", 50) // 300 bytes
 	x.warmUp()
 	shown := x.shownResults(x.send(8, 6*time.Minute))
@@ -422,7 +422,7 @@ func TestIdleClearNeverGrows(t *testing.T) {
 // relayed that round's answer, on its clock, so harness's own store read
 // as a recording knows the pauses between calls (bench --cache-ttl).
 func TestStoredRoundsAnswered(t *testing.T) {
-	x := newIdleRun(t, wireCases[0], &Options{ClearWhenIdleAuto: true}, nil)
+	x := newIdleRun(t, wireCases[0], nil, nil)
 	start := x.clock.now()
 	x.warmUp()
 	if err := x.r.px.Flush(context.Background()); err != nil {

@@ -63,22 +63,20 @@ type Options struct {
 	// Now is the proxy's clock (nil: time.Now): the idle time of a
 	// conversation is measured on it, and stored turns are dated by it.
 	Now func() time.Time
-	// ClearWhenIdle, when positive, is how long a conversation must have
-	// been idle — the time since the proxy finished relaying its last
-	// answer — before the proxy clears its old tool results (see idle.go
-	// and the package doc), whatever the wire format. Zero is off unless
-	// ClearWhenIdleAuto is set; a negative value is an error. Off, every
-	// result keeps its first decision for good, whatever the pauses.
+	// ClearWhenIdle is how long a conversation must have been idle — the
+	// time since the proxy finished relaying its last answer — before the
+	// proxy clears its old tool results (see idle.go and the package doc).
+	// Zero is auto, the default: the cache lifetime the request's wire
+	// format documents (Anthropic 5 minutes, or an hour when a
+	// cache_control block asks for "ttl": "1h"; OpenAI an hour, never with
+	// "prompt_cache_retention": "24h"; Gemini never), as the engine's
+	// default clears after the lifetime its model's provider documents
+	// (docs/design.md, "Cold caches"). A positive value is used for every
+	// format; a negative value is an error.
 	ClearWhenIdle time.Duration
-	// ClearWhenIdleAuto, when ClearWhenIdle is zero, clears after a pause
-	// longer than the cache lifetime the request's wire format documents
-	// (Anthropic 5 minutes, or an hour when a cache_control block asks for
-	// "ttl": "1h"; OpenAI an hour, never with "prompt_cache_retention":
-	// "24h"; Gemini never). It is off by default, as the engine's idle
-	// clear is: measured on recorded Claude Code and Codex sessions it
-	// removes more of the cost at a little less visible evidence, a trade
-	// rather than a win on each set (docs/design.md, "Cold caches").
-	ClearWhenIdleAuto bool
+	// NoClearWhenIdle turns the idle clear off: every result keeps its
+	// first decision for good, whatever the pauses.
+	NoClearWhenIdle bool
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -132,7 +130,7 @@ func New(opts *Options) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: workspace: %w", err)
 	}
 	if o.ClearWhenIdle < 0 {
-		return nil, fmt.Errorf("proxy: ClearWhenIdle %s is negative (zero is off; ClearWhenIdleAuto uses each wire format's cache lifetime)", o.ClearWhenIdle)
+		return nil, fmt.Errorf("proxy: ClearWhenIdle %s is negative (zero is auto; NoClearWhenIdle turns the idle clear off)", o.ClearWhenIdle)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

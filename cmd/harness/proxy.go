@@ -46,9 +46,9 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "no line per request on standard error")
 	var idle stackflags.IdleClear
 	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
-		"and the ones the agent quoted), each to a line naming a file with the whole result: off (the default), auto (each wire format's\n"+
+		"and the ones the agent quoted), each to a line naming a file with the whole result: auto (the default: each wire format's\n"+
 		"documented lifetime: Anthropic 5m, 1h with a cache_control ttl of 1h; OpenAI 1h, never with prompt_cache_retention 24h;\n"+
-		"Gemini never), or a duration for every format (see docs/design.md, \"Cold caches\")")
+		"Gemini never), off, or a duration for every format (see docs/design.md, \"Cold caches\")")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts := &proxy.Options{Upstream: *upstream, Store: st, Workspace: ws, MaxRequestBytes: *maxReq, MaxResponseBytes: *maxResp, Log: e.stderr,
-		ClearWhenIdle: idle.After, ClearWhenIdleAuto: idle.Auto}
+		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off}
 	if *quiet {
 		opts.Log = nil
 	}

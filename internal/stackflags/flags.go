@@ -37,53 +37,47 @@ type Flags struct {
 	window     int
 }
 
-// IdleClear is the value of --clear-when-idle: "auto" (the pause after
-// which the run's model's provider guarantees its prompt cache gone,
-// policy.CacheExpiry: 5m for Claude, 1h for OpenAI's models, off for a
-// model it does not know), "off", or a duration (0 is off too).
+// IdleClear is the value of --clear-when-idle. Its zero value is "auto":
+// the pause after which the run's model's provider guarantees its prompt
+// cache gone (policy.CacheExpiry: 5m for Claude, 1h for OpenAI's models,
+// off for a model it does not know), the default. "off" (or 0) turns the
+// clear off; a duration is the threshold for every model.
 type IdleClear struct {
-	// Auto: policy.CacheExpiry of the run's model.
-	Auto bool
-	// After is the threshold when not Auto (0: off).
+	// Off turns the clear off (CompactPolicy.NoClearWhenIdle).
+	Off bool
+	// After, when positive, is the threshold (CompactPolicy.ClearWhenIdle);
+	// zero with Off unset is auto.
 	After time.Duration
 }
 
 // String prints the value as Set reads it.
 func (v *IdleClear) String() string {
 	switch {
-	case v.Auto:
-		return "auto"
-	case v.After == 0:
+	case v.Off:
 		return "off"
+	case v.After == 0:
+		return "auto"
 	}
 	return v.After.String()
 }
 
-// Set reads auto, off or a duration ("5m", "1h"); a negative duration is
-// kept for Check to refuse with the other sizes.
+// Set reads auto, off or a duration ("5m", "1h"; "0" is off); a negative
+// duration is kept for Check to refuse with the other sizes.
 func (v *IdleClear) Set(s string) error {
 	switch s {
 	case "auto":
-		*v = IdleClear{Auto: true}
+		*v = IdleClear{}
 		return nil
 	case "off":
-		*v = IdleClear{}
+		*v = IdleClear{Off: true}
 		return nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return fmt.Errorf("want auto, off or a duration such as 5m or 1h")
 	}
-	*v = IdleClear{After: d}
+	*v = IdleClear{After: d, Off: d == 0}
 	return nil
-}
-
-// For returns the threshold for a run of model: CompactPolicy.ClearWhenIdle.
-func (v IdleClear) For(model string) time.Duration {
-	if v.Auto {
-		return policy.CacheExpiry(model)
-	}
-	return v.After
 }
 
 // Register adds the switches to fs.
@@ -102,8 +96,8 @@ func (p *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.noCompact, "no-compact", false, "turn off compaction")
 	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.Var(&p.clearIdle, "clear-when-idle", "after a pause longer than this, clear the old tool results the cost trigger may clear, however few, since the\n"+
-		"clear breaks no warm cache: auto (the pause after which the model's provider guarantees its prompt cache gone: 5m for\n"+
-		"claude-*, 1h for gpt-*, o1/o3/o4 and codex-*; off for other models), off, or a duration such as 5m (see docs/design.md, \"Cold caches\")")
+		"clear breaks no warm cache: auto (the default: the pause after which the model's provider guarantees its prompt cache\n"+
+		"gone: 5m for claude-*, 1h for gpt-*, o1/o3/o4 and codex-*; off for other models), off, or a duration such as 5m (see docs/design.md, \"Cold caches\")")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 
@@ -185,7 +179,7 @@ func (p *Flags) Config(modelName string, summarizer harness.Model, counter token
 		}
 	}
 	if !p.noCompact {
-		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle.For(modelName)}
+		c.Compact = &policy.CompactPolicy{Model: modelName, Window: p.window, Summarizer: summarizer, Counter: counter, Calibrator: cal, ClearWhenIdle: p.clearIdle.After, NoClearWhenIdle: p.clearIdle.Off}
 		switch p.clearOld {
 		case 0:
 			c.Compact.NoClearOld = true // the flag's 0 is "off"; CompactPolicy's is "default"

@@ -22,7 +22,8 @@ func TestClearWhenIdle(t *testing.T) {
 		usage   bool
 		printed string
 	}{
-		{args: nil, model: "claude-sonnet-4-5", want: 0, printed: "off"},
+		{args: nil, model: "claude-sonnet-4-5", want: 5 * time.Minute, printed: "auto"},
+		{args: nil, model: "gpt-5-mini", want: time.Hour, printed: "auto"},
 		{args: []string{"--clear-when-idle", "auto"}, model: "claude-sonnet-4-5", want: 5 * time.Minute, printed: "auto"},
 		{args: []string{"--clear-when-idle", "auto"}, model: "gpt-5.2-codex", want: time.Hour, printed: "auto"},
 		{args: []string{"--clear-when-idle", "auto"}, model: "deepseek-chat", want: 0, printed: "auto"},
@@ -58,7 +59,7 @@ func TestClearWhenIdle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		if got := c.Compact.ClearWhenIdle; got != tc.want {
+		if got := c.Compact.IdleAfter(); got != tc.want {
 			t.Errorf("%v on %s: ClearWhenIdle %v, want %v", tc.args, tc.model, got, tc.want)
 		}
 		if got := fs.Lookup("clear-when-idle").Value.String(); got != tc.printed {
