@@ -60,8 +60,9 @@ type Config struct {
 	// Compact is the compaction policy, used as given (it keeps its
 	// calibration across requests, so give each stack its own): the model
 	// name, window, counter, calibrator and summarizer of the run go here.
-	// Nil is policy.CompactPolicy's defaults (the window from the model
-	// name).
+	// Nil is policy.CompactPolicy's defaults (the window, and the pause
+	// after which the idle clear runs, from the model name: with none,
+	// neither applies).
 	Compact *policy.CompactPolicy
 	// NoCompact leaves policy.CompactPolicy out: nothing is cleared or
 	// summarized, however close the window.
