@@ -28,8 +28,14 @@ import (
 // (the bench replays its recordings through the proxy one after another,
 // in order, one request per call), so the proxy sees the recorded pauses.
 // A call without a time keeps the clock where it is. It also checks that
-// each request is the one it assumes: the first user message must be the
-// first input of the recording the call belongs to.
+// each request is the one it assumes (the first user message must be the
+// first input of the recording the call belongs to) and names each
+// recording's conversation with proxy.ConversationHeader, as Codex's
+// prompt_cache_key does: the recordings keep no Claude Code system
+// prompt, and many sessions of a set open with the same first message
+// ("Warmup", a local-command caveat, the same AGENTS.md), so the proxy's
+// own key (model, system prompt, first user message) would run them as
+// one conversation.
 type recordedClock struct {
 	h     http.Handler
 	calls []clockCall
@@ -42,6 +48,7 @@ type recordedClock struct {
 
 // clockCall is one recorded call as the clock expects it.
 type clockCall struct {
+	conv  string
 	rec   string
 	input string
 	time  time.Time
@@ -52,14 +59,14 @@ type clockCall struct {
 func newRecordedClock(recs []*replay.Recording) *recordedClock {
 	c := &recordedClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	started := false
-	for _, rec := range recs {
+	for r, rec := range recs {
 		first := ""
 		if len(rec.Turns) > 0 {
 			first = rec.Turns[0].Input
 		}
 		for _, t := range rec.Turns {
 			for _, call := range t.Calls {
-				c.calls = append(c.calls, clockCall{rec: rec.Source, input: first, time: call.Time})
+				c.calls = append(c.calls, clockCall{conv: fmt.Sprintf("research-%d", r), rec: rec.Source, input: first, time: call.Time})
 				if !started && !call.Time.IsZero() {
 					c.now, started = call.Time, true
 				}
@@ -88,6 +95,7 @@ func (c *recordedClock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	i := c.next
 	c.next++
 	if i < len(c.calls) {
+		r.Header.Set(proxy.ConversationHeader, c.calls[i].conv)
 		if !c.calls[i].time.IsZero() {
 			c.now = c.calls[i].time
 		}
@@ -204,7 +212,7 @@ func benchThrough(t *testing.T, recs []*replay.Recording, presets []bench.Preset
 		t.Fatalf("%s: the proxy answered %d model calls of %d requests", cfg.name, s.Requests, served)
 	}
 	if s.Conversations != int64(len(recs)) {
-		t.Errorf("%s: %d recordings made %d conversations in the proxy: two recordings share one, or one splits", cfg.name, len(recs), s.Conversations)
+		t.Errorf("%s: %d recordings made %d conversations in the proxy: one recording splits", cfg.name, len(recs), s.Conversations)
 	}
 	return throughOutcome{tab: tab, stats: s}
 }
