@@ -6,15 +6,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentharness/harness/internal/numfmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/numfmt"
+	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/tools/recall"
@@ -32,7 +34,10 @@ show   shows, for each tool result, what the tool returned and what the model
        saw of it: sizes, the guards' cuts and markers, and what per-turn
        policies (the turn budget, compaction) showed of it in each request;
        and what each request offered beside the transcript: the system
-       prompt's size and the tool schemas sent (count and bytes).
+       prompt's size and the tool schemas sent (count and bytes); and the
+       requests answered more than 5 minutes after the answer before, when
+       the provider's prompt cache had expired (--json: each request's
+       answer time and pause).
 delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
@@ -258,16 +263,24 @@ type logRequest struct {
 	Tools       int    `json:"tools"`
 	ToolBytes   int    `json:"tool_bytes"`
 	ToolSet     string `json:"tool_set,omitempty"`
+	// Answered is when the request's response arrived (Round.Answered;
+	// zero for a round stored without it), and PauseSeconds the time from
+	// the conversation's previous answer to it, when both are known.
+	Answered     time.Time `json:"answered,omitzero"`
+	PauseSeconds float64   `json:"pause_seconds,omitempty"`
 }
 
 func newLogRequests(conv *harness.Conversation, reqs []store.Request) logRequests {
 	out := logRequests{Requests: []logRequest{}, ToolSets: map[string][]string{}}
 	stats := map[[2]int]harness.RequestStats{}
+	answered := map[[2]int]time.Time{}
 	for _, t := range conv.Turns {
 		for _, r := range t.Rounds {
 			stats[[2]int{t.Index, r.Index}] = r.Stats
+			answered[[2]int{t.Index, r.Index}] = r.Answered
 		}
 	}
+	pauses := answerPauses(conv)
 	prompts := map[string]bool{}
 	first := true
 	for _, q := range reqs {
@@ -277,6 +290,8 @@ func newLogRequests(conv *harness.Conversation, reqs []store.Request) logRequest
 			st := stats[[2]int{q.Turn, q.Round}]
 			lr.Tools, lr.ToolBytes = st.Tools, st.ToolBytes
 		}
+		lr.Answered = answered[[2]int{q.Turn, q.Round}]
+		lr.PauseSeconds = pauses[[2]int{q.Turn, q.Round}].Seconds()
 		out.Requests = append(out.Requests, lr)
 		if !q.Recorded {
 			continue
@@ -329,6 +344,7 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		requests[[2]int{reqs[i].Turn, reqs[i].Round}] = &reqs[i]
 	}
 	perTurnSystem := writeSystemPrompt(w, reqs)
+	pauses := answerPauses(conv)
 	for _, t := range conv.Turns {
 		if only != 0 && t.Index != only {
 			continue
@@ -351,6 +367,7 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 			fmt.Fprintf(w, "  evidence chars per request: %s\n", strings.Join(ev, ", "))
 		}
 		writeOffered(w, t, requests, perTurnSystem)
+		writeColdAnswers(w, t, pauses)
 		tc := byTurn[t.Index]
 		if len(tc) == 0 {
 			fmt.Fprintln(w, "  no tool calls")
@@ -360,6 +377,40 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		if a := t.Answer(); a != "" {
 			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
 		}
+	}
+}
+
+// answerPauses gives, for each round (turn, round) whose answer time is
+// stored, the time since the conversation's previous stored answer (a
+// round of the turn before, for a turn's first round); rounds stored
+// without a time, and the conversation's first answer, have none.
+func answerPauses(conv *harness.Conversation) map[[2]int]time.Duration {
+	out := map[[2]int]time.Duration{}
+	var prev time.Time
+	for _, t := range conv.Turns {
+		for _, r := range t.Rounds {
+			if !r.Answered.IsZero() && !prev.IsZero() && r.Answered.After(prev) {
+				out[[2]int{t.Index, r.Index}] = r.Answered.Sub(prev)
+			}
+			prev = r.Answered
+		}
+	}
+	return out
+}
+
+// writeColdAnswers names the rounds of t whose answer came more than the
+// providers' default cache lifetime (replay.CacheTTL) after the one
+// before: the requests that found the prompt cache expired, where the
+// compaction's idle clear runs.
+func writeColdAnswers(w io.Writer, t *harness.Turn, pauses map[[2]int]time.Duration) {
+	var cold []string
+	for _, r := range t.Rounds {
+		if d := pauses[[2]int{t.Index, r.Index}]; d > replay.CacheTTL {
+			cold = append(cold, fmt.Sprintf("r%d %s", r.Index, d.Round(time.Second)))
+		}
+	}
+	if len(cold) > 0 {
+		fmt.Fprintf(w, "  answered more than %s after the answer before (the prompt cache had expired): %s\n", replay.CacheTTL, strings.Join(cold, ", "))
 	}
 }
 

@@ -3,13 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentharness/harness/internal/numfmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/numfmt"
+	"github.com/agentharness/harness/store"
 )
 
 // TestLogShowsWhatTheModelSaw runs two turns through the CLI (the second
@@ -247,4 +251,51 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestLogShowsColdAnswers: log show names the rounds answered more than
+// the cache's lifetime after the answer before (across turns too), and
+// the JSON gives each request its answer time and pause; rounds stored
+// without a time have neither.
+func TestLogShowsColdAnswers(t *testing.T) {
+	t0 := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
+	round := func(i int, at time.Time) *harness.Round {
+		return &harness.Round{Index: i, Answered: at, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	}
+	conv := &harness.Conversation{ID: "c_cold", Turns: []*harness.Turn{
+		{Index: 1, Input: "first", Outcome: harness.Answered, Rounds: []*harness.Round{
+			round(1, t0), round(2, t0.Add(2*time.Minute)), round(3, t0.Add(14*time.Minute))}},
+		{Index: 2, Input: "second", Outcome: harness.Answered, Rounds: []*harness.Round{
+			round(1, t0.Add(74*time.Minute)), round(2, time.Time{}), round(3, t0.Add(80*time.Minute))}},
+	}}
+	var b strings.Builder
+	writeConversation(&b, conv, nil, nil, 0)
+	out := b.String()
+	for _, want := range []string{
+		"turn 1 ·", "answered more than 5m0s after the answer before (the prompt cache had expired): r3 12m0s\n",
+		"answered more than 5m0s after the answer before (the prompt cache had expired): r1 1h0m0s\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log show lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "the prompt cache had expired"); n != 2 {
+		t.Errorf("%d cold lines, want 2 (r2 of turn 1 paused 2 minutes; turn 2's r3 follows a round with no time):\n%s", n, out)
+	}
+	var reqs []store.Request
+	for _, tn := range conv.Turns {
+		for _, r := range tn.Rounds {
+			reqs = append(reqs, store.Request{Turn: tn.Index, Round: r.Index})
+		}
+	}
+	got := newLogRequests(conv, reqs).Requests
+	want := []float64{0, 120, 720, 3600, 0, 0}
+	for i, q := range got {
+		if q.PauseSeconds != want[i] {
+			t.Errorf("request %d.%d: pause %v s, want %v", q.Turn, q.Round, q.PauseSeconds, want[i])
+		}
+	}
+	if !got[0].Answered.Equal(t0) || !got[4].Answered.IsZero() {
+		t.Errorf("answered: %v, %v; want %v and zero", got[0].Answered, got[4].Answered, t0)
+	}
 }
