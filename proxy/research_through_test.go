@@ -19,6 +19,7 @@ import (
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -159,6 +160,12 @@ var idleConfigs = []idleConfig{
 	{"auto", func(o *proxy.Options) {}, true}, // Chat Completions: an hour
 	{"5m", func(o *proxy.Options) { o.ClearWhenIdle = 5 * time.Minute }, true},
 }
+
+// noBudget is the proxy with neither the idle clear nor the turn budget
+// on arrival (stack.Config.NoTurnBudget).
+var noBudget = idleConfig{"off, no turn budget", func(o *proxy.Options) {
+	o.NoClearWhenIdle, o.Stack = true, &stack.Config{NoTurnBudget: true}
+}, false}
 
 // throughOutcome is one bench run through a proxy: the table and the
 // proxy's own counters.
@@ -318,6 +325,14 @@ func TestResearchThroughIdle(t *testing.T) {
 		}
 		if pauses > 0 && out[2].stats.IdleClears == 0 {
 			t.Errorf("%s: %d requests follow a pause over 5 minutes, yet the proxy with a 5-minute clear never cleared", dir, pauses)
+		}
+		// The turn budget on arrival, which the proxy runs by default: the
+		// same proxy without it (and without the idle clear) shows what
+		// the budget trades.
+		nb := benchThrough(t, recs, short, noBudget)
+		fmt.Fprintf(&b, "  %s   bytes out %d of %d\n", rowLine("proxy, clear off, no turn budget", throughRow(t, nb.tab)), nb.stats.BytesOut, nb.stats.BytesIn)
+		if nb.stats.BytesOut < off.stats.BytesOut {
+			t.Errorf("%s: without the turn budget the proxy forwarded %d bytes, fewer than the %d with it", dir, nb.stats.BytesOut, off.stats.BytesOut)
 		}
 	}
 	t.Log("\n" + b.String())
