@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/stack"
@@ -165,6 +166,12 @@ var idleConfigs = []idleConfig{
 // on arrival (stack.Config.NoTurnBudget).
 var noBudget = idleConfig{"off, no turn budget", func(o *proxy.Options) {
 	o.NoClearWhenIdle, o.Stack = true, &stack.Config{NoTurnBudget: true}
+}, false}
+
+// wideBudget is the proxy without the idle clear and with a turn budget
+// four times policy.DefaultTurnChars.
+var wideBudget = idleConfig{"off, turn budget 96,000", func(o *proxy.Options) {
+	o.NoClearWhenIdle, o.Stack = true, &stack.Config{TurnBudget: &policy.TurnBudget{Chars: 4 * policy.DefaultTurnChars}}
 }, false}
 
 // throughOutcome is one bench run through a proxy: the table and the
@@ -333,6 +340,12 @@ func TestResearchThroughIdle(t *testing.T) {
 		fmt.Fprintf(&b, "  %s   bytes out %d of %d\n", rowLine("proxy, clear off, no turn budget", throughRow(t, nb.tab)), nb.stats.BytesOut, nb.stats.BytesIn)
 		if nb.stats.BytesOut < off.stats.BytesOut {
 			t.Errorf("%s: without the turn budget the proxy forwarded %d bytes, fewer than the %d with it", dir, nb.stats.BytesOut, off.stats.BytesOut)
+		}
+		// A budget four times the default's, between the two.
+		wide := benchThrough(t, recs, short, wideBudget)
+		fmt.Fprintf(&b, "  %s   bytes out %d of %d\n", rowLine("proxy, clear off, turn budget 96,000", throughRow(t, wide.tab)), wide.stats.BytesOut, wide.stats.BytesIn)
+		if wide.stats.BytesOut < off.stats.BytesOut || wide.stats.BytesOut > nb.stats.BytesOut {
+			t.Errorf("%s: a 96,000-char budget forwarded %d bytes, not between %d and %d", dir, wide.stats.BytesOut, off.stats.BytesOut, nb.stats.BytesOut)
 		}
 	}
 	t.Log("\n" + b.String())
