@@ -48,13 +48,7 @@ func (f *toolFlags) build(e *env, root string, toolTimeout time.Duration) (*work
 	if !f.modeSet && f.yes {
 		mode = workspace.ModeAuto
 	}
-	// The shell's own timeout must fire before the agent's, so the model
-	// gets the output so far instead of a bare timeout error.
-	shellTimeout := workspace.DefaultShellTimeout
-	if toolTimeout > 0 && shellTimeout >= toolTimeout {
-		shellTimeout = toolTimeout * 9 / 10
-	}
-	ws, err := workspace.New(root, &workspace.Options{Mode: mode, Shell: f.shell, ShellTimeout: shellTimeout})
+	ws, err := workspace.New(root, &workspace.Options{Mode: mode, Shell: f.shell, ShellTimeout: workspace.ShellTimeoutUnder(toolTimeout)})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -34,6 +34,17 @@ const (
 	DefaultMaxEditBytes = 16 << 20
 )
 
+// ShellTimeoutUnder is the shell's timeout for an agent whose tool calls
+// time out after toolTimeout (0: none): DefaultShellTimeout, or 90% of
+// toolTimeout when that is not longer, so the shell stops first and the
+// model gets the output so far instead of a bare timeout error.
+func ShellTimeoutUnder(toolTimeout time.Duration) time.Duration {
+	if toolTimeout > 0 && DefaultShellTimeout >= toolTimeout {
+		return toolTimeout * 9 / 10
+	}
+	return DefaultShellTimeout
+}
+
 // Options configure a Workspace. A nil *Options, or a zero field, means the
 // default.
 type Options struct {

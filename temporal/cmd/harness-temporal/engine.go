@@ -23,7 +23,7 @@ import (
 // turn is bounded as a turn of harness run is.
 type engineFlags struct {
 	model, root, mode, sys string
-	yes                    bool
+	yes, shell             bool
 	maxRounds              int
 	toolTimeout            time.Duration
 	stackflags.Flags
@@ -34,6 +34,8 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.root, "workspace", ".", "workspace root: the tools are jailed to it and spill files go under its .harness/ (every worker of a queue must see the same one)")
 	fs.StringVar(&f.mode, "mode", "read-only", "workspace mode (see harness tools): which calls run without approval")
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the mode offers (a worker has no terminal to ask on)")
+	fs.BoolVar(&f.shell, "shell", false, "offer the shell tool (bash in the workspace; unlike the file tools, not confined to it); it needs approval\n"+
+		"unless --mode auto, so without --yes a worker refuses its calls")
 	fs.StringVar(&f.sys, "system", "You are a careful assistant working in a workspace through tools.", "system prompt")
 	fs.IntVar(&f.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
 	fs.DurationVar(&f.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call (keep it below the turn's step timeout)")
@@ -101,7 +103,7 @@ func buildEngine(f *engineFlags, st store.Store) (*workerEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--workspace: %w", err)
 	}
-	ws, err := workspace.New(root, &workspace.Options{Mode: wsMode})
+	ws, err := workspace.New(root, &workspace.Options{Mode: wsMode, Shell: f.shell, ShellTimeout: workspace.ShellTimeoutUnder(f.toolTimeout)})
 	if err != nil {
 		return nil, err
 	}

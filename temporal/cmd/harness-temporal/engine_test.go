@@ -168,3 +168,66 @@ func TestBuildEngineRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestBuildEngineShell: --shell offers the shell tool as harness run's
+// --shell does, where the mode offers it; a mode that asks refuses its
+// calls without --yes, since a worker has nobody to ask.
+func TestBuildEngineShell(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		args         []string
+		offered, ran bool
+	}{
+		{"no --shell", []string{"--mode", "auto"}, false, false},
+		{"auto", []string{"--shell", "--mode", "auto"}, true, true},
+		{"ask, nobody to ask", []string{"--shell", "--mode", "ask"}, true, false},
+		{"ask with --yes", []string{"--shell", "--mode", "ask", "--yes"}, true, true},
+		{"read-only", []string{"--shell", "--mode", "read-only"}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, script, st := workerFixture(t)
+			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
+			we, err := buildEngine(f, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer we.close()
+			if got := slices.Contains(toolNames(we.engine), "shell"); got != c.offered {
+				t.Fatalf("shell offered = %v, want %v (tools %v)", got, c.offered, toolNames(we.engine))
+			}
+			if !c.offered {
+				return
+			}
+			res := callShell(t, we.engine, "touch made && echo hello")
+			_, statErr := os.Stat(filepath.Join(root, "made"))
+			if ran := statErr == nil; ran != c.ran {
+				t.Errorf("the command ran = %v, want %v (result %q)", ran, c.ran, harness.PartsText(res.Parts))
+			}
+			if c.ran && !strings.Contains(harness.PartsText(res.Parts), "hello") {
+				t.Errorf("result %q lacks the command's output", harness.PartsText(res.Parts))
+			}
+			if !c.ran && !res.IsError {
+				t.Errorf("a refused call is not an error result: %q", harness.PartsText(res.Parts))
+			}
+		})
+	}
+}
+
+// callShell runs one shell call through the engine as a turn's round does.
+func callShell(t *testing.T, eng *harness.Engine, command string) *harness.ToolResult {
+	t.Helper()
+	ctx := context.Background()
+	conv := harness.NewConversation("")
+	turn, err := eng.BeginTurn(ctx, conv, "run it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"command": command})
+	call := harness.ToolCall{ID: "call_1", Name: "shell", Args: args}
+	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{call}}}
+	view, err := eng.View(ctx, conv, turn, eng.Tools(), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng.Call(ctx, eng.CallInfo(conv, turn, round, view), call)
+}

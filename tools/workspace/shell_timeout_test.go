@@ -1,0 +1,21 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+)
+
+// TestShellTimeoutUnder: the shell stops before the agent's tool timeout,
+// so the model gets the output so far.
+func TestShellTimeoutUnder(t *testing.T) {
+	for _, c := range []struct{ tool, want time.Duration }{
+		{0, DefaultShellTimeout},
+		{2 * time.Minute, DefaultShellTimeout},
+		{DefaultShellTimeout, DefaultShellTimeout * 9 / 10},
+		{10 * time.Second, 9 * time.Second},
+	} {
+		if got := ShellTimeoutUnder(c.tool); got != c.want {
+			t.Errorf("ShellTimeoutUnder(%s) = %s, want %s", c.tool, got, c.want)
+		}
+	}
+}
