@@ -14,48 +14,14 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/mcptest"
 	"github.com/agentharness/harness/mcptool"
 )
 
-// The end-to-end tests run the real reference servers, pinned in
-// .ci/mcp/package.json and installed by .ci/run.
-const npmInstallHint = "install the pinned MCP test servers with: npm ci --prefix .ci/mcp"
-
-// npmServer returns the path of a reference server's entry point, skipping
-// the test when it is not installed (failing under CI=true).
-func npmServer(t *testing.T, pkg string) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		missing(t, "node is not on PATH")
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, ".ci", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			missing(t, "@modelcontextprotocol/"+pkg+" is not installed under .ci/mcp/node_modules")
-			return ""
-		}
-		dir = parent
-	}
-}
-
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s; %s", why, npmInstallHint)
-	}
-	t.Skipf("%s; %s", why, npmInstallHint)
-}
+// The end-to-end tests run the real reference servers (internal/mcptest).
 
 func everything(t *testing.T) mcptool.ServerConfig {
-	return mcptool.ServerConfig{Name: "everything", Type: mcptool.TypeStdio, Command: "node", Args: []string{npmServer(t, "server-everything"), "stdio"}}
+	return mcptool.ServerConfig{Name: "everything", Type: mcptool.TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-everything"), "stdio"}}
 }
 
 func TestE2EEverythingListAndCall(t *testing.T) {
@@ -138,7 +104,7 @@ func TestE2EFilesystemAccessDenied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("line one\nline two\nthe end of the notes file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fs := mcptool.ServerConfig{Name: "fs", Type: mcptool.TypeStdio, Command: "node", Args: []string{npmServer(t, "server-filesystem"), root}}
+	fs := mcptool.ServerConfig{Name: "fs", Type: mcptool.TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-filesystem"), root}}
 	_, tools := openTest(t, nil, fs)
 	if r := tools["read_text_file"].Spec.Risk; r != harness.ReadOnly {
 		t.Errorf("read_text_file risk %v", r)
@@ -205,7 +171,7 @@ func readChars(t *testing.T, pid int) int64 {
 // TestE2EStreamableHTTP runs the reference server in its streamable HTTP
 // mode.
 func TestE2EStreamableHTTP(t *testing.T) {
-	entry := npmServer(t, "server-everything")
+	entry := mcptest.Server(t, "server-everything")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

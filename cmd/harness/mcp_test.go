@@ -3,40 +3,16 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentharness/harness/internal/mcptest"
 )
 
 // everythingServer returns the entry point of the pinned MCP reference
 // server, skipping when it is not installed (failing under CI=true).
-func everythingServer(t *testing.T) string {
-	t.Helper()
-	const hint = "install the pinned MCP test servers with: npm ci --prefix .ci/mcp"
-	skip := func(why string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s; %s", why, hint)
-		}
-		t.Skipf("%s; %s", why, hint)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		skip("node is not on PATH")
-	}
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, ".ci", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		if parent := filepath.Dir(dir); parent != dir {
-			dir = parent
-			continue
-		}
-		skip("@modelcontextprotocol/server-everything is not installed")
-		return ""
-	}
-}
+func everythingServer(t *testing.T) string { return mcptest.Server(t, "server-everything") }
 
 // mcpWorkspace returns a workspace whose .mcp.json holds config.
 func mcpWorkspace(t *testing.T, config string) string {

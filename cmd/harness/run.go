@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/mcpflags"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
@@ -38,7 +39,7 @@ type runConfig struct {
 
 	policy policyFlags
 	tools  toolFlags
-	mcp    mcpFlags
+	mcp    mcpflags.Flags
 
 	// countTokens counts tokens for models that report none (scripted).
 	countTokens tokens.Counter
@@ -88,7 +89,7 @@ func parseRun(e *env, args []string) (*runConfig, string, error) {
 	fs.BoolVar(&cfg.keepToolsOnFinal, "keep-tools-on-final", false, "keep the tool schemas (calls forbidden) in the synthesis request, so it hits the prompt cache")
 	cfg.policy.register(fs)
 	cfg.tools.register(fs)
-	cfg.mcp.register(fs)
+	cfg.mcp.Register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, "", err
@@ -155,12 +156,12 @@ func (r *run) open(ctx context.Context) error {
 	opts := &harness.Options{Tools: wsTools, Approver: approver, System: cfg.system, MaxRounds: cfg.maxRounds,
 		ToolTimeout: cfg.toolTimeout, Workspace: cfg.workspace, KeepToolsOnFinal: cfg.keepToolsOnFinal}
 	stack.New(&sc).Apply(opts)
-	mcpTools, stopMCP, err := cfg.mcp.open(ctx, e, cfg.workspace, opts.Tools, readOnlyMode(&cfg.tools))
+	mcpTools, stopMCP, err := cfg.mcp.Open(ctx, e.stderr, mcpClient(), cfg.workspace, opts.Tools, readOnlyMode(&cfg.tools))
 	if err != nil {
 		return err
 	}
 	r.closers = append(r.closers, stopMCP)
-	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.selector()
+	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.Selector()
 	r.out.attach(opts, cfg.stream && !cfg.jsonOut)
 	provider, modelName, _ := strings.Cut(cfg.model, ":")
 	withTelemetry, stopTelemetry, err := telemetryFromEnv(ctx, e, provider, modelName)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/mcpflags"
 	"github.com/agentharness/harness/tools/recall"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -42,7 +43,7 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 		jsonOut bool
 		prompt  string
 		tf      toolFlags
-		mf      mcpFlags
+		mf      mcpflags.Flags
 	)
 	fs := newFlagSet(e, "tools", "", "List the tools \"harness run\" would offer: the workspace tools, recall and the tools of the\n"+
 		"MCP servers, with their risk and the bytes of their schema as sent to a model. With --select PROMPT,\n"+
@@ -51,7 +52,7 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&jsonOut, "json", false, "print JSON instead of a table")
 	fs.StringVar(&prompt, "select", "", "show the tools a turn on this prompt is offered")
 	tf.register(fs)
-	mf.register(fs)
+	mf.Register(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,12 +69,12 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 	}
 	defer ws.Close()
 	builtin := append(wsTools, recall.New(nil))
-	mcpTools, stop, err := mf.open(ctx, e, abs, builtin, readOnlyMode(&tf))
+	mcpTools, stop, err := mf.Open(ctx, e.stderr, mcpClient(), abs, builtin, readOnlyMode(&tf))
 	if err != nil {
 		return err
 	}
 	defer stop()
-	rep, err := measureTools(ctx, builtin, mcpTools, prompt, mf.selector())
+	rep, err := measureTools(ctx, builtin, mcpTools, prompt, mf.Selector())
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/mcpflags"
 	"github.com/agentharness/harness/internal/stackflags"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store"
@@ -18,14 +20,16 @@ import (
 )
 
 // engineFlags are the worker's engine: its model, workspace tools and
-// system prompt, and the default stack with harness run's switches for it
-// (stackflags: the same names, defaults and checks), so that a durable
-// turn is bounded as a turn of harness run is.
+// system prompt, the default stack with harness run's switches for it
+// (stackflags: the same names, defaults and checks), and harness run's
+// MCP switches (mcpflags), so that a durable turn offers the tools a turn
+// of harness run offers and is bounded as it is.
 type engineFlags struct {
 	model, root, mode, sys string
 	yes, shell             bool
 	maxRounds              int
 	toolTimeout            time.Duration
+	mcp                    mcpflags.Flags
 	stackflags.Flags
 }
 
@@ -40,6 +44,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxRounds, "max-rounds", harness.DefaultMaxRounds, "tool rounds per turn before the synthesis call")
 	fs.DurationVar(&f.toolTimeout, "tool-timeout", harness.DefaultToolTimeout, "time limit of one tool call (keep it below the turn's step timeout)")
 	f.Register(fs)
+	f.mcp.Register(fs)
 }
 
 // check refuses flags buildEngine would refuse for their form, before the
@@ -63,20 +68,27 @@ type workerEngine struct {
 	// model answers the requests: the --model, calibrated for a
 	// provider's model.
 	model harness.Model
-	// close releases the workspace tools.
+	// close stops the MCP servers and releases the workspace tools.
 	close func()
+}
+
+// mcpClient names the worker to the MCP servers it starts.
+func mcpClient() mcpflags.Client {
+	return mcpflags.Client{Name: "harness-temporal"} // the servers see version "dev"
 }
 
 // buildEngine builds the engine f describes, recording into st: the
 // workspace tools and the default stack as harness run builds it (the
 // ceiling and run ceiling spilling under the workspace's .harness/,
 // Collapse, stuck detection, the turn budget, compaction and the recall
-// tool reading st). Budgets count with o200k; for a provider's model a
+// tool reading st), plus the tools of the MCP servers the flags name
+// (their warnings on warn) and the per-turn tool selector unless
+// --all-tools. Budgets count with o200k; for a provider's model a
 // calibrator learns how far its tokenizer is from o200k, from the usage
 // it reports. The calibration and the token memos are this worker's and
 // only save work: what compaction decided is in st (its notes), so every
 // worker renders the same view of a turn.
-func buildEngine(f *engineFlags, st store.Store) (*workerEngine, error) {
+func buildEngine(ctx context.Context, f *engineFlags, st store.Store, warn io.Writer) (*workerEngine, error) {
 	counter, err := tokens.O200k()
 	if err != nil {
 		return nil, err
@@ -111,12 +123,19 @@ func buildEngine(f *engineFlags, st store.Store) (*workerEngine, error) {
 	opts := &harness.Options{System: f.sys, Tools: ws.Tools(), MaxRounds: f.maxRounds, ToolTimeout: f.toolTimeout,
 		Approver: workspace.ApproverFor(wsMode, ask), Recorder: st, Observer: st.Observe, Workspace: root}
 	stack.New(&sc).Apply(opts)
-	eng, err := harness.NewEngine(opts)
+	mcpTools, stopMCP, err := f.mcp.Open(ctx, warn, mcpClient(), root, opts.Tools, wsMode == workspace.ModeReadOnly)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	return &workerEngine{engine: eng, model: m, close: func() { ws.Close() }}, nil
+	closeAll := func() { stopMCP(); ws.Close() }
+	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), f.mcp.Selector()
+	eng, err := harness.NewEngine(opts)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return &workerEngine{engine: eng, model: m, close: closeAll}, nil
 }
 
 // stack returns the stack the flags describe (stackflags.Flags.Config):

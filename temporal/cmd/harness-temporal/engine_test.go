@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/mcptest"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -112,7 +113,7 @@ func TestBuildEngine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root, script, st := workerFixture(t)
 			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
-			we, err := buildEngine(f, st)
+			we, err := buildEngine(context.Background(), f, st, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +188,7 @@ func TestBuildEngineShell(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root, script, st := workerFixture(t)
 			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
-			we, err := buildEngine(f, st)
+			we, err := buildEngine(context.Background(), f, st, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,18 +217,113 @@ func TestBuildEngineShell(t *testing.T) {
 // callShell runs one shell call through the engine as a turn's round does.
 func callShell(t *testing.T, eng *harness.Engine, command string) *harness.ToolResult {
 	t.Helper()
+	args, _ := json.Marshal(map[string]string{"command": command})
+	return callTool(t, eng, "shell", args)
+}
+
+// callTool runs one call of tool name through the engine as a turn's
+// round does.
+func callTool(t *testing.T, eng *harness.Engine, name string, args json.RawMessage) *harness.ToolResult {
+	t.Helper()
 	ctx := context.Background()
 	conv := harness.NewConversation("")
 	turn, err := eng.BeginTurn(ctx, conv, "run it")
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ := json.Marshal(map[string]string{"command": command})
-	call := harness.ToolCall{ID: "call_1", Name: "shell", Args: args}
+	call := harness.ToolCall{ID: "call_1", Name: name, Args: args}
 	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{call}}}
 	view, err := eng.View(ctx, conv, turn, eng.Tools(), false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return eng.Call(ctx, eng.CallInfo(conv, turn, round, view), call)
+}
+
+// TestBuildEngineMCP: the worker offers the tools of the MCP servers in
+// WORKSPACE/.mcp.json or --mcp-config, as harness run does, and calls
+// them; --no-mcp leaves the servers alone, read-only mode offers only
+// their read-only tools, and a server that cannot start is an error that
+// names it and says how to go on. The server is the real reference server.
+func TestBuildEngineMCP(t *testing.T) {
+	entry, _ := json.Marshal(mcptest.Server(t, "server-everything"))
+	config := `{"mcpServers": {"everything": {"command": "node", "args": [` + string(entry) + `, "stdio"]}}}`
+	build := func(t *testing.T, root, script string, st *sqlite.Store, args ...string) (*workerEngine, error) {
+		f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, args...)...)
+		return buildEngine(context.Background(), f, st, io.Discard)
+	}
+	t.Run("workspace config", func(t *testing.T) {
+		root, script, st := workerFixture(t)
+		if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		we, err := build(t, root, script, st, "--mode", "auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer we.close()
+		names := toolNames(we.engine)
+		if !slices.Contains(names, "get-sum") || !slices.Contains(names, "grep") {
+			t.Fatalf("tools %v lack get-sum or grep", names)
+		}
+		res := callTool(t, we.engine, "get-sum", json.RawMessage(`{"a":2,"b":40}`))
+		if res.IsError || !strings.Contains(harness.PartsText(res.Parts), "42") {
+			t.Errorf("get-sum = %q (error %v), want 42", harness.PartsText(res.Parts), res.IsError)
+		}
+		autoCount := len(names)
+
+		ro, err := build(t, root, script, st, "--mode", "read-only")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.close()
+		for _, s := range ro.engine.Tools() {
+			if !s.Risk.IsReadOnly() {
+				t.Errorf("read-only mode offers %s (%v)", s.Name, s.Risk)
+			}
+		}
+		if n := len(ro.engine.Tools()); !slices.Contains(toolNames(ro.engine), "get-sum") || n >= autoCount {
+			t.Errorf("read-only mode offers %d tools %v, want get-sum and fewer than auto's %d", n, toolNames(ro.engine), autoCount)
+		}
+
+		off, err := build(t, root, script, st, "--no-mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer off.close()
+		if slices.Contains(toolNames(off.engine), "get-sum") {
+			t.Errorf("--no-mcp offers get-sum: %v", toolNames(off.engine))
+		}
+	})
+	t.Run("--mcp-config", func(t *testing.T) {
+		root, script, st := workerFixture(t)
+		path := filepath.Join(t.TempDir(), "servers.json")
+		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		we, err := build(t, root, script, st, "--mcp-config", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer we.close()
+		if !slices.Contains(toolNames(we.engine), "get-sum") {
+			t.Errorf("tools %v lack get-sum", toolNames(we.engine))
+		}
+	})
+	t.Run("a server that cannot start", func(t *testing.T) {
+		root, script, st := workerFixture(t)
+		if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(`{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo no database >&2; exit 1"]}}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		we, err := build(t, root, script, st)
+		if err == nil {
+			we.close()
+			t.Fatal("buildEngine succeeded with a server that exits")
+		}
+		for _, want := range []string{`"broken" failed to start`, "no database", "--no-mcp"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q: %v", want, err)
+			}
+		}
+	})
 }

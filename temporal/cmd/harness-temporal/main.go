@@ -133,7 +133,7 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	we, err := buildEngine(&ef, st)
+	we, err := buildEngine(ctx, &ef, st, stderr)
 	if err != nil {
 		return err
 	}

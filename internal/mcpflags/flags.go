@@ -1,0 +1,116 @@
+// Package mcpflags defines, once, the switches that add the tools of MCP
+// servers to a run and choose the tools each turn offers: harness run,
+// harness tools and the Temporal worker (harness-temporal worker) read
+// them, so that a durable turn offers what a turn of harness run offers.
+package mcpflags
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/mcptool"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// ConfigFile is the config looked for in the workspace when --mcp-config
+// is not given.
+const ConfigFile = ".mcp.json"
+
+// Flags are the switches: --mcp-config, --no-mcp and --all-tools.
+type Flags struct {
+	config   string
+	noMCP    bool
+	allTools bool
+}
+
+// Register adds the switches to fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "mcp-config", "", "MCP servers whose tools are offered, in the .mcp.json format "+
+		`({"mcpServers": {...}}); default WORKSPACE/.mcp.json when it exists`)
+	fs.BoolVar(&f.noMCP, "no-mcp", false, "start no MCP server, even when WORKSPACE/.mcp.json exists")
+	fs.BoolVar(&f.allTools, "all-tools", false, fmt.Sprintf("offer every tool in every turn; by default a turn with more than %d tools "+
+		"offers the %d most relevant to its prompt, plus identity tools and the tools called recently", toolselect.DefaultThreshold, toolselect.DefaultTopK))
+}
+
+// ConfigPath returns the MCP config to load for the workspace root, or ""
+// when there is none (--no-mcp, or no WORKSPACE/.mcp.json).
+func (f *Flags) ConfigPath(root string) (string, error) {
+	switch {
+	case f.noMCP:
+		return "", nil
+	case f.config != "":
+		return f.config, nil
+	}
+	p := filepath.Join(root, ConfigFile)
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		return "", fmt.Errorf("MCP config: %w", err)
+	}
+	return p, nil
+}
+
+// Client names the program to the MCP servers it starts.
+type Client struct{ Name, Version string }
+
+// Open starts the configured MCP servers and returns their tools, named so
+// that none collides with the tools already offered (those are namespaced
+// "server__tool"). With readOnly only the read-only MCP tools are offered.
+// A tool a server lists but harness cannot offer is reported on warn. The
+// returned function stops the servers. A server that fails to start is an
+// error naming it, with the tail of its stderr.
+func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root string, taken []harness.Tool, readOnly bool) ([]harness.Tool, func(), error) {
+	nothing := func() {}
+	path, err := f.ConfigPath(root)
+	if err != nil || path == "" {
+		return nil, nothing, err
+	}
+	cfg, err := mcptool.LoadConfig(path)
+	if err != nil {
+		return nil, nothing, err
+	}
+	var reserved []string
+	for _, t := range taken {
+		reserved = append(reserved, t.Spec.Name)
+	}
+	set, err := mcptool.Open(ctx, cfg, &mcptool.Options{Reserved: reserved, ClientName: client.Name, ClientVersion: client.Version})
+	stop := func() { set.Close() }
+	if err != nil {
+		stop()
+		return nil, nothing, fmt.Errorf("%w\n(fix %s, or run with --no-mcp)", err, path)
+	}
+	tools, skipped, err := set.Tools(ctx)
+	if err != nil {
+		stop()
+		return nil, nothing, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(warn, "%s: %v\n", client.Name, s)
+	}
+	if readOnly {
+		kept := tools[:0]
+		for _, t := range tools {
+			if t.Spec.Risk.IsReadOnly() {
+				kept = append(kept, t)
+			}
+		}
+		tools = kept
+	}
+	return tools, stop, nil
+}
+
+// Selector returns the per-turn tool selector, or nil with --all-tools.
+func (f *Flags) Selector() harness.Selector {
+	if f.allTools {
+		return nil
+	}
+	return &toolselect.Selector{}
+}

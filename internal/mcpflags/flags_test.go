@@ -1,0 +1,82 @@
+package mcpflags
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, args ...string) *Flags {
+	t.Helper()
+	var f Flags
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// TestConfigPath: --no-mcp wins, --mcp-config names the file, else the
+// workspace's .mcp.json when it exists, else none.
+func TestConfigPath(t *testing.T) {
+	withConfig, without := t.TempDir(), t.TempDir()
+	own := filepath.Join(withConfig, ConfigFile)
+	if err := os.WriteFile(own, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		root string
+		want string
+	}{
+		{"workspace config", nil, withConfig, own},
+		{"no config", nil, without, ""},
+		{"--mcp-config", []string{"--mcp-config", "/elsewhere.json"}, withConfig, "/elsewhere.json"},
+		{"--no-mcp", []string{"--no-mcp", "--mcp-config", "/elsewhere.json"}, withConfig, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parse(t, c.args...).ConfigPath(c.root)
+			if err != nil || got != c.want {
+				t.Errorf("ConfigPath = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestOpenWithoutServers: no config starts nothing and offers nothing; a
+// config that does not parse is an error naming the file.
+func TestOpenWithoutServers(t *testing.T) {
+	ctx := context.Background()
+	tools, stop, err := parse(t).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false)
+	if err != nil || len(tools) != 0 {
+		t.Fatalf("Open = %v, %v", tools, err)
+	}
+	stop()
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"mcpServers": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := parse(t, "--mcp-config", bad).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false); err == nil {
+		t.Fatal("Open of a malformed config succeeded")
+	} else if !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("error %q does not name the file", err)
+	}
+}
+
+// TestSelector: a selector by default, none with --all-tools.
+func TestSelector(t *testing.T) {
+	if parse(t).Selector() == nil {
+		t.Error("no selector by default")
+	}
+	if parse(t, "--all-tools").Selector() != nil {
+		t.Error("a selector with --all-tools")
+	}
+}
