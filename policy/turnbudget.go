@@ -118,7 +118,7 @@ type TurnBudget struct {
 	// limit), and keeps room for; later rounds' results stay whole. The
 	// budget bounds the request that answers a turn of that many rounds;
 	// the later rounds of a longer turn (a coding session) are left to
-	// compaction.
+	// compaction. Arrive applies the same limit.
 	Rounds int
 }
 
@@ -159,11 +159,15 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 // trims. It is the rule OnArrival applies to each round, for drivers that
 // decide a result's model copy once, as it arrives (a proxy, which is
 // handed the client's history and forwards each result the same way every
-// time after).
+// time after). As under OnArrival, the budget is shared by the turn's
+// first Rounds rounds: a result of a later round (its Origin's Round above
+// Rounds) stays whole and is not counted, so a long turn (a coding
+// session of tens of rounds) is left to compaction after them rather than
+// shown every later result at the floor.
 func (b *TurnBudget) Arrive(ctx context.Context, v *harness.View, spent int) (int, error) {
 	cfg := b.withDefaults()
 	ms := cfg.measure()
-	ev := resultsOf(v, ms, anyOrigin)
+	ev := resultsOf(v, ms, func(o harness.Origin) bool { return o.Round <= cfg.Rounds })
 	s, err := cfg.arrive(ctx, v, ev, ev.all(), spent, ms, true, false)
 	if err != nil {
 		return 0, err
@@ -299,14 +303,12 @@ func resultsOf(v *harness.View, ms measure, keep func(harness.Origin) bool) turn
 }
 
 // ofTurn keeps the results of turn (never a message with no turn, such
-// as a note); inTurns keeps those of every turn; anyOrigin keeps all.
+// as a note); inTurns keeps those of every turn.
 func ofTurn(turn int) func(harness.Origin) bool {
 	return func(o harness.Origin) bool { return o.Turn != 0 && o.Turn == turn }
 }
 
 func inTurns(o harness.Origin) bool { return o.Turn != 0 }
-
-func anyOrigin(harness.Origin) bool { return true }
 
 // all returns the positions 0…n-1 of ev's results.
 func (ev turnResults) all() []int {

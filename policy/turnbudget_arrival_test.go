@@ -160,18 +160,24 @@ func TestTurnBudgetOnArrivalEvents(t *testing.T) {
 }
 
 // TestTurnBudgetArrive is the rule a proxy applies to the results new in
-// one request: they share what the turn has left after spent.
+// one request: they share what the turn has left after spent, up to the
+// turn's round limit (harness.DefaultMaxRounds); a later round's results
+// stay whole and are not counted.
 func TestTurnBudgetArrive(t *testing.T) {
 	tests := []struct {
 		sizes []int
 		spent int
+		round int
 		want  []int
+		shown int
 	}{
-		{[]int{8260, 8260}, 0, []int{8260, 8260}},
-		{[]int{8000, 8000, 8000, 8000}, 0, []int{6000, 6000, 6000, 6000}},
-		{[]int{300, 9000, 9000}, 14_000, []int{300, 4850, 4850}},
-		{[]int{8000}, 24_000, []int{1200}},
-		{[]int{800}, 30_000, []int{800}},
+		{[]int{8260, 8260}, 0, 1, []int{8260, 8260}, 16_520},
+		{[]int{8000, 8000, 8000, 8000}, 0, 1, []int{6000, 6000, 6000, 6000}, 24_000},
+		{[]int{300, 9000, 9000}, 14_000, 2, []int{300, 4850, 4850}, 10_000},
+		{[]int{8000}, 24_000, 3, []int{1200}, 1200},
+		{[]int{800}, 30_000, 4, []int{800}, 800},
+		{[]int{8000}, 24_000, harness.DefaultMaxRounds, []int{1200}, 1200},
+		{[]int{8000}, 24_000, harness.DefaultMaxRounds + 1, []int{8000}, 0},
 	}
 	for _, tt := range tests {
 		v := &harness.View{Turn: &harness.Turn{Index: 1}}
@@ -179,7 +185,7 @@ func TestTurnBudgetArrive(t *testing.T) {
 			id := fmt.Sprintf("c%d", i)
 			res := &harness.ToolResult{CallID: id, Tool: "fetch", Parts: []harness.Part{harness.TextPart(body(id, n, 'x'))}}
 			v.Messages = append(v.Messages, harness.ToolMessage(res))
-			v.Origins = append(v.Origins, harness.Origin{Turn: 1, Round: 1, Result: res})
+			v.Origins = append(v.Origins, harness.Origin{Turn: 1, Round: tt.round, Result: res})
 		}
 		shown, err := (&TurnBudget{When: OnArrival}).Arrive(context.Background(), v, tt.spent)
 		if err != nil {
@@ -192,8 +198,8 @@ func TestTurnBudgetArrive(t *testing.T) {
 				t.Errorf("%s trimmed without the marker", m.ToolCallID)
 			}
 		}
-		if !slices.Equal(got, tt.want) || shown != sum(tt.want) {
-			t.Errorf("Arrive(%v, spent %d) = %v showing %d, want %v", tt.sizes, tt.spent, got, shown, tt.want)
+		if !slices.Equal(got, tt.want) || shown != tt.shown {
+			t.Errorf("Arrive(%v, spent %d, round %d) = %v showing %d, want %v showing %d", tt.sizes, tt.spent, tt.round, got, shown, tt.want, tt.shown)
 		}
 	}
 }

@@ -15,7 +15,10 @@ import (
 // and the results new in this request share what the turn has left (the
 // budget minus the model copies of the turn's earlier results) by
 // water-filling. Their trimmed copy becomes their decision, sent the same
-// every time after.
+// every time after. Only the turn's first TurnBudget.Rounds rounds (default
+// harness.DefaultMaxRounds) share the budget (TurnBudget.Arrive): a long
+// turn's later results pass whole, as the engine's OnArrival leaves them,
+// instead of each arriving at the floor once the budget is spent.
 type arrivalBudget struct {
 	tb *policy.TurnBudget // nil: no budget
 }

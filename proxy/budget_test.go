@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,4 +89,65 @@ func shownChars(t *testing.T, raw string) int {
 		n += harness.Chars(b.Text)
 	}
 	return n
+}
+
+// TestBudgetRoundLimit: the turn's budget is shared by its first
+// harness.DefaultMaxRounds rounds, as the engine's OnArrival shares it;
+// the results of the later rounds of a long turn (a coding session) reach
+// the model whole rather than each at the floor, and the cache is never
+// broken.
+func TestBudgetRoundLimit(t *testing.T) {
+	const budget, floor = 10_000, 1_200
+	// Distinct bodies of 8,120+ chars, so that Collapse leaves them alone.
+	bodyOf := func(i int) string {
+		return strings.Repeat(fmt.Sprintf("round %02d: a line of build output the model may need\n", i), 140)
+	}
+	const rounds = harness.DefaultMaxRounds + 2
+	for _, wc := range wireCases {
+		t.Run(wc.name, func(t *testing.T) {
+			r := newRig(t, &Options{Stack: &stack.Config{NoRunCeiling: true, TurnBudget: &policy.TurnBudget{Chars: budget, MinKeep: floor}}})
+			const model, prompt = "test-model", "What failed in the build?"
+			var steps []step
+			u := wiretest.Usage{Input: 100, Output: 5}
+			for i := 0; i <= rounds; i++ {
+				r.up.Enqueue(wc.reply(model, "", nil, u))
+				if status, _, got := r.post(wc.path, wc.body(model, prompt, steps), nil); status != 200 {
+					t.Fatalf("request %d: status %d: %s", i+1, status, got)
+				}
+				steps = append(steps, step{id: fmt.Sprintf("call_%d", i+1), tool: "shell", args: fmt.Sprintf(`{"command":"make %d"}`, i+1), result: bodyOf(i + 1)})
+			}
+			if err := r.px.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			reqs := r.up.Requests()
+			last := contents(t, wc.format, reqs[len(reqs)-1].Body)
+			if len(last) != rounds {
+				t.Fatalf("the last request carries %d results, want %d", len(last), rounds)
+			}
+			// Round 1 fits the budget whole; each round after it up to the
+			// limit gets what is left, then the floor; the rounds after the
+			// limit are whole.
+			shown := 0
+			for i, raw := range last {
+				n, whole := shownChars(t, raw), len(bodyOf(i+1))
+				switch {
+				case i == 0 && n != whole:
+					t.Errorf("round 1 shows %d chars, want all %d (it fits the budget)", n, whole)
+				case i > 0 && i < harness.DefaultMaxRounds && (n >= whole || n < floor || n > budget-whole):
+					t.Errorf("round %d shows %d chars, want cut to what the budget has left, at least the %d floor", i+1, n, floor)
+				case i >= harness.DefaultMaxRounds && n != whole:
+					t.Errorf("round %d, after the round limit, shows %d chars, want all %d", i+1, n, whole)
+				}
+				if i < harness.DefaultMaxRounds {
+					shown += n
+				}
+			}
+			if limit := budget + (harness.DefaultMaxRounds-2)*floor; shown > limit {
+				t.Errorf("the first %d rounds show %d chars, over the budget and a floor for each round after it ran out (%d)", harness.DefaultMaxRounds, shown, limit)
+			}
+			if s := r.px.Stats(); s.CacheBreaks != 0 || s.ResultsCut != harness.DefaultMaxRounds-1 {
+				t.Errorf("stats: %d cache breaks, %d results cut; want 0 and %d", s.CacheBreaks, s.ResultsCut, harness.DefaultMaxRounds-1)
+			}
+		})
+	}
 }

@@ -21,7 +21,10 @@
 // guards of the default stack (package stack: guard.ResultPolicy's 24 KiB
 // ceiling with a spill file, then guard.Collapse); the results new in one
 // request then share what the turn's evidence budget (policy.TurnBudget)
-// has left, by water-filling. The decision is kept; every later request
+// has left, by water-filling. Only a turn's first
+// harness.DefaultMaxRounds rounds share the budget, as under the engine's
+// policy.OnArrival: the results of a long turn's later rounds pass whole.
+// The decision is kept; every later request
 // carrying that result gets exactly the same bytes, so the upstream's
 // prompt cache stays warm (until a pause has emptied it: see below).
 //

@@ -174,6 +174,19 @@ var wideBudget = idleConfig{"off, turn budget 96,000", func(o *proxy.Options) {
 	o.NoClearWhenIdle, o.Stack = true, &stack.Config{TurnBudget: &policy.TurnBudget{Chars: 4 * policy.DefaultTurnChars}}
 }, false}
 
+// everyRoundBudget is the proxy without the idle clear whose turn budget
+// acts on the results of every round of a turn, however long (the rule
+// before the budget was shared by the first Rounds rounds only).
+var everyRoundBudget = idleConfig{"off, turn budget on every round", func(o *proxy.Options) {
+	o.NoClearWhenIdle, o.Stack = true, &stack.Config{TurnBudget: &policy.TurnBudget{Rounds: 1 << 20}}
+}, false}
+
+// sixteenRoundBudget shares the turn budget among a turn's first 16
+// rounds, twice the default.
+var sixteenRoundBudget = idleConfig{"off, turn budget on the first 16 rounds", func(o *proxy.Options) {
+	o.NoClearWhenIdle, o.Stack = true, &stack.Config{TurnBudget: &policy.TurnBudget{Rounds: 16}}
+}, false}
+
 // throughOutcome is one bench run through a proxy: the table and the
 // proxy's own counters.
 type throughOutcome struct {
@@ -346,6 +359,18 @@ func TestResearchThroughIdle(t *testing.T) {
 		fmt.Fprintf(&b, "  %s   bytes out %d of %d\n", rowLine("proxy, clear off, turn budget 96,000", throughRow(t, wide.tab)), wide.stats.BytesOut, wide.stats.BytesIn)
 		if wide.stats.BytesOut < off.stats.BytesOut || wide.stats.BytesOut > nb.stats.BytesOut {
 			t.Errorf("%s: a 96,000-char budget forwarded %d bytes, not between %d and %d", dir, wide.stats.BytesOut, off.stats.BytesOut, nb.stats.BytesOut)
+		}
+		// The budget shared by more rounds than the default's first
+		// harness.DefaultMaxRounds: each budgets more results, so forwards
+		// no more bytes.
+		prev := off
+		for _, cfg := range []idleConfig{sixteenRoundBudget, everyRoundBudget} {
+			o := benchThrough(t, recs, short, cfg)
+			fmt.Fprintf(&b, "  %s   bytes out %d of %d\n", rowLine("proxy, clear "+cfg.name, throughRow(t, o.tab)), o.stats.BytesOut, o.stats.BytesIn)
+			if o.stats.BytesOut > prev.stats.BytesOut {
+				t.Errorf("%s: %s forwarded %d bytes, more than the %d of a budget on fewer rounds", dir, cfg.name, o.stats.BytesOut, prev.stats.BytesOut)
+			}
+			prev = o
 		}
 	}
 	t.Log("\n" + b.String())
