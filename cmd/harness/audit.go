@@ -19,7 +19,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"audited apart, and a summary per file and in total goes to standard error. The last table sums every\n"+
 		"recording: what each preset would have cost the whole history.\n\n"+
 		"Columns:\n"+bench.ColumnNotes)
-	jsonOut := fs.Bool("json", false, "print the audit as JSON")
+	jsonOut := fs.Bool("json", false, `print the audit as JSON: {"recordings": [each recording's audit], "total": the presets over all of them, as bench --json}`)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, the other systems and the bounds, as bench; all adds\n"+
 		"the ablations and ideas; none is always included)")
@@ -82,9 +82,9 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		for _, r := range recs {
 			warns[r.Source] = r.Warnings
 		}
-		out := make([]auditJSON, len(audits))
+		out := auditReportJSON{Recordings: make([]auditJSON, len(audits)), Total: report.Total}
 		for i := range audits {
-			out[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
+			out.Recordings[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -93,7 +93,15 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	return report.WriteText(e.stdout)
 }
 
-// auditJSON is one element of audit --json: the audit's fields and the
+// auditReportJSON is what audit --json prints: each recording's audit,
+// and the presets' figures summed over all of them (the text's last
+// table) in the form harness bench --json prints a table.
+type auditReportJSON struct {
+	Recordings []auditJSON  `json:"recordings"`
+	Total      *bench.Table `json:"total"`
+}
+
+// auditJSON is one recording of audit --json: the audit's fields and the
 // importer's warnings about its recording.
 type auditJSON struct {
 	*bench.Audit

@@ -89,6 +89,63 @@ func TestAuditTotal(t *testing.T) {
 	}
 }
 
+// TestAuditJSONTotal: audit --json carries each recording's audit and the
+// total over all of them, which is their sum: the calls and each preset's
+// cost under every price model.
+func TestAuditJSONTotal(t *testing.T) {
+	claude, _ := homeTree(t)
+	stdout, stderr, code := cli(t, "", "audit", claude, "--json", "--presets", "harness,floor")
+	if code != 0 {
+		t.Fatalf("audit --json: exit %d\n%s", code, stderr)
+	}
+	type figures struct {
+		Preset string             `json:"preset"`
+		Calls  int                `json:"calls"`
+		Costs  map[string]float64 `json:"costs"`
+	}
+	var report struct {
+		Recordings []struct {
+			Recording string    `json:"recording"`
+			Presets   []string  `json:"presets"`
+			Costs     []figures `json:"costs"`
+		} `json:"recordings"`
+		Total *struct {
+			Recordings []string  `json:"recordings"`
+			Presets    []figures `json:"presets"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if report.Total == nil || len(report.Recordings) != 2 || len(report.Total.Recordings) != 2 {
+		t.Fatalf("%d recordings, total %+v", len(report.Recordings), report.Total)
+	}
+	for _, row := range report.Total.Presets {
+		calls, costs := 0, map[string]float64{}
+		for _, a := range report.Recordings {
+			for j, name := range a.Presets {
+				if name == row.Preset {
+					calls += a.Costs[j].Calls
+					for price, c := range a.Costs[j].Costs {
+						costs[price] += c
+					}
+				}
+			}
+		}
+		if calls != row.Calls || calls == 0 {
+			t.Errorf("%s: total %d calls, the recordings' sum %d", row.Preset, row.Calls, calls)
+		}
+		for price, c := range costs {
+			if d := row.Costs[price] - c; d > 1e-6*c || d < -1e-6*c {
+				t.Errorf("%s under %s: total %.1f, the recordings' sum %.1f", row.Preset, price, row.Costs[price], c)
+			}
+		}
+	}
+	if n := len(report.Total.Presets); n != 3 {
+		t.Errorf("the total has %d presets, want none, harness and floor", n)
+	}
+}
+
 // TestAuditUserHistory runs audit on a user's own Claude Code project
 // folder and Codex sessions folder: every recognised file is imported,
 // the text files beside them are skipped in one line, and a summary per
@@ -146,10 +203,14 @@ func TestAuditUserHistory(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var out []struct {
-		Warnings []string `json:"warnings"`
+	var report struct {
+		Recordings []struct {
+			Warnings []string `json:"warnings"`
+		} `json:"recordings"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out) != 2 {
+	err := json.Unmarshal([]byte(stdout), &report)
+	out := report.Recordings
+	if err != nil || len(out) != 2 {
 		t.Fatalf("%d audits, %v", len(out), err)
 	}
 	all := strings.Join(out[0].Warnings, "\n")

@@ -52,15 +52,18 @@ func TestImportWarningsOnStderr(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, warning) {
 		t.Fatalf("audit --json: exit %d, stderr %s", code, stderr)
 	}
-	var audits []struct {
-		Recording string          `json:"recording"`
-		Calls     int             `json:"calls"`
-		Costs     json.RawMessage `json:"costs"`
-		Warnings  []string        `json:"warnings"`
+	var report struct {
+		Recordings []struct {
+			Recording string          `json:"recording"`
+			Calls     int             `json:"calls"`
+			Costs     json.RawMessage `json:"costs"`
+			Warnings  []string        `json:"warnings"`
+		} `json:"recordings"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &audits); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
 		t.Fatalf("audit --json: %v\n%s", err, stdout)
 	}
+	audits := report.Recordings
 	if len(audits) != 1 || audits[0].Recording != "c_v3" || audits[0].Calls != 3 || len(audits[0].Costs) < 10 ||
 		len(audits[0].Warnings) != 1 || audits[0].Warnings[0] != replay.PredatesRequests {
 		t.Errorf("audit --json: %+v", audits)
