@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/stackflags"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
@@ -21,8 +23,9 @@ import (
 const proxySummary = `Put harness's per-call guards in front of any agent: point the agent's model
 endpoint at the proxy (ANTHROPIC_BASE_URL, an OpenAI base_url, GOOGLE_GEMINI_BASE_URL)
 and every tool result in its requests gets its model copy decided once — a
-ceiling with a spill file the agent reads with its own tools, repeats
-collapsed — and the same bytes every time after, so the upstream's prompt cache
+ceiling with a spill file the agent reads with its own tools, a smaller one
+for the output of programs it runs, repeats collapsed, and the turn's
+evidence budget — and the same bytes every time after, so the upstream's prompt cache
 stays warm. Speaks the Anthropic Messages API, the OpenAI Responses API and
 Chat Completions, and the Gemini API, streamed or not; anything else passes
 through. Every conversation is recorded in the transcript store ("harness log",
@@ -42,7 +45,11 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	maxReq := fs.Int64("max-request-bytes", proxy.DefaultMaxRequestBytes, "largest request body accepted")
 	maxResp := fs.Int64("max-response-bytes", proxy.DefaultMaxResponseBytes, "largest upstream answer relayed")
 	ceiling := fs.Int("max-result-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy (0: no ceiling)")
+	runCeiling := fs.Int("run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program (tests, builds, scripts),\n"+
+		"cut at arrival when over 3 KiB; 0 turns it off (the output then gets --max-result-bytes)")
 	noCollapse := fs.Bool("no-collapse", false, "do not collapse lines a result repeats from an earlier one")
+	turnBudget := fs.Int("turn-budget", policy.DefaultTurnChars, fmt.Sprintf("evidence budget of a turn in characters: the results new in a request share what is left of it, over the\n"+
+		"turn's first %d rounds (later rounds' results pass whole); 0 turns it off", harness.DefaultMaxRounds))
 	quiet := fs.Bool("quiet", false, "no line per request on standard error")
 	var idle stackflags.IdleClear
 	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
@@ -52,6 +59,9 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if *ceiling < 0 || *runCeiling < 0 || *turnBudget < 0 {
+		return fmt.Errorf("%w: --max-result-bytes, --run-ceiling and --turn-budget take sizes ≥ 0 (0 turns the part off)", errUsage)
 	}
 	if idle.After < 0 {
 		return fmt.Errorf("%w: --clear-when-idle %s: want auto, off or a positive duration such as 10m or 1h", errUsage, idle.After)
@@ -82,7 +92,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts.Stack = &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: *ceiling, NoCeiling: *ceiling == 0, Store: proxy.SpillStore(absWS)}, NoCollapse: *noCollapse}
+	opts.Stack = proxyStackConfig(absWS, *ceiling, *runCeiling, *turnBudget, *noCollapse)
 	px, err := proxy.New(opts)
 	if err != nil {
 		return err
@@ -110,6 +120,26 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		err = nil
 	}
 	return err
+}
+
+// proxyStackConfig is the stack the proxy's switches describe: the
+// ceiling spilling under absWS, the run ceiling, Collapse and the turn
+// budget, each off at 0 (the library's zero values mean "default").
+func proxyStackConfig(absWS string, ceiling, runCeiling, turnBudget int, noCollapse bool) *stack.Config {
+	c := &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: ceiling, NoCeiling: ceiling == 0, Store: proxy.SpillStore(absWS)}, NoCollapse: noCollapse}
+	switch {
+	case runCeiling == 0:
+		c.NoRunCeiling = true
+	case runCeiling != guard.DefaultRunCeilingBytes:
+		c.RunCeiling = &guard.RunCeiling{MaxBytes: runCeiling}
+	}
+	switch {
+	case turnBudget == 0:
+		c.NoTurnBudget = true
+	case turnBudget != policy.DefaultTurnChars:
+		c.TurnBudget = &policy.TurnBudget{Chars: turnBudget}
+	}
+	return c
 }
 
 // proxySpillRoot is the folder whose .harness/spill/ receives spill files:

@@ -112,7 +112,7 @@ type e2eRig struct {
 	stopped chan int
 }
 
-func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply) *e2eRig {
+func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply, flags ...string) *e2eRig {
 	t.Helper()
 	r := &e2eRig{work: t.TempDir(), lock: lockFileText(), stderr: &stderrLines{addr: make(chan string, 1)}, stopped: make(chan int, 1)}
 	if err := os.WriteFile(filepath.Join(r.work, "package-lock.json"), []byte(r.lock), 0o644); err != nil {
@@ -127,7 +127,8 @@ func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply) *e2eRi
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	go func() {
-		r.stopped <- runMain(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", r.up.URL, "--db", r.db, "--workspace", r.work},
+		args := append([]string{"proxy", "--listen", "127.0.0.1:0", "--upstream", r.up.URL, "--db", r.db, "--workspace", r.work}, flags...)
+		r.stopped <- runMain(ctx, args,
 			&env{stdout: &bytes.Buffer{}, stderr: r.stderr, getenv: func(string) string { return "" }})
 	}()
 	select {

@@ -3,9 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/policy"
 )
 
 // TestProxyFlags: the proxy refuses to start without an upstream, with one
@@ -21,6 +28,8 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "nonsense"}, 2, "--listen"},
 		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 1, "want an http or https URL"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--clear-when-idle", "soon"}, 2, `want auto, off or a duration`},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--turn-budget", "-1"}, 2, "take sizes ≥ 0"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--run-ceiling", "-1"}, 2, "take sizes ≥ 0"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--clear-when-idle", "-5m"}, 2, `--clear-when-idle -5m0s: want auto, off or a positive duration`},
 	}
 	for _, tc := range tests {
@@ -45,5 +54,128 @@ func TestProxySpillRoot(t *testing.T) {
 		if got := proxySpillRoot(tc.dir, tc.workspace); got != tc.want {
 			t.Errorf("proxySpillRoot(%q, %q) = %q, want %q", tc.dir, tc.workspace, got, tc.want)
 		}
+	}
+}
+
+// TestProxyStackFlags: the proxy's switches for its stack change what it
+// forwards. One Chat Completions request carries four rounds: a test run's
+// 6,000-character log and three 10,000-character file reads. By default
+// the run ceiling cuts the log to its preview and the three reads share
+// what the 24,000-character turn budget leaves; --turn-budget 0 forwards
+// the reads whole, a larger budget too, a smaller one cuts them more, and
+// --run-ceiling 0 forwards the log whole.
+func TestProxyStackFlags(t *testing.T) {
+	var runLog, body strings.Builder
+	for i := 0; body.Len() < 6_000; i++ {
+		fmt.Fprintf(&body, "test_case_%04d ... ok (%d ms)\n", i, i%97)
+	}
+	runLog.WriteString(body.String()[:6_000])
+	read := func(name string) string {
+		var b strings.Builder
+		for i := 0; b.Len() < 10_000; i++ {
+			fmt.Fprintf(&b, "%s line %05d: some configuration value that matters to nobody\n", name, i)
+		}
+		return b.String()[:10_000]
+	}
+	type call struct{ id, args, result string }
+	calls := []call{
+		{"call_run", `{"command":"python -m pytest tests"}`, runLog.String()},
+		{"call_a", `{"command":"cat a.conf"}`, read("a.conf")},
+		{"call_b", `{"command":"cat b.conf"}`, read("b.conf")},
+		{"call_c", `{"command":"cat c.conf"}`, read("c.conf")},
+	}
+	msgs := []any{map[string]any{"role": "system", "content": "You are a test agent."}, map[string]any{"role": "user", "content": "Why do the tests fail?"}}
+	for _, c := range calls {
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": c.id, "type": "function",
+				"function": map[string]any{"name": "shell", "arguments": c.args}}}},
+			map[string]any{"role": "tool", "tool_call_id": c.id, "content": c.result})
+	}
+	req, err := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "messages": msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// forwarded sends the request through a proxy started with flags and
+	// returns the characters of each result the upstream received.
+	forwarded := func(t *testing.T, flags ...string) []int {
+		r := startE2E(t, func(wiretest.Request) wiretest.Reply {
+			return wiretest.ChatStream("gpt-test", "They fail in c.conf.", nil, wiretest.Usage{Input: 10, Output: 5})
+		}, flags...)
+		resp, err := http.Post(r.addr+"/v1/chat/completions", "application/json", bytes.NewReader(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		ups := r.up.Requests()
+		if len(ups) != 1 {
+			t.Fatalf("the upstream got %d requests", len(ups))
+		}
+		var got struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(ups[0].Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		for _, m := range got.Messages {
+			if m.Role == "tool" {
+				sizes = append(sizes, len([]rune(m.Content)))
+			}
+		}
+		if len(sizes) != len(calls) {
+			t.Fatalf("%d results forwarded, want %d", len(sizes), len(calls))
+		}
+		return sizes
+	}
+	sum := func(xs []int) int {
+		n := 0
+		for _, x := range xs {
+			n += x
+		}
+		return n
+	}
+	def := forwarded(t)
+	if def[0] >= 3_072 { // the run ceiling's 2 KiB preview and its marker
+		t.Errorf("default: the test log shows %d chars, want the run ceiling's preview", def[0])
+	}
+	for i, n := range def[1:] {
+		if n >= 10_000 {
+			t.Errorf("default: read %d shows %d chars, want cut to its share of the turn budget", i+1, n)
+		}
+	}
+	if total := sum(def); total > policy.DefaultTurnChars {
+		t.Errorf("default: %d chars of evidence, over the %d budget", total, policy.DefaultTurnChars)
+	}
+	// The log's preview names its spill file under the test's own folder,
+	// so its length moves by a few characters from one proxy to the next.
+	cut := func(n int) bool { return n < 3_072 }
+	for _, tc := range []struct {
+		flags []string
+		log   func(int) bool
+		reads func(int) bool
+		want  string
+	}{
+		{[]string{"--turn-budget", "0"}, cut, func(n int) bool { return n == 10_000 }, "reads whole"},
+		{[]string{"--turn-budget", "40000"}, cut, func(n int) bool { return n == 10_000 }, "reads whole"},
+		{[]string{"--turn-budget", "12000"}, cut, func(n int) bool { return n < def[1] }, "reads cut below the default's share"},
+		{[]string{"--run-ceiling", "0", "--turn-budget", "0"}, func(n int) bool { return n == 6_000 }, func(n int) bool { return n == 10_000 }, "everything whole"},
+	} {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			got := forwarded(t, tc.flags...)
+			ok := tc.log(got[0])
+			for _, n := range got[1:] {
+				ok = ok && tc.reads(n)
+			}
+			if !ok {
+				t.Errorf("forwarded %v (default %v), want %s", got, def, tc.want)
+			}
+		})
 	}
 }
