@@ -117,8 +117,9 @@ func (e *Engine) Tools() []ToolSpec { return append([]ToolSpec(nil), e.specs...)
 // synthesis call (Options.MaxRounds with its default applied).
 func (e *Engine) MaxRounds() int { return e.opts.MaxRounds }
 
-// emit reports ev, located in conv and turn, to Options.Observer.
-func (e *Engine) emit(_ context.Context, conv *Conversation, turn *Turn, ev Event) {
+// emit reports ev, located in conv and turn, to Options.Observer (or to
+// the hold of HoldEvents in ctx).
+func (e *Engine) emit(ctx context.Context, conv *Conversation, turn *Turn, ev Event) {
 	if conv != nil {
 		ev.Conversation = conv.ID
 	}
@@ -128,18 +129,20 @@ func (e *Engine) emit(_ context.Context, conv *Conversation, turn *Turn, ev Even
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	if e.opts.Observer != nil {
-		e.opts.Observer(ev)
+	if obs := e.observer(ctx); obs != nil {
+		obs(ev)
 	}
 }
 
-// withObserver returns ctx carrying the engine's observer, so that guards,
-// policies and tools reach it through Emit.
+// withObserver returns ctx carrying the engine's observer (or the hold of
+// HoldEvents in ctx), so that guards, policies and tools reach it through
+// Emit.
 func (e *Engine) withObserver(ctx context.Context) context.Context {
-	if e.opts.Observer == nil {
+	obs := e.observer(ctx)
+	if obs == nil {
 		return ctx
 	}
-	return WithObserver(ctx, e.opts.Observer)
+	return WithObserver(ctx, obs)
 }
 
 // BeginTurn appends a turn with input to conv, records it and reports
