@@ -145,6 +145,35 @@ func (e *Engine) withObserver(ctx context.Context) context.Context {
 	return WithObserver(ctx, obs)
 }
 
+// withObserverOf is withObserver for the steps of turn of conv: an event
+// reported through Emit without a conversation or turn gets conv's and
+// turn's. Emit fills them only from a tool call's CallInfo, and a view
+// policy (compaction, stuck detection), the tool selector or a provider's
+// retry warning runs outside any call: without them the store files the
+// event under no conversation and "harness log" never shows it.
+func (e *Engine) withObserverOf(ctx context.Context, conv *Conversation, turn *Turn) context.Context {
+	obs := e.observer(ctx)
+	if obs == nil {
+		return ctx
+	}
+	id, idx := "", 0
+	if conv != nil {
+		id = conv.ID
+	}
+	if turn != nil {
+		idx = turn.Index
+	}
+	return WithObserver(ctx, func(ev Event) {
+		if ev.Conversation == "" {
+			ev.Conversation = id
+		}
+		if ev.Turn == 0 {
+			ev.Turn = idx
+		}
+		obs(ev)
+	})
+}
+
 // BeginTurn appends a turn with input to conv, records it and reports
 // EventTurnStart. On a recorder error the turn stays appended (EndTurn
 // closes it) and the error is returned.
@@ -174,7 +203,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 	if e.opts.Selector == nil || len(tools) == 0 {
 		return tools
 	}
-	sel, err := e.opts.Selector.Select(e.withObserver(ctx), conv, turn.Input, tools)
+	sel, err := e.opts.Selector.Select(e.withObserverOf(ctx, conv, turn), conv, turn.Input, tools)
 	switch {
 	case err != nil:
 		e.emit(ctx, conv, turn, Event{Kind: EventWarning, Policy: "selector", Detail: "tool selection failed, offering every tool: " + err.Error()})
@@ -193,7 +222,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
 	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv, turn)
-	pctx := e.withObserver(ctx)
+	pctx := e.withObserverOf(ctx, conv, turn)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
 			return nil, fmt.Errorf("harness: view policy: %w", err)
