@@ -286,7 +286,7 @@ func (a *Agent) ask(ctx context.Context, conv *Conversation, turn *Turn, tools [
 			return nil, nil, err
 		}
 		res.PolicyUsage = res.PolicyUsage.Add(view.Spent)
-		resp, err := a.generate(ctx, req)
+		resp, err := a.generate(ctx, conv, turn, req)
 		switch {
 		case err == nil:
 			return view, resp, nil
@@ -389,8 +389,8 @@ func callIDs(conv *Conversation) map[string]bool {
 
 // generate makes the model call with ctx carrying the engine's observer,
 // so a provider reports its retries (Emit) as the events of the turn.
-func (a *Agent) generate(ctx context.Context, req *Request) (*Response, error) {
-	ctx = a.eng.withObserver(ctx)
+func (a *Agent) generate(ctx context.Context, conv *Conversation, turn *Turn, req *Request) (*Response, error) {
+	ctx = a.eng.withObserverOf(ctx, conv, turn)
 	var (
 		resp *Response
 		err  error

@@ -117,8 +117,9 @@ func (e *Engine) Tools() []ToolSpec { return append([]ToolSpec(nil), e.specs...)
 // synthesis call (Options.MaxRounds with its default applied).
 func (e *Engine) MaxRounds() int { return e.opts.MaxRounds }
 
-// emit reports ev, located in conv and turn, to Options.Observer.
-func (e *Engine) emit(_ context.Context, conv *Conversation, turn *Turn, ev Event) {
+// emit reports ev, located in conv and turn, to Options.Observer (or to
+// the hold of HoldEvents in ctx).
+func (e *Engine) emit(ctx context.Context, conv *Conversation, turn *Turn, ev Event) {
 	if conv != nil {
 		ev.Conversation = conv.ID
 	}
@@ -128,18 +129,49 @@ func (e *Engine) emit(_ context.Context, conv *Conversation, turn *Turn, ev Even
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	if e.opts.Observer != nil {
-		e.opts.Observer(ev)
+	if obs := e.observer(ctx); obs != nil {
+		obs(ev)
 	}
 }
 
-// withObserver returns ctx carrying the engine's observer, so that guards,
-// policies and tools reach it through Emit.
+// withObserver returns ctx carrying the engine's observer (or the hold of
+// HoldEvents in ctx), so that guards, policies and tools reach it through
+// Emit.
 func (e *Engine) withObserver(ctx context.Context) context.Context {
-	if e.opts.Observer == nil {
+	obs := e.observer(ctx)
+	if obs == nil {
 		return ctx
 	}
-	return WithObserver(ctx, e.opts.Observer)
+	return WithObserver(ctx, obs)
+}
+
+// withObserverOf is withObserver for the steps of turn of conv: an event
+// reported through Emit without a conversation or turn gets conv's and
+// turn's. Emit fills them only from a tool call's CallInfo, and a view
+// policy (compaction, stuck detection), the tool selector or a provider's
+// retry warning runs outside any call: without them the store files the
+// event under no conversation and "harness log" never shows it.
+func (e *Engine) withObserverOf(ctx context.Context, conv *Conversation, turn *Turn) context.Context {
+	obs := e.observer(ctx)
+	if obs == nil {
+		return ctx
+	}
+	id, idx := "", 0
+	if conv != nil {
+		id = conv.ID
+	}
+	if turn != nil {
+		idx = turn.Index
+	}
+	return WithObserver(ctx, func(ev Event) {
+		if ev.Conversation == "" {
+			ev.Conversation = id
+		}
+		if ev.Turn == 0 {
+			ev.Turn = idx
+		}
+		obs(ev)
+	})
 }
 
 // BeginTurn appends a turn with input to conv, records it and reports
@@ -171,7 +203,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 	if e.opts.Selector == nil || len(tools) == 0 {
 		return tools
 	}
-	sel, err := e.opts.Selector.Select(e.withObserver(ctx), conv, turn.Input, tools)
+	sel, err := e.opts.Selector.Select(e.withObserverOf(ctx, conv, turn), conv, turn.Input, tools)
 	switch {
 	case err != nil:
 		e.emit(ctx, conv, turn, Event{Kind: EventWarning, Policy: "selector", Detail: "tool selection failed, offering every tool: " + err.Error()})
@@ -190,7 +222,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
 	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv, turn)
-	pctx := e.withObserver(ctx)
+	pctx := e.withObserverOf(ctx, conv, turn)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
 			return nil, fmt.Errorf("harness: view policy: %w", err)

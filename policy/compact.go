@@ -1083,7 +1083,7 @@ func (c *compaction) setNoteMessage(text string) {
 }
 
 func (c *compaction) emit(detail string, data map[string]any, usage *harness.Usage) {
-	harness.Emit(c.ctx, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage})
+	harness.Emit(c.ctx, ofView(c.v, harness.Event{Kind: harness.EventPolicy, Policy: compactName, Round: c.v.Round, Detail: detail, Data: data, Usage: usage}))
 }
 
 // requestsSoFar counts the requests of v's conversation up to and

@@ -110,14 +110,14 @@ func (c *compaction) askSummarizer(prev *harness.Note, from, upto int) (*harness
 		if c.ctx.Err() != nil {
 			return nil, "", fmt.Errorf("compact: summarising turns %d–%d: %w", from+1, upto, err)
 		}
-		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
-			Detail: fmt.Sprintf("compact: summarising turns %d–%d failed: %v", from+1, upto, err)})
+		harness.Emit(c.ctx, ofView(v, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: summarising turns %d–%d failed: %v", from+1, upto, err)}))
 		return nil, "", nil
 	}
 	body := strings.TrimSpace(resp.Message.Text())
 	if body == "" {
-		harness.Emit(c.ctx, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
-			Detail: fmt.Sprintf("compact: the summary of turns %d–%d was empty; nothing was replaced", from+1, upto)})
+		harness.Emit(c.ctx, ofView(v, harness.Event{Kind: harness.EventWarning, Policy: compactName, Round: v.Round,
+			Detail: fmt.Sprintf("compact: the summary of turns %d–%d was empty; nothing was replaced", from+1, upto)}))
 		return nil, "", nil
 	}
 	return resp, body, nil

@@ -140,6 +140,11 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 	if len(events) != 1 || events[0].Data["stage"] != "clear" {
 		t.Fatalf("events %+v", events)
 	}
+	// The event names its conversation and turn, so a store files it under
+	// them and "harness log" shows it.
+	if e := events[0]; e.Conversation != conv.ID || e.Turn != turn.Index {
+		t.Errorf("the clear's event is of conversation %q turn %d, want %q turn %d", e.Conversation, e.Turn, conv.ID, turn.Index)
+	}
 
 	// The next view built from the transcript, by a fresh policy, is the
 	// same request: the clearing is reproduced, not redecided.

@@ -166,13 +166,13 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 	case !ok || v.Final:
 	case last.level == stuckAbort:
 		v.Stop, v.StopReason = harness.Stuck, last.reason
-		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
+		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "stopping the tool rounds: " + last.reason,
-			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}})
+			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}}))
 	case last.level == stuckNudge:
-		harness.Emit(ctx, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
+		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "nudged the model: " + last.reason,
-			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}})
+			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}}))
 	}
 	return nil
 }

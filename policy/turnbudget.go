@@ -513,6 +513,20 @@ func nonTextParts(parts []harness.Part) []harness.Part {
 	return out
 }
 
+// ofView returns e with the conversation and turn of v, the view a policy
+// acted on. Emit fills them only from a tool call's CallInfo, which the
+// context a view is built under does not carry, and an event without them
+// is stored under no conversation: "harness log" would never show it.
+func ofView(v *harness.View, e harness.Event) harness.Event {
+	if e.Conversation == "" {
+		e.Conversation = convID(v)
+	}
+	if e.Turn == 0 && v.Turn != nil {
+		e.Turn = v.Turn.Index
+	}
+	return e
+}
+
 func convID(v *harness.View) string {
 	if v.Conversation == nil {
 		return ""

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,10 @@ type Activities struct {
 	// default stack, for what harness-temporal worker runs: see
 	// stack.New). Its Options.Recorder must be Store (or record into it),
 	// and its Options.Workspace, where spill files go, the workspace every
-	// worker's tools act on.
+	// worker's tools act on. Its Options.Observer (Store.Observe, for
+	// harness-temporal worker) receives the events of a model or tool step
+	// once the step's output is journalled, those of a failed attempt never
+	// (see ModelCall).
 	Engine *harness.Engine
 	// Store is the transcript store shared by every worker.
 	Store store.Store
@@ -122,12 +126,18 @@ func (p *pending) output() modelOutput {
 // ModelCall builds the round's request from the stored conversation,
 // calls the model and journals the round it answered (call ids fixed). A
 // retry whose round is journalled returns it without calling the model.
+// The events of the attempt (the views' policies', the request's, the
+// response's) reach the engine's observer only once its round is the one
+// journalled (see Engine.HoldEvents): an attempt that fails, whose model
+// call a retry makes again, is not logged twice. A request re-sent within
+// the attempt (ErrContextTooLarge) is a second request and keeps its events.
 func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, error) {
 	defer heartbeat(ctx)()
 	k := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "model"}
 	if p, ok, err := a.pending(ctx, k); err != nil || ok {
 		return p.output(), err
 	}
+	ctx, release := a.Engine.HoldEvents(ctx)
 	conv, turn, err := a.load(ctx, ref)
 	if err != nil {
 		return modelOutput{}, err
@@ -159,11 +169,15 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 		if err != nil {
 			return modelOutput{}, refused("encoding round %d: %v", ref.Round, err)
 		}
-		if b, err = a.Journal.Put(ctx, k, b); err != nil {
+		kept, err := a.Journal.Put(ctx, k, b)
+		if err != nil {
 			return modelOutput{}, err
 		}
+		if bytes.Equal(kept, b) {
+			release() // else another attempt's round won, with its events
+		}
 		var stored pending
-		if err := json.Unmarshal(b, &stored); err != nil {
+		if err := json.Unmarshal(kept, &stored); err != nil {
 			return modelOutput{}, refused("journal entry %s: %v", k, err)
 		}
 		return stored.output(), nil
@@ -175,7 +189,11 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 // see the journalled results of the round's earlier calls
 // (CallInfo.RoundResults), as under Engine.RunCalls. A retry whose result
 // is journalled returns its figures without running the tool again: each
-// call runs once, by its call id.
+// call runs once, by its call id. The events of the call (its guards',
+// EventToolResult) reach the engine's observer only once its result is
+// the one journalled (see Engine.HoldEvents), so a failed attempt's are
+// dropped; those of the view rebuilt for the guards never do, since
+// ModelCall reported that request's.
 func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, error) {
 	rk := Key{Conversation: ref.Conversation, Turn: ref.Turn, Round: ref.Round, Name: "call:" + ref.CallID}
 	if res, ok, err := a.result(ctx, rk); err != nil || ok {
@@ -201,7 +219,8 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 	if err != nil {
 		return toolOutput{}, err
 	}
-	view, err := a.Engine.View(ctx, conv, turn, a.specs(ref.Tools), p.Round.Final, false)
+	rebuilt, _ := a.Engine.HoldEvents(ctx) // never released: ModelCall reported this view
+	view, err := a.Engine.View(rebuilt, conv, turn, a.specs(ref.Tools), p.Round.Final, false)
 	if err != nil {
 		return toolOutput{}, err
 	}
@@ -210,17 +229,22 @@ func (a *Activities) ToolCall(ctx context.Context, ref stepRef) (toolOutput, err
 		return toolOutput{}, err
 	}
 	info := a.Engine.CallInfo(conv, turn, p.Round, view).WithRoundResults(earlier...)
+	held, release := a.Engine.HoldEvents(ctx)
 	stop := heartbeat(ctx)
-	res := a.Engine.Call(ctx, info, *call)
+	res := a.Engine.Call(held, info, *call)
 	stop()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return toolOutput{}, refused("encoding the result of %s: %v", ref.CallID, err)
 	}
-	if b, err = a.Journal.Put(context.WithoutCancel(ctx), rk, b); err != nil {
+	kept, err := a.Journal.Put(context.WithoutCancel(ctx), rk, b)
+	if err != nil {
 		return toolOutput{}, err
 	}
-	stored, err := decodeResult(rk, b)
+	if bytes.Equal(kept, b) {
+		release() // else another attempt's result won, with its events
+	}
+	stored, err := decodeResult(rk, kept)
 	return figures(stored, false), err
 }
 

@@ -1,0 +1,259 @@
+package temporal_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/store"
+	htemporal "github.com/agentharness/harness/temporal"
+)
+
+// eventsConv is the conversation of the event tests, the same id in both
+// runs.
+const eventsConv = "conv-ev"
+
+// eventsOptions are the options of both runs of the event tests: the
+// count and big tools, recording into st and observing with st.Observe as
+// harness-temporal worker does, a turn budget that trims every request
+// after the first (its four count results alone exceed it) and the
+// result ceiling, which cuts big's megabyte as the call runs.
+func eventsOptions(dir string, st store.Store) *harness.Options {
+	counter := filepath.Join(dir, "counter")
+	return &harness.Options{
+		System: "You count.", Tools: []harness.Tool{countTool(counter), bigTool(counter)}, MaxRounds: 6,
+		Recorder: st, Observer: st.Observe,
+		Guards:   []harness.Guard{(&guard.ResultPolicy{NoSpill: true}).Guard()},
+		Policies: []harness.ViewPolicy{&policy.TurnBudget{When: policy.EveryRound, Chars: 40, MinKeep: 12}},
+	}
+}
+
+// errUnavailable is the model's retryable failure: a 503 the provider
+// gave up on, which Temporal retries as it retries any activity error.
+var errUnavailable = errors.New("model: 503 service unavailable")
+
+// failOnce fails the first request of round round with err, once, after
+// its view was built and reported.
+type failOnce struct {
+	round int
+	err   error
+	mu    sync.Mutex
+	done  bool
+}
+
+func (f *failOnce) Generate(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+	f.mu.Lock()
+	fail := !f.done && req.Round == f.round
+	f.done = f.done || fail
+	f.mu.Unlock()
+	if fail {
+		return nil, f.err
+	}
+	return scriptModel(ctx, req)
+}
+
+// failingJournal fails the first Put of a tool result whose call id ends
+// in suffix, once, after the tool ran and its guards reported.
+type failingJournal struct {
+	htemporal.Journal
+	suffix string
+	mu     sync.Mutex
+	done   bool
+}
+
+func (j *failingJournal) Put(ctx context.Context, k htemporal.Key, v []byte) ([]byte, error) {
+	j.mu.Lock()
+	fail := !j.done && strings.HasPrefix(k.Name, "call:") && strings.HasSuffix(k.Name, j.suffix)
+	j.done = j.done || fail
+	j.mu.Unlock()
+	if fail {
+		return nil, errors.New("journal: disk I/O error")
+	}
+	return j.Journal.Put(ctx, k, v)
+}
+
+// eventKey is what an event says, without its time and durations.
+func eventKey(e harness.Event) string {
+	call := ""
+	if e.Call != nil {
+		call = e.Call.ID
+	}
+	return fmt.Sprintf("%s %s r%d %s %q", e.Kind, e.Policy, e.Round, call, e.Detail)
+}
+
+// turnLog is what the store says of the turn: its events, and the calls
+// as "harness log show --json" prints them (with the view cuts of each
+// request).
+type turnLog struct {
+	events []string
+	calls  string
+}
+
+func readTurnLog(t *testing.T, st store.Store) turnLog {
+	t.Helper()
+	ctx := context.Background()
+	evs, err := st.Events(ctx, eventsConv, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out turnLog
+	for _, e := range evs {
+		out.events = append(out.events, eventKey(e))
+	}
+	calls, err := st.Calls(ctx, eventsConv, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(calls, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.calls = string(b)
+	return out
+}
+
+// repeatedViewCuts lists the view cuts the SQLite store at path indexes
+// more than once for one request: Calls shows a request's repeated cut
+// once, the table holds each copy.
+func repeatedViewCuts(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_query_only=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT call_id, request, by, COUNT(*) FROM view_cuts WHERE conv_id = ? GROUP BY call_id, request, by HAVING COUNT(*) > 1`, eventsConv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			call, by   string
+			request, n int
+		)
+		if err := rows.Scan(&call, &request, &by, &n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s in request %d by %s: %d times", call, request, by, n))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRetriedStepEvents runs a turn whose second model call fails once
+// with a retryable error (after its view's turn budget trimmed two
+// results) and whose big call's result fails to be journalled once (after
+// the ceiling cut it), so Temporal retries both activities. The store
+// holds the events the in-process agent stores for the same turn, which
+// neither fails — each request's policy events, each guard event and each
+// tool result once, in the same order — and the same calls and view cuts
+// for "harness log show", the view_cuts table holding each cut once per
+// request; the retried call did run twice.
+func TestRetriedStepEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+
+	inDir := t.TempDir()
+	_, inSt := openStackStore(t, inDir)
+	agent, err := harness.New(harness.ModelFunc(scriptModel), eventsOptions(inDir, inSt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Run(ctx, harness.NewConversation(eventsConv), "count"); err != nil {
+		t.Fatal(err)
+	}
+	want := readTurnLog(t, inSt)
+
+	dir := t.TempDir()
+	model := &failOnce{round: 2, err: errUnavailable}
+	var jr *failingJournal
+	st := durableTurn(t, dir, model, func(j htemporal.Journal) htemporal.Journal {
+		jr = &failingJournal{Journal: j, suffix: "_r3_1"}
+		return jr
+	})
+	if ran := counts(t, dir)[eventsConv+"/call_t1_r3_1"]; !model.done || !jr.done || ran != 2 {
+		t.Fatalf("the model failed: %v, the journal failed: %v, the big call ran %d time(s); want one failure each and two runs", model.done, jr.done, ran)
+	}
+	got := readTurnLog(t, st)
+	if !slices.Equal(got.events, want.events) {
+		t.Errorf("the durable turn's stored events:\n%s\nthe in-process turn's:\n%s", strings.Join(got.events, "\n"), strings.Join(want.events, "\n"))
+	}
+	if got.calls != want.calls {
+		t.Errorf("the durable turn's calls (harness log show):\n%s\nthe in-process turn's:\n%s", got.calls, want.calls)
+	}
+	if rep := repeatedViewCuts(t, filepath.Join(dir, "harness.db")); len(rep) > 0 {
+		t.Errorf("view cuts indexed more than once: %s", strings.Join(rep, "; "))
+	}
+}
+
+// durableTurn runs the events turn on a worker of a fresh server, its
+// store and journal in dir, the journal wrapped by wrap, and returns the
+// store.
+func durableTurn(t *testing.T, dir string, model harness.Model, wrap func(htemporal.Journal) htemporal.Journal) store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	_, st := openStackStore(t, dir)
+	j, err := htemporal.OpenJournal(ctx, filepath.Join(dir, "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	eng, err := harness.NewEngine(eventsOptions(dir, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := &htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: wrap(j)}
+	w := ts.NewWorker("q-events", acts.Register)
+	defer w.Stop()
+	run, err := htemporal.StartTurn(ctx, ts.GetDefaultClient(), "q-events", testInput(eventsConv, "count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out htemporal.TurnOutput
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Outcome != harness.Answered || out.Rounds != 4 {
+		t.Fatalf("turn = %+v, want answered after 4 rounds", out)
+	}
+	return st
+}
+
+// TestOverflowRetryEvents: a request the model rejects as too large is
+// rebuilt and sent again within one attempt of the model step; both are
+// requests the model received, so the store keeps the events of both
+// views, as the in-process agent's log does.
+func TestOverflowRetryEvents(t *testing.T) {
+	dir := t.TempDir()
+	model := &failOnce{round: 2, err: fmt.Errorf("model: 400 prompt is too long: %w", harness.ErrContextTooLarge)}
+	st := durableTurn(t, dir, model, func(j htemporal.Journal) htemporal.Journal { return j })
+	if !model.done {
+		t.Fatal("the model never rejected the request")
+	}
+	n := map[string]int{}
+	for _, e := range readTurnLog(t, st).events {
+		n[e]++
+	}
+	summary := `policy turnbudget r2  "turn evidence 66 → 40 chars: 2 of 2 results trimmed to a cap of 20 (budget 40, floor 12)"`
+	if n[`request  r2  ""`] != 2 || n[summary] != 2 || n[`request  r3  ""`] != 1 {
+		t.Errorf("stored %d request(s) of round 2 and %d budget summaries of them, %d of round 3; want 2, 2 and 1", n[`request  r2  ""`], n[summary], n[`request  r3  ""`])
+	}
+}
