@@ -174,6 +174,16 @@ func (e *Engine) withObserverOf(ctx context.Context, conv *Conversation, turn *T
 	})
 }
 
+// ModelContext returns ctx for a model call a driver makes itself for
+// turn of conv (a durable workflow's model step, which calls the model
+// outside Agent.Run): it carries the engine's observer, or its hold (see
+// HoldEvents), so a provider's events reported through Emit (its retry
+// warnings) reach the observer as the agent's model calls report them,
+// named with the conversation and turn.
+func (e *Engine) ModelContext(ctx context.Context, conv *Conversation, turn *Turn) context.Context {
+	return e.withObserverOf(ctx, conv, turn)
+}
+
 // BeginTurn appends a turn with input to conv, records it and reports
 // EventTurnStart. On a recorder error the turn stays appended (EndTurn
 // closes it) and the error is returned.

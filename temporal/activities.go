@@ -153,7 +153,7 @@ func (a *Activities) ModelCall(ctx context.Context, ref stepRef) (modelOutput, e
 			return modelOutput{}, err
 		}
 		spent = spent.Add(view.Spent)
-		resp, err := a.Model.Generate(ctx, req)
+		resp, err := a.Model.Generate(a.Engine.ModelContext(ctx, conv, turn), req)
 		if err == nil && resp == nil {
 			err = errors.New("the model returned no response")
 		}

@@ -61,6 +61,17 @@ func (f *failOnce) Generate(ctx context.Context, req *harness.Request) (*harness
 	if fail {
 		return nil, f.err
 	}
+	return warningModel(ctx, req)
+}
+
+// warningModel is scriptModel reporting, on round 1, a warning through
+// Emit as a provider reports a retry it made: the in-process agent stores
+// it with the turn's events, and so must a durable turn.
+func warningModel(ctx context.Context, req *harness.Request) (*harness.Response, error) {
+	if req.Round == 1 {
+		harness.Emit(ctx, harness.Event{Kind: harness.EventWarning, Turn: req.Turn, Round: req.Round,
+			Detail: "retrying (1/3) in 0s: provider: 503 Service Unavailable", Data: map[string]any{"provider": "test", "retry": 1}})
+	}
 	return scriptModel(ctx, req)
 }
 
@@ -171,7 +182,7 @@ func TestRetriedStepEvents(t *testing.T) {
 
 	inDir := t.TempDir()
 	_, inSt := openStackStore(t, inDir)
-	agent, err := harness.New(harness.ModelFunc(scriptModel), eventsOptions(inDir, inSt))
+	agent, err := harness.New(harness.ModelFunc(warningModel), eventsOptions(inDir, inSt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +190,9 @@ func TestRetriedStepEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := readTurnLog(t, inSt)
+	if !slices.ContainsFunc(want.events, func(e string) bool { return strings.Contains(e, "retrying (1/3)") }) {
+		t.Fatalf("the in-process turn stored no model warning:\n%s", strings.Join(want.events, "\n"))
+	}
 
 	dir := t.TempDir()
 	model := &failOnce{round: 2, err: errUnavailable}
