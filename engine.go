@@ -150,7 +150,7 @@ func (e *Engine) withObserver(ctx context.Context) context.Context {
 // turn's. Emit fills them only from a tool call's CallInfo, and a view
 // policy (compaction, stuck detection), the tool selector or a provider's
 // retry warning runs outside any call: without them the store files the
-// event under no conversation and "harness log" never shows it.
+// event under no conversation, where Store.Events for it never finds it.
 func (e *Engine) withObserverOf(ctx context.Context, conv *Conversation, turn *Turn) context.Context {
 	obs := e.observer(ctx)
 	if obs == nil {

@@ -12,7 +12,7 @@ import (
 // tool call — by a view policy (compaction, stuck detection), by the tool
 // selector, by the model while it answers (a provider's retry warning) —
 // carry the conversation and turn they belong to, as a tool's do, so a
-// store files them under the conversation and "harness log" shows them.
+// store files them under the conversation (Store.Events finds them).
 func TestEventsNameTheirTurn(t *testing.T) {
 	var (
 		mu     sync.Mutex

@@ -141,7 +141,7 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 		t.Fatalf("events %+v", events)
 	}
 	// The event names its conversation and turn, so a store files it under
-	// them and "harness log" shows it.
+	// them (Store.Events finds it).
 	if e := events[0]; e.Conversation != conv.ID || e.Turn != turn.Index {
 		t.Errorf("the clear's event is of conversation %q turn %d, want %q turn %d", e.Conversation, e.Turn, conv.ID, turn.Index)
 	}

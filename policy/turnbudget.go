@@ -516,7 +516,7 @@ func nonTextParts(parts []harness.Part) []harness.Part {
 // ofView returns e with the conversation and turn of v, the view a policy
 // acted on. Emit fills them only from a tool call's CallInfo, which the
 // context a view is built under does not carry, and an event without them
-// is stored under no conversation: "harness log" would never show it.
+// is stored under no conversation, where Store.Events never finds it.
 func ofView(v *harness.View, e harness.Event) harness.Event {
 	if e.Conversation == "" {
 		e.Conversation = convID(v)
