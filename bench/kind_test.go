@@ -10,7 +10,7 @@ import (
 
 func TestKindLabelsEveryPreset(t *testing.T) {
 	for name, want := range map[string]string{
-		"none": KindBaseline, "harness": KindOurs, "floor": KindBound, "oracle": KindBound, "codex": KindOther, "harness-rs": KindOther,
+		"none": KindBaseline, "harness": KindOurs, "harness-proxy": KindOurs, "floor": KindBound, "oracle": KindBound, "codex": KindOther, "harness-rs": KindOther,
 		"claude-code": KindOther, "harness-no-compact": KindAblation, "harness-no-relevance": KindAblation,
 		"harness+dedupe": KindIdea, "harness@8k": KindIdea, "harness+settle/runs": KindIdea,
 	} {
@@ -22,7 +22,7 @@ func TestKindLabelsEveryPreset(t *testing.T) {
 		if Kind(p.Name) == KindOther && p.Ablation {
 			t.Errorf("%s is an ablation labelled as another system", p.Name)
 		}
-		if strings.HasPrefix(p.Name, "harness-") && p.Name != "harness-rs" && !strings.HasPrefix(p.Name, "harness-no-") {
+		if strings.HasPrefix(p.Name, "harness-") && p.Name != "harness-rs" && p.Name != "harness-proxy" && !strings.HasPrefix(p.Name, "harness-no-") {
 			t.Errorf("%s: an ablation's name must say what it lacks (harness-no-…)", p.Name)
 		}
 	}

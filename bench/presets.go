@@ -23,7 +23,11 @@ type Preset struct {
 	Doc string
 	// Ablation is set on presets that vary harness's defaults.
 	Ablation bool
-	build    func(env replay.Env) (*replay.Config, error)
+	// OptIn is set on presets a command's short default list leaves out
+	// (harness bench with no argument, harness audit): they run when
+	// named or with every preset.
+	OptIn bool
+	build func(env replay.Env) (*replay.Config, error)
 }
 
 // Policy returns the preset as a replay.Policy.
@@ -118,10 +122,11 @@ func window(model string) int {
 	return 128_000
 }
 
-// Presets returns every preset: the baseline and harness's defaults, the
-// other systems' rules (anchors), then harness's ablations.
+// Presets returns every preset: the baseline, harness's defaults and
+// harness proxy's rule, the other systems' rules (anchors), then
+// harness's ablations.
 func Presets() []Preset {
-	out := []Preset{nonePreset(), harnessPreset()}
+	out := []Preset{nonePreset(), harnessPreset(), proxyPreset()}
 	out = append(out, anchorPresets()...)
 	return append(out, ablationPresets()...)
 }

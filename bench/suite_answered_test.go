@@ -12,37 +12,13 @@ import (
 
 // trimNewestToo is harness with the turn budget decided the moment results
 // arrive, the newest round included (the proxy's rule,
-// policy.TurnBudget.Arrive): each round of the turn shares what the turn's
-// earlier rounds left, as a proxy forwards it.
+// policy.TurnBudget.Arrive, as the harness-proxy preset applies it): each
+// round of the turn shares what the turn's earlier rounds left, as a proxy
+// forwards it.
 func trimNewestToo() replay.Policy {
 	return replay.Policy{Name: "trim-newest-too", New: func(env replay.Env) (*replay.Config, error) {
 		st := stack.New(&stack.Config{NoTurnBudget: true})
-		tb := &policy.TurnBudget{}
-		arrive := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
-			spent := 0
-			for round := 1; round <= v.Round; round++ {
-				sub := &harness.View{Turn: v.Turn}
-				var idx []int
-				for i, m := range v.Messages {
-					if o := v.Origins[i]; m.Role == harness.RoleTool && o.Turn == v.Turn.Index && o.Round == round {
-						sub.Messages, sub.Origins, idx = append(sub.Messages, m), append(sub.Origins, o), append(idx, i)
-					}
-				}
-				shown, err := tb.Arrive(ctx, sub, spent)
-				if err != nil {
-					return err
-				}
-				spent += shown
-				for j, i := range idx {
-					for _, c := range sub.Origins[j].Cuts[len(v.Origins[i].Cuts):] {
-						if err := v.ReplaceText(i, sub.Messages[j].Text(), c); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			return nil
-		})
+		arrive := arrivalRounds(&policy.TurnBudget{})
 		return &replay.Config{Guards: st.Guards, Policies: append([]harness.ViewPolicy{arrive}, st.Policies...), Recall: st.Recall}, nil
 	}}
 }

@@ -244,11 +244,12 @@ func progressBar(w io.Writer) func(done, total int) {
 
 // mainPresets are the presets of the main job (bench with no argument):
 // harness's defaults, every other system's rules and the bounds (floor, oracle),
-// without the ablations and ideas, which --presets all adds.
+// without the ablations, the ideas and the opt-in presets (harness-proxy),
+// which --presets all adds.
 func mainPresets() []bench.Preset {
 	var out []bench.Preset
 	for _, p := range append(bench.Presets(), bench.References()...) {
-		if k := bench.Kind(p.Name); k != bench.KindAblation && k != bench.KindIdea {
+		if k := bench.Kind(p.Name); k != bench.KindAblation && k != bench.KindIdea && !p.OptIn {
 			out = append(out, p)
 		}
 	}
