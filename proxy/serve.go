@@ -125,6 +125,11 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	cv := c.conv
 	var transcript *harness.Conversation
 	fresh := map[*wireResult]bool{}
+	// The results of each round decided so far, in body order: a result
+	// decided now sees its round's earlier calls through RoundResults, as
+	// a call does under Engine.RunCalls (Collapse folds a repeat of one),
+	// since the transcript holds only what was decided before this request.
+	round := map[[2]int][]*harness.ToolResult{}
 	for _, r := range c.hist.Results {
 		if r.Content.End <= r.Content.Start {
 			continue
@@ -132,6 +137,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		content := c.in[r.Content.Start:r.Content.End]
 		fast := maphash.Bytes(p.seed, content)
 		d, hash := cv.lookup(r.CallID, fast, content)
+		key := [2]int{r.Turn, r.Round}
 		if d != nil {
 			c.reused++
 		} else {
@@ -139,7 +145,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 				transcript = cv.transcript(c.hist)
 			}
 			var err error
-			if d, err = p.decideOne(ctx, c, r, hash, transcript); err != nil {
+			if d, err = p.decideOne(ctx, c, r, hash, transcript, round[key]); err != nil {
 				return nil, err
 			}
 			d.fast = fast
@@ -148,6 +154,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			fresh[r] = !d.opaque
 		}
 		r.dec = d
+		round[key] = append(round[key], d.shown())
 	}
 	if err := p.budget.apply(ctx, c.hist, fresh); err != nil {
 		return nil, err
@@ -168,8 +175,9 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	return edits, nil
 }
 
-// decideOne decides a result seen for the first time.
-func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]byte, transcript *harness.Conversation) (*decision, error) {
+// decideOne decides a result seen for the first time; earlier are the
+// decided results of the calls before it in its round.
+func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]byte, transcript *harness.Conversation, earlier []*harness.ToolResult) (*decision, error) {
 	d := &decision{hash: hash}
 	text, ok := r.Decode()
 	if !ok {
@@ -181,7 +189,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 	} else {
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
-				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}}
+				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
 		in.Page = spillPage(r.Args, p.spillRoot())
 		res, err := p.decide(ctx, in)
 		if err != nil {
