@@ -156,16 +156,17 @@ func TestProxyStackFlags(t *testing.T) {
 	// The log's preview names its spill file under the test's own folder,
 	// so its length moves by a few characters from one proxy to the next.
 	cut := func(n int) bool { return n < 3_072 }
+	whole := func(size int) func(int) bool { return func(n int) bool { return n == size } }
 	for _, tc := range []struct {
 		flags []string
 		log   func(int) bool
 		reads func(int) bool
 		want  string
 	}{
-		{[]string{"--turn-budget", "0"}, cut, func(n int) bool { return n == 10_000 }, "reads whole"},
-		{[]string{"--turn-budget", "40000"}, cut, func(n int) bool { return n == 10_000 }, "reads whole"},
+		{[]string{"--turn-budget", "0"}, cut, whole(10_000), "reads whole"},
+		{[]string{"--turn-budget", "40000"}, cut, whole(10_000), "reads whole"},
 		{[]string{"--turn-budget", "12000"}, cut, func(n int) bool { return n < def[1] }, "reads cut below the default's share"},
-		{[]string{"--run-ceiling", "0", "--turn-budget", "0"}, func(n int) bool { return n == 6_000 }, func(n int) bool { return n == 10_000 }, "everything whole"},
+		{[]string{"--run-ceiling", "0", "--turn-budget", "0"}, whole(6_000), whole(10_000), "everything whole"},
 	} {
 		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
 			got := forwarded(t, tc.flags...)

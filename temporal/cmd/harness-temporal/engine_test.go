@@ -58,6 +58,14 @@ func parseEngineFlags(t *testing.T, args ...string) *engineFlags {
 	return &f
 }
 
+// workerEngineOf builds the worker's engine on the fixture's workspace,
+// script and store with the engine flags args.
+func workerEngineOf(t *testing.T, root, script string, st *sqlite.Store, args ...string) (*workerEngine, error) {
+	t.Helper()
+	f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, args...)...)
+	return buildEngine(context.Background(), f, st, io.Discard)
+}
+
 // grepBig runs one grep call of big.txt through eng as a worker's Tool
 // activity does (Engine.Call under Engine.CallInfo).
 func grepBig(t *testing.T, eng *harness.Engine) *harness.ToolResult {
@@ -112,8 +120,7 @@ func TestBuildEngine(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, script, st := workerFixture(t)
-			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
-			we, err := buildEngine(context.Background(), f, st, io.Discard)
+			we, err := workerEngineOf(t, root, script, st, c.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,8 +194,7 @@ func TestBuildEngineShell(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, script, st := workerFixture(t)
-			f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, c.args...)...)
-			we, err := buildEngine(context.Background(), f, st, io.Discard)
+			we, err := workerEngineOf(t, root, script, st, c.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,16 +254,12 @@ func callTool(t *testing.T, eng *harness.Engine, name string, args json.RawMessa
 func TestBuildEngineMCP(t *testing.T) {
 	entry, _ := json.Marshal(mcptest.Server(t, "server-everything"))
 	config := `{"mcpServers": {"everything": {"command": "node", "args": [` + string(entry) + `, "stdio"]}}}`
-	build := func(t *testing.T, root, script string, st *sqlite.Store, args ...string) (*workerEngine, error) {
-		f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, args...)...)
-		return buildEngine(context.Background(), f, st, io.Discard)
-	}
 	t.Run("workspace config", func(t *testing.T) {
 		root, script, st := workerFixture(t)
 		if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(config), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		we, err := build(t, root, script, st, "--mode", "auto")
+		we, err := workerEngineOf(t, root, script, st, "--mode", "auto")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +274,7 @@ func TestBuildEngineMCP(t *testing.T) {
 		}
 		autoCount := len(names)
 
-		ro, err := build(t, root, script, st, "--mode", "read-only")
+		ro, err := workerEngineOf(t, root, script, st, "--mode", "read-only")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +288,7 @@ func TestBuildEngineMCP(t *testing.T) {
 			t.Errorf("read-only mode offers %d tools %v, want get-sum and fewer than auto's %d", n, toolNames(ro.engine), autoCount)
 		}
 
-		off, err := build(t, root, script, st, "--no-mcp")
+		off, err := workerEngineOf(t, root, script, st, "--no-mcp")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +303,7 @@ func TestBuildEngineMCP(t *testing.T) {
 		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		we, err := build(t, root, script, st, "--mcp-config", path)
+		we, err := workerEngineOf(t, root, script, st, "--mcp-config", path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +317,7 @@ func TestBuildEngineMCP(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(`{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo no database >&2; exit 1"]}}}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		we, err := build(t, root, script, st)
+		we, err := workerEngineOf(t, root, script, st)
 		if err == nil {
 			we.close()
 			t.Fatal("buildEngine succeeded with a server that exits")
