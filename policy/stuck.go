@@ -42,6 +42,13 @@ const stuckName = "stuck"
 //     error result in consecutive rounds. One failure short of FailAfter
 //     adds a nudge; FailAfter stops.
 //
+// A streak (one pattern in consecutive rounds) is nudged once, in the
+// round it qualifies after n rounds, and again only every n rounds it
+// goes on (a repeat nudged after 3 rounds is stopped at 6 with the
+// defaults, so it is told once): the nudge stays in every later view of
+// the turn, and the same advice each round only lengthens every later
+// request.
+//
 // A nudge is a user message placed right after the round that triggered
 // it, so it stays where it was in every later view of the turn: views are
 // rebuilt from the transcript every round, the policy recomputes its
@@ -126,6 +133,13 @@ type stuckVerdict struct {
 	level  stuckLevel
 	kind   string // "repeat", "alternate", "fail"
 	rounds int    // how many rounds the pattern spans
+	// pattern names what repeats (the fingerprint of the repeated round,
+	// of the two alternating ones, or of the failing call), so that the
+	// rounds of one streak are told from the start of another.
+	pattern string
+	// again marks a nudge that a streak's earlier round already gave (see
+	// nudgeStreak): it adds no message and no event.
+	again bool
 	// message is the nudge; reason the one-line account for StopReason
 	// and events.
 	message, reason string
@@ -169,7 +183,7 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "stopping the tool rounds: " + last.reason,
 			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}}))
-	case last.level == stuckNudge:
+	case last.level == stuckNudge && !last.again:
 		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "nudged the model: " + last.reason,
 			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}}))
@@ -196,19 +210,49 @@ func (p *StuckPolicy) judge(conv *harness.Conversation, t *harness.Turn, cfg stu
 	}
 	verdicts := p.verdicts(conv, t, rounds, cfg)
 	inserts := map[int]harness.Message{}
+	var streak nudgeStreak
 	for j, vd := range verdicts[:len(rounds)-1] {
-		if vd.level != stuckNone {
+		if vd.level != stuckNone && streak.shows(vd) {
 			inserts[rounds[j].Index] = userText(vd.message)
 		}
 	}
 	last, newest := verdicts[len(rounds)-1], rounds[len(rounds)-1].Index
+	last.again = !streak.shows(last)
 	switch {
 	case last.level == stuckAbort && final:
 		inserts[newest] = stoppedMessage(last)
-	case last.level == stuckNudge:
+	case last.level == stuckNudge && !last.again:
 		inserts[newest] = userText(last.message)
 	}
 	return inserts, last, true
+}
+
+// nudgeStreak follows the verdicts of a turn's rounds in order and tells
+// which nudges are shown: a streak (one pattern nudged in consecutive
+// rounds) is nudged when it first qualifies, after n rounds, and again
+// every n rounds after that (with the defaults: after 3 repeats, then the
+// stop at 6). A nudge stays in every later view of the turn, so telling
+// the model again each round of one streak only adds a message to every
+// later request; the replay bench can show that cost and not whether a
+// repeat would have helped.
+type nudgeStreak struct {
+	prev  stuckVerdict
+	first int // the rounds the streak spanned when first nudged
+}
+
+// shows reports whether verdict v, the next round's, adds its message.
+func (s *nudgeStreak) shows(v stuckVerdict) bool {
+	same := v.level == stuckNudge && s.prev.level == stuckNudge && v.kind == s.prev.kind && v.pattern == s.prev.pattern
+	s.prev = v
+	switch {
+	case v.level != stuckNudge:
+		s.first = 0
+		return v.level != stuckNone
+	case !same || s.first <= 0:
+		s.first = v.rounds
+		return true
+	}
+	return (v.rounds-s.first)%s.first == 0
 }
 
 // stoppedMessage closes the view of the synthesis call of a turn whose
@@ -353,7 +397,7 @@ func (c stuckRules) repeatVerdict(facts []roundFacts) stuckVerdict {
 	if !same {
 		results = "the results did not bring you closer to an answer"
 	}
-	v := stuckVerdict{kind: "repeat", rounds: run,
+	v := stuckVerdict{kind: "repeat", rounds: run, pattern: facts[n-1].fp,
 		reason: fmt.Sprintf("the same calls were made %d rounds in a row (%s)", run, calls),
 		message: fmt.Sprintf("You made the same calls %d times in a row and %s: %s. "+
 			"Repeating them will not change the outcome; change approach or answer with what you have.", run, results, calls)}
@@ -382,7 +426,9 @@ func (c stuckRules) alternateVerdict(facts []roundFacts) stuckVerdict {
 	}
 	a := describeCalls(facts[n-2].round.Assistant.ToolCalls)
 	b := describeCalls(facts[n-1].round.Assistant.ToolCalls)
-	v := stuckVerdict{kind: "alternate", rounds: alt, level: stuckNudge,
+	pair := []string{fp(n - 2), fp(n - 1)}
+	slices.Sort(pair) // A-B and B-A are one alternation
+	v := stuckVerdict{kind: "alternate", rounds: alt, level: stuckNudge, pattern: strings.Join(pair, "\x00"),
 		reason: fmt.Sprintf("the calls alternated between the same two rounds for %d rounds (%s, then %s)", alt, a, b),
 		message: fmt.Sprintf("You have alternated between the same two sets of calls for %d rounds (%s, then %s) "+
 			"and they keep giving the same answers. Change approach or answer with what you have.", alt, a, b)}
@@ -413,7 +459,7 @@ func (c stuckRules) failVerdict(facts []roundFacts) stuckVerdict {
 			continue
 		}
 		desc := describeCalls([]harness.ToolCall{call})
-		v := stuckVerdict{kind: "fail", rounds: k, level: stuckNudge,
+		v := stuckVerdict{kind: "fail", rounds: k, level: stuckNudge, pattern: cfp,
 			reason: fmt.Sprintf("the call %s failed %d rounds in a row", desc, k),
 			message: fmt.Sprintf("The call %s failed %d times in a row. Repeating it unchanged will fail again: "+
 				"read the error, fix the arguments or use another tool, or answer with what you have.", desc, k)}

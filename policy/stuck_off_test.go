@@ -19,18 +19,18 @@ func TestStuckOffSwitches(t *testing.T) {
 		name   string
 		keys   []string
 		policy *StuckPolicy
-		nudges int    // nudge messages added to the view
+		nudges int    // nudge messages added to the view (one per streak and every NudgeAfter rounds of it)
 		stop   string // in StopReason; "" for no stop
 		absent string // in no message of the view ("" for no check)
 	}{
-		{"repeats stop", repeats, &StuckPolicy{}, 3, "6 rounds in a row", ""},
-		{"NoRepeatAbort nudges only", repeats, &StuckPolicy{NoRepeatAbort: true}, 4, "", ""},
+		{"repeats stop", repeats, &StuckPolicy{}, 1, "6 rounds in a row", ""},
+		{"NoRepeatAbort nudges only", repeats, &StuckPolicy{NoRepeatAbort: true}, 2, "", ""},
 		{"NoRepeatNudge stops only", repeats, &StuckPolicy{NoRepeatNudge: true}, 0, "6 rounds in a row", ""},
 		{"repeats off", repeats, &StuckPolicy{NoRepeatNudge: true, NoRepeatAbort: true}, 0, "", ""},
-		{"NoRepeatAbort keeps NudgeAfter", repeats, &StuckPolicy{NoRepeatAbort: true, NudgeAfter: 5}, 2, "", ""},
-		{"alternation stops", alternates, &StuckPolicy{}, 2, "alternated", ""},
+		{"NoRepeatAbort keeps NudgeAfter", repeats, &StuckPolicy{NoRepeatAbort: true, NudgeAfter: 5}, 1, "", ""},
+		{"alternation stops", alternates, &StuckPolicy{}, 1, "alternated", ""},
 		{"NoAlternate", alternates, &StuckPolicy{NoAlternate: true}, 0, "", "alternated"},
-		{"NoAlternate leaves repeats", repeats, &StuckPolicy{NoAlternate: true}, 3, "6 rounds in a row", ""},
+		{"NoAlternate leaves repeats", repeats, &StuckPolicy{NoAlternate: true}, 1, "6 rounds in a row", ""},
 		{"failures stop", failures, &StuckPolicy{}, 1, "failed 3 rounds in a row", ""},
 		// Only the repeats detector still sees the failing rounds.
 		{"NoFailingCall", failures, &StuckPolicy{NoFailingCall: true}, 1, "", "failed"},
