@@ -52,7 +52,9 @@ func FuzzParseSWEAgent(f *testing.F) {
 }
 
 func FuzzParseGeminiCLI(f *testing.F) {
-	seeds(f, "testdata/gemini-cli/session-2026-04-06T10-00-hand.json")
+	seeds(f, "testdata/gemini-cli/session-2026-04-06T10-00-hand.json", "testdata/gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl")
+	f.Add([]byte(`{"sessionId":"s","projectHash":"h"}` + "\n" + `{"id":"g","type":"gemini","toolCalls":[{"id":"ls__a","name":"ls","args":{},"result":[{"functionResponse":{"id":"ls__a","name":"ls","response":{"output":"x"}}}]}]}` + "\n" +
+		`{"id":"u","type":"user","content":[{"functionResponse":{"id":"ls__a","name":"ls","response":{"output":"x"}}}]}` + "\n" + `{"$set":{"messages":[{"id":"g","type":"gemini"}]}}` + "\n" + `{"$rewindTo":"z"}`))
 	f.Add([]byte(`[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{"id":"b","name":"cat","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"b","name":"cat","response":{"output":"x"}}},{"functionResponse":{"name":"ls","response":{"error":"e"}}},{"functionResponse":{"id":"z","name":"sh","response":{}}}]}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := ParseGeminiCLI("f.json", data)

@@ -40,6 +40,8 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"cut by Gemini CLI itself", "answer no call"}},
 		{"gemini-cli/session-2026-04-06T10-00-hand.json", FormatGeminiCLI, "c88f36a3-hand-written", "gemini-2.5-pro", 2, 2, false,
 			[]string{"not recorded by gemini-cli"}},
+		{"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl", FormatGeminiCLI, "62a661cc-c012-419e-96b9-d8012ca8849f", "gemini-3.1-pro-preview", 3, 2, false,
+			[]string{"not recorded by gemini-cli", "cut by Gemini CLI itself"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec, err := ParseFile(filepath.Join("testdata", tc.file))
@@ -290,6 +292,7 @@ func TestSniff(t *testing.T) {
 		"swe-agent/demo__function_calling_simple.traj":                                 FormatSWEAgent,
 		"gemini-cli/trajectory.json":                                                   FormatGeminiCLI,
 		"gemini-cli/session-2026-04-06T10-00-hand.json":                                FormatGeminiCLI,
+		"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl":                           FormatGeminiCLI,
 		"chat.json":                 "",
 		"chat.jsonl":                "",
 		"pydicom-trimmed.traj.json": "",

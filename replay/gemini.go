@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -57,6 +58,10 @@ type gemBuilder struct {
 	masked  int
 	thought int
 	unasked int
+	// answered holds the ids of the calls a response answered: a session
+	// log records each response twice (in its call's toolCalls and in the
+	// user message that sent it), and the second is not a new one.
+	answered map[string]bool
 }
 
 type gemPending struct {
@@ -64,13 +69,17 @@ type gemPending struct {
 	id, name string
 }
 
-// ParseGeminiCLI imports a Gemini CLI chat in either of its shapes: the
+// ParseGeminiCLI imports a Gemini CLI chat in any of its shapes: the
 // API's Content list ([{role, parts}], as /chat save and checkpoints write
-// it) or a session file ({sessionId, messages}, as Gemini CLI records
-// sessions under ~/.gemini/tmp/<project>/chats/). Each model content is
-// one Call; functionCall parts are its tool calls, answered by the
-// functionResponse parts that name their id (or, without ids, their name
-// in call order). Thought parts are left out. A response is what Gemini
+// it), a session file ({sessionId, messages}, as Gemini CLI recorded
+// sessions under ~/.gemini/tmp/<project>/chats/session-*.json) or the
+// session log that replaced it (session-*.jsonl, Gemini CLI 0.61 checked:
+// see sessionLog). Each model content is one Call; functionCall parts are
+// its tool calls, answered by the functionResponse parts that name their
+// id (or, without ids, their name in call order). Ids are as the API got
+// them: Gemini CLI records a call's id with its tool's name in front
+// ("run_shell_command__call_1") and strips it before sending, and so does
+// the import. Thought parts are left out. A response is what Gemini
 // CLI showed the model: outputs over its limit were cut to 8,000 head and
 // 32,000 tail characters with the rest in a file, and older ones masked
 // (<tool_output_masked>); a warning counts them. The Content list records
@@ -78,7 +87,7 @@ type gemPending struct {
 // Neither records the system prompt or the tool schemas (see Supply).
 func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
-	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}}
+	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}, answered: map[string]bool{}}
 	start := skipSpace(data, 0)
 	if start < int64(len(data)) && data[start] == '[' {
 		elems, err := src.arrayElems(0, data, "")
@@ -97,6 +106,10 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 			if err := b.content(v.off, path, c.Role, c.Parts); err != nil {
 				return nil, err
 			}
+		}
+	} else if gemIsLog(data) {
+		if err := b.sessionLog(); err != nil {
+			return nil, err
 		}
 	} else if err := b.session(); err != nil {
 		return nil, err
@@ -171,6 +184,7 @@ func (b *gemBuilder) toolCall(off int64, path string, c *Call, id, name string, 
 	if args[0] != '{' {
 		return b.src.errAt(off, path+".args", "args is not an object", nil)
 	}
+	id = gemWireID(name, id)
 	if id == "" {
 		id = fmt.Sprintf("gem_%d_%d", b.n, len(c.Assistant.ToolCalls)+1)
 	}
@@ -182,6 +196,7 @@ func (b *gemBuilder) toolCall(off int64, path string, c *Call, id, name string, 
 // response pairs a function response with its call: by id, else the
 // oldest pending call of that name.
 func (b *gemBuilder) response(off int64, id, name string, resp json.RawMessage) {
+	id = gemWireID(name, id)
 	k := -1
 	for i, p := range b.pending {
 		if (id != "" && p.id == id) || (k < 0 && id == "" && p.name == name) {
@@ -210,6 +225,7 @@ func (b *gemBuilder) response(off int64, id, name string, resp json.RawMessage) 
 	}
 	p := b.pending[k]
 	b.pending = append(b.pending[:k], b.pending[k+1:]...)
+	b.answered[p.id] = true
 	text, isErr := gemResponseText(resp)
 	if strings.Contains(text, "<tool_output_masked>") || strings.Contains(text, "Output too large. Showing first") {
 		b.masked++
@@ -256,16 +272,206 @@ func (b *gemBuilder) session() error {
 	if err != nil {
 		return err
 	}
+	paths := make([]string, len(elems))
+	for i := range elems {
+		paths[i] = fmt.Sprintf("messages[%d]", i)
+	}
+	return b.messages(elems, paths)
+}
+
+// gemIsLog reports whether data is a session log (JSONL) rather than a
+// session file: its first line is a whole JSON value, and either more
+// lines follow or it holds no messages (a log that has only begun).
+func gemIsLog(data []byte) bool {
+	start := skipSpace(data, 0)
+	line, rest, _ := bytes.Cut(data[start:], []byte("\n"))
+	if !json.Valid(line) {
+		return false
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return true
+	}
+	var f map[string]json.RawMessage
+	return json.Unmarshal(line, &f) == nil && !has(f, "messages")
+}
+
+// sessionLog reads a session log: the JSONL records Gemini CLI appends
+// as a session runs. The first holds the metadata (sessionId,
+// projectHash); a record with an id is a message, written again whole
+// when it changes (a response, then the same response with its tool
+// calls and their results); {"$set": {…}} updates the metadata, and a
+// messages list in it replaces every message (Gemini CLI rewrites the
+// list when its history changes); {"$rewindTo": id} removes that
+// message and those after it. The messages left, in the order first
+// written, are the session, as Gemini CLI reads the log when it resumes
+// one; a warning counts the model responses a rewind or a rewritten list
+// removed.
+func (b *gemBuilder) sessionLog() error {
+	vals, paths, partial, err := records(b.src)
+	if err != nil {
+		return err
+	}
+	l := &gemLog{src: b.src, at: map[string]int{}}
+	for i, v := range vals {
+		if err := l.add(v, paths[i]); err != nil {
+			return err
+		}
+	}
+	if l.session != "" {
+		b.rec.ID = l.session
+	}
+	elems := make([]rawValue, len(l.msgs))
+	mpaths := make([]string, len(l.msgs))
+	for i, m := range l.msgs {
+		elems[i], mpaths[i] = m.v, m.path
+	}
+	if err := b.messages(elems, mpaths); err != nil {
+		return err
+	}
+	if l.dropped > 0 {
+		b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%d model responses were removed from the session log by a rewind or a rewritten history: left out, as Gemini CLI leaves them out when it resumes the session", l.dropped))
+	}
+	if partial {
+		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the session was still being written): left out")
+	}
+	return nil
+}
+
+// gemLog folds a session log's records into its messages.
+type gemLog struct {
+	src     *source
+	msgs    []gemLogMessage
+	at      map[string]int // message id → index in msgs
+	session string
+	dropped int // model responses removed by a rewind or a rewritten list
+}
+
+// gemLogMessage is a message of a session log: its newest record.
+type gemLogMessage struct {
+	id, typ string
+	v       rawValue
+	path    string
+}
+
+// add folds one record into the log.
+func (l *gemLog) add(v rawValue, path string) error {
+	fields, err := l.src.objectFields(v.off, v.raw, path)
+	if err != nil {
+		return err
+	}
+	if to, ok := fields["$rewindTo"]; ok && isJSONString(to.raw) {
+		l.rewind(jsonString(to.raw))
+		return nil
+	}
+	if id, ok := fields["id"]; ok && isJSONString(id.raw) {
+		l.put(jsonString(id.raw), jsonString(fields["type"].raw), v, path)
+		return nil
+	}
+	replace := false
+	if set, ok := fields["$set"]; ok && len(set.raw) > 0 && set.raw[0] == '{' {
+		sf, err := l.src.objectFields(set.off, set.raw, path+".$set")
+		if err != nil {
+			return err
+		}
+		fields, replace, path = sf, true, path+".$set"
+	}
+	if id, ok := fields["sessionId"]; ok {
+		l.session = jsonString(id.raw)
+	}
+	m, ok := fields["messages"]
+	if !ok || len(m.raw) == 0 || m.raw[0] != '[' {
+		return nil
+	}
+	elems, err := l.src.arrayElems(m.off, m.raw, path+".messages")
+	if err != nil {
+		return err
+	}
+	old := l.msgs
+	if replace {
+		l.msgs, l.at = nil, map[string]int{}
+	}
+	for i, e := range elems {
+		var msg struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(e.raw, &msg) == nil && msg.ID != "" {
+			l.put(msg.ID, msg.Type, e, fmt.Sprintf("%s.messages[%d]", path, i))
+		}
+	}
+	if replace {
+		for _, o := range old {
+			if _, kept := l.at[o.id]; !kept && o.typ == "gemini" {
+				l.dropped++
+			}
+		}
+	}
+	return nil
+}
+
+// put records a message, in place of an earlier record with its id.
+func (l *gemLog) put(id, typ string, v rawValue, path string) {
+	m := gemLogMessage{id: id, typ: typ, v: v, path: path}
+	if i, ok := l.at[id]; ok {
+		l.msgs[i] = m
+		return
+	}
+	l.at[id] = len(l.msgs)
+	l.msgs = append(l.msgs, m)
+}
+
+// rewind removes the message id and those after it; all of them when no
+// message has that id, as Gemini CLI does.
+func (l *gemLog) rewind(id string) {
+	i, ok := l.at[id]
+	if !ok {
+		i = 0
+	}
+	l.truncate(i)
+}
+
+// truncate keeps the first n messages, counting the model responses it
+// removes.
+func (l *gemLog) truncate(n int) {
+	for _, m := range l.msgs[n:] {
+		delete(l.at, m.id)
+		if m.typ == "gemini" {
+			l.dropped++
+		}
+	}
+	l.msgs = l.msgs[:n]
+}
+
+// isJSONString reports whether raw is a JSON string.
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// gemWireID is a call id as Gemini CLI sends it to the API: without the
+// "<tool name>__" it records in front.
+func gemWireID(name, id string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = "generic_tool"
+	}
+	return strings.TrimPrefix(id, name+"__")
+}
+
+// messages imports a session's messages (user | gemini | info | error |
+// warning, with content, toolCalls, tokens and model), paths naming
+// each for errors.
+func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 	for i, v := range elems {
-		path := fmt.Sprintf("messages[%d]", i)
+		path := paths[i]
 		var m gemSessionMessage
-		if err := src.decodeAt(v, path, &m); err != nil {
+		if err := b.src.decodeAt(v, path, &m); err != nil {
 			return err
 		}
 		text := gemText(m.Content)
 		switch m.Type {
 		case "user":
 			b.n++
+			if b.userResponses(v.off, m.Content) && text == "" {
+				continue // only the responses to the last call's tools
+			}
 			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
 		case "gemini":
 			b.n++
@@ -291,6 +497,29 @@ func (b *gemBuilder) session() error {
 		}
 	}
 	return nil
+}
+
+// userResponses answers calls with the functionResponse parts of a user
+// message (a session log records them so, beside the calls' results),
+// leaving out those a call's result already gave; it reports whether
+// the content held any.
+func (b *gemBuilder) userResponses(off int64, content json.RawMessage) bool {
+	var parts []gemPart
+	if json.Unmarshal(content, &parts) != nil {
+		return false
+	}
+	found := false
+	for _, p := range parts {
+		fr := p.FunctionResponse
+		if fr == nil {
+			continue
+		}
+		found = true
+		if id := gemWireID(fr.Name, fr.ID); id == "" || !b.answered[id] {
+			b.response(off, fr.ID, fr.Name, fr.Response)
+		}
+	}
+	return found
 }
 
 // sessionResult answers a session file's tool call with the

@@ -22,11 +22,11 @@ var ErrNoModelCall = errors.New("no model call")
 
 // Parse imports data read from name, recognising the format by its
 // content: a Claude Code session (JSONL or a JSON array of its entries), a
-// Codex CLI rollout, a Gemini CLI chat (a Content list or a session file),
-// a SWE-agent trajectory ({history, trajectory, info}), a mini-swe-agent
-// trajectory ({"trajectory_format"}, or {"info", "messages"}), a harness
-// conversation ({"turns"}), or a chat-message list (a JSON array, JSONL or
-// {"messages"}). For a file that holds several model contexts (Claude
+// Codex CLI rollout, a Gemini CLI chat (a Content list, a session file or
+// the session log that replaced it), a SWE-agent trajectory ({history,
+// trajectory, info}), a mini-swe-agent trajectory ({"trajectory_format"},
+// or {"info", "messages"}), a harness conversation ({"turns"}), or a
+// chat-message list (a JSON array, JSONL or {"messages"}). For a file that holds several model contexts (Claude
 // Code's subagents and compactions, Codex's compactions) it returns the
 // first; ParseAll returns them all. The name is used in errors, and picks
 // the format only where the content does not: a *.traj.json is read as a
@@ -76,7 +76,7 @@ func Sniff(data []byte) string {
 	}
 	typ := jsonString(f["type"])
 	switch {
-	case has(f, "sessionId", "messages") && !has(f, "type"):
+	case (has(f, "sessionId", "messages") || has(f, "sessionId", "projectHash")) && !has(f, "type"):
 		return FormatGeminiCLI
 	case has(f, "role", "parts"):
 		return FormatGeminiCLI

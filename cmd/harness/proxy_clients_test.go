@@ -125,34 +125,48 @@ func TestProxyClaudeCode(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &res); err != nil || res.IsError || !strings.Contains(res.Result, e2eAnswer) {
 		t.Fatalf("claude answered %q (error %v, is_error %v); output:\n%s", res.Result, err, res.IsError, tail(out, 2000))
 	}
-	find := func(id string) func(map[string]any) (any, bool) {
-		return func(m map[string]any) (any, bool) {
-			msgs, _ := m["messages"].([]any)
-			for _, msg := range msgs {
-				blocks, _ := msg.(map[string]any)["content"].([]any)
-				for _, b := range blocks {
-					bl, _ := b.(map[string]any)
-					if bl["type"] == "tool_result" && bl["tool_use_id"] == id {
-						return anthropicText(bl["content"]), true
-					}
-				}
-			}
-			return nil, false
-		}
-	}
-	shell := resultContents(t, r.up.Requests(), find("call_shell"))
-	for _, s := range shell {
+	shellRaw := resultContents(t, r.up.Requests(), anthropicResult("call_shell"))
+	for _, s := range shellRaw {
 		if strings.Contains(s, "[harness:") || len(s) > guard.DefaultMaxBytes {
 			t.Errorf("Claude Code's own preview of the shell output was changed or is over the ceiling (%d bytes)", len(s))
 		}
 	}
-	r.checkLockResult(t, resultContents(t, r.up.Requests(), find("call_lock")))
+	shell := sentText(t, shellRaw)
+	lock := r.checkLockResult(t, resultContents(t, r.up.Requests(), anthropicResult("call_lock")))
 	// Its cache_control blocks ask for no "ttl": the 5-minute cache, after
 	// which the proxy's idle clear acts.
 	if calls, asking := cacheAsks(t, r.up.Requests(), "/v1/messages", `"ttl"`); calls == 0 || asking != 0 {
 		t.Errorf("Claude Code asked for a cache ttl in %d of %d model calls; docs/design.md says none", asking, calls)
 	}
 	noCredentialStored(t, r.db, "sk-test-claude-e2e")
+	// Its own history: ~/.claude/projects/<the workspace, escaped>/<session>.jsonl.
+	projects, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*"))
+	if len(projects) != 1 {
+		t.Fatalf("Claude Code wrote %d project folders, want 1: %q", len(projects), projects)
+	}
+	checkOwnHistory(t, ownHistory{dir: projects[0], format: "claude-code",
+		calls: []string{"call_shell Bash", "call_lock Read", "call_pkg Bash"},
+		sent: map[string]string{"call_shell": shell, "call_lock": lock,
+			"call_pkg": sentText(t, resultContents(t, r.up.Requests(), anthropicResult("call_pkg")))},
+		warn: []string{"not recorded by claude-code: the system prompt and the tool schemas", "1 results were cut by Claude Code itself"}})
+}
+
+// anthropicResult finds, in a Messages request, the content of the
+// tool_result answering id.
+func anthropicResult(id string) func(map[string]any) (any, bool) {
+	return func(m map[string]any) (any, bool) {
+		msgs, _ := m["messages"].([]any)
+		for _, msg := range msgs {
+			blocks, _ := msg.(map[string]any)["content"].([]any)
+			for _, b := range blocks {
+				bl, _ := b.(map[string]any)
+				if bl["type"] == "tool_result" && bl["tool_use_id"] == id {
+					return anthropicText(bl["content"]), true
+				}
+			}
+		}
+		return nil, false
+	}
 }
 
 // anthropicText reads a tool_result's content: a string, or the text of
@@ -221,22 +235,66 @@ enabled = false
 	if !strings.Contains(out, e2eAnswer) {
 		t.Fatalf("codex did not give the scripted answer; output:\n%s", tail(out, 3000))
 	}
-	shown := resultContents(t, r.up.Requests(), func(m map[string]any) (any, bool) {
-		items, _ := m["input"].([]any)
-		for _, it := range items {
-			o, _ := it.(map[string]any)
-			if o["type"] == "function_call_output" && o["call_id"] == "call_lock" {
-				return flattenContent(o["output"]), true
-			}
-		}
-		return nil, false
-	})
-	r.checkLockResult(t, shown)
+	lock := r.checkLockResult(t, resultContents(t, r.up.Requests(), responsesOutput("call_lock")))
 	// No prompt_cache_retention: the automatic cache, gone after an hour.
 	if calls, asking := cacheAsks(t, r.up.Requests(), "/responses", `"prompt_cache_retention"`); calls == 0 || asking != 0 {
 		t.Errorf("Codex set prompt_cache_retention in %d of %d model calls; docs/design.md says none", asking, calls)
 	}
 	noCredentialStored(t, r.db, "sk-test-codex-e2e")
+	// Its own history: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl,
+	// with the system prompt as base_instructions; Codex 0.171.0 sends it
+	// as the first input item, a developer message.
+	var system string
+	for _, q := range r.up.Requests() {
+		if strings.HasSuffix(q.Path, "/responses") {
+			system = codexSystem(bodyJSON(t, q.Body))
+			break
+		}
+	}
+	checkOwnHistory(t, ownHistory{dir: filepath.Join(codexHome, "sessions"), format: "codex",
+		calls:  []string{"call_lock exec_command", "call_pkg exec_command"},
+		sent:   map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), responsesOutput("call_pkg")))},
+		system: system, warn: []string{"not recorded by codex: the tool schemas"}})
+}
+
+// responsesOutput finds, in a Responses request, the output of the
+// function call id.
+func responsesOutput(id string) func(map[string]any) (any, bool) {
+	return func(m map[string]any) (any, bool) {
+		items, _ := m["input"].([]any)
+		for _, it := range items {
+			o, _ := it.(map[string]any)
+			if o["type"] == "function_call_output" && o["call_id"] == id {
+				return flattenContent(o["output"]), true
+			}
+		}
+		return nil, false
+	}
+}
+
+// codexSystem is the system prompt of a Responses request: its
+// instructions, or the text of a first input item that is a developer
+// message.
+func codexSystem(m map[string]any) string {
+	if s, _ := m["instructions"].(string); s != "" {
+		return s
+	}
+	items, _ := m["input"].([]any)
+	if len(items) == 0 {
+		return ""
+	}
+	first, _ := items[0].(map[string]any)
+	if first["role"] != "developer" {
+		return ""
+	}
+	var texts []string
+	content, _ := first["content"].([]any)
+	for _, c := range content {
+		if s, _ := c.(map[string]any)["text"].(string); s != "" {
+			texts = append(texts, s)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // flattenContent returns a content value that is a string as is.
@@ -298,13 +356,26 @@ func TestProxyGeminiCLI(t *testing.T) {
 	if !strings.Contains(out, e2eAnswer) {
 		t.Fatalf("gemini did not give the scripted answer; output:\n%s", tail(out, 3000))
 	}
-	shown := resultContents(t, r.up.Requests(), func(m map[string]any) (any, bool) {
+	lock := r.checkLockResult(t, resultContents(t, r.up.Requests(), geminiResponse("call_lock")))
+	noCredentialStored(t, r.db, "sk-test-gemini-e2e")
+	// Its own history: ~/.gemini/tmp/<project>/chats/session-*.jsonl (the
+	// full outputs it cut are beside it, in tool-outputs/, and skipped).
+	checkOwnHistory(t, ownHistory{dir: filepath.Join(home, ".gemini", "tmp"), format: "gemini-cli",
+		calls: []string{"call_lock run_shell_command", "call_pkg run_shell_command"},
+		sent:  map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), geminiResponse("call_pkg")))},
+		warn:  []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"}})
+}
+
+// geminiResponse finds, in a generateContent request, the output of the
+// function response answering id (or answering a call without one).
+func geminiResponse(id string) func(map[string]any) (any, bool) {
+	return func(m map[string]any) (any, bool) {
 		contents, _ := m["contents"].([]any)
 		for _, c := range contents {
 			parts, _ := c.(map[string]any)["parts"].([]any)
 			for _, p := range parts {
 				fr, _ := p.(map[string]any)["functionResponse"].(map[string]any)
-				if fr == nil || (fr["id"] != "call_lock" && fr["id"] != nil) {
+				if fr == nil || (fr["id"] != id && fr["id"] != nil) {
 					continue
 				}
 				resp, _ := fr["response"].(map[string]any)
@@ -312,7 +383,5 @@ func TestProxyGeminiCLI(t *testing.T) {
 			}
 		}
 		return nil, false
-	})
-	r.checkLockResult(t, shown)
-	noCredentialStored(t, r.db, "sk-test-gemini-e2e")
+	}
 }

@@ -193,7 +193,8 @@ var e2eSpillRE = regexp.MustCompile(`(/[^\s"\\]*\.harness/spill/[^\s"\\]+\.(?:tx
 // within the ceiling, marked, naming a spill file that holds every byte
 // the client sent, which the store holds too. shown is the model copy as
 // the upstream got it, in each request that carried it (byte-identical).
-func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
+// It returns the spill file's text: the result as the client sent it.
+func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) string {
 	t.Helper()
 	if d := os.Getenv("E2E_DUMP"); d != "" {
 		for i, q := range r.up.Requests() {
@@ -271,6 +272,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) {
 	if !strings.Contains(string(spilled), `"node_modules/zod"`) && len(spilled) > 0 {
 		t.Logf("note: the client itself sent only part of the lock file (its own output limit or read range)")
 	}
+	return string(spilled)
 }
 
 // checkCLIReads runs the commands that read a store on the proxied one:
