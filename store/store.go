@@ -82,6 +82,9 @@ type Store interface {
 	// Observe stores one event; harness.Observer(s.Observe) is an event
 	// sink for harness.Options.Observer. Observers cannot fail, so
 	// implementations report write errors by other means (see sqlite).
+	// A turn's harness.EventTurnEnd is stored once, as its end is: a later
+	// copy (emitted again by a driver that retried a failed end write) is
+	// dropped.
 	Observe(e harness.Event)
 
 	// Load returns a stored conversation ready to be continued by

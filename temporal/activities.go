@@ -31,9 +31,11 @@ type Activities struct {
 	// stack.New). Its Options.Recorder must be Store (or record into it),
 	// and its Options.Workspace, where spill files go, the workspace every
 	// worker's tools act on. Its Options.Observer (Store.Observe, for
-	// harness-temporal worker) receives the events of a model or tool step
-	// once the step's output is journalled, those of a failed attempt never
-	// (see ModelCall).
+	// harness-temporal worker) receives the events of a model or tool step,
+	// and those of the turn's tool selection, once the step's output is
+	// journalled, those of a failed attempt never (see ModelCall,
+	// BeginTurn); a store keeps one turn_end of a retried EndTurn (see
+	// EndTurn).
 	Engine *harness.Engine
 	// Store is the transcript store shared by every worker.
 	Store store.Store
@@ -62,7 +64,9 @@ func refused(format string, args ...any) error {
 // BeginTurn appends the turn to the stored conversation (creating it) and
 // chooses the turn's tools. The turn's index is journalled under the
 // workflow run before the store is written, so a retry after a crash
-// finds the turn it began instead of beginning a second one.
+// finds the turn it began instead of beginning a second one; the choice
+// is journalled too (see selectTools), so a retry offers the tools of the
+// attempt whose selector events were stored, and stores them once.
 func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, error) {
 	defer heartbeat(ctx)()
 	run := activity.GetInfo(ctx).WorkflowExecution.RunID
@@ -97,12 +101,58 @@ func (a *Activities) BeginTurn(ctx context.Context, in TurnInput) (beginOutput, 
 	if err := a.suspend(ctx, conv, turn); err != nil {
 		return beginOutput{}, err
 	}
-	specs := a.Engine.SelectTools(ctx, conv, turn, a.Engine.Tools())
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
+	names, err := a.selectTools(ctx, conv, turn, run)
+	if err != nil {
+		return beginOutput{}, err
 	}
 	return beginOutput{Turn: turn.Index, Tools: names, MaxRounds: a.Engine.MaxRounds()}, nil
+}
+
+// selection is the journal entry of a turn's tools: their names, and the
+// attempt that chose them, so that an attempt tells its own entry from an
+// earlier one's that chose the same tools (a selector's usual case) and
+// releases its events only for its own.
+type selection struct {
+	Tools   []string `json:"tools"`
+	Attempt int32    `json:"attempt"`
+}
+
+// selectTools returns the names of turn's tools: those journalled under
+// the workflow run, else the engine's choice (Engine.SelectTools),
+// journalled. The selector's events (its own and the engine's warning
+// when it fails) reach the engine's observer only when the journal keeps
+// this attempt's choice (see Engine.HoldEvents): an attempt whose Put
+// failed, or lost to another attempt's entry, drops them, and a retry
+// after the choice is journalled neither selects again nor reports.
+func (a *Activities) selectTools(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, run string) ([]string, error) {
+	k := Key{Conversation: conv.ID, Turn: turn.Index, Name: "tools:" + run}
+	kept, ok, err := a.Journal.Get(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		held, release := a.Engine.HoldEvents(ctx)
+		specs := a.Engine.SelectTools(held, conv, turn, a.Engine.Tools())
+		mine := selection{Tools: make([]string, len(specs)), Attempt: activity.GetInfo(ctx).Attempt}
+		for i, s := range specs {
+			mine.Tools[i] = s.Name
+		}
+		b, err := json.Marshal(mine)
+		if err != nil {
+			return nil, refused("encoding the tools of turn %d: %v", turn.Index, err)
+		}
+		if kept, err = a.Journal.Put(ctx, k, b); err != nil {
+			return nil, err
+		}
+		if bytes.Equal(kept, b) {
+			release() // else another attempt's choice won, with its events
+		}
+	}
+	var sel selection
+	if err := json.Unmarshal(kept, &sel); err != nil {
+		return nil, refused("journal entry %s is not a tool selection: %v", k, err)
+	}
+	return sel.Tools, nil
 }
 
 // pending is the journal entry of a round whose calls are not all
@@ -328,7 +378,13 @@ func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness
 // policies spent), with the figures Agent.Run reports at a turn's end
 // (harness.Tally), and clears the turn's journal. A turn already ended is
 // left alone; one that a takeover marked store.Interrupted (its worker
-// died) is resumed and ended.
+// died) is resumed and ended. An attempt whose store write failed has
+// reported turn_end, and the store keeps that copy waiting for its next
+// write; the retry reports it again and the store drops the later copy
+// (see store.Store.Observe), so the turn's end and one turn_end are
+// committed together, as in process. The event is not held here: held
+// until the write succeeds, it would be committed after the end, in a
+// transaction of its own, and lost when the worker died in between.
 func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error) {
 	defer heartbeat(ctx)()
 	conv, turn, err := a.load(ctx, stepRef{Conversation: in.Conversation, Turn: in.Turn})

@@ -17,7 +17,7 @@ import (
 // and each call's result. It is what makes a step idempotent: an
 // activity retried after its worker died finds its own output and returns
 // it instead of calling the model or the tool again. Entries are keyed by
-// conversation, turn, round and a key ("model", "call:<id>", "begin:<run>").
+// conversation, turn, round and a key ("model", "call:<id>", "begin:<run>", "tools:<run>").
 // Implementations are safe for concurrent use by many processes.
 type Journal interface {
 	// Put stores value under the key unless an entry is already there, and

@@ -17,7 +17,10 @@ import (
 // Events are committed with the next transcript write (the round or turn
 // end they belong to), when 256 are waiting, or by Flush and Close: a run
 // does not pay a transaction per event, and an event is never stored
-// without the round it describes. Events and Calls flush first.
+// without the round it describes. Events and Calls flush first. A turn's
+// turn_end is stored once: a second copy, which a driver that retries a
+// failed end write emits while the failed write's copy waits for the next
+// write, is dropped (see store.Store.Observe).
 //
 // Policy events that carry a view-only cut of one result (a turn budget's
 // trim, a compaction's clearing) are also indexed as view cuts, which is
@@ -47,6 +50,14 @@ func queueEvents(w *txw, events []harness.Event) error {
 			return err
 		}
 		label := fmt.Sprintf("event %s", e.Kind)
+		if codec.OncePerTurn(e) {
+			// The view cuts below are of policy events, never of these.
+			w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body)
+SELECT $1::bytea, $2::integer, $3::integer, $4::bytea, $5::bigint, $6::bytea
+WHERE NOT EXISTS (SELECT 1 FROM events WHERE conv_id = $1::bytea AND turn = $2::integer AND kind = $4::bytea)`,
+				b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body)
+			continue
+		}
 		w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES ($1, $2, $3, $4, $5, $6)`,
 			b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body)
 		for _, v := range codec.ViewCuts(e) {

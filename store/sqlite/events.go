@@ -14,7 +14,10 @@ import (
 // Events are committed with the next transcript write (the round or turn
 // end they belong to), when 256 are waiting, or by Flush and Close: a run
 // does not pay a transaction per event, and an event is never stored
-// without the round it describes. Events and Calls flush first.
+// without the round it describes. Events and Calls flush first. A turn's
+// turn_end is stored once: a second copy, which a driver that retries a
+// failed end write emits while the failed write's copy waits for the next
+// write, is dropped (see store.Store.Observe).
 //
 // Policy events that carry a view-only cut of one result (a turn budget's
 // trim, a compaction's clearing) are also indexed as view cuts, which is
@@ -50,9 +53,19 @@ func writeEvent(w *txw, e harness.Event) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
-	if _, err := w.exec(`INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES (?, ?, ?, ?, ?, ?)`,
-		e.Conversation, e.Turn, e.Round, string(e.Kind), e.Time.UnixNano(), body); err != nil {
+	query, args := `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES (?, ?, ?, ?, ?, ?)`,
+		[]any{e.Conversation, e.Turn, e.Round, string(e.Kind), e.Time.UnixNano(), body}
+	if codec.OncePerTurn(e) {
+		query = `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) SELECT ?, ?, ?, ?, ?, ?
+WHERE NOT EXISTS (SELECT 1 FROM events WHERE conv_id = ? AND turn = ? AND kind = ?)`
+		args = append(args, e.Conversation, e.Turn, string(e.Kind))
+	}
+	res, err := w.exec(query, args...)
+	if err != nil {
 		return fmt.Errorf("sqlite store: event %s: %w", e.Kind, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return nil // a copy of the turn's end is stored already
 	}
 	for _, v := range codec.ViewCuts(e) {
 		c := v.Cut

@@ -89,6 +89,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"EventsKeepInvalidArguments", testEventsKeepInvalidArguments},
 		{"Resume", testResume},
 		{"EventsAndViewCuts", testEventsAndViewCuts},
+		{"TurnEndStoredOnce", testTurnEndStoredOnce},
 		{"Notes", testNotes},
 		{"CutRefsSurviveReopen", testCutRefsSurviveReopen},
 		{"CutRefsByteForByte", testCutRefsByteForByte},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -346,6 +347,57 @@ func testEventsAndViewCuts(t *testing.T, be *Backend) {
 	}
 	if one, err := s.Events(ctx, conv.ID, 2); err != nil || len(one) != 0 {
 		t.Errorf("events of a turn that never ran: %d, %v", len(one), err)
+	}
+}
+
+// testTurnEndStoredOnce observes the turn_end of a turn twice before its
+// end is written, as a driver that retries a failed end write does (the
+// failed write's copy requeued, the retry's behind it), and once more
+// after it: the store keeps the first copy only. A turn_end of another
+// turn, or of the same turn of another conversation, is kept.
+func testTurnEndStoredOnce(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	s := be.Open(t, nil)
+	conv := harness.NewConversation("c_end")
+	turn := &harness.Turn{Index: 1, Input: "go", Started: time.Now()}
+	conv.Turns = append(conv.Turns, turn)
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	end := func(convID string, idx int, detail string) {
+		s.Observe(harness.Event{Kind: harness.EventTurnEnd, Conversation: convID, Turn: idx, Outcome: harness.Answered, Detail: detail, Time: time.Now()})
+	}
+	end(conv.ID, 1, "first")
+	end(conv.ID, 1, "retried")
+	end("c_other", 1, "other conversation")
+	turn.Outcome, turn.Ended = harness.Answered, time.Now()
+	if err := s.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	end(conv.ID, 1, "late")
+	end(conv.ID, 2, "next turn")
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EventErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		conv string
+		turn int
+		want []string
+	}{{conv.ID, 1, []string{"first"}}, {conv.ID, 2, []string{"next turn"}}, {"c_other", 1, []string{"other conversation"}}} {
+		evs, err := s.Events(ctx, c.conv, c.turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.Detail)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("turn_end events of turn %d of %s: %q, want %q", c.turn, c.conv, got, c.want)
+		}
 	}
 }
 

@@ -22,6 +22,20 @@ func EventBody(e harness.Event) ([]byte, error) {
 	return body, nil
 }
 
+// OncePerTurn reports whether a store keeps at most one event like e per
+// turn: EventTurnEnd of a named turn, since a store records one end per
+// turn. A driver that retries a failed end write emits the event again
+// (a durable turn's EndTurn step, which Temporal retries), while the
+// failed write's copy waits, requeued, for the next write: both would be
+// stored. The store drops the later copy instead of the driver holding the
+// event back, which would move it out of the transaction that records the
+// end (and lose it when the worker died between the two); the store
+// cannot tell which failed writes a caller will retry, so it keys on what
+// the event says.
+func OncePerTurn(e harness.Event) bool {
+	return e.Kind == harness.EventTurnEnd && e.Turn > 0
+}
+
 // Printable returns e with the call's arguments as a JSON string when they
 // are not valid JSON, and Data values JSON cannot carry printed.
 func Printable(e harness.Event) harness.Event {
