@@ -40,6 +40,9 @@ type harnessConfig struct {
 	// selector offers each turn the tools toolselect.Selector (threshold
 	// 24, top 20, BM25, must-keep) picks for its input.
 	selector bool
+	// reselect is toolselect.Selector.NoSticky: every turn selects
+	// afresh, even when its list breaks the cached prefix.
+	reselect bool
 	// clearAt, when > 0, starts compaction's chunked clearing when a
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
@@ -108,7 +111,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	st := stack.New(&sc)
 	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
-		cfg.Selector = &toolselect.Selector{}
+		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect}
 	}
 	return cfg, nil
 }
@@ -165,6 +168,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-spill", "harness with the ceiling but no spill: oversized results keep a preview, the rest only in the store", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{NoSpill: true} }),
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
+		abl("harness-no-sticky", "harness whose tool selection starts afresh every turn (toolselect.Selector.NoSticky): a turn's new list breaks the cached prefix of the whole conversation; the default before selections were kept across turns", func(h *harnessConfig) { h.reselect = true }),
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),

@@ -15,7 +15,14 @@
 // the tool that answered the first one.
 //
 // The selection keeps the tools' original order (a stable prompt prefix)
-// and the agent keeps it for every round of the turn. When ranking fails
+// and the agent keeps it for every round of the turn. Across turns the
+// conversation keeps its list while it serves the new turn (its must-keep
+// tools, and best-ranked tools scoring at least 90% of the best overall):
+// the tool schemas come first in every request, so a new list breaks the
+// provider's prompt cache for the whole conversation. A turn the list does
+// not serve offers every tool, from then on: the list changes at most once
+// after the first turn (Selector.StickyTop, StickyShare; NoSticky selects
+// afresh every turn). When ranking fails
 // or takes longer than Timeout (4 s), the turn offers every tool and an
 // event says why: selection may make a turn cheaper, never make it fail.
 //

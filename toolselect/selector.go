@@ -61,10 +61,24 @@ type Selector struct {
 	NoRecentTools bool
 	// Ranker ranks the tools (default a shared *BM25).
 	Ranker Ranker
+	// StickyTop and StickyShare keep a conversation's selection across
+	// turns, so that its requests keep their cached prefix (the tool
+	// schemas come first in every request). The first turn selects; a
+	// later turn offers the list of the turn before while that list holds
+	// the turn's must-keep tools and its StickyTop best-scored tools
+	// (default DefaultStickyTop, 5) score at least StickyShare (default
+	// DefaultStickyShare, 0.9) of what the StickyTop best of all tools
+	// score. A turn it does not serve offers every tool, and so does
+	// every turn after it: the list changes at most once after the first
+	// turn. NoSticky selects afresh every turn (the behaviour before).
+	StickyTop   int
+	StickyShare float64
+	NoSticky    bool
 
 	once    sync.Once
 	ranker  Ranker
 	rankNam string
+	memo    rankings
 }
 
 func (s *Selector) init() {
@@ -115,8 +129,12 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools (at most %d: no selection)", len(tools), threshold), all.data("all", all))
 		return tools, nil
 	}
-	keep := s.mustKeep(conv, tools)
-	scores, err := s.rank(ctx, input, tools)
+	now, err := s.freshOf(ctx, conv, input, tools)
+	var sel []bool
+	mode := modeRanked
+	if err == nil {
+		sel, mode, err = s.chooseTurn(ctx, conv, input, tools, now)
+	}
 	if err != nil {
 		data := all.data("fallback", all)
 		data["reason"] = err.Error()
@@ -124,7 +142,6 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		emit(harness.EventWarning, fmt.Sprintf("tool selection failed, offering all %d tools: %v", len(tools), err), data)
 		return tools, nil
 	}
-	sel := choose(tools, scores, keep, s.topK())
 	out := make([]harness.ToolSpec, 0, len(sel))
 	for i, t := range tools {
 		if sel[i] {
@@ -134,10 +151,21 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	got := Measure(out)
 	data := got.data("ranked", all)
 	data["ranker"] = s.rankNam
-	data["must_keep"] = keepNames(tools, keep)
+	data["must_keep"] = keepNames(tools, now.keep)
 	data["elapsed_ms"] = time.Since(start).Milliseconds()
+	data["mode"] = mode
+	switch mode {
+	case modeKept:
+		emit(harness.EventPolicy, fmt.Sprintf("kept the previous turn's %d of %d tools (%d of %d schema bytes): they serve this turn, and another list would break the prompt cache",
+			got.Tools, all.Tools, got.Bytes, all.Bytes), data)
+		return out, nil
+	case modeSettled:
+		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
+			all.Tools), data)
+		return out, nil
+	}
 	emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
-		got.Tools, all.Tools, got.Bytes, all.Bytes, len(keep), s.rankNam), data)
+		got.Tools, all.Tools, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
 	return out, nil
 }
 
@@ -240,6 +268,12 @@ func (s *Selector) mustKeep(conv *harness.Conversation, tools []harness.ToolSpec
 func (s *Selector) check() error {
 	if s.Threshold < 0 {
 		return fmt.Errorf("toolselect: Threshold %d is negative: 0 is the default (%d), AlwaysRank ranks every turn", s.Threshold, DefaultThreshold)
+	}
+	if s.StickyShare < 0 || s.StickyShare > 1 {
+		return fmt.Errorf("toolselect: StickyShare %v is outside 0–1: 0 is the default (%v), NoSticky selects afresh every turn", s.StickyShare, DefaultStickyShare)
+	}
+	if s.StickyTop < 0 {
+		return fmt.Errorf("toolselect: StickyTop %d is negative: 0 is the default (%d), NoSticky selects afresh every turn", s.StickyTop, DefaultStickyTop)
 	}
 	if s.RecentToolMessages < 0 {
 		return fmt.Errorf("toolselect: RecentToolMessages %d is negative: 0 is the default (%d), NoRecentTools keeps none", s.RecentToolMessages, DefaultRecentToolMessages)

@@ -137,7 +137,8 @@ func TestMustKeep(t *testing.T) {
 	conv := conversationCalling("get_subscription", "list_deals", "list_deals", "get_site_settings", "list_teams",
 		"list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams")
 	var ev events
-	sel := &toolselect.Selector{Pinned: []string{"audit_*"}}
+	// Afresh (NoSticky): a kept or settled list would be the earlier turn's.
+	sel := &toolselect.Selector{Pinned: []string{"audit_*"}, NoSticky: true}
 	got, err := sel.Select(ev.ctx(), conv, "Close issue 4512 as fixed", specs)
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +244,9 @@ func TestMeasure(t *testing.T) {
 // refused with a message naming the switch.
 func TestOffSwitches(t *testing.T) {
 	specs := loadSpecs(t)
+	// The conversation's earlier turn called get_subscription; the must-keep
+	// rules are checked on a selection made afresh (NoSticky: a kept list
+	// would be the earlier turn's).
 	conv := conversationCalling("get_subscription")
 	cases := []struct {
 		name    string
@@ -254,8 +258,8 @@ func TestOffSwitches(t *testing.T) {
 	}{
 		{"defaults: few tools offered whole", &toolselect.Selector{}, manyTools(10), 10, false, ""},
 		{"AlwaysRank ranks few tools", &toolselect.Selector{AlwaysRank: true, TopK: 4, Identity: []string{}}, manyTools(10), 4, false, ""},
-		{"defaults keep a recent tool", &toolselect.Selector{TopK: 4}, specs, 4, true, ""},
-		{"NoRecentTools keeps none", &toolselect.Selector{TopK: 4, NoRecentTools: true}, specs, 4, false, ""},
+		{"defaults keep a recent tool", &toolselect.Selector{TopK: 4, NoSticky: true}, specs, 4, true, ""},
+		{"NoRecentTools keeps none", &toolselect.Selector{TopK: 4, NoRecentTools: true, NoSticky: true}, specs, 4, false, ""},
 		{"negative Threshold", &toolselect.Selector{Threshold: -1}, specs, 0, false, "Threshold -1 is negative: 0 is the default (24), AlwaysRank"},
 		{"negative RecentToolMessages", &toolselect.Selector{RecentToolMessages: -1}, specs, 0, false, "RecentToolMessages -1 is negative: 0 is the default (12), NoRecentTools"},
 	}

@@ -129,7 +129,9 @@ func TestGenerated84ToolServer(t *testing.T) {
 		{{"list_comments"}, {"get_post"}, {}},
 		{{"me"}, {"invite_member"}, {}},
 	}
-	with := runScript(t, tools, &toolselect.Selector{}, inputs, script)
+	// Selected afresh each turn (NoSticky) the lists follow the subject;
+	// the default keeps or settles them (checked at the end).
+	with := runScript(t, tools, &toolselect.Selector{NoSticky: true}, inputs, script)
 	without := runScript(t, tools, nil, inputs, script)
 	if len(with.missing) > 0 {
 		t.Fatalf("the script needed tools that were not offered: %v", with.missing)
@@ -179,5 +181,21 @@ func TestGenerated84ToolServer(t *testing.T) {
 	t.Logf("conversation: %d → %d schema bytes (%.1f%%)", withoutBytes, withBytes, 100*float64(withBytes)/float64(withoutBytes))
 	if strings.Join(with.offered[0][0], ",") == strings.Join(with.offered[2][0], ",") {
 		t.Error("turns about different things offered the same tools")
+	}
+	// The default: turn 1 selects; turn 2's comments are not among turn
+	// 1's best, so from turn 2 on every tool is offered: the list changes
+	// once, not at every turn, and no needed tool is missing.
+	sticky := runScript(t, tools, &toolselect.Selector{}, inputs, script)
+	if len(sticky.missing) > 0 {
+		t.Fatalf("sticky: the script needed tools that were not offered: %v", sticky.missing)
+	}
+	changes := 0
+	for turn := 1; turn < len(sticky.offered); turn++ {
+		if !slices.Equal(sticky.offered[turn][0], sticky.offered[turn-1][0]) {
+			changes++
+		}
+	}
+	if len(sticky.offered[0][0]) != 20 || changes > 1 {
+		t.Errorf("sticky: turn 1 offered %d tools and the list changed %d times after it; want 20 and at most once", len(sticky.offered[0][0]), changes)
 	}
 }
