@@ -31,7 +31,10 @@ type gemPart struct {
 
 // gemSessionMessage is one message of a Gemini CLI session file.
 type gemSessionMessage struct {
-	Type      string          `json:"type"`
+	Type string `json:"type"`
+	// Timestamp is when Gemini CLI wrote the message: for a response,
+	// when it was answered (Call.Time), which prices an expired cache.
+	Timestamp string          `json:"timestamp"`
 	Content   json.RawMessage `json:"content"`
 	Model     string          `json:"model"`
 	ToolCalls []struct {
@@ -476,6 +479,7 @@ func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 		case "gemini":
 			b.n++
 			c := b.call(v.off)
+			c.Time = parseStamp(m.Timestamp)
 			if text != "" {
 				c.Assistant.Parts = []harness.Part{harness.TextPart(text)}
 			}

@@ -21,12 +21,13 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	if rec.Format != FormatGeminiCLI || rec.ID != "62a661cc-c012-419e-96b9-d8012ca8849f" || rec.Model != "gemini-3.1-pro-preview" {
 		t.Errorf("format %q id %q model %q", rec.Format, rec.ID, rec.Model)
 	}
-	var inputs, calls []string
+	var inputs, calls, times []string
 	var results []*Result
 	var last *Call
 	for _, turn := range rec.Turns {
 		inputs = append(inputs, turn.Input)
 		for _, c := range turn.Calls {
+			times = append(times, c.Time.UTC().Format("15:04:05.000"))
 			if !c.HasUsage || c.Usage.Input == 0 || c.Usage.Output != 20 {
 				t.Errorf("call %d usage %+v (has %v), want the message's tokens", len(calls), c.Usage, c.HasUsage)
 			}
@@ -40,6 +41,10 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	want := []string{`call_lock run_shell_command {"command":"cat package-lock.json"}`, `call_pkg run_shell_command {"command":"cat package.json"}`}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tool calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+	// Each response's time is its message's timestamp (the kept record's).
+	if got := strings.Join(times, " "); got != "04:05:32.692 04:05:32.818 04:05:32.876" {
+		t.Errorf("call times %s, want the responses' timestamps", got)
 	}
 	if len(results) != 2 || results[0].CallID != "call_lock" || results[1].CallID != "call_pkg" {
 		t.Fatalf("results %+v, want one per call, in order", results)

@@ -56,8 +56,8 @@ type Call struct {
 	Request int   `json:"request"`
 	Offset  int64 `json:"offset"`
 	// Time is when the source says the response was written, when it
-	// records it (Claude Code and Codex do, and harness's own store,
-	// Round.Answered): what the time between two
+	// records it (Claude Code, Codex and Gemini CLI's session files do,
+	// and harness's own store, Round.Answered): what the time between two
 	// requests, and so whether a provider's prompt cache had expired, is
 	// read from.
 	Time time.Time `json:"time,omitzero"`
