@@ -12,6 +12,15 @@
 // call the model or the tool again; the round is then stored in one store
 // transaction. See the section on durable turns in docs/design.md.
 //
+// A turn's tool steps run on one worker, in a Temporal session, so that
+// a tool server that keeps state between calls (an MCP browser or shell
+// session: each worker starts its own servers) sees every call of the
+// turn; the other steps run on any worker. Workers enable sessions with
+// [WorkerOptions]. When the session's worker dies the turn's calls move
+// to a new session on another worker, and a turn that finds no
+// session-enabled worker runs its tool steps unpinned
+// ([TurnInput].Unpinned, PinTimeout).
+//
 // It is a module of its own so that users of the core library never
 // compile the Temporal SDK. Its versions are pinned by what builds with
 // Go 1.26.8: go.temporal.io/server v1.32.1 (its in-process temporaltest

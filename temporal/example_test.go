@@ -45,7 +45,7 @@ func ExampleActivities_Register() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	w := worker.New(c, htemporal.DefaultTaskQueue, worker.Options{})
+	w := worker.New(c, htemporal.DefaultTaskQueue, htemporal.WorkerOptions(worker.Options{}))
 	(&htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: j}).Register(w)
 	if err := w.Start(); err != nil {
 		log.Fatal(err)

@@ -78,7 +78,7 @@ func TestDurableTurnIdleAfterApproval(t *testing.T) {
 	// workflow task held over a second counts as a deadlock and the test
 	// stops after three seconds. A loaded machine must not fail the test;
 	// only a hang should.
-	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: math.MaxInt64})
+	env.SetWorkerOptions(htemporal.WorkerOptions(worker.Options{DeadlockDetectionTimeout: math.MaxInt64}))
 	env.SetTestTimeout(10 * time.Minute)
 	(&htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: j}).Register(env)
 	env.ExecuteWorkflow(htemporal.WorkflowName, htemporal.TurnInput{Conversation: "c_deploy", Input: "deploy it"})

@@ -95,7 +95,7 @@ func countTool(counter string) harness.Tool {
 	return harness.Tool{
 		Spec: harness.ToolSpec{Name: "count", Description: "Counts one.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
 		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			if err := appendLine(counter, ranKey(ctx, c)); err != nil {
+			if err := recordRun(ctx, counter, c); err != nil {
 				return nil, err
 			}
 			return harness.TextResult("counted " + c.ID + " with " + string(c.Args)), nil
@@ -108,7 +108,7 @@ func bigTool(counter string) harness.Tool {
 	return harness.Tool{
 		Spec: harness.ToolSpec{Name: "big", Description: "Returns a megabyte.", Risk: harness.ReadOnly},
 		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
-			if err := appendLine(counter, ranKey(ctx, c)); err != nil {
+			if err := recordRun(ctx, counter, c); err != nil {
 				return nil, err
 			}
 			line := strings.Repeat("x", 99) + "\n"
@@ -116,6 +116,24 @@ func bigTool(counter string) harness.Tool {
 		},
 	}
 }
+
+// recordRun appends the call's ranKey to the counter file and, when the
+// worker that runs it is named (see workerKey), the worker's name and the
+// key to the counter's ".workers" file.
+func recordRun(ctx context.Context, counter string, c *harness.ToolCall) error {
+	if err := appendLine(counter, ranKey(ctx, c)); err != nil {
+		return err
+	}
+	if name, ok := ctx.Value(workerKey{}).(string); ok {
+		return appendLine(counter+".workers", name+" "+ranKey(ctx, c))
+	}
+	return nil
+}
+
+// workerKey is the key of a worker's name in the context of its
+// activities (worker.Options.BackgroundActivityContext), so the tools say
+// which worker ran each call.
+type workerKey struct{}
 
 // ranKey names a call across conversations: conversation/call id.
 func ranKey(ctx context.Context, c *harness.ToolCall) string {
@@ -300,7 +318,7 @@ func childWorker(dir string) error {
 		return err
 	}
 	defer c.Close()
-	w := worker.New(c, os.Getenv(envQueue), worker.Options{})
+	w := worker.New(c, os.Getenv(envQueue), htemporal.WorkerOptions(worker.Options{}))
 	r.acts.Register(w)
 	if err := w.Start(); err != nil {
 		return err

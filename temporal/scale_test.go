@@ -56,7 +56,7 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.close()
-		w := ts.NewWorkerWithOptions("q-scale", r.acts.Register, worker.Options{})
+		w := ts.NewWorkerWithOptions("q-scale", r.acts.Register, htemporal.WorkerOptions(worker.Options{}))
 		defer w.Stop()
 	}
 	var (
@@ -72,7 +72,7 @@ func TestScale(t *testing.T) {
 			conv := fmt.Sprintf("conv-%d", i)
 			for turn := 1; turn <= *scaleTurns; turn++ {
 				t0 := time.Now()
-				err := runTurn(ctx, c, conv, turn)
+				err := runTurn(ctx, c, "q-scale", conv, turn)
 				mu.Lock()
 				lat = append(lat, time.Since(t0))
 				inDB = append(inDB, clock.take(conv))
@@ -99,13 +99,13 @@ func TestScale(t *testing.T) {
 	checkScale(t, dir)
 }
 
-// runTurn runs one turn of conv and checks that it answered.
-func runTurn(ctx context.Context, c client.Client, conv string, turn int) error {
+// runTurn runs one turn of conv on queue and checks that it answered.
+func runTurn(ctx context.Context, c client.Client, queue, conv string, turn int) error {
 	ctx, cancel := context.WithTimeout(ctx, hangBound)
 	defer cancel()
 	// The default heartbeat timeout (20 s): no worker dies here, and the
 	// fault tests' 2 s is short for a machine this loaded.
-	run, err := htemporal.StartTurn(ctx, c, "q-scale", htemporal.TurnInput{Conversation: conv, Input: fmt.Sprintf("turn %d", turn)})
+	run, err := htemporal.StartTurn(ctx, c, queue, htemporal.TurnInput{Conversation: conv, Input: fmt.Sprintf("turn %d", turn)})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/agentharness/harness"
@@ -120,7 +121,7 @@ func durable(t *testing.T, ts *temporaltest.TestServer, dir string) *harness.Con
 		t.Fatal(err)
 	}
 	acts := &htemporal.Activities{Engine: eng, Store: st, Model: harness.ModelFunc(rereadModel), Journal: j}
-	w := ts.NewWorker("q-stack", acts.Register)
+	w := ts.NewWorkerWithOptions("q-stack", acts.Register, htemporal.WorkerOptions(worker.Options{}))
 	defer w.Stop()
 	c := ts.GetDefaultClient()
 	run, err := htemporal.StartTurn(ctx, c, "q-stack", testInput(stackConv, "read it"))

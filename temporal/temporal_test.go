@@ -25,11 +25,16 @@ import (
 	htemporal "github.com/agentharness/harness/temporal"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/turn.history.json from a live run")
+var update = flag.Bool("update", false, "rewrite testdata/turn-pinned.history.json from a live run")
 
-// recordedHistory is a turn's workflow history recorded from a live run;
-// TestReplayRecorded replays it with no server.
-const recordedHistory = "testdata/turn.history.json"
+// recordedHistory is a turn's workflow history recorded from a live run
+// (tool steps pinned to one worker); TestReplayRecorded replays it with
+// no server.
+const recordedHistory = "testdata/turn-pinned.history.json"
+
+// unpinnedHistory was recorded before tool steps were pinned (never
+// rewritten): a turn begun by such a worker must still replay.
+const unpinnedHistory = "testdata/turn.history.json"
 
 // maxEventBytes bounds every event of a turn's history. The turn's big
 // tool returns bigBytes (1 MiB): a history event that held it would be
@@ -165,7 +170,7 @@ func uninterrupted(t *testing.T, ts *temporaltest.TestServer, c client.Client, d
 		t.Fatal(err)
 	}
 	defer r.close()
-	w := ts.NewWorker("q-ref", r.acts.Register)
+	w := ts.NewWorkerWithOptions("q-ref", r.acts.Register, htemporal.WorkerOptions(worker.Options{}))
 	defer w.Stop()
 	run, err := htemporal.StartTurn(ctx, c, "q-ref", testInput("conv-1", "count for me"))
 	if err != nil {
@@ -308,14 +313,17 @@ func replay(t *testing.T, h *historypb.History) {
 	}
 }
 
-// TestReplayRecorded replays a turn's history recorded from a live run
-// (go test -run TestServer -update rewrites it): the workflow code must
+// TestReplayRecorded replays turns' histories recorded from live runs,
+// one before tool steps were pinned and one since (go test -run
+// TestServer/turn -update rewrites the latter): the workflow code must
 // still make the same decisions. It needs no server.
 func TestReplayRecorded(t *testing.T) {
-	rp := worker.NewWorkflowReplayer()
-	(&htemporal.Activities{}).RegisterWorkflow(rp)
-	if err := rp.ReplayWorkflowHistoryFromJSONFile(nil, recordedHistory); err != nil {
-		t.Fatalf("replay %s: %v", recordedHistory, err)
+	for _, file := range []string{unpinnedHistory, recordedHistory} {
+		rp := worker.NewWorkflowReplayer()
+		(&htemporal.Activities{}).RegisterWorkflow(rp)
+		if err := rp.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+			t.Errorf("replay %s: %v", file, err)
+		}
 	}
 }
 

@@ -15,6 +15,17 @@ func workflowOptions() workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: WorkflowName}
 }
 
+// WorkerOptions returns o with what a worker of durable turns needs:
+// session workers enabled (worker.Options.EnableSessionWorker), so that a
+// turn can pin its tool steps to this worker (see TurnInput.Unpinned). A
+// worker built without it runs every step but never a turn's pinned tool
+// steps: a turn that finds no session-enabled worker within
+// TurnInput.PinTimeout runs them unpinned.
+func WorkerOptions(o worker.Options) worker.Options {
+	o.EnableSessionWorker = true
+	return o
+}
+
 // MaxInputBytes bounds a turn's input, which travels in the workflow's
 // history (Temporal warns at 256 KB per payload).
 const MaxInputBytes = 128 << 10

@@ -37,8 +37,27 @@ type TurnInput struct {
 	// StepTimeout bounds one attempt of a model or tool call (default
 	// 10 min); a tool's own timeout (Options.ToolTimeout) should be below it.
 	StepTimeout time.Duration `json:"step_timeout,omitempty"`
-	// MaxAttempts bounds the attempts of each activity (default 10).
+	// MaxAttempts bounds the attempts of each activity (default 10), and
+	// the sessions a turn's tool steps may lose to dead workers before
+	// they run unpinned.
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Unpinned runs the turn's tool steps on any worker of the task queue,
+	// each on whichever takes it, as turns did before pinning. By default
+	// (false) they all run on one worker, in a Temporal session created
+	// before the turn's first tool call, so that a tool server that keeps
+	// state between calls (a browser, a shell session) sees every call of
+	// the turn. When that worker dies or stops, the call runs again in a
+	// new session on another worker (a call whose result the dead worker
+	// journalled is answered from the journal, not run again) and the
+	// turn's later calls follow it; after MaxAttempts lost sessions, or
+	// when no session-enabled worker takes the session within PinTimeout,
+	// the turn's remaining tool steps run unpinned. Unpinned suits tools
+	// that keep no state between calls.
+	Unpinned bool `json:"unpinned,omitempty"`
+	// PinTimeout is how long the turn waits, before its first tool call,
+	// for a session-enabled worker (see WorkerOptions) to pin its tool
+	// steps to (default 10 s); past it they run unpinned.
+	PinTimeout time.Duration `json:"pin_timeout,omitempty"`
 }
 
 // TurnOutput is what the workflow returns: small figures and the answer
@@ -123,16 +142,23 @@ const MaxAnswerBytes = 32 << 10
 // call, each tool call, the append of each round and the begin and end of
 // the turn as activities. It holds only ids and figures; every activity
 // rebuilds the conversation from the store. It is deterministic: it reads
-// no clock, no randomness and no map order of its own.
+// no clock, no randomness and no map order of its own. The model, append,
+// begin and end steps run on any worker, the tool steps on one (a
+// Temporal session, created before the first tool call and completed when
+// the rounds end) unless TurnInput.Unpinned is set; its doc says what
+// happens when that worker dies. A history recorded before pinning
+// existed replays unpinned.
 func TurnWorkflow(ctx workflow.Context, in TurnInput) (TurnOutput, error) {
 	out := TurnOutput{Conversation: in.Conversation}
 	ctx = workflow.WithActivityOptions(ctx, activityOptions(in))
+	tools := newToolSteps(ctx, in)
 	var begin beginOutput
 	if err := workflow.ExecuteActivity(ctx, ActivityBeginTurn, in).Get(ctx, &begin); err != nil {
 		return out, fmt.Errorf("harness: beginning the turn of %s: %w", in.Conversation, err)
 	}
 	out.Turn = begin.Turn
-	outcome, detail, spent := runRounds(ctx, in.Conversation, begin, &out)
+	outcome, detail, spent := runRounds(ctx, in.Conversation, begin, &out, tools)
+	tools.complete()
 	var end endOutput
 	endIn := endInput{Conversation: in.Conversation, Turn: begin.Turn, Outcome: outcome, Detail: detail, PolicyUsage: spent}
 	if err := workflow.ExecuteActivity(ctx, ActivityEndTurn, endIn).Get(ctx, &end); err != nil {
@@ -143,9 +169,9 @@ func TurnWorkflow(ctx workflow.Context, in TurnInput) (TurnOutput, error) {
 }
 
 // runRounds runs the rounds of a turn until the model answers without
-// calls, and returns the outcome, the error that ended the turn early and
-// what the policies spent.
-func runRounds(ctx workflow.Context, conv string, begin beginOutput, out *TurnOutput) (harness.Outcome, string, harness.Usage) {
+// calls, each call through tools, and returns the outcome, the error that
+// ended the turn early and what the policies spent.
+func runRounds(ctx workflow.Context, conv string, begin beginOutput, out *TurnOutput, tools *toolSteps) (harness.Outcome, string, harness.Usage) {
 	var spent harness.Usage
 	stop, toolRounds := harness.Outcome(""), 0
 	for round := 1; ; round++ {
@@ -162,8 +188,7 @@ func runRounds(ctx workflow.Context, conv string, begin beginOutput, out *TurnOu
 		for _, c := range m.Calls {
 			cref := ref
 			cref.CallID = c.ID
-			var t toolOutput
-			if err := workflow.ExecuteActivity(ctx, ActivityTool, cref).Get(ctx, &t); err != nil {
+			if _, err := tools.run(cref); err != nil {
 				return harness.Error, err.Error(), spent
 			}
 			out.ToolCalls++

@@ -5,7 +5,9 @@
 //
 // "worker" polls the task queue and runs the steps of any turn, with the
 // transcript in the store at --db (shared by every worker) and each step's
-// output in the journal beside it. Its engine is harness run's: the
+// output in the journal beside it; it runs session workers, so that all
+// the tool steps of a turn whose session it takes run on it (a stateful
+// MCP server sees every call). Its engine is harness run's: the
 // workspace tools and the default stack (result ceiling with spill files
 // under the workspace's .harness/, run ceiling, Collapse, stuck detection,
 // turn budget, compaction, recall), with harness run's switches for them
@@ -148,7 +150,7 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	w := worker.New(c, cl.queue, worker.Options{})
+	w := worker.New(c, cl.queue, htemporal.WorkerOptions(worker.Options{}))
 	(&htemporal.Activities{Engine: we.engine, Store: st, Model: we.model, Journal: j}).Register(w)
 	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, storeName(st, db))
 	if err := w.Start(); err != nil {
