@@ -305,7 +305,7 @@ func durableTurn(t *testing.T, dir string, setup durableSetup) store.Store {
 		model = harness.ModelFunc(warningModel)
 	}
 	acts := &htemporal.Activities{Engine: eng, Store: st, Model: model, Journal: jr}
-	w := ts.NewWorkerWithOptions("q-events", acts.Register, worker.Options{Interceptors: setup.interceptors})
+	w := ts.NewWorkerWithOptions("q-events", acts.Register, htemporal.WorkerOptions(worker.Options{Interceptors: setup.interceptors}))
 	defer w.Stop()
 	run, err := htemporal.StartTurn(ctx, ts.GetDefaultClient(), "q-events", testInput(eventsConv, "count"))
 	if err != nil {
