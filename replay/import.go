@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,6 +20,16 @@ var ErrNotTranscript = errors.New("not a transcript in a known format")
 // format that records no model call (an agent session opened and closed,
 // or one that holds only titles and snapshots): nothing to replay.
 var ErrNoModelCall = errors.New("no model call")
+
+// ErrSavedOutput marks a file in a folder where an agent keeps the whole
+// output of a tool call it cut (Claude Code's tool-results, Gemini CLI's
+// tool-outputs, beside their sessions): not a transcript, so a folder
+// import passes over it without reading it. The session beside it records
+// what the model was shown.
+var ErrSavedOutput = errors.New("a tool output an agent saved beside its session, not a transcript")
+
+// savedOutputDirs are the folders of ErrSavedOutput.
+var savedOutputDirs = []string{"tool-results", "tool-outputs"}
 
 // Parse imports data read from name, recognising the format by its
 // content: a Claude Code session (JSONL or a JSON array of its entries), a
@@ -199,9 +210,12 @@ func LoadWith(ctx context.Context, supply *Supply, paths ...string) (recs []*Rec
 // recording. yield's first error stops the load and is returned as it
 // is.
 func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*Recording) error) (skipped []Skipped, err error) {
-	files, err := loadFiles(ctx, paths)
+	files, saved, err := loadFiles(ctx, paths)
 	if err != nil {
 		return nil, err
+	}
+	for _, path := range saved {
+		skipped = append(skipped, Skipped{Path: path, Err: ErrSavedOutput, Reason: path + ": " + ErrSavedOutput.Error()})
 	}
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
@@ -236,16 +250,16 @@ func loadFile(ctx context.Context, path string) ([]*Recording, error) {
 
 // loadFiles lists the files Load reads for paths, in order: each file
 // path, and each folder's files in lexical order, hidden entries and
-// SQLite's sidecar files left out.
-func loadFiles(ctx context.Context, paths []string) ([]string, error) {
-	var files []string
+// SQLite's sidecar files left out. saved are the folders' files under a
+// folder of tool outputs an agent saved (ErrSavedOutput), not read.
+func loadFiles(ctx context.Context, paths []string) (files, saved []string, err error) {
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, nil, fmt.Errorf("replay: %w", err)
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, nil, fmt.Errorf("replay: %w", err)
 		}
 		if !st.IsDir() {
 			files = append(files, p)
@@ -262,18 +276,37 @@ func loadFiles(ctx context.Context, paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if !d.IsDir() && !sqliteSidecar(path) {
+			switch {
+			case d.IsDir() || sqliteSidecar(path):
+			case underSavedOutputs(p, path):
+				saved = append(saved, path)
+			default:
 				found = append(found, path)
 			}
 			return nil
 		})
 		if werr != nil {
-			return nil, fmt.Errorf("replay: %w", werr)
+			return nil, nil, fmt.Errorf("replay: %w", werr)
 		}
 		sort.Strings(found)
 		files = append(files, found...)
 	}
-	return files, nil
+	return files, saved, nil
+}
+
+// underSavedOutputs reports whether path, found walking folder root, lies
+// in a folder of saved tool outputs (savedOutputDirs) below root.
+func underSavedOutputs(root, path string) bool {
+	rel, err := filepath.Rel(root, filepath.Dir(path))
+	if err != nil || rel == "." {
+		return false
+	}
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if slices.Contains(savedOutputDirs, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // sqliteSidecar reports whether path is the -wal, -shm or -journal file of

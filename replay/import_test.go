@@ -172,3 +172,54 @@ func TestLoadEachYieldsInLoadOrder(t *testing.T) {
 		t.Fatal("a missing path gave no error")
 	}
 }
+
+// TestLoadPassesOverSavedOutputs: in a folder laid out as ~/.claude/projects
+// is (a session, and the whole outputs Claude Code cut in
+// <session>/tool-results/), the session is imported and the saved outputs
+// are listed as skipped (ErrSavedOutput) without being read, even one that
+// would parse as a transcript; named directly, such a file is read.
+func TestLoadPassesOverSavedOutputs(t *testing.T) {
+	dir := t.TempDir()
+	session, err := os.ReadFile("testdata/claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(rel string, data []byte) string {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("proj/155715ec.jsonl", session)
+	write("proj/155715ec/tool-results/toolu_1.txt", []byte("line 1 of a long output\n"))
+	lookalike := write("proj/155715ec/tool-results/toolu_2.txt", session) // a transcript's bytes, still an output
+	write("gemini/tmp/abc/tool-outputs/session-1/run_shell_command_1.txt", []byte("output\n"))
+	recs, skipped, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || recs[0].Format != FormatClaudeCode {
+		t.Fatalf("imported %d recordings, want the session's", len(recs))
+	}
+	for _, r := range recs {
+		if strings.Contains(r.Source, "tool-results") {
+			t.Errorf("a saved output was imported: %s", r.Source)
+		}
+	}
+	if len(skipped) != 3 {
+		t.Fatalf("skipped %+v, want the three saved outputs", skipped)
+	}
+	for _, s := range skipped {
+		if !errors.Is(s.Err, ErrSavedOutput) {
+			t.Errorf("skipped %s: %v, want ErrSavedOutput", s.Path, s.Err)
+		}
+	}
+	direct, skipped, err := Load(lookalike)
+	if err != nil || len(skipped) != 0 || len(direct) == 0 {
+		t.Errorf("named directly: %d recordings, skipped %+v, error %v; want it read", len(direct), skipped, err)
+	}
+}

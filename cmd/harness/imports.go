@@ -83,9 +83,11 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 // in no known format or with no model call), and fails when no recording
 // (of n) could be imported from pos.
 func reportSkipped(e *env, pos []string, skipped []replay.Skipped, n int) error {
-	var unknown, empty []string
+	var unknown, empty, saved []string
 	for _, s := range skipped {
 		switch {
+		case errors.Is(s.Err, replay.ErrSavedOutput):
+			saved = append(saved, s.Path)
 		case errors.Is(s.Err, replay.ErrNotTranscript):
 			unknown = append(unknown, s.Path)
 		case errors.Is(s.Err, replay.ErrNoModelCall):
@@ -96,6 +98,7 @@ func reportSkipped(e *env, pos []string, skipped []replay.Skipped, n int) error 
 	}
 	skippedLine(e, unknown, "in no known format")
 	skippedLine(e, empty, "with no model call")
+	skippedLine(e, saved, "of whole tool outputs the agent saved beside its sessions (tool-results, tool-outputs: not transcripts; the sessions record what the model was shown)")
 	if n == 0 {
 		return fmt.Errorf("no transcript could be imported from %s", strings.Join(pos, ", "))
 	}

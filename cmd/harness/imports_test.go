@@ -160,7 +160,7 @@ func TestAuditUserHistory(t *testing.T) {
 		want     []string
 	}{
 		{claude, 2, 2, []string{
-			"skipped 2 files in no known format: ",
+			"skipped 2 files of whole tool outputs the agent saved beside its sessions (tool-results, tool-outputs: not transcripts",
 			"imported " + filepath.Join(claude, "155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl") + ": claude-code, 1 model contexts, 8 model calls, 5 results",
 			"subagents/agent-a4e3ca2.jsonl: claude-code, 1 model contexts, 1 model calls, 0 results",
 			"skipped 1 files with no model call: " + filepath.Join(claude, "0a0a0a0a-title-only.jsonl") + "\n",
