@@ -129,11 +129,12 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools (at most %d: no selection)", len(tools), threshold), all.data("all", all))
 		return tools, nil
 	}
-	now, err := s.freshOf(ctx, conv, input, tools)
+	set := newToolSet(tools)
+	now, err := s.freshOf(ctx, conv, input, set)
 	var sel []bool
 	mode := modeRanked
 	if err == nil {
-		sel, mode, err = s.chooseTurn(ctx, conv, input, tools, now)
+		sel, mode, err = s.chooseTurn(ctx, conv, set, now)
 	}
 	if err != nil {
 		data := all.data("fallback", all)

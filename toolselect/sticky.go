@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 	"sort"
 	"sync"
 
@@ -66,7 +67,7 @@ type fresh struct {
 // (modeRanked, modeKept, modeSettled). The previous turn's list is worked out again by the same
 // rule from the start of the conversation (the store keeps no tool
 // lists), from remembered rankings.
-func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec, now fresh) (sel []bool, mode string, err error) {
+func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) (sel []bool, mode string, err error) {
 	top := s.stickyTop()
 	if top == 0 || conv == nil || len(conv.Turns) < 2 {
 		return now.sel, modeRanked, nil
@@ -82,13 +83,13 @@ func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, i
 		case prev == nil:
 			prev = f.sel
 		case !holds(prev, f, top, s.stickyShare()):
-			prev = everyTool(len(tools))
+			prev = everyTool(len(tools.specs))
 		}
 	}
 	if holds(prev, now, top, s.stickyShare()) { // a settled list always holds
 		return prev, modeKept, nil
 	}
-	return everyTool(len(tools)), modeSettled, nil
+	return everyTool(len(tools.specs)), modeSettled, nil
 }
 
 // holds reports whether selection sel serves the turn f was ranked for as
@@ -123,51 +124,64 @@ func holds(sel []bool, f fresh, top int, share float64) bool {
 	return best <= 0 || mine >= share*best
 }
 
+// toolSet is the tools a Select call offers, with the digest that names
+// their rankings (computed once per call: every earlier turn's selection
+// is worked out again against the same tools).
+type toolSet struct {
+	specs  []harness.ToolSpec
+	digest [32]byte
+}
+
+func newToolSet(tools []harness.ToolSpec) toolSet {
+	h := sha256.New()
+	for _, t := range tools {
+		hashField(h, []byte(t.Name))
+		hashField(h, []byte(t.Description))
+		hashField(h, t.InputSchema)
+	}
+	set := toolSet{specs: tools}
+	h.Sum(set.digest[:0])
+	return set
+}
+
+// hashField writes b to h with its length, so that fields cannot run
+// into each other.
+func hashField(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
 // freshOf is the selection a turn with input would make on its own after
 // the turns of conv.
-func (s *Selector) freshOf(ctx context.Context, conv *harness.Conversation, input string, tools []harness.ToolSpec) (fresh, error) {
-	keep := s.mustKeep(conv, tools)
+func (s *Selector) freshOf(ctx context.Context, conv *harness.Conversation, input string, tools toolSet) (fresh, error) {
+	keep := s.mustKeep(conv, tools.specs)
 	scores, err := s.rankMemo(ctx, input, tools)
 	if err != nil {
 		return fresh{}, err
 	}
-	return fresh{sel: choose(tools, scores, keep, s.topK()), keep: keep, scores: scores}, nil
+	return fresh{sel: choose(tools.specs, scores, keep, s.topK()), keep: keep, scores: scores}, nil
 }
 
 // rankMemo ranks tools for input, remembering the ranking: each turn
 // works out the earlier turns' selections again, and a ranker may be a
 // remote embedding call.
-func (s *Selector) rankMemo(ctx context.Context, input string, tools []harness.ToolSpec) ([]float64, error) {
-	key := rankKey(input, tools)
+func (s *Selector) rankMemo(ctx context.Context, input string, tools toolSet) ([]float64, error) {
+	h := sha256.New()
+	h.Write(tools.digest[:])
+	hashField(h, []byte(input))
+	var key [32]byte
+	h.Sum(key[:0])
 	if scores, ok := s.memo.get(key); ok {
 		return scores, nil
 	}
-	scores, err := s.rank(ctx, input, tools)
+	scores, err := s.rank(ctx, input, tools.specs)
 	if err != nil {
 		return nil, err
 	}
 	s.memo.put(key, scores)
 	return scores, nil
-}
-
-// rankKey names a ranking: the input and the tools as a ranker reads them.
-func rankKey(input string, tools []harness.ToolSpec) [32]byte {
-	h := sha256.New()
-	field := func(b []byte) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
-	field([]byte(input))
-	for _, t := range tools {
-		field([]byte(t.Name))
-		field([]byte(t.Description))
-		field(t.InputSchema)
-	}
-	var k [32]byte
-	h.Sum(k[:0])
-	return k
 }
 
 // rankings remembers up to maxRankMemo rankings, forgetting the oldest.

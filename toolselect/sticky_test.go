@@ -146,3 +146,33 @@ func TestStickyBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSelectLongConversation measures the selection of turn 200 of a
+// conversation over the 84-tool fixture: the earlier turns' lists are
+// worked out again from remembered rankings (the first iteration ranks
+// them). Compare with NoSticky, which ranks the one turn.
+func BenchmarkSelectLongConversation(b *testing.B) {
+	specs := loadSpecs(b)
+	cases := loadCases(b, "ranking_cases.json")
+	conv := harness.NewConversation("long")
+	for i := range 200 {
+		in := cases[i%len(cases)].Request
+		conv.Turns = append(conv.Turns, &harness.Turn{Index: i + 1, Input: in,
+			Rounds: []*harness.Round{{Index: 1, Results: []*harness.ToolResult{{CallID: fmt.Sprint(i), Tool: cases[i%len(cases)].Expect[0]}}}}})
+	}
+	last := conv.Turns[len(conv.Turns)-1]
+	last.Rounds = nil
+	for _, tc := range []struct {
+		name string
+		sel  *toolselect.Selector
+	}{{"sticky", &toolselect.Selector{}}, {"afresh", &toolselect.Selector{NoSticky: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tc.sel.Select(context.Background(), conv, last.Input, specs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
