@@ -70,7 +70,9 @@ type Selector struct {
 	// DefaultStickyShare, 0.9) of what the StickyTop best of all tools
 	// score. A turn it does not serve offers every tool, and so does
 	// every turn after it: the list changes at most once after the first
-	// turn. NoSticky selects afresh every turn (the behaviour before).
+	// turn. NoSticky selects afresh every turn (the behaviour before). A
+	// negative StickyTop or a StickyShare outside 0–1 is an error from
+	// Select.
 	StickyTop   int
 	StickyShare float64
 	NoSticky    bool
