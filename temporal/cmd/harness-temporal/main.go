@@ -14,7 +14,8 @@
 // (one definition, internal/stackflags: --max-bytes, --no-spill, --preview,
 // --run-ceiling, --no-collapse, --dedupe, --turn-budget, --no-stuck,
 // --no-compact, --clear-old, --clear-when-idle, --window and the rest). "run" starts one turn, waits for it
-// and prints the answer (or, with --json, the turn's figures). The
+// and prints the answer (or, with --json, the turn's figures; with
+// --unpinned its tool steps run on any worker, not one). The
 // harness command runs this binary for "harness worker" and "harness run
 // --temporal", so the core module never compiles the Temporal SDK.
 package main
@@ -163,14 +164,16 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var (
-		cl     clusterFlags
-		conv   string
-		asJSON bool
+		cl       clusterFlags
+		conv     string
+		asJSON   bool
+		unpinned bool
 	)
 	fs := newFlags("run", stderr)
 	cl.register(fs)
 	fs.StringVar(&conv, "conversation", "", "the conversation (created on its first turn; default a new id)")
 	fs.BoolVar(&asJSON, "json", false, "print the turn's figures as JSON instead of the answer")
+	fs.BoolVar(&unpinned, "unpinned", false, "run the turn's tool steps on any worker of the queue instead of one (for MCP servers that keep no state between calls)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -185,7 +188,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer c.Close()
-	wr, err := htemporal.StartTurn(ctx, c, cl.queue, htemporal.TurnInput{Conversation: conv, Input: fs.Arg(0)})
+	wr, err := htemporal.StartTurn(ctx, c, cl.queue, htemporal.TurnInput{Conversation: conv, Input: fs.Arg(0), Unpinned: unpinned})
 	if err != nil {
 		return err
 	}
