@@ -11,9 +11,8 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// DefaultStickyTop is how many of a new turn's best-ranked tools must
-// already be offered for the conversation to keep its selection (see
-// Selector.StickyTop).
+// DefaultStickyTop is how many of a turn's best-scored tools a kept list
+// is judged on (see Selector.StickyTop).
 const DefaultStickyTop = 5
 
 // maxRankMemo bounds the rankings a Selector remembers (see rankMemo).
@@ -64,9 +63,10 @@ type fresh struct {
 // chooseTurn returns the selection of the conversation's current turn (its
 // last): the previous turn's, when that still serves this turn (holds),
 // else every tool; the first turn's is its own. mode says which
-// (modeRanked, modeKept, modeSettled). The previous turn's list is worked out again by the same
-// rule from the start of the conversation (the store keeps no tool
-// lists), from remembered rankings.
+// (modeRanked, modeKept, modeSettled). The previous turn's list is worked
+// out again by the same rule from the start of the conversation (the
+// store keeps no tool lists), from remembered rankings, up to the turn
+// that settled on every tool, which every later turn keeps.
 func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) (sel []bool, mode string, err error) {
 	top := s.stickyTop()
 	if top == 0 || conv == nil || len(conv.Turns) < 2 {
@@ -83,10 +83,10 @@ func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, t
 		case prev == nil:
 			prev = f.sel
 		case !holds(prev, f, top, s.stickyShare()):
-			prev = everyTool(len(tools.specs))
+			return everyTool(len(tools.specs)), modeKept, nil // settled earlier
 		}
 	}
-	if holds(prev, now, top, s.stickyShare()) { // a settled list always holds
+	if holds(prev, now, top, s.stickyShare()) {
 		return prev, modeKept, nil
 	}
 	return everyTool(len(tools.specs)), modeSettled, nil

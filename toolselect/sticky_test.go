@@ -148,20 +148,24 @@ func TestStickyBadSettings(t *testing.T) {
 }
 
 // BenchmarkSelectLongConversation measures the selection of turn 200 of a
-// conversation over the 84-tool fixture: the earlier turns' lists are
-// worked out again from remembered rankings (the first iteration ranks
-// them). Compare with NoSticky, which ranks the one turn.
+// conversation over the 84-tool fixture that keeps one subject (so its
+// list is kept, never settled: the most work): the earlier turns' lists
+// are worked out again from remembered rankings (the first iteration
+// ranks them). Compare with NoSticky, which ranks the one turn.
 func BenchmarkSelectLongConversation(b *testing.B) {
 	specs := loadSpecs(b)
 	cases := loadCases(b, "ranking_cases.json")
 	conv := harness.NewConversation("long")
 	for i := range 200 {
-		in := cases[i%len(cases)].Request
-		conv.Turns = append(conv.Turns, &harness.Turn{Index: i + 1, Input: in,
-			Rounds: []*harness.Round{{Index: 1, Results: []*harness.ToolResult{{CallID: fmt.Sprint(i), Tool: cases[i%len(cases)].Expect[0]}}}}})
+		c := cases[0]
+		conv.Turns = append(conv.Turns, &harness.Turn{Index: i + 1, Input: c.Request,
+			Rounds: []*harness.Round{{Index: 1, Results: []*harness.ToolResult{{CallID: fmt.Sprint(i), Tool: c.Expect[0]}}}}})
 	}
 	last := conv.Turns[len(conv.Turns)-1]
 	last.Rounds = nil
+	if got, err := (&toolselect.Selector{}).Select(context.Background(), conv, last.Input, specs); err != nil || len(got) != toolselect.DefaultTopK {
+		b.Fatalf("turn 200 offers %d tools (%v), want the kept selection of %d", len(got), err, toolselect.DefaultTopK)
+	}
 	for _, tc := range []struct {
 		name string
 		sel  *toolselect.Selector
