@@ -58,3 +58,27 @@ func ExampleSelector_agent() {
 	// Output:
 	// requests: 2 schemas sent: 40 of 60
 }
+
+// Across turns a conversation keeps its list while it serves the new
+// turn, so its requests keep their cached prefix; a turn it does not serve
+// offers every tool, from then on.
+func ExampleSelector_turns() {
+	var tools []harness.ToolSpec
+	for _, n := range []string{"me", "list_posts", "get_post", "search_posts", "create_post", "delete_post",
+		"list_issues", "create_issue", "close_issue", "assign_issue", "list_invoices", "get_subscription"} {
+		tools = append(tools, harness.ToolSpec{Name: n, Description: "The " + n + " tool."})
+	}
+	sel := &toolselect.Selector{Threshold: 8, TopK: 5}
+	ctx := harness.WithObserver(context.Background(), func(e harness.Event) {
+		fmt.Printf("%s: %d of %d tools\n", e.Data["mode"], e.Data["tools_offered"], e.Data["tools_all"])
+	})
+	conv := harness.NewConversation("c")
+	for i, in := range []string{"close the login bug", "close the signup bug too", "what is on my latest invoice?"} {
+		conv.Turns = append(conv.Turns, &harness.Turn{Index: i + 1, Input: in})
+		sel.Select(ctx, conv, in, tools)
+	}
+	// Output:
+	// ranked: 5 of 12 tools
+	// kept: 5 of 12 tools
+	// settled: 12 of 12 tools
+}
