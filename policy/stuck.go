@@ -137,9 +137,6 @@ type stuckVerdict struct {
 	// of the two alternating ones, or of the failing call), so that the
 	// rounds of one streak are told from the start of another.
 	pattern string
-	// again marks a nudge that a streak's earlier round already gave (see
-	// nudgeStreak): it adds no message and no event.
-	again bool
 	// message is the nudge; reason the one-line account for StopReason
 	// and events.
 	message, reason string
@@ -183,7 +180,7 @@ func (p *StuckPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "stopping the tool rounds: " + last.reason,
 			Data:   map[string]any{"action": "abort", "pattern": last.kind, "rounds": last.rounds}}))
-	case last.level == stuckNudge && !last.again:
+	case last.level == stuckNudge:
 		harness.Emit(ctx, ofView(v, harness.Event{Kind: harness.EventPolicy, Policy: stuckName, Round: v.Round,
 			Detail: "nudged the model: " + last.reason,
 			Data:   map[string]any{"action": "nudge", "pattern": last.kind, "rounds": last.rounds}}))
@@ -212,16 +209,18 @@ func (p *StuckPolicy) judge(conv *harness.Conversation, t *harness.Turn, cfg stu
 	inserts := map[int]harness.Message{}
 	var streak nudgeStreak
 	for j, vd := range verdicts[:len(rounds)-1] {
-		if vd.level != stuckNone && streak.shows(vd) {
+		if streak.shows(vd) {
 			inserts[rounds[j].Index] = userText(vd.message)
 		}
 	}
 	last, newest := verdicts[len(rounds)-1], rounds[len(rounds)-1].Index
-	last.again = !streak.shows(last)
+	if !streak.shows(last) && last.level == stuckNudge {
+		last = stuckVerdict{} // the streak's nudge was given: nothing new to say or report
+	}
 	switch {
 	case last.level == stuckAbort && final:
 		inserts[newest] = stoppedMessage(last)
-	case last.level == stuckNudge && !last.again:
+	case last.level == stuckNudge:
 		inserts[newest] = userText(last.message)
 	}
 	return inserts, last, true
@@ -240,7 +239,8 @@ type nudgeStreak struct {
 	first int // the rounds the streak spanned when first nudged
 }
 
-// shows reports whether verdict v, the next round's, adds its message.
+// shows reports whether verdict v, the next round's, adds its message; it
+// must see every round's verdict, none included, to tell streaks apart.
 func (s *nudgeStreak) shows(v stuckVerdict) bool {
 	same := v.level == stuckNudge && s.prev.level == stuckNudge && v.kind == s.prev.kind && v.pattern == s.prev.pattern
 	s.prev = v
