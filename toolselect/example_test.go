@@ -8,15 +8,21 @@ import (
 	"github.com/agentharness/harness/toolselect"
 )
 
-// Over the threshold, a Selector offers the must-keep tools and the best
-// ranked others, in their original order; an event reports the schema
-// bytes offered against offering everything.
-func ExampleSelector() {
+// exampleTools is the twelve-tool connector of the examples.
+func exampleTools() []harness.ToolSpec {
 	var tools []harness.ToolSpec
 	for _, n := range []string{"me", "list_posts", "get_post", "search_posts", "create_post", "delete_post",
 		"list_issues", "create_issue", "close_issue", "assign_issue", "list_invoices", "get_subscription"} {
 		tools = append(tools, harness.ToolSpec{Name: n, Description: "The " + n + " tool."})
 	}
+	return tools
+}
+
+// Over the threshold, a Selector offers the must-keep tools and the best
+// ranked others, in their original order; an event reports the schema
+// bytes offered against offering everything.
+func ExampleSelector() {
+	tools := exampleTools()
 	sel := &toolselect.Selector{Threshold: 8, TopK: 4}
 	ctx := harness.WithObserver(context.Background(), func(e harness.Event) {
 		fmt.Printf("%s: %d of %d tools\n", e.Policy, e.Data["tools_offered"], e.Data["tools_all"])
@@ -63,11 +69,7 @@ func ExampleSelector_agent() {
 // turn, so its requests keep their cached prefix; a turn it does not serve
 // offers every tool, from then on.
 func ExampleSelector_turns() {
-	var tools []harness.ToolSpec
-	for _, n := range []string{"me", "list_posts", "get_post", "search_posts", "create_post", "delete_post",
-		"list_issues", "create_issue", "close_issue", "assign_issue", "list_invoices", "get_subscription"} {
-		tools = append(tools, harness.ToolSpec{Name: n, Description: "The " + n + " tool."})
-	}
+	tools := exampleTools()
 	sel := &toolselect.Selector{Threshold: 8, TopK: 5}
 	ctx := harness.WithObserver(context.Background(), func(e harness.Event) {
 		fmt.Printf("%s: %d of %d tools\n", e.Data["mode"], e.Data["tools_offered"], e.Data["tools_all"])
