@@ -28,8 +28,14 @@ var ErrNoModelCall = errors.New("no model call")
 // what the model was shown.
 var ErrSavedOutput = errors.New("a tool output an agent saved beside its session, not a transcript")
 
-// savedOutputDirs are the folders of ErrSavedOutput.
-var savedOutputDirs = []string{"tool-results", "tool-outputs"}
+// savedOutputDirs are the folders of ErrSavedOutput (opencode's is
+// tool-output, beside its database).
+var savedOutputDirs = []string{"tool-results", "tool-outputs", "tool-output"}
+
+// opencodeDirs are the folders opencode keeps beside its database that hold
+// no transcript (git snapshots of the workspace, logs, binaries, cloned
+// repositories): a folder import passes over them unread.
+var opencodeDirs = []string{"snapshot", "log", "bin", "repos", "worktree"}
 
 // Parse imports data read from name, recognising the format by its
 // content: a Claude Code session (JSONL or a JSON array of its entries), a
@@ -147,11 +153,16 @@ func parseByName(name string, data []byte) (*Recording, error) {
 }
 
 // ParseFile reads and imports one file. A transcript store (an SQLite
-// file, see ParseStore) is imported when it holds exactly one
-// conversation; otherwise the error wraps ErrManyConversations.
+// file, see ParseStore) or opencode's database (ParseOpencode) is imported
+// when it holds exactly one conversation (model context); otherwise the
+// error wraps ErrManyConversations.
 func ParseFile(path string) (*Recording, error) {
 	if IsStore(path) {
-		recs, err := ParseStore(context.Background(), path)
+		parse := ParseStore
+		if IsOpencode(context.Background(), path) {
+			parse = ParseOpencode
+		}
+		recs, err := parse(context.Background(), path)
 		switch {
 		case err != nil:
 			return nil, err
@@ -239,6 +250,9 @@ func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*R
 // loadFile imports every recording of the file at path.
 func loadFile(ctx context.Context, path string) ([]*Recording, error) {
 	if IsStore(path) {
+		if IsOpencode(ctx, path) {
+			return ParseOpencode(ctx, path)
+		}
 		return ParseStore(ctx, path)
 	}
 	data, err := os.ReadFile(path)
@@ -270,7 +284,7 @@ func loadFiles(ctx context.Context, paths []string) (files, saved []string, err 
 			if err != nil {
 				return err
 			}
-			if path != p && strings.HasPrefix(d.Name(), ".") {
+			if path != p && strings.HasPrefix(d.Name(), ".") || d.IsDir() && opencodeDir(path) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -307,6 +321,16 @@ func underSavedOutputs(root, path string) bool {
 		}
 	}
 	return false
+}
+
+// opencodeDir reports whether the folder at path is one of opencodeDirs
+// beside an opencode database.
+func opencodeDir(path string) bool {
+	if !slices.Contains(opencodeDirs, filepath.Base(path)) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(path), "opencode.db"))
+	return err == nil
 }
 
 // sqliteSidecar reports whether path is the -wal, -shm or -journal file of

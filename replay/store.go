@@ -258,7 +258,7 @@ func checkStore(ctx context.Context, path string) error {
 		return fmt.Errorf("replay: %s: reading the database: %w", path, err)
 	}
 	if n != 6 {
-		return fmt.Errorf("%s: %w (an SQLite database without harness's transcript tables)", path, ErrNotTranscript)
+		return fmt.Errorf("%s: %w (an SQLite database without harness's transcript tables, nor opencode's)", path, ErrNotTranscript)
 	}
 	return nil
 }
