@@ -4,7 +4,9 @@
 // Importers turn a recording — a Claude Code session ([ParseClaudeCodeAll]:
 // the main chain, each compaction segment and each subagent), a Codex CLI
 // rollout ([ParseCodexAll]), a SWE-agent trajectory ([ParseSWEAgent]), a
-// Gemini CLI chat ([ParseGeminiCLI]), a mini-swe-agent trajectory
+// Gemini CLI chat ([ParseGeminiCLI]), opencode's history database
+// ([ParseOpencode]: every session, each compaction's part and each
+// subagent's session), a mini-swe-agent trajectory
 // (*.traj.json), a plain OpenAI chat-message list (a JSON array, a
 // {"messages": [...]} object, or JSONL with one message per line), a
 // harness conversation (the JSON of a [harness.Conversation]), or harness's

@@ -61,7 +61,7 @@ func Parse(name string, data []byte) (*Recording, error) {
 // subagent for Claude Code, one per compaction for Codex.
 func ParseAll(name string, data []byte) ([]*Recording, error) {
 	if strings.HasPrefix(string(data[:min(len(data), len(sqliteMagic))]), sqliteMagic) {
-		return nil, fmt.Errorf("%s: an SQLite database: import a transcript store with ParseStore, ParseFile or Load", name)
+		return nil, fmt.Errorf("%s: an SQLite database: import a transcript store or opencode's database with ParseFile or Load (ParseStore, ParseOpencode)", name)
 	}
 	one := func(rec *Recording, err error) ([]*Recording, error) {
 		if err != nil {
@@ -123,7 +123,7 @@ func parseByName(name string, data []byte) (*Recording, error) {
 		return ParseOpenAI(name, data)
 	case strings.HasSuffix(base, ".json"):
 	default:
-		return nil, fmt.Errorf("%s: %w (want a Claude Code session, a Codex rollout, a Gemini CLI chat, a SWE-agent .traj, a mini-swe-agent .traj.json, a chat-message .json or .jsonl, or a transcript store)", name, ErrNotTranscript)
+		return nil, fmt.Errorf("%s: %w (want a Claude Code session, a Codex rollout, a Gemini CLI chat, a SWE-agent .traj, a mini-swe-agent .traj.json, a chat-message .json or .jsonl, a transcript store, or opencode's opencode.db)", name, ErrNotTranscript)
 	}
 	src := &source{name: name, data: data}
 	start := skipSpace(data, 0)

@@ -14,7 +14,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
 		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
 		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation. A folder\n"+
-		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions): every\n"+
+		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions, harness audit\n"+
+		"~/.gemini/tmp, harness audit ~/.local/share/opencode for opencode's database): every\n"+
 		"recognised file is imported, each model context (a Claude Code subagent, a part after a compaction)\n"+
 		"audited apart, and a summary per file and in total goes to standard error. The last table sums every\n"+
 		"recording: what each preset would have cost the whole history.\n\n"+
