@@ -61,15 +61,35 @@ func NewID(prefix string) string {
 // Turn is one user input and every model call made to answer it.
 type Turn struct {
 	// Index counts turns from 1.
-	Index   int      `json:"index"`
-	Input   string   `json:"input"`
-	Rounds  []*Round `json:"rounds"`
-	Outcome Outcome  `json:"outcome,omitempty"`
+	Index int    `json:"index"`
+	Input string `json:"input"`
+	// Context holds the user-role messages a client sent with Input, in
+	// the turn's first request, that are not the user's words: a coding
+	// agent's instructions (AGENTS.md), its environment, a skill's text.
+	// Views show each as a user message of its own, where the client put
+	// it (see ContextMessage), so a replay sends what the client sent;
+	// they are part of the turn, not turns of their own, so turn-scoped
+	// policies count the turn once. Replays of recorded clients set it
+	// (replay.Turn.Context); the agent and the proxy leave it empty, and
+	// transcript stores do not keep it.
+	Context []ContextMessage `json:"context,omitempty"`
+	Rounds  []*Round         `json:"rounds"`
+	Outcome Outcome          `json:"outcome,omitempty"`
 	// Usage is the turn's total: its rounds' usage plus what policies
 	// spent on their own model calls (compaction summaries).
 	Usage   Usage     `json:"usage"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
+}
+
+// ContextMessage is one user-role message of a turn's context
+// ([Turn.Context]).
+type ContextMessage struct {
+	Text string `json:"text"`
+	// AfterInput says the client sent it after the turn's input (Codex
+	// puts a skill's instructions after the prompt that names the skill);
+	// otherwise it precedes the input.
+	AfterInput bool `json:"after_input,omitempty"`
 }
 
 // Answer is the text of the turn's last assistant message, or "".

@@ -105,11 +105,11 @@ type ViewPolicyFunc func(ctx context.Context, v *View) error
 // ApplyView calls f.
 func (f ViewPolicyFunc) ApplyView(ctx context.Context, v *View) error { return f(ctx, v) }
 
-// BuildView returns the base view of conv for the next request of turn:
-// the system prompt, every turn's input, assistant messages and the model's
-// copy of every tool result, in order. The newest summary note
-// (Conversation.Summary) stands in for the turns it covers; without one, a
-// clearing mark puts ClearedNotice in its place.
+// BuildView returns the base view of conv for the next request of turn: the
+// system prompt, every turn's input (with its context messages, Turn.Context),
+// assistant messages and the model's copy of every tool result, in order. The
+// newest summary note (Conversation.Summary) stands in for the turns it
+// covers; without one, a clearing mark puts ClearedNotice in its place.
 func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, final bool) *View {
 	v := &View{Conversation: conv, Turn: turn, Final: final, Tools: tools}
 	if turn != nil {
@@ -136,7 +136,7 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 		if t.Index <= skip {
 			continue
 		}
-		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(t.Input)}}, Origin{Turn: t.Index})
+		v.addInput(t)
 		for _, r := range t.Rounds {
 			v.add(r.Assistant, Origin{Turn: t.Index, Round: r.Index})
 			for _, res := range r.Results {
@@ -147,6 +147,23 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 	return v
 }
 
+// addInput adds turn t's user messages: its input, and each context
+// message on the side of it the client sent it.
+func (v *View) addInput(t *Turn) {
+	o := Origin{Turn: t.Index}
+	for _, c := range t.Context {
+		if !c.AfterInput {
+			v.add(Message{Role: RoleUser, Parts: []Part{TextPart(c.Text)}}, o)
+		}
+	}
+	v.add(Message{Role: RoleUser, Parts: []Part{TextPart(t.Input)}}, o)
+	for _, c := range t.Context {
+		if c.AfterInput {
+			v.add(Message{Role: RoleUser, Parts: []Part{TextPart(c.Text)}}, o)
+		}
+	}
+}
+
 // viewSize counts the transcript messages BuildView shows of conv's
 // turns after skip.
 func viewSize(conv *Conversation, skip int) int {
@@ -155,7 +172,7 @@ func viewSize(conv *Conversation, skip int) int {
 		if t.Index <= skip {
 			continue
 		}
-		n++
+		n += 1 + len(t.Context)
 		for _, r := range t.Rounds {
 			n += 1 + len(r.Results)
 		}

@@ -15,7 +15,15 @@ import (
 // none, so the selector ranks every turn. Keeping a conversation's list
 // across turns (the default) breaks fewer prompt caches than selecting
 // afresh every turn (harness-no-sticky), withholds fewer of the tools the
-// agent calls, and costs less under both default price models.
+// agent calls, and costs less under Anthropic's prices (which write a
+// broken prefix at 1.25 ×), and under OpenAI's on Claude Code. Not under
+// OpenAI's on the shipped Codex rollouts (0.798 against 0.791 × none
+// afresh): since Codex's own instructions and environment count as the
+// first prompt's context rather than turns of their own, a session's
+// first turn selects instead of settling on every tool before its first
+// request, and a two-turn session whose second prompt changes the
+// subject settles then, one miss that selecting afresh pays too but for
+// 20 tools, not 100 (docs/design.md, tool selection).
 func TestStickySelectionShippedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the shipped sessions twice")
@@ -30,7 +38,11 @@ func TestStickySelectionShippedRuns(t *testing.T) {
 	}
 	ctx := context.Background()
 	supply := &replay.Supply{Tools: tools}
-	for _, agent := range []string{"claude-code", "codex"} {
+	for _, tc := range []struct {
+		agent  string
+		prices []string // the price models under which keeping costs less
+	}{{"claude-code", []string{"openai", "anthropic"}}, {"codex", []string{"anthropic"}}} {
+		agent := tc.agent
 		recs, err := data.Load(ctx, agent)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +76,7 @@ func TestStickySelectionShippedRuns(t *testing.T) {
 		if sticky.Unoffered > afresh.Unoffered {
 			t.Errorf("%s: %d calls of tools not offered kept across turns, %d afresh", agent, sticky.Unoffered, afresh.Unoffered)
 		}
-		for _, price := range []string{"openai", "anthropic"} {
+		for _, price := range tc.prices {
 			if sticky.Ratios[price] >= afresh.Ratios[price] {
 				t.Errorf("%s: %s %.4f × none kept across turns, %.4f afresh", agent, price, sticky.Ratios[price], afresh.Ratios[price])
 			}

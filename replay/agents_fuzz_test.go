@@ -36,6 +36,16 @@ func FuzzParseCodex(f *testing.F) {
 		`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"total_tokens":5},"last_token_usage":{"input_tokens":4,"output_tokens":1}}}}` + "\n" +
 		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":{"content":"x","success":false}}}` + "\n" +
 		`{"type":"compacted","payload":{"message":"summary"}}`))
+	// Codex's own messages: before the prompt, after it (a skill), before
+	// a later prompt, between a call and its output, and at the end.
+	f.Add([]byte(`{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>"}]}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context></environment_context>"}]}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"$s"}]}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<skill>"}]}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<turn_aborted>"}]}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"x"}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"message","role":"user","content":"<user_shell_command>"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, err := ParseCodexAll("f.jsonl", data)
 		checkAll(t, "f.jsonl", data, recs, err)
@@ -56,6 +66,8 @@ func FuzzParseGeminiCLI(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"s","projectHash":"h"}` + "\n" + `{"id":"g","type":"gemini","toolCalls":[{"id":"ls__a","name":"ls","args":{},"result":[{"functionResponse":{"id":"ls__a","name":"ls","response":{"output":"x"}}}]}]}` + "\n" +
 		`{"id":"u","type":"user","content":[{"functionResponse":{"id":"ls__a","name":"ls","response":{"output":"x"}}}]}` + "\n" + `{"$set":{"messages":[{"id":"g","type":"gemini"}]}}` + "\n" + `{"$rewindTo":"z"}`))
 	f.Add([]byte(`[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{"id":"b","name":"cat","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"b","name":"cat","response":{"output":"x"}}},{"functionResponse":{"name":"ls","response":{"error":"e"}}},{"functionResponse":{"id":"z","name":"sh","response":{}}}]}]`))
+	f.Add([]byte(`[{"role":"user","parts":[{"text":"<session_context>x</session_context>"}]},{"role":"user","parts":[{"text":"Here is the user's editor context"}]},{"role":"model","parts":[{"text":"a"}]},{"role":"user","parts":[{"text":"Here is a summary of changes in the user's editor context"}]}]`))
+	f.Add([]byte(`{"sessionId":"s","messages":[{"type":"user","content":[{"text":"This is the Gemini CLI. We are setting up the context for our chat."}]},{"type":"user","content":"q"},{"type":"gemini","content":"a"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := ParseGeminiCLI("f.json", data)
 		checkParse(t, "f.json", data, rec, err)

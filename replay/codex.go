@@ -66,6 +66,7 @@ type cxBuilder struct {
 	msgs    int
 	lastTot int
 	now     time.Time // the line being read's timestamp (zero when none)
+	fold    turnFold
 	// counts for the warnings
 	agentCut, orphans, server, reasoning int
 	usage                                bool
@@ -84,21 +85,25 @@ func ParseCodex(name string, data []byte) (*Recording, error) {
 	return recs[0], nil
 }
 
-// ParseCodexAll imports a Codex CLI rollout, both layouts: the
-// {timestamp, type, payload} lines of Codex 0.4x and later (session_meta,
+// ParseCodexAll imports a Codex CLI rollout, both layouts: the {timestamp,
+// type, payload} lines of Codex 0.4x and later (session_meta,
 // response_item, event_msg, turn_context, compacted) and the bare response
-// items of earlier versions. Response items are the conversation: user and
-// developer messages are inputs; the items of one response (reasoning,
-// assistant message, function_call, custom_tool_call, local_shell_call)
-// are one Call, whose usage is the last_token_usage of the token_count
-// event that follows it (repeated events with unchanged totals are
-// ignored); function_call_output and custom_tool_call_output answer calls
-// by call_id, so parallel calls pair as they ran. Outputs are what Codex
-// showed the model: Codex already cut long ones to head and tail ("…N
-// tokens truncated…"), and the rest is not recorded; a warning counts
+// items of earlier versions. Response items are the conversation: a user
+// message is a turn's prompt, and the messages Codex adds itself (see
+// cxContext: developer messages, AGENTS.md, the environment, a skill's
+// text) are the context of the prompt they precede, or follow before the
+// first response (Turn.Context), sent where they were; the items of one
+// response (reasoning, assistant message, function_call, custom_tool_call,
+// local_shell_call) are one Call, whose usage is the last_token_usage of
+// the token_count event that follows it (repeated events with unchanged
+// totals are ignored); function_call_output and custom_tool_call_output
+// answer calls by call_id, so parallel calls pair as they ran. Outputs are
+// what Codex showed the model: Codex already cut long ones to head and tail
+// ("…N tokens truncated…"), and the rest is not recorded; a warning counts
 // them. A compacted line starts a new recording that begins with its
-// summary. The system prompt is recorded only by Codex versions that write
-// base_instructions; the tool schemas never are (see Supply).
+// summary (the next prompt's context). The system prompt is recorded only
+// by Codex versions that write base_instructions; the tool schemas never
+// are (see Supply).
 func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
 	src := &source{name: name, data: data}
 	vals, paths, partial, err := records(src)
@@ -125,6 +130,7 @@ func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
 			return nil, err
 		}
 	}
+	b.fold.end(b.rec)
 	var out []*Recording
 	for _, r := range b.recs {
 		if r.Calls() > 0 {
@@ -150,6 +156,9 @@ func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
 
 // start begins a new model context (the rollout's start, or a compaction).
 func (b *cxBuilder) start() {
+	if b.rec != nil {
+		b.fold.end(b.rec)
+	}
 	b.rec = &Recording{Format: FormatCodex}
 	if len(b.recs) > 0 {
 		b.rec.Model = b.recs[len(b.recs)-1].Model
@@ -189,8 +198,9 @@ func (b *cxBuilder) addEvent(kind string, it *cxItem) {
 			b.rec.Model = it.Model
 		}
 	case "compacted":
+		// The summary leads the next prompt as Codex's own context does.
 		b.start()
-		b.rec.Turns = append(b.rec.Turns, &Turn{Input: it.Message})
+		b.fold.input(b.rec, it.Message, true)
 	case "event_msg":
 		if it.Type == "token_count" && it.Info != nil && it.Info.Total.Total != b.lastTot {
 			b.lastTot = it.Info.Total.Total
@@ -215,7 +225,7 @@ func (b *cxBuilder) addItem(src *source, off int64, path string, it *cxItem) err
 		}
 		if it.Role != "assistant" {
 			b.msgs++
-			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+			b.fold.input(b.rec, text, cxContext(it.Role, text))
 			b.call = nil
 			return nil
 		}
@@ -265,10 +275,7 @@ func (b *cxBuilder) response(off int64) *Call {
 	if b.call != nil {
 		return b.call
 	}
-	if len(b.rec.Turns) == 0 {
-		b.rec.Turns = append(b.rec.Turns, &Turn{})
-	}
-	t := b.rec.Turns[len(b.rec.Turns)-1]
+	t := b.fold.call(b.rec)
 	b.msgs++
 	c := &Call{Request: b.msgs - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}, Time: b.now}
 	t.Calls = append(t.Calls, c)
@@ -300,6 +307,31 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 	}
 	c.Results = append(c.Results, r)
 	sortResults(c)
+}
+
+// cxContext reports whether a message Codex recorded on the user's side is
+// one Codex adds rather than the user's words: a developer (or system)
+// message (sandbox permissions, collaboration mode), or a user message that
+// opens as the ones Codex itself tells from a user's turn (its
+// is_contextual_user_message: AGENTS.md and user instructions, the
+// environment, a skill, a shell command the user ran, an interrupted turn,
+// a context update, a sub-agent's notification). Codex sends each as an
+// input item of its own in the same request as the prompt. In the rollouts
+// that record event_msg user_message (one per prompt typed), no such event
+// follows any of them, and one follows every other user message but a
+// warning Codex adds between a call and its output.
+func cxContext(role, text string) bool {
+	if role == "developer" || role == "system" {
+		return true
+	}
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range []string{"# AGENTS.md instructions for ", "<user_instructions>", "<environment_context>", "<skill",
+		"<user_shell_command>", "<turn_aborted>", "<context_update>", "<subagent_notification>"} {
+		if len(t) >= len(p) && strings.EqualFold(t[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // cxOutput reads a tool output: a string, or {content, success} (the

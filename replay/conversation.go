@@ -7,9 +7,9 @@ import (
 )
 
 // ParseConversation imports harness's own transcript: the JSON of a
-// [harness.Conversation] (every turn, round, full result and the model's
-// copy of it). The full result is ToolResult.Parts (and Structured); what
-// was shown is the stored model copy.
+// [harness.Conversation] (every turn, its context messages, round, full result
+// and the model's copy of it). The full result is ToolResult.Parts (and
+// Structured); what was shown is the stored model copy.
 func ParseConversation(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	fields, err := src.objectFields(0, data, "")
@@ -43,7 +43,12 @@ func ParseConversation(name string, data []byte) (*Recording, error) {
 				return nil, err
 			}
 		}
-		request++ // the user input
+		if cv, ok := tf["context"]; ok {
+			if err := src.decodeAt(cv, path+".context", &t.Context); err != nil {
+				return nil, err
+			}
+		}
+		request += 1 + len(t.Context) // the user input and its context messages
 		rec.Turns = append(rec.Turns, t)
 		rv, ok := tf["rounds"]
 		if !ok || string(rv.raw) == "null" {

@@ -278,6 +278,9 @@ func (e *engine) run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
+		// Before the turn's first view: its requests send the context
+		// messages the client sent with the input.
+		turn.Context = rt.Context
 		e.selectTools(ctx, turn)
 		for ci := 0; ci < len(rt.Calls); ci++ {
 			if err := ctx.Err(); err != nil {

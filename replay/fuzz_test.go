@@ -74,6 +74,8 @@ func FuzzParseOpenAI(f *testing.F) {
 
 func FuzzParseConversation(f *testing.F) {
 	seeds(f, "testdata/conversation.json")
+	f.Add([]byte(`{"id":"c","turns":[{"index":1,"input":"q","context":[{"text":"env"},{"text":"skill","after_input":true}],"rounds":[{"index":1,"assistant":{"role":"assistant","parts":[{"type":"text","text":"a"}]}}]}]}`))
+	f.Add([]byte(`{"turns":[{"input":"q","context":"env"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := ParseConversation("f.json", data)
 		checkParse(t, "f.json", data, rec, err)

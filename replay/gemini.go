@@ -65,6 +65,7 @@ type gemBuilder struct {
 	// log records each response twice (in its call's toolCalls and in the
 	// user message that sent it), and the second is not a new one.
 	answered map[string]bool
+	fold     turnFold
 }
 
 type gemPending struct {
@@ -72,22 +73,25 @@ type gemPending struct {
 	id, name string
 }
 
-// ParseGeminiCLI imports a Gemini CLI chat in any of its shapes: the
-// API's Content list ([{role, parts}], as /chat save and checkpoints write
-// it), a session file ({sessionId, messages}, as Gemini CLI recorded
-// sessions under ~/.gemini/tmp/<project>/chats/session-*.json) or the
-// session log that replaced it (session-*.jsonl, Gemini CLI 0.61 checked:
-// see sessionLog). Each model content is one Call; functionCall parts are
-// its tool calls, answered by the functionResponse parts that name their
-// id (or, without ids, their name in call order). Ids are as the API got
-// them: Gemini CLI records a call's id with its tool's name in front
+// ParseGeminiCLI imports a Gemini CLI chat in any of its shapes: the API's
+// Content list ([{role, parts}], as /chat save and checkpoints write it), a
+// session file ({sessionId, messages}, as Gemini CLI recorded sessions
+// under ~/.gemini/tmp/<project>/chats/session-*.json) or the session log
+// that replaced it (session-*.jsonl, Gemini CLI 0.61 checked: see
+// sessionLog). A user content's text is a turn's prompt, but the session
+// context and the editor's context Gemini CLI sends before a prompt (see
+// gemContext) are that prompt's context (Turn.Context), each sent as its
+// own Content as before. Each model content is one Call; functionCall parts
+// are its tool calls, answered by the functionResponse parts that name
+// their id (or, without ids, their name in call order). Ids are as the API
+// got them: Gemini CLI records a call's id with its tool's name in front
 // ("run_shell_command__call_1") and strips it before sending, and so does
-// the import. Thought parts are left out. A response is what Gemini
-// CLI showed the model: outputs over its limit were cut to 8,000 head and
+// the import. Thought parts are left out. A response is what Gemini CLI
+// showed the model: outputs over its limit were cut to 8,000 head and
 // 32,000 tail characters with the rest in a file, and older ones masked
 // (<tool_output_masked>); a warning counts them. The Content list records
-// no usage and no model; a session file records both per message.
-// Neither records the system prompt or the tool schemas (see Supply).
+// no usage and no model; a session file records both per message. Neither
+// records the system prompt or the tool schemas (see Supply).
 func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}, answered: map[string]bool{}}
@@ -117,6 +121,7 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	} else if err := b.session(); err != nil {
 		return nil, err
 	}
+	b.fold.end(b.rec)
 	if b.rec.Calls() == 0 {
 		return nil, src.errAt(0, "", "no model content", ErrNoModelCall)
 	}
@@ -165,16 +170,32 @@ func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) erro
 		}
 	}
 	if len(input) > 0 {
-		b.rec.Turns = append(b.rec.Turns, &Turn{Input: strings.Join(input, "\n")})
+		text := strings.Join(input, "\n")
+		b.fold.input(b.rec, text, gemContext(text))
 	}
 	return nil
 }
 
-func (b *gemBuilder) call(off int64) *Call {
-	if len(b.rec.Turns) == 0 {
-		b.rec.Turns = append(b.rec.Turns, &Turn{})
+// gemContext reports whether a user content's text is one Gemini CLI adds
+// rather than the user's words: the session context it sends first (the
+// date, the system, the workspace's folders: "<session_context>", or in
+// older versions the bare "This is the Gemini CLI. We are setting up the
+// context for our chat."), or the editor's context it sends before a
+// prompt when an IDE is connected. Gemini CLI sends each as a Content of
+// its own in the same request as the prompt.
+func gemContext(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range []string{"<session_context>", "This is the Gemini CLI. We are setting up the context for our chat.",
+		"Here is the user's editor context", "Here is a summary of changes in the user's editor context"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
 	}
-	t := b.rec.Turns[len(b.rec.Turns)-1]
+	return false
+}
+
+func (b *gemBuilder) call(off int64) *Call {
+	t := b.fold.call(b.rec)
 	c := &Call{Request: b.n - 1, Offset: off, Assistant: harness.Message{Role: harness.RoleAssistant}}
 	t.Calls = append(t.Calls, c)
 	return c
@@ -222,7 +243,7 @@ func (b *gemBuilder) response(off int64, id, name string, resp json.RawMessage) 
 		// (!cmd) as a response no call asked for; the model sees it as
 		// input.
 		text, _ := gemResponseText(resp)
-		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+		b.fold.input(b.rec, text, false)
 		b.unasked++
 		return
 	}
@@ -475,7 +496,7 @@ func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 			if b.userResponses(v.off, m.Content) && text == "" {
 				continue // only the responses to the last call's tools
 			}
-			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+			b.fold.input(b.rec, text, gemContext(text))
 		case "gemini":
 			b.n++
 			c := b.call(v.off)

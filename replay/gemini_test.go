@@ -21,11 +21,14 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	if rec.Format != FormatGeminiCLI || rec.ID != "62a661cc-c012-419e-96b9-d8012ca8849f" || rec.Model != "gemini-3.1-pro-preview" {
 		t.Errorf("format %q id %q model %q", rec.Format, rec.ID, rec.Model)
 	}
-	var inputs, calls, times []string
+	var inputs, context, calls, times []string
 	var results []*Result
 	var last *Call
 	for _, turn := range rec.Turns {
 		inputs = append(inputs, turn.Input)
+		for _, c := range turn.Context {
+			context = append(context, c.Text)
+		}
 		for _, c := range turn.Calls {
 			times = append(times, c.Time.UTC().Format("15:04:05.000"))
 			if !c.HasUsage || c.Usage.Input == 0 || c.Usage.Output != 20 {
@@ -52,10 +55,14 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	if !strings.HasPrefix(results[0].Shown, "Output too large. Showing first 8,000") || !strings.Contains(results[1].Shown, `"zod":"^3.23.0"`) {
 		t.Errorf("results shown: %.60q, %.60q", results[0].Shown, results[1].Shown)
 	}
-	// The session context and the question are the only inputs: a user
-	// message that only sends the results is no turn.
-	if len(inputs) != 2 || !strings.HasPrefix(inputs[0], "<session_context>") || !strings.HasPrefix(inputs[1], "Which version of zod") {
-		t.Errorf("turn inputs %q", inputs)
+	// The question is the one turn, the session context Gemini CLI sent
+	// before it is that turn's context, and a user message that only
+	// sends the results is no turn.
+	if len(inputs) != 1 || !strings.HasPrefix(inputs[0], "Which version of zod") {
+		t.Errorf("turn inputs %q, want the question alone", inputs)
+	}
+	if len(context) != 1 || !strings.HasPrefix(context[0], "<session_context>") || rec.Turns[0].Context[0].AfterInput {
+		t.Errorf("turn context %.40q, want the session context before the question", context)
 	}
 	if rec.Calls() != 3 || harness.PartsText(last.Assistant.Parts) != "The lock file pins zod at version 3.23.8." {
 		t.Errorf("%d calls, last answers %q", rec.Calls(), harness.PartsText(last.Assistant.Parts))

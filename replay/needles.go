@@ -33,8 +33,8 @@ type Needle struct {
 // of at least MinNeedleChars characters is a candidate needle of a tool
 // result when it occurs in the result's full output and nowhere earlier in
 // the conversation: not in the system prompt, the tool schemas, a user
-// input, an assistant message (text or call arguments) or an earlier
-// result's full output. A candidate becomes a needle when a later
+// input or its context messages, an assistant message (text or call
+// arguments) or an earlier result's full output. A candidate becomes a needle when a later
 // assistant message contains it as a word in a string of its call
 // arguments (decoded from JSON first, so "\n" in a command is a line
 // break, not the letter n), or in its own text when the word reads as
@@ -56,6 +56,9 @@ func Needles(rec *Recording) []Needle {
 	var out []Needle
 	for ti, t := range rec.Turns {
 		see(t.Input)
+		for _, c := range t.Context {
+			see(c.Text)
+		}
 		for ci, c := range t.Calls {
 			use := func(w string) {
 				if id, ok := candidates[w]; ok {

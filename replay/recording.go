@@ -43,8 +43,15 @@ type Recording struct {
 
 // Turn is one user input and the model calls made to answer it.
 type Turn struct {
-	Input string  `json:"input"`
-	Calls []*Call `json:"calls"`
+	Input string `json:"input"`
+	// Context holds the messages the client sent with Input that are not
+	// the user's words (see harness.Turn.Context): the instructions and
+	// environment Codex and Gemini CLI send before a session's first
+	// prompt, the skill text Codex sends after a prompt that names one. A
+	// replay sends each as a user message of its own, where the client
+	// sent it; needles already seen in them are no evidence of a result.
+	Context []harness.ContextMessage `json:"context,omitempty"`
+	Calls   []*Call                  `json:"calls"`
 }
 
 // Call is one recorded model call: the assistant message it produced and

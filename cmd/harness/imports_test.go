@@ -354,3 +354,60 @@ func TestPrintWarningsGroups(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", errb.String(), want)
 	}
 }
+
+// TestAuditTurnsAnswered audits Codex rollouts and a Gemini CLI session
+// log, which send their own instructions and environment as user messages
+// before the prompt: the turn table counts those with the prompt they
+// precede, so every turn of these sessions (each prompt answered) shows
+// the requests that answered it, and the turns' requests add up to the
+// recording's model calls.
+func TestAuditTurnsAnswered(t *testing.T) {
+	_, codex := homeTree(t)
+	gemini := filepath.Join(t.TempDir(), "session-2026-12-02T04-05-62a661cc.jsonl")
+	b, err := os.ReadFile(filepath.Join("..", "..", "replay", "testdata", "gemini-cli", "session-2026-12-02T04-05-62a661cc.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gemini, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cli(t, "", "audit", codex, gemini, "--presets", "none")
+	if code != 0 {
+		t.Fatalf("audit: exit %d\n%s", code, stderr)
+	}
+	audits := 0
+	for _, block := range strings.Split("\n"+stdout, "\n== ")[1:] {
+		head, rest, _ := strings.Cut(block, "\n")
+		if strings.HasPrefix(head, "in total") {
+			continue
+		}
+		var calls int
+		i := strings.Index(head, " model calls")
+		if i < 0 {
+			t.Fatalf("no call count in %q", head)
+		}
+		if _, err := fmt.Sscan(head[strings.LastIndex(head[:i], " ")+1:i], &calls); err != nil {
+			t.Fatalf("no call count in %q: %v", head, err)
+		}
+		audits++
+		table, _, _ := strings.Cut(rest, "largest results:")
+		rows := strings.Split(strings.TrimSpace(table), "\n")[1:]
+		sum := 0
+		for _, row := range rows {
+			var turn, requests int
+			if _, err := fmt.Sscan(row, &turn, &requests); err != nil {
+				t.Fatalf("turn row %q: %v", row, err)
+			}
+			if requests == 0 {
+				t.Errorf("%s: turn %d shows no request:\n%s", head, turn, table)
+			}
+			sum += requests
+		}
+		if sum != calls || len(rows) == 0 {
+			t.Errorf("%s: %d turns with %d requests, want the %d calls", head, len(rows), sum, calls)
+		}
+	}
+	if audits != 4 {
+		t.Errorf("%d recordings audited, want 4:\n%s", audits, stdout)
+	}
+}
