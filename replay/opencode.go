@@ -123,6 +123,8 @@ func ocCheck(ctx context.Context, db *sql.DB) error {
 // no tools) is not part of either context and is left out. opencode
 // records neither the system prompt nor the tool schemas (see Supply).
 //
+// User inputs no model call answered in between are one turn, the later
+// ones its context messages (Turn.Context), as each was sent on its own.
 // The database is opened read-only, so a running opencode is not
 // disturbed. A database without opencode's tables is refused with an
 // error wrapping ErrNotOpencode and ErrNotTranscript.

@@ -197,12 +197,12 @@ func (b *ocBuilder) user(id string, parts []ocPart) {
 	input := strings.Join(texts, "\n")
 	b.msgs++
 	b.rendered = append(b.rendered, ocRendered{id, "[User]: " + input})
-	// Inputs no model call answered in between are one turn (opencode's
-	// "Continue" after a compaction's summary, a prompt sent while the
-	// last one was still queued).
+	// Inputs no model call answered in between are one turn, each sent
+	// as a message of its own (opencode's "Continue" after a compaction's
+	// summary, a prompt sent while the last one was still queued).
 	if n := len(b.rec.Turns); n > 0 && len(b.rec.Turns[n-1].Calls) == 0 {
 		t := b.rec.Turns[n-1]
-		t.Input = joinNonEmpty(t.Input, input)
+		t.Context = append(t.Context, harness.ContextMessage{Text: input, AfterInput: true})
 		return
 	}
 	b.rec.Turns = append(b.rec.Turns, &Turn{Input: input})

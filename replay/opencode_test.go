@@ -46,9 +46,10 @@ func TestOpencodeFixture(t *testing.T) {
 	if missing := before.Turns[0].Calls[1].Results[0]; !missing.IsError || !strings.Contains(missing.Shown, "File not found") {
 		t.Errorf("the failed read: %+v", missing)
 	}
-	in := after.Turns[0].Input
-	if !strings.HasPrefix(in, ocCompactionPrompt) || !strings.Contains(in, "SUMMARY:") || !strings.Contains(in, "Continue if you have next steps") {
-		t.Errorf("after the compaction, the first input is %q", in)
+	in, ctx := after.Turns[0].Input, after.Turns[0].Context
+	if !strings.HasPrefix(in, ocCompactionPrompt) || !strings.Contains(in, "SUMMARY:") ||
+		len(ctx) != 1 || !ctx[0].AfterInput || !strings.HasPrefix(ctx[0].Text, "Continue if you have next steps") {
+		t.Errorf("after the compaction, the first input is %q with context %+v", in, ctx)
 	}
 	if len(after.Turns) != 2 || harness.PartsText(after.Turns[0].Calls[0].Assistant.Parts) == "" ||
 		!slices.Equal(ocCallList(after), []string{"call_ls bash"}) || !strings.HasPrefix(after.Turns[1].Input, `"Second question`) {
@@ -287,7 +288,10 @@ func TestOpencodeRows(t *testing.T) {
 				warn: []string{"1 compaction summary requests left out", "1 assistant messages that failed"},
 				check: func(t *testing.T, recs []*Recording) {
 					in := recs[1].Turns[0].Input
-					for _, s := range []string{"THE SUMMARY", "[Assistant tool call]: bash({\"command\":\"ls\"})\n[Tool result]: a\nb\n", "Continue"} {
+					if ctx := recs[1].Turns[0].Context; len(ctx) != 1 || ctx[0].Text != "Continue" {
+						t.Errorf("the synthetic input after the summary: context %+v", ctx)
+					}
+					for _, s := range []string{"THE SUMMARY", "[Assistant tool call]: bash({\"command\":\"ls\"})\n[Tool result]: a\nb\n"} {
 						if !strings.Contains(in, s) {
 							t.Errorf("the input after the compaction has no %q:\n%s", s, in)
 						}
