@@ -35,7 +35,7 @@ func TestMakeOpencodeFixture(t *testing.T) {
 	close(ready)
 	home := t.TempDir()
 	limits := `"models":{"claude-sonnet-4-5":{"limit":{"context":50000,"output":2000}}}`
-	env := opencodeEnv(home, r.addr, "sk-test-opencode-fixture", limits)
+	env := opencodeEnv(home, "anthropic", r.addr, "sk-test-opencode-fixture", limits)
 	runClient(t, r.work, env, bin, "run", "Which version of zod does package-lock.json pin?")
 	runClient(t, r.work, env, bin, "run", "--continue", "Second question: list the files.")
 	src := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
@@ -98,10 +98,15 @@ func opencodeFixtureStep(t *testing.T, r *e2eRig, req wiretest.Request) wiretest
 }
 
 // opencodeEnv is the environment opencode runs in: its own HOME, the
-// Anthropic provider at the proxy, and nothing fetched or updated.
-func opencodeEnv(home, addr, key, models string) []string {
-	cfg := `{"autoupdate":false,"share":"disabled","model":"anthropic/claude-sonnet-4-5","small_model":"anthropic/claude-haiku-4-5",` +
-		`"provider":{"anthropic":{"options":{"baseURL":"` + addr + `/v1","apiKey":"` + key + `"}`
+// provider ("anthropic" or "openai") at the proxy with its models and
+// their settings (models, "" for none), and nothing fetched or updated.
+func opencodeEnv(home, provider, addr, key, models string) []string {
+	model, small := "anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"
+	if provider == "openai" {
+		model, small = "openai/gpt-5", "openai/gpt-5-mini"
+	}
+	cfg := `{"autoupdate":false,"share":"disabled","model":"` + model + `","small_model":"` + small + `",` +
+		`"provider":{"` + provider + `":{"options":{"baseURL":"` + addr + `/v1","apiKey":"` + key + `"}`
 	if models != "" {
 		cfg += "," + models
 	}
