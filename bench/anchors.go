@@ -295,14 +295,15 @@ func geminiCut(text, loc string) string {
 		"8,000", "32,000", see, head, omitted, tail)
 }
 
-// opencodeLimit are opencode's output limits (Truncate.MAX_BYTES and
-// MAX_LINES): a result over 50 KiB or 2,000 lines is cut.
+// opencodeLimit are opencode's output limits (ToolOutputStore MAX_BYTES
+// and MAX_LINES), which its shell, read and every other tool each apply
+// in their own way.
 const (
 	opencodeBytes = 50 << 10
 	opencodeLines = 2_000
 )
 
-// opencodeOver reports whether opencode cuts text.
+// opencodeOver reports whether opencode's shell tool cuts text.
 func opencodeOver(text string) bool {
 	return len(text) > opencodeBytes || strings.Count(text, "\n") > opencodeLines
 }
@@ -335,6 +336,149 @@ func opencodeCut(text, loc string) string {
 	return fmt.Sprintf("...%d %s truncated...\n\n%s\n\n%s", removed, unit, hint, tail)
 }
 
+// opencodeLineChars is the read tool's limit on one line, in JavaScript
+// string length (UTF-16 code units); a longer line is cut to it and
+// followed by opencodeLineNote.
+const (
+	opencodeLineChars = 2_000
+	opencodeLineNote  = "... (line truncated to 2000 chars)"
+)
+
+// opencodeReadLine is the read tool's cut of one line: its first 2,000
+// UTF-16 code units and opencodeLineNote, reporting whether it cut. A
+// character of two code units that straddles the limit is dropped whole
+// (JavaScript keeps half of it, which no UTF-8 text can hold).
+func opencodeReadLine(line string) (string, bool) {
+	if len(line) <= opencodeLineChars { // never more code units than bytes
+		return line, false
+	}
+	units := 0
+	for i, r := range line {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
+		}
+		if units+w > opencodeLineChars {
+			return line[:i] + opencodeLineNote, true
+		}
+		units += w
+	}
+	return line, false
+}
+
+// opencodeReadCut is opencode's read tool (1.18.33 ReadTool.lines, no
+// offset or limit) applied to a result's text: lines split at \n or
+// \r\n, each cut by opencodeReadLine, and the first of them whose bytes,
+// counting the \n between them, fit in 50 KiB, at most 2,000; then its
+// note on how to read on. The second result reports whether a limit
+// bound; when none did, text is returned as it is. opencode's wrapper
+// (the path, the <content> tags, the line numbers) is left out: the
+// recorded text carries its own agent's.
+func opencodeReadCut(text string) (string, bool) {
+	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] == "" { // a final \n ends the last line, it starts none
+		lines = lines[:len(lines)-1]
+	}
+	var b strings.Builder
+	size, shown, capped, cut := 0, 0, false, false
+	for _, line := range lines {
+		if shown == opencodeLines {
+			break
+		}
+		line, c := opencodeReadLine(strings.TrimSuffix(line, "\r"))
+		cut = cut || c
+		add := len(line)
+		if shown > 0 {
+			add++
+		}
+		if size+add > opencodeBytes {
+			capped = true
+			break
+		}
+		if shown > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+		size += add
+		shown++
+	}
+	switch {
+	case capped:
+		fmt.Fprintf(&b, "\n\n(Output capped at 50 KB. Showing lines 1-%d. Use offset=%d to continue.)", shown, shown+1)
+	case shown < len(lines):
+		fmt.Fprintf(&b, "\n\n(Showing lines 1-%d of %d. Use offset=%d to continue.)", shown, len(lines), shown+1)
+	case !cut:
+		return text, false
+	}
+	return b.String(), true
+}
+
+// opencodeReadOver reports whether opencode's read tool cuts text.
+func opencodeReadOver(text string) bool {
+	_, cut := opencodeReadCut(text)
+	return cut
+}
+
+// opencodeBoundOver reports whether opencode's ToolOutputStore.bound
+// cuts text: more than 2,000 lines (counted as its newlines plus one) or
+// more than 50 KiB.
+func opencodeBoundOver(text string) bool {
+	return len(text) > opencodeBytes || strings.Count(text, "\n")+1 > opencodeLines
+}
+
+// opencodeMarker is the line ToolOutputStore.bound puts where it cut,
+// naming the file that holds it all (without one when none was saved).
+func opencodeMarker(loc string) string {
+	if loc == "" {
+		return "... output truncated ..."
+	}
+	return "... output truncated; full content saved to " + loc + " ..."
+}
+
+// opencodeBound is ToolOutputStore.bound's cut (kB in the 1.18.33
+// binary), which opencode applies to every tool but its shell and read:
+// the head and tail of opencodeHeadTail within 2,000 − 4 lines and 50 KiB
+// less the marker and the blank lines around it, the marker between them.
+// A marker too long to leave room is shown alone, cut to both limits.
+func opencodeBound(text, loc string) string {
+	marker := opencodeMarker(loc)
+	if opencodeLines <= 4 || opencodeBytes <= len(marker)+4 {
+		m := strings.Split(headBytes(marker, opencodeBytes), "\n")
+		return strings.Join(m[:min(len(m), opencodeLines)], "\n")
+	}
+	head, tail := opencodeHeadTail(text, opencodeLines-4, opencodeBytes-len(marker)-4)
+	if tail == "" {
+		return head + "\n\n" + marker
+	}
+	return head + "\n\n" + marker + "\n\n" + tail
+}
+
+// opencodeHeadTail is bound's split of text (tB in the binary): over
+// maxLines lines (split at \n), the first half of them (rounded up) and
+// the last half; if that is still over maxBytes, the longest head within
+// half the bytes (rounded up) and the longest tail within the other half
+// of what the lines kept, on whole characters. Text within both limits is
+// all head.
+func opencodeHeadTail(text string, maxLines, maxBytes int) (head, tail string) {
+	lines := strings.Split(text, "\n")
+	kept := text
+	if len(lines) > maxLines {
+		head = strings.Join(lines[:(maxLines+1)/2], "\n")
+		kept = head
+		if n := maxLines / 2; n > 0 {
+			tail = strings.Join(lines[len(lines)-n:], "\n")
+			kept += "\n" + tail
+		}
+	}
+	if len(kept) <= maxBytes {
+		if len(lines) <= maxLines {
+			return text, ""
+		}
+		return head, tail
+	}
+	return headBytes(kept, (maxBytes+1)/2), tailBytes(kept, maxBytes/2)
+}
+
 // geminiCLIPreset is Gemini CLI's result rule as measured.
 func geminiCLIPreset() Preset {
 	return Preset{Name: "gemini-cli", Doc: "Gemini CLI 0.61.0 (measured: 40,281 bytes shown of a 307,272-byte cat): every result over 40,000 characters saved to a file and shown as its first 8,000 and last 32,000 characters with the path; compaction at 70% of the window (clearing stood in for its summary); its masking of older outputs is not reproduced",
@@ -346,12 +490,17 @@ func geminiCLIPreset() Preset {
 		}}
 }
 
-// opencodePreset is opencode's result rule as measured.
+// opencodePreset is opencode's result rules as measured and as read off
+// its binary: each tool kind cut its own way.
 func opencodePreset() Preset {
-	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured: 51 KB of tail shown of a 307,272-byte cat): a result over 50 KiB or 2,000 lines saved to a file and shown as its last lines within both limits after a note with the path; compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
+	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51 KB of tail shown of a 307,272-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (grep, glob, fetch, MCP) over them saved to a file and shown as its first and last lines (or bytes) around a marker with the path; compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
-				Guards:   []harness.Guard{capGuard(capRule{by: "opencode", when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }})},
+				Guards: []harness.Guard{capGuard(
+					capRule{by: "opencode", tools: isShell, when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }},
+					capRule{by: "opencode", tools: isRead, when: opencodeReadOver, cut: func(s string) string { out, _ := opencodeReadCut(s); return out }},
+					capRule{by: "opencode", when: opencodeBoundOver, spillShow: opencodeBound, cut: func(s string) string { return opencodeBound(s, "") }},
+				)},
 				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
 		}}
