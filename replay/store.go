@@ -2,11 +2,9 @@ package replay
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,14 +239,9 @@ func sameSpec(a, b harness.ToolSpec) bool {
 // checkStore opens path read-only and checks it holds harness's tables, so
 // that sqlite.Open never migrates (writes to) somebody else's database.
 func checkStore(ctx context.Context, path string) error {
-	abs, err := filepath.Abs(path)
+	db, err := openReadOnly(path)
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: "mode=ro&_query_only=1"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return fmt.Errorf("replay: %s: %w", path, err)
+		return err
 	}
 	defer db.Close()
 	var n int
