@@ -66,6 +66,10 @@ type gemBuilder struct {
 	// user message that sent it), and the second is not a new one.
 	answered map[string]bool
 	fold     turnFold
+	// snapshot says the last content was a compression's summary, and
+	// acks counts the replies Gemini CLI wrote to one itself.
+	snapshot bool
+	acks     int
 }
 
 type gemPending struct {
@@ -135,6 +139,9 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	if b.thought > 0 {
 		w = append(w, fmt.Sprintf("%d thought parts left out", b.thought))
 	}
+	if b.acks > 0 {
+		w = append(w, fmt.Sprintf("%d replies Gemini CLI writes itself after a compression's summary (%q) left out: not model calls", b.acks, gemCompressionAck))
+	}
 	b.rec.Warnings = append(w, b.rec.Warnings...)
 	return b.rec, nil
 }
@@ -143,7 +150,13 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 // model response.
 func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) error {
 	b.n++
+	snapshot := b.snapshot
+	b.snapshot = false
 	if role == "model" {
+		if snapshot && len(parts) == 1 && parts[0].Text == gemCompressionAck && parts[0].FunctionCall == nil {
+			b.acks++ // Gemini CLI's own reply to its summary: no request was made
+			return nil
+		}
 		c := b.call(off)
 		for k, p := range parts {
 			switch {
@@ -171,21 +184,31 @@ func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) erro
 	}
 	if len(input) > 0 {
 		text := strings.Join(input, "\n")
+		b.snapshot = strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), gemSnapshot)
 		b.fold.input(b.rec, text, gemContext(text))
 	}
 	return nil
 }
 
+// gemSnapshot opens the summary Gemini CLI puts in place of the history
+// it compressed, as a user message; gemCompressionAck is the reply it
+// writes after it itself, with no model call (chatCompressionService).
+const (
+	gemSnapshot       = "<state_snapshot>"
+	gemCompressionAck = "Got it. Thanks for the additional context!"
+)
+
 // gemContext reports whether a user content's text is one Gemini CLI adds
 // rather than the user's words: the session context it sends first (the
 // date, the system, the workspace's folders: "<session_context>", or in
 // older versions the bare "This is the Gemini CLI. We are setting up the
-// context for our chat."), or the editor's context it sends before a
+// context for our chat."), the summary it puts in place of a compressed
+// history (gemSnapshot), or the editor's context it sends before a
 // prompt when an IDE is connected. Gemini CLI sends each as a Content of
 // its own in the same request as the prompt.
 func gemContext(text string) bool {
 	t := strings.TrimLeft(text, " \t\r\n")
-	for _, p := range []string{"<session_context>", "This is the Gemini CLI. We are setting up the context for our chat.",
+	for _, p := range []string{"<session_context>", "This is the Gemini CLI. We are setting up the context for our chat.", gemSnapshot,
 		"Here is the user's editor context", "Here is a summary of changes in the user's editor context"} {
 		if strings.HasPrefix(t, p) {
 			return true

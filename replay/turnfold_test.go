@@ -206,9 +206,9 @@ func TestCodexContextPlaces(t *testing.T) {
 
 // TestGeminiContextTurns: the session context Gemini CLI sends first, and
 // the editor's context it sends before a prompt, are the prompt's turn's
-// context, as Contents of their own; after a compression the summary
-// (with the canned answer that follows it) is the first turn, with the
-// session context before it.
+// context, as Contents of their own; after a compression the summary is
+// context too, of the first prompt after it, and the answer Gemini CLI
+// writes to it itself is no model call.
 func TestGeminiContextTurns(t *testing.T) {
 	list := `[{"role":"user","parts":[{"text":"<session_context>\nThis is the Gemini CLI.\n</session_context>"}]},` +
 		`{"role":"user","parts":[{"text":"Here is the user's editor context as a JSON object. This is for your information only."},{"text":"{}"}]},` +
@@ -229,8 +229,9 @@ func TestGeminiContextTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := rec.Turns[0]
-	if len(first.Context) != 1 || !strings.HasPrefix(first.Context[0].Text, "<session_context>") || !strings.HasPrefix(first.Input, "<state_snapshot>") || len(first.Calls) != 1 {
-		t.Errorf("turn 1: context %d, input %.30q, %d calls; want the session context before the snapshot and its answer", len(first.Context), first.Input, len(first.Calls))
+	if len(first.Context) != 2 || !strings.HasPrefix(first.Context[0].Text, "<session_context>") || !strings.HasPrefix(first.Context[1].Text, "<state_snapshot>") ||
+		!strings.HasPrefix(first.Input, "agent teams shouldn't persist") || harness.PartsText(first.Calls[0].Assistant.Parts) == gemCompressionAck {
+		t.Errorf("turn 1: context %d, input %.30q, %d calls; want the session context and the snapshot before the first prompt, and no call for the canned answer", len(first.Context), first.Input, len(first.Calls))
 	}
 	for i, turn := range rec.Turns {
 		if len(turn.Calls) == 0 {
