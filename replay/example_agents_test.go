@@ -47,3 +47,32 @@ func ExampleSupply() {
 	// 3 reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)
 	// system prompt not recorded: a stand-in of about 8000 tokens is counted in its place
 }
+
+// Import opencode's history database (read-only): each session is a
+// recording, and a session that was compacted gives one per part, the
+// later starting from the summary.
+func ExampleParseOpencode() {
+	recs, err := replay.ParseOpencode(context.Background(), "testdata/opencode/opencode.db")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range recs {
+		u := r.RecordedUsage()
+		fmt.Printf("%s %s: %d turns, %d calls, %d input tokens (%d cached)\n", r.Format, r.ID, len(r.Turns), r.Calls(), u.Input, u.Cached)
+		for _, t := range r.Turns {
+			for _, c := range t.Calls {
+				for i, tc := range c.Assistant.ToolCalls {
+					fmt.Printf("  %s %s: %d characters shown, error %v\n", tc.ID, tc.Name, len(c.Results[i].Shown), c.Results[i].IsError)
+				}
+			}
+		}
+	}
+	// Output:
+	// opencode ses_dca78b79cffeZw1Z7QCsff5DAJ/part-1: 1 turns, 3 calls, 78879 input tokens (15103 cached)
+	//   call_seq bash: 12150 characters shown, error false
+	//   call_missing read: 70 characters shown, error true
+	//   call_pkg read: 189 characters shown, error false
+	// opencode ses_dca78b79cffeZw1Z7QCsff5DAJ/part-2: 2 turns, 3 calls, 23288 input tokens (11643 cached)
+	//   call_ls bash: 31 characters shown, error false
+}
