@@ -419,64 +419,47 @@ func opencodeReadOver(text string) bool {
 	return cut
 }
 
-// opencodeBoundOver reports whether opencode's ToolOutputStore.bound
-// cuts text: more than 2,000 lines (counted as its newlines plus one) or
+// opencodeOutputOver reports whether opencode's Truncate.output cuts
+// text: more than 2,000 lines (split at \n, so its newlines plus one) or
 // more than 50 KiB.
-func opencodeBoundOver(text string) bool {
+func opencodeOutputOver(text string) bool {
 	return len(text) > opencodeBytes || strings.Count(text, "\n")+1 > opencodeLines
 }
 
-// opencodeMarker is the line ToolOutputStore.bound puts where it cut,
-// naming the file that holds it all (without one when none was saved).
-func opencodeMarker(loc string) string {
-	if loc == "" {
-		return "... output truncated ..."
-	}
-	return "... output truncated; full content saved to " + loc + " ..."
+// opencodeTaskHint is what opencode says after a cut output when the agent
+// may call its task tool (the default agent may): where the whole output
+// is, and to have a subagent read it.
+func opencodeTaskHint(loc string) string {
+	return "The tool call succeeded but the output was truncated. Full output saved to: " + loc +
+		"\nUse the Task tool to have explore agent process this file with Grep and Read (with offset/limit). Do NOT read the full file yourself - delegate to save context."
 }
 
-// opencodeBound is ToolOutputStore.bound's cut (kB in the 1.18.33
-// binary), which opencode applies to every tool but its shell and read:
-// the head and tail of opencodeHeadTail within 2,000 − 4 lines and 50 KiB
-// less the marker and the blank lines around it, the marker between them.
-// A marker too long to leave room is shown alone, cut to both limits.
-func opencodeBound(text, loc string) string {
-	marker := opencodeMarker(loc)
-	if opencodeLines <= 4 || opencodeBytes <= len(marker)+4 {
-		m := strings.Split(headBytes(marker, opencodeBytes), "\n")
-		return strings.Join(m[:min(len(m), opencodeLines)], "\n")
-	}
-	head, tail := opencodeHeadTail(text, opencodeLines-4, opencodeBytes-len(marker)-4)
-	if tail == "" {
-		return head + "\n\n" + marker
-	}
-	return head + "\n\n" + marker + "\n\n" + tail
-}
-
-// opencodeHeadTail is bound's split of text (tB in the binary): over
-// maxLines lines (split at \n), the first half of them (rounded up) and
-// the last half; if that is still over maxBytes, the longest head within
-// half the bytes (rounded up) and the longest tail within the other half
-// of what the lines kept, on whole characters. Text within both limits is
-// all head.
-func opencodeHeadTail(text string, maxLines, maxBytes int) (head, tail string) {
+// opencodeHeadCut is opencode 1.18.33's Truncate.output from the head,
+// which it applies to an MCP tool's result (measured through the proxy:
+// the filesystem server's read of the 307,342-byte lock file came as its
+// first 1,297 lines, 51,197 bytes, then "...256145 bytes truncated..."
+// and the hint): the first lines (split at \n) whose bytes, with the
+// newlines between them, fit in 50 KiB, at most 2,000; then how many bytes
+// were cut (or lines, when the line limit stopped it) and the hint.
+func opencodeHeadCut(text, loc string) string {
 	lines := strings.Split(text, "\n")
-	kept := text
-	if len(lines) > maxLines {
-		head = strings.Join(lines[:(maxLines+1)/2], "\n")
-		kept = head
-		if n := maxLines / 2; n > 0 {
-			tail = strings.Join(lines[len(lines)-n:], "\n")
-			kept += "\n" + tail
+	size, k, hitBytes := 0, 0, false
+	for ; k < len(lines) && k < opencodeLines; k++ {
+		add := len(lines[k])
+		if k > 0 {
+			add++
 		}
-	}
-	if len(kept) <= maxBytes {
-		if len(lines) <= maxLines {
-			return text, ""
+		if size+add > opencodeBytes {
+			hitBytes = true
+			break
 		}
-		return head, tail
+		size += add
 	}
-	return headBytes(kept, (maxBytes+1)/2), tailBytes(kept, maxBytes/2)
+	unit, removed := "lines", len(lines)-k
+	if hitBytes {
+		unit, removed = "bytes", len(text)-size
+	}
+	return fmt.Sprintf("%s\n\n...%d %s truncated...\n\n%s", strings.Join(lines[:k], "\n"), removed, unit, opencodeTaskHint(loc))
 }
 
 // geminiCLIPreset is Gemini CLI's result rule as measured.
@@ -493,13 +476,13 @@ func geminiCLIPreset() Preset {
 // opencodePreset is opencode's result rules as measured and as read off
 // its binary: each tool kind cut its own way.
 func opencodePreset() Preset {
-	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51 KB of tail shown of a 307,272-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (grep, glob, fetch, MCP) over them saved to a file and shown as its first and last lines (or bytes) around a marker with the path; compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
+	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51 KB of tail shown of a 307,272-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (MCP tools; its grep, glob and fetch cap themselves) over them saved to a file and shown as its first lines within both, how much was cut, and the path (measured through the proxy with the filesystem MCP server); compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{capGuard(
 					capRule{by: "opencode", tools: isShell, when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }},
 					capRule{by: "opencode", tools: isRead, when: opencodeReadOver, cut: func(s string) string { out, _ := opencodeReadCut(s); return out }},
-					capRule{by: "opencode", when: opencodeBoundOver, spillShow: opencodeBound, cut: func(s string) string { return opencodeBound(s, "") }},
+					capRule{by: "opencode", when: opencodeOutputOver, spillShow: opencodeHeadCut, cut: func(s string) string { return opencodeHeadCut(s, "") }},
 				)},
 				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil

@@ -130,10 +130,11 @@ func FuzzMeasuredCuts(f *testing.F) {
 				t.Fatalf("opencode: %d bytes", len(got))
 			}
 		}
-		if opencodeBoundOver(text) {
-			got := opencodeBound(text, "/f")
-			if len(got) > opencodeBytes || strings.Count(got, "\n") >= opencodeLines || valid && !utf8.ValidString(got) {
-				t.Fatalf("opencode bound: %d bytes, %d lines", len(got), strings.Count(got, "\n")+1)
+		if opencodeOutputOver(text) {
+			got := opencodeHeadCut(text, "/f")
+			body, _, _ := strings.Cut(got, "\n\n...")
+			if len(body) > opencodeBytes || strings.Count(body, "\n") >= opencodeLines || !strings.HasPrefix(text, body) || valid && !utf8.ValidString(got) {
+				t.Fatalf("opencode head cut: %d bytes, %d lines", len(body), strings.Count(body, "\n")+1)
 			}
 		}
 		if got, cut := opencodeReadCut(text); cut {
@@ -242,103 +243,54 @@ func TestOpencodeReadCut(t *testing.T) {
 	}
 }
 
-// TestOpencodeBound: every tool but the shell and read is cut by
-// ToolOutputStore.bound: over 50 KiB or 2,000 lines, the first and last
-// 998 lines (bytes when the lines are still too large) around the marker,
-// the whole within 50 KiB.
-func TestOpencodeBound(t *testing.T) {
+// TestOpencodeHeadCut: an MCP tool's result over 50 KiB or 2,000 lines
+// is shown as its first lines within both, then how much was cut (bytes,
+// or lines when the line limit stopped it) and the hint naming the file,
+// as opencode 1.18.33 sent the filesystem server's read of a 307,342-byte
+// lock file: 1,297 lines, 51,197 bytes, "...256145 bytes truncated...".
+func TestOpencodeHeadCut(t *testing.T) {
 	const loc = "/ws/.spill/c1.txt"
-	marker := opencodeMarker(loc)
-	half := (opencodeLines - 4 + 1) / 2 // lines in the head, as many in the tail
-	headTail := func(text string) string {
-		l := strings.Split(text, "\n")
-		return strings.Join(l[:half], "\n") + "\n\n" + marker + "\n\n" + strings.Join(l[len(l)-half:], "\n")
+	hint := opencodeTaskHint(loc)
+	entry := func(i int) string { // a lock file's entry: 4 lines, 154 to 156 bytes
+		return fmt.Sprintf("    \"node_modules/pkg-%05d\": {\n      \"version\": \"%d.%d.%d\",\n      \"integrity\": \"sha512-%064d\"\n    },\n", i, i%9+1, i%13, i%7, i)
 	}
-	budget := opencodeBytes - len(marker) - 4 // head and tail bytes
+	var lock strings.Builder
+	for i := 0; lock.Len() < 300<<10; i++ {
+		lock.WriteString(entry(i))
+	}
 	for _, tc := range []struct {
-		name  string
-		text  string
-		over  bool
-		want  string // the exact cut, when the lines decide it
-		bytes bool   // cut by bytes: a head and a tail of whole characters
+		name, text, want string
+		over             bool
 	}{
 		{name: "small", text: numberedLines(10)},
-		{name: "1,999 newlines", text: strings.Repeat("l\n", 1_999)},
+		{name: "2,000 lines", text: strings.Repeat("l\n", 1_999) + "l"},
 		{name: "50 KiB", text: strings.Repeat("x", opencodeBytes)},
-		// 2,000 newlines are 2,001 lines to bound, 2,000 to the shell.
-		{name: "2,000 newlines", text: strings.Repeat("l\n", 2_000), over: true, want: headTail(strings.Repeat("l\n", 2_000))},
-		{name: "5,000 lines", text: numberedLines(5_000), over: true, want: headTail(numberedLines(5_000))},
-		{name: "one long line", text: strings.Repeat("é", 100_000), over: true, bytes: true},
-		{name: "lines then bytes", text: strings.Repeat(strings.Repeat("z", 99)+"\n", 3_000), over: true, bytes: true},
-		{name: "few long lines", text: strings.Repeat(strings.Repeat("ß", 20_000)+"\n", 3), over: true, bytes: true},
+		// 2,000 newlines are 2,001 lines: the line limit stops it.
+		{name: "2,000 newlines", text: strings.Repeat("l\n", 2_000), over: true,
+			want: strings.TrimSuffix(strings.Repeat("l\n", 2_000), "\n") + "\n\n...1 lines truncated...\n\n" + hint},
+		{name: "one long line", text: strings.Repeat("é", 30_000), over: true,
+			want: "\n\n...60000 bytes truncated...\n\n" + hint},
+		{name: "bytes stop first", text: strings.Repeat(strings.Repeat("z", 99)+"\n", 1_000), over: true,
+			want: strings.TrimSuffix(strings.Repeat(strings.Repeat("z", 99)+"\n", 512), "\n") + fmt.Sprintf("\n\n...%d bytes truncated...\n\n", 100_000-(512*100-1)) + hint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if opencodeBoundOver(tc.text) != tc.over {
+			if opencodeOutputOver(tc.text) != tc.over {
 				t.Fatalf("over %v, want %v", !tc.over, tc.over)
 			}
-			if !tc.over {
-				return
-			}
-			got := opencodeBound(tc.text, loc)
-			if len(got) > opencodeBytes || strings.Count(got, "\n")+1 > opencodeLines || !utf8.ValidString(got) {
-				t.Errorf("%d bytes, %d lines, valid %v", len(got), strings.Count(got, "\n")+1, utf8.ValidString(got))
-			}
-			if tc.want != "" && got != tc.want {
-				t.Errorf("got %.80q…, want the first and last %d lines around the marker", got, half)
-			}
-			if !tc.bytes {
-				return
-			}
-			head, tail, ok := strings.Cut(got, "\n\n"+marker+"\n\n")
-			if !ok {
-				t.Fatalf("no marker in %.80q", got)
-			}
-			if !strings.HasPrefix(tc.text, head) || !strings.HasSuffix(tc.text, tail) {
-				t.Error("head or tail not the text's")
-			}
-			// Whole characters only, and as many as fit (a character is
-			// at most 4 bytes).
-			if hb, tb := (budget+1)/2, budget/2; len(head) > hb || len(head) <= hb-utf8.UTFMax || len(tail) > tb || len(tail) <= tb-utf8.UTFMax {
-				t.Errorf("head %d of %d bytes, tail %d of %d", len(head), hb, len(tail), tb)
+			if tc.over {
+				if got := opencodeHeadCut(tc.text, loc); got != tc.want {
+					t.Errorf("got %d bytes …%q, want %d …%q", len(got), got[max(0, len(got)-80):], len(tc.want), tc.want[max(0, len(tc.want)-80):])
+				}
 			}
 		})
 	}
-	if got := opencodeBound(numberedLines(5_000), ""); !strings.Contains(got, "\n\n... output truncated ...\n\n") || strings.Contains(got, "saved to") {
-		t.Errorf("no spill file: %q", got[len(got)/2-60:len(got)/2+60])
-	}
-	// A path too long to leave room: the marker alone, within both limits.
-	huge := "/" + strings.Repeat("d/", opencodeBytes)
-	if got := opencodeBound(numberedLines(5_000), huge); len(got) > opencodeBytes || !strings.HasPrefix(opencodeMarker(huge), got) || strings.Count(got, "\n") > 0 {
-		t.Errorf("huge marker: %d bytes", len(got))
-	}
-}
-
-// TestOpencodeHeadTail: bound's split on tiny inputs — half the lines
-// (the head gets the odd one), then half the bytes of what they kept.
-// The cases' results are what the binary's tB returns for them.
-func TestOpencodeHeadTail(t *testing.T) {
-	for _, tc := range []struct {
-		text             string
-		lines, bytes     int
-		wantHead, wantTl string
-	}{
-		{"a\nb", 5, 100, "a\nb", ""},
-		{"a\nb\nc\nd\ne", 3, 100, "a\nb", "e"},
-		{"a\nb\nc\nd\ne", 4, 100, "a\nb", "d\ne"},
-		{"a\nb\nc\nd\ne", 1, 100, "a", ""},
-		{"abcdef", 10, 3, "ab", "f"},
-		{"abcdef", 10, 4, "ab", "ef"},
-		{"ééé", 10, 3, "é", ""},              // 2 bytes of head, 1 of tail: no half characters
-		{"ééé", 10, 5, "é", "é"},             // 3 and 2 bytes
-		{"aa\nbb\ncc\ndd", 2, 4, "aa", "dd"}, // the lines kept are "aa\ndd", 5 bytes
-		{"€€\nx\ny\n€€", 2, 9, "€", "€"},     // 13 bytes kept: 5 of head, 4 of tail
-		{"€€\nx\ny\n€€", 2, 12, "€€", "€€"},  // 6 and 6
-		{"€€\nx\ny\n€€", 2, 13, "€€", "€€"},  // the lines fit
-	} {
-		head, tail := opencodeHeadTail(tc.text, tc.lines, tc.bytes)
-		if head != tc.wantHead || tail != tc.wantTl {
-			t.Errorf("opencodeHeadTail(%q, %d, %d) = %q, %q; want %q, %q", tc.text, tc.lines, tc.bytes, head, tail, tc.wantHead, tc.wantTl)
-		}
+	// The measured case, on a lock file built the same way (its header
+	// aside: the count of lines and bytes kept is what is checked).
+	text := "{\n  \"name\": \"app\",\n  \"lockfileVersion\": 3,\n  \"packages\": {\n" + lock.String() + "  }\n}\n"
+	got := opencodeHeadCut(text, loc)
+	body, rest, _ := strings.Cut(got, "\n\n...")
+	if n := strings.Count(body, "\n") + 1; n != 1_297 || len(body) != 51_197 || !strings.HasPrefix(rest, fmt.Sprintf("%d bytes truncated...", len(text)-51_197)) {
+		t.Errorf("the lock file: %d lines, %d bytes kept, then %.40q; opencode kept 1,297 lines, 51,197 bytes", n, len(body), rest)
 	}
 }
 
@@ -360,10 +312,9 @@ func TestOpencodePresetByTool(t *testing.T) {
 		{"bash", false, true, "spilled", "bytes truncated..."},
 		{"read", true, false, "trimmed", "(Output capped at 50 KB. Showing lines 1-"},
 		{"Read", true, false, "trimmed", "Use offset="},
-		{"grep", true, true, "spilled", "... output truncated; full content saved to "},
-		{"glob", true, true, "spilled", "... output truncated; full content saved to "},
-		{"webfetch", true, true, "spilled", "... output truncated; full content saved to "},
-		{"mcp__docs__search", true, true, "spilled", "... output truncated; full content saved to "},
+		{"grep", true, false, "spilled", "bytes truncated...\n\nThe tool call succeeded but the output was truncated. Full output saved to: "},
+		{"webfetch", true, false, "spilled", "Use the Task tool to have explore agent process this file"},
+		{"fs_read_text_file", true, false, "spilled", "bytes truncated...\n\nThe tool call succeeded but the output was truncated. Full output saved to: "},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"q": "x"})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -121,32 +120,6 @@ func tailChars(s string, n int) string {
 		i++
 	}
 	return ""
-}
-
-// headBytes returns the longest prefix of s within n bytes that ends on
-// a character boundary (for valid UTF-8: whole characters only).
-func headBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := max(n, 0)
-	for k := 0; i > 0 && k < utf8.UTFMax && !utf8.RuneStart(s[i]); k++ {
-		i--
-	}
-	return s[:i]
-}
-
-// tailBytes returns the longest suffix of s within n bytes that starts on
-// a character boundary.
-func tailBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := len(s) - max(n, 0)
-	for k := 0; i < len(s) && k < utf8.UTFMax && !utf8.RuneStart(s[i]); k++ {
-		i++
-	}
-	return s[i:]
 }
 
 // isShell reports whether name is one of the names coding agents give
