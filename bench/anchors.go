@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -303,37 +304,46 @@ const (
 	opencodeLines = 2_000
 )
 
-// opencodeOver reports whether opencode's shell tool cuts text.
+// opencodeOver reports whether opencode cuts text, its shell's output or
+// an MCP tool's result (Truncate.output): more than 2,000 lines (split at
+// \n, so its newlines plus one) or more than 50 KiB.
 func opencodeOver(text string) bool {
-	return len(text) > opencodeBytes || strings.Count(text, "\n") > opencodeLines
+	return len(text) > opencodeBytes || strings.Count(text, "\n")+1 > opencodeLines
 }
 
-// opencodeCut is opencode's cut of a shell result: the last whole lines
-// that fit in 50 KiB and 2,000 lines, after a note with the count removed
-// and the file that holds it all ("" when none was saved).
+// opencodeCut is opencode 1.18.33's cut of a shell result (the shell
+// tool's own, read off the binary and measured: one 307,342-byte cat
+// reached the proxy as 51,343 characters): the last lines (split at \n)
+// whose bytes, with the newlines between them, fit in 50 KiB, at most
+// 2,000 (of a last line longer than that, its last whole characters within
+// 50 KiB), after "...output truncated..." and the file that holds it all
+// ("" when none was saved). How much opencode keeps also depends on how
+// the pipe's reads fell (it holds the last reads within 100 KB, dropping
+// whole reads from the front): this is the case where they left it 50 KB.
 func opencodeCut(text, loc string) string {
-	lines := strings.SplitAfter(text, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	lines := strings.Split(text, "\n")
+	var kept []string // from the last line back
+	size := 0
+	for i := len(lines) - 1; i >= 0 && len(kept) < opencodeLines; i-- {
+		add := len(lines[i])
+		if len(kept) > 0 {
+			add++
+		}
+		if size+add > opencodeBytes {
+			if len(kept) == 0 {
+				kept = append(kept, strings.ToValidUTF8(lines[i][len(lines[i])-opencodeBytes:], ""))
+			}
+			break
+		}
+		kept = append(kept, lines[i])
+		size += add
 	}
-	size, k := 0, len(lines)
-	for k > 0 && len(lines)-k < opencodeLines && size+len(lines[k-1]) <= opencodeBytes {
-		k--
-		size += len(lines[k])
-	}
-	tail := strings.Join(lines[k:], "")
-	if k == len(lines) { // one line longer than the limit: its last bytes
-		tail = strings.ToValidUTF8(text[len(text)-opencodeBytes:], "")
-	}
-	unit, removed := "bytes", len(text)-len(tail)
-	if len(lines)-k >= opencodeLines {
-		unit, removed = "lines", k
-	}
-	hint := "The tool call succeeded but the output was truncated."
+	slices.Reverse(kept)
+	note := "...output truncated...\n\n"
 	if loc != "" {
-		hint += " Full output saved to: " + loc + "\nUse Grep to search the full content or Read with offset/limit to view specific sections."
+		note += "Full output saved to: " + loc + "\n\n"
 	}
-	return fmt.Sprintf("...%d %s truncated...\n\n%s\n\n%s", removed, unit, hint, tail)
+	return note + strings.Join(kept, "\n")
 }
 
 // opencodeLineChars is the read tool's limit on one line, in JavaScript
@@ -419,13 +429,6 @@ func opencodeReadOver(text string) bool {
 	return cut
 }
 
-// opencodeOutputOver reports whether opencode's Truncate.output cuts
-// text: more than 2,000 lines (split at \n, so its newlines plus one) or
-// more than 50 KiB.
-func opencodeOutputOver(text string) bool {
-	return len(text) > opencodeBytes || strings.Count(text, "\n")+1 > opencodeLines
-}
-
 // opencodeTaskHint is what opencode says after a cut output when the agent
 // may call its task tool (the default agent may): where the whole output
 // is, and to have a subagent read it.
@@ -476,13 +479,13 @@ func geminiCLIPreset() Preset {
 // opencodePreset is opencode's result rules as measured and as read off
 // its binary: each tool kind cut its own way.
 func opencodePreset() Preset {
-	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51 KB of tail shown of a 307,272-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (MCP tools; its grep, glob and fetch cap themselves) over them saved to a file and shown as its first lines within both, how much was cut, and the path (measured through the proxy with the filesystem MCP server); compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
+	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51,343 characters of tail shown of a 307,342-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (MCP tools; its grep, glob and fetch cap themselves) over them saved to a file and shown as its first lines within both, how much was cut, and the path (measured through the proxy with the filesystem MCP server); compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
 		build: func(env replay.Env) (*replay.Config, error) {
 			return &replay.Config{
 				Guards: []harness.Guard{capGuard(
 					capRule{by: "opencode", tools: isShell, when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }},
 					capRule{by: "opencode", tools: isRead, when: opencodeReadOver, cut: func(s string) string { out, _ := opencodeReadCut(s); return out }},
-					capRule{by: "opencode", when: opencodeOutputOver, spillShow: opencodeHeadCut, cut: func(s string) string { return opencodeHeadCut(s, "") }},
+					capRule{by: "opencode", when: opencodeOver, spillShow: opencodeHeadCut, cut: func(s string) string { return opencodeHeadCut(s, "") }},
 				)},
 				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: window(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil

@@ -24,8 +24,9 @@ func catOutput() string {
 // TestMeasuredPeers replays one 307,272-byte cat under each measured
 // peer's preset and compares what the model is shown with what the real
 // CLI showed: Claude Code 2.1.197 2,230 bytes, Codex 0.171.0 10,212
-// characters, Gemini CLI 0.61.0 40,281 bytes, opencode 1.18.33 51 KB of
-// tail (the three that keep the rest say where).
+// characters, Gemini CLI 0.61.0 40,281 bytes, opencode 1.18.33 51,343
+// characters of tail, of a 307,342-byte cat in a run whose pipe reads
+// left it 50 KB (the three that keep the rest say where).
 func TestMeasuredPeers(t *testing.T) {
 	out := catOutput()
 	if len(out) != 307_272 {
@@ -50,7 +51,7 @@ func TestMeasuredPeers(t *testing.T) {
 		{"claude-code", 2_230, false, 0.05, true, false, "Full output saved to: ", "<persisted-output>"},
 		{"codex", 10_212, true, 0.02, true, true, "", "tokens truncated…"},
 		{"gemini-cli", 40_281, false, 0.01, true, true, "For full output see: ", "characters omitted"},
-		{"opencode", 51 << 10, false, 0.02, false, true, "Full output saved to: ", "bytes truncated..."},
+		{"opencode", 51_343, false, 0.01, false, true, "Full output saved to: ", "...output truncated...\n\n"},
 	} {
 		t.Run(tc.preset, func(t *testing.T) {
 			p, err := Lookup(tc.preset)
@@ -91,8 +92,8 @@ func TestMeasuredCutsUnderLimit(t *testing.T) {
 	if !opencodeOver(strings.Repeat("l\n", 2_001)) {
 		t.Error("opencode keeps 2,001 lines")
 	}
-	lines := opencodeCut(strings.Repeat("l\n", 5_000), "")
-	if strings.Count(lines, "\n") > 2_000+6 || !strings.HasPrefix(lines, "...3000 lines truncated...") {
+	// 5,000 newlines are 5,001 lines, the last empty: the last 2,000.
+	if lines := opencodeCut(strings.Repeat("l\n", 5_000), ""); lines != "...output truncated...\n\n"+strings.Repeat("l\n", 1_999) {
 		t.Errorf("by lines: %.60q, %d lines", lines, strings.Count(lines, "\n"))
 	}
 	one := opencodeCut(strings.Repeat("é", 100_000), "f")
@@ -130,7 +131,7 @@ func FuzzMeasuredCuts(f *testing.F) {
 				t.Fatalf("opencode: %d bytes", len(got))
 			}
 		}
-		if opencodeOutputOver(text) {
+		if opencodeOver(text) {
 			got := opencodeHeadCut(text, "/f")
 			body, _, _ := strings.Cut(got, "\n\n...")
 			if len(body) > opencodeBytes || strings.Count(body, "\n") >= opencodeLines || !strings.HasPrefix(text, body) || valid && !utf8.ValidString(got) {
@@ -274,7 +275,7 @@ func TestOpencodeHeadCut(t *testing.T) {
 			want: strings.TrimSuffix(strings.Repeat(strings.Repeat("z", 99)+"\n", 512), "\n") + fmt.Sprintf("\n\n...%d bytes truncated...\n\n", 100_000-(512*100-1)) + hint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if opencodeOutputOver(tc.text) != tc.over {
+			if opencodeOver(tc.text) != tc.over {
 				t.Fatalf("over %v, want %v", !tc.over, tc.over)
 			}
 			if tc.over {
@@ -309,7 +310,7 @@ func TestOpencodePresetByTool(t *testing.T) {
 		head, tail   bool
 		state, shows string
 	}{
-		{"bash", false, true, "spilled", "bytes truncated..."},
+		{"bash", false, true, "spilled", "...output truncated...\n\nFull output saved to: "},
 		{"read", true, false, "trimmed", "(Output capped at 50 KB. Showing lines 1-"},
 		{"Read", true, false, "trimmed", "Use offset="},
 		{"grep", true, false, "spilled", "bytes truncated...\n\nThe tool call succeeded but the output was truncated. Full output saved to: "},

@@ -39,7 +39,7 @@ function head(text,loc){
   return ` + "`${n}\n\n...${u} ${Y} truncated...\n\n${t}`" + `;
 }
 const cases=JSON.parse(require("fs").readFileSync(0,"utf8"));
-process.stdout.write(JSON.stringify(cases.map(c=>c.Op==="head"?[head(c.Text,c.Loc)]:[read(c.Text)])));
+process.stdout.write(JSON.stringify(cases.map(c=>c.Op==="head"?[head(c.Text,c.Loc)]:c.Op==="shell"?(r=>[r.cut?"cut":"",r.text])(es(c.Text,2000,51200)):[read(c.Text)])));
 `
 
 // opencodeHeadSource is Truncate.output's loop from the head as the
@@ -47,8 +47,10 @@ process.stdout.write(JSON.stringify(cases.map(c=>c.Op==="head"?[head(c.Text,c.Lo
 const opencodeHeadSource = `if(j==="head")for(r=0;r<m.length&&r<y;r++){let x=Buffer.byteLength(m[r],"utf-8")+(r>0?1:0);if(b+x>w){k=!0;break}l.push(m[r]),b+=x}`
 
 // checkOpencodeBinary skips unless node is installed, and checks, when the
-// pinned opencode is, that its binary still holds the code transcribed.
-func checkOpencodeBinary(t *testing.T) {
+// pinned opencode is, that its binary still holds the code transcribed. It
+// returns the binary's own cut of a shell output (its function es), or ""
+// when opencode is not installed.
+func checkOpencodeBinary(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skipf("node is not on PATH: %v", err)
@@ -59,8 +61,8 @@ func checkOpencodeBinary(t *testing.T) {
 	}
 	bin, err := os.ReadFile(filepath.Join(dir, "node_modules", "opencode-linux-x64", "bin", "opencode"))
 	if err != nil {
-		t.Logf("opencode is not installed (%v): the transcription is not checked against its binary", err)
-		return
+		t.Logf("opencode is not installed (%v): the transcription is not checked against its binary, nor the shell's cut", err)
+		return ""
 	}
 	for _, src := range []string{opencodeHeadSource, "...${u} ${Y} truncated...", "Use the Task tool to have explore agent process this file with Grep and Read (with offset/limit). Do NOT read the full file yourself - delegate to save context.",
 		"Output capped at ${Ys}. Showing lines ${q.offset}-${N}. Use offset=${K} to continue."} {
@@ -68,6 +70,13 @@ func checkOpencodeBinary(t *testing.T) {
 			t.Errorf("the opencode binary no longer holds %.80q: another version? transcribe it again", src)
 		}
 	}
+	start := bytes.Index(bin, []byte("function es(o,e,r){"))
+	end := bytes.Index(bin[max(start, 0):], []byte("}var ts="))
+	if start < 0 || end < 0 {
+		t.Error("no shell cut (function es) in the opencode binary: another version?")
+		return ""
+	}
+	return string(bin[start : start+end+1])
 }
 
 // TestOpencodeAgainstBinary runs opencode's cut of an MCP tool's result
@@ -80,8 +89,11 @@ func TestOpencodeAgainstBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs node on a few MB")
 	}
-	checkOpencodeBinary(t)
+	shell := checkOpencodeBinary(t)
 	js := opencodeReadJS
+	if shell != "" {
+		js = shell + ";" + js
+	}
 	type tcase struct{ Op, Text, Loc string }
 	r := rand.New(rand.NewPCG(1, 2))
 	units := []string{"a", "é", "€", "😀", "\n", "line\n", "xx", "\r\n", " "}
@@ -95,6 +107,9 @@ func TestOpencodeAgainstBinary(t *testing.T) {
 		cases = append(cases,
 			tcase{Op: "head", Text: text, Loc: "/tmp/o" + strings.Repeat("é", r.IntN(30))},
 			tcase{Op: "read", Text: text})
+		if shell != "" {
+			cases = append(cases, tcase{Op: "shell", Text: text})
+		}
 	}
 	in, err := json.Marshal(cases)
 	if err != nil {
@@ -114,8 +129,17 @@ func TestOpencodeAgainstBinary(t *testing.T) {
 	for i, c := range cases {
 		var got []string
 		switch c.Op {
+		case "shell":
+			if opencodeOver(c.Text) != (want[i][0] == "cut") {
+				t.Errorf("case %d: the preset cuts %v, opencode %q", i, opencodeOver(c.Text), want[i][0])
+				continue
+			}
+			if want[i][0] == "" {
+				continue
+			}
+			got, want[i] = []string{strings.TrimPrefix(opencodeCut(c.Text, ""), "...output truncated...\n\n")}, want[i][1:]
 		case "head":
-			if !opencodeOutputOver(c.Text) {
+			if !opencodeOver(c.Text) {
 				if want[i][0] != c.Text {
 					t.Errorf("case %d: opencode cut a text within its limits", i)
 				}
