@@ -64,7 +64,15 @@ func newRecordedClock(recs []*replay.Recording) *recordedClock {
 	for r, rec := range recs {
 		first := ""
 		if len(rec.Turns) > 0 {
+			// The request's first user message: the turn's first context
+			// message sent before its input, else the input.
 			first = rec.Turns[0].Input
+			for _, cm := range rec.Turns[0].Context {
+				if !cm.AfterInput {
+					first = cm.Text
+					break
+				}
+			}
 		}
 		for _, t := range rec.Turns {
 			for _, call := range t.Calls {
