@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -224,7 +225,7 @@ func (b *ocBuilder) summary(parts []ocPart) {
 	}
 	b.n().summaries++
 	var tail []string
-	if i := b.renderedIndex(b.compaction); i >= 0 {
+	if i := slices.IndexFunc(b.rendered, func(r ocRendered) bool { return r.id == b.compaction }); b.compaction != "" && i >= 0 {
 		for _, r := range b.rendered[i:] {
 			tail = append(tail, r.text)
 		}
@@ -233,15 +234,6 @@ func (b *ocBuilder) summary(parts []ocPart) {
 	b.start()
 	b.rec.Turns = append(b.rec.Turns, &Turn{Input: joinNonEmpty(ocCompactionPrompt, text, strings.Join(tail, "\n\n"))})
 	b.msgs = 2
-}
-
-func (b *ocBuilder) renderedIndex(id string) int {
-	for i, r := range b.rendered {
-		if id != "" && r.id == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // assistant adds an assistant message: one call per step.
