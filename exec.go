@@ -76,7 +76,7 @@ func (e *Engine) call(ctx context.Context, info CallInfo, call ToolCall) *ToolRe
 	}
 	info.Spec = t.spec
 	if err := t.validator.check(call.Args); err != nil {
-		return e.refuse(ctx, info, call, ErrorResult("%s: %v. Fix the arguments and call again.", call.Name, err))
+		return e.refuse(ctx, info, call, argumentsError(info.View, t.spec, err))
 	}
 	if e.opts.Approver != nil && needsApproval(t.spec) {
 		ok, err := e.opts.Approver(WithCallInfo(e.withObserver(ctx), info), call, t.spec)
@@ -260,4 +260,20 @@ func wholeRunes(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// argumentsError is the result of a call whose arguments fail its tool's
+// schema. When the request showed the model another schema for the tool
+// than the engine checks (a selector's stub of a deferred tool,
+// toolselect.Stub), the result carries the full schema: the model called
+// from the short form and learns the rest from this one result.
+func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
+	if v != nil && len(spec.InputSchema) > 0 {
+		for _, shown := range v.Tools {
+			if shown.Name == spec.Name && !bytes.Equal(shown.InputSchema, spec.InputSchema) {
+				return ErrorResult("%s: %v. Its full input schema (the tool list shows a short form): %s. Fix the arguments and call again.", spec.Name, err, spec.InputSchema)
+			}
+		}
+	}
+	return ErrorResult("%s: %v. Fix the arguments and call again.", spec.Name, err)
 }

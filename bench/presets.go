@@ -43,6 +43,9 @@ type harnessConfig struct {
 	// reselect is toolselect.Selector.NoSticky: every turn selects
 	// afresh, even when its list breaks the cached prefix.
 	reselect bool
+	// deferTools is toolselect.Selector.Defer: tools the first turn does
+	// not select are offered as stubs.
+	deferTools bool
 	// clearAt, when > 0, starts compaction's chunked clearing when a
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
@@ -111,7 +114,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	st := stack.New(&sc)
 	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
-		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect}
+		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools}
 	}
 	return cfg, nil
 }
@@ -169,6 +172,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-no-sticky", "harness whose tool selection starts afresh every turn (toolselect.Selector.NoSticky): a turn's new list breaks the cached prefix of the whole conversation; the default before selections were kept across turns", func(h *harnessConfig) { h.reselect = true }),
+		abl("harness+defer", "harness whose tool selection defers the tools the first turn does not select (toolselect.Selector.Defer): they are offered as stubs on every request, so the list never changes, and a deferred tool's first call is priced as one more round that returns its full schema", func(h *harnessConfig) { h.deferTools = true }),
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),

@@ -204,7 +204,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
 	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
-		report: &Report{Recording: rec.ID, Policy: pol.Name}}
+		report: &Report{Recording: rec.ID, Policy: pol.Name}, revealed: map[string]bool{}}
 	e.eng, err = harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
 		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws, Now: func() time.Time { return e.clock }})
 	if err != nil {
@@ -253,6 +253,8 @@ type engine struct {
 	byUse     map[[2]int][]Needle
 	// Results whose model text is taken from the next request.
 	waiting []int
+	// revealed names the deferred tools a reveal round has shown whole.
+	revealed map[string]bool
 }
 
 // recordedModel is the replay's model: it answers each request with the
@@ -316,6 +318,11 @@ func (e *engine) run(ctx context.Context) error {
 func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
 	e.clock = rc.Time // the engine's clock reads the recorded times (View.Idle)
+	if !rc.Final {
+		if err := e.reveal(ctx, turn, rc); err != nil {
+			return false, err
+		}
+	}
 	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, rc.Final, false)
 	if err != nil {
 		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)

@@ -22,7 +22,10 @@
 // provider's prompt cache for the whole conversation. A turn the list does
 // not serve offers every tool, from then on: the list changes at most once
 // after the first turn (Selector.StickyTop, StickyShare; NoSticky selects
-// afresh every turn). When ranking fails
+// afresh every turn). Defer (opt-in) offers, instead, every tool on every
+// turn, the first turn's selection whole and the rest as a [Stub]: the list
+// never changes, and a deferred tool is called from its short form (the
+// engine returns the full schema when the arguments do not fit). When ranking fails
 // or takes longer than Timeout (4 s), the turn offers every tool and an
 // event says why: selection may make a turn cheaper, never make it fail.
 //

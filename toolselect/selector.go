@@ -76,6 +76,15 @@ type Selector struct {
 	StickyTop   int
 	StickyShare float64
 	NoSticky    bool
+	// Defer offers every tool on every turn, the ones the conversation's
+	// first turn did not select as a Stub (name, first sentence,
+	// parameter names): the list is the same bytes on every request of
+	// the conversation, so no change of subject breaks the prompt cache,
+	// and a turn that needs a deferred tool calls it instead of waiting
+	// for a new list (the engine answers arguments that do not fit the
+	// full schema with the schema). It replaces the sticky rule: a
+	// deferred list never settles on every tool.
+	Defer bool
 
 	once    sync.Once
 	ranker  Ranker
@@ -135,7 +144,10 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	now, err := s.freshOf(ctx, conv, input, set)
 	var sel []bool
 	mode := modeRanked
-	if err == nil {
+	switch {
+	case err == nil && s.Defer:
+		sel, mode, err = s.firstTurn(ctx, conv, set, now)
+	case err == nil:
 		sel, mode, err = s.chooseTurn(ctx, conv, set, now)
 	}
 	if err != nil {
@@ -146,9 +158,14 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		return tools, nil
 	}
 	out := make([]harness.ToolSpec, 0, len(sel))
+	deferred := 0
 	for i, t := range tools {
-		if sel[i] {
+		switch {
+		case sel[i]:
 			out = append(out, t)
+		case s.Defer:
+			out = append(out, Stub(t))
+			deferred++
 		}
 	}
 	got := Measure(out)
@@ -157,7 +174,14 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	data["must_keep"] = keepNames(tools, now.keep)
 	data["elapsed_ms"] = time.Since(start).Milliseconds()
 	data["mode"] = mode
+	if s.Defer {
+		data["deferred"] = deferred
+	}
 	switch mode {
+	case modeDeferred:
+		emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): the first turn's selection, kept for the conversation so the prompt cache holds",
+			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes), data)
+		return out, nil
 	case modeKept:
 		emit(harness.EventPolicy, fmt.Sprintf("kept the previous turn's %d of %d tools (%d of %d schema bytes): they serve this turn, and another list would break the prompt cache",
 			got.Tools, all.Tools, got.Bytes, all.Bytes), data)
@@ -165,6 +189,11 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	case modeSettled:
 		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
 			all.Tools), data)
+		return out, nil
+	}
+	if s.Defer {
+		emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
+			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
 		return out, nil
 	}
 	emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
