@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // FormatCodex is an OpenAI Codex CLI rollout.
@@ -310,29 +311,9 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 }
 
 // cxContext reports whether a message Codex recorded on the user's side is
-// one Codex adds rather than the user's words: a developer (or system)
-// message (sandbox permissions, collaboration mode), or a user message that
-// opens as the ones Codex itself tells from a user's turn (its
-// is_contextual_user_message: AGENTS.md and user instructions, the
-// environment, a skill, a shell command the user ran, an interrupted turn,
-// a context update, a sub-agent's notification). Codex sends each as an
-// input item of its own in the same request as the prompt. In the rollouts
-// that record event_msg user_message (one per prompt typed), no such event
-// follows any of them, and one follows every other user message but a
-// warning Codex adds between a call and its output.
-func cxContext(role, text string) bool {
-	if role == "developer" || role == "system" {
-		return true
-	}
-	t := strings.TrimLeft(text, " \t\r\n")
-	for _, p := range []string{"# AGENTS.md instructions for ", "<user_instructions>", "<environment_context>", "<skill",
-		"<user_shell_command>", "<turn_aborted>", "<context_update>", "<subagent_notification>"} {
-		if len(t) >= len(p) && strings.EqualFold(t[:len(p)], p) {
-			return true
-		}
-	}
-	return false
-}
+// one Codex adds rather than the user's words (clientctx.Codex says which
+// and why).
+func cxContext(role, text string) bool { return clientctx.Codex(role, text) }
 
 // cxOutput reads a tool output: a string, or {content, success} (the
 // function-call output payload), or content items.

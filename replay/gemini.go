@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // FormatGeminiCLI is a Gemini CLI chat.
@@ -194,28 +195,13 @@ func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) erro
 // it compressed, as a user message; gemCompressionAck is the reply it
 // writes after it itself, with no model call (chatCompressionService).
 const (
-	gemSnapshot       = "<state_snapshot>"
+	gemSnapshot       = clientctx.GeminiSnapshot
 	gemCompressionAck = "Got it. Thanks for the additional context!"
 )
 
 // gemContext reports whether a user content's text is one Gemini CLI adds
-// rather than the user's words: the session context it sends first (the
-// date, the system, the workspace's folders: "<session_context>", or in
-// older versions the bare "This is the Gemini CLI. We are setting up the
-// context for our chat."), the summary it puts in place of a compressed
-// history (gemSnapshot), or the editor's context it sends before a
-// prompt when an IDE is connected. Gemini CLI sends each as a Content of
-// its own in the same request as the prompt.
-func gemContext(text string) bool {
-	t := strings.TrimLeft(text, " \t\r\n")
-	for _, p := range []string{"<session_context>", "This is the Gemini CLI. We are setting up the context for our chat.", gemSnapshot,
-		"Here is the user's editor context", "Here is a summary of changes in the user's editor context"} {
-		if strings.HasPrefix(t, p) {
-			return true
-		}
-	}
-	return false
-}
+// rather than the user's words (clientctx.Gemini says which and why).
+func gemContext(text string) bool { return clientctx.Gemini(text) }
 
 func (b *gemBuilder) call(off int64) *Call {
 	t := b.fold.call(b.rec)

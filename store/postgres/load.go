@@ -69,6 +69,8 @@ func loadTx(ctx context.Context, tx pgx.Tx, id string, full bool) (*harness.Conv
 	}
 	err := rows.Run(queryIn(ctx, tx),
 		rows.Step{What: "turns", SQL: `SELECT ` + rows.TurnColumns + ` FROM turns WHERE conv_id = $1 ORDER BY idx`, Args: []any{b(id)}, Row: l.ScanTurn},
+		rows.Step{What: "turn context", SQL: `SELECT ` + rows.ContextColumns + ` FROM turn_context WHERE conv_id = $1 ORDER BY turn, seq`,
+			Args: []any{b(id)}, Row: l.ScanContext},
 		rows.Step{What: "rounds", SQL: `SELECT ` + rows.RoundColumns + `
 FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
 WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRound},

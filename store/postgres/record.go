@@ -55,7 +55,17 @@ ON CONFLICT (id) DO UPDATE SET updated_ns = excluded.updated_ns`, b(convID), now
 	}
 	w.queue(fmt.Sprintf("turn %d of %s", turn.Index, convID), `INSERT INTO turns (conv_id, idx, input, started_ns) VALUES ($1, $2, $3, $4)`,
 		b(convID), turn.Index, b(turn.Input), codec.NS(turn.Started))
+	addContext(w, convID, turn)
 	return nil
+}
+
+// addContext queues the rows of turn's context messages.
+func addContext(w *txw, convID string, turn *harness.Turn) {
+	for i, cm := range turn.Context {
+		w.queue(fmt.Sprintf("context message %d of turn %d of %s", i+1, turn.Index, convID),
+			`INSERT INTO turn_context (conv_id, turn, seq, after_input, text) VALUES ($1, $2, $3, $4, $5)`,
+			b(convID), turn.Index, i+1, cm.AfterInput, b(cm.Text))
+	}
 }
 
 // AddRound stores a complete round: its assistant message and calls,
@@ -254,6 +264,7 @@ func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
 	input_tokens, cached_tokens, cache_write_tokens, output_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 				b(conv.ID), t.Index, b(t.Input), codec.NS(t.Started), b(string(t.Outcome)), codec.NS(t.Ended),
 				t.Usage.Input, t.Usage.Cached, t.Usage.CacheWrite, t.Usage.Output)
+			addContext(w, conv.ID, t)
 			for _, r := range t.Rounds {
 				if err := addRound(w, conv.ID, t.Index, r, nil); err != nil {
 					return err

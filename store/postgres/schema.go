@@ -12,7 +12,9 @@ import (
 
 // migrations is the schema history. Version 1 is what store/sqlite's
 // schema v5 holds, in PostgreSQL's types; version 2 adds when each round's
-// response arrived (harness.Round.Answered), as store/sqlite's v8.
+// response arrived (harness.Round.Answered), as store/sqlite's v8;
+// version 3 each turn's context messages (harness.Turn.Context), as
+// store/sqlite's v9.
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -225,6 +227,20 @@ CREATE INDEX view_cuts_by_call ON view_cuts (conv_id, turn, call_id);
 -- this version, which load with a zero time (View.Idle then falls back to
 -- the turns' end times).
 ALTER TABLE rounds ADD COLUMN answered_ns bigint NOT NULL DEFAULT 0;
+`},
+	{Version: 3, Name: "context messages of each turn", SQL: `
+-- harness.Turn.Context: one row per message, seq in the turn's order;
+-- after_input for a message the client sent after the turn's input.
+-- Turns stored before this version have none: they load without context.
+CREATE TABLE turn_context (
+	conv_id     bytea NOT NULL,
+	turn        integer NOT NULL,
+	seq         integer NOT NULL,
+	after_input boolean NOT NULL DEFAULT false,
+	text        bytea NOT NULL,
+	PRIMARY KEY (conv_id, turn, seq),
+	FOREIGN KEY (conv_id, turn) REFERENCES turns (conv_id, idx) ON DELETE CASCADE
+);
 `},
 }
 

@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -43,7 +45,7 @@ func TestUpgradeFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conv.Turns[0].Answer() != "nothing" {
+	if conv.Turns[0].Answer() != "nothing" || conv.Turns[0].Context != nil {
 		t.Errorf("old turn loads as %+v", conv.Turns[0])
 	}
 	storetest.CheckAnswered(t, s, "c_old", 1, false)
@@ -51,4 +53,21 @@ func TestUpgradeFromV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.CheckAnswered(t, s, "c_old", 2, true)
+	// The new turn's context is kept.
+	conv, err = s.Load(ctx, "c_old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []harness.ContextMessage{{Text: "<environment_context/>"}, {Text: "<skill/>", AfterInput: true}}
+	turn := &harness.Turn{Index: 3, Input: "go", Context: want}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	turn.Outcome = harness.Answered
+	if err := s.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Load(ctx, "c_old"); err != nil || !reflect.DeepEqual(got.Turns[2].Context, want) || got.Turns[0].Context != nil {
+		t.Errorf("context after upgrade: %+v, %v", got, err)
+	}
 }

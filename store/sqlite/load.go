@@ -80,6 +80,8 @@ func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Con
 	}
 	err := rows.Run(queryIn(ctx, tx),
 		rows.Step{What: "turns", SQL: `SELECT ` + rows.TurnColumns + ` FROM turns WHERE conv_id = ? ORDER BY idx`, Args: []any{id}, Row: l.ScanTurn},
+		rows.Step{What: "turn context", SQL: `SELECT ` + rows.ContextColumns + ` FROM turn_context WHERE conv_id = ? ORDER BY turn, seq`,
+			Args: []any{id}, Row: l.ScanContext},
 		rows.Step{What: "rounds", SQL: `SELECT ` + rows.RoundColumns + `
 FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
 WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, Args: []any{id}, Row: l.ScanRound},

@@ -137,6 +137,12 @@ ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.Uni
 		convID, turn.Index, turn.Input, codec.NS(turn.Started)); err != nil {
 		return fmt.Errorf("sqlite store: turn %d of %s: %w", turn.Index, convID, err)
 	}
+	for i, cm := range turn.Context {
+		if _, err := w.exec(`INSERT INTO turn_context (conv_id, turn, seq, after_input, text) VALUES (?, ?, ?, ?, ?)`,
+			convID, turn.Index, i+1, boolInt(cm.AfterInput), cm.Text); err != nil {
+			return fmt.Errorf("sqlite store: context message %d of turn %d of %s: %w", i+1, turn.Index, convID, err)
+		}
+	}
 	return nil
 }
 

@@ -15,7 +15,8 @@ import (
 // version 5 every call a cut's model copy points at (harness.Cut.Refs);
 // version 6 the lease of the writer running a turn on each conversation;
 // version 7 payloads too large for one SQLite value, in chunks;
-// version 8 when each round's response arrived (harness.Round.Answered).
+// version 8 when each round's response arrived (harness.Round.Answered);
+// version 9 each turn's context messages (harness.Turn.Context).
 var migrations = []migrate.Step{
 	{Version: 1, Name: "transcript", SQL: `
 CREATE TABLE conversations (
@@ -261,6 +262,20 @@ CREATE TABLE result_chunks (
 -- this version, which load with a zero time (View.Idle then falls back to
 -- the turns' end times).
 ALTER TABLE rounds ADD COLUMN answered_ns INTEGER NOT NULL DEFAULT 0;
+`},
+	{Version: 9, Name: "context messages of each turn", SQL: `
+-- harness.Turn.Context: one row per message, seq in the turn's order;
+-- after_input = 1 for a message the client sent after the turn's input.
+-- Turns stored before this version have none: they load without context.
+CREATE TABLE turn_context (
+	conv_id     TEXT NOT NULL,
+	turn        INTEGER NOT NULL,
+	seq         INTEGER NOT NULL,
+	after_input INTEGER NOT NULL DEFAULT 0,
+	text        TEXT NOT NULL,
+	PRIMARY KEY (conv_id, turn, seq),
+	FOREIGN KEY (conv_id, turn) REFERENCES turns(conv_id, idx) ON DELETE CASCADE
+);
 `},
 }
 

@@ -69,6 +69,9 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if _, err := old.w.ExecContext(ctx, `SELECT answered_ns FROM rounds`); version < 8 && err == nil {
 		t.Fatalf("version %d already times rounds: the test does not test an upgrade", version)
 	}
+	if _, err := old.w.ExecContext(ctx, `SELECT text FROM turn_context`); version < 9 && err == nil {
+		t.Fatalf("version %d already keeps turn context: the test does not test an upgrade", version)
+	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +114,15 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Errorf("old full result: %v, %v", full, err)
 	}
 	storetest.CheckAnswered(t, s, "c_old", 1, false)
+	if conv.Turns[0].Context != nil || conv.Turns[0].Input != "what changed in v1?\ndetails" {
+		t.Errorf("old turn loads with input %q and context %+v", conv.Turns[0].Input, conv.Turns[0].Context)
+	}
 	// The upgraded file takes new turns.
 	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
 		t.Fatal(err)
 	}
+	checkUpgradedContext(t, s)
 	calls, err := s.Calls(ctx, "c_old", 0)
 	if err != nil || len(calls) != 3 || calls[0].Marker != "" {
 		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
@@ -310,4 +317,25 @@ func openCopy(t *testing.T, name string) *Store {
 		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
 	}
 	return s
+}
+
+// checkUpgradedContext checks that an upgraded file keeps a new turn's
+// context messages.
+func checkUpgradedContext(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	conv := harness.NewConversation("c_new_context")
+	want := []harness.ContextMessage{{Text: "<environment_context/>"}, {Text: "<skill/>", AfterInput: true}}
+	turn := &harness.Turn{Index: 1, Input: "go", Context: want}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	turn.Outcome = harness.Answered
+	if err := s.EndTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, conv.ID)
+	if err != nil || !reflect.DeepEqual(got.Turns[0].Context, want) {
+		t.Errorf("context after upgrade: %+v, %v", got, err)
+	}
 }

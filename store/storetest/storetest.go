@@ -82,6 +82,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 	}{
 		{"SaveLoadRoundTrip", testSaveLoadRoundTrip},
 		{"RoundAnswerTimes", testRoundAnswerTimes},
+		{"TurnContext", testTurnContext},
 		{"NotFound", testNotFound},
 		{"ReusedCallIDs", testReusedCallIDs},
 		{"BeginTurnRefusesStaleConversation", testStaleConversation},

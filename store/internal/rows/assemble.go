@@ -31,6 +31,16 @@ func (l *Loader) Turn(t *harness.Turn) {
 	l.turns[t.Index] = t
 }
 
+// Context adds a context message to turn turn.
+func (l *Loader) Context(turn int, cm harness.ContextMessage) error {
+	t := l.turns[turn]
+	if t == nil {
+		return fmt.Errorf("a context message belongs to a missing turn %d", turn)
+	}
+	t.Context = append(t.Context, cm)
+	return nil
+}
+
 // Round adds round r to turn turn.
 func (l *Loader) Round(turn int, r *harness.Round) error {
 	t := l.turns[turn]

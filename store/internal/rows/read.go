@@ -34,6 +34,9 @@ const ResultColumns = "r.turn, r.round, r.seq, r.call_id, r.tool, r.is_error, r.
 // CutColumns are a stored cut's, for Cut (after any key columns).
 const CutColumns = "kind, by, bytes_in, bytes_out, locator, of, refs"
 
+// ContextColumns are a turn_context row's, for ScanContext.
+const ContextColumns = "turn, after_input, text"
+
 // NoteColumns are a notes row's, for ScanNote.
 const NoteColumns = "after, text, by, clear_turn, clear_round"
 
@@ -139,6 +142,19 @@ func (l *Loader) ScanCut(sc Scanner) error {
 		return fmt.Errorf("result %d.%d.%d: %w", k.Turn, k.Round, k.Seq, err)
 	}
 	return l.Cut(k.Turn, k.Round, k.Seq, c)
+}
+
+// ScanContext reads ContextColumns and adds the context message to its
+// turn, after the ones read before it.
+func (l *Loader) ScanContext(sc Scanner) error {
+	var (
+		turn int
+		cm   harness.ContextMessage
+	)
+	if err := sc.Scan(&turn, &cm.AfterInput, Str{&cm.Text}); err != nil {
+		return err
+	}
+	return l.Context(turn, cm)
 }
 
 // ScanNote reads NoteColumns and adds the note.
