@@ -91,7 +91,7 @@ func ParseCodex(name string, data []byte) (*Recording, error) {
 // response_item, event_msg, turn_context, compacted) and the bare response
 // items of earlier versions. Response items are the conversation: a user
 // message is a turn's prompt, and the messages Codex adds itself (see
-// cxContext: developer messages, AGENTS.md, the environment, a skill's
+// clientctx.Codex: developer messages, AGENTS.md, the environment, a skill's
 // text) are the context of the prompt they precede, or follow before the
 // first response (Turn.Context), sent where they were; the items of one
 // response (reasoning, assistant message, function_call, custom_tool_call,
@@ -226,7 +226,7 @@ func (b *cxBuilder) addItem(src *source, off int64, path string, it *cxItem) err
 		}
 		if it.Role != "assistant" {
 			b.msgs++
-			b.fold.input(b.rec, text, cxContext(it.Role, text))
+			b.fold.input(b.rec, text, clientctx.Codex(it.Role, text))
 			b.call = nil
 			return nil
 		}
@@ -309,11 +309,6 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 	c.Results = append(c.Results, r)
 	sortResults(c)
 }
-
-// cxContext reports whether a message Codex recorded on the user's side is
-// one Codex adds rather than the user's words (clientctx.Codex says which
-// and why).
-func cxContext(role, text string) bool { return clientctx.Codex(role, text) }
 
 // cxOutput reads a tool output: a string, or {content, success} (the
 // function-call output payload), or content items.

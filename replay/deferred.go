@@ -28,10 +28,9 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error
 	var specs []harness.ToolSpec
 	for _, c := range rc.Assistant.ToolCalls {
 		full, ok := e.deferred(c.Name)
-		if !ok || e.revealed[c.Name] {
+		if !ok || e.revealed[c.Name] || slices.ContainsFunc(calls, func(r harness.ToolCall) bool { return r.Name == c.Name }) {
 			continue
 		}
-		e.revealed[c.Name] = true
 		calls = append(calls, harness.ToolCall{ID: revealPrefix + c.ID, Name: c.Name, Args: c.Args})
 		specs = append(specs, full)
 	}
@@ -66,6 +65,9 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error
 	}
 	if err := e.eng.AppendRound(ctx, e.conv, turn, round); err != nil {
 		return fmt.Errorf("replay: %w", err)
+	}
+	for _, c := range calls {
+		e.revealed[c.Name] = true
 	}
 	return nil
 }

@@ -85,7 +85,7 @@ type gemPending struct {
 // that replaced it (session-*.jsonl, Gemini CLI 0.61 checked: see
 // sessionLog). A user content's text is a turn's prompt, but the session
 // context and the editor's context Gemini CLI sends before a prompt (see
-// gemContext) are that prompt's context (Turn.Context), each sent as its
+// clientctx.Gemini) are that prompt's context (Turn.Context), each sent as its
 // own Content as before. Each model content is one Call; functionCall parts
 // are its tool calls, answered by the functionResponse parts that name
 // their id (or, without ids, their name in call order). Ids are as the API
@@ -185,23 +185,16 @@ func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) erro
 	}
 	if len(input) > 0 {
 		text := strings.Join(input, "\n")
-		b.snapshot = strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), gemSnapshot)
-		b.fold.input(b.rec, text, gemContext(text))
+		b.snapshot = strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), clientctx.GeminiSnapshot)
+		b.fold.input(b.rec, text, clientctx.Gemini(text))
 	}
 	return nil
 }
 
-// gemSnapshot opens the summary Gemini CLI puts in place of the history
-// it compressed, as a user message; gemCompressionAck is the reply it
-// writes after it itself, with no model call (chatCompressionService).
-const (
-	gemSnapshot       = clientctx.GeminiSnapshot
-	gemCompressionAck = "Got it. Thanks for the additional context!"
-)
-
-// gemContext reports whether a user content's text is one Gemini CLI adds
-// rather than the user's words (clientctx.Gemini says which and why).
-func gemContext(text string) bool { return clientctx.Gemini(text) }
+// gemCompressionAck is the reply Gemini CLI writes itself after the
+// summary of a compressed history (clientctx.GeminiSnapshot), with no model
+// call (chatCompressionService).
+const gemCompressionAck = "Got it. Thanks for the additional context!"
 
 func (b *gemBuilder) call(off int64) *Call {
 	t := b.fold.call(b.rec)
@@ -505,7 +498,7 @@ func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 			if b.userResponses(v.off, m.Content) && text == "" {
 				continue // only the responses to the last call's tools
 			}
-			b.fold.input(b.rec, text, gemContext(text))
+			b.fold.input(b.rec, text, clientctx.Gemini(text))
 		case "gemini":
 			b.n++
 			c := b.call(v.off)

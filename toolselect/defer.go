@@ -2,6 +2,7 @@ package toolselect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +14,20 @@ import (
 // the tool's, which is what a model needs to know the tool exists and
 // what it is for.
 const stubDescriptionRunes = 120
+
+// firstTurn is a deferring selector's choice (Selector.Defer): the
+// selection the conversation's first turn made on its own, worked out
+// again from its input (the store keeps no tool lists), on every turn.
+func (s *Selector) firstTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) ([]bool, string, error) {
+	if conv == nil || len(conv.Turns) < 2 {
+		return now.sel, modeRanked, nil
+	}
+	f, err := s.freshOf(ctx, &harness.Conversation{ID: conv.ID}, conv.Turns[0].Input, tools)
+	if err != nil {
+		return nil, "", err
+	}
+	return f.sel, modeDeferred, nil
+}
 
 // Stub returns the short form of a deferred tool (Selector.Defer): its
 // name, the first sentence of its description, and an input schema that

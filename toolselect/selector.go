@@ -182,6 +182,12 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): the first turn's selection, kept for the conversation so the prompt cache holds",
 			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes), data)
 		return out, nil
+	case modeRanked:
+		if s.Defer {
+			emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
+				got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
+			return out, nil
+		}
 	case modeKept:
 		emit(harness.EventPolicy, fmt.Sprintf("kept the previous turn's %d of %d tools (%d of %d schema bytes): they serve this turn, and another list would break the prompt cache",
 			got.Tools, all.Tools, got.Bytes, all.Bytes), data)
@@ -189,11 +195,6 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	case modeSettled:
 		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
 			all.Tools), data)
-		return out, nil
-	}
-	if s.Defer {
-		emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
-			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
 		return out, nil
 	}
 	emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",

@@ -226,20 +226,6 @@ const (
 	modeDeferred = "deferred"
 )
 
-// firstTurn is a deferring selector's choice (Selector.Defer): the
-// selection the conversation's first turn made on its own, worked out
-// again from its input (the store keeps no tool lists), on every turn.
-func (s *Selector) firstTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) ([]bool, string, error) {
-	if conv == nil || len(conv.Turns) < 2 {
-		return now.sel, modeRanked, nil
-	}
-	f, err := s.freshOf(ctx, &harness.Conversation{ID: conv.ID}, conv.Turns[0].Input, tools)
-	if err != nil {
-		return nil, "", err
-	}
-	return f.sel, modeDeferred, nil
-}
-
 // everyTool is the list a turn offers when the kept one does not serve
 // it: every tool, from then on. The list changes once more, at most: a
 // new selection at each change of subject would break the cached prefix

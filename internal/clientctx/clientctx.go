@@ -2,9 +2,8 @@
 // words: the user-role messages a coding agent sends beside the prompt
 // (its instructions, the environment, a skill's text, a summary of a
 // compressed history) that are part of a turn but not what the user typed
-// (harness.Turn.Context). The replay importers and the proxy both ask it,
-// so a turn imported from a client's log and the same turn recorded
-// through the proxy have the same input.
+// (harness.Turn.Context). The replay importers ask it; it is its own
+// package so the proxy, which records the same clients, can ask it too.
 package clientctx
 
 import "strings"
@@ -56,10 +55,3 @@ func Gemini(text string) bool {
 	}
 	return false
 }
-
-// Any reports whether a user message's text is a context message of any
-// client this package knows (Codex's user-side messages, Gemini CLI's),
-// for a reader that does not know which client sent it (the proxy sees
-// only the wire format). It reads the text only: a developer or system
-// message is the caller's to tell by its role.
-func Any(text string) bool { return Codex("user", text) || Gemini(text) }
