@@ -70,10 +70,11 @@ type Turn struct {
 	// it (see ContextMessage), so a replay sends what the client sent;
 	// they are part of the turn, not turns of their own, so turn-scoped
 	// policies count the turn once. Replays of recorded clients set it
-	// (replay.Turn.Context); the agent and the proxy leave it empty. The
-	// transcript stores (store/sqlite from schema 9, store/postgres from
-	// 3) keep it: Load and LoadFull return it; turns stored before have
-	// none.
+	// (replay.Turn.Context), and so does the proxy for the clients whose
+	// context it tells apart (Codex, Gemini CLI); the agent leaves it
+	// empty. The transcript stores (store/sqlite from schema 9,
+	// store/postgres from 3) keep it: Load and LoadFull return it; turns
+	// stored before have none.
 	Context []ContextMessage `json:"context,omitempty"`
 	Rounds  []*Round         `json:"rounds"`
 	Outcome Outcome          `json:"outcome,omitempty"`

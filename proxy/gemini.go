@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // geminiFormat is the Gemini API (POST …/models/M:generateContent and
@@ -94,7 +95,10 @@ func geminiContent(body []byte, role string, parts span, req *request) error {
 	case role == "model":
 		req.Items = append(req.Items, item{Kind: itemAssistant, Text: textOf(texts), Calls: calls})
 	case !results:
-		req.Items = append(req.Items, item{Kind: itemUser, Text: textOf(texts)})
+		// Gemini CLI sends its session and editor context as parts
+		// beside the prompt, or as contents of their own: the turn's
+		// context.
+		req.Items = append(req.Items, userItem(texts, clientctx.Gemini))
 	}
 	return nil
 }

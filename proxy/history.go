@@ -29,11 +29,26 @@ const (
 	itemSystem
 )
 
+// piece is one part of a user item (item.Pieces).
+type piece struct {
+	Text    string
+	Context bool
+}
+
 // item is one entry of a request's history.
 type item struct {
 	Kind  itemKind
 	Text  string             // user input, assistant text
 	Calls []harness.ToolCall // of an assistant message
+	// Context marks a user item the client adds beside the user's words
+	// (internal/clientctx): its turn's Context, not its Input.
+	Context bool
+	// Pieces splits a user item whose parts mix the client's context and
+	// the user's words (Gemini CLI sends its session context and the
+	// prompt as parts of one content), part by part, consecutive words
+	// joined; nil otherwise. Text stays the whole, which keys the
+	// conversation as before.
+	Pieces []piece
 	// Result is set on an itemResult.
 	Result *wireResult
 }
@@ -114,8 +129,52 @@ type history struct {
 }
 
 type histTurn struct {
-	Input  string
-	Rounds []*histRound
+	// Input joins the turn's user items that are the user's words;
+	// Context holds the others (harness.Turn.Context), in order.
+	Input   string
+	Context []harness.ContextMessage
+	Rounds  []*histRound
+	// prompt is set once an item of the user's words joined Input.
+	prompt bool
+}
+
+// add puts a user item into the turn: a context item into Context (after
+// the input when one came before it), any other into Input.
+func (t *histTurn) add(it *item) {
+	if it.Pieces == nil {
+		t.addText(it.Text, it.Context)
+		return
+	}
+	for _, p := range it.Pieces {
+		t.addText(p.Text, p.Context)
+	}
+}
+
+func (t *histTurn) addText(text string, context bool) {
+	if context {
+		t.Context = append(t.Context, harness.ContextMessage{Text: text, AfterInput: t.prompt})
+		return
+	}
+	t.Input, t.prompt = joinInput(t.Input, text), true
+}
+
+// settle gives a turn whose user items are all context an input: the
+// last of them, as the replay's importers do, so the proxy's record and
+// an import of the client's own history agree.
+func (t *histTurn) settle() {
+	if t.prompt || len(t.Context) == 0 {
+		return
+	}
+	last := t.Context[len(t.Context)-1]
+	t.Input, t.Context, t.prompt = last.Text, t.Context[:len(t.Context)-1], true
+	if len(t.Context) == 0 {
+		t.Context = nil
+	}
+}
+
+// harnessTurn is the turn as the transcript holds it, with no rounds.
+func (t *histTurn) harnessTurn(index int) *harness.Turn {
+	return &harness.Turn{Index: index, Input: t.Input, Context: t.Context}
 }
 
 type histRound struct {
@@ -124,9 +183,11 @@ type histRound struct {
 }
 
 // buildHistory groups items into turns and rounds. A user item starts a
-// turn unless the current turn has no round yet (then its text joins the
-// input); an assistant item starts a round; a result joins the round whose
-// call it answers, or the latest round.
+// turn unless the current turn has no round yet (then it joins the turn:
+// its input, or its context when the client added it); an assistant item
+// starts a round; a result joins the round whose call it answers, or the
+// latest round. The conversation's first user item keys it (FirstUser),
+// context or not, as before context was told apart.
 func buildHistory(items []item) *history {
 	h := &history{}
 	var turn *histTurn
@@ -141,10 +202,11 @@ func buildHistory(items []item) *history {
 				h.FirstUser = it.Text
 			}
 			if turn != nil && len(turn.Rounds) == 0 {
-				turn.Input = joinInput(turn.Input, it.Text)
+				turn.add(it)
 				continue
 			}
-			turn = &histTurn{Input: it.Text}
+			turn = &histTurn{}
+			turn.add(it)
 			h.Turns = append(h.Turns, turn)
 			round = nil
 		case itemAssistant:
@@ -189,6 +251,9 @@ func buildHistory(items []item) *history {
 			owner.Results = append(owner.Results, r)
 			h.Results = append(h.Results, r)
 		}
+	}
+	for _, t := range h.Turns {
+		t.settle()
 	}
 	return h
 }
@@ -244,6 +309,35 @@ func indexOf(rs []*histRound, r *histRound) int {
 		}
 	}
 	return len(rs) - 1
+}
+
+// userItem is a user content of text parts that a classifier may tell
+// the client's context in: a context item when every part is, an item
+// of Pieces when only some are.
+func userItem(texts []string, isContext func(string) bool) item {
+	it := item{Kind: itemUser, Text: textOf(texts)}
+	var words []string
+	for _, s := range texts {
+		if !isContext(s) {
+			words = append(words, s)
+			continue
+		}
+		if len(words) > 0 {
+			it.Pieces = append(it.Pieces, piece{Text: textOf(words)})
+			words = nil
+		}
+		it.Pieces = append(it.Pieces, piece{Text: s, Context: true})
+	}
+	switch {
+	case len(it.Pieces) == 0:
+		return it // no context: the user's words
+	case len(words) > 0:
+		it.Pieces = append(it.Pieces, piece{Text: textOf(words)})
+	}
+	if len(it.Pieces) == 1 {
+		it.Context, it.Pieces = true, nil
+	}
+	return it
 }
 
 // textOf joins text blocks the way a model reads them.

@@ -119,7 +119,7 @@ func idleChoice(ctx context.Context, h *history, lifetime, idle time.Duration) (
 	conv := harness.NewConversation("")
 	byRes := map[*harness.ToolResult][]*wireResult{}
 	for ti, t := range h.Turns {
-		turn := &harness.Turn{Index: ti + 1, Input: t.Input}
+		turn := t.harnessTurn(ti + 1)
 		for ri, r := range t.Rounds {
 			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
 			for _, w := range r.Results {

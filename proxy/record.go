@@ -25,7 +25,8 @@ func (p *Proxy) recordHistory(c *call) {
 		if idx <= len(cv.mirror) {
 			mt = cv.mirror[ti]
 		} else {
-			mt = &harness.Turn{Index: idx, Input: t.Input, Started: p.now()}
+			mt = t.harnessTurn(idx)
+			mt.Started = p.now()
 			cv.mirror = append(cv.mirror, mt)
 			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // responsesFormat is the OpenAI Responses API (POST /v1/responses), the
@@ -52,6 +53,10 @@ func (responsesFormat) elem(body []byte, e span, req *request) error {
 	if it, ok := responsesItem(body, fs); ok {
 		if role := fieldStr(body, fs, "role"); it.Kind == itemUser && (role == "developer" || role == "system") {
 			it.Kind = itemSystem
+		} else if it.Kind == itemUser {
+			// Codex sends its instructions, environment and skills as
+			// user messages of their own: the turn's context.
+			it.Context = clientctx.Codex(role, it.Text)
 		}
 		req.Items = append(req.Items, it)
 	}

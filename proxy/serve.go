@@ -213,7 +213,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 func (cv *conversation) transcript(h *history) *harness.Conversation {
 	conv := harness.NewConversation(cv.id)
 	for ti, t := range h.Turns {
-		turn := &harness.Turn{Index: ti + 1, Input: t.Input}
+		turn := t.harnessTurn(ti + 1)
 		for ri, r := range t.Rounds {
 			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
 			for _, res := range r.Results {

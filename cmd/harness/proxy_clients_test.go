@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/clientctx"
 	"github.com/agentharness/harness/internal/wiretest"
 )
 
@@ -244,17 +245,19 @@ enabled = false
 	// Its own history: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl,
 	// with the system prompt as base_instructions; Codex 0.171.0 sends it
 	// as the first input item, a developer message.
-	var system string
+	var system, developer string
 	for _, q := range r.up.Requests() {
 		if strings.HasSuffix(q.Path, "/responses") {
-			system = codexSystem(bodyJSON(t, q.Body))
+			m := bodyJSON(t, q.Body)
+			system, developer = codexSystem(m), codexDeveloper(m)
 			break
 		}
 	}
 	checkOwnHistory(t, ownHistory{dir: filepath.Join(codexHome, "sessions"), format: "codex",
 		calls:  []string{"call_lock exec_command", "call_pkg exec_command"},
 		sent:   map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), responsesOutput("call_pkg")))},
-		system: system, warn: []string{"not recorded by codex: the tool schemas"}})
+		system: system, warn: []string{"not recorded by codex: the tool schemas"},
+		proxy: r, context: func(text string) bool { return clientctx.Codex("user", text) }, sameContext: true, developer: developer})
 }
 
 // responsesOutput finds, in a Responses request, the output of the
@@ -292,6 +295,26 @@ func codexSystem(m map[string]any) string {
 	for _, c := range content {
 		if s, _ := c.(map[string]any)["text"].(string); s != "" {
 			texts = append(texts, s)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// codexDeveloper joins the texts of a Responses request's developer
+// messages (Codex sends its permissions and skills there).
+func codexDeveloper(m map[string]any) string {
+	var texts []string
+	items, _ := m["input"].([]any)
+	for _, it := range items {
+		msg, _ := it.(map[string]any)
+		if msg["role"] != "developer" {
+			continue
+		}
+		content, _ := msg["content"].([]any)
+		for _, c := range content {
+			if s, _ := c.(map[string]any)["text"].(string); s != "" {
+				texts = append(texts, s)
+			}
 		}
 	}
 	return strings.Join(texts, "\n")
@@ -363,7 +386,8 @@ func TestProxyGeminiCLI(t *testing.T) {
 	checkOwnHistory(t, ownHistory{dir: filepath.Join(home, ".gemini", "tmp"), format: "gemini-cli",
 		calls: []string{"call_lock run_shell_command", "call_pkg run_shell_command"},
 		sent:  map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), geminiResponse("call_pkg")))},
-		warn:  []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"}})
+		warn:  []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"},
+		proxy: r, context: clientctx.Gemini})
 }
 
 // geminiResponse finds, in a generateContent request, the output of the

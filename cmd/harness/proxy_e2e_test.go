@@ -106,6 +106,7 @@ type e2eRig struct {
 	addr    string
 	work    string
 	db      string
+	conv    string // the session's conversation in the store, once checkLockResult found it
 	lock    string
 	stderr  *stderrLines
 	stop    func()
@@ -250,7 +251,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) string {
 			for _, round := range turn.Rounds {
 				for _, res := range round.Results {
 					if res.Cut() && res.FullText() == string(spilled) {
-						found, foundID = true, s.ID
+						found, foundID, r.conv = true, s.ID, s.ID
 						if turn.Answer() != "" && !strings.Contains(turn.Answer(), e2eAnswer) {
 							t.Errorf("stored answer %q", turn.Answer())
 						}

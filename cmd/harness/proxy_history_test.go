@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/store/sqlite"
 )
 
 // ownHistory is what a client's own session history (the files it wrote
@@ -20,6 +22,17 @@ type ownHistory struct {
 	sent   map[string]string // call id → the result the client sent for it (to the proxy)
 	system string            // the system prompt the client sent, for a format that records one; "" for one that does not
 	warn   []string          // warnings the format owes, each a substring of one
+	// proxy is the proxy's store and the session's conversation in it,
+	// when the turns it recorded must agree with the import (context
+	// tells the client's context messages apart; nil: no check).
+	proxy   *e2eRig
+	context func(text string) bool
+	// sameContext: the client records its context messages as it sent
+	// them (Codex), so the proxy's must be the import's, but for those
+	// it sent in developer messages (developer), which the proxy keeps
+	// with the system prompt.
+	sameContext bool
+	developer   string
 }
 
 // checkOwnHistory runs harness audit and harness bench on the history as
@@ -116,6 +129,55 @@ func checkOwnRecording(t *testing.T, h ownHistory) {
 	}
 	if last == nil || harness.PartsText(last.Assistant.Parts) != e2eAnswer {
 		t.Errorf("the last call does not answer %q", e2eAnswer)
+	}
+	if h.proxy != nil {
+		checkProxyTurns(t, h, rec)
+	}
+}
+
+// checkProxyTurns checks the turns the proxy stored for the session
+// against the import of the client's own history: the same turns, each
+// input the user's words as the client recorded them, every context
+// message one the client adds (its classifier says so), the first turn
+// with at least one, and, for a client that records its context, the
+// same messages in the same order.
+func checkProxyTurns(t *testing.T, h ownHistory, rec *replay.Recording) {
+	t.Helper()
+	h.proxy.shutdown(t)
+	st, err := sqlite.Open(context.Background(), h.proxy.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	conv, err := st.Load(context.Background(), h.proxy.conv)
+	if err != nil {
+		t.Fatalf("loading the session %q from the proxy's store: %v", h.proxy.conv, err)
+	}
+	if len(conv.Turns) != len(rec.Turns) {
+		t.Fatalf("the proxy stored %d turn(s), the client's history imports as %d", len(conv.Turns), len(rec.Turns))
+	}
+	for i, turn := range conv.Turns {
+		want := rec.Turns[i]
+		if turn.Input != want.Input {
+			t.Errorf("turn %d: the proxy stored the input %.80q, the client recorded %.80q", i+1, turn.Input, want.Input)
+		}
+		for j, cm := range turn.Context {
+			if !h.context(cm.Text) {
+				t.Errorf("turn %d: context message %d (%.60q) is not one the client adds", i+1, j+1, cm.Text)
+			}
+		}
+		wantCtx := slices.DeleteFunc(slices.Clone(want.Context), func(cm harness.ContextMessage) bool {
+			return h.developer != "" && strings.Contains(h.developer, cm.Text)
+		})
+		if h.sameContext && !slices.Equal(turn.Context, wantCtx) {
+			t.Errorf("turn %d: the proxy stored %d context message(s), the client recorded %d outside developer messages:\n%+v\n%+v",
+				i+1, len(turn.Context), len(wantCtx), turn.Context, wantCtx)
+		}
+		t.Logf("turn %d: input %d characters, %d context message(s) (the client's history: %d, %d in developer messages)",
+			i+1, len(turn.Input), len(turn.Context), len(want.Context), len(want.Context)-len(wantCtx))
+	}
+	if len(conv.Turns) > 0 && len(conv.Turns[0].Context) == 0 {
+		t.Errorf("the proxy stored no context message with the first turn: %.200q", conv.Turns[0].Input)
 	}
 }
 
