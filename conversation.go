@@ -71,8 +71,8 @@ type Turn struct {
 	// they are part of the turn, not turns of their own, so turn-scoped
 	// policies count the turn once. Replays of recorded clients set it
 	// (replay.Turn.Context), and so does the proxy for the clients whose
-	// context it tells apart (Codex, Gemini CLI); the agent leaves it
-	// empty. The transcript stores (store/sqlite from schema 9,
+	// context it tells apart (Claude Code, Codex, Gemini CLI); the agent
+	// leaves it empty. The transcript stores (store/sqlite from schema 9,
 	// store/postgres from 3) keep it: Load and LoadFull return it; turns
 	// stored before have none.
 	Context []ContextMessage `json:"context,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // anthropicFormat is the Anthropic Messages API (POST /v1/messages):
@@ -86,7 +87,13 @@ func anthropicMessage(body []byte, role string, content span, req *request) erro
 		// Text beside results (a client's reminder) is not a new turn.
 		return nil
 	}
-	req.Items = append(req.Items, anthropicText(role, textOf(texts), calls))
+	if role == "assistant" {
+		req.Items = append(req.Items, item{Kind: itemAssistant, Text: textOf(texts), Calls: calls})
+		return nil
+	}
+	// Claude Code sends its reminders (the date, CLAUDE.md) as blocks of
+	// the prompt's message: the turn's context.
+	req.Items = append(req.Items, userItem(texts, clientctx.ClaudeCode))
 	return nil
 }
 

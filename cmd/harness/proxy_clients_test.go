@@ -149,7 +149,8 @@ func TestProxyClaudeCode(t *testing.T) {
 		calls: []string{"call_shell Bash", "call_lock Read", "call_pkg Bash"},
 		sent: map[string]string{"call_shell": shell, "call_lock": lock,
 			"call_pkg": sentText(t, resultContents(t, r.up.Requests(), anthropicResult("call_pkg")))},
-		warn: []string{"not recorded by claude-code: the system prompt and the tool schemas", "1 results were cut by Claude Code itself"}})
+		warn:  []string{"not recorded by claude-code: the system prompt and the tool schemas", "1 results were cut by Claude Code itself"},
+		proxy: r, context: clientctx.ClaudeCode})
 }
 
 // anthropicResult finds, in a Messages request, the content of the

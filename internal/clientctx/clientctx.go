@@ -55,3 +55,13 @@ func Gemini(text string) bool {
 	}
 	return false
 }
+
+// ClaudeCode reports whether a text block of a user message is one Claude
+// Code adds rather than the user's words: a "<system-reminder>" block (the
+// date and the project's CLAUDE.md it sends before the first prompt, as a
+// block of the prompt's own message). Claude Code does not write these to
+// its session history; a reminder it appends to a tool result is part of
+// that result, not a block of its own.
+func ClaudeCode(text string) bool {
+	return strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "<system-reminder>")
+}
