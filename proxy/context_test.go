@@ -101,8 +101,8 @@ const (
 
 // TestProxyRecordsContext: the proxy stores a client's context messages
 // as the turn's Context and the user's words as its Input (Codex over
-// the Responses API, Gemini CLI over the Gemini API), and forwards every
-// request byte for byte.
+// the Responses API, Gemini CLI over the Gemini API, Claude Code over the
+// Messages API), and forwards every request byte for byte.
 func TestProxyRecordsContext(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -141,6 +141,22 @@ func TestProxyRecordsContext(t *testing.T) {
 			want: []harness.Turn{
 				{Index: 1, Input: "why does CI fail?", Context: []harness.ContextMessage{{Text: "<session_context>\nToday is Tuesday.\n</session_context>"}}},
 				{Index: 2, Input: "which one?"},
+			},
+		},
+		{
+			// Claude Code 2.1.197 sends the date as a reminder block of
+			// the prompt's message.
+			name: "claude code", path: "/v1/messages",
+			bodies: [][]byte{
+				[]byte(`{"model":"claude-test","max_tokens":64,"stream":true,"messages":[{"role":"user","content":[` +
+					`{"type":"text","text":"<system-reminder>\nToday's date is 2026-12-02.\n</system-reminder>\n\n"},` +
+					`{"type":"text","text":"why does CI fail?","cache_control":{"type":"ephemeral"}}]}]}`),
+			},
+			reply: func(text string, calls []wiretest.Call) wiretest.Reply {
+				return wiretest.AnthropicStream("claude-test", text, calls, wiretest.Usage{Input: 10, Output: 2})
+			},
+			want: []harness.Turn{
+				{Index: 1, Input: "why does CI fail?", Context: []harness.ContextMessage{{Text: "<system-reminder>\nToday's date is 2026-12-02.\n</system-reminder>\n\n"}}},
 			},
 		},
 		{
