@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/numfmt"
@@ -37,7 +38,11 @@ show   shows, for each tool result, what the tool returned and what the model
        prompt's size and the tool schemas sent (count and bytes); and the
        requests answered more than 5 minutes after the answer before, when
        the provider's prompt cache had expired (--json: each request's
-       answer time and pause).
+       answer time and pause); and each turn's context messages: the
+       user-role messages a client sent with the input that are not the
+       user's words (Codex's AGENTS.md and environment, a skill's text,
+       Gemini CLI's session context), with their size and whether they
+       came before or after the input (--json: "turns").
 delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
@@ -190,7 +195,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		"what the model saw of it (sizes in characters, cuts, markers), side by side.")
 	sf.register(fs)
 	turn := fs.Int("turn", 0, "show only this turn (from 1)")
-	jsonOut := fs.Bool("json", false, "print the calls as JSON")
+	jsonOut := fs.Bool("json", false, "print the turns, calls and requests as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -226,9 +231,10 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		out := struct {
 			Conversation string             `json:"conversation"`
 			Turn         int                `json:"turn,omitempty"`
+			Turns        []logTurn          `json:"turns"`
 			Calls        []store.CallRecord `json:"calls"`
 			logRequests
-		}{id, *turn, calls, newLogRequests(conv, reqs)}
+		}{id, *turn, newLogTurns(conv, *turn), calls, newLogRequests(conv, reqs)}
 		if out.Calls == nil {
 			out.Calls = []store.CallRecord{}
 		}
@@ -236,6 +242,60 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	}
 	writeConversation(e.stdout, conv, calls, reqs, *turn)
 	return nil
+}
+
+// logTurn is one turn as "log show --json" prints it, in its "turns"
+// array (every turn, or only the one --turn names):
+//
+//	{"index": 1, "outcome": "answered", "input": "fix the test",
+//	 "context": [{"text": "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>", "after_input": false}],
+//	 "rounds": 2, "started": "2026-03-04T09:00:00Z", "ended": "2026-03-04T09:01:10Z"}
+type logTurn struct {
+	// Index counts turns from 1.
+	Index int `json:"index"`
+	// Outcome is how the turn ended (harness.Outcome), "unfinished" for
+	// a turn that did not end, as the text output says.
+	Outcome string `json:"outcome"`
+	// Input is the user's words, in full.
+	Input string `json:"input"`
+	// Context holds the turn's context messages (harness.Turn.Context) in
+	// the order the store keeps them; omitted when the turn has none, as
+	// every turn stored before the stores kept them.
+	Context []logContext `json:"context,omitempty"`
+	// Rounds counts the turn's model calls.
+	Rounds int `json:"rounds"`
+	// Started and Ended are the turn's times; omitted when not stored
+	// (Ended, for a turn that did not end).
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
+}
+
+// logContext is one context message of a turn: its full text, and
+// whether the client sent it after the input (false: before it). Unlike
+// harness.ContextMessage's own encoding, after_input is always present,
+// so that a script need not know the default.
+type logContext struct {
+	Text       string `json:"text"`
+	AfterInput bool   `json:"after_input"`
+}
+
+// newLogTurns returns the turns of conv for "log show --json": all of
+// them, or only turn only when it is not 0. It never returns nil, so the
+// array is present (empty) for a conversation with no turns.
+func newLogTurns(conv *harness.Conversation, only int) []logTurn {
+	out := []logTurn{}
+	for _, t := range conv.Turns {
+		if only != 0 && t.Index != only {
+			continue
+		}
+		lt := logTurn{Index: t.Index, Outcome: logOutcome(t.Outcome), Input: t.Input,
+			Rounds: len(t.Rounds), Started: t.Started, Ended: t.Ended}
+		for _, cm := range t.Context {
+			lt.Context = append(lt.Context, logContext{Text: cm.Text, AfterInput: cm.AfterInput})
+		}
+		out = append(out, lt)
+	}
+	return out
 }
 
 // logRequests is what "log show --json" says of the requests: the system
@@ -353,6 +413,7 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		fmt.Fprintf(w, "\nturn %d · %s · %d round(s) · tokens in %s (cached %s), out %s\n", t.Index, logOutcome(t.Outcome),
 			len(t.Rounds), numfmt.Thousands(int64(u.Input)), numfmt.Thousands(int64(u.Cached)), numfmt.Thousands(int64(u.Output)))
 		fmt.Fprintf(w, "  input: %s\n", logLine(t.Input, 200))
+		writeContext(w, t)
 		// The evidence of each request: what the turn's tool messages
 		// cost in every model call, the figure a per-call log cannot show.
 		var ev []string
@@ -377,6 +438,22 @@ func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.Ca
 		if a := t.Answer(); a != "" {
 			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
 		}
+	}
+}
+
+// writeContext prints one line per context message of t (the user-role
+// messages the client sent with the input that are not the user's words),
+// numbered in the order the store keeps them, with its size in characters
+// and its place beside the input, so that a reader sees what else the
+// turn's first request carried. A turn without context prints nothing.
+func writeContext(w io.Writer, t *harness.Turn) {
+	for i, cm := range t.Context {
+		where := "before the input"
+		if cm.AfterInput {
+			where = "after the input"
+		}
+		fmt.Fprintf(w, "  context %d (%s, %s chars): %s\n", i+1, where,
+			numfmt.Thousands(int64(utf8.RuneCountInString(cm.Text))), logLine(cm.Text, 200))
 	}
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/numfmt"
 	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/sqlite"
 )
 
 // TestLogShowsWhatTheModelSaw runs two turns through the CLI (the second
@@ -297,5 +300,139 @@ func TestLogShowsColdAnswers(t *testing.T) {
 	}
 	if !got[0].Answered.Equal(t0) || !got[4].Answered.IsZero() {
 		t.Errorf("answered: %v, %v; want %v and zero", got[0].Answered, got[4].Answered, t0)
+	}
+}
+
+// contextStore writes, into a real SQLite store under t.TempDir, a
+// conversation whose first turn carries two context messages (one before
+// the input: 1,234 characters with a newline, non-ASCII so bytes differ;
+// one after it) and whose second turn has none. It returns the store's
+// path, the conversation's id and the conversation as saved.
+func contextStore(t *testing.T) (string, string, *harness.Conversation) {
+	t.Helper()
+	t0 := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
+	answer := func(i int, text string) *harness.Round {
+		return &harness.Round{Index: i, Answered: t0, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
+	}
+	conv := &harness.Conversation{ID: "c_ctx", Turns: []*harness.Turn{
+		{Index: 1, Input: "fix the test", Outcome: harness.Answered, Started: t0, Ended: t0.Add(time.Minute),
+			Context: []harness.ContextMessage{
+				{Text: "# AGENTS.md instructions for /repo\n" + strings.Repeat("ü", 1199)},
+				{Text: "<skill>\n<name>review</name>\n</skill>", AfterInput: true},
+			},
+			Rounds: []*harness.Round{answer(1, "fixed")}},
+		{Index: 2, Input: "second", Outcome: harness.RoundLimit, Started: t0.Add(2 * time.Minute), Ended: t0.Add(3 * time.Minute),
+			Rounds: []*harness.Round{answer(1, "looking"), answer(2, "done")}},
+	}}
+	path := filepath.Join(t.TempDir(), "harness.db")
+	s, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Save(context.Background(), conv); err != nil {
+		t.Fatal(err)
+	}
+	return path, conv.ID, conv
+}
+
+// TestLogShowContext: log show prints a turn's context messages under its
+// input, one line each, in order, with their size in characters and
+// their place beside the input; a turn without context prints none. The
+// JSON's "turns" array carries them in full, and respects --turn.
+func TestLogShowContext(t *testing.T) {
+	db, id, conv := contextStore(t)
+	agents := "  context 1 (before the input, 1,234 chars): # AGENTS.md instructions for /repo ⏎ " + strings.Repeat("ü", 163) + "… (+1036 chars)"
+	skill := "  context 2 (after the input, 36 chars): <skill> ⏎ <name>review</name> ⏎ </skill>"
+	t0 := conv.Turns[0].Started
+	turn1 := logTurn{Index: 1, Outcome: "answered", Input: "fix the test", Rounds: 1, Started: t0, Ended: t0.Add(time.Minute),
+		Context: []logContext{{Text: conv.Turns[0].Context[0].Text}, {Text: conv.Turns[0].Context[1].Text, AfterInput: true}}}
+	turn2 := logTurn{Index: 2, Outcome: "round_limit", Input: "second", Rounds: 2, Started: t0.Add(2 * time.Minute), Ended: t0.Add(3 * time.Minute)}
+	for _, tc := range []struct {
+		name string
+		args []string
+		// context maps each shown turn's input line to the lines that
+		// must follow it; a turn with none must be followed by no
+		// context line.
+		context map[string][]string
+		turns   []logTurn
+	}{
+		{"all turns", nil, map[string][]string{"  input: fix the test": {agents, skill}, "  input: second": nil}, []logTurn{turn1, turn2}},
+		{"turn 1", []string{"--turn", "1"}, map[string][]string{"  input: fix the test": {agents, skill}}, []logTurn{turn1}},
+		{"turn 2", []string{"--turn", "2"}, map[string][]string{"  input: second": nil}, []logTurn{turn2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"log", "show", id, "--db", db}, tc.args...)
+			stdout, stderr, code := inproc(t, args...)
+			if code != 0 {
+				t.Fatalf("log show: exit %d: %s", code, stderr)
+			}
+			checkContextLines(t, stdout, tc.context)
+			stdout, stderr, code = inproc(t, append(args, "--json")...)
+			if code != 0 {
+				t.Fatalf("log show --json: exit %d: %s", code, stderr)
+			}
+			checkLogTurns(t, stdout, id, tc.turns)
+		})
+	}
+}
+
+// checkContextLines checks that in the text output of log show each input
+// line of context is followed by exactly its context lines, and that the
+// output holds no other context line.
+func checkContextLines(t *testing.T, stdout string, context map[string][]string) {
+	t.Helper()
+	lines := strings.Split(stdout, "\n")
+	want := 0
+	for input, ctx := range context {
+		want += len(ctx)
+		i := slices.Index(lines, input)
+		if i < 0 || i+1+len(ctx) >= len(lines) {
+			t.Fatalf("log show lacks %q and the %d line(s) after it:\n%s", input, len(ctx)+1, stdout)
+		}
+		got := lines[i+1 : i+2+len(ctx)]
+		if !slices.Equal(got[:len(ctx)], ctx) || strings.HasPrefix(got[len(ctx)], "  context ") {
+			t.Errorf("after %q:\n%s\nwant:\n%s\n(and no more context lines)", input, strings.Join(got, "\n"), strings.Join(ctx, "\n"))
+		}
+	}
+	if n := len(regexp.MustCompile(`(?m)^  context \d+ \(`).FindAllString(stdout, -1)); n != want {
+		t.Errorf("%d context lines, want %d:\n%s", n, want, stdout)
+	}
+}
+
+// checkLogTurns checks the "turns" of log show --json against want, that
+// the fields printed before "turns" existed are still there, and that a
+// turn without context has no "context" key.
+func checkLogTurns(t *testing.T, stdout, id string, want []logTurn) {
+	t.Helper()
+	var out struct {
+		Conversation string    `json:"conversation"`
+		Turns        []logTurn `json:"turns"`
+		Calls        []any     `json:"calls"`
+		Requests     []any     `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("log show --json: %v\n%s", err, stdout)
+	}
+	for i := range out.Turns {
+		// The store gives times back in the local zone.
+		out.Turns[i].Started, out.Turns[i].Ended = out.Turns[i].Started.UTC(), out.Turns[i].Ended.UTC()
+	}
+	if out.Conversation != id || !reflect.DeepEqual(out.Turns, want) {
+		t.Errorf("turns:\n%+v\nwant:\n%+v", out.Turns, want)
+	}
+	if out.Calls == nil || out.Requests == nil {
+		t.Errorf("the existing fields are gone:\n%s", stdout)
+	}
+	var raw struct {
+		Turns []map[string]json.RawMessage `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil || len(raw.Turns) != len(want) {
+		t.Fatalf("%d turns (%v), want %d", len(raw.Turns), err, len(want))
+	}
+	for i, rt := range raw.Turns {
+		if _, has := rt["context"]; has != (len(want[i].Context) > 0) {
+			t.Errorf("turn %s: context key present %v, want %v", rt["index"], has, !has)
+		}
 	}
 }
