@@ -179,6 +179,26 @@ func checkProxyTurns(t *testing.T, h ownHistory, rec *replay.Recording) {
 	if len(conv.Turns) > 0 && len(conv.Turns[0].Context) == 0 {
 		t.Errorf("the proxy stored no context message with the first turn: %.200q", conv.Turns[0].Input)
 	}
+	// What a user reads of it: harness log show --json.
+	out, errOut, code := runWithEnv(t, nil, "log", "show", "--db", h.proxy.db, "--json", h.proxy.conv)
+	if code != 0 {
+		t.Fatalf("harness log show: exit %d: %s", code, tail(errOut, 2000))
+	}
+	var shown struct {
+		Turns []logTurn `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil {
+		t.Fatalf("harness log show --json: %v", err)
+	}
+	if len(shown.Turns) != len(conv.Turns) {
+		t.Fatalf("harness log show --json: %d turns, the store holds %d", len(shown.Turns), len(conv.Turns))
+	}
+	for i, lt := range shown.Turns {
+		if lt.Input != conv.Turns[i].Input || len(lt.Context) != len(conv.Turns[i].Context) {
+			t.Errorf("harness log show --json: turn %d has input %.60q and %d context message(s); stored: %.60q, %d",
+				i+1, lt.Input, len(lt.Context), conv.Turns[i].Input, len(conv.Turns[i].Context))
+		}
+	}
 }
 
 // linesIn reports whether every line of sent is a line of recorded, in
