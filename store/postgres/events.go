@@ -42,9 +42,16 @@ func (s *Store) Flush(ctx context.Context) error {
 }
 
 // queueEvents queues the inserts of events and of the view cuts they
-// carry.
-func queueEvents(w *txw, events []harness.Event) error {
-	for _, e := range events {
+// carry. Each row carries its event's queue key, and one already stored
+// under that key is not stored again: a write whose COMMIT the server
+// committed but whose reply never came back requeued its events, and the
+// next write brings them again. The unique indexes (not a WHERE NOT
+// EXISTS) also cover a COMMIT still running on a session the client gave
+// up on: the insert waits for that transaction, then stores the row only
+// if it rolled back.
+func queueEvents(w *txw, events []codec.Queued) error {
+	for _, q := range events {
+		e := q.Event
 		body, err := codec.EventBody(e)
 		if err != nil {
 			return err
@@ -52,19 +59,22 @@ func queueEvents(w *txw, events []harness.Event) error {
 		label := fmt.Sprintf("event %s", e.Kind)
 		if codec.OncePerTurn(e) {
 			// The view cuts below are of policy events, never of these.
-			w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body)
-SELECT $1::bytea, $2::integer, $3::integer, $4::bytea, $5::bigint, $6::bytea
-WHERE NOT EXISTS (SELECT 1 FROM events WHERE conv_id = $1::bytea AND turn = $2::integer AND kind = $4::bytea)`,
-				b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body)
+			w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body, event_key)
+SELECT $1::bytea, $2::integer, $3::integer, $4::bytea, $5::bigint, $6::bytea, $7::bytea
+WHERE NOT EXISTS (SELECT 1 FROM events WHERE conv_id = $1::bytea AND turn = $2::integer AND kind = $4::bytea)
+ON CONFLICT (event_key) WHERE event_key IS NOT NULL DO NOTHING`,
+				b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body, q.Key[:])
 			continue
 		}
-		w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES ($1, $2, $3, $4, $5, $6)`,
-			b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body)
-		for _, v := range codec.ViewCuts(e) {
+		w.queue(label, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body, event_key) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (event_key) WHERE event_key IS NOT NULL DO NOTHING`,
+			b(e.Conversation), e.Turn, e.Round, b(string(e.Kind)), e.Time.UnixNano(), body, q.Key[:])
+		for i, v := range codec.ViewCuts(e) {
 			c := v.Cut
-			w.queue("view cut of "+v.CallID, `INSERT INTO view_cuts (conv_id, turn, request, call_id, kind, by, bytes_in, bytes_out, size_in, size_out, unit, locator, marker)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, b(v.Conversation), v.Turn, v.Request, b(v.CallID), b(string(c.Kind)), b(c.By),
-				c.BytesIn, c.BytesOut, v.SizeIn, v.SizeOut, b(v.Unit), b(c.Locator), b(v.Marker))
+			w.queue("view cut of "+v.CallID, `INSERT INTO view_cuts (conv_id, turn, request, call_id, kind, by, bytes_in, bytes_out, size_in, size_out, unit, locator, marker, event_key, event_cut)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ON CONFLICT (event_key, event_cut) WHERE event_key IS NOT NULL DO NOTHING`, b(v.Conversation), v.Turn, v.Request, b(v.CallID), b(string(c.Kind)), b(c.By),
+				c.BytesIn, c.BytesOut, v.SizeIn, v.SizeOut, b(v.Unit), b(c.Locator), b(v.Marker), q.Key[:], i)
 		}
 	}
 	return nil

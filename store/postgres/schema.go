@@ -14,7 +14,10 @@ import (
 // schema v5 holds, in PostgreSQL's types; version 2 adds when each round's
 // response arrived (harness.Round.Answered), as store/sqlite's v8;
 // version 3 each turn's context messages (harness.Turn.Context), as
-// store/sqlite's v9.
+// store/sqlite's v9; version 4 the queue key of each event and view cut
+// (codec.Queued.Key), unique, so an event requeued after a COMMIT whose
+// reply was lost is not stored twice (store/sqlite has no such step: its
+// commits have no reply to lose).
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -241,6 +244,18 @@ CREATE TABLE turn_context (
 	PRIMARY KEY (conv_id, turn, seq),
 	FOREIGN KEY (conv_id, turn) REFERENCES turns (conv_id, idx) ON DELETE CASCADE
 );
+`},
+	{Version: 4, Name: "event keys", SQL: `
+-- The key the store's event queue gave each event (codec.Queued.Key),
+-- stored with the event and with each of its view cuts (event_cut: its
+-- position among them, from 0). A write retried after its COMMIT's reply
+-- was lost brings the same keys, and the unique indexes drop those rows
+-- (INSERT ... ON CONFLICT DO NOTHING). Rows stored before this version
+-- have none (NULL), which the indexes leave out.
+ALTER TABLE events ADD COLUMN event_key bytea;
+CREATE UNIQUE INDEX events_by_key ON events (event_key) WHERE event_key IS NOT NULL;
+ALTER TABLE view_cuts ADD COLUMN event_key bytea, ADD COLUMN event_cut integer;
+CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE event_key IS NOT NULL;
 `},
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/agentharness/harness"
@@ -69,5 +70,47 @@ func TestUpgradeFromV1(t *testing.T) {
 	}
 	if got, err := s.Load(ctx, "c_old"); err != nil || !reflect.DeepEqual(got.Turns[2].Context, want) || got.Turns[0].Context != nil {
 		t.Errorf("context after upgrade: %+v, %v", got, err)
+	}
+}
+
+// TestUpgradeFromV3 writes a database at schema version 3 with events and
+// a view cut as that version stored them (no keys), then opens it with the
+// current code: the old rows are kept and read back, and new events,
+// even ones equal to the old, are stored beside them, each once.
+func TestUpgradeFromV3(t *testing.T) {
+	ctx := context.Background()
+	dsn := server.DSN(t)
+	old, err := open(ctx, dsn, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	body := `{"kind":"policy","time":"2026-01-02T03:04:05Z","conversation":"c_old","turn":1,"detail":"old"}`
+	exec(t, dsn, `INSERT INTO events (conv_id, turn, round, kind, time_ns, body) VALUES ('c_old', 1, 1, 'policy', 1000, $1), ('c_old', 1, 1, 'policy', 1000, $1)`, []byte(body))
+	exec(t, dsn, `INSERT INTO view_cuts (conv_id, turn, request, call_id, kind, bytes_in, bytes_out) VALUES ('c_old', 1, 2, 'call_1', 'trimmed', 90, 10)`)
+	c := connect(t, dsn)
+	_, err = c.Exec(ctx, `SELECT event_key FROM events`)
+	c.Close(ctx)
+	if err == nil {
+		t.Fatal("version 3 already keys events: the test does not test an upgrade")
+	}
+
+	s := openTest(t, dsn)
+	if n := count(t, dsn, "schema_migrations", ""); n != SchemaVersion() {
+		t.Errorf("%d migrations recorded after the upgrade, want %d", n, SchemaVersion())
+	}
+	for range 2 {
+		s.Observe(harness.Event{Kind: harness.EventPolicy, Conversation: "c_old", Turn: 1, Detail: "new"})
+	}
+	s.Observe(harness.Event{Kind: harness.EventPolicy, Conversation: "c_old", Turn: 1, Detail: "old"})
+	events, err := s.Events(ctx, "c_old", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := details(events), []string{"old", "old", "new", "new", "old"}; !slices.Equal(got, want) {
+		t.Errorf("events after the upgrade: %q, want %q", got, want)
+	}
+	if n := count(t, dsn, "view_cuts", "c_old"); n != 1 {
+		t.Errorf("%d view cuts after the upgrade, want the old one", n)
 	}
 }

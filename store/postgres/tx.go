@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store/internal/codec"
 )
 
 // txw is one write transaction. Statements are queued and sent as one
@@ -116,7 +116,7 @@ func (s *Store) attempt(ctx context.Context, conn *pgx.Conn, lockConv string, fn
 		return err
 	}
 	var (
-		events     []harness.Event
+		events     []codec.Queued
 		eventsFrom = w.batch.Len()
 		eventErr   error
 	)
@@ -143,6 +143,9 @@ func (s *Store) attempt(ctx context.Context, conn *pgx.Conn, lockConv string, fn
 	if at >= eventsFrom && at < commit {
 		return &eventError{fmt.Errorf("postgres store: %w", err)}
 	}
+	// The COMMIT may have reached the server and committed all the same
+	// (its reply lost with the connection): the events keep their keys,
+	// by which the next write skips those already stored (queueEvents).
 	s.events.Requeue(events)
 	return fmt.Errorf("postgres store: %w", err)
 }

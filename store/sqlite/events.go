@@ -38,10 +38,13 @@ func (s *Store) Flush(ctx context.Context) error {
 	return s.write(ctx, func(*txw) error { return nil })
 }
 
-// writeEvents inserts events in w's transaction.
-func writeEvents(w *txw, events []harness.Event) error {
-	for _, e := range events {
-		if err := writeEvent(w, e); err != nil {
+// writeEvents inserts events in w's transaction. Their keys are not
+// stored: SQLite commits in this process, so a commit that failed did not
+// happen, and no reply can be lost after it did (the PostgreSQL store
+// keys its events for that).
+func writeEvents(w *txw, events []codec.Queued) error {
+	for _, q := range events {
+		if err := writeEvent(w, q.Event); err != nil {
 			return err
 		}
 	}

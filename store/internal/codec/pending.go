@@ -2,6 +2,8 @@ package codec
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -86,21 +88,45 @@ const MaxEvents = 256
 // the zero value is empty.
 type Events struct {
 	mu      sync.Mutex
-	pending []harness.Event
+	pending []Queued
 	err     error
+	// prefix and next make each queued event's key (see Queued.Key).
+	prefix [8]byte
+	next   uint64
 	// OnError, when set, receives every error Report is given.
 	OnError func(error)
 }
 
-// Add queues e (its Time set to now when zero) and returns how many
-// events wait.
+// Queued is an event waiting for a write, with the key it was given when
+// it was queued.
+type Queued struct {
+	// Key names this observation of the event, and no other event of any
+	// store: a random prefix drawn once per queue, then the queue's
+	// counter. It is kept through Take and Requeue, so a store can tell
+	// an event it is given again from a new one: a write whose COMMIT
+	// reached the server but whose reply was lost stored the event, and
+	// requeued it all the same.
+	Key   [16]byte
+	Event harness.Event
+}
+
+// Add queues e (its Time set to now when zero) under a new key and
+// returns how many events wait.
 func (q *Events) Add(e harness.Event) int {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.pending = append(q.pending, e)
+	if q.next == 0 {
+		// crypto/rand.Read never fails (it crashes the program instead).
+		_, _ = rand.Read(q.prefix[:])
+	}
+	q.next++
+	var k [16]byte
+	copy(k[:8], q.prefix[:])
+	binary.BigEndian.PutUint64(k[8:], q.next)
+	q.pending = append(q.pending, Queued{Key: k, Event: e})
 	return len(q.pending)
 }
 
@@ -125,8 +151,8 @@ func Then(first, next harness.Observer) harness.Observer {
 	}
 }
 
-// Take removes and returns the waiting events.
-func (q *Events) Take() []harness.Event {
+// Take removes and returns the waiting events with their keys.
+func (q *Events) Take() []Queued {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := q.pending
@@ -142,7 +168,8 @@ func (q *Events) Waiting() bool {
 }
 
 // Requeue puts back events whose transaction failed, ahead of newer ones.
-func (q *Events) Requeue(events []harness.Event) {
+// They keep their keys.
+func (q *Events) Requeue(events []Queued) {
 	if len(events) == 0 {
 		return
 	}
