@@ -46,6 +46,9 @@ type harnessConfig struct {
 	// deferTools is toolselect.Selector.Defer: tools the first turn does
 	// not select are offered as stubs.
 	deferTools bool
+	// pinned is toolselect.Selector.Pinned: patterns of tools every
+	// selection keeps whole (nil: none beyond the identity tools).
+	pinned []string
 	// clearAt, when > 0, starts compaction's chunked clearing when a
 	// request reaches this many tokens (down to half of it, chunks of a
 	// third) instead of at 75% of the window.
@@ -114,7 +117,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	st := stack.New(&sc)
 	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
-		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools}
+		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools, Pinned: h.pinned}
 	}
 	return cfg, nil
 }
@@ -173,6 +176,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-no-sticky", "harness whose tool selection starts afresh every turn (toolselect.Selector.NoSticky): a turn's new list breaks the cached prefix of the whole conversation; the default before selections were kept across turns", func(h *harnessConfig) { h.reselect = true }),
 		abl("harness+defer", "harness whose tool selection defers the tools the first turn does not select (toolselect.Selector.Defer): they are offered as stubs on every request, so the list never changes, and a deferred tool's first call is priced as one more round that returns its full schema", func(h *harnessConfig) { h.deferTools = true }),
+		abl("harness+defer+pin", "harness+defer with the clients' own tools pinned (toolselect.Selector.Pinned: ClientTools, the built-in tools Claude Code, Codex and Gemini CLI call in the recordings): they are offered whole on every request, so only the other tools (an MCP catalogue) are stubs and a client tool's first call needs no reveal round; TopK stays 20, pinned tools included", func(h *harnessConfig) { h.deferTools, h.pinned = true, ClientTools() }),
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),
@@ -282,4 +286,21 @@ func Lookup(name string) (Preset, error) {
 		return ps[i], nil
 	}
 	return Preset{}, fmt.Errorf("bench: no preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
+}
+
+// ClientTools returns the names of the built-in tools of the clients
+// whose recordings the bench reads, as exact toolselect patterns: the
+// tools a client always sends, which a user would pin so that a
+// selector that defers (toolselect.Selector.Defer) stubs only the tools
+// an MCP server adds. Claude Code's are the 16 that open
+// testdata/tools100.json; Codex's and Gemini CLI's are the function
+// tools their shared recordings call (Codex's web search is the
+// provider's own tool, not a function, so it is not listed). A name
+// that is not in a request's tool list matches nothing.
+func ClientTools() []string {
+	claudeCode := []string{"Bash", "Read", "Edit", "MultiEdit", "Write", "Grep", "Glob", "LS", "TodoWrite", "Task",
+		"WebFetch", "WebSearch", "NotebookEdit", "ExitPlanMode", "BashOutput", "KillBash"}
+	codex := []string{"shell", "shell_command", "apply_patch", "update_plan"}
+	geminiCLI := []string{"run_shell_command", "read_file", "replace", "grep_search", "update_topic"}
+	return slices.Concat(claudeCode, codex, geminiCLI)
 }
