@@ -294,7 +294,7 @@ func Lookup(name string) (Preset, error) {
 // selector that defers (toolselect.Selector.Defer) stubs only the tools
 // an MCP server adds. Claude Code's are the 16 that open
 // testdata/tools100.json; Codex's and Gemini CLI's are the function
-// tools their shared recordings call (Codex's web search is the
+// tools their recorded sessions call (Codex's web search is the
 // provider's own tool, not a function, so it is not listed). A name
 // that is not in a request's tool list matches nothing.
 func ClientTools() []string {
