@@ -21,7 +21,11 @@ func seedBodies() [][]byte {
 	return append(out, []byte(`{}`), []byte(`[1,2,{"a":"b\"c"}]`), []byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image"}]}]}]}`),
 		// The cache lifetimes a request may ask for (cachelife.go).
 		[]byte(`{"system":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"hi"}]}`),
-		[]byte(`{"model":"m","prompt_cache_retention":"24h","input":[{"type":"message","role":"user","content":"hi"}]}`))
+		[]byte(`{"model":"m","prompt_cache_retention":"24h","input":[{"type":"message","role":"user","content":"hi"}]}`),
+		// A client's context beside the prompt (context_test.go).
+		codexBody(codexMsg("user", agentsMD), codexMsg("user", "fix it"), codexMsg("user", skillText), codexCall("c1", "make"), codexOutput("c1", "ok")),
+		geminiContents(`{"role":"user","parts":[{"text":"<session_context>\nx"},{"text":"why?"},{"text":"Here is the user's editor context"}]}`),
+		[]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nx</system-reminder>"},{"type":"text","text":"why?"}]}]}`))
 }
 
 // FuzzSpans: on valid JSON the scanner accepts the document, and every
@@ -93,6 +97,13 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			h := buildHistory(req.Items)
+			for i, turn := range h.Turns {
+				// A turn that holds context has an input: the user's
+				// words, or its last context message.
+				if len(turn.Context) > 0 && !turn.prompt {
+					t.Fatalf("%s: turn %d has %d context message(s) and no input", fm.name(), i+1, len(turn.Context))
+				}
+			}
 			var edits []edit
 			for _, r := range h.Results {
 				if r.Content.Start < 0 || r.Content.End > len(b) || r.Content.Start > r.Content.End {
