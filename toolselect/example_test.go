@@ -84,3 +84,46 @@ func ExampleSelector_turns() {
 	// kept: 5 of 12 tools
 	// settled: 12 of 12 tools
 }
+
+// With many tools, Defer keeps one list for the whole conversation: the
+// first turn's selection whole, every other tool as a stub. Pinning the
+// agent's own tools keeps them whole whatever the first prompt ranks, so
+// only the catalogue is stubbed and the agent never needs a round to
+// learn one of its own tools' schema.
+func ExampleSelector_defer() {
+	tools := []harness.ToolSpec{
+		{Name: "shell", Description: "Run a shell command. The output is truncated at 10 KB.", InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string","description":"the command"}},"required":["command"]}`)},
+		{Name: "apply_patch", Description: "Apply a unified diff to the workspace. Fails when a hunk does not match."},
+	}
+	for _, t := range exampleTools() {
+		t.Description += " Returns JSON; see the API guide for the fields."
+		tools = append(tools, t)
+	}
+	sel := &toolselect.Selector{Threshold: 8, TopK: 5, Defer: true, Pinned: []string{"shell", "apply_patch"}}
+	got, _ := sel.Select(context.Background(), harness.NewConversation("c"), "close the login bug", tools)
+	for _, t := range got {
+		form := "stub "
+		for _, orig := range tools {
+			if orig.Name == t.Name && orig.Description == t.Description {
+				form = "whole"
+			}
+		}
+		fmt.Printf("%s %s: %s\n", form, t.Name, t.Description)
+	}
+	// Output:
+	// whole shell: Run a shell command. The output is truncated at 10 KB.
+	// whole apply_patch: Apply a unified diff to the workspace. Fails when a hunk does not match.
+	// whole me: The me tool. Returns JSON; see the API guide for the fields.
+	// stub  list_posts: The list_posts tool.
+	// stub  get_post: The get_post tool.
+	// stub  search_posts: The search_posts tool.
+	// stub  create_post: The create_post tool.
+	// stub  delete_post: The delete_post tool.
+	// whole list_issues: The list_issues tool. Returns JSON; see the API guide for the fields.
+	// stub  create_issue: The create_issue tool.
+	// whole close_issue: The close_issue tool. Returns JSON; see the API guide for the fields.
+	// stub  assign_issue: The assign_issue tool.
+	// stub  list_invoices: The list_invoices tool.
+	// stub  get_subscription: The get_subscription tool.
+}
+

@@ -83,7 +83,11 @@ type Selector struct {
 	// and a turn that needs a deferred tool calls it instead of waiting
 	// for a new list (the engine answers arguments that do not fit the
 	// full schema with the schema). It replaces the sticky rule: a
-	// deferred list never settles on every tool.
+	// deferred list never settles on every tool. Pin the agent's own
+	// tools (Pinned) when deferring: the first prompt's ranking may leave
+	// out a tool every session uses, and each such tool's first call
+	// then costs a round to learn its schema (docs/design.md, "Tool
+	// selection across turns", measures both).
 	Defer bool
 
 	once    sync.Once
