@@ -126,4 +126,3 @@ func ExampleSelector_defer() {
 	// stub  list_invoices: The list_invoices tool.
 	// stub  get_subscription: The get_subscription tool.
 }
-
