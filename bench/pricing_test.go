@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,47 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 		if again.Rows[p].Cached != warm.Rows[p].Cached || again.Rows[p].Costs["anthropic"] != warm.Rows[p].Costs["anthropic"] {
 			t.Errorf("%s: untimed recording priced differently: cached %d vs %d", warm.Rows[p].Preset, again.Rows[p].Cached, warm.Rows[p].Cached)
 		}
+	}
+}
+
+// TestExpireColdRevealRound: after a pause, the first request sent is
+// the cold one: a reveal round (Index 0) the replay put before the
+// recorded call, not the call right after it; without a reveal round, the
+// call itself.
+func TestExpireColdRevealRound(t *testing.T) {
+	gaps := []time.Duration{0, time.Minute, 10 * time.Minute} // call 3 comes after a 10-minute pause
+	tests := []struct {
+		name       string
+		calls      []replay.CallStat
+		wantCached []int
+	}{
+		{"no reveal", []replay.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100}, {Index: 3, Input: 150, Cached: 120}},
+			[]int{0, 100, 0}},
+		{"reveal before the paused call", []replay.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100},
+			{Index: 0, Input: 130, Cached: 120}, {Index: 3, Input: 160, Cached: 130}},
+			[]int{0, 100, 0, 130}},
+		{"reveal before a warm call", []replay.CallStat{{Index: 1, Input: 100}, {Index: 0, Input: 110, Cached: 100},
+			{Index: 2, Input: 130, Cached: 110}, {Index: 3, Input: 150, Cached: 130}},
+			[]int{0, 100, 110, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &replay.Report{Calls: slices.Clone(tt.calls)}
+			for _, c := range tt.calls {
+				rep.Usage = rep.Usage.Add(c.Usage())
+			}
+			before := rep.Usage.Cached
+			expire(rep, gaps, replay.CacheTTL)
+			lost := 0
+			for i, c := range rep.Calls {
+				if c.Cached != tt.wantCached[i] {
+					t.Errorf("call %d (index %d): cached %d, want %d", i, c.Index, c.Cached, tt.wantCached[i])
+				}
+				lost += tt.calls[i].Cached - c.Cached
+			}
+			if rep.Usage.Cached != before-lost || rep.Effective != rep.Usage.Effective() {
+				t.Errorf("usage cached %d, want %d; effective %v, want %v", rep.Usage.Cached, before-lost, rep.Effective, rep.Usage.Effective())
+			}
+		})
 	}
 }
