@@ -206,8 +206,8 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 	if _, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: -time.Second}); err == nil || !strings.Contains(err.Error(), "CacheTTL -1s") {
 		t.Errorf("CacheTTL -1s: err %v, want a clear refusal", err)
 	}
-	if warm.CacheTTL != 0 || cold.CacheTTL != replay.CacheTTL {
-		t.Errorf("Table.CacheTTL warm %v, cold %v; want 0 and %v", warm.CacheTTL, cold.CacheTTL, replay.CacheTTL)
+	if warm.CacheTTL != 0 || cold.CacheTTL != replay.CacheTTL || warm.CacheTTLSeconds != 0 || cold.CacheTTLSeconds != 300 {
+		t.Errorf("Table.CacheTTL warm %v (%v s), cold %v (%v s); want 0 and %v (300 s)", warm.CacheTTL, warm.CacheTTLSeconds, cold.CacheTTL, cold.CacheTTLSeconds, replay.CacheTTL)
 	}
 	for _, tc := range []struct {
 		tab  *Table

@@ -24,6 +24,9 @@ type Table struct {
 	// (Options.CacheTTL; in the JSON, nanoseconds as time.Duration
 	// marshals); 0 when the cache never expires (Options.NoCacheExpiry).
 	CacheTTL time.Duration `json:"cache_ttl"`
+	// CacheTTLSeconds is CacheTTL in seconds, for readers of the JSON
+	// that do not know Go's durations (300 for the default 5 minutes).
+	CacheTTLSeconds float64 `json:"cache_ttl_seconds"`
 }
 
 // Figures are the measured totals of one preset on some recordings.
@@ -210,7 +213,7 @@ func newSummary(presets []Preset, th *Through, ttl time.Duration) *summary {
 	if th != nil {
 		presets = append(presets[:len(presets):len(presets)], th.preset())
 	}
-	t := &Table{Rows: make([]Row, len(presets)), CacheTTL: ttl}
+	t := &Table{Rows: make([]Row, len(presets)), CacheTTL: ttl, CacheTTLSeconds: ttl.Seconds()}
 	for p, pr := range presets {
 		t.Rows[p] = Row{Preset: pr.Name, Kind: Kind(pr.Name), Doc: pr.Doc, Ablation: pr.Ablation}
 	}
