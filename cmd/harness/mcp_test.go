@@ -112,3 +112,58 @@ func TestMCPServerThatFailsToStart(t *testing.T) {
 		t.Errorf("missing config: exit %d: %s", code, errOut)
 	}
 }
+
+// TestToolsDeferTools: with --defer-tools a turn over the selection's
+// threshold is offered every tool: harness's own whole (pinned), the MCP
+// tools the prompt ranks whole, the others as stubs, which cost fewer
+// schema bytes; with --all-tools too it is a usage error.
+func TestToolsDeferTools(t *testing.T) {
+	// Two servers, so that the tools are more than the selection's
+	// threshold (below it every tool is offered whole).
+	entry, _ := json.Marshal(everythingServer(t))
+	server := `{"command": "node", "args": [` + string(entry) + `, "stdio"]}`
+	ws := mcpWorkspace(t, `{"mcpServers": {"everything": `+server+`, "again": `+server+`}}`)
+	out, errOut, code := inproc(t, "tools", "--workspace", ws, "--json", "--select", "add two numbers", "--defer-tools")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Tools []struct {
+			Name    string `json:"name"`
+			Source  string `json:"source"`
+			Offered *bool  `json:"offered"`
+			Stub    bool   `json:"stub"`
+		} `json:"tools"`
+		Count        int `json:"count"`
+		SchemaBytes  int `json:"schema_bytes"`
+		Offered      int `json:"offered"`
+		OfferedBytes int `json:"offered_schema_bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	stubs := 0
+	for _, r := range got.Tools {
+		if r.Offered == nil || !*r.Offered {
+			t.Errorf("%s (%s) is not offered", r.Name, r.Source)
+		}
+		if r.Stub && r.Source != "mcp" {
+			t.Errorf("%s, one of harness's own tools, is offered as a stub", r.Name)
+		}
+		if r.Name == "get-sum" && r.Stub {
+			t.Errorf("get-sum, the prompt's tool, is offered as a stub")
+		}
+		if r.Stub {
+			stubs++
+		}
+	}
+	if got.Offered != got.Count || stubs == 0 || got.OfferedBytes >= got.SchemaBytes {
+		t.Errorf("offered %d of %d tools, %d stubs, %d of %d schema bytes; want all, some stubs, fewer bytes", got.Offered, got.Count, stubs, got.OfferedBytes, got.SchemaBytes)
+	}
+	t.Logf("%d tools, %d as stubs: %d of %d schema bytes", got.Count, stubs, got.OfferedBytes, got.SchemaBytes)
+
+	_, errOut, code = inproc(t, "tools", "--workspace", ws, "--select", "add two numbers", "--defer-tools", "--all-tools")
+	if code != 2 || !strings.Contains(errOut, "choose one") {
+		t.Errorf("--defer-tools --all-tools: exit %d, %q; want a usage error", code, errOut)
+	}
+}

@@ -161,7 +161,10 @@ func (r *run) open(ctx context.Context) error {
 		return err
 	}
 	r.closers = append(r.closers, stopMCP)
-	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), cfg.mcp.Selector()
+	if opts.Selector, err = cfg.mcp.Selector(opts.Tools); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	opts.Tools = append(opts.Tools, mcpTools...)
 	r.out.attach(opts, cfg.stream && !cfg.jsonOut)
 	provider, modelName, _ := strings.Cut(cfg.model, ":")
 	withTelemetry, stopTelemetry, err := telemetryFromEnv(ctx, e, provider, modelName)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,10 @@ type toolRow struct {
 	// Offered is set with --select: the tool is offered to a turn on that
 	// prompt.
 	Offered *bool `json:"offered,omitempty"`
+	// Stub is set with --select and --defer-tools on a tool offered as a
+	// stub (toolselect.Stub): its name, first sentence and parameter
+	// names instead of its whole schema.
+	Stub bool `json:"stub,omitempty"`
 }
 
 // toolsReport is what "harness tools" prints: the rows, the schema
@@ -74,7 +79,11 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer stop()
-	rep, err := measureTools(ctx, builtin, mcpTools, prompt, mf.Selector())
+	sel, err := mf.Selector(builtin)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	rep, err := measureTools(ctx, builtin, mcpTools, prompt, sel)
 	if err != nil {
 		return err
 	}
@@ -111,16 +120,23 @@ func measureTools(ctx context.Context, builtin, mcpTools []harness.Tool, prompt 
 			return nil, err
 		}
 	}
-	in := map[string]bool{}
+	in := map[string]harness.ToolSpec{}
 	for _, s := range chosen {
-		in[s.Name] = true
+		in[s.Name] = s
 	}
 	for i := range rep.rows {
-		v := in[rep.rows[i].Name]
+		got, v := in[rep.rows[i].Name]
 		rep.rows[i].Offered = &v
+		rep.rows[i].Stub = v && !sameSpec(got, specs[i])
 	}
 	rep.offered = toolselect.Measure(chosen)
 	return rep, nil
+}
+
+// sameSpec reports whether the selector offered spec as it is, not in a
+// short form.
+func sameSpec(offered, spec harness.ToolSpec) bool {
+	return offered.Description == spec.Description && bytes.Equal(offered.InputSchema, spec.InputSchema)
 }
 
 // printJSON prints the report as one indented JSON object.
@@ -152,7 +168,10 @@ func (rep *toolsReport) printTable(e *env) error {
 		line := fmt.Sprintf("%s\t%s\t%s\t%d", r.Name, r.Source, r.Risk, r.SchemaBytes)
 		if r.Offered != nil {
 			mark := "-"
-			if *r.Offered {
+			switch {
+			case r.Stub:
+				mark = "stub"
+			case *r.Offered:
 				mark = "yes"
 			}
 			line += "\t" + mark

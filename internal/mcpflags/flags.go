@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcptool"
@@ -23,11 +24,13 @@ import (
 // is not given.
 const ConfigFile = ".mcp.json"
 
-// Flags are the switches: --mcp-config, --no-mcp and --all-tools.
+// Flags are the switches: --mcp-config, --no-mcp, --all-tools and
+// --defer-tools.
 type Flags struct {
-	config   string
-	noMCP    bool
-	allTools bool
+	config     string
+	noMCP      bool
+	allTools   bool
+	deferTools bool
 }
 
 // Register adds the switches to fs.
@@ -37,6 +40,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noMCP, "no-mcp", false, "start no MCP server, even when WORKSPACE/.mcp.json exists")
 	fs.BoolVar(&f.allTools, "all-tools", false, fmt.Sprintf("offer every tool in every turn; by default a turn with more than %d tools "+
 		"offers the %d most relevant to its prompt, plus identity tools and the tools called recently", toolselect.DefaultThreshold, toolselect.DefaultTopK))
+	fs.BoolVar(&f.deferTools, "defer-tools", false, "offer every tool on every request: harness's own tools and the tools the conversation's first turn selects "+
+		"whole, the other MCP tools as short stubs (name, first sentence, parameter names), so the tool list never changes and "+
+		"the prompt cache holds across turns; a call from a stub whose arguments do not fit gets the full schema back")
 }
 
 // ConfigPath returns the MCP config to load for the workspace root, or ""
@@ -107,10 +113,37 @@ func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root st
 	return tools, stop, nil
 }
 
-// Selector returns the per-turn tool selector, or nil with --all-tools.
-func (f *Flags) Selector() harness.Selector {
-	if f.allTools {
-		return nil
+// Selector returns the per-turn tool selector: nil with --all-tools;
+// with --defer-tools a deferring one (toolselect.Selector.Defer) that
+// pins builtin, the tools harness offers itself (the workspace's, recall),
+// so that only MCP tools are ever stubbed: a run's own tools are the ones
+// every session calls, and a stub's first call may cost a round. The two
+// switches together are an error.
+func (f *Flags) Selector(builtin []harness.Tool) (harness.Selector, error) {
+	switch {
+	case f.allTools && f.deferTools:
+		return nil, errors.New("--all-tools and --defer-tools: choose one (--all-tools offers every tool whole; --defer-tools offers the MCP tools a turn does not select as stubs)")
+	case f.allTools:
+		return nil, nil
+	case !f.deferTools:
+		return &toolselect.Selector{}, nil
 	}
-	return &toolselect.Selector{}
+	pinned := make([]string, len(builtin))
+	for i, t := range builtin {
+		pinned[i] = literal(t.Spec.Name)
+	}
+	return &toolselect.Selector{Defer: true, Pinned: pinned}, nil
+}
+
+// literal escapes the characters path.Match reads as a pattern, so that a
+// tool's name pins that tool only.
+func literal(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

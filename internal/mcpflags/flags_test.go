@@ -5,9 +5,14 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/toolselect"
 )
 
 func parse(t *testing.T, args ...string) *Flags {
@@ -71,12 +76,52 @@ func TestOpenWithoutServers(t *testing.T) {
 	}
 }
 
-// TestSelector: a selector by default, none with --all-tools.
+// TestSelector: a selector by default, none with --all-tools, a
+// deferring one that pins the run's own tools (names taken literally)
+// with --defer-tools, and an error for both.
 func TestSelector(t *testing.T) {
-	if parse(t).Selector() == nil {
-		t.Error("no selector by default")
+	builtin := []harness.Tool{{Spec: harness.ToolSpec{Name: "read_file"}}, {Spec: harness.ToolSpec{Name: "odd[name]*"}}}
+	tests := []struct {
+		args    []string
+		want    *toolselect.Selector // nil: no selector
+		wantErr string
+	}{
+		{nil, &toolselect.Selector{}, ""},
+		{[]string{"--all-tools"}, nil, ""},
+		{[]string{"--defer-tools"}, &toolselect.Selector{Defer: true, Pinned: []string{"read_file", `odd\[name]\*`}}, ""},
+		{[]string{"--defer-tools", "--all-tools"}, nil, "choose one"},
 	}
-	if parse(t, "--all-tools").Selector() != nil {
-		t.Error("a selector with --all-tools")
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			sel, err := parse(t, tt.args...).Selector(builtin)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == nil {
+				if sel != nil {
+					t.Fatalf("selector %T, want none", sel)
+				}
+				return
+			}
+			got, ok := sel.(*toolselect.Selector)
+			if !ok || got.Defer != tt.want.Defer || !slices.Equal(got.Pinned, tt.want.Pinned) {
+				t.Fatalf("selector %+v, want %+v", sel, tt.want)
+			}
+		})
+	}
+	// A pinned name matches its tool and nothing else.
+	for _, p := range []string{literal("odd[name]*")} {
+		if ok, _ := path.Match(p, "odd[name]*"); !ok {
+			t.Errorf("%q does not match its own name", p)
+		}
+		if ok, _ := path.Match(p, "oddnname]x"); ok {
+			t.Errorf("%q matches another name", p)
+		}
 	}
 }

@@ -129,7 +129,11 @@ func buildEngine(ctx context.Context, f *engineFlags, st store.Store, warn io.Wr
 		return nil, err
 	}
 	closeAll := func() { stopMCP(); ws.Close() }
-	opts.Tools, opts.Selector = append(opts.Tools, mcpTools...), f.mcp.Selector()
+	if opts.Selector, err = f.mcp.Selector(opts.Tools); err != nil {
+		closeAll()
+		return nil, err
+	}
+	opts.Tools = append(opts.Tools, mcpTools...)
 	eng, err := harness.NewEngine(opts)
 	if err != nil {
 		closeAll()
