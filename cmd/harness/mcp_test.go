@@ -167,3 +167,28 @@ func TestToolsDeferTools(t *testing.T) {
 		t.Errorf("--defer-tools --all-tools: exit %d, %q; want a usage error", code, errOut)
 	}
 }
+
+// TestRunDeferToolsTeachesAStub: harness run --defer-tools offers every
+// tool of two real MCP servers on every request, the ones the prompt does
+// not need as stubs; a call from a stub whose arguments do not fit gets
+// the tool's full schema back (its parameter's description, which the
+// stub leaves out), and the corrected call runs.
+func TestRunDeferToolsTeachesAStub(t *testing.T) {
+	entry, _ := json.Marshal(everythingServer(t))
+	server := `{"command": "node", "args": [` + string(entry) + `, "stdio"]}`
+	cfgPath := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"mcpServers": {"everything": `+server+`, "again": `+server+`}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, `{"steps":[
+	  {"expect":{"tools":35,"tools_include":["read_file","again__echo","everything__get-sum"],"not_contains":["Message to echo"]},
+	   "tool_calls":[{"name":"again__echo","args":{}}]},
+	  {"expect":{"tools":35,"last_tool_contains":["again__echo","Message to echo"]},
+	   "tool_calls":[{"name":"again__echo","args":{"message":"forty-two"}}]},
+	  {"expect":{"tools":35,"last_tool_contains":["forty-two"]},"text":"Echoed."}]}`)
+	out, errOut, code := inproc(t, "run", "--workspace", t.TempDir(), "--no-store", "--mcp-config", cfgPath, "--defer-tools",
+		"--model", "scripted:"+script, "add two numbers")
+	if code != 0 || !strings.Contains(out, "Echoed.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
