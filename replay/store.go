@@ -272,7 +272,8 @@ func storeWorkspace(path string) string {
 
 // FromConversation turns a harness conversation (as an agent left it, or
 // as a store loads it with every payload) into a Recording named source.
-// Each round is one model call with its reported usage and the time its
+// A turn keeps its context messages (Turn.Context: the proxy stores a
+// client's), so a replay sends them where the client did. Each round is one model call with its reported usage and the time its
 // response arrived (Round.Answered, as Call.Time: zero for rounds stored
 // before harness recorded it), so IdleGaps and a bench that lets the
 // prompt cache expire see the run's pauses; each result's full
@@ -293,8 +294,8 @@ func FromConversation(source string, conv *harness.Conversation, workspace strin
 		if turn == nil {
 			return nil, fmt.Errorf("replay: %s: turn %d is missing", source, ti+1)
 		}
-		t := &Turn{Input: turn.Input}
-		request++ // the user input
+		t := &Turn{Input: turn.Input, Context: slices.Clone(turn.Context)}
+		request += 1 + len(t.Context) // the user input and its context messages (the proxy stores a client's)
 		rec.Turns = append(rec.Turns, t)
 		for ri, r := range turn.Rounds {
 			if r == nil {

@@ -780,3 +780,53 @@ func TestParseStoreCallTimes(t *testing.T) {
 		t.Errorf("the replay's views saw Idle %v, want %v", seen, wantGaps)
 	}
 }
+
+// TestFromConversationKeepsContext: a stored turn's context messages (the
+// proxy stores a client's) are the recording's, so a replay sends them:
+// the first request counts their tokens too.
+func TestFromConversationKeepsContext(t *testing.T) {
+	ctx := context.Background()
+	agents := "# AGENTS.md instructions for /repo\n\n" + strings.Repeat("Run the tests before you answer. ", 40)
+	skill := "<skill>\nname: release\n" + strings.Repeat("Tag, then push. ", 20) + "\n</skill>"
+	turn := func(withContext bool) *harness.Conversation {
+		conv := harness.NewConversation("c")
+		tr := &harness.Turn{Index: 1, Input: "fix the build", Outcome: harness.Answered, Rounds: []*harness.Round{
+			{Index: 1, Final: true, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Fixed.")}}}}}
+		if withContext {
+			tr.Context = []harness.ContextMessage{{Text: agents}, {Text: skill, AfterInput: true}}
+		}
+		conv.Turns = []*harness.Turn{tr}
+		return conv
+	}
+	with, err := FromConversation("x", turn(true), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := FromConversation("x", turn(false), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := turn(true).Turns[0].Context; !slices.Equal(with.Turns[0].Context, want) {
+		t.Fatalf("recording context %+v, want %+v", with.Turns[0].Context, want)
+	}
+	if got := with.Turns[0].Calls[0].Request; got != 3 {
+		t.Errorf("the answer's request follows %d messages, want 3 (input and two context messages)", got)
+	}
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := tokens.NewCache(bpe, nil)
+	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
+	a, err := Replay(ctx, with, none, &Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Replay(ctx, without, none, &Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra := a.Calls[0].Input - b.Calls[0].Input; extra < counter.Count(agents)+counter.Count(skill) {
+		t.Errorf("the context adds %d tokens to the request, want at least its %d", extra, counter.Count(agents)+counter.Count(skill))
+	}
+}
