@@ -17,7 +17,9 @@ import (
 // the input; the conversation's key still reads the first user item.
 func TestBuildHistoryContext(t *testing.T) {
 	u := func(text string) item { return item{Kind: itemUser, Text: text} }
-	c := func(text string) item { return item{Kind: itemUser, Text: text, Context: true} }
+	c := func(text string) item {
+		return item{Kind: itemUser, Text: text, Pieces: []piece{{Text: text, Context: true}}}
+	}
 	a := item{Kind: itemAssistant, Text: "done"}
 	type turn struct {
 		input string

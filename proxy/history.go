@@ -40,14 +40,12 @@ type item struct {
 	Kind  itemKind
 	Text  string             // user input, assistant text
 	Calls []harness.ToolCall // of an assistant message
-	// Context marks a user item the client adds beside the user's words
-	// (internal/clientctx): its turn's Context, not its Input.
-	Context bool
-	// Pieces splits a user item whose parts mix the client's context and
-	// the user's words (Gemini CLI sends its session context and the
-	// prompt as parts of one content), part by part, consecutive words
-	// joined; nil otherwise. Text stays the whole, which keys the
-	// conversation as before.
+	// Pieces splits a user item into what the client adds beside the
+	// user's words (internal/clientctx: its turn's Context) and the words,
+	// part by part, consecutive words joined (Gemini CLI sends its session
+	// context and the prompt as parts of one content; Codex a message of
+	// context alone, one piece); nil when it is all the user's words.
+	// Text stays the whole, which keys the conversation as before.
 	Pieces []piece
 	// Result is set on an itemResult.
 	Result *wireResult
@@ -142,7 +140,7 @@ type histTurn struct {
 // the input when one came before it), any other into Input.
 func (t *histTurn) add(it *item) {
 	if it.Pieces == nil {
-		t.addText(it.Text, it.Context)
+		t.addText(it.Text, false)
 		return
 	}
 	for _, p := range it.Pieces {
@@ -312,8 +310,7 @@ func indexOf(rs []*histRound, r *histRound) int {
 }
 
 // userItem is a user content of text parts that a classifier may tell
-// the client's context in: a context item when every part is, an item
-// of Pieces when only some are.
+// the client's context in: an item of Pieces when some part is.
 func userItem(texts []string, isContext func(string) bool) item {
 	it := item{Kind: itemUser, Text: textOf(texts)}
 	var words []string
@@ -328,14 +325,8 @@ func userItem(texts []string, isContext func(string) bool) item {
 		}
 		it.Pieces = append(it.Pieces, piece{Text: s, Context: true})
 	}
-	switch {
-	case len(it.Pieces) == 0:
-		return it // no context: the user's words
-	case len(words) > 0:
+	if len(it.Pieces) > 0 && len(words) > 0 {
 		it.Pieces = append(it.Pieces, piece{Text: textOf(words)})
-	}
-	if len(it.Pieces) == 1 {
-		it.Context, it.Pieces = true, nil
 	}
 	return it
 }

@@ -53,10 +53,10 @@ func (responsesFormat) elem(body []byte, e span, req *request) error {
 	if it, ok := responsesItem(body, fs); ok {
 		if role := fieldStr(body, fs, "role"); it.Kind == itemUser && (role == "developer" || role == "system") {
 			it.Kind = itemSystem
-		} else if it.Kind == itemUser {
+		} else if it.Kind == itemUser && clientctx.Codex(role, it.Text) {
 			// Codex sends its instructions, environment and skills as
 			// user messages of their own: the turn's context.
-			it.Context = clientctx.Codex(role, it.Text)
+			it.Pieces = []piece{{Text: it.Text, Context: true}}
 		}
 		req.Items = append(req.Items, it)
 	}
