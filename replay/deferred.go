@@ -1,12 +1,12 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/toolselect"
 )
 
 // revealPrefix starts the call ids of a reveal round (see reveal).
@@ -85,5 +85,5 @@ func (e *engine) deferred(name string) (harness.ToolSpec, bool) {
 		return harness.ToolSpec{}, false
 	}
 	shown, full := e.tools[i], e.rec.Tools[j]
-	return full, shown.Description != full.Description || !bytes.Equal(shown.InputSchema, full.InputSchema)
+	return full, toolselect.Shortened(shown, full)
 }

@@ -43,6 +43,13 @@ func Stub(t harness.ToolSpec) harness.ToolSpec {
 	return harness.ToolSpec{Name: t.Name, Description: firstSentence(t.Description), InputSchema: stubSchema(t.InputSchema), Risk: t.Risk}
 }
 
+// Shortened reports whether shown, a tool as a selection offered it, is
+// a short form of full (a Stub) rather than full itself: its description
+// or its input schema differ.
+func Shortened(shown, full harness.ToolSpec) bool {
+	return shown.Description != full.Description || !bytes.Equal(shown.InputSchema, full.InputSchema)
+}
+
 // firstSentence cuts s at its first sentence end or line break, within
 // stubDescriptionRunes (an ellipsis marks a cut inside a sentence).
 func firstSentence(s string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -127,16 +126,10 @@ func measureTools(ctx context.Context, builtin, mcpTools []harness.Tool, prompt 
 	for i := range rep.rows {
 		got, v := in[rep.rows[i].Name]
 		rep.rows[i].Offered = &v
-		rep.rows[i].Stub = v && !sameSpec(got, specs[i])
+		rep.rows[i].Stub = v && toolselect.Shortened(got, specs[i])
 	}
 	rep.offered = toolselect.Measure(chosen)
 	return rep, nil
-}
-
-// sameSpec reports whether the selector offered spec as it is, not in a
-// short form.
-func sameSpec(offered, spec harness.ToolSpec) bool {
-	return offered.Description == spec.Description && bytes.Equal(offered.InputSchema, spec.InputSchema)
 }
 
 // printJSON prints the report as one indented JSON object.
