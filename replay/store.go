@@ -273,14 +273,15 @@ func storeWorkspace(path string) string {
 // FromConversation turns a harness conversation (as an agent left it, or
 // as a store loads it with every payload) into a Recording named source.
 // A turn keeps its context messages (Turn.Context: the proxy stores a
-// client's), so a replay sends them where the client did. Each round is one model call with its reported usage and the time its
-// response arrived (Round.Answered, as Call.Time: zero for rounds stored
-// before harness recorded it), so IdleGaps and a bench that lets the
-// prompt cache expire see the run's pauses; each result's full
-// payload is ToolResult.Parts and Structured and what was shown its model
-// copy. A result whose full record is a spill file (a streamed output,
-// Meta["spill_path"]) is read back from that file under workspace when
-// workspace is not "" and the file is there.
+// client's), so a replay sends them where the client did. Each round is
+// one model call with its reported usage and the time its response arrived
+// (Round.Answered, as Call.Time: zero for rounds stored before harness
+// recorded it), so IdleGaps and a bench that lets the prompt cache expire
+// see the run's pauses; each result's full payload is ToolResult.Parts and
+// Structured and what was shown its model copy. A result whose full record
+// is a spill file (a streamed output, Meta["spill_path"]) is read back
+// from that file under workspace when workspace is not "" and the file is
+// there.
 func FromConversation(source string, conv *harness.Conversation, workspace string) (*Recording, error) {
 	if conv == nil {
 		return nil, fmt.Errorf("replay: %s: no conversation", source)
