@@ -38,7 +38,29 @@ func (anthropicFormat) top(body []byte, top []field, req *request) error {
 	if s, ok := get(top, "tools"); ok {
 		req.Tools = raw(body, s)
 	}
+	if s, ok := get(top, "metadata"); ok {
+		if fs, err := objectFields(body, s); err == nil {
+			req.Session = claudeCodeSession(fieldStr(body, fs, "user_id"))
+		}
+	}
 	return nil
+}
+
+// claudeCodeSession returns the session id in a Claude Code request's
+// metadata.user_id, "" when it holds none: Claude Code 2.x sends a JSON
+// object with "session_id"; 1.x sent "user_<hash>_account_<uuid>_session_<uuid>".
+// The id stays the same when a session is resumed (claude --continue).
+func claudeCodeSession(userID string) string {
+	var v struct {
+		SessionID string `json:"session_id"`
+	}
+	if strings.HasPrefix(userID, "{") && json.Unmarshal([]byte(userID), &v) == nil {
+		return v.SessionID
+	}
+	if _, id, ok := strings.Cut(userID, "_session_"); ok {
+		return id
+	}
+	return ""
 }
 
 func (anthropicFormat) elem(body []byte, e span, req *request) error {

@@ -85,9 +85,18 @@ func (d *decision) shown() *harness.ToolResult {
 }
 
 // conversationID names a request's conversation: the client's header, the
-// format's own key (prompt_cache_key), or a hash of the model, the system
-// prompt and the first user message.
-func conversationID(r *http.Request, f wireFormat, req *request, firstUser string) string {
+// format's own key (prompt_cache_key), or a hash of the model, what names
+// the session and the first user message. What names the session is the
+// client's session id when the body carries one (Claude Code's), the
+// first user message's own session context for a format whose clients
+// send one that names the workspace (Gemini CLI's), and the system prompt
+// otherwise. The system prompt is not used when the client names its
+// session: a client may send another between the processes of one session,
+// so a resumed session would be a new conversation that copies the old
+// one's turns (Claude Code 2.1.197 states its model's context window in
+// one process and not the next, and puts the git status there; Gemini CLI
+// 0.61.0 lists its skills in another order in each process).
+func conversationID(r *http.Request, f wireFormat, req *request, h *history) string {
 	if h := strings.TrimSpace(r.Header.Get(ConversationHeader)); h != "" {
 		return sanitizeID(h)
 	}
@@ -99,17 +108,36 @@ func conversationID(r *http.Request, f wireFormat, req *request, firstUser strin
 		sum.Write(b)
 	}
 	part([]byte(f.name()))
-	if req.Key != "" {
+	_, contextNames := f.(sessionContextFormat)
+	switch {
+	case req.Key != "":
 		part([]byte("key"))
 		part([]byte(req.Key))
-	} else {
+	case req.Session != "":
+		part([]byte(req.Model))
+		part([]byte("session"))
+		part([]byte(req.Session))
+		part([]byte(h.FirstUser))
+	case contextNames && h.FirstContext:
+		part([]byte(req.Model))
+		part([]byte("context"))
+		part([]byte(h.FirstUser))
+	default:
 		part([]byte(req.Model))
 		for _, s := range req.seed() {
 			part(s)
 		}
-		part([]byte(firstUser))
+		part([]byte(h.FirstUser))
 	}
 	return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
+}
+
+// sessionContextFormat is a format whose clients open a session with a
+// context message naming it (the date, the workspace, its files): with
+// the model and the prompt it keys the conversation (see conversationID).
+type sessionContextFormat interface {
+	wireFormat
+	sessionContext()
 }
 
 // sanitizeID keeps an explicit conversation id printable and short.

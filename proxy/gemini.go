@@ -27,6 +27,11 @@ func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
 
 func (geminiFormat) historyKey() string { return "contents" }
 
+// sessionContext: Gemini CLI opens a session with its <session_context>
+// (the date, the workspace and its files), which keys the conversation
+// in place of the system prompt (see conversationID).
+func (geminiFormat) sessionContext() {}
+
 func (geminiFormat) top(body []byte, top []field, req *request) error {
 	if req.histStart == 0 {
 		return jsonErr(0, "no contents")

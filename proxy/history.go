@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -91,6 +92,12 @@ type request struct {
 	// Key is an explicit conversation key the format carries (the
 	// Responses API's prompt_cache_key), "" when none.
 	Key string
+	// Session is the client's own name for its session when the body
+	// carries one (Claude Code's metadata.user_id), "" when none: with
+	// the model and the first user input it keys the conversation in
+	// place of the system prompt, which such a client changes between
+	// the processes of one session (see conversationID).
+	Session string
 	// Elems are the spans of the history's elements in the body, for the
 	// cache-break check.
 	Elems []span
@@ -122,8 +129,11 @@ func (r *request) seed() [][]byte {
 type history struct {
 	Turns   []*histTurn
 	Results []*wireResult
-	// FirstUser is the first user input, part of the conversation key.
-	FirstUser string
+	// FirstUser is the first user input, part of the conversation key;
+	// FirstContext reports that it carries a context message the client
+	// adds (see conversationID).
+	FirstUser    string
+	FirstContext bool
 }
 
 type histTurn struct {
@@ -198,6 +208,7 @@ func buildHistory(items []item) *history {
 			lastAssistant = false
 			if h.FirstUser == "" {
 				h.FirstUser = it.Text
+				h.FirstContext = slices.ContainsFunc(it.Pieces, func(p piece) bool { return p.Context })
 			}
 			if turn != nil && len(turn.Rounds) == 0 {
 				turn.add(it)

@@ -54,7 +54,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
-	c.conv = p.conversation(conversationID(r, f, req, c.hist.FirstUser))
+	c.conv = p.conversation(conversationID(r, f, req, c.hist))
 	defer p.release(c.conv)
 	if err := p.prepare(r.Context(), c); err != nil {
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())

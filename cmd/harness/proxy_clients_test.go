@@ -356,10 +356,7 @@ func TestProxyGeminiCLI(t *testing.T) {
 		model, _, _ = strings.Cut(model, ":")
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
 		if strings.HasSuffix(req.Path, ":generateContent") {
-			// The router (and any other unary call): a JSON answer.
-			text := `{"reasoning":"simple task","model_choice":"flash"}`
-			return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],` +
-				`"usageMetadata":{"promptTokenCount":` + fmt.Sprint(u.Input) + `,"candidatesTokenCount":5,"totalTokenCount":` + fmt.Sprint(u.Input+5) + `}}`)
+			return geminiRouterReply(u)
 		}
 		n := strings.Count(string(req.Body), `"functionResponse"`)
 		return scriptStep(n, func(id, cmd string) wiretest.Reply {
@@ -389,6 +386,14 @@ func TestProxyGeminiCLI(t *testing.T) {
 		sent:  map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), geminiResponse("call_pkg")))},
 		warn:  []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"},
 		proxy: r, context: clientctx.Gemini})
+}
+
+// geminiRouterReply answers Gemini CLI's router (and any other unary
+// generateContent call) with the JSON choice it asks for.
+func geminiRouterReply(u wiretest.Usage) wiretest.Reply {
+	text := `{"reasoning":"simple task","model_choice":"flash"}`
+	return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":` + fmt.Sprint(u.Input) + `,"candidatesTokenCount":5,"totalTokenCount":` + fmt.Sprint(u.Input+5) + `}}`)
 }
 
 // geminiResponse finds, in a generateContent request, the output of the

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/sqlite"
+)
+
+// resumeClient is how one real client runs a session and resumes it in a
+// second process, through the proxy.
+type resumeClient struct {
+	name string // the client's binary
+	// serve answers one model call: call makes the scripted tool call,
+	// answer the final answer; model calls that offer no tools (Gemini
+	// CLI's router) get side.
+	serve func(t *testing.T, req wiretest.Request, first bool) wiretest.Reply
+	// setup writes the client's configuration for the proxy at addr and
+	// returns its environment.
+	setup func(t *testing.T, addr string) []string
+	// run returns the arguments of the session's first process
+	// (resume false) or of the one that resumes it.
+	run func(prompt string, resume bool) []string
+}
+
+const (
+	resumeFirst  = "First question: which version of zod does package.json ask for?"
+	resumeSecond = "Second question: is that the version the lock file pins?"
+)
+
+// TestProxyResume runs each real client through the proxy twice: a
+// session whose first turn calls a tool, then a second process that
+// resumes it (claude --continue, codex exec resume --last, gemini
+// --resume latest) with a second prompt. The store must hold the session
+// as one conversation of two turns. Before the proxy keyed Claude Code's
+// and Gemini CLI's conversations on what names their session instead of
+// the system prompt, the resumed process (whose system prompt differs:
+// Claude Code 2.1.197 states its model's context window in one process and
+// not the next; Gemini CLI 0.61.0 lists its skills in another order) made a
+// second conversation that copied the first turn.
+func TestProxyResume(t *testing.T) {
+	for _, c := range []resumeClient{claudeResume(), codexResume(), geminiResume()} {
+		t.Run(c.name, func(t *testing.T) {
+			bin := clientBin(t, c.name)
+			r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
+				return c.serve(t, req, !strings.Contains(string(req.Body), "Second question"))
+			})
+			env := c.setup(t, r.addr)
+			runClient(t, r.work, env, bin, c.run(resumeFirst, false)...)
+			runClient(t, r.work, env, bin, c.run(resumeSecond, true)...)
+			checkResumed(t, r)
+		})
+	}
+}
+
+// checkResumed checks the proxy's store: exactly one conversation was
+// offered tools (others are a client's side requests: Gemini CLI's router
+// sends the history with no tools, to another model), and its turns are
+// the two prompts, the first with its call.
+func checkResumed(t *testing.T, r *e2eRig) {
+	t.Helper()
+	r.shutdown(t)
+	st, err := sqlite.Open(context.Background(), r.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []string
+	for _, s := range list {
+		reqs, err := st.Requests(context.Background(), s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(reqs, func(q store.Request) bool { return len(q.Tools) > 0 }) {
+			t.Logf("side conversation %s: %d turn(s), %q", s.ID, s.Turns, s.Title)
+			continue
+		}
+		sessions = append(sessions, s.ID)
+		conv, err := st.Load(context.Background(), s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputs []string
+		for _, turn := range conv.Turns {
+			inputs = append(inputs, turn.Input)
+		}
+		if len(inputs) != 2 || inputs[0] != resumeFirst || inputs[1] != resumeSecond {
+			t.Errorf("conversation %s has the turns %q; want the two prompts", s.ID, inputs)
+		} else if len(conv.Turns[0].Rounds) == 0 || len(conv.Turns[0].Rounds[0].Results) != 1 {
+			t.Errorf("conversation %s: the first turn's call and result were not stored: %+v", s.ID, conv.Turns[0])
+		}
+	}
+	if len(sessions) != 1 {
+		t.Errorf("the store holds %d conversations offered tools (%q); the session and its resumption are one", len(sessions), sessions)
+	}
+}
+
+func claudeResume() resumeClient {
+	return resumeClient{
+		name: "claude",
+		serve: func(t *testing.T, req wiretest.Request, first bool) wiretest.Reply {
+			if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/messages") {
+				return notModelCall(req)
+			}
+			m := bodyJSON(t, req.Body)
+			model, _ := m["model"].(string)
+			u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+			if first && !strings.Contains(string(req.Body), `"type":"tool_result"`) {
+				return wiretest.AnthropicStream(model, "", []wiretest.Call{{ID: "call_pkg", Name: "Bash", Args: `{"command":"cat package.json","description":"Read the manifest"}`}}, u)
+			}
+			return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
+		},
+		setup: func(t *testing.T, addr string) []string {
+			return []string{"HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + addr, "ANTHROPIC_API_KEY=sk-test-claude-e2e",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
+		},
+		run: func(prompt string, resume bool) []string {
+			args := []string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash(cat:*)"}
+			if resume {
+				args = append(args, "--continue")
+			}
+			return args
+		},
+	}
+}
+
+func codexResume() resumeClient {
+	return resumeClient{
+		name: "codex",
+		serve: func(t *testing.T, req wiretest.Request, first bool) wiretest.Reply {
+			if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/responses") {
+				return notModelCall(req)
+			}
+			m := bodyJSON(t, req.Body)
+			model, _ := m["model"].(string)
+			u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+			if first && !strings.Contains(string(req.Body), `"type":"function_call_output"`) {
+				return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: "call_pkg", Name: "exec_command", Args: `{"cmd":"cat package.json"}`}}, u)
+			}
+			return wiretest.ResponsesStream(model, e2eAnswer, nil, u)
+		},
+		setup: func(t *testing.T, addr string) []string {
+			home := t.TempDir()
+			config := "model = \"gpt-test\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"" + addr + "/v1\"\n" +
+				"env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n"
+			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + home, "FAKE_API_KEY=sk-test-codex-e2e"}
+		},
+		run: func(prompt string, resume bool) []string {
+			args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"}
+			if resume {
+				args = append(args, "resume", "--last")
+			}
+			return append(args, prompt)
+		},
+	}
+}
+
+func geminiResume() resumeClient {
+	return resumeClient{
+		name: "gemini",
+		serve: func(t *testing.T, req wiretest.Request, first bool) wiretest.Reply {
+			if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
+				return notModelCall(req)
+			}
+			model := req.Path[strings.Index(req.Path, "/models/")+len("/models/"):]
+			model, _, _ = strings.Cut(model, ":")
+			u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+			if strings.HasSuffix(req.Path, ":generateContent") {
+				return geminiRouterReply(u)
+			}
+			if first && !strings.Contains(string(req.Body), `"functionResponse"`) {
+				return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: "call_pkg", Name: "run_shell_command", Args: `{"command":"cat package.json"}`}}, u)
+			}
+			return wiretest.GeminiStream(model, e2eAnswer, nil, u)
+		},
+		setup: func(t *testing.T, addr string) []string {
+			home := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + addr, "GEMINI_CLI_TRUST_WORKSPACE=true"}
+		},
+		run: func(prompt string, resume bool) []string {
+			args := []string{"-p", prompt, "--yolo", "--skip-trust", "-o", "json"}
+			if resume {
+				args = append(args, "--resume", "latest")
+			}
+			return args
+		},
+	}
+}

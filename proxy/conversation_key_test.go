@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestConversationKey checks which requests share a conversation id:
+// what names the client's session (Claude Code's session id, Gemini CLI's
+// session context) keys the conversation in place of the system prompt,
+// which those clients change between the processes of one session.
+func TestConversationKey(t *testing.T) {
+	cc := func(system, userID, model, prompt string) string {
+		meta := ""
+		if userID != "" {
+			meta = `"metadata":{"user_id":` + jsonString(userID) + `},`
+		}
+		return `{"model":"` + model + `",` + meta + `"system":[{"type":"text","text":` + jsonString(system) + `}],` +
+			`"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nToday's date is 2026-12-02.\n</system-reminder>"},{"type":"text","text":` + jsonString(prompt) + `}]}]}`
+	}
+	session := func(id string) string { return `{"device_id":"d1","account_uuid":"","session_id":"` + id + `"}` }
+	gem := func(system string, withContext bool, prompt string) string {
+		ctx := ""
+		if withContext {
+			ctx = `{"text":"<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Wednesday, December 2, 2026.\n</session_context>"},`
+		}
+		return `{"systemInstruction":{"parts":[{"text":` + jsonString(system) + `}]},"contents":[{"role":"user","parts":[` + ctx + `{"text":` + jsonString(prompt) + `}]}]}`
+	}
+	for _, tc := range []struct {
+		name   string
+		f      wireFormat
+		path   string
+		a, b   string
+		sameID bool
+	}{
+		{"claude code: the session id, not the system prompt", anthropicFormat{}, "/v1/messages",
+			cc("You are powered by Opus 4.8 (1M context).", session("s-1"), "claude-opus-4-8", "fix it"),
+			cc("You are powered by Opus 4.8.", session("s-1"), "claude-opus-4-8", "fix it"), true},
+		{"claude code: another session", anthropicFormat{}, "/v1/messages",
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-2"), "claude-opus-4-8", "fix it"), false},
+		{"claude code: a side request of the session (another first message)", anthropicFormat{}, "/v1/messages",
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-opus-4-8", "Write a title for: fix it"), false},
+		{"claude code: another model", anthropicFormat{}, "/v1/messages",
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-haiku-4-5", "fix it"), false},
+		{"claude code 1.x user_id names the same session", anthropicFormat{}, "/v1/messages",
+			cc("S1", session("s-1"), "m", "fix it"), cc("S2", "user_ab12_account__session_s-1", "m", "fix it"), true},
+		{"anthropic without a session: the system prompt keys", anthropicFormat{}, "/v1/messages",
+			cc("S1", "", "m", "fix it"), cc("S2", "", "m", "fix it"), false},
+		{"anthropic without a session, same system prompt", anthropicFormat{}, "/v1/messages",
+			cc("S1", "", "m", "fix it"), cc("S1", "", "m", "fix it"), true},
+		{"an opaque user_id is no session", anthropicFormat{}, "/v1/messages",
+			cc("S1", "user-42", "m", "fix it"), cc("S2", "user-42", "m", "fix it"), false},
+		{"gemini cli: the session context, not the system prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gem("skills: a, b", true, "fix it"), gem("skills: b, a", true, "fix it"), true},
+		{"gemini without a session context: the system prompt keys", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gem("skills: a, b", false, "fix it"), gem("skills: b, a", false, "fix it"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := func(body string) string {
+				req, err := tc.f.parse([]byte(body), nil)
+				if err != nil {
+					t.Fatalf("parse: %v\n%s", err, body)
+				}
+				if req.Model == "" {
+					req.Model = geminiModel(tc.path)
+				}
+				return conversationID(httptest.NewRequest("POST", tc.path, nil), tc.f, req, buildHistory(req.Items))
+			}
+			a, b := id(tc.a), id(tc.b)
+			if (a == b) != tc.sameID {
+				t.Errorf("ids %s and %s: same %v, want %v", a, b, a == b, tc.sameID)
+			}
+		})
+	}
+}
+
+func TestClaudeCodeSession(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"device_id":"d","account_uuid":"","session_id":"3b48bf68-d2d0"}`, "3b48bf68-d2d0"},
+		{`{"device_id":"d"}`, ""},
+		{`{not json`, ""},
+		{"user_0a1b_account_4c5d_session_9e8f-77", "9e8f-77"},
+		{"user-42", ""},
+		{"", ""},
+	} {
+		if got := claudeCodeSession(tc.in); got != tc.want {
+			t.Errorf("claudeCodeSession(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
