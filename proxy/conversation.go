@@ -85,56 +85,101 @@ func (d *decision) shown() *harness.ToolResult {
 }
 
 // conversationID names a request's conversation: the client's header, the
-// format's own key (prompt_cache_key), or a hash of the model, what names
-// the session and the first user message. What names the session is the
-// client's session id when the body carries one (Claude Code's), the
-// first user message's own session context for a format whose clients
-// send one that names the workspace (Gemini CLI's), and the system prompt
-// otherwise. The system prompt is not used when the client names its
-// session: a client may send another between the processes of one session,
-// so a resumed session would be a new conversation that copies the old
-// one's turns (Claude Code 2.1.197 states its model's context window in
-// one process and not the next, and puts the git status there; Gemini CLI
-// 0.61.0 lists its skills in another order in each process).
+// format's own key (prompt_cache_key), or a hash of the model, the first
+// user message and what names the session. What names the session is the
+// client's session id when the body carries one (Claude Code's), with the
+// first message's words alone; for a format whose clients open a session
+// with a context message naming it (Gemini CLI's), that message's lasting
+// lines (sessionLines) with the words; the system prompt with the whole
+// first message otherwise. A client that names its session re-makes what
+// is not kept when the session is resumed in another process: Claude Code
+// 2.1.197 and Gemini CLI 0.61.0 date the first message anew, Claude Code
+// states its model's context window in one process's system prompt and
+// not the next's, Gemini CLI lists its skills in another order; a key on
+// those would make the resumed requests a second conversation that copies
+// the first one's turns (TestProxyResume).
 func conversationID(r *http.Request, f wireFormat, req *request, h *history) string {
 	if h := strings.TrimSpace(r.Header.Get(ConversationHeader)); h != "" {
 		return sanitizeID(h)
 	}
 	sum := sha256.New()
-	part := func(b []byte) {
+	part := func(s string) {
 		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 		sum.Write(n[:])
-		sum.Write(b)
+		sum.Write([]byte(s))
 	}
-	part([]byte(f.name()))
+	part(f.name())
 	_, contextNames := f.(sessionContextFormat)
 	switch {
 	case req.Key != "":
-		part([]byte("key"))
-		part([]byte(req.Key))
+		part("key")
+		part(req.Key)
 	case req.Session != "":
-		part([]byte(req.Model))
-		part([]byte("session"))
-		part([]byte(req.Session))
-		part([]byte(h.FirstUser))
-	case contextNames && h.FirstContext:
-		part([]byte(req.Model))
-		part([]byte("context"))
-		part([]byte(h.FirstUser))
+		part(req.Model)
+		part("session")
+		part(req.Session)
+		part(h.firstText(false))
+	case contextNames && h.first != nil && len(h.first.Pieces) > 0:
+		part(req.Model)
+		part("context")
+		part(h.firstText(true))
 	default:
-		part([]byte(req.Model))
+		part(req.Model)
 		for _, s := range req.seed() {
-			part(s)
+			part(string(s))
 		}
-		part([]byte(h.FirstUser))
+		part(h.FirstUser)
 	}
 	return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
 }
 
+// firstText is the first user message as it keys the conversation: the
+// user's words, with the lasting lines of each context message when
+// withContext (else none of them).
+func (h *history) firstText(withContext bool) string {
+	if h.first == nil {
+		return ""
+	}
+	if len(h.first.Pieces) == 0 {
+		return h.first.Text
+	}
+	var b strings.Builder
+	for _, p := range h.first.Pieces {
+		switch {
+		case !p.Context:
+			b.WriteString(p.Text)
+		case withContext:
+			b.WriteString(sessionLines(p.Text))
+		default:
+			continue
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// sessionLines returns the lines of a session context message that name
+// the session rather than the moment it was sent: without the date line
+// and from a directory listing on (Gemini CLI 0.61.0's <session_context>
+// ends with the workspace's files, which the session itself may change).
+// The system, the project's folder and the workspace stay.
+func sessionLines(s string) string {
+	var keep []string
+	for line := range strings.Lines(s) {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "- **Directory Structure:**") {
+			break
+		}
+		if !strings.HasPrefix(t, "Today's date is") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
 // sessionContextFormat is a format whose clients open a session with a
-// context message naming it (the date, the workspace, its files): with
-// the model and the prompt it keys the conversation (see conversationID).
+// context message naming it (see conversationID).
 type sessionContextFormat interface {
 	wireFormat
 	sessionContext()

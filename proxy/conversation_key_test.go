@@ -11,21 +11,32 @@ import (
 // session context) keys the conversation in place of the system prompt,
 // which those clients change between the processes of one session.
 func TestConversationKey(t *testing.T) {
-	cc := func(system, userID, model, prompt string) string {
+	ccOn := func(date, system, userID, model, prompt string) string {
 		meta := ""
 		if userID != "" {
 			meta = `"metadata":{"user_id":` + jsonString(userID) + `},`
 		}
 		return `{"model":"` + model + `",` + meta + `"system":[{"type":"text","text":` + jsonString(system) + `}],` +
-			`"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nToday's date is 2026-12-02.\n</system-reminder>"},{"type":"text","text":` + jsonString(prompt) + `}]}]}`
+			`"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nToday's date is ` + date + `.\n</system-reminder>"},{"type":"text","text":` + jsonString(prompt) + `}]}]}`
+	}
+	cc := func(system, userID, model, prompt string) string {
+		return ccOn("2026-12-02", system, userID, model, prompt)
 	}
 	session := func(id string) string { return `{"device_id":"d1","account_uuid":"","session_id":"` + id + `"}` }
-	gem := func(system string, withContext bool, prompt string) string {
+	gemIn := func(system, date, workspace, files, prompt string) string {
 		ctx := ""
-		if withContext {
-			ctx = `{"text":"<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nToday's date is Wednesday, December 2, 2026.\n</session_context>"},`
+		if date != "" {
+			ctx = `{"text":` + jsonString("<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\nToday's date is "+date+
+				" (formatted according to the user's locale).\nMy operating system is: linux\n- **Workspace Directories:**\n  - "+workspace+
+				"\n- **Directory Structure:**\n\n"+workspace+"/\n"+files+"\n</session_context>") + `},`
 		}
 		return `{"systemInstruction":{"parts":[{"text":` + jsonString(system) + `}]},"contents":[{"role":"user","parts":[` + ctx + `{"text":` + jsonString(prompt) + `}]}]}`
+	}
+	gem := func(system string, withContext bool, prompt string) string {
+		if !withContext {
+			return gemIn(system, "", "", "", prompt)
+		}
+		return gemIn(system, "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", prompt)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -37,6 +48,11 @@ func TestConversationKey(t *testing.T) {
 		{"claude code: the session id, not the system prompt", anthropicFormat{}, "/v1/messages",
 			cc("You are powered by Opus 4.8 (1M context).", session("s-1"), "claude-opus-4-8", "fix it"),
 			cc("You are powered by Opus 4.8.", session("s-1"), "claude-opus-4-8", "fix it"), true},
+		{"claude code: resumed on another day (its reminder dated anew)", anthropicFormat{}, "/v1/messages",
+			ccOn("2026-12-02", "S", session("s-1"), "claude-opus-4-8", "fix it"),
+			ccOn("2026-12-09", "S", session("s-1"), "claude-opus-4-8", "fix it"), true},
+		{"anthropic without a session: the whole first message keys", anthropicFormat{}, "/v1/messages",
+			ccOn("2026-12-02", "S", "", "m", "fix it"), ccOn("2026-12-09", "S", "", "m", "fix it"), false},
 		{"claude code: another session", anthropicFormat{}, "/v1/messages",
 			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-2"), "claude-opus-4-8", "fix it"), false},
 		{"claude code: a side request of the session (another first message)", anthropicFormat{}, "/v1/messages",
@@ -53,6 +69,14 @@ func TestConversationKey(t *testing.T) {
 			cc("S1", "user-42", "m", "fix it"), cc("S2", "user-42", "m", "fix it"), false},
 		{"gemini cli: the session context, not the system prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gem("skills: a, b", true, "fix it"), gem("skills: b, a", true, "fix it"), true},
+		{"gemini cli: resumed on another day with a new file", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
+			gemIn("S", "Wednesday, December 9, 2026", "/home/u/app", "├───main.go\n└───package.json", "fix it"), true},
+		{"gemini cli: another workspace", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/other", "└───package.json", "fix it"), false},
+		{"gemini cli: another prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gem("S", true, "fix it"), gem("S", true, "test it"), false},
 		{"gemini without a session context: the system prompt keys", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gem("skills: a, b", false, "fix it"), gem("skills: b, a", false, "fix it"), false},
 	} {
@@ -72,6 +96,18 @@ func TestConversationKey(t *testing.T) {
 				t.Errorf("ids %s and %s: same %v, want %v", a, b, a == b, tc.sameID)
 			}
 		})
+	}
+}
+
+func TestSessionLines(t *testing.T) {
+	in := "<session_context>\nThis is the Gemini CLI.\nToday's date is Wednesday, December 2, 2026.\nMy operating system is: linux\n" +
+		"- **Workspace Directories:**\n  - /w\n- **Directory Structure:**\n\n/w/\n└───a.go\n</session_context>"
+	want := "<session_context>\nThis is the Gemini CLI.\nMy operating system is: linux\n- **Workspace Directories:**\n  - /w\n"
+	if got := sessionLines(in); got != want {
+		t.Errorf("sessionLines:\n%q\nwant\n%q", got, want)
+	}
+	if got := sessionLines("no lines to drop"); got != "no lines to drop" {
+		t.Errorf("sessionLines kept %q", got)
 	}
 }
 

@@ -14,10 +14,10 @@
 // Each request belongs to a conversation: the X-Harness-Conversation
 // header when the client sets it, the Responses API's prompt_cache_key
 // when present, otherwise a hash of the format, the model, the first user
-// message as sent and what names the session: Claude Code's session id,
-// Gemini CLI's session context in that message, else the system prompt
-// (a client that names its session may send another system prompt when
-// the session is resumed). Each tool result in the
+// message and what names the session: Claude Code's session id, Gemini
+// CLI's session context in that message, else the system prompt (a client
+// that names its session re-makes its system prompt and the date in its
+// first message when the session is resumed). Each tool result in the
 // history is keyed by its call id and the SHA-256 of its content bytes.
 // The first time a key is seen, the result is admitted through the round
 // engine (harness.Engine.Admit with harness.Returning) and the per-call

@@ -28,8 +28,9 @@ func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
 func (geminiFormat) historyKey() string { return "contents" }
 
 // sessionContext: Gemini CLI opens a session with its <session_context>
-// (the date, the workspace and its files), which keys the conversation
-// in place of the system prompt (see conversationID).
+// (the date, the system, the workspace and its files), whose lasting
+// lines key the conversation in place of the system prompt (see
+// conversationID).
 func (geminiFormat) sessionContext() {}
 
 func (geminiFormat) top(body []byte, top []field, req *request) error {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -94,9 +93,10 @@ type request struct {
 	Key string
 	// Session is the client's own name for its session when the body
 	// carries one (Claude Code's metadata.user_id), "" when none: with
-	// the model and the first user input it keys the conversation in
-	// place of the system prompt, which such a client changes between
-	// the processes of one session (see conversationID).
+	// the model and the first user input's words it keys the
+	// conversation in place of the system prompt and the first input's
+	// context, which such a client re-makes when the session is resumed
+	// (see conversationID).
 	Session string
 	// Elems are the spans of the history's elements in the body, for the
 	// cache-break check.
@@ -130,10 +130,10 @@ type history struct {
 	Turns   []*histTurn
 	Results []*wireResult
 	// FirstUser is the first user input, part of the conversation key;
-	// FirstContext reports that it carries a context message the client
-	// adds (see conversationID).
-	FirstUser    string
-	FirstContext bool
+	// first is its item, whose pieces tell the user's words from the
+	// context the client adds (see conversationID).
+	FirstUser string
+	first     *item
 }
 
 type histTurn struct {
@@ -207,8 +207,7 @@ func buildHistory(items []item) *history {
 		case itemUser:
 			lastAssistant = false
 			if h.FirstUser == "" {
-				h.FirstUser = it.Text
-				h.FirstContext = slices.ContainsFunc(it.Pieces, func(p piece) bool { return p.Context })
+				h.FirstUser, h.first = it.Text, it
 			}
 			if turn != nil && len(turn.Rounds) == 0 {
 				turn.add(it)

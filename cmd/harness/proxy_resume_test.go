@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
@@ -28,6 +32,9 @@ type resumeClient struct {
 	// run returns the arguments of the session's first process
 	// (resume false) or of the one that resumes it.
 	run func(prompt string, resume bool) []string
+	// dated: the client dates the first message of every request (a
+	// resumed session's too).
+	dated bool
 }
 
 const (
@@ -36,15 +43,15 @@ const (
 )
 
 // TestProxyResume runs each real client through the proxy twice: a
-// session whose first turn calls a tool, then a second process that
-// resumes it (claude --continue, codex exec resume --last, gemini
-// --resume latest) with a second prompt. The store must hold the session
-// as one conversation of two turns. Before the proxy keyed Claude Code's
-// and Gemini CLI's conversations on what names their session instead of
-// the system prompt, the resumed process (whose system prompt differs:
-// Claude Code 2.1.197 states its model's context window in one process and
-// not the next; Gemini CLI 0.61.0 lists its skills in another order) made a
-// second conversation that copied the first turn.
+// session whose first turn calls a tool, then, a week later (faketime), a
+// second process that resumes it (claude --continue, codex exec resume
+// --last, gemini --resume latest) with a second prompt. The store must
+// hold the session as one conversation of two turns. Before the proxy
+// keyed Claude Code's and Gemini CLI's conversations on what names their
+// session, the resumed process made a second conversation that copied
+// the first turn: both date the first message anew, Claude Code 2.1.197
+// states its model's context window in one process's system prompt and
+// not the next's, Gemini CLI 0.61.0 lists its skills in another order.
 func TestProxyResume(t *testing.T) {
 	for _, c := range []resumeClient{claudeResume(), codexResume(), geminiResume()} {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,10 +61,39 @@ func TestProxyResume(t *testing.T) {
 			})
 			env := c.setup(t, r.addr)
 			runClient(t, r.work, env, bin, c.run(resumeFirst, false)...)
-			runClient(t, r.work, env, bin, c.run(resumeSecond, true)...)
+			// A week later, as a user resumes a session: the clients date
+			// the first message anew.
+			later, args := laterCommand(t, bin, c.run(resumeSecond, true))
+			runClient(t, r.work, env, later, args...)
+			if when := time.Now().AddDate(0, 0, 7); later != bin && c.dated && !slices.ContainsFunc(r.up.Requests(), func(q wiretest.Request) bool {
+				return bytes.Contains(q.Body, []byte(when.Format("2006-01-02"))) || bytes.Contains(q.Body, []byte(when.Format("January 2, 2006")))
+			}) {
+				t.Errorf("no request of the resumed process is dated %s: faketime did not take", when.Format("2006-01-02"))
+			}
+			if d := os.Getenv("E2E_DUMP"); d != "" {
+				for i, q := range r.up.Requests() {
+					_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%s%d.json", c.name, i)), q.Body, 0o644)
+				}
+			}
 			checkResumed(t, r)
 		})
 	}
+}
+
+// laterCommand returns bin and args run under faketime a week from now
+// (CI installs it; elsewhere, without it, the session is resumed the same
+// day and the test says so).
+func laterCommand(t *testing.T, bin string, args []string) (string, []string) {
+	t.Helper()
+	ft, err := exec.LookPath("faketime")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("faketime is not on PATH (%v): .ci/run installs Debian's faketime", err)
+		}
+		t.Logf("faketime is not on PATH (%v): resuming the same day", err)
+		return bin, args
+	}
+	return ft, append([]string{"-f", "+7d", bin}, args...)
 }
 
 // checkResumed checks the proxy's store: exactly one conversation was
@@ -132,6 +168,7 @@ func claudeResume() resumeClient {
 			}
 			return args
 		},
+		dated: true,
 	}
 }
 
@@ -205,5 +242,6 @@ func geminiResume() resumeClient {
 			}
 			return args
 		},
+		dated: true,
 	}
 }
