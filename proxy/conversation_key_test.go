@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -129,4 +130,26 @@ func TestClaudeCodeSession(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// FuzzClaudeCodeSession: a JSON user_id yields its session_id, the legacy
+// form the text after "_session_", anything else nothing.
+func FuzzClaudeCodeSession(f *testing.F) {
+	for _, s := range []string{`{"device_id":"d","account_uuid":"","session_id":"3b48bf68"}`, "user_0a_account_4c_session_9e", "user-42", `{"session_id":7}`, ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, userID string) {
+		got := claudeCodeSession(userID)
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if strings.HasPrefix(userID, "{") && json.Unmarshal([]byte(userID), &v) == nil && got != v.SessionID {
+			t.Errorf("claudeCodeSession(%q) = %q, want its session_id %q", userID, got, v.SessionID)
+		}
+		if !strings.HasPrefix(userID, "{") {
+			if _, want, _ := strings.Cut(userID, "_session_"); got != want {
+				t.Errorf("claudeCodeSession(%q) = %q, want %q", userID, got, want)
+			}
+		}
+	})
 }
