@@ -87,15 +87,17 @@ func (d *decision) shown() *harness.ToolResult {
 // conversationID names a request's conversation: the client's header, the
 // format's own key (prompt_cache_key), or a hash of the model, the first
 // user message and what names the session. What names the session is the
-// client's session id when the body carries one (Claude Code's), with the
-// first message's words alone; for a format whose clients open a session
+// client's session id when the request carries one (Claude Code's in the
+// body, opencode's X-Session-Id header), with the first message's words
+// alone; for a format whose clients open a session
 // with a context message naming it (Gemini CLI's), that message's lasting
 // lines (sessionLines) with the words; the system prompt with the whole
 // first message otherwise. A client that names its session re-makes what
 // is not kept when the session is resumed in another process: Claude Code
 // 2.1.197 and Gemini CLI 0.61.0 date the first message anew, Claude Code
 // states its model's context window in one process's system prompt and
-// not the next's, Gemini CLI lists its skills in another order; a key on
+// not the next's, Gemini CLI lists its skills in another order, opencode
+// 1.18.33 dates its system prompt; a key on
 // those would make the resumed requests a second conversation that copies
 // the first one's turns (TestProxyResume).
 func conversationID(r *http.Request, f wireFormat, req *request, h *history) string {
@@ -111,14 +113,18 @@ func conversationID(r *http.Request, f wireFormat, req *request, h *history) str
 	}
 	part(f.name())
 	_, contextNames := f.(sessionContextFormat)
+	session := req.Session
+	if session == "" {
+		session = strings.TrimSpace(r.Header.Get(sessionHeader))
+	}
 	switch {
 	case req.Key != "":
 		part("key")
 		part(req.Key)
-	case req.Session != "":
+	case session != "":
 		part(req.Model)
 		part("session")
-		part(req.Session)
+		part(session)
 		part(h.firstText(false))
 	case contextNames && h.first != nil && len(h.first.Pieces) > 0:
 		part(req.Model)
@@ -177,6 +183,10 @@ func sessionLines(s string) string {
 	}
 	return strings.Join(keep, "")
 }
+
+// sessionHeader carries a client's own session id: opencode 1.18.33 sends
+// it (with X-Session-Affinity, the same id) on every model call.
+const sessionHeader = "X-Session-Id"
 
 // sessionContextFormat is a format whose clients open a session with a
 // context message naming it (see conversationID).

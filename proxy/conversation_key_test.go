@@ -45,44 +45,50 @@ func TestConversationKey(t *testing.T) {
 		path   string
 		a, b   string
 		sameID bool
+		// hdrA, hdrB: the X-Session-Id header of each request ("" none).
+		hdrA, hdrB string
 	}{
 		{"claude code: the session id, not the system prompt", anthropicFormat{}, "/v1/messages",
 			cc("You are powered by Opus 4.8 (1M context).", session("s-1"), "claude-opus-4-8", "fix it"),
-			cc("You are powered by Opus 4.8.", session("s-1"), "claude-opus-4-8", "fix it"), true},
+			cc("You are powered by Opus 4.8.", session("s-1"), "claude-opus-4-8", "fix it"), true, "", ""},
 		{"claude code: resumed on another day (its reminder dated anew)", anthropicFormat{}, "/v1/messages",
 			ccOn("2026-12-02", "S", session("s-1"), "claude-opus-4-8", "fix it"),
-			ccOn("2026-12-09", "S", session("s-1"), "claude-opus-4-8", "fix it"), true},
+			ccOn("2026-12-09", "S", session("s-1"), "claude-opus-4-8", "fix it"), true, "", ""},
 		{"anthropic without a session: the whole first message keys", anthropicFormat{}, "/v1/messages",
-			ccOn("2026-12-02", "S", "", "m", "fix it"), ccOn("2026-12-09", "S", "", "m", "fix it"), false},
+			ccOn("2026-12-02", "S", "", "m", "fix it"), ccOn("2026-12-09", "S", "", "m", "fix it"), false, "", ""},
 		{"claude code: another session", anthropicFormat{}, "/v1/messages",
-			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-2"), "claude-opus-4-8", "fix it"), false},
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-2"), "claude-opus-4-8", "fix it"), false, "", ""},
 		{"claude code: a side request of the session (another first message)", anthropicFormat{}, "/v1/messages",
-			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-opus-4-8", "Write a title for: fix it"), false},
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-opus-4-8", "Write a title for: fix it"), false, "", ""},
 		{"claude code: another model", anthropicFormat{}, "/v1/messages",
-			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-haiku-4-5", "fix it"), false},
+			cc("S", session("s-1"), "claude-opus-4-8", "fix it"), cc("S", session("s-1"), "claude-haiku-4-5", "fix it"), false, "", ""},
 		{"claude code 1.x user_id names the same session", anthropicFormat{}, "/v1/messages",
-			cc("S1", session("s-1"), "m", "fix it"), cc("S2", "user_ab12_account__session_s-1", "m", "fix it"), true},
+			cc("S1", session("s-1"), "m", "fix it"), cc("S2", "user_ab12_account__session_s-1", "m", "fix it"), true, "", ""},
 		{"anthropic without a session: the system prompt keys", anthropicFormat{}, "/v1/messages",
-			cc("S1", "", "m", "fix it"), cc("S2", "", "m", "fix it"), false},
+			cc("S1", "", "m", "fix it"), cc("S2", "", "m", "fix it"), false, "", ""},
 		{"anthropic without a session, same system prompt", anthropicFormat{}, "/v1/messages",
-			cc("S1", "", "m", "fix it"), cc("S1", "", "m", "fix it"), true},
+			cc("S1", "", "m", "fix it"), cc("S1", "", "m", "fix it"), true, "", ""},
 		{"an opaque user_id is no session", anthropicFormat{}, "/v1/messages",
-			cc("S1", "user-42", "m", "fix it"), cc("S2", "user-42", "m", "fix it"), false},
+			cc("S1", "user-42", "m", "fix it"), cc("S2", "user-42", "m", "fix it"), false, "", ""},
+		{"opencode: its X-Session-Id header, not the dated system prompt", anthropicFormat{}, "/v1/messages",
+			cc("Today's date: Wed Dec 02 2026", "", "m", "fix it"), cc("Today's date: Wed Dec 09 2026", "", "m", "fix it"), true, "ses_1", "ses_1"},
+		{"opencode: another session", anthropicFormat{}, "/v1/messages",
+			cc("S", "", "m", "fix it"), cc("S", "", "m", "fix it"), false, "ses_1", "ses_2"},
 		{"gemini cli: the session context, not the system prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
-			gem("skills: a, b", true, "fix it"), gem("skills: b, a", true, "fix it"), true},
+			gem("skills: a, b", true, "fix it"), gem("skills: b, a", true, "fix it"), true, "", ""},
 		{"gemini cli: resumed on another day with a new file", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
-			gemIn("S", "Wednesday, December 9, 2026", "/home/u/app", "├───main.go\n└───package.json", "fix it"), true},
+			gemIn("S", "Wednesday, December 9, 2026", "/home/u/app", "├───main.go\n└───package.json", "fix it"), true, "", ""},
 		{"gemini cli: another workspace", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
-			gemIn("S", "Wednesday, December 2, 2026", "/home/u/other", "└───package.json", "fix it"), false},
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/other", "└───package.json", "fix it"), false, "", ""},
 		{"gemini cli: another prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
-			gem("S", true, "fix it"), gem("S", true, "test it"), false},
+			gem("S", true, "fix it"), gem("S", true, "test it"), false, "", ""},
 		{"gemini without a session context: the system prompt keys", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
-			gem("skills: a, b", false, "fix it"), gem("skills: b, a", false, "fix it"), false},
+			gem("skills: a, b", false, "fix it"), gem("skills: b, a", false, "fix it"), false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := func(body string) string {
+			id := func(body, session string) string {
 				req, err := tc.f.parse([]byte(body), nil)
 				if err != nil {
 					t.Fatalf("parse: %v\n%s", err, body)
@@ -90,9 +96,13 @@ func TestConversationKey(t *testing.T) {
 				if req.Model == "" {
 					req.Model = geminiModel(tc.path)
 				}
-				return conversationID(httptest.NewRequest("POST", tc.path, nil), tc.f, req, buildHistory(req.Items))
+				hr := httptest.NewRequest("POST", tc.path, nil)
+				if session != "" {
+					hr.Header.Set(sessionHeader, session)
+				}
+				return conversationID(hr, tc.f, req, buildHistory(req.Items))
 			}
-			a, b := id(tc.a), id(tc.b)
+			a, b := id(tc.a, tc.hdrA), id(tc.b, tc.hdrB)
 			if (a == b) != tc.sameID {
 				t.Errorf("ids %s and %s: same %v, want %v", a, b, a == b, tc.sameID)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,7 +22,8 @@ import (
 // resumeClient is how one real client runs a session and resumes it in a
 // second process, through the proxy.
 type resumeClient struct {
-	name string // the client's binary
+	name     string // the client's binary
+	provider string // the API it is pointed at, when it speaks several
 	// serve answers one model call: call makes the scripted tool call,
 	// answer the final answer; model calls that offer no tools (Gemini
 	// CLI's router) get side.
@@ -51,10 +53,12 @@ const (
 // session, the resumed process made a second conversation that copied
 // the first turn: both date the first message anew, Claude Code 2.1.197
 // states its model's context window in one process's system prompt and
-// not the next's, Gemini CLI 0.61.0 lists its skills in another order.
+// not the next's, Gemini CLI 0.61.0 lists its skills in another order,
+// opencode 1.18.33 dates its system prompt (it names its session in a
+// header; over the Responses API it sends prompt_cache_key too).
 func TestProxyResume(t *testing.T) {
-	for _, c := range []resumeClient{claudeResume(), codexResume(), geminiResume()} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range []resumeClient{claudeResume(), codexResume(), geminiResume(), opencodeResume("anthropic"), opencodeResume("openai")} {
+		t.Run(c.label(), func(t *testing.T) {
 			bin := clientBin(t, c.name)
 			r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
 				return c.serve(t, req, !strings.Contains(string(req.Body), "Second question"))
@@ -73,10 +77,56 @@ func TestProxyResume(t *testing.T) {
 			if d := os.Getenv("E2E_DUMP"); d != "" {
 				for i, q := range r.up.Requests() {
 					_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%s%d.json", c.name, i)), q.Body, 0o644)
+					h, _ := json.Marshal(q.Header)
+					_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%s%d.hdr", c.name, i)), h, 0o644)
 				}
 			}
 			checkResumed(t, r)
 		})
+	}
+}
+
+// label names the subtest: the client, and its provider if it has several.
+func (c resumeClient) label() string {
+	if c.provider == "" {
+		return c.name
+	}
+	return c.name + "/" + c.provider
+}
+
+// opencodeResume runs opencode against provider (anthropic or openai):
+// opencode run, then opencode run --continue.
+func opencodeResume(provider string) resumeClient {
+	path, mark, reply := "/v1/messages", `"type":"tool_result"`, wiretest.AnthropicStream
+	if provider == "openai" {
+		path, mark, reply = "/v1/responses", `"type":"function_call_output"`, wiretest.ResponsesStream
+	}
+	return resumeClient{
+		name: "opencode", provider: provider,
+		serve: func(t *testing.T, req wiretest.Request, first bool) wiretest.Reply {
+			if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, path) {
+				return notModelCall(req)
+			}
+			m := bodyJSON(t, req.Body)
+			model, _ := m["model"].(string)
+			u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+			if tools, _ := m["tools"].([]any); len(tools) == 0 {
+				return reply(model, "Zod version", nil, u) // the title request
+			}
+			if first && !strings.Contains(string(req.Body), mark) {
+				return reply(model, "", []wiretest.Call{{ID: "call_pkg", Name: "bash", Args: `{"command":"cat package.json","description":"Read the manifest"}`}}, u)
+			}
+			return reply(model, e2eAnswer, nil, u)
+		},
+		setup: func(t *testing.T, addr string) []string {
+			return opencodeEnv(t.TempDir(), provider, addr, "sk-test-opencode-"+provider, "")
+		},
+		run: func(prompt string, resume bool) []string {
+			if resume {
+				return []string{"run", "--continue", prompt}
+			}
+			return []string{"run", prompt}
+		},
 	}
 }
 
@@ -130,6 +180,10 @@ func checkResumed(t *testing.T, r *e2eRig) {
 		var inputs []string
 		for _, turn := range conv.Turns {
 			inputs = append(inputs, turn.Input)
+		}
+		// opencode run sends a prompt of several words in quotes.
+		for i := range inputs {
+			inputs[i] = strings.Trim(inputs[i], `"`)
 		}
 		if len(inputs) != 2 || inputs[0] != resumeFirst || inputs[1] != resumeSecond {
 			t.Errorf("conversation %s has the turns %q; want the two prompts", s.ID, inputs)
