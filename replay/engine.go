@@ -322,8 +322,9 @@ func (e *engine) run(ctx context.Context) error {
 func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
 	e.clock = rc.Time // the engine's clock reads the recorded times (View.Idle)
+	revealed := false
 	if !rc.Final {
-		if err := e.reveal(ctx, turn, rc); err != nil {
+		if revealed, err = e.reveal(ctx, turn, rc, ti, ci); err != nil {
 			return false, err
 		}
 	}
@@ -339,7 +340,9 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
 	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
-	e.retention(view, ti, ci)
+	if !revealed { // else the reveal round's request was checked
+		e.retention(view, ti, ci)
+	}
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 

@@ -39,8 +39,11 @@ type revealKey struct {
 // arguments right from the short form, or from an earlier turn's
 // result, spends nothing. The round's request is a CallStat of the
 // report with Index 0 (Turn and Round say where), so the bench prices
-// it; it uses no needle.
-func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error {
+// it. The needles rc (call ci of turn ti) first uses are checked against
+// the round's request, not rc's: the round's calls repeat rc's
+// arguments, so rc's request would show them whatever the policy kept.
+// added says a round was added.
+func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, ci int) (added bool, err error) {
 	var calls []harness.ToolCall
 	var results []*harness.ToolResult
 	var specs []harness.ToolSpec
@@ -56,14 +59,14 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error
 		calls, results, specs, keys = append(calls, call), append(results, res), append(specs, full), append(keys, key)
 	}
 	if len(calls) == 0 {
-		return nil
+		return false, nil
 	}
 	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, false, false)
 	if err != nil {
-		return fmt.Errorf("replay: %s: %w", e.rec.Source, err)
+		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
 	}
 	if view.Final || view.Stop != "" {
-		return nil // no tool round here: the recorded call's own request decides
+		return false, nil // no tool round here: the recorded call's own request decides
 	}
 	out := 0
 	for _, c := range calls {
@@ -75,6 +78,7 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error
 	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
 	st.Turn, st.Round, st.Output = turn.Index, view.Round, out
+	e.retention(view, ti, ci)
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 	info := e.eng.CallInfo(e.conv, turn, round, view)
@@ -83,12 +87,12 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call) error
 		round.Results = append(round.Results, e.eng.Admit(ctx, info, c, harness.Returning(results[i])))
 	}
 	if err := e.eng.AppendRound(ctx, e.conv, turn, round); err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return false, fmt.Errorf("replay: %w", err)
 	}
 	for _, k := range keys {
 		e.revealed[k] = true
 	}
-	return nil
+	return true, nil
 }
 
 // hidden reports whether the current list does not show tool name's

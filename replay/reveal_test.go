@@ -150,3 +150,52 @@ func TestReplayRevealsUnofferedTools(t *testing.T) {
 		})
 	}
 }
+
+// TestRevealChecksNeedlesAtItsRequest: the needles a recorded call first
+// uses are checked against its reveal round's request, which is where the
+// model wrote them first; the recorded call's own request repeats them in
+// the round's calls. A guard that cuts the needle's result loses it, with
+// or without a reveal round.
+func TestRevealChecksNeedlesAtItsRequest(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
+	rec := &Recording{Source: "needle", ID: "needle", System: "sys", Tools: []harness.ToolSpec{
+		{Name: "get_order", Description: "a tool of the store", InputSchema: schema},
+		{Name: "get_refund", Description: "a tool of the store", InputSchema: schema},
+	}}
+	call := func(id, tool, args, out string) *Call {
+		return &Call{
+			Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: tool, Args: json.RawMessage(args)}}},
+			Results:   []*Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}}},
+		}
+	}
+	rec.Turns = []*Turn{{Input: "show order", Calls: []*Call{
+		call("c1", "get_order", `{"id":"42"}`, "order 42: open, refund REF_77231 pending"),
+		call("c2", "get_refund", `{"id":"REF_77231"}`, "refund pending"),
+		{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Pending.")}}},
+	}}}
+	if n := Needles(rec); len(n) != 1 || n[0].Text != "REF_77231" {
+		t.Fatalf("needles %+v, want REF_77231", n)
+	}
+	for _, c := range []struct {
+		name     string
+		selector harness.Selector // nil offers both tools: no reveal round
+		guards   []harness.Guard
+		visible  int
+		reveals  int
+	}{
+		{"offered, whole", nil, nil, 1, 0},
+		{"offered, cut", nil, []harness.Guard{headGuard(10, false)}, 0, 0},
+		{"unoffered, whole", &wordSelector{}, nil, 1, 1},
+		{"unoffered, cut", &wordSelector{}, []harness.Guard{headGuard(10, false)}, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Replay(context.Background(), rec, policy(c.name, Config{Selector: c.selector, Guards: c.guards}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Visible != c.visible || reveals(got) != c.reveals {
+				t.Errorf("visible %d of %d with %d reveal rounds, want %d with %d", got.Visible, got.Needles, reveals(got), c.visible, c.reveals)
+			}
+		})
+	}
+}
