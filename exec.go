@@ -263,17 +263,33 @@ func wholeRunes(b []byte) int {
 }
 
 // argumentsError is the result of a call whose arguments fail its tool's
-// schema. When the request showed the model another schema for the tool
-// than the engine checks (a selector's stub of a deferred tool,
-// toolselect.Stub), the result carries the full schema: the model called
-// from the short form and learns the rest from this one result.
+// schema. When the request's view did not show the model the schema the
+// engine checks, the result carries the full schema, so the model learns
+// it from this one result: the view showed another schema for the tool (a
+// selector's stub of a deferred tool, toolselect.Stub), or did not offer
+// the tool at all (a selection that left it out; the model called it from
+// memory of an earlier turn or by guess). With no view there is nothing to
+// compare, and the error stays short.
 func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
-		for _, shown := range v.Tools {
-			if shown.Name == spec.Name && !bytes.Equal(shown.InputSchema, spec.InputSchema) {
-				return ErrorResult("%s: %v. Its full input schema (the tool list shows a short form): %s. Fix the arguments and call again.", spec.Name, err, spec.InputSchema)
-			}
+		if why, hidden := schemaHidden(v.Tools, spec); hidden {
+			return ErrorResult("%s: %v. Its full input schema (%s): %s. Fix the arguments and call again.", spec.Name, err, why, spec.InputSchema)
 		}
 	}
 	return ErrorResult("%s: %v. Fix the arguments and call again.", spec.Name, err)
+}
+
+// schemaHidden reports whether the offered tools do not show spec's input
+// schema, and says why in words for the model: the list shows another
+// form of it, or does not offer it.
+func schemaHidden(offered []ToolSpec, spec ToolSpec) (why string, hidden bool) {
+	for _, shown := range offered {
+		if shown.Name == spec.Name {
+			if bytes.Equal(shown.InputSchema, spec.InputSchema) {
+				return "", false
+			}
+			return "the tool list shows a short form", true
+		}
+	}
+	return "the tool list does not offer it", true
 }

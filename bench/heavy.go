@@ -156,6 +156,7 @@ func (f *Figures) sum(g Figures) {
 	f.ToolSchemas += g.ToolSchemas
 	f.ToolTokens += g.ToolTokens
 	f.Unoffered += g.Unoffered
+	f.RevealRounds += g.RevealRounds
 	f.CacheBreaks += g.CacheBreaks
 	if f.Costs == nil {
 		f.Costs = map[string]float64{}

@@ -58,6 +58,11 @@ type Figures struct {
 	// Unoffered counts recorded calls to a tool the preset's selection did
 	// not offer that turn (see replay.Report.Unoffered).
 	Unoffered int `json:"unoffered_calls"`
+	// RevealRounds counts the requests the replay added before a recorded
+	// call whose tool the list did not show whole, a deferred tool's stub
+	// or a tool the selection did not offer (replay.CallStat of Index 0);
+	// Calls includes them. Absent when 0.
+	RevealRounds int `json:"reveal_rounds,omitempty"`
 	// Costs is the cost under each price model of [Pricings], by name,
 	// and Ratios each one ÷ none's cost under the same model.
 	Costs  map[string]float64 `json:"costs"`
@@ -159,6 +164,9 @@ func (f *Figures) add(r *replay.Report) {
 		f.EvidenceChars += c.EvidenceChars
 		f.ToolSchemas += c.Tools
 		f.ToolTokens += c.ToolTokens
+		if c.Index == 0 {
+			f.RevealRounds++
+		}
 	}
 	f.Unoffered += len(r.Unoffered)
 	f.Needles += r.Needles

@@ -161,7 +161,8 @@ func (t *Table) writeNotes(w io.Writer) error {
 	}
 	for _, r := range t.Rows {
 		if r.Unoffered > 0 {
-			if _, err := fmt.Fprintf(w, "%s: %s recorded call(s) went to a tool its selection did not offer (replayed anyway)\n", r.Preset, thousands(r.Unoffered)); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: %s recorded call(s) went to a tool its selection did not offer, priced as a reveal round (a request whose error result carries the schema) before each turn's first call of each such tool; %s reveal round(s) in all\n",
+				r.Preset, thousands(r.Unoffered), thousands(r.RevealRounds)); err != nil {
 				return err
 			}
 		}

@@ -98,7 +98,10 @@ type Shown struct {
 // CallStat measures one request the policy would have sent.
 type CallStat struct {
 	// Index counts model calls from 1 over the whole recording; Turn and
-	// Round locate it (from 1).
+	// Round locate it (from 1). A reveal round, a request the replay adds
+	// before a recorded call whose tool the list did not show whole (a
+	// deferred tool's stub, or a tool the selection did not offer), has
+	// Index 0.
 	Index, Turn, Round int
 	// Input is the request's tokens (o200k, with the chat format's
 	// framing), Cached the tokens of its prefix unchanged since the
@@ -152,10 +155,11 @@ type Report struct {
 	// Lost lists needles neither visible nor recoverable (at most 50).
 	Lost []Needle
 	// Unoffered lists the recorded tool calls (as "turn/call-id tool")
-	// whose tool the policy's selection did not offer in that turn. The
-	// replay still runs them, since it cannot know what the model would
-	// have done instead; a live model could not have made them, so they
-	// measure what a selection would have missed.
+	// whose tool the policy's selection did not offer in that turn: they
+	// measure what a selection would have missed. A live model could not
+	// have made them from the list alone, so the replay prices, before the
+	// turn's first call of each such tool, a reveal round that teaches its
+	// schema (see the Calls of Index 0), then runs the recorded call.
 	Unoffered []string
 	// Usage sums the calls; Effective is its cache-aware cost.
 	Usage     harness.Usage
@@ -204,7 +208,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
 	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
-		report: &Report{Recording: rec.ID, Policy: pol.Name}, revealed: map[string]bool{}}
+		report: &Report{Recording: rec.ID, Policy: pol.Name}, revealed: map[revealKey]bool{}}
 	e.eng, err = harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
 		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws, Now: func() time.Time { return e.clock }})
 	if err != nil {
@@ -253,8 +257,8 @@ type engine struct {
 	byUse     map[[2]int][]Needle
 	// Results whose model text is taken from the next request.
 	waiting []int
-	// revealed names the deferred tools a reveal round has shown whole.
-	revealed map[string]bool
+	// revealed names the schemas a reveal round has taught (see reveal).
+	revealed map[revealKey]bool
 }
 
 // recordedModel is the replay's model: it answers each request with the
@@ -318,8 +322,9 @@ func (e *engine) run(ctx context.Context) error {
 func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
 	e.clock = rc.Time // the engine's clock reads the recorded times (View.Idle)
+	revealed := false
 	if !rc.Final {
-		if err := e.reveal(ctx, turn, rc); err != nil {
+		if revealed, err = e.reveal(ctx, turn, rc, ti, ci); err != nil {
 			return false, err
 		}
 	}
@@ -335,7 +340,9 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, 
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
 	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
-	e.retention(view, ti, ci)
+	if !revealed { // else the reveal round's request was checked
+		e.retention(view, ti, ci)
+	}
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 
@@ -383,20 +390,10 @@ func (e *engine) spec(call harness.ToolCall) harness.ToolSpec {
 }
 
 // checkOffered records the calls of a round whose tool is one the
-// recording offered but the turn's selection did not.
+// recording offered but the turn's selection did not (see unoffered).
 func (e *engine) checkOffered(turn int, calls []harness.ToolCall) {
-	if e.cfg.Selector == nil || len(e.tools) == len(e.rec.Tools) {
-		return
-	}
 	for _, c := range calls {
-		offered, known := false, false
-		for _, t := range e.tools {
-			offered = offered || t.Name == c.Name
-		}
-		for _, t := range e.rec.Tools {
-			known = known || t.Name == c.Name
-		}
-		if known && !offered {
+		if _, ok := e.unoffered(c.Name); ok {
 			e.report.Unoffered = append(e.report.Unoffered, fmt.Sprintf("%d/%s %s", turn, c.ID, c.Name))
 		}
 	}

@@ -579,8 +579,10 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Calls) != len(live) {
-			t.Fatalf("%d replayed calls, %d live", len(rep.Calls), len(live))
+		// A selector's reveal rounds (Index 0) are requests the live run
+		// did not send; the recorded ones match it one for one.
+		if n := len(rep.Calls) - reveals(rep); n != len(live) {
+			t.Fatalf("%d replayed calls, %d live", n, len(live))
 		}
 		return rep
 	}
@@ -617,12 +619,19 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 	t.Logf("tool tokens per request as sent: %v (input %d); with the union in every call: %v (input %d)",
 		toolTokenList(rep), rep.Usage.Input, toolTokenList(over), over.Usage.Input)
 
-	// A selector picks from the union, once per turn, for every call.
+	// A selector picks from the union, once per turn, for every call; a
+	// call of a tool it left out (list_dir and read_file in turn 1,
+	// read_file in turn 2) comes after a reveal round with the same list.
 	sel := replayed(Config{Selector: turnSelector{1: {"grep", "glob"}, 2: {"list_dir"}}})
+	wantSel := []string{"reveal grep glob", "grep glob", "grep glob", "reveal grep glob", "grep glob", "",
+		"reveal list_dir", "list_dir", "list_dir"}
+	if len(sel.Calls) != len(wantSel) {
+		t.Fatalf("with a selector, %d requests, want %d", len(sel.Calls), len(wantSel))
+	}
 	for i, c := range sel.Calls {
-		want := []string{"grep glob", "grep glob", "grep glob", "", "list_dir", "list_dir"}[i]
-		if n := len(strings.Fields(want)); c.Tools != n {
-			t.Errorf("with a selector, request %d sends %d tools, want %q", i+1, c.Tools, want)
+		want, reveal := strings.CutPrefix(wantSel[i], "reveal ")
+		if n := len(strings.Fields(want)); c.Tools != n || (c.Index == 0) != reveal {
+			t.Errorf("with a selector, request %d (index %d) sends %d tools, want %q", i+1, c.Index, c.Tools, wantSel[i])
 		}
 	}
 	// Keeping tools on the synthesis call keeps the list of the call before it.
@@ -630,6 +639,17 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 	if c := keep.Calls[3]; c.Tools != 3 || c.ToolTokens != toolTokens(live[2].Tools) {
 		t.Errorf("KeepToolsOnFinal: the synthesis call sends %d tools (%d tokens), want round 3's %d (%d)", c.Tools, c.ToolTokens, len(live[2].Tools), toolTokens(live[2].Tools))
 	}
+}
+
+// reveals counts the reveal rounds of rep (its calls of Index 0).
+func reveals(rep *Report) int {
+	n := 0
+	for _, c := range rep.Calls {
+		if c.Index == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func toolTokenList(rep *Report) []int {

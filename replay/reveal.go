@@ -1,0 +1,142 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// revealPrefix starts the call ids of a reveal round (see reveal).
+const revealPrefix = "reveal-"
+
+// revealKey names what a reveal round taught: the full schema of tool,
+// for the whole conversation (turn 0) or for one turn.
+type revealKey struct {
+	turn int
+	tool string
+}
+
+// reveal adds, before recorded call rc, the round a live model would
+// spend learning the schema of a tool that the request's list does not
+// show whole. Two cases, priced the same way:
+//
+//   - a deferred tool (toolselect.Selector.Defer), which the list shows
+//     only as a short form: one round per conversation, the first call
+//     of it, since the stub stays in every later list and the schema in
+//     the history;
+//   - a tool the turn's selection did not offer at all (Report.Unoffered):
+//     one round per turn whose list leaves it out, at the turn's first
+//     call of it; a later turn whose selection offers it needs none.
+//
+// The replay assumes the model's first call failed the full schema and
+// the engine answered with that schema (harness.Engine's argument check
+// does so for both cases). The round is one more request, the calls'
+// output tokens, and the error results, which stay in the history of
+// every later request. It is the costly case: a model that gets the
+// arguments right from the short form, or from an earlier turn's
+// result, spends nothing. The round's request is a CallStat of the
+// report with Index 0 (Turn and Round say where), so the bench prices
+// it. The needles rc (call ci of turn ti) first uses are checked against
+// the round's request, not rc's: the round's calls repeat rc's
+// arguments, so rc's request would show them whatever the policy kept.
+// added says a round was added.
+func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, ci int) (added bool, err error) {
+	var calls []harness.ToolCall
+	var results []*harness.ToolResult
+	var specs []harness.ToolSpec
+	var keys []revealKey
+	for _, c := range rc.Assistant.ToolCalls {
+		full, why, key, ok := e.hidden(turn.Index, c.Name)
+		if !ok || e.revealed[key] || slices.Contains(keys, key) {
+			continue
+		}
+		call := harness.ToolCall{ID: revealPrefix + c.ID, Name: c.Name, Args: c.Args}
+		res := harness.ErrorResult("%s: the arguments do not fit its full input schema (%s): %s. Fix the arguments and call again.", c.Name, why, full.InputSchema)
+		res.CallID, res.Tool = call.ID, call.Name
+		calls, results, specs, keys = append(calls, call), append(results, res), append(specs, full), append(keys, key)
+	}
+	if len(calls) == 0 {
+		return false, nil
+	}
+	view, req, err := e.eng.Request(ctx, e.conv, turn, e.tools, false, false)
+	if err != nil {
+		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
+	}
+	if view.Final || view.Stop != "" {
+		return false, nil // no tool round here: the recorded call's own request decides
+	}
+	out := 0
+	for _, c := range calls {
+		out += e.opts.Counter.Count(c.Name) + e.opts.Counter.Count(string(c.Args))
+	}
+	msg := harness.Message{Role: harness.RoleAssistant, ToolCalls: calls}
+	e.model.next = &Call{Assistant: msg, Usage: harness.Usage{Output: out}}
+	resp, _ := e.model.Generate(ctx, req)
+	round := e.eng.Round(ctx, e.conv, turn, view, resp)
+	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
+	st.Turn, st.Round, st.Output = turn.Index, view.Round, out
+	e.retention(view, ti, ci)
+	e.report.Calls = append(e.report.Calls, st)
+	e.report.Usage = e.report.Usage.Add(st.Usage())
+	info := e.eng.CallInfo(e.conv, turn, round, view)
+	for i, c := range calls {
+		info.Spec = specs[i]
+		round.Results = append(round.Results, e.eng.Admit(ctx, info, c, harness.Returning(results[i])))
+	}
+	if err := e.eng.AppendRound(ctx, e.conv, turn, round); err != nil {
+		return false, fmt.Errorf("replay: %w", err)
+	}
+	for _, k := range keys {
+		e.revealed[k] = true
+	}
+	return true, nil
+}
+
+// hidden reports whether the current list does not show tool name's
+// recorded schema: it shows a short form (a deferred tool), or the
+// turn's selection did not offer it. It returns the recording's spec,
+// why the list does not show it (in the words of the engine's error),
+// and the key a reveal round marks.
+func (e *engine) hidden(turn int, name string) (full harness.ToolSpec, why string, key revealKey, ok bool) {
+	if full, ok := e.deferred(name); ok {
+		return full, "the tool list shows a short form", revealKey{tool: name}, true
+	}
+	if full, ok := e.unoffered(name); ok {
+		return full, "the tool list does not offer it", revealKey{turn: turn, tool: name}, true
+	}
+	return harness.ToolSpec{}, "", revealKey{}, false
+}
+
+// deferred reports whether the current list offers tool name in another
+// form than the recording's (a selector's stub), and returns the
+// recording's.
+func (e *engine) deferred(name string) (harness.ToolSpec, bool) {
+	if e.cfg.Selector == nil {
+		return harness.ToolSpec{}, false
+	}
+	i := slices.IndexFunc(e.tools, func(t harness.ToolSpec) bool { return t.Name == name })
+	j := slices.IndexFunc(e.rec.Tools, func(t harness.ToolSpec) bool { return t.Name == name })
+	if i < 0 || j < 0 {
+		return harness.ToolSpec{}, false
+	}
+	shown, full := e.tools[i], e.rec.Tools[j]
+	return full, toolselect.Shortened(shown, full)
+}
+
+// unoffered reports whether tool name is one the recording offered but
+// the policy's selection left out of the current list, and returns the
+// recording's spec. Without a selector the list is the recording's own,
+// and a call outside it is the recording's business, not a selection's.
+func (e *engine) unoffered(name string) (harness.ToolSpec, bool) {
+	if e.cfg.Selector == nil || slices.ContainsFunc(e.tools, func(t harness.ToolSpec) bool { return t.Name == name }) {
+		return harness.ToolSpec{}, false
+	}
+	j := slices.IndexFunc(e.rec.Tools, func(t harness.ToolSpec) bool { return t.Name == name })
+	if j < 0 {
+		return harness.ToolSpec{}, false
+	}
+	return e.rec.Tools[j], true
+}
