@@ -12,12 +12,12 @@ import (
 	"github.com/agentharness/harness/toolselect"
 )
 
-// TestDeferPinKeepsClientToolsWhole checks that harness+defer+pin pins
-// what its doc says: its selector defers and pins ClientTools, so on
-// tools100's list (Claude Code's 16 and an 84-tool catalogue) every
-// Claude Code tool is offered whole on every turn, the catalogue tools
-// beyond the TopK whole ones as stubs, where harness+defer stubs some of
-// the client's tools.
+// TestDeferPinKeepsClientToolsWhole checks that the presets pin what
+// their docs say: harness's and harness+defer's selectors pin ClientTools,
+// so on tools100's list (Claude Code's 16 and an 84-tool catalogue) every
+// Claude Code tool is offered whole on every turn (harness+defer offers
+// the catalogue tools beyond the TopK whole ones as stubs), where
+// harness-no-pin's kept list leaves some of the client's tools out.
 func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 	b, err := os.ReadFile("testdata/tools100.json")
 	if err != nil {
@@ -30,18 +30,23 @@ func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 	client := ClientTools()
 	inputs := []string{"Refund the last invoice of customer 4411", "Schedule a meeting with the design team next Tuesday"}
 	for _, tc := range []struct {
-		preset      string
-		pinned      bool
-		whole       int // tools offered whole on every turn
-		clientStubs bool
+		preset string
+		defers bool
+		pinned bool
+		// whole is how many tools each turn offers whole (a kept list
+		// settles on every tool at the second turn's change of subject);
+		// missed, whether some client tool is offered as a stub or not at all.
+		whole  []int
+		missed []bool
 	}{
-		{"harness+defer", false, toolselect.DefaultTopK, true},
-		{"harness+defer+pin", true, toolselect.DefaultTopK, false},
+		{"harness", false, true, []int{toolselect.DefaultTopK, 100}, []bool{false, false}},
+		{"harness+defer", true, true, []int{toolselect.DefaultTopK, toolselect.DefaultTopK}, []bool{false, false}},
+		{"harness-no-pin", false, false, []int{toolselect.DefaultTopK, 100}, []bool{true, false}},
 	} {
 		t.Run(tc.preset, func(t *testing.T) {
 			sel := presetSelector(t, tc.preset)
-			if !sel.Defer || (len(sel.Pinned) > 0) != tc.pinned || (tc.pinned && !slices.Equal(sel.Pinned, client)) {
-				t.Fatalf("selector defers %v, pins %v; want deferring, pinning ClientTools: %v", sel.Defer, sel.Pinned, tc.pinned)
+			if sel.Defer != tc.defers || (len(sel.Pinned) > 0) != tc.pinned || (tc.pinned && !slices.Equal(sel.Pinned, client)) {
+				t.Fatalf("selector defers %v, pins %v; want deferring %v, pinning ClientTools %v", sel.Defer, sel.Pinned, tc.defers, tc.pinned)
 			}
 			conv := harness.NewConversation("c")
 			for i, in := range inputs {
@@ -50,18 +55,25 @@ func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				whole, clientStubs := 0, 0
-				for j, g := range got {
-					isWhole := reflect.DeepEqual(g, specs[j])
-					if isWhole {
+				full := map[string]harness.ToolSpec{}
+				for _, sp := range specs {
+					full[sp.Name] = sp
+				}
+				whole, shownWhole := 0, map[string]bool{}
+				for _, g := range got {
+					if reflect.DeepEqual(g, full[g.Name]) {
 						whole++
-					}
-					if !isWhole && slices.Contains(client, g.Name) {
-						clientStubs++
+						shownWhole[g.Name] = true
 					}
 				}
-				if whole != tc.whole || (clientStubs > 0) != tc.clientStubs {
-					t.Errorf("turn %d: %d tools whole (want %d), %d client tools as stubs (want some: %v)", i+1, whole, tc.whole, clientStubs, tc.clientStubs)
+				missed := 0
+				for _, sp := range specs {
+					if slices.Contains(client, sp.Name) && !shownWhole[sp.Name] {
+						missed++
+					}
+				}
+				if whole != tc.whole[i] || (missed > 0) != tc.missed[i] {
+					t.Errorf("turn %d: %d tools whole (want %d), %d client tools not offered whole (want some: %v)", i+1, whole, tc.whole[i], missed, tc.missed[i])
 				}
 			}
 		})

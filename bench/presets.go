@@ -88,7 +88,12 @@ type harnessConfig struct {
 	clearIdleBank bool
 }
 
-func defaultHarness() harnessConfig { return harnessConfig{selector: true} }
+// defaultHarness is the harness preset's configuration: stack.Config's
+// zero value, and the tool selection harness run makes, which pins the
+// agent's own tools (harness run pins its workspace and recall tools; a
+// recording's client's are ClientTools), so only the tools an MCP server
+// adds are selected.
+func defaultHarness() harnessConfig { return harnessConfig{selector: true, pinned: ClientTools()} }
 
 // previousHarness is the default before the run ceiling, the working
 // set: no RunCeiling, every old result cleared, 8 rounds kept.
@@ -149,7 +154,7 @@ func nonePreset() Preset {
 // harnessPreset is harness's defaults: the default stack and the tool
 // selector.
 func harnessPreset() Preset {
-	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep); recall of stored results",
+	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep, the clients' own tools pinned: ClientTools); recall of stored results",
 		build: defaultHarness().build}
 }
 
@@ -175,8 +180,8 @@ func ablationPresets() []Preset {
 		abl("harness-no-turnbudget", "harness without the per-turn evidence budget", func(h *harnessConfig) { h.stack.NoTurnBudget = true }),
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-no-sticky", "harness whose tool selection starts afresh every turn (toolselect.Selector.NoSticky): a turn's new list breaks the cached prefix of the whole conversation; the default before selections were kept across turns", func(h *harnessConfig) { h.reselect = true }),
-		abl("harness+defer", "harness whose tool selection defers the tools the first turn does not select (toolselect.Selector.Defer): they are offered as stubs on every request, so the list never changes, and a deferred tool's first call is priced as one more round that returns its full schema", func(h *harnessConfig) { h.deferTools = true }),
-		abl("harness+defer+pin", "harness+defer with the clients' own tools pinned (toolselect.Selector.Pinned: ClientTools, the built-in tools Claude Code, Codex and Gemini CLI call in the recordings): they are offered whole on every request, so only the other tools (an MCP catalogue) are stubs and a client tool's first call needs no reveal round; TopK stays 20, pinned tools included", func(h *harnessConfig) { h.deferTools, h.pinned = true, ClientTools() }),
+		abl("harness+defer", "harness whose tool selection defers the tools the first turn does not select (toolselect.Selector.Defer), the clients' own tools pinned as in harness: the others (an MCP catalogue) are offered as stubs on every request, so the list never changes, and a deferred tool's first call is priced as one more round that returns its full schema; TopK stays 20, pinned tools included (the preset harness+defer+pin until the pins became the default)", func(h *harnessConfig) { h.deferTools = true }),
+		abl("harness-no-pin", "harness whose tool selection pins none of the clients' own tools (no toolselect.Selector.Pinned): the kept list can leave out a client's shell or file reader, whose calls are then priced after a reveal round; the default until the pins were measured", func(h *harnessConfig) { h.pinned = nil }),
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),
 		abl("harness+dedupe3", "harness with repeat suppression from the 3rd identical call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 3}} }),

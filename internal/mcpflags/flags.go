@@ -39,7 +39,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 		`({"mcpServers": {...}}); default WORKSPACE/.mcp.json when it exists`)
 	fs.BoolVar(&f.noMCP, "no-mcp", false, "start no MCP server, even when WORKSPACE/.mcp.json exists")
 	fs.BoolVar(&f.allTools, "all-tools", false, fmt.Sprintf("offer every tool in every turn; by default a turn with more than %d tools "+
-		"offers the %d most relevant to its prompt, plus identity tools and the tools called recently", toolselect.DefaultThreshold, toolselect.DefaultTopK))
+		"offers harness's own tools and, of the MCP tools, the most relevant to its prompt (%d in all), plus identity tools and the tools called recently", toolselect.DefaultThreshold, toolselect.DefaultTopK))
 	fs.BoolVar(&f.deferTools, "defer-tools", false, "offer every tool on every request: harness's own tools and the tools the conversation's first turn selects "+
 		"whole, the other MCP tools as short stubs (name, first sentence, parameter names), so the tool list never changes and "+
 		"the prompt cache holds across turns; a call from a stub whose arguments do not fit gets the full schema back")
@@ -114,25 +114,25 @@ func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root st
 }
 
 // Selector returns the per-turn tool selector: nil with --all-tools;
-// with --defer-tools a deferring one (toolselect.Selector.Defer) that
-// pins builtin, the tools harness offers itself (the workspace's, recall),
-// so that only MCP tools are ever stubbed: a run's own tools are the ones
-// every session calls, and a stub's first call may cost a round. The two
-// switches together are an error.
+// else one that pins builtin, the tools harness offers itself (the
+// workspace's, recall), so that only MCP tools are ever selected out (a
+// run's own tools are the ones every session calls: a selection that left
+// out the shell would cost a round whenever the model needs it); with
+// --defer-tools it defers (toolselect.Selector.Defer), offering the MCP
+// tools a turn does not select as stubs. The two switches together are an
+// error.
 func (f *Flags) Selector(builtin []harness.Tool) (harness.Selector, error) {
 	switch {
 	case f.allTools && f.deferTools:
 		return nil, errors.New("--all-tools and --defer-tools: choose one (--all-tools offers every tool whole; --defer-tools offers the MCP tools a turn does not select as stubs)")
 	case f.allTools:
 		return nil, nil
-	case !f.deferTools:
-		return &toolselect.Selector{}, nil
 	}
 	pinned := make([]string, len(builtin))
 	for i, t := range builtin {
 		pinned[i] = literal(t.Spec.Name)
 	}
-	return &toolselect.Selector{Defer: true, Pinned: pinned}, nil
+	return &toolselect.Selector{Defer: f.deferTools, Pinned: pinned}, nil
 }
 
 // literal escapes the characters path.Match reads as a pattern, so that a

@@ -76,9 +76,9 @@ func TestOpenWithoutServers(t *testing.T) {
 	}
 }
 
-// TestSelector: a selector by default, none with --all-tools, a
-// deferring one that pins the run's own tools (names taken literally)
-// with --defer-tools, and an error for both.
+// TestSelector: a selector pinning the run's own tools (names taken
+// literally) by default, none with --all-tools, a deferring one with the
+// same pins with --defer-tools, and an error for both.
 func TestSelector(t *testing.T) {
 	builtin := []harness.Tool{{Spec: harness.ToolSpec{Name: "read_file"}}, {Spec: harness.ToolSpec{Name: "odd[name]*"}}}
 	tests := []struct {
@@ -86,7 +86,7 @@ func TestSelector(t *testing.T) {
 		want    *toolselect.Selector // nil: no selector
 		wantErr string
 	}{
-		{nil, &toolselect.Selector{}, ""},
+		{nil, &toolselect.Selector{Pinned: []string{"read_file", `odd\[name]\*`}}, ""},
 		{[]string{"--all-tools"}, nil, ""},
 		{[]string{"--defer-tools"}, &toolselect.Selector{Defer: true, Pinned: []string{"read_file", `odd\[name]\*`}}, ""},
 		{[]string{"--defer-tools", "--all-tools"}, nil, "choose one"},
