@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -262,6 +263,15 @@ func wholeRunes(b []byte) int {
 	return len(b)
 }
 
+// ShortFormNote is what an argument error says of a tool the request
+// showed in a short form (toolselect.Stub): its full input schema, and to
+// call again. The engine's argument check ends its error result with it;
+// harness proxy --defer-tools appends it to a client's error result for a
+// stubbed tool.
+func ShortFormNote(schema json.RawMessage) string {
+	return fmt.Sprintf("Its full input schema (the tool list shows a short form): %s. Fix the arguments and call again.", schema)
+}
+
 // argumentsError is the result of a call whose arguments fail its tool's
 // schema. When the request showed the model another schema for the tool
 // than the engine checks (a selector's stub of a deferred tool,
@@ -271,7 +281,7 @@ func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
 		for _, shown := range v.Tools {
 			if shown.Name == spec.Name && !bytes.Equal(shown.InputSchema, spec.InputSchema) {
-				return ErrorResult("%s: %v. Its full input schema (the tool list shows a short form): %s. Fix the arguments and call again.", spec.Name, err, spec.InputSchema)
+				return ErrorResult("%s: %v. %s", spec.Name, err, ShortFormNote(spec.InputSchema))
 			}
 		}
 	}

@@ -1,0 +1,267 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// deferBuiltins are a client's own tools in the deferral tests: more
+// than toolselect's threshold with the MCP tools, fewer than its TopK
+// alone, so the first prompt's ranking decides which MCP tools go whole.
+var deferBuiltins = []string{"Bash", "Read", "Edit", "Write", "Grep", "Glob"}
+
+// deferMCP returns n MCP tools of server srv, as (name, description,
+// schema), with long schemas; tool 0 is get-sum, the one the tests'
+// prompt asks for.
+func deferMCP(n int) [][3]string {
+	out := [][3]string{{"get-sum", "Returns the sum of two numbers. Both must be finite.",
+		`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number","description":"Second number"}},"required":["a","b"],"$schema":"http://json-schema.org/draft-07/schema#"}`}}
+	for i := 1; i < n; i++ {
+		out = append(out, [3]string{fmt.Sprintf("widget-%02d", i), fmt.Sprintf("Manages widget catalogue %d. Lists, renames and archives widgets of the catalogue, with paging.", i),
+			fmt.Sprintf(`{"type":"object","properties":{"catalogue":{"type":"string","description":"The catalogue %d to act on, by its id or its name."},"mode":{"type":"string","enum":["list","rename","archive"]},"page":{"type":"integer","minimum":1}},"required":["catalogue"]}`, i)})
+	}
+	return out
+}
+
+// deferShape is how a client's tools array looks in one wire format.
+type deferShape struct {
+	name, path string
+	format     wireFormat
+	// tools is the tools array: built-ins, then the MCP tools; defers
+	// adds a tool the client defers itself.
+	tools func(mcp [][3]string, defers bool) string
+	// callName is the name a call of MCP tool base carries; call and
+	// result are a history element of a call and of its result.
+	callName  string
+	body      func(prompt, tools string, steps []step, isError bool) []byte
+	reply     func(model, text string, calls []wiretest.Call, u wiretest.Usage) wiretest.Reply
+	replyCall wiretest.Call
+}
+
+var deferShapes = []deferShape{
+	{
+		name: "anthropic", path: "/v1/messages", format: anthropicFormat{}, reply: wiretest.AnthropicStream,
+		callName: "mcp__everything__get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "mcp__everything__get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			var ts []string
+			for _, b := range deferBuiltins {
+				ts = append(ts, `{"name":`+mustJSON(b)+`,"description":"The client's own `+b+` tool. It does many things.","input_schema":{"type":"object","properties":{"x":{"type":"string","description":"long"}}}}`)
+			}
+			for _, m := range mcp {
+				ts = append(ts, `{"name":`+mustJSON("mcp__everything__"+m[0])+`,"description":`+mustJSON(m[1])+`,"input_schema":`+m[2]+`}`)
+			}
+			if defers {
+				ts = append(ts, `{"name":"ToolSearch","description":"Fetches deferred tools.","input_schema":{"type":"object"}}`)
+			}
+			return "[" + strings.Join(ts, ",") + "]"
+		},
+		body: func(prompt, tools string, steps []step, isError bool) []byte {
+			msgs := []string{`{"role":"user","content":[{"type":"text","text":` + mustJSON(prompt) + `}]}`}
+			for _, s := range steps {
+				msgs = append(msgs,
+					`{"role":"assistant","content":[{"type":"tool_use","id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"input":`+s.args+`}]}`,
+					`{"role":"user","content":[{"type":"tool_result","tool_use_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`,"is_error":`+fmt.Sprint(isError)+`}]}`)
+			}
+			return []byte(`{"model":"test-model","messages":[` + strings.Join(msgs, ",") + `],"system":[{"type":"text","text":"You are a test agent."}],"tools":` + tools + `,"stream":true}`)
+		},
+	},
+	{
+		// Codex: the client's tools first, the server's in a namespace.
+		name: "openai-responses", path: "/v1/responses", format: responsesFormat{}, reply: wiretest.ResponsesStream,
+		callName: "mcp__everything__get_sum", replyCall: wiretest.Call{ID: "call_sum", Name: "get_sum", Namespace: "mcp__everything", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			var ts, inner []string
+			for _, b := range deferBuiltins {
+				ts = append(ts, `{"type":"function","name":`+mustJSON(strings.ToLower(b))+`,"description":"The client's own tool. It does many things.","strict":false,"parameters":{"type":"object","properties":{"x":{"type":"string"}}}}`)
+			}
+			for _, m := range mcp {
+				inner = append(inner, `{"type":"function","name":`+mustJSON(strings.ReplaceAll(m[0], "-", "_"))+`,"description":`+mustJSON(m[1])+`,"strict":false,"parameters":`+m[2]+`}`)
+			}
+			ts = append(ts, `{"type":"namespace","name":"mcp__everything","description":"# Everything server\nInstructions.","tools":[`+strings.Join(inner, ",")+`]}`, `{"type":"web_search","external_web_access":true}`)
+			if defers {
+				ts = append(ts, `{"type":"function","name":"later","description":"d","defer_loading":true,"parameters":{"type":"object"}}`)
+			}
+			return "[" + strings.Join(ts, ",") + "]"
+		},
+		body: func(prompt, tools string, steps []step, _ bool) []byte {
+			items := []string{`{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are a test agent."}]}`,
+				`{"type":"message","role":"user","content":[{"type":"input_text","text":` + mustJSON(prompt) + `}]}`}
+			for _, s := range steps {
+				ns, name, _ := strings.Cut(strings.TrimPrefix(s.tool, "mcp__"), "__")
+				items = append(items,
+					`{"type":"function_call","call_id":`+mustJSON(s.id)+`,"name":`+mustJSON(name)+`,"namespace":`+mustJSON("mcp__"+ns)+`,"arguments":`+mustJSON(s.args)+`}`,
+					`{"type":"function_call_output","call_id":`+mustJSON(s.id)+`,"output":[{"type":"input_text","text":`+mustJSON(s.result)+`}]}`)
+			}
+			return []byte(`{"model":"test-model","instructions":"You are Codex.","input":[` + strings.Join(items, ",") + `],"tools":` + tools + `,"stream":true,"prompt_cache_key":"sess-1"}`)
+		},
+	},
+}
+
+const deferPrompt = "Add 1 and 2 with the get-sum tool."
+
+// sentTools reads the tools array of a body as the proxy reads it.
+func sentTools(t *testing.T, sh deferShape, body []byte) ([]offeredTool, string) {
+	t.Helper()
+	req, err := sh.format.parse(body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _, err := sh.format.(toolLister).offeredTools(body, req.toolsAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools, string(body[req.toolsAt.Start:req.toolsAt.End])
+}
+
+// TestDeferToolsStubs: with DeferTools the MCP tools the first prompt
+// does not select reach the upstream as toolselect.Stub, get-sum whole,
+// the client's own tools byte for byte as sent, and every byte outside
+// the tools array as the client sent it; the same tools bytes go on every
+// request, and a call of a stub whose arguments did not fit gets its full
+// schema appended (the same bytes in every later request). Without the
+// option, or when the client defers tools itself, the body passes as sent.
+func TestDeferToolsStubs(t *testing.T) {
+	mcp := deferMCP(25)
+	errText := "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: expected number, received undefined at b"
+	for _, sh := range deferShapes {
+		stubs := 25 - (toolselect.DefaultTopK - len(deferBuiltins))
+		widgets := "Rename the widgets of catalogue 3."
+		cases := []struct {
+			name, prompt string
+			opt, defers  bool
+			wantStubs    int
+			// wantNote: get-sum is a stub, so its call's error gets the
+			// full schema.
+			wantNote bool
+		}{
+			{name: "get-sum deferred", prompt: widgets, opt: true, wantStubs: stubs, wantNote: true},
+			{name: "get-sum selected by the first prompt", prompt: deferPrompt, opt: true, wantStubs: stubs},
+			{name: "off by default", prompt: widgets},
+			{name: "client defers itself", prompt: widgets, opt: true, defers: true},
+		}
+		for _, tc := range cases {
+			t.Run(sh.name+"/"+tc.name, func(t *testing.T) {
+				r := newRig(t, &Options{DeferTools: tc.opt})
+				tools := sh.tools(mcp, tc.defers)
+				prompt := tc.prompt
+				call := step{id: "call_sum", tool: sh.callName, args: `{"a":1}`, result: errText}
+				again := step{id: "call_2", tool: sh.callName, args: `{"a":1,"b":2}`, result: "3"}
+				u := wiretest.Usage{Input: 100, Output: 5}
+				second := sh.replyCall
+				second.ID, second.Args = again.id, again.args
+				r.up.Enqueue(sh.reply("test-model", "", []wiretest.Call{sh.replyCall}, u), sh.reply("test-model", "", []wiretest.Call{second}, u), sh.reply("test-model", "Done.", nil, u))
+				bodies := [][]byte{sh.body(prompt, tools, nil, true), sh.body(prompt, tools, []step{call}, true), sh.body(prompt, tools, []step{call, again}, true)}
+				for i, b := range bodies {
+					if status, _, got := r.post(sh.path, b, nil); status != 200 {
+						t.Fatalf("request %d: status %d: %s", i+1, status, got)
+					}
+				}
+				reqs := r.up.Requests()
+				if !tc.opt || tc.defers {
+					for i, q := range reqs {
+						if !bytes.Equal(q.Body, bodies[i]) {
+							t.Errorf("request %d was changed", i+1)
+						}
+					}
+					return
+				}
+				checkStubs(t, sh, bodies[0], reqs[0].Body, tc.wantStubs)
+				_, first := sentTools(t, sh, reqs[0].Body)
+				for i, q := range reqs[1:] {
+					if _, got := sentTools(t, sh, q.Body); got != first {
+						t.Errorf("request %d sent other tools bytes than request 1 (cache break)", i+2)
+					}
+				}
+				res := contents(t, sh.format, reqs[1].Body)
+				if later := contents(t, sh.format, reqs[2].Body); len(res) != 1 || len(later) != 2 || res[0] != later[0] {
+					t.Fatalf("the error result was sent with different bytes: %q", res)
+				}
+				var shown string
+				if json.Unmarshal([]byte(res[0]), &shown) != nil {
+					var blocks []struct{ Text string } // Codex's output blocks, passed as sent
+					_ = json.Unmarshal([]byte(res[0]), &blocks)
+					for _, b := range blocks {
+						shown += b.Text
+					}
+				}
+				want := errText
+				if tc.wantNote {
+					want += "\n\n" + harness.ShortFormNote(json.RawMessage(mcp[0][2]))
+				}
+				if shown != want {
+					t.Errorf("the stub's error result reached the upstream as\n%s\nwant\n%s", shown, want)
+				}
+				// A restarted proxy on the same store sends the same bytes.
+				if err := r.px.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				px, err := New(&Options{Upstream: r.up.URL, Store: r.st, Workspace: r.ws, DeferTools: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := httptest.NewServer(px)
+				defer srv.Close()
+				r.srv = srv
+				r.up.Enqueue(sh.reply("test-model", "Done.", nil, u))
+				if status, _, got := r.post(sh.path, bodies[2], nil); status != 200 {
+					t.Fatalf("after a restart: status %d: %s", status, got)
+				}
+				reqs = r.up.Requests()
+				last := reqs[len(reqs)-1].Body
+				if _, got := sentTools(t, sh, last); got != first {
+					t.Errorf("a restarted proxy sent other tools bytes")
+				}
+				if got := contents(t, sh.format, last); got[0] != res[0] {
+					t.Errorf("a restarted proxy sent the error result as %s, before %s", got[0], res[0])
+				}
+			})
+		}
+	}
+}
+
+// checkStubs checks the tools the upstream got against the client's: the
+// client's own tools as sent, wantStubs MCP tools as their stub (get-sum
+// among them: the prompt asks for widgets), the others whole, and the body
+// outside the tools array unchanged.
+func checkStubs(t *testing.T, sh deferShape, client, sent []byte, wantStubs int) {
+	t.Helper()
+	ct, craw := sentTools(t, sh, client)
+	st, sraw := sentTools(t, sh, sent)
+	if len(ct) != len(st) {
+		t.Fatalf("the upstream got %d tools, the client sent %d", len(st), len(ct))
+	}
+	if i := strings.Index(string(client), craw); i < 0 || string(client[:i]) != string(sent[:i]) || string(client[i+len(craw):]) != string(sent[i+len(sraw):]) {
+		t.Errorf("bytes outside the tools array were changed")
+	}
+	stubs := 0
+	for i := range ct {
+		c, s := ct[i], st[i]
+		if !c.mcp {
+			if s.spec.Description != c.spec.Description || !bytes.Equal(s.spec.InputSchema, c.spec.InputSchema) {
+				t.Errorf("the client's own tool %s was changed", c.spec.Name)
+			}
+			continue
+		}
+		if !toolselect.Shortened(s.spec, c.spec) {
+			continue
+		}
+		stubs++
+		want := toolselect.Stub(c.spec)
+		if s.spec.Description != want.Description || !bytes.Equal(s.spec.InputSchema, want.InputSchema) {
+			t.Errorf("%s was sent as %q %s, want its stub %q %s", c.spec.Name, s.spec.Description, s.spec.InputSchema, want.Description, want.InputSchema)
+		}
+	}
+	t.Logf("%s: tools %d → %d bytes, %d of %d tools as stubs", sh.name, len(craw), len(sraw), stubs, len(ct))
+	if stubs != wantStubs {
+		t.Errorf("%d tools were sent as stubs, want %d", stubs, wantStubs)
+	}
+}
