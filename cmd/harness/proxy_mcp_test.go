@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -241,6 +243,20 @@ func TestProxyClaudeCodeMCPTools(t *testing.T) {
 			t.Errorf("the get-sum call missing b came back as %+v (found %v), want an is_error result of the server's argument check", res, ok)
 		}
 	})
+	t.Run("--defer-tools", func(t *testing.T) {
+		// Claude Code's 27 own tools, pinned, fill toolselect's TopK
+		// (20) alone: every MCP tool goes as a stub, get-sum too, so
+		// the scripted call missing b is a stub's call.
+		r, rep := claudeMCP(t, nil, "--defer-tools")
+		stubs := checkDeferred(t, r, rep, "Claude Code")
+		if stubs != 15 {
+			t.Errorf("%d tools went as stubs, want the everything server's 15", stubs)
+		}
+		res, _ := lastAnthropicResult(t, r.up.Requests(), "call_sum")
+		if !strings.Contains(res.text, "MCP error -32602") || !strings.Contains(res.text, "Its full input schema (the tool list shows a short form): ") || !strings.Contains(res.text, `"description":"Second number"`) {
+			t.Errorf("the stub's call missing b came back without its full schema: %q", res.text)
+		}
+	})
 	t.Run("ENABLE_TOOL_SEARCH=true", func(t *testing.T) {
 		_, rep := claudeMCP(t, []string{"ENABLE_TOOL_SEARCH=true"})
 		t.Logf("Claude Code with tool search: %d tools, %d bytes, %d MCP; tools: %s; anthropic-beta: %q", rep.tools, rep.bytes, rep.mcp, strings.Join(rep.names, " "), rep.betas)
@@ -374,14 +390,55 @@ required = true
 // beside the tool, and the server's argument check comes back as the
 // output's text, with no error flag.
 func TestProxyCodexMCPTools(t *testing.T) {
-	r, rep := codexMCP(t)
-	rep.check(t, "Codex")
-	if rep.deferLoading != 0 || !rep.sameBytes {
-		t.Errorf("Codex deferred tools itself (defer_loading on %d) or changed its tools array (same: %v)", rep.deferLoading, rep.sameBytes)
+	t.Run("default", func(t *testing.T) {
+		r, rep := codexMCP(t)
+		rep.check(t, "Codex")
+		if rep.deferLoading != 0 || !rep.sameBytes {
+			t.Errorf("Codex deferred tools itself (defer_loading on %d) or changed its tools array (same: %v)", rep.deferLoading, rep.sameBytes)
+		}
+		if out := lastResponsesOutput(t, r.up.Requests(), "call_sum"); !strings.Contains(out, "MCP error -32602") {
+			t.Errorf("the get_sum call missing b came back as %q, want the server's argument check", out)
+		}
+	})
+	t.Run("--defer-tools", func(t *testing.T) {
+		// Codex's 15 own function tools, pinned, leave 5 of toolselect's
+		// TopK to the MCP tools the prompt ranks first (get_sum among
+		// them): 10 go as stubs.
+		r, rep := codexMCP(t, "--defer-tools")
+		if stubs := checkDeferred(t, r, rep, "Codex"); stubs != 10 {
+			t.Errorf("%d tools went as stubs, want 10", stubs)
+		}
+		if out := lastResponsesOutput(t, r.up.Requests(), "call_sum"); !strings.Contains(out, "MCP error -32602") || strings.Contains(out, "full input schema") {
+			t.Errorf("get_sum, whole, came back as %q, want the server's argument check alone", out)
+		}
+	})
+}
+
+var stubsLogRE = regexp.MustCompile(`(\d+) tools as stubs \(tools ([\d,]+) → ([\d,]+) bytes\)`)
+
+// checkDeferred checks a run through harness proxy --defer-tools: the
+// client answered (its runner checked), the proxy logged the stubs on
+// every model call with tools, and the upstream got the same tools bytes
+// on every request. It logs the tools bytes as the client sent them and
+// as the upstream got them, and returns how many tools went as stubs.
+func checkDeferred(t *testing.T, r *e2eRig, rep wireToolsReport, client string) int {
+	t.Helper()
+	ms := stubsLogRE.FindAllStringSubmatch(r.stderr.String(), -1)
+	if len(ms) != rep.withTools || len(ms) == 0 {
+		t.Fatalf("the proxy logged stubs on %d of %d model calls with tools:\n%s", len(ms), rep.withTools, r.stderr.String())
 	}
-	if out := lastResponsesOutput(t, r.up.Requests(), "call_sum"); !strings.Contains(out, "MCP error -32602") {
-		t.Errorf("the get_sum call missing b came back as %q, want the server's argument check", out)
+	for _, m := range ms[1:] {
+		if m[0] != ms[0][0] {
+			t.Errorf("the proxy deferred differently across requests: %q and %q", ms[0][0], m[0])
+		}
 	}
+	if !rep.sameBytes {
+		t.Errorf("the upstream got other tools bytes across requests (cache break)")
+	}
+	t.Logf("%s through harness proxy --defer-tools: %s of %d tools as stubs: tools array %s bytes as the client sent it → %s bytes as the upstream got it (%d model calls)",
+		client, ms[0][1], rep.tools, ms[0][2], ms[0][3], rep.withTools)
+	n, _ := strconv.Atoi(ms[0][1])
+	return n
 }
 
 // lastResponsesOutput returns the text of the function_call_output
