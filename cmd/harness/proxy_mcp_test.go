@@ -423,6 +423,7 @@ var stubsLogRE = regexp.MustCompile(`(\d+) tools as stubs \(tools ([\d,]+) → (
 // as the upstream got them, and returns how many tools went as stubs.
 func checkDeferred(t *testing.T, r *e2eRig, rep wireToolsReport, client string) int {
 	t.Helper()
+	r.shutdown(t) // the proxy logs a request once its answer is relayed: after the client may have exited
 	ms := stubsLogRE.FindAllStringSubmatch(r.stderr.String(), -1)
 	if len(ms) != rep.withTools || len(ms) == 0 {
 		t.Fatalf("the proxy logged stubs on %d of %d model calls with tools:\n%s", len(ms), rep.withTools, r.stderr.String())
