@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,46 +187,60 @@ func TestDeferToolsStubs(t *testing.T) {
 				if later := contents(t, sh.format, reqs[2].Body); len(res) != 1 || len(later) != 2 || res[0] != later[0] {
 					t.Fatalf("the error result was sent with different bytes: %q", res)
 				}
-				var shown string
-				if json.Unmarshal([]byte(res[0]), &shown) != nil {
-					var blocks []struct{ Text string } // Codex's output blocks, passed as sent
-					_ = json.Unmarshal([]byte(res[0]), &blocks)
-					for _, b := range blocks {
-						shown += b.Text
-					}
-				}
 				want := errText
 				if tc.wantNote {
 					want += "\n\n" + harness.ShortFormNote(json.RawMessage(mcp[0][2]))
 				}
-				if shown != want {
+				if shown := resultText(res[0]); shown != want {
 					t.Errorf("the stub's error result reached the upstream as\n%s\nwant\n%s", shown, want)
 				}
-				// A restarted proxy on the same store sends the same bytes.
-				if err := r.px.Flush(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				px, err := New(&Options{Upstream: r.up.URL, Store: r.st, Workspace: r.ws, DeferTools: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				srv := httptest.NewServer(px)
-				defer srv.Close()
-				r.srv = srv
-				r.up.Enqueue(sh.reply("test-model", "Done.", nil, u))
-				if status, _, got := r.post(sh.path, bodies[2], nil); status != 200 {
-					t.Fatalf("after a restart: status %d: %s", status, got)
-				}
-				reqs = r.up.Requests()
-				last := reqs[len(reqs)-1].Body
-				if _, got := sentTools(t, sh, last); got != first {
-					t.Errorf("a restarted proxy sent other tools bytes")
-				}
-				if got := contents(t, sh.format, last); got[0] != res[0] {
-					t.Errorf("a restarted proxy sent the error result as %s, before %s", got[0], res[0])
-				}
+				checkRestart(t, r, sh, bodies[2], first, res[0])
 			})
 		}
+	}
+}
+
+// resultText is the text of a result's content as sent: a JSON string,
+// or Codex's output blocks, passed as the client sent them.
+func resultText(raw string) string {
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		return s
+	}
+	var blocks []struct{ Text string }
+	_ = json.Unmarshal([]byte(raw), &blocks)
+	for _, b := range blocks {
+		s += b.Text
+	}
+	return s
+}
+
+// checkRestart sends body to a second proxy on r's store (a restarted
+// process) and checks that the upstream gets the tools bytes and the
+// first result's content bytes the first proxy sent.
+func checkRestart(t *testing.T, r *rig, sh deferShape, body []byte, tools, result string) {
+	t.Helper()
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	px, err := New(&Options{Upstream: r.up.URL, Store: r.st, Workspace: r.ws, DeferTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	r.srv = httptest.NewServer(px)
+	t.Cleanup(r.srv.Close)
+	r.up.Enqueue(sh.reply("test-model", "Done.", nil, wiretest.Usage{Input: 100, Output: 5}))
+	if status, _, got := r.post(sh.path, body, nil); status != 200 {
+		t.Fatalf("after a restart: status %d: %s", status, got)
+	}
+	reqs := r.up.Requests()
+	last := reqs[len(reqs)-1].Body
+	if _, got := sentTools(t, sh, last); got != tools {
+		t.Errorf("a restarted proxy sent other tools bytes")
+	}
+	if got := contents(t, sh.format, last); got[0] != result {
+		t.Errorf("a restarted proxy sent the error result as %s, before %s", got[0], result)
 	}
 }
 
@@ -263,5 +279,49 @@ func checkStubs(t *testing.T, sh deferShape, client, sent []byte, wantStubs int)
 	t.Logf("%s: tools %d → %d bytes, %d of %d tools as stubs", sh.name, len(craw), len(sraw), stubs, len(ct))
 	if stubs != wantStubs {
 		t.Errorf("%d tools were sent as stubs, want %d", stubs, wantStubs)
+	}
+}
+
+// TestElemHashesAfterToolEdits: a history element's hash as sent is the
+// hash of its bytes in the spliced body, whether the edits before it are
+// in the tools array (before the history, as a client may order its
+// members) or in earlier elements, so a rewritten tools array is no cache
+// break.
+func TestElemHashesAfterToolEdits(t *testing.T) {
+	mcp := deferMCP(25)
+	tools := deferShapes[0].tools(mcp, false)
+	history := `[{"role":"user","content":"Rename the widgets."},{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"mcp__everything__widget-01","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"done"}]}]`
+	for _, tc := range []struct{ name, body string }{
+		{"tools first", `{"model":"m","tools":` + tools + `,"messages":` + history + `}`},
+		{"tools last", `{"model":"m","messages":` + history + `,"tools":` + tools + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(tc.body)
+			req, err := anthropicFormat{}.parse(in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offered, _, err := anthropicFormat{}.offeredTools(in, req.toolsAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var toolEdits []edit
+			for _, o := range offered[len(deferBuiltins):] {
+				toolEdits = append(toolEdits, edit{Span: o.desc, New: []byte(`"short"`)})
+			}
+			res := req.Items[len(req.Items)-1].Result
+			edits := mergeEdits([]edit{{Span: res.Content, New: []byte(`"cut"`)}}, toolEdits)
+			out := splice(in, edits)
+			sent, err := anthropicFormat{}.parse(out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seed := maphash.MakeSeed()
+			got, want := elemHashes(seed, out, req.Elems, edits), elemHashes(seed, out, sent.Elems, nil)
+			if !slices.Equal(got, want) {
+				t.Errorf("hashes of the elements as sent %v, want %v", got, want)
+			}
+		})
 	}
 }
