@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -129,6 +130,22 @@ func literalPattern(name string) string {
 // "MCP error -32602: …"), and Claude Code's own check.
 var argumentErrorMarkers = []string{"-32602", "InputValidationError"}
 
+// geminiParamsRE is Gemini CLI's own check of a call's arguments against
+// the schema (Ajv's wording: "params must have required property 'b'",
+// "params/a must be number").
+var geminiParamsRE = regexp.MustCompile(`(?m)^params(/\S*)? must `)
+
+// argumentError reports whether a result's text says the call's arguments
+// did not fit the tool's schema.
+func argumentError(text string) bool {
+	for _, m := range argumentErrorMarkers {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return geminiParamsRE.MatchString(text)
+}
+
 // schemaNote returns the text to append to a result that answers a call
 // of a stubbed tool whose arguments did not fit, or "": the full input
 // schema, worded as the engine's argument check words it
@@ -136,19 +153,14 @@ var argumentErrorMarkers = []string{"-32602", "InputValidationError"}
 // must have it set.
 func (d deferred) schemaNote(r *wireResult, text string) string {
 	spec, ok := d.stubbed[r.Tool]
-	if !ok || (!r.IsError && !r.NoErrorFlag) {
+	if !ok || (!r.IsError && !r.NoErrorFlag) || !argumentError(text) {
 		return ""
 	}
-	for _, m := range argumentErrorMarkers {
-		if strings.Contains(text, m) {
-			var c bytes.Buffer
-			if json.Compact(&c, spec.InputSchema) != nil {
-				return ""
-			}
-			return "\n\n" + harness.ShortFormNote(c.Bytes())
-		}
+	var c bytes.Buffer
+	if json.Compact(&c, spec.InputSchema) != nil {
+		return ""
 	}
-	return ""
+	return "\n\n" + harness.ShortFormNote(c.Bytes())
 }
 
 // offeredTools reads a Messages tools array: each tool with a name and
@@ -233,6 +245,47 @@ func (responsesFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 			if defers, err := add(m, fieldStr(body, fs, "name")); defers || err != nil {
 				return nil, defers, err
 			}
+		}
+	}
+	return out, false, nil
+}
+
+// offeredTools reads a Gemini tools array: the functionDeclarations of
+// its tools; Gemini CLI names an MCP server's tools mcp_SERVER_TOOL and
+// gives them a JSON Schema (parametersJsonSchema), the only schemas
+// stubbed (a "parameters" schema is the API's own dialect).
+func (geminiFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, error) {
+	elems, err := arrayElems(body, s)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []offeredTool
+	for _, e := range elems {
+		fs, err := objectFields(body, e)
+		if err != nil {
+			return nil, false, err
+		}
+		decls, ok := get(fs, "functionDeclarations")
+		if !ok {
+			continue // a built-in tool of the API (Google Search)
+		}
+		members, err := arrayElems(body, decls)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, m := range members {
+			dfs, err := objectFields(body, m)
+			if err != nil {
+				return nil, false, err
+			}
+			name := fieldStr(body, dfs, "name")
+			schema, jsonSchema := get(dfs, "parametersJsonSchema")
+			if !jsonSchema {
+				if schema, ok = get(dfs, "parameters"); !ok {
+					continue
+				}
+			}
+			out = append(out, functionTool(body, dfs, name, schema, jsonSchema && strings.HasPrefix(name, "mcp_")))
 		}
 	}
 	return out, false, nil

@@ -106,6 +106,35 @@ var deferShapes = []deferShape{
 			return []byte(`{"model":"test-model","instructions":"You are Codex.","input":[` + strings.Join(items, ",") + `],"tools":` + tools + `,"stream":true,"prompt_cache_key":"sess-1"}`)
 		},
 	},
+	{
+		// Gemini CLI: one tool of function declarations, the MCP ones
+		// with a JSON Schema.
+		name: "gemini", path: "/v1beta/models/test-model:streamGenerateContent", format: geminiFormat{}, reply: wiretest.GeminiStream,
+		callName: "mcp_everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "mcp_everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, _ bool) string {
+			var ds []string
+			for _, b := range deferBuiltins {
+				ds = append(ds, `{"name":`+mustJSON(strings.ToLower(b))+`,"description":"The client's own tool. It does many things.","parameters":{"type":"OBJECT","properties":{"x":{"type":"STRING"}}}}`)
+			}
+			for _, m := range mcp {
+				ds = append(ds, `{"name":`+mustJSON("mcp_everything_"+m[0])+`,"description":`+mustJSON(m[1])+`,"parametersJsonSchema":`+m[2]+`}`)
+			}
+			return `[{"functionDeclarations":[` + strings.Join(ds, ",") + `]},{"googleSearch":{}}]`
+		},
+		body: func(prompt, tools string, steps []step, isError bool) []byte {
+			cs := []string{`{"role":"user","parts":[{"text":` + mustJSON(prompt) + `}]}`}
+			key := "output"
+			if isError {
+				key = "error"
+			}
+			for _, s := range steps {
+				cs = append(cs,
+					`{"role":"model","parts":[{"functionCall":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"args":`+s.args+`}}]}`,
+					`{"role":"user","parts":[{"functionResponse":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"response":{`+mustJSON(key)+`:`+mustJSON(s.result)+`}}}]}`)
+			}
+			return []byte(`{"contents":[` + strings.Join(cs, ",") + `],"systemInstruction":{"parts":[{"text":"You are a test agent."}]},"tools":` + tools + `}`)
+		},
+	},
 }
 
 const deferPrompt = "Add 1 and 2 with the get-sum tool."
@@ -149,6 +178,9 @@ func TestDeferToolsStubs(t *testing.T) {
 			{name: "get-sum selected by the first prompt", prompt: deferPrompt, opt: true, wantStubs: stubs},
 			{name: "off by default", prompt: widgets},
 			{name: "client defers itself", prompt: widgets, opt: true, defers: true},
+		}
+		if sh.name == "gemini" {
+			cases = cases[:3] // no Gemini client is known to defer tools
 		}
 		for _, tc := range cases {
 			t.Run(sh.name+"/"+tc.name, func(t *testing.T) {
@@ -323,5 +355,27 @@ func TestElemHashesAfterToolEdits(t *testing.T) {
 				t.Errorf("hashes of the elements as sent %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestArgumentError: the texts that say a call's arguments did not fit
+// its schema, as the real clients bring them back, and some that do not.
+func TestArgumentError(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received undefined at b", true}, // Claude Code, Codex
+		{"Wall time: 0.0105 seconds\nOutput:\nMCP error -32602: Input validation error: …", true},                                                       // Codex's output blocks, joined
+		{"<tool_use_error>InputValidationError: Read failed due to the following issue:\nThe required parameter `file_path` is missing</tool_use_error>", true},
+		{"params must have required property 'b'", true}, // Gemini CLI's own check
+		{"params/a must be number", true},
+		{"MCP error -32603: internal error", false},
+		{"3", false},
+		{"the params must be set in the config file", false},
+	} {
+		if got := argumentError(tc.text); got != tc.want {
+			t.Errorf("argumentError(%q) = %v, want %v", tc.text, got, tc.want)
+		}
 	}
 }

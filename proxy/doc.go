@@ -52,8 +52,8 @@
 // replaced: every other byte of the request — unknown fields, key order,
 // whitespace — reaches the upstream as the client sent it.
 //
-// With Options.DeferTools the proxy also rewrites a Messages or Responses
-// request's tools array: the MCP tools the conversation's first user
+// With Options.DeferTools the proxy also rewrites a Messages, Responses or
+// Gemini request's tools array: the MCP tools the conversation's first user
 // prompt does not select go as toolselect.Stub, the same bytes on every
 // request (see defer.go and docs/design.md, "Deferred MCP tools in the
 // proxy").

@@ -78,7 +78,7 @@ type Options struct {
 	// NoClearWhenIdle turns the idle clear off: every result keeps its
 	// first decision for good, whatever the pauses.
 	NoClearWhenIdle bool
-	// DeferTools offers the MCP tools of a Messages or Responses request
+	// DeferTools offers the MCP tools of a Messages, Responses or Gemini request
 	// that the conversation's first user prompt does not select as stubs
 	// (toolselect.Stub), the way the engine's deferring selector does
 	// with the client's own tools pinned; the same bytes on every request

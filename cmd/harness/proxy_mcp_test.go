@@ -479,9 +479,10 @@ func lastResponsesOutput(t *testing.T, reqs []wiretest.Request, id string) strin
 	return out
 }
 
-// TestProxyGeminiCLIMCPTools runs Gemini CLI with the everything server
-// (settings.json mcpServers) and reads how it offers the server's tools.
-func TestProxyGeminiCLIMCPTools(t *testing.T) {
+// geminiMCP runs Gemini CLI with the everything server (settings.json
+// mcpServers) through a proxy started with flags; the script calls
+// get-sum with an argument missing, then answers.
+func geminiMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 	bin := clientBin(t, "gemini")
 	entry, _ := json.Marshal(everythingServer(t))
 	r := startE2E(t, func(req wiretest.Request) wiretest.Reply {
@@ -495,8 +496,13 @@ func TestProxyGeminiCLIMCPTools(t *testing.T) {
 			text := `{"reasoning":"simple task","model_choice":"flash"}`
 			return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15}}`)
 		}
+		tools, _ := toolsOf(t, req.Body)
+		sum := mcpToolName(tools, "get-sum")
+		if sum != "" && !strings.Contains(string(req.Body), `"functionResponse"`) {
+			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: "call_sum", Name: sum, Args: `{"a":1}`}}, u)
+		}
 		return wiretest.GeminiStream(model, e2eAnswer, nil, u)
-	})
+	}, flags...)
 	t.Cleanup(func() { dumpRequests(t, r) })
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
@@ -512,6 +518,65 @@ func TestProxyGeminiCLIMCPTools(t *testing.T) {
 	if !strings.Contains(out, e2eAnswer) {
 		t.Fatalf("gemini did not give the scripted answer; output:\n%s", tail(out, 3000))
 	}
-	rep := reportTools(t, r.up.Requests(), ":streamGenerateContent", func(n string) bool { return strings.HasPrefix(n, "mcp_") })
-	rep.check(t, "Gemini CLI")
+	return r, reportTools(t, r.up.Requests(), ":streamGenerateContent", func(n string) bool { return strings.HasPrefix(n, "mcp_") })
+}
+
+// TestProxyGeminiCLIMCPTools: Gemini CLI offers an MCP server's tools as
+// function declarations named mcp_SERVER_TOOL, whole (each with a
+// wait_for_previous parameter of its own added), the same array on every
+// request.
+func TestProxyGeminiCLIMCPTools(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		r, rep := geminiMCP(t)
+		rep.check(t, "Gemini CLI")
+		if !rep.sameBytes {
+			t.Errorf("Gemini CLI changed its tools array across requests")
+		}
+		// Gemini CLI checks a call's arguments itself, before the server.
+		if got := lastGeminiResponse(t, r.up.Requests(), "call_sum"); got != `{"error":"params must have required property 'b'"}` {
+			t.Errorf("the get-sum call missing b came back as %s", got)
+		}
+	})
+	t.Run("--defer-tools", func(t *testing.T) {
+		r, rep := geminiMCP(t, "--defer-tools")
+		stubs := checkDeferred(t, r, rep, "Gemini CLI")
+		got := lastGeminiResponse(t, r.up.Requests(), "call_sum")
+		t.Logf("%d stubs; the get-sum call missing b came back as %s", stubs, got)
+		// Gemini CLI's 17 own tools, pinned, leave 3 of TopK to the
+		// MCP tools the prompt ranks first, get-sum among them: its
+		// error passes as the client sent it.
+		if stubs != 11 || got != `{"error":"params must have required property 'b'"}` {
+			t.Errorf("%d stubs, want 11; the get-sum call came back as %s", stubs, got)
+		}
+	})
+}
+
+// lastGeminiResponse returns the response object of the functionResponse
+// answering id in the last request that carries it, as JSON.
+func lastGeminiResponse(t *testing.T, reqs []wiretest.Request, id string) string {
+	out := ""
+	for _, q := range reqs {
+		if !strings.HasSuffix(q.Path, ":streamGenerateContent") {
+			continue
+		}
+		var m struct {
+			Contents []struct {
+				Parts []struct {
+					FunctionResponse *struct {
+						ID       string          `json:"id"`
+						Response json.RawMessage `json:"response"`
+					} `json:"functionResponse"`
+				} `json:"parts"`
+			} `json:"contents"`
+		}
+		_ = json.Unmarshal(q.Body, &m)
+		for _, c := range m.Contents {
+			for _, p := range c.Parts {
+				if fr := p.FunctionResponse; fr != nil && fr.ID == id {
+					out = string(fr.Response)
+				}
+			}
+		}
+	}
+	return out
 }
