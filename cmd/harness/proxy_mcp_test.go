@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store/sqlite"
 )
 
 // The MCP end-to-end tests run the real clients with the "everything"
@@ -255,6 +257,22 @@ func TestProxyClaudeCodeMCPTools(t *testing.T) {
 		res, _ := lastAnthropicResult(t, r.up.Requests(), "call_sum")
 		if !strings.Contains(res.text, "MCP error -32602") || !strings.Contains(res.text, "Its full input schema (the tool list shows a short form): ") || !strings.Contains(res.text, `"description":"Second number"`) {
 			t.Errorf("the stub's call missing b came back without its full schema: %q", res.text)
+		}
+		// The store holds the result with the schema as its model copy;
+		// the commands that read a store read it.
+		st, err := sqlite.Open(context.Background(), r.db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.List(context.Background())
+		st.Close()
+		if err != nil || len(list) == 0 {
+			t.Fatalf("the store lists %d conversations (%v)", len(list), err)
+		}
+		for _, c := range list {
+			if c.Turns > 0 {
+				checkCLIReadsCall(t, r.db, c.ID, "call_sum")
+			}
 		}
 	})
 	t.Run("ENABLE_TOOL_SEARCH=true", func(t *testing.T) {
