@@ -72,7 +72,7 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 	for i, t := range tools {
 		specs[i] = t.spec
 		if !t.mcp {
-			pinned = append(pinned, literalPattern(t.spec.Name))
+			pinned = append(pinned, toolselect.Literal(t.spec.Name))
 		}
 	}
 	first := ""
@@ -109,19 +109,6 @@ func anyMCP(tools []offeredTool) bool {
 		}
 	}
 	return false
-}
-
-// literalPattern escapes what path.Match reads as a pattern, so that a
-// pin names one tool.
-func literalPattern(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // argumentErrorMarkers are what a result says when a call's arguments did

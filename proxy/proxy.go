@@ -78,14 +78,14 @@ type Options struct {
 	// NoClearWhenIdle turns the idle clear off: every result keeps its
 	// first decision for good, whatever the pauses.
 	NoClearWhenIdle bool
-	// DeferTools offers the MCP tools of a Messages, Responses or Gemini request
-	// that the conversation's first user prompt does not select as stubs
-	// (toolselect.Stub), the way the engine's deferring selector does
-	// with the client's own tools pinned; the same bytes on every request
-	// of the conversation. A client's own tools are never touched, nor
-	// the tools of a client that defers them itself. A later error result
-	// of a stubbed tool's call whose arguments did not fit gets the full
-	// schema appended, decided once (see defer.go).
+	// DeferTools offers the MCP tools of a Messages, Responses or Gemini
+	// request that the conversation's first user prompt does not select
+	// as stubs (toolselect.Stub), the way the engine's deferring selector
+	// does with the client's own tools pinned; the same bytes on every
+	// request of the conversation. A client's own tools are never
+	// touched, nor the tools of a client that defers them itself. A later
+	// error result of a stubbed tool's call whose arguments did not fit
+	// gets the full schema appended, decided once (see defer.go).
 	DeferTools bool
 }
 
