@@ -107,6 +107,7 @@ type wireToolsReport struct {
 	mcp, mcpBytes       int      // the MCP tools among them
 	deferLoading        int      // tools marked defer_loading
 	sameBytes           bool     // every request with tools sent the same array
+	sameNames           bool     // … the same tool names in the same order
 	betas               []string // anthropic-beta values
 }
 
@@ -114,8 +115,9 @@ type wireToolsReport struct {
 // suffix); isMCP tells an MCP tool by its name.
 func reportTools(t *testing.T, reqs []wiretest.Request, suffix string, isMCP func(string) bool) wireToolsReport {
 	t.Helper()
-	rep := wireToolsReport{sameBytes: true}
+	rep := wireToolsReport{sameBytes: true, sameNames: true}
 	var first []byte
+	var firstNames []string
 	betas := map[string]bool{}
 	for _, q := range reqs {
 		if q.Method != http.MethodPost || !strings.HasSuffix(q.Path, suffix) {
@@ -136,10 +138,15 @@ func reportTools(t *testing.T, reqs []wiretest.Request, suffix string, isMCP fun
 			Tools json.RawMessage `json:"tools"`
 		}
 		_ = json.Unmarshal(q.Body, &whole)
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
 		if first == nil {
-			first = whole.Tools
-		} else if string(first) != string(whole.Tools) {
-			rep.sameBytes = false
+			first, firstNames = whole.Tools, names
+		} else {
+			rep.sameBytes = rep.sameBytes && string(first) == string(whole.Tools)
+			rep.sameNames = rep.sameNames && slices.Equal(firstNames, names)
 		}
 		if n < rep.bytes {
 			continue
@@ -214,9 +221,12 @@ func claudeMCP(t *testing.T, extraEnv []string, flags ...string) (*e2eRig, wireT
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": "node", "args": [`+string(entry)+`, "stdio"]}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// MCP_CONNECTION_NONBLOCKING=false: Claude Code 2.1.197 may send its
+	// first request while the server is still connecting (it did under
+	// load), with no MCP tool; this makes it wait for the server.
 	out := runClient(t, r.work, append([]string{
 		"HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + r.addr, "ANTHROPIC_API_KEY=sk-test-claude-e2e",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "MCP_CONNECTION_NONBLOCKING=false",
 	}, extraEnv...), bin, "-p", "Add 1 and 2 with the everything server's get-sum tool.", "--output-format", "json",
 		"--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__everything")
 	if !strings.Contains(out, e2eAnswer) {
@@ -332,10 +342,11 @@ func dumpRequests(t *testing.T, r *e2eRig) {
 	if d == "" {
 		return
 	}
+	name := strings.NewReplacer("/", "_", "=", "_").Replace(t.Name())
 	for i, q := range r.up.Requests() {
 		hdr, _ := json.Marshal(q.Header)
-		_ = os.WriteFile(filepath.Join(d, t.Name()+"-"+itoa(i)+".json"), q.Body, 0o644)
-		_ = os.WriteFile(filepath.Join(d, t.Name()+"-"+itoa(i)+".headers"), hdr, 0o644)
+		_ = os.WriteFile(filepath.Join(d, name+"-"+itoa(i)+".json"), q.Body, 0o644)
+		_ = os.WriteFile(filepath.Join(d, name+"-"+itoa(i)+".headers"), hdr, 0o644)
 	}
 }
 
@@ -435,15 +446,18 @@ func TestProxyCodexMCPTools(t *testing.T) {
 var stubsLogRE = regexp.MustCompile(`(\d+) tools as stubs \(tools ([\d,]+) → ([\d,]+) bytes\)`)
 
 // checkDeferred checks a run through harness proxy --defer-tools: the
-// client answered (its runner checked), the proxy logged the stubs on
-// every model call with tools, and the upstream got the same tools bytes
+// client answered (its runner checked), the proxy logged the same stubs
+// on the model calls it logged, and the upstream got the same tools bytes
 // on every request. It logs the tools bytes as the client sent them and
 // as the upstream got them, and returns how many tools went as stubs.
 func checkDeferred(t *testing.T, r *e2eRig, rep wireToolsReport, client string) int {
 	t.Helper()
 	r.shutdown(t) // the proxy logs a request once its answer is relayed: after the client may have exited
+	// A request whose client hung up as the answer ended is not logged
+	// (seen with Codex under load), so the upstream's copies are what
+	// tells that every request got the stubs: the same tools bytes.
 	ms := stubsLogRE.FindAllStringSubmatch(r.stderr.String(), -1)
-	if len(ms) != rep.withTools || len(ms) == 0 {
+	if len(ms) == 0 || rep.withTools < 2 {
 		t.Fatalf("the proxy logged stubs on %d of %d model calls with tools:\n%s", len(ms), rep.withTools, r.stderr.String())
 	}
 	for _, m := range ms[1:] {
@@ -451,7 +465,13 @@ func checkDeferred(t *testing.T, r *e2eRig, rep wireToolsReport, client string) 
 			t.Errorf("the proxy deferred differently across requests: %q and %q", ms[0][0], m[0])
 		}
 	}
-	if !rep.sameBytes {
+	switch {
+	case !rep.sameNames:
+		// Gemini CLI moved a tool of its own (activate_skill) between
+		// requests in 2 of 4 runs made at once: its change, not the
+		// proxy's, which stubs by name.
+		t.Logf("%s sent its tools in another order in a later request", client)
+	case !rep.sameBytes:
 		t.Errorf("the upstream got other tools bytes across requests (cache break)")
 	}
 	t.Logf("%s through harness proxy --defer-tools: %s of %d tools as stubs: tools array %s bytes as the client sent it → %s bytes as the upstream got it (%d model calls)",
@@ -541,14 +561,15 @@ func geminiMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 
 // TestProxyGeminiCLIMCPTools: Gemini CLI offers an MCP server's tools as
 // function declarations named mcp_SERVER_TOOL, whole (each with a
-// wait_for_previous parameter of its own added), the same array on every
-// request.
+// wait_for_previous parameter of its own added), on every request; some
+// runs move one of its own tools between requests.
 func TestProxyGeminiCLIMCPTools(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		r, rep := geminiMCP(t)
 		rep.check(t, "Gemini CLI")
 		if !rep.sameBytes {
-			t.Errorf("Gemini CLI changed its tools array across requests")
+			// Measured: it moves activate_skill in some runs.
+			t.Logf("Gemini CLI changed its tools array across requests (same names in the same order: %v)", rep.sameNames)
 		}
 		// Gemini CLI checks a call's arguments itself, before the server.
 		if got := lastGeminiResponse(t, r.up.Requests(), "call_sum"); got != `{"error":"params must have required property 'b'"}` {
