@@ -154,7 +154,7 @@ func (d deferred) schemaNote(r *wireResult, text string) string {
 // an input_schema; Claude Code names an MCP server's tools
 // mcp__SERVER__TOOL. A tool marked defer_loading, a tool-search tool
 // (tool_search_tool_*) or Claude Code's own ToolSearch means the client
-// defers.
+// defers. A strict tool is never stubbed.
 func (anthropicFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, error) {
 	elems, err := arrayElems(body, s)
 	if err != nil {
@@ -174,7 +174,7 @@ func (anthropicFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 		if !ok || (typ != "" && typ != "custom") {
 			continue // a server tool (web search): not a schema
 		}
-		out = append(out, functionTool(body, fs, name, schema, strings.HasPrefix(name, "mcp__")))
+		out = append(out, functionTool(body, fs, name, schema, strings.HasPrefix(name, "mcp__") && !boolField(body, fs, "strict")))
 	}
 	return out, false, nil
 }

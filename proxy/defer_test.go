@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -377,5 +379,35 @@ func TestArgumentError(t *testing.T) {
 		if got := argumentError(tc.text); got != tc.want {
 			t.Errorf("argumentError(%q) = %v, want %v", tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestDeferToolsOnTools100 measures --defer-tools on a larger catalogue:
+// the bench's tools100 set (Claude Code's 16 tools and 84 others), the 84
+// named as one MCP server's (mcp__srv__NAME) in a Messages request, with
+// one first prompt per subject. It logs the tools bytes as sent and as
+// forwarded; docs/design.md quotes them.
+func TestDeferToolsOnTools100(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "bench", "testdata", "tools100.json"))
+	if err != nil {
+		t.Skipf("the bench's tools100 set: %v", err)
+	}
+	var tools []map[string]any
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools[16:] {
+		tl["name"] = "mcp__srv__" + tl["name"].(string)
+	}
+	arr, _ := json.Marshal(tools)
+	for _, prompt := range []string{"Revoke the API key that leaked.", "Fix the failing test in parser_test.go.", "Schedule a meeting with the design team."} {
+		r := newRig(t, &Options{DeferTools: true})
+		r.up.Enqueue(wiretest.AnthropicStream("test-model", "Done.", nil, wiretest.Usage{Input: 10, Output: 1}))
+		body := []byte(`{"model":"test-model","messages":[{"role":"user","content":` + mustJSON(prompt) + `}],"tools":` + string(arr) + `,"stream":true}`)
+		if status, _, got := r.post("/v1/messages", body, nil); status != 200 {
+			t.Fatalf("status %d: %s", status, got)
+		}
+		sent := r.up.Requests()[0].Body
+		checkStubs(t, deferShapes[0], body, sent, 80) // of TopK 20: 16 pinned, "me" kept as identity, 3 ranked
 	}
 }
