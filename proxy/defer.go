@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -96,6 +97,9 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 		}
 		d.edits = append(d.edits, edit{Span: t.schema, New: offered[i].InputSchema})
 	}
+	// splice wants edits in body order; a tool may hold its schema
+	// before its description.
+	slices.SortFunc(d.edits, func(a, b edit) int { return a.Span.Start - b.Span.Start })
 	for _, e := range d.edits {
 		d.bytesOut += len(e.New) - (e.Span.End - e.Span.Start)
 	}

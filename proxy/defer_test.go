@@ -411,3 +411,26 @@ func TestDeferToolsOnTools100(t *testing.T) {
 		checkStubs(t, deferShapes[0], body, sent, 80) // of TopK 20: 16 pinned, "me" kept as identity, 3 ranked
 	}
 }
+
+// TestDeferToolsMemberOrder: a tool whose schema comes before its
+// description is stubbed as well, and the body stays valid JSON.
+func TestDeferToolsMemberOrder(t *testing.T) {
+	var ts []string
+	for _, b := range deferBuiltins {
+		ts = append(ts, `{"name":`+mustJSON(b)+`,"input_schema":{"type":"object"},"description":"Own."}`)
+	}
+	for _, m := range deferMCP(25) {
+		ts = append(ts, `{"input_schema":`+m[2]+`,"name":`+mustJSON("mcp__everything__"+m[0])+`,"description":`+mustJSON(m[1])+`}`)
+	}
+	body := deferShapes[0].body("Rename the widgets of catalogue 3.", "["+strings.Join(ts, ",")+"]", nil, false)
+	r := newRig(t, &Options{DeferTools: true})
+	r.up.Enqueue(wiretest.AnthropicStream("test-model", "Done.", nil, wiretest.Usage{Input: 10, Output: 1}))
+	if status, _, got := r.post("/v1/messages", body, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, got)
+	}
+	sent := r.up.Requests()[0].Body
+	if !json.Valid(sent) {
+		t.Fatalf("the upstream got a body that is not JSON")
+	}
+	checkStubs(t, deferShapes[0], body, sent, 25-(toolselect.DefaultTopK-len(deferBuiltins)))
+}
