@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -262,6 +263,24 @@ func wholeRunes(b []byte) int {
 	return len(b)
 }
 
+// ShortFormNote is what an argument error says of a tool the request
+// showed in a short form (toolselect.Stub): its full input schema, and to
+// call again. The engine's argument check ends its error result with it;
+// harness proxy --defer-tools appends it to a client's error result for a
+// stubbed tool.
+func ShortFormNote(schema json.RawMessage) string { return schemaNote(shortForm, schema) }
+
+// shortForm and notOffered say why an argument error carries the schema.
+const (
+	shortForm  = "the tool list shows a short form"
+	notOffered = "the tool list does not offer it"
+)
+
+// schemaNote gives the model a tool's full input schema, saying why.
+func schemaNote(why string, schema json.RawMessage) string {
+	return fmt.Sprintf("Its full input schema (%s): %s. Fix the arguments and call again.", why, schema)
+}
+
 // argumentsError is the result of a call whose arguments fail its tool's
 // schema. When the request's view did not show the model the schema the
 // engine checks, the result carries the full schema, so the model learns
@@ -273,7 +292,7 @@ func wholeRunes(b []byte) int {
 func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
 		if why, hidden := schemaHidden(v.Tools, spec); hidden {
-			return ErrorResult("%s: %v. Its full input schema (%s): %s. Fix the arguments and call again.", spec.Name, err, why, spec.InputSchema)
+			return ErrorResult("%s: %v. %s", spec.Name, err, schemaNote(why, spec.InputSchema))
 		}
 	}
 	return ErrorResult("%s: %v. Fix the arguments and call again.", spec.Name, err)
@@ -288,8 +307,8 @@ func schemaHidden(offered []ToolSpec, spec ToolSpec) (why string, hidden bool) {
 			if bytes.Equal(shown.InputSchema, spec.InputSchema) {
 				return "", false
 			}
-			return "the tool list shows a short form", true
+			return shortForm, true
 		}
 	}
-	return "the tool list does not offer it", true
+	return notOffered, true
 }

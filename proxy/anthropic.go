@@ -36,7 +36,7 @@ func (anthropicFormat) top(body []byte, top []field, req *request) error {
 		req.Seed = [][]byte{[]byte(t)}
 	}
 	if s, ok := get(top, "tools"); ok {
-		req.Tools = raw(body, s)
+		req.Tools, req.toolsAt = raw(body, s), s
 	}
 	if s, ok := get(top, "metadata"); ok {
 		if fs, err := objectFields(body, s); err == nil {

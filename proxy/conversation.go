@@ -319,7 +319,8 @@ func (c *conversation) restore(res *harness.ToolResult) {
 	}
 	d := &decision{res: res}
 	copy(d.hash[:], raw)
-	if res.Cut() {
+	if res.Cut() || res.Model != nil {
+		// A model copy of its own: cut, or a stub's schema appended.
 		d.out = encodeString(res.ModelText())
 	}
 	c.decided[res.CallID] = append(c.decided[res.CallID], d)
@@ -376,6 +377,12 @@ func elemHashes(seed maphash.Seed, body []byte, elems []span, edits []edit) []ui
 	out := make([]uint64, len(elems))
 	shift, k := 0, 0
 	for i, e := range elems {
+		// Edits before the element (the tools array, when it precedes
+		// the history) shift where it starts.
+		for k < len(edits) && edits[k].Span.End <= e.Start {
+			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
+			k++
+		}
 		start := e.Start + shift
 		for k < len(edits) && edits[k].Span.Start < e.End {
 			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)

@@ -47,7 +47,7 @@ func (geminiFormat) top(body []byte, top []field, req *request) error {
 		}
 	}
 	if s, ok := get(top, "tools"); ok {
-		req.Tools = raw(body, s)
+		req.Tools, req.toolsAt = raw(body, s), s
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ type wireResult struct {
 	// Encode returns the JSON value that replaces Content for a model
 	// copy of text.
 	Encode func(text string) []byte
+	// NoErrorFlag is set when the format carries no error flag on a
+	// result (the Responses API), so IsError says nothing.
+	NoErrorFlag bool
 
 	// Filled in by buildHistory: the call this result answers.
 	Tool string
@@ -84,6 +87,9 @@ type request struct {
 	// System is the raw system prompt value and Tools the raw tool list
 	// (decoded only when a round is stored).
 	System, Tools json.RawMessage
+	// toolsAt is the span of the tools array in the body (empty when the
+	// body has none), which Options.DeferTools rewrites.
+	toolsAt span
 	// Seed holds the system prompt's text (in pieces); with the model and
 	// the first user input it identifies the conversation. Text, not
 	// bytes: clients move cache_control markers from message to message.

@@ -17,6 +17,7 @@ import (
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/toolselect"
 )
 
 // Defaults of [Options].
@@ -77,6 +78,15 @@ type Options struct {
 	// NoClearWhenIdle turns the idle clear off: every result keeps its
 	// first decision for good, whatever the pauses.
 	NoClearWhenIdle bool
+	// DeferTools offers the MCP tools of a Messages, Responses or Gemini
+	// request that the conversation's first user prompt does not select
+	// as stubs (toolselect.Stub), the way the engine's deferring selector
+	// does with the client's own tools pinned; the same bytes on every
+	// request of the conversation. A client's own tools are never
+	// touched, nor the tools of a client that defers them itself. A later
+	// error result of a stubbed tool's call whose arguments did not fit
+	// gets the full schema appended, decided once (see defer.go).
+	DeferTools bool
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -94,6 +104,9 @@ type Proxy struct {
 	spill spill.Store
 	seed  maphash.Seed
 	rec   *recorder
+	// ranker ranks the tools Options.DeferTools selects among (it caches
+	// its index across requests).
+	ranker toolselect.Ranker
 
 	mu    sync.Mutex
 	convs map[string]*conversation
@@ -151,7 +164,7 @@ func New(opts *Options) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
-		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations}
+		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations, ranker: &toolselect.BM25{}}
 	p.idle = sync.NewCond(&p.mu)
 	var rs recordStore
 	if o.Store != nil {

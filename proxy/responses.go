@@ -33,7 +33,7 @@ func (responsesFormat) top(body []byte, top []field, req *request) error {
 		req.Seed = [][]byte{[]byte(str(body, s))}
 	}
 	if s, ok := get(top, "tools"); ok {
-		req.Tools = raw(body, s)
+		req.Tools, req.toolsAt = raw(body, s), s
 	}
 	if in, ok := get(top, "input"); ok && kind(body, in) == '"' {
 		req.Items = []item{{Kind: itemUser, Text: str(body, in)}}
@@ -84,9 +84,16 @@ func responsesItem(body []byte, fs []field) (item, bool) {
 			in, _ := get(fs, "input")
 			a = json.RawMessage(encodeString(str(body, in)))
 		}
-		return item{Kind: itemAssistant, Calls: []harness.ToolCall{{ID: fieldStr(body, fs, "call_id"), Name: fieldStr(body, fs, "name"), Args: a}}}, true
+		name := fieldStr(body, fs, "name")
+		if ns := fieldStr(body, fs, "namespace"); ns != "" {
+			// Codex calls a tool of an MCP server's namespace tool by
+			// the namespace and the tool's name: NAMESPACE__tool is the
+			// tool's full name (as Claude Code's mcp__SERVER__TOOL).
+			name = ns + "__" + name
+		}
+		return item{Kind: itemAssistant, Calls: []harness.ToolCall{{ID: fieldStr(body, fs, "call_id"), Name: name, Args: a}}}, true
 	case "function_call_output", "custom_tool_call_output":
-		r := &wireResult{CallID: fieldStr(body, fs, "call_id"), Encode: encodeString}
+		r := &wireResult{CallID: fieldStr(body, fs, "call_id"), Encode: encodeString, NoErrorFlag: true}
 		out, ok := get(fs, "output")
 		if !ok {
 			r.Decode = func() (string, bool) { return "", false }

@@ -28,6 +28,8 @@ type call struct {
 	idleCleared int
 	idleBytes   int64
 	idle        time.Duration
+	// deferred is what Options.DeferTools did to the tools array.
+	deferred deferred
 }
 
 // serveModelCall rewrites the tool results of a model call, forwards it,
@@ -107,10 +109,12 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	if err := cv.awaitInflight(ctx, c.hist); err != nil {
 		return err
 	}
+	c.deferred = p.deferTools(ctx, c)
 	edits, err := p.decideAll(ctx, c)
 	if err != nil {
 		return err
 	}
+	edits = mergeEdits(edits, c.deferred.edits)
 	c.out = splice(c.in, edits)
 	in := elemHashes(p.seed, c.in, c.req.Elems, nil)
 	out := elemHashes(p.seed, c.out, c.req.Elems, edits)
@@ -196,6 +200,13 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 			return nil, err
 		}
 		d.res = res
+		if note := c.deferred.schemaNote(r, text); note != "" {
+			// The model called a stub with arguments that do not fit:
+			// the full schema is part of the result's model copy from
+			// now on (stored, so a restarted proxy sends it too).
+			res.Model = []harness.Part{harness.TextPart(res.ModelText() + note)}
+			d.out = r.Encode(res.ModelText())
+		}
 		if res.Cut() {
 			d.out = r.Encode(res.ModelText())
 		}

@@ -193,6 +193,9 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	if c.idleCleared > 0 {
 		b.WriteString(", " + numfmt.Thousands(int64(c.idleCleared)) + " cleared after " + c.idle.Round(time.Second).String() + " idle")
 	}
+	if d := c.deferred; len(d.stubbed) > 0 {
+		b.WriteString(", " + numfmt.Thousands(int64(len(d.stubbed))) + " tools as stubs (tools " + numfmt.Thousands(int64(d.bytesIn)) + " → " + numfmt.Thousands(int64(d.bytesOut)) + " bytes)")
+	}
 	if c.cacheBreak {
 		b.WriteString(", CACHE BREAK")
 	}

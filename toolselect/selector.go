@@ -368,6 +368,20 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
+// Literal returns a pattern (for Selector.Pinned or Identity) that
+// matches name only: the characters path.Match reads as a pattern are
+// escaped.
+func Literal(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func keepNames(tools []harness.ToolSpec, keep map[int]bool) []string {
 	var names []string
 	for i, t := range tools {

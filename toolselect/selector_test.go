@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -282,5 +283,26 @@ func TestOffSwitches(t *testing.T) {
 				t.Errorf("get_subscription offered %v, want %v: %v", has(got, "get_subscription"), c.keeps, names(got))
 			}
 		})
+	}
+}
+
+// TestLiteral: a Literal pattern pins its tool and no other, whatever
+// pattern characters the name holds.
+func TestLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		name, other string
+	}{
+		{"odd[name]*", "oddnname]x"},
+		{"get?sum", "get-sum"},
+		{`back\slash`, "backslash"},
+		{"mcp__everything__get-sum", "mcp__everything__get-sums"},
+	} {
+		p := toolselect.Literal(tc.name)
+		if ok, _ := path.Match(p, tc.name); !ok {
+			t.Errorf("Literal(%q) = %q does not match its own name", tc.name, p)
+		}
+		if ok, _ := path.Match(p, tc.other); ok {
+			t.Errorf("Literal(%q) = %q matches %q", tc.name, p, tc.other)
+		}
 	}
 }

@@ -280,6 +280,13 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) string {
 // each must succeed and name the lock-file call.
 func checkCLIReads(t *testing.T, db, id string) {
 	t.Helper()
+	checkCLIReadsCall(t, db, id, "call_lock")
+}
+
+// checkCLIReadsCall is checkCLIReads for a conversation whose log must
+// show the call callID.
+func checkCLIReadsCall(t *testing.T, db, id, callID string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"log", "list", "--db", db},
 		{"log", "show", id, "--db", db},
@@ -292,8 +299,8 @@ func checkCLIReads(t *testing.T, db, id string) {
 			t.Errorf("harness %s: exit %d: %s", strings.Join(args, " "), code, tail(errb.String(), 2000))
 			continue
 		}
-		if args[0] == "log" && args[1] == "show" && !strings.Contains(out.String(), "call_lock") {
-			t.Errorf("harness log show does not show the lock-file call:\n%s", tail(out.String(), 2000))
+		if args[0] == "log" && args[1] == "show" && !strings.Contains(out.String(), callID) {
+			t.Errorf("harness log show does not show the call %s:\n%s", callID, tail(out.String(), 2000))
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcptool"
@@ -130,20 +129,7 @@ func (f *Flags) Selector(builtin []harness.Tool) (harness.Selector, error) {
 	}
 	pinned := make([]string, len(builtin))
 	for i, t := range builtin {
-		pinned[i] = literal(t.Spec.Name)
+		pinned[i] = toolselect.Literal(t.Spec.Name)
 	}
 	return &toolselect.Selector{Defer: f.deferTools, Pinned: pinned}, nil
-}
-
-// literal escapes the characters path.Match reads as a pattern, so that a
-// tool's name pins that tool only.
-func literal(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

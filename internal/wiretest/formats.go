@@ -10,6 +10,10 @@ import (
 // object as JSON.
 type Call struct {
 	ID, Name, Args string
+	// Namespace, in a Responses answer, is the function_call's
+	// "namespace" (Codex offers an MCP server's tools in a namespace
+	// tool and reads a call of one by it); "" leaves it out.
+	Namespace string
 }
 
 // Usage is what a scripted answer reports.
@@ -99,6 +103,9 @@ func ResponsesStream(model, text string, calls []Call, u Usage) Reply {
 		add("response.output_item.added", map[string]any{"output_index": len(output), "item": map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name, "arguments": "", "status": "in_progress"}})
 		add("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": len(output), "delta": c.Args})
 		item := map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name, "arguments": c.Args, "status": "completed"}
+		if c.Namespace != "" {
+			item["namespace"] = c.Namespace
+		}
 		add("response.output_item.done", map[string]any{"output_index": len(output), "item": item})
 		output = append(output, item)
 	}

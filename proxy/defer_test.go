@@ -1,0 +1,436 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/toolselect"
+)
+
+// deferBuiltins are a client's own tools in the deferral tests: more
+// than toolselect's threshold with the MCP tools, fewer than its TopK
+// alone, so the first prompt's ranking decides which MCP tools go whole.
+var deferBuiltins = []string{"Bash", "Read", "Edit", "Write", "Grep", "Glob"}
+
+// deferMCP returns n MCP tools of server srv, as (name, description,
+// schema), with long schemas; tool 0 is get-sum, the one the tests'
+// prompt asks for.
+func deferMCP(n int) [][3]string {
+	out := [][3]string{{"get-sum", "Returns the sum of two numbers. Both must be finite.",
+		`{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number","description":"Second number"}},"required":["a","b"],"$schema":"http://json-schema.org/draft-07/schema#"}`}}
+	for i := 1; i < n; i++ {
+		out = append(out, [3]string{fmt.Sprintf("widget-%02d", i), fmt.Sprintf("Manages widget catalogue %d. Lists, renames and archives widgets of the catalogue, with paging.", i),
+			fmt.Sprintf(`{"type":"object","properties":{"catalogue":{"type":"string","description":"The catalogue %d to act on, by its id or its name."},"mode":{"type":"string","enum":["list","rename","archive"]},"page":{"type":"integer","minimum":1}},"required":["catalogue"]}`, i)})
+	}
+	return out
+}
+
+// deferShape is how a client's tools array looks in one wire format.
+type deferShape struct {
+	name, path string
+	format     wireFormat
+	// tools is the tools array: built-ins, then the MCP tools; defers
+	// adds a tool the client defers itself.
+	tools func(mcp [][3]string, defers bool) string
+	// callName is the name a call of MCP tool base carries; call and
+	// result are a history element of a call and of its result.
+	callName  string
+	body      func(prompt, tools string, steps []step, isError bool) []byte
+	reply     func(model, text string, calls []wiretest.Call, u wiretest.Usage) wiretest.Reply
+	replyCall wiretest.Call
+}
+
+var deferShapes = []deferShape{
+	{
+		name: "anthropic", path: "/v1/messages", format: anthropicFormat{}, reply: wiretest.AnthropicStream,
+		callName: "mcp__everything__get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "mcp__everything__get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			var ts []string
+			for _, b := range deferBuiltins {
+				ts = append(ts, `{"name":`+mustJSON(b)+`,"description":"The client's own `+b+` tool. It does many things.","input_schema":{"type":"object","properties":{"x":{"type":"string","description":"long"}}}}`)
+			}
+			for _, m := range mcp {
+				ts = append(ts, `{"name":`+mustJSON("mcp__everything__"+m[0])+`,"description":`+mustJSON(m[1])+`,"input_schema":`+m[2]+`}`)
+			}
+			if defers {
+				ts = append(ts, `{"name":"ToolSearch","description":"Fetches deferred tools.","input_schema":{"type":"object"}}`)
+			}
+			return "[" + strings.Join(ts, ",") + "]"
+		},
+		body: func(prompt, tools string, steps []step, isError bool) []byte {
+			msgs := []string{`{"role":"user","content":[{"type":"text","text":` + mustJSON(prompt) + `}]}`}
+			for _, s := range steps {
+				msgs = append(msgs,
+					`{"role":"assistant","content":[{"type":"tool_use","id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"input":`+s.args+`}]}`,
+					`{"role":"user","content":[{"type":"tool_result","tool_use_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`,"is_error":`+fmt.Sprint(isError)+`}]}`)
+			}
+			return []byte(`{"model":"test-model","messages":[` + strings.Join(msgs, ",") + `],"system":[{"type":"text","text":"You are a test agent."}],"tools":` + tools + `,"stream":true}`)
+		},
+	},
+	{
+		// Codex: the client's tools first, the server's in a namespace.
+		name: "openai-responses", path: "/v1/responses", format: responsesFormat{}, reply: wiretest.ResponsesStream,
+		callName: "mcp__everything__get_sum", replyCall: wiretest.Call{ID: "call_sum", Name: "get_sum", Namespace: "mcp__everything", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			var ts, inner []string
+			for _, b := range deferBuiltins {
+				ts = append(ts, `{"type":"function","name":`+mustJSON(strings.ToLower(b))+`,"description":"The client's own tool. It does many things.","strict":false,"parameters":{"type":"object","properties":{"x":{"type":"string"}}}}`)
+			}
+			for _, m := range mcp {
+				inner = append(inner, `{"type":"function","name":`+mustJSON(strings.ReplaceAll(m[0], "-", "_"))+`,"description":`+mustJSON(m[1])+`,"strict":false,"parameters":`+m[2]+`}`)
+			}
+			ts = append(ts, `{"type":"namespace","name":"mcp__everything","description":"# Everything server\nInstructions.","tools":[`+strings.Join(inner, ",")+`]}`, `{"type":"web_search","external_web_access":true}`)
+			if defers {
+				ts = append(ts, `{"type":"function","name":"later","description":"d","defer_loading":true,"parameters":{"type":"object"}}`)
+			}
+			return "[" + strings.Join(ts, ",") + "]"
+		},
+		body: func(prompt, tools string, steps []step, _ bool) []byte {
+			items := []string{`{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are a test agent."}]}`,
+				`{"type":"message","role":"user","content":[{"type":"input_text","text":` + mustJSON(prompt) + `}]}`}
+			for _, s := range steps {
+				ns, name, _ := strings.Cut(strings.TrimPrefix(s.tool, "mcp__"), "__")
+				items = append(items,
+					`{"type":"function_call","call_id":`+mustJSON(s.id)+`,"name":`+mustJSON(name)+`,"namespace":`+mustJSON("mcp__"+ns)+`,"arguments":`+mustJSON(s.args)+`}`,
+					`{"type":"function_call_output","call_id":`+mustJSON(s.id)+`,"output":[{"type":"input_text","text":`+mustJSON(s.result)+`}]}`)
+			}
+			return []byte(`{"model":"test-model","instructions":"You are Codex.","input":[` + strings.Join(items, ",") + `],"tools":` + tools + `,"stream":true,"prompt_cache_key":"sess-1"}`)
+		},
+	},
+	{
+		// Gemini CLI: one tool of function declarations, the MCP ones
+		// with a JSON Schema.
+		name: "gemini", path: "/v1beta/models/test-model:streamGenerateContent", format: geminiFormat{}, reply: wiretest.GeminiStream,
+		callName: "mcp_everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "mcp_everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, _ bool) string {
+			var ds []string
+			for _, b := range deferBuiltins {
+				ds = append(ds, `{"name":`+mustJSON(strings.ToLower(b))+`,"description":"The client's own tool. It does many things.","parameters":{"type":"OBJECT","properties":{"x":{"type":"STRING"}}}}`)
+			}
+			for _, m := range mcp {
+				ds = append(ds, `{"name":`+mustJSON("mcp_everything_"+m[0])+`,"description":`+mustJSON(m[1])+`,"parametersJsonSchema":`+m[2]+`}`)
+			}
+			return `[{"functionDeclarations":[` + strings.Join(ds, ",") + `]},{"googleSearch":{}}]`
+		},
+		body: func(prompt, tools string, steps []step, isError bool) []byte {
+			cs := []string{`{"role":"user","parts":[{"text":` + mustJSON(prompt) + `}]}`}
+			key := "output"
+			if isError {
+				key = "error"
+			}
+			for _, s := range steps {
+				cs = append(cs,
+					`{"role":"model","parts":[{"functionCall":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"args":`+s.args+`}}]}`,
+					`{"role":"user","parts":[{"functionResponse":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"response":{`+mustJSON(key)+`:`+mustJSON(s.result)+`}}}]}`)
+			}
+			return []byte(`{"contents":[` + strings.Join(cs, ",") + `],"systemInstruction":{"parts":[{"text":"You are a test agent."}]},"tools":` + tools + `}`)
+		},
+	},
+}
+
+const deferPrompt = "Add 1 and 2 with the get-sum tool."
+
+// sentTools reads the tools array of a body as the proxy reads it.
+func sentTools(t *testing.T, sh deferShape, body []byte) ([]offeredTool, string) {
+	t.Helper()
+	req, err := sh.format.parse(body, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _, err := sh.format.(toolLister).offeredTools(body, req.toolsAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools, string(body[req.toolsAt.Start:req.toolsAt.End])
+}
+
+// TestDeferToolsStubs: with DeferTools the MCP tools the first prompt
+// does not select reach the upstream as toolselect.Stub, get-sum whole,
+// the client's own tools byte for byte as sent, and every byte outside
+// the tools array as the client sent it; the same tools bytes go on every
+// request, and a call of a stub whose arguments did not fit gets its full
+// schema appended (the same bytes in every later request). Without the
+// option, or when the client defers tools itself, the body passes as sent.
+func TestDeferToolsStubs(t *testing.T) {
+	mcp := deferMCP(25)
+	errText := "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: expected number, received undefined at b"
+	for _, sh := range deferShapes {
+		stubs := 25 - (toolselect.DefaultTopK - len(deferBuiltins))
+		widgets := "Rename the widgets of catalogue 3."
+		cases := []struct {
+			name, prompt string
+			opt, defers  bool
+			wantStubs    int
+			// wantNote: get-sum is a stub, so its call's error gets the
+			// full schema.
+			wantNote bool
+		}{
+			{name: "get-sum deferred", prompt: widgets, opt: true, wantStubs: stubs, wantNote: true},
+			{name: "get-sum selected by the first prompt", prompt: deferPrompt, opt: true, wantStubs: stubs},
+			{name: "off by default", prompt: widgets},
+			{name: "client defers itself", prompt: widgets, opt: true, defers: true},
+		}
+		if sh.name == "gemini" {
+			cases = cases[:3] // no Gemini client is known to defer tools
+		}
+		for _, tc := range cases {
+			t.Run(sh.name+"/"+tc.name, func(t *testing.T) {
+				r := newRig(t, &Options{DeferTools: tc.opt})
+				tools := sh.tools(mcp, tc.defers)
+				prompt := tc.prompt
+				call := step{id: "call_sum", tool: sh.callName, args: `{"a":1}`, result: errText}
+				again := step{id: "call_2", tool: sh.callName, args: `{"a":1,"b":2}`, result: "3"}
+				u := wiretest.Usage{Input: 100, Output: 5}
+				second := sh.replyCall
+				second.ID, second.Args = again.id, again.args
+				r.up.Enqueue(sh.reply("test-model", "", []wiretest.Call{sh.replyCall}, u), sh.reply("test-model", "", []wiretest.Call{second}, u), sh.reply("test-model", "Done.", nil, u))
+				bodies := [][]byte{sh.body(prompt, tools, nil, true), sh.body(prompt, tools, []step{call}, true), sh.body(prompt, tools, []step{call, again}, true)}
+				for i, b := range bodies {
+					if status, _, got := r.post(sh.path, b, nil); status != 200 {
+						t.Fatalf("request %d: status %d: %s", i+1, status, got)
+					}
+				}
+				reqs := r.up.Requests()
+				if !tc.opt || tc.defers {
+					for i, q := range reqs {
+						if !bytes.Equal(q.Body, bodies[i]) {
+							t.Errorf("request %d was changed", i+1)
+						}
+					}
+					return
+				}
+				checkStubs(t, sh, bodies[0], reqs[0].Body, tc.wantStubs)
+				_, first := sentTools(t, sh, reqs[0].Body)
+				for i, q := range reqs[1:] {
+					if _, got := sentTools(t, sh, q.Body); got != first {
+						t.Errorf("request %d sent other tools bytes than request 1 (cache break)", i+2)
+					}
+				}
+				res := contents(t, sh.format, reqs[1].Body)
+				if later := contents(t, sh.format, reqs[2].Body); len(res) != 1 || len(later) != 2 || res[0] != later[0] {
+					t.Fatalf("the error result was sent with different bytes: %q", res)
+				}
+				want := errText
+				if tc.wantNote {
+					want += "\n\n" + harness.ShortFormNote(json.RawMessage(mcp[0][2]))
+				}
+				if shown := resultText(res[0]); shown != want {
+					t.Errorf("the stub's error result reached the upstream as\n%s\nwant\n%s", shown, want)
+				}
+				checkRestart(t, r, sh, bodies[2], first, res[0])
+			})
+		}
+	}
+}
+
+// resultText is the text of a result's content as sent: a JSON string,
+// or Codex's output blocks, passed as the client sent them.
+func resultText(raw string) string {
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		return s
+	}
+	var blocks []struct{ Text string }
+	_ = json.Unmarshal([]byte(raw), &blocks)
+	for _, b := range blocks {
+		s += b.Text
+	}
+	return s
+}
+
+// checkRestart sends body to a second proxy on r's store (a restarted
+// process) and checks that the upstream gets the tools bytes and the
+// first result's content bytes the first proxy sent.
+func checkRestart(t *testing.T, r *rig, sh deferShape, body []byte, tools, result string) {
+	t.Helper()
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	px, err := New(&Options{Upstream: r.up.URL, Store: r.st, Workspace: r.ws, DeferTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	r.srv = httptest.NewServer(px)
+	t.Cleanup(r.srv.Close)
+	r.up.Enqueue(sh.reply("test-model", "Done.", nil, wiretest.Usage{Input: 100, Output: 5}))
+	if status, _, got := r.post(sh.path, body, nil); status != 200 {
+		t.Fatalf("after a restart: status %d: %s", status, got)
+	}
+	reqs := r.up.Requests()
+	last := reqs[len(reqs)-1].Body
+	if _, got := sentTools(t, sh, last); got != tools {
+		t.Errorf("a restarted proxy sent other tools bytes")
+	}
+	if got := contents(t, sh.format, last); got[0] != result {
+		t.Errorf("a restarted proxy sent the error result as %s, before %s", got[0], result)
+	}
+}
+
+// checkStubs checks the tools the upstream got against the client's: the
+// client's own tools as sent, wantStubs MCP tools as their stub (get-sum
+// among them: the prompt asks for widgets), the others whole, and the body
+// outside the tools array unchanged.
+func checkStubs(t *testing.T, sh deferShape, client, sent []byte, wantStubs int) {
+	t.Helper()
+	ct, craw := sentTools(t, sh, client)
+	st, sraw := sentTools(t, sh, sent)
+	if len(ct) != len(st) {
+		t.Fatalf("the upstream got %d tools, the client sent %d", len(st), len(ct))
+	}
+	if i := strings.Index(string(client), craw); i < 0 || string(client[:i]) != string(sent[:i]) || string(client[i+len(craw):]) != string(sent[i+len(sraw):]) {
+		t.Errorf("bytes outside the tools array were changed")
+	}
+	stubs := 0
+	for i := range ct {
+		c, s := ct[i], st[i]
+		if !c.mcp {
+			if s.spec.Description != c.spec.Description || !bytes.Equal(s.spec.InputSchema, c.spec.InputSchema) {
+				t.Errorf("the client's own tool %s was changed", c.spec.Name)
+			}
+			continue
+		}
+		if !toolselect.Shortened(s.spec, c.spec) {
+			continue
+		}
+		stubs++
+		want := toolselect.Stub(c.spec)
+		if s.spec.Description != want.Description || !bytes.Equal(s.spec.InputSchema, want.InputSchema) {
+			t.Errorf("%s was sent as %q %s, want its stub %q %s", c.spec.Name, s.spec.Description, s.spec.InputSchema, want.Description, want.InputSchema)
+		}
+	}
+	t.Logf("%s: tools %d → %d bytes, %d of %d tools as stubs", sh.name, len(craw), len(sraw), stubs, len(ct))
+	if stubs != wantStubs {
+		t.Errorf("%d tools were sent as stubs, want %d", stubs, wantStubs)
+	}
+}
+
+// TestElemHashesAfterToolEdits: a history element's hash as sent is the
+// hash of its bytes in the spliced body, whether the edits before it are
+// in the tools array (before the history, as a client may order its
+// members) or in earlier elements, so a rewritten tools array is no cache
+// break.
+func TestElemHashesAfterToolEdits(t *testing.T) {
+	mcp := deferMCP(25)
+	tools := deferShapes[0].tools(mcp, false)
+	history := `[{"role":"user","content":"Rename the widgets."},{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"mcp__everything__widget-01","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"done"}]}]`
+	for _, tc := range []struct{ name, body string }{
+		{"tools first", `{"model":"m","tools":` + tools + `,"messages":` + history + `}`},
+		{"tools last", `{"model":"m","messages":` + history + `,"tools":` + tools + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(tc.body)
+			req, err := anthropicFormat{}.parse(in, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offered, _, err := anthropicFormat{}.offeredTools(in, req.toolsAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var toolEdits []edit
+			for _, o := range offered[len(deferBuiltins):] {
+				toolEdits = append(toolEdits, edit{Span: o.desc, New: []byte(`"short"`)})
+			}
+			res := req.Items[len(req.Items)-1].Result
+			edits := mergeEdits([]edit{{Span: res.Content, New: []byte(`"cut"`)}}, toolEdits)
+			out := splice(in, edits)
+			sent, err := anthropicFormat{}.parse(out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seed := maphash.MakeSeed()
+			got, want := elemHashes(seed, out, req.Elems, edits), elemHashes(seed, out, sent.Elems, nil)
+			if !slices.Equal(got, want) {
+				t.Errorf("hashes of the elements as sent %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestArgumentError: the texts that say a call's arguments did not fit
+// its schema, as the real clients bring them back, and some that do not.
+func TestArgumentError(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received undefined at b", true}, // Claude Code, Codex
+		{"Wall time: 0.0105 seconds\nOutput:\nMCP error -32602: Input validation error: …", true},                                                       // Codex's output blocks, joined
+		{"<tool_use_error>InputValidationError: Read failed due to the following issue:\nThe required parameter `file_path` is missing</tool_use_error>", true},
+		{"params must have required property 'b'", true}, // Gemini CLI's own check
+		{"params/a must be number", true},
+		{"MCP error -32603: internal error", false},
+		{"3", false},
+		{"the params must be set in the config file", false},
+	} {
+		if got := argumentError(tc.text); got != tc.want {
+			t.Errorf("argumentError(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestDeferToolsOnTools100 measures --defer-tools on a larger catalogue:
+// the bench's tools100 set (Claude Code's 16 tools and 84 others), the 84
+// named as one MCP server's (mcp__srv__NAME) in a Messages request, with
+// one first prompt per subject. It logs the tools bytes as sent and as
+// forwarded; docs/design.md quotes them.
+func TestDeferToolsOnTools100(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "bench", "testdata", "tools100.json"))
+	if err != nil {
+		t.Skipf("the bench's tools100 set: %v", err)
+	}
+	var tools []map[string]any
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools[16:] {
+		tl["name"] = "mcp__srv__" + tl["name"].(string)
+	}
+	arr, _ := json.Marshal(tools)
+	for _, prompt := range []string{"Revoke the API key that leaked.", "Fix the failing test in parser_test.go.", "Schedule a meeting with the design team."} {
+		r := newRig(t, &Options{DeferTools: true})
+		r.up.Enqueue(wiretest.AnthropicStream("test-model", "Done.", nil, wiretest.Usage{Input: 10, Output: 1}))
+		body := []byte(`{"model":"test-model","messages":[{"role":"user","content":` + mustJSON(prompt) + `}],"tools":` + string(arr) + `,"stream":true}`)
+		if status, _, got := r.post("/v1/messages", body, nil); status != 200 {
+			t.Fatalf("status %d: %s", status, got)
+		}
+		sent := r.up.Requests()[0].Body
+		checkStubs(t, deferShapes[0], body, sent, 80) // of TopK 20: 16 pinned, "me" kept as identity, 3 ranked
+	}
+}
+
+// TestDeferToolsMemberOrder: a tool whose schema comes before its
+// description is stubbed as well, and the body stays valid JSON.
+func TestDeferToolsMemberOrder(t *testing.T) {
+	var ts []string
+	for _, b := range deferBuiltins {
+		ts = append(ts, `{"name":`+mustJSON(b)+`,"input_schema":{"type":"object"},"description":"Own."}`)
+	}
+	for _, m := range deferMCP(25) {
+		ts = append(ts, `{"input_schema":`+m[2]+`,"name":`+mustJSON("mcp__everything__"+m[0])+`,"description":`+mustJSON(m[1])+`}`)
+	}
+	body := deferShapes[0].body("Rename the widgets of catalogue 3.", "["+strings.Join(ts, ",")+"]", nil, false)
+	r := newRig(t, &Options{DeferTools: true})
+	r.up.Enqueue(wiretest.AnthropicStream("test-model", "Done.", nil, wiretest.Usage{Input: 10, Output: 1}))
+	if status, _, got := r.post("/v1/messages", body, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, got)
+	}
+	sent := r.up.Requests()[0].Body
+	if !json.Valid(sent) {
+		t.Fatalf("the upstream got a body that is not JSON")
+	}
+	checkStubs(t, deferShapes[0], body, sent, 25-(toolselect.DefaultTopK-len(deferBuiltins)))
+}
