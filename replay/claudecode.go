@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/clientctx"
 )
 
 // FormatClaudeCode is a Claude Code session.
@@ -63,6 +64,7 @@ type ccBlock struct {
 // (one per compaction segment) or one subagent's sidechain.
 type ccRun struct {
 	rec     *Recording
+	fold    turnFold         // user messages into turns: a prompt and the context Claude Code adds
 	calls   map[string]*Call // message id → call (one response is split over entries)
 	pending map[string]*Call // unanswered tool_use id → call
 	msgs    int
@@ -215,6 +217,9 @@ func (f *ccFile) route(e *ccEntry) *ccRun {
 // recordings are the runs that made a model call: the main chain's
 // segments in order, then the sidechains.
 func (f *ccFile) recordings() []*Recording {
+	for _, r := range f.runs {
+		r.fold.end(r.rec) // context no prompt followed is a turn of its own
+	}
 	var out []*Recording
 	for _, sidechains := range []bool{false, true} {
 		for _, r := range f.runs {
@@ -241,34 +246,54 @@ func (r *ccRun) add(src *source, v rawValue, path string, e *ccEntry, counts *cc
 		return r.addAssistant(v, m, blocks, e.Timestamp)
 	}
 	r.msgs++
-	var input []string
+	var texts []string
 	if text != "" {
-		input = append(input, text)
+		texts = append(texts, text)
 	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			input = append(input, b.Text)
+			texts = append(texts, b.Text)
 		case "image":
 			r.images++
 		case "tool_result":
 			r.addResult(v, b, e.ToolUseResult)
 		}
 	}
-	if len(input) > 0 {
-		r.rec.Turns = append(r.rec.Turns, &Turn{Input: strings.Join(input, "\n\n")})
-	}
+	r.addInput(texts)
 	return nil
+}
+
+// addInput folds the text blocks of one user message into the turns: the
+// user's words (joined) are a prompt, the blocks Claude Code adds
+// (clientctx.ClaudeCode: a reminder, a slash command's record) its
+// context, before or after it as sent.
+func (r *ccRun) addInput(texts []string) {
+	var words []string
+	var after []string
+	for _, t := range texts {
+		switch {
+		case !clientctx.ClaudeCode(t):
+			words = append(words, t)
+		case len(words) == 0:
+			r.fold.input(r.rec, t, true)
+		default:
+			after = append(after, t)
+		}
+	}
+	if len(words) > 0 {
+		r.fold.input(r.rec, strings.Join(words, "\n\n"), false)
+	}
+	for _, t := range after {
+		r.fold.input(r.rec, t, true)
+	}
 }
 
 func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock, stamp string) error {
 	c := r.calls[m.ID]
 	if c == nil || m.ID == "" {
 		r.msgs++
-		if len(r.rec.Turns) == 0 {
-			r.rec.Turns = append(r.rec.Turns, &Turn{})
-		}
-		t := r.rec.Turns[len(r.rec.Turns)-1]
+		t := r.fold.call(r.rec)
 		c = &Call{Request: r.msgs - 1, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant}, Time: parseStamp(stamp)}
 		t.Calls = append(t.Calls, c)
 		if m.ID != "" {

@@ -59,9 +59,19 @@ func Gemini(text string) bool {
 // ClaudeCode reports whether a text block of a user message is one Claude
 // Code adds rather than the user's words: a "<system-reminder>" block (the
 // date and the project's CLAUDE.md it sends before the first prompt, as a
-// block of the prompt's own message). Claude Code does not write these to
+// block of the prompt's own message; Claude Code does not write these to
 // its session history; a reminder it appends to a tool result is part of
-// that result, not a block of its own.
+// that result, not a block of its own), or the record of a slash command
+// the user ran in the terminal ("<local-command-caveat>", the
+// "<command-name>" message, its "<local-command-stdout>" and
+// "<local-command-stderr>"), which Claude Code sends with the caveat that
+// the model should not answer it.
 func ClaudeCode(text string) bool {
-	return strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "<system-reminder>")
+	t := strings.TrimLeft(text, " \t\r\n")
+	for _, p := range []string{"<system-reminder>", "<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
