@@ -94,7 +94,8 @@ func (d *decision) shown() *harness.ToolResult {
 // lines (sessionLines) with the words; the system prompt with the whole
 // first message otherwise. A client that names its session re-makes what
 // is not kept when the session is resumed in another process: Claude Code
-// 2.1.197 and Gemini CLI 0.61.0 date the first message anew, Claude Code
+// 2.1.197 dates its first message anew (Gemini CLI 0.61.0 too, whose key
+// keeps the date: see sessionLines), Claude Code
 // states its model's context window in one process's system prompt and
 // not the next's, Gemini CLI lists its skills in another order, opencode
 // 1.18.33 dates its system prompt; a key on
@@ -166,20 +167,21 @@ func (h *history) firstText(withContext bool) string {
 }
 
 // sessionLines returns the lines of a session context message that name
-// the session rather than the moment it was sent: without the date line
-// and from a directory listing on (Gemini CLI 0.61.0's <session_context>
-// ends with the workspace's files, which the session itself may change).
-// The system, the project's folder and the workspace stay.
+// the session: up to its directory listing (Gemini CLI 0.61.0's
+// <session_context> ends with the workspace's files, which the session
+// itself changes). The date, the system, the project's folder and the
+// workspace stay. The date stays because nothing else tells two sessions
+// in one workspace that open with the same prompt apart, and one key for
+// two sessions would record the second's turns into the first's by
+// position (losing its rounds); a session resumed on another day is a new
+// conversation instead, which loses nothing.
 func sessionLines(s string) string {
 	var keep []string
 	for line := range strings.Lines(s) {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "- **Directory Structure:**") {
+		if strings.HasPrefix(strings.TrimSpace(line), "- **Directory Structure:**") {
 			break
 		}
-		if !strings.HasPrefix(t, "Today's date is") {
-			keep = append(keep, line)
-		}
+		keep = append(keep, line)
 	}
 	return strings.Join(keep, "")
 }

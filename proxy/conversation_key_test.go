@@ -76,9 +76,12 @@ func TestConversationKey(t *testing.T) {
 			cc("S", "", "m", "fix it"), cc("S", "", "m", "fix it"), false, "ses_1", "ses_2"},
 		{"gemini cli: the session context, not the system prompt", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gem("skills: a, b", true, "fix it"), gem("skills: b, a", true, "fix it"), true, "", ""},
-		{"gemini cli: resumed on another day with a new file", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+		{"gemini cli: resumed the same day with a new file", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
-			gemIn("S", "Wednesday, December 9, 2026", "/home/u/app", "├───main.go\n└───package.json", "fix it"), true, "", ""},
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "├───main.go\n└───package.json", "fix it"), true, "", ""},
+		{"gemini cli: another day (two sessions opening alike are told apart by it)", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
+			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
+			gemIn("S", "Wednesday, December 9, 2026", "/home/u/app", "└───package.json", "fix it"), false, "", ""},
 		{"gemini cli: another workspace", geminiFormat{}, "/v1beta/models/gemini-3.1-pro:streamGenerateContent",
 			gemIn("S", "Wednesday, December 2, 2026", "/home/u/app", "└───package.json", "fix it"),
 			gemIn("S", "Wednesday, December 2, 2026", "/home/u/other", "└───package.json", "fix it"), false, "", ""},
@@ -113,7 +116,7 @@ func TestConversationKey(t *testing.T) {
 func TestSessionLines(t *testing.T) {
 	in := "<session_context>\nThis is the Gemini CLI.\nToday's date is Wednesday, December 2, 2026.\nMy operating system is: linux\n" +
 		"- **Workspace Directories:**\n  - /w\n- **Directory Structure:**\n\n/w/\n└───a.go\n</session_context>"
-	want := "<session_context>\nThis is the Gemini CLI.\nMy operating system is: linux\n- **Workspace Directories:**\n  - /w\n"
+	want := "<session_context>\nThis is the Gemini CLI.\nToday's date is Wednesday, December 2, 2026.\nMy operating system is: linux\n- **Workspace Directories:**\n  - /w\n"
 	if got := sessionLines(in); got != want {
 		t.Errorf("sessionLines:\n%q\nwant\n%q", got, want)
 	}

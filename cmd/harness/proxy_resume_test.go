@@ -37,6 +37,11 @@ type resumeClient struct {
 	// dated: the client dates the first message of every request (a
 	// resumed session's too).
 	dated bool
+	// sameDay: resume the same day. Gemini CLI names its session by
+	// nothing but its session context, date included (proxy's
+	// sessionLines), so a session it resumes on another day is a new
+	// conversation.
+	sameDay bool
 }
 
 const (
@@ -45,17 +50,19 @@ const (
 )
 
 // TestProxyResume runs each real client through the proxy twice: a
-// session whose first turn calls a tool, then, a week later (faketime), a
-// second process that resumes it (claude --continue, codex exec resume
-// --last, gemini --resume latest) with a second prompt. The store must
-// hold the session as one conversation of two turns. Before the proxy
-// keyed Claude Code's and Gemini CLI's conversations on what names their
+// session whose first turn calls a tool, then, a week later (faketime;
+// Gemini CLI the same day, see resumeClient.sameDay), a second process
+// that resumes it (claude --continue, codex exec resume --last, gemini
+// --resume latest, opencode run --continue) with a second prompt. The
+// store must hold the session as one conversation of two turns. Before
+// the proxy keyed these conversations on what names the client's
 // session, the resumed process made a second conversation that copied
-// the first turn: both date the first message anew, Claude Code 2.1.197
+// the first turn: Claude Code 2.1.197 dates its first message anew and
 // states its model's context window in one process's system prompt and
-// not the next's, Gemini CLI 0.61.0 lists its skills in another order,
-// opencode 1.18.33 dates its system prompt (it names its session in a
-// header; over the Responses API it sends prompt_cache_key too).
+// not the next's, Gemini CLI 0.61.0 lists its skills in another order in
+// some processes, opencode 1.18.33 dates its system prompt (it names its
+// session in a header; over the Responses API it sends prompt_cache_key
+// too).
 func TestProxyResume(t *testing.T) {
 	for _, c := range []resumeClient{claudeResume(), codexResume(), geminiResume(), opencodeResume("anthropic"), opencodeResume("openai")} {
 		t.Run(c.label(), func(t *testing.T) {
@@ -67,7 +74,10 @@ func TestProxyResume(t *testing.T) {
 			runClient(t, r.work, env, bin, c.run(resumeFirst, false)...)
 			// A week later, as a user resumes a session: the clients date
 			// the first message anew.
-			later, args := laterCommand(t, bin, c.run(resumeSecond, true))
+			later, args := bin, c.run(resumeSecond, true)
+			if !c.sameDay {
+				later, args = laterCommand(t, bin, args)
+			}
 			runClient(t, r.work, env, later, args...)
 			if when := time.Now().AddDate(0, 0, 7); later != bin && c.dated && !slices.ContainsFunc(r.up.Requests(), func(q wiretest.Request) bool {
 				return bytes.Contains(q.Body, []byte(when.Format("2006-01-02"))) || bytes.Contains(q.Body, []byte(when.Format("January 2, 2006")))
@@ -296,6 +306,7 @@ func geminiResume() resumeClient {
 			}
 			return args
 		},
-		dated: true,
+		dated:   true,
+		sameDay: true,
 	}
 }
