@@ -107,8 +107,16 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
 		ln.Addr(), *upstream, sf.path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+	return serveProxy(ctx, srv, ln, px)
+}
+
+// serveProxy serves px on ln until the server fails or ctx is cancelled
+// (then it shuts down, letting requests in flight finish for up to 10 s),
+// and closes px, which waits until everything it observed is recorded.
+func serveProxy(ctx context.Context, srv *http.Server, ln net.Listener, px *proxy.Proxy) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	var err error
 	select {
 	case err = <-done:
 	case <-ctx.Done():
