@@ -207,31 +207,10 @@ func TestProxyCodex(t *testing.T) {
 			return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":"` + cmd + `","max_output_tokens":100000}`}}, u)
 		}, func() wiretest.Reply { return wiretest.ResponsesStream(model, e2eAnswer, nil, u) })
 	})
-	codexHome := t.TempDir()
 	// Codex caps a tool output at 10,000 bytes before the model sees it;
 	// tool_output_token_limit raises the cap so the lock file reaches the
 	// proxy over its ceiling.
-	config := `model = "gpt-test"
-model_provider = "fake"
-tool_output_token_limit = 100000
-
-[model_providers.fake]
-name = "fake"
-base_url = "` + r.addr + `/v1"
-env_key = "FAKE_API_KEY"
-wire_api = "responses"
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-
-[analytics]
-enabled = false
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	codexHome := newCodexHome(t, r.addr, "tool_output_token_limit = 100000\n", "")
 	out := runClient(t, r.work, []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + codexHome, "FAKE_API_KEY=sk-test-codex-e2e"},
 		bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "Which version of zod does package-lock.json pin? Read it with cat.")
 	if !strings.Contains(out, e2eAnswer) {
@@ -363,14 +342,7 @@ func TestProxyGeminiCLI(t *testing.T) {
 			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "run_shell_command", Args: `{"command":"` + cmd + `"}`}}, u)
 		}, func() wiretest.Reply { return wiretest.GeminiStream(model, e2eAnswer, nil, u) })
 	})
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}`
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home := newGeminiHome(t, "")
 	out := runClient(t, r.work, []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + r.addr,
 		"GEMINI_CLI_TRUST_WORKSPACE=true"},
 		bin, "-p", "Which version of zod does package-lock.json pin? Read it with cat.", "--yolo", "--skip-trust", "-o", "json")
@@ -386,6 +358,38 @@ func TestProxyGeminiCLI(t *testing.T) {
 		sent:  map[string]string{"call_lock": lock, "call_pkg": sentText(t, resultContents(t, r.up.Requests(), geminiResponse("call_pkg")))},
 		warn:  []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"},
 		proxy: r, context: clientctx.Gemini})
+}
+
+// newCodexHome writes a CODEX_HOME whose config.toml points Codex at the
+// proxy at addr (a provider "fake" over the Responses API, its key in
+// FAKE_API_KEY), with plugins, apps and analytics off; top adds top-level
+// keys, tables more tables (an MCP server).
+func newCodexHome(t *testing.T, addr, top, tables string) string {
+	t.Helper()
+	home := t.TempDir()
+	config := "model = \"gpt-test\"\nmodel_provider = \"fake\"\n" + top +
+		"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"" + addr + "/v1\"\nenv_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n" +
+		"\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n" + tables
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// newGeminiHome writes a HOME whose ~/.gemini/settings.json selects the
+// API key and turns usage statistics and telemetry off; more adds members
+// (`,"mcpServers":{…}`).
+func newGeminiHome(t *testing.T, more string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}` + more + `}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
 }
 
 // geminiRouterReply answers Gemini CLI's router (and any other unary

@@ -377,32 +377,7 @@ func codexMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 		return wiretest.ResponsesStream(model, e2eAnswer, nil, u)
 	}, flags...)
 	t.Cleanup(func() { dumpRequests(t, r) })
-	codexHome := t.TempDir()
-	config := `model = "gpt-test"
-model_provider = "fake"
-
-[model_providers.fake]
-name = "fake"
-base_url = "` + r.addr + `/v1"
-env_key = "FAKE_API_KEY"
-wire_api = "responses"
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-
-[analytics]
-enabled = false
-
-[mcp_servers.everything]
-command = "node"
-args = [` + string(entry) + `, "stdio"]
-required = true
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	codexHome := newCodexHome(t, r.addr, "", "\n[mcp_servers.everything]\ncommand = \"node\"\nargs = ["+string(entry)+", \"stdio\"]\nrequired = true\n")
 	out := runClient(t, r.work, []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + codexHome, "FAKE_API_KEY=sk-test-codex-e2e"},
 		bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "Add 1 and 2 with the everything server's get-sum tool.")
 	if !strings.Contains(out, e2eAnswer) {
@@ -531,8 +506,7 @@ func geminiMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 		model, _, _ = strings.Cut(model, ":")
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
 		if strings.HasSuffix(req.Path, ":generateContent") {
-			text := `{"reasoning":"simple task","model_choice":"flash"}`
-			return wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":` + mustJSONString(text) + `}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15}}`)
+			return geminiRouterReply(u)
 		}
 		tools, _ := toolsOf(t, req.Body)
 		sum := mcpToolName(tools, "get-sum")
@@ -542,15 +516,7 @@ func geminiMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 		return wiretest.GeminiStream(model, e2eAnswer, nil, u)
 	}, flags...)
 	t.Cleanup(func() { dumpRequests(t, r) })
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}},` +
-		`"mcpServers":{"everything":{"command":"node","args":[` + string(entry) + `,"stdio"],"trust":true}}}`
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home := newGeminiHome(t, `,"mcpServers":{"everything":{"command":"node","args":[`+string(entry)+`,"stdio"],"trust":true}}`)
 	out := runClient(t, r.work, []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + r.addr, "GEMINI_CLI_TRUST_WORKSPACE=true"},
 		bin, "-p", "Add 1 and 2 with the everything server's get-sum tool.", "--yolo", "--skip-trust", "-o", "json")
 	if !strings.Contains(out, e2eAnswer) {

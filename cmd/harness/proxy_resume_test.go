@@ -252,12 +252,7 @@ func codexResume() resumeClient {
 			return wiretest.ResponsesStream(model, e2eAnswer, nil, u)
 		},
 		setup: func(t *testing.T, addr string) []string {
-			home := t.TempDir()
-			config := "model = \"gpt-test\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"" + addr + "/v1\"\n" +
-				"env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n"
-			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			home := newCodexHome(t, addr, "", "")
 			return []string{"HOME=" + t.TempDir(), "CODEX_HOME=" + home, "FAKE_API_KEY=sk-test-codex-e2e"}
 		},
 		run: func(prompt string, resume bool) []string {
@@ -289,14 +284,7 @@ func geminiResume() resumeClient {
 			return wiretest.GeminiStream(model, e2eAnswer, nil, u)
 		},
 		setup: func(t *testing.T, addr string) []string {
-			home := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}`
-			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			home := newGeminiHome(t, "")
 			return []string{"HOME=" + home, "GEMINI_API_KEY=sk-test-gemini-e2e", "GOOGLE_GEMINI_BASE_URL=" + addr, "GEMINI_CLI_TRUST_WORKSPACE=true"}
 		},
 		run: func(prompt string, resume bool) []string {
