@@ -331,8 +331,7 @@ func TestProxyGeminiCLI(t *testing.T) {
 		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
 			return notModelCall(req)
 		}
-		model := req.Path[strings.Index(req.Path, "/models/")+len("/models/"):]
-		model, _, _ = strings.Cut(model, ":")
+		model := geminiPathModel(req.Path)
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
 		if strings.HasSuffix(req.Path, ":generateContent") {
 			return geminiRouterReply(u)
@@ -390,6 +389,14 @@ func newGeminiHome(t *testing.T, more string) string {
 		t.Fatal(err)
 	}
 	return home
+}
+
+// geminiPathModel is the model a Gemini API path names
+// (/v1beta/models/MODEL:streamGenerateContent).
+func geminiPathModel(path string) string {
+	_, model, _ := strings.Cut(path, "/models/")
+	model, _, _ = strings.Cut(model, ":")
+	return model
 }
 
 // geminiRouterReply answers Gemini CLI's router (and any other unary

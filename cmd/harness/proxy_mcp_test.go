@@ -502,8 +502,7 @@ func geminiMCP(t *testing.T, flags ...string) (*e2eRig, wireToolsReport) {
 		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
 			return notModelCall(req)
 		}
-		model := req.Path[strings.Index(req.Path, "/models/")+len("/models/"):]
-		model, _, _ = strings.Cut(model, ":")
+		model := geminiPathModel(req.Path)
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
 		if strings.HasSuffix(req.Path, ":generateContent") {
 			return geminiRouterReply(u)
