@@ -58,8 +58,8 @@ func TestBuildHistoryContext(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.turns) {
 				t.Errorf("turns %+v, want %+v", got, tt.turns)
 			}
-			if h.FirstUser != tt.firstUser {
-				t.Errorf("FirstUser %q, want %q", h.FirstUser, tt.firstUser)
+			if h.firstUser() != tt.firstUser {
+				t.Errorf("FirstUser %q, want %q", h.firstUser(), tt.firstUser)
 			}
 		})
 	}

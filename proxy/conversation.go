@@ -118,27 +118,35 @@ func conversationID(r *http.Request, f wireFormat, req *request, h *history) str
 	if session == "" {
 		session = strings.TrimSpace(r.Header.Get(sessionHeader))
 	}
-	switch {
-	case req.Key != "":
+	if req.Key != "" {
 		part("key")
 		part(req.Key)
+		return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
+	}
+	part(req.Model)
+	switch {
 	case session != "":
-		part(req.Model)
 		part("session")
 		part(session)
 		part(h.firstText(false))
 	case contextNames && h.first != nil && len(h.first.Pieces) > 0:
-		part(req.Model)
 		part("context")
 		part(h.firstText(true))
 	default:
-		part(req.Model)
 		for _, s := range req.seed() {
 			part(string(s))
 		}
-		part(h.FirstUser)
+		part(h.firstUser())
 	}
 	return "px-" + hex.EncodeToString(sum.Sum(nil))[:20]
+}
+
+// firstUser is the text of the first user item with any ("" when none).
+func (h *history) firstUser() string {
+	if h.first == nil {
+		return ""
+	}
+	return h.first.Text
 }
 
 // firstText is the first user message as it keys the conversation: the

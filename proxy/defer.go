@@ -65,7 +65,7 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 		return deferred{}
 	}
 	tools, defers, err := lister.offeredTools(c.in, c.req.toolsAt)
-	if err != nil || defers || !anyMCP(tools) {
+	if err != nil || defers || !slices.ContainsFunc(tools, func(t offeredTool) bool { return t.mcp }) {
 		return deferred{}
 	}
 	specs := make([]harness.ToolSpec, len(tools))
@@ -104,15 +104,6 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 		d.bytesOut += len(e.New) - (e.Span.End - e.Span.Start)
 	}
 	return d
-}
-
-func anyMCP(tools []offeredTool) bool {
-	for _, t := range tools {
-		if t.mcp {
-			return true
-		}
-	}
-	return false
 }
 
 // argumentErrorMarkers are what a result says when a call's arguments did

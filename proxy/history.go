@@ -135,11 +135,10 @@ func (r *request) seed() [][]byte {
 type history struct {
 	Turns   []*histTurn
 	Results []*wireResult
-	// FirstUser is the first user input, part of the conversation key;
-	// first is its item, whose pieces tell the user's words from the
-	// context the client adds (see conversationID).
-	FirstUser string
-	first     *item
+	// first is the first user item, part of the conversation key: its
+	// pieces tell the user's words from the context the client adds (see
+	// conversationID).
+	first *item
 }
 
 type histTurn struct {
@@ -200,7 +199,7 @@ type histRound struct {
 // turn unless the current turn has no round yet (then it joins the turn:
 // its input, or its context when the client added it); an assistant item
 // starts a round; a result joins the round whose call it answers, or the
-// latest round. The conversation's first user item keys it (FirstUser),
+// latest round. The conversation's first user item keys it (first),
 // context or not, as before context was told apart.
 func buildHistory(items []item) *history {
 	h := &history{}
@@ -212,8 +211,8 @@ func buildHistory(items []item) *history {
 		switch it.Kind {
 		case itemUser:
 			lastAssistant = false
-			if h.FirstUser == "" {
-				h.FirstUser, h.first = it.Text, it
+			if h.firstUser() == "" {
+				h.first = it
 			}
 			if turn != nil && len(turn.Rounds) == 0 {
 				turn.add(it)
