@@ -291,24 +291,24 @@ func schemaNote(why string, schema json.RawMessage) string {
 // compare, and the error stays short.
 func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
-		if why, hidden := schemaHidden(v.Tools, spec); hidden {
+		if why := schemaHidden(v.Tools, spec); why != "" {
 			return ErrorResult("%s: %v. %s", spec.Name, err, schemaNote(why, spec.InputSchema))
 		}
 	}
 	return ErrorResult("%s: %v. Fix the arguments and call again.", spec.Name, err)
 }
 
-// schemaHidden reports whether the offered tools do not show spec's input
-// schema, and says why in words for the model: the list shows another
-// form of it, or does not offer it.
-func schemaHidden(offered []ToolSpec, spec ToolSpec) (why string, hidden bool) {
+// schemaHidden says, in words for the model, why the offered tools do not
+// show spec's input schema: the list shows another form of it, or does
+// not offer it; "" when it shows it.
+func schemaHidden(offered []ToolSpec, spec ToolSpec) string {
 	for _, shown := range offered {
 		if shown.Name == spec.Name {
 			if bytes.Equal(shown.InputSchema, spec.InputSchema) {
-				return "", false
+				return ""
 			}
-			return shortForm, true
+			return shortForm
 		}
 	}
-	return notOffered, true
+	return notOffered
 }
