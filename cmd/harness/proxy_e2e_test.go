@@ -143,6 +143,19 @@ func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply, flags 
 	return r
 }
 
+// openStore stops the proxy (which writes what it still holds) and opens
+// its store, closed when the test ends.
+func (r *e2eRig) openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	r.shutdown(t)
+	st, err := sqlite.Open(context.Background(), r.db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // shutdown stops the proxy (recording everything) once.
 func (r *e2eRig) shutdown(t *testing.T) {
 	if r.stop == nil {
@@ -231,12 +244,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) string {
 	if !strings.HasPrefix(m[1], r.work) {
 		t.Errorf("spill file %s is not under the workspace %s", m[1], r.work)
 	}
-	r.shutdown(t)
-	st, err := sqlite.Open(context.Background(), r.db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := r.openStore(t)
 	list, err := st.List(context.Background())
 	if err != nil {
 		t.Fatal(err)

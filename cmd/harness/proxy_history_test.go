@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/replay"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // ownHistory is what a client's own session history (the files it wrote
@@ -143,12 +142,7 @@ func checkOwnRecording(t *testing.T, h ownHistory) {
 // same messages in the same order.
 func checkProxyTurns(t *testing.T, h ownHistory, rec *replay.Recording) {
 	t.Helper()
-	h.proxy.shutdown(t)
-	st, err := sqlite.Open(context.Background(), h.proxy.db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := h.proxy.openStore(t)
 	conv, err := st.Load(context.Background(), h.proxy.conv)
 	if err != nil {
 		t.Fatalf("loading the session %q from the proxy's store: %v", h.proxy.conv, err)

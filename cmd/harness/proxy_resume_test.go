@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // resumeClient is how one real client runs a session and resumes it in a
@@ -162,12 +161,7 @@ func laterCommand(t *testing.T, bin string, args []string) (string, []string) {
 // the two prompts, the first with its call.
 func checkResumed(t *testing.T, r *e2eRig) {
 	t.Helper()
-	r.shutdown(t)
-	st, err := sqlite.Open(context.Background(), r.db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := r.openStore(t)
 	list, err := st.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
