@@ -77,7 +77,7 @@ func (e *Engine) call(ctx context.Context, info CallInfo, call ToolCall) *ToolRe
 	}
 	info.Spec = t.spec
 	if err := t.validator.check(call.Args); err != nil {
-		return e.refuse(ctx, info, call, argumentsError(info.View, t.spec, err))
+		return e.refuse(ctx, info, call, ArgumentsError(info.View, t.spec, err))
 	}
 	if e.opts.Approver != nil && needsApproval(t.spec) {
 		ok, err := e.opts.Approver(WithCallInfo(e.withObserver(ctx), info), call, t.spec)
@@ -281,15 +281,16 @@ func schemaNote(why string, schema json.RawMessage) string {
 	return fmt.Sprintf("Its full input schema (%s): %s. Fix the arguments and call again.", why, schema)
 }
 
-// argumentsError is the result of a call whose arguments fail its tool's
-// schema. When the request's view did not show the model the schema the
+// ArgumentsError is the error result the engine gives a call of spec
+// whose arguments fail its schema (err says how). When the request's view did not show the model the schema the
 // engine checks, the result carries the full schema, so the model learns
 // it from this one result: the view showed another schema for the tool (a
 // selector's stub of a deferred tool, toolselect.Stub), or did not offer
 // the tool at all (a selection that left it out; the model called it from
 // memory of an earlier turn or by guess). With no view there is nothing to
-// compare, and the error stays short.
-func argumentsError(v *View, spec ToolSpec, err error) *ToolResult {
+// compare, and the error stays short. The replay prices a reveal round
+// with it, so its bytes are the engine's.
+func ArgumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
 		if why := schemaHidden(v.Tools, spec); why != "" {
 			return ErrorResult("%s: %v. %s", spec.Name, err, schemaNote(why, spec.InputSchema))

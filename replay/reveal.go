@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -11,6 +12,11 @@ import (
 
 // revealPrefix starts the call ids of a reveal round (see reveal).
 const revealPrefix = "reveal-"
+
+// errRevealed is what a reveal round's calls are told of their
+// arguments: the replay does not know how a live model's guess went
+// wrong, only that it did not fit the schema the list hid.
+var errRevealed = errors.New("the arguments do not fit its input schema")
 
 // revealKey names what a reveal round taught: the full schema of tool,
 // for the whole conversation (turn 0) or for one turn.
@@ -45,18 +51,15 @@ type revealKey struct {
 // added says a round was added.
 func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, ci int) (added bool, err error) {
 	var calls []harness.ToolCall
-	var results []*harness.ToolResult
 	var specs []harness.ToolSpec
 	var keys []revealKey
 	for _, c := range rc.Assistant.ToolCalls {
-		full, why, key, ok := e.hidden(turn.Index, c.Name)
+		full, key, ok := e.hidden(turn.Index, c.Name)
 		if !ok || e.revealed[key] || slices.Contains(keys, key) {
 			continue
 		}
-		call := harness.ToolCall{ID: revealPrefix + c.ID, Name: c.Name, Args: c.Args}
-		res := harness.ErrorResult("%s: the arguments do not fit its full input schema (%s): %s. Fix the arguments and call again.", c.Name, why, full.InputSchema)
-		res.CallID, res.Tool = call.ID, call.Name
-		calls, results, specs, keys = append(calls, call), append(results, res), append(specs, full), append(keys, key)
+		calls = append(calls, harness.ToolCall{ID: revealPrefix + c.ID, Name: c.Name, Args: c.Args})
+		specs, keys = append(specs, full), append(keys, key)
 	}
 	if len(calls) == 0 {
 		return false, nil
@@ -67,6 +70,13 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, c
 	}
 	if view.Final || view.Stop != "" {
 		return false, nil // no tool round here: the recorded call's own request decides
+	}
+	results := make([]*harness.ToolResult, len(calls))
+	for i, c := range calls {
+		// The engine's own error for the view: it says why the list
+		// did not show the schema and carries it whole.
+		results[i] = harness.ArgumentsError(view, specs[i], errRevealed)
+		results[i].CallID, results[i].Tool = c.ID, c.Name
 	}
 	out := 0
 	for _, c := range calls {
@@ -97,17 +107,16 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, c
 
 // hidden reports whether the current list does not show tool name's
 // recorded schema: it shows a short form (a deferred tool), or the
-// turn's selection did not offer it. It returns the recording's spec,
-// why the list does not show it (in the words of the engine's error),
-// and the key a reveal round marks.
-func (e *engine) hidden(turn int, name string) (full harness.ToolSpec, why string, key revealKey, ok bool) {
+// turn's selection did not offer it. It returns the recording's spec and
+// the key a reveal round marks.
+func (e *engine) hidden(turn int, name string) (full harness.ToolSpec, key revealKey, ok bool) {
 	if full, ok := e.deferred(name); ok {
-		return full, "the tool list shows a short form", revealKey{tool: name}, true
+		return full, revealKey{tool: name}, true
 	}
 	if full, ok := e.unoffered(name); ok {
-		return full, "the tool list does not offer it", revealKey{turn: turn, tool: name}, true
+		return full, revealKey{turn: turn, tool: name}, true
 	}
-	return harness.ToolSpec{}, "", revealKey{}, false
+	return harness.ToolSpec{}, revealKey{}, false
 }
 
 // deferred reports whether the current list offers tool name in another

@@ -134,8 +134,12 @@ func TestReplayRevealsUnofferedTools(t *testing.T) {
 				for _, sh := range last.Shown {
 					if strings.HasPrefix(sh.CallID, prefix) {
 						taught = append(taught, tool[strings.TrimPrefix(sh.CallID, revealPrefix)])
-						if sh.Chars < len(schema) {
-							t.Errorf("reveal result %s shows %d chars in the last request: want the full schema kept", sh.CallID, sh.Chars)
+						// The engine's own error for a tool the list did
+						// not offer, kept whole in every later request.
+						spec := harness.ToolSpec{Name: tool[strings.TrimPrefix(sh.CallID, revealPrefix)], InputSchema: json.RawMessage(schema)}
+						want := harness.ArgumentsError(&harness.View{}, spec, errRevealed).ModelText()
+						if !strings.Contains(want, "Its full input schema (the tool list does not offer it): "+schema) || sh.Chars != harness.Chars(want) {
+							t.Errorf("reveal result %s shows %d chars in the last request: want the engine's error whole (%d chars: %q)", sh.CallID, sh.Chars, harness.Chars(want), want)
 						}
 					}
 				}
