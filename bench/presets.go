@@ -46,6 +46,9 @@ type harnessConfig struct {
 	// deferTools is toolselect.Selector.Defer: tools the first turn does
 	// not select are offered as stubs.
 	deferTools bool
+	// settleStubs is toolselect.Selector.SettleStubs: a kept list that
+	// settles keeps its tools and the new turn's whole, the rest stubs.
+	settleStubs bool
 	// pinned is toolselect.Selector.Pinned: patterns of tools every
 	// selection keeps whole (nil: none beyond the identity tools).
 	pinned []string
@@ -122,7 +125,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	st := stack.New(&sc)
 	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.finalTools}
 	if h.selector {
-		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools, Pinned: h.pinned}
+		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools, SettleStubs: h.settleStubs, Pinned: h.pinned}
 	}
 	return cfg, nil
 }
@@ -181,6 +184,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-compact", "harness without compaction", func(h *harnessConfig) { h.stack.NoCompact = true }),
 		abl("harness-no-sticky", "harness whose tool selection starts afresh every turn (toolselect.Selector.NoSticky): a turn's new list breaks the cached prefix of the whole conversation; the default before selections were kept across turns", func(h *harnessConfig) { h.reselect = true }),
 		abl("harness+defer", "harness whose tool selection defers the tools the first turn does not select (toolselect.Selector.Defer), the clients' own tools pinned as in harness: the others (an MCP catalogue) are offered as stubs on every request, so the list never changes, and a deferred tool's first call is priced as one more round that returns its full schema; TopK stays 20, pinned tools included (the preset harness+defer+pin until the pins became the default)", func(h *harnessConfig) { h.deferTools = true }),
+		abl("harness+settle-stubs", "harness whose kept tool list, when a turn's subject leaves it, settles on itself and the new turn's selection whole and every other tool as a stub (toolselect.Selector.SettleStubs) instead of every tool whole: the list still changes once, and the requests after it carry stubs; a stubbed tool's first call is priced as one more round that returns its full schema", func(h *harnessConfig) { h.settleStubs = true }),
 		abl("harness-no-pin", "harness whose tool selection pins none of the clients' own tools (no toolselect.Selector.Pinned): the kept list can leave out a client's shell or file reader, whose calls are then priced after a reveal round; the default until the pins were measured", func(h *harnessConfig) { h.pinned = nil }),
 		abl("harness-no-toolselect", "harness offering every tool on every request (no per-turn tool selection)", func(h *harnessConfig) { h.selector = false }),
 		abl("harness+dedupe", "harness with repeat suppression of identical read-only calls from the 2nd call", func(h *harnessConfig) { h.stack.Ceiling = &guard.ResultPolicy{Dedupe: guard.Dedupe{From: 2}} }),

@@ -89,6 +89,15 @@ type Selector struct {
 	// then costs a round to learn its schema (docs/design.md, "Tool
 	// selection across turns", measures both).
 	Defer bool
+	// SettleStubs changes what a kept list settles on when a turn's
+	// subject leaves it (StickyTop, StickyShare): the kept list and the
+	// new turn's own selection whole, and every other tool as a Stub,
+	// from then on, instead of every tool whole. The list changes as
+	// often (once), and the requests after it carry stubs where they
+	// carried whole schemas; a later call of a stubbed tool whose
+	// arguments do not fit gets the full schema back, as a deferred
+	// tool's does. Ignored with Defer or NoSticky.
+	SettleStubs bool
 
 	once    sync.Once
 	ranker  Ranker
@@ -147,12 +156,12 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	set := newToolSet(tools)
 	now, err := s.freshOf(ctx, conv, input, set)
 	var sel []bool
-	mode := modeRanked
+	mode, stub := modeRanked, s.Defer
 	switch {
 	case err == nil && s.Defer:
 		sel, mode, err = s.firstTurn(ctx, conv, set, now)
 	case err == nil:
-		sel, mode, err = s.chooseTurn(ctx, conv, set, now)
+		sel, mode, stub, err = s.chooseTurn(ctx, conv, set, now)
 	}
 	if err != nil {
 		data := all.data("fallback", all)
@@ -167,7 +176,7 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		switch {
 		case sel[i]:
 			out = append(out, t)
-		case s.Defer:
+		case stub:
 			out = append(out, Stub(t))
 			deferred++
 		}
@@ -178,7 +187,7 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	data["must_keep"] = keepNames(tools, now.keep)
 	data["elapsed_ms"] = time.Since(start).Milliseconds()
 	data["mode"] = mode
-	if s.Defer {
+	if stub {
 		data["deferred"] = deferred
 	}
 	switch mode {
@@ -197,6 +206,11 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 			got.Tools, all.Tools, got.Bytes, all.Bytes), data)
 		return out, nil
 	case modeSettled:
+		if stub {
+			emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes) from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
+				got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes), data)
+			return out, nil
+		}
 		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
 			all.Tools), data)
 		return out, nil

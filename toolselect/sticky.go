@@ -66,30 +66,48 @@ type fresh struct {
 // (modeRanked, modeKept, modeSettled). The previous turn's list is worked
 // out again by the same rule from the start of the conversation (the
 // store keeps no tool lists), from remembered rankings, up to the turn
-// that settled on every tool, which every later turn keeps.
-func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) (sel []bool, mode string, err error) {
+// that settled, which every later turn keeps. With SettleStubs a settled
+// list is the kept list and the settling turn's own selection, and stub
+// says the other tools go as stubs instead of whole.
+func (s *Selector) chooseTurn(ctx context.Context, conv *harness.Conversation, tools toolSet, now fresh) (sel []bool, mode string, stub bool, err error) {
 	top := s.stickyTop()
 	if top == 0 || conv == nil || len(conv.Turns) < 2 {
-		return now.sel, modeRanked, nil
+		return now.sel, modeRanked, false, nil
 	}
 	var prev []bool
 	for i := 1; i < len(conv.Turns); i++ {
 		before := &harness.Conversation{ID: conv.ID, Turns: conv.Turns[:i-1]}
 		f, err := s.freshOf(ctx, before, conv.Turns[i-1].Input, tools)
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 		switch {
 		case prev == nil:
 			prev = f.sel
 		case !holds(prev, f, top, s.stickyShare()):
-			return everyTool(len(tools.specs)), modeKept, nil // settled earlier
+			sel, stub := s.settle(prev, f)
+			return sel, modeKept, stub, nil // settled earlier
 		}
 	}
 	if holds(prev, now, top, s.stickyShare()) {
-		return prev, modeKept, nil
+		return prev, modeKept, false, nil
 	}
-	return everyTool(len(tools.specs)), modeSettled, nil
+	sel, stub = s.settle(prev, now)
+	return sel, modeSettled, stub, nil
+}
+
+// settle returns the list a conversation settles on when kept list prev
+// does not serve the turn f was ranked for: every tool, or with
+// SettleStubs prev and f's selection whole and the rest as stubs (stub).
+func (s *Selector) settle(prev []bool, f fresh) (sel []bool, stub bool) {
+	if !s.SettleStubs {
+		return everyTool(len(prev)), false
+	}
+	sel = make([]bool, len(prev))
+	for i := range sel {
+		sel[i] = prev[i] || f.sel[i]
+	}
+	return sel, true
 }
 
 // holds reports whether selection sel serves the turn f was ranked for as

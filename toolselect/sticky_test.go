@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -127,6 +128,132 @@ func TestStickyKeepsAndSettles(t *testing.T) {
 	}
 	if slices.Equal(afresh[2], afresh[0]) {
 		t.Error("NoSticky turn 3 offered turn 1's list")
+	}
+}
+
+// TestSettleStubs: with SettleStubs the change of subject of
+// TestStickyKeepsAndSettles offers every tool still, but only the first
+// turn's list and the new turn's selection whole, the rest as stubs, and
+// the turn after offers the same bytes (mode "kept"); before the change
+// the lists are the default's.
+func TestSettleStubs(t *testing.T) {
+	specs := loadSpecs(t)
+	full := map[string]harness.ToolSpec{}
+	for _, s := range specs {
+		full[s.Name] = s
+	}
+	inputs := []string{
+		"Which of my published posts haven't mentioned the dark mode feature yet?",
+		"And which of those posts got the most comments?",
+		"Refund the last invoice of customer 4411",
+		"Thanks. Anything else on the blog?",
+	}
+	conv, plain := harness.NewConversation("c"), harness.NewConversation("p")
+	sel := &toolselect.Selector{SettleStubs: true}
+	var ev events
+	var lists [][]harness.ToolSpec
+	for i, in := range inputs {
+		conv.Turns = append(conv.Turns, &harness.Turn{Index: i + 1, Input: in})
+		plain.Turns = append(plain.Turns, &harness.Turn{Index: i + 1, Input: in})
+		got, err := sel.Select(ev.ctx(), conv, in, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def, err := (&toolselect.Selector{}).Select(context.Background(), plain, in, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 && !reflect.DeepEqual(got, def) {
+			t.Errorf("turn %d: %v, want the default's %v before the change of subject", i+1, names(got), names(def))
+		}
+		lists = append(lists, got)
+		if mode := fmt.Sprint(ev.last(t).Data["mode"]); i >= 2 && mode != []string{"settled", "kept"}[i-2] {
+			t.Errorf("turn %d: mode %s", i+1, mode)
+		}
+	}
+	settled := lists[2]
+	if len(settled) != len(specs) || !reflect.DeepEqual(lists[3], settled) {
+		t.Fatalf("turns 3 and 4 offered %d and %d tools (the same: %v); want all %d, the same bytes", len(settled), len(lists[3]), reflect.DeepEqual(lists[3], settled), len(specs))
+	}
+	whole := map[string]bool{}
+	for _, tl := range settled {
+		switch {
+		case reflect.DeepEqual(tl, full[tl.Name]):
+			whole[tl.Name] = true
+		case !reflect.DeepEqual(tl, toolselect.Stub(full[tl.Name])):
+			t.Errorf("turn 3 offers %s neither whole nor as its stub: %+v", tl.Name, tl)
+		}
+	}
+	for _, n := range append(names(lists[0]), "list_invoices") {
+		if !whole[n] {
+			t.Errorf("turn 3 offers %s as a stub: want the first turn's list and the new turn's selection whole", n)
+		}
+	}
+	if len(whole) >= len(specs) || len(whole) > 2*toolselect.DefaultTopK {
+		t.Errorf("turn 3 offers %d of %d tools whole: want the two selections' union, the rest stubs", len(whole), len(specs))
+	}
+}
+
+// TestSettleStubsRisk measures what SettleStubs risks: a call, after the
+// list settled, of a tool it offers only as a stub (one more round for a
+// live model, to learn the schema). Conversations of 2 to 8 turns, each
+// turn a request of the ranking tables drawn at random (a change of
+// subject every turn, the worst case). With one change of subject the
+// settling turn's own tools are whole, so no call meets a stub; every
+// later change can.
+func TestSettleStubsRisk(t *testing.T) {
+	specs := loadSpecs(t)
+	full := map[string]harness.ToolSpec{}
+	for _, s := range specs {
+		full[s.Name] = s
+	}
+	all := toolselect.Measure(specs).Bytes
+	for _, file := range []string{"ranking_cases.json", "ranking_heldout.json"} {
+		cases := loadCases(t, file)
+		for _, turns := range []int{2, 3, 4, 8} {
+			rng := rand.New(rand.NewPCG(7, 11))
+			sel := &toolselect.Selector{SettleStubs: true}
+			hits, calls, stubTurns, saved := 0, 0, 0, 0
+			for c := range 40 {
+				conv := harness.NewConversation(fmt.Sprintf("conv-%d", c))
+				met := map[string]bool{}
+				for k := range turns {
+					cs := cases[rng.IntN(len(cases))]
+					turn := &harness.Turn{Index: k + 1, Input: cs.Request}
+					conv.Turns = append(conv.Turns, turn)
+					got, err := sel.Select(context.Background(), conv, cs.Request, specs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					stubbed := map[string]bool{}
+					for _, g := range got {
+						stubbed[g.Name] = !reflect.DeepEqual(g, full[g.Name])
+					}
+					if len(got) == len(specs) && slices.ContainsFunc(got, func(g harness.ToolSpec) bool { return stubbed[g.Name] }) {
+						stubTurns++
+						saved += all - toolselect.Measure(got).Bytes
+					}
+					round := &harness.Round{Index: 1}
+					for i, want := range cs.Expect {
+						calls++
+						if stubbed[want] && !met[want] {
+							hits++
+							met[want] = true
+						}
+						round.Results = append(round.Results, &harness.ToolResult{CallID: fmt.Sprintf("c%d-%d", k, i), Tool: want})
+					}
+					turn.Rounds = append(turn.Rounds, round)
+				}
+			}
+			t.Logf("%s, 40 conversations × %d turns: %d of %d calls meet a stub first (a round each); %d turns offer stubs, %d schema bytes fewer each than every tool whole",
+				file, turns, hits, calls, stubTurns, saved/max(stubTurns, 1))
+			if turns == 2 && hits != 0 {
+				t.Errorf("%s: %d calls met a stub with one change of subject: the settling turn's tools must be whole", file, hits)
+			}
+			if turns == 2 && stubTurns == 0 {
+				t.Errorf("%s: no turn settled on stubs: the test no longer exercises SettleStubs", file)
+			}
+		}
 	}
 }
 
