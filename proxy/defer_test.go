@@ -72,6 +72,11 @@ func opencodeSchema(schema string) string {
 	return strings.TrimSuffix(schema, "}") + `,"additionalProperties":false}`
 }
 
+// chatTool is a Chat Completions function tool.
+func chatTool(name, desc, schema string) string {
+	return `{"type":"function","function":{"name":` + mustJSON(name) + `,"description":` + mustJSON(desc) + `,"parameters":` + schema + `}}`
+}
+
 // opencodeTools is the tools array opencode sends: its own tools and
 // the MCP tools, sorted by name as it sends them, each encoded by one.
 func opencodeTools(mcp [][3]string, defers bool, one func(name, desc, schema string) string) string {
@@ -183,6 +188,24 @@ var deferShapes = []deferShape{
 		},
 	},
 	{
+		// opencode over Chat Completions (an OpenAI-compatible provider).
+		name: "opencode-chat", path: "/v1/chat/completions", format: chatFormat{}, reply: wiretest.ChatStream,
+		hdr: map[string]string{"User-Agent": "opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14"}, rule: opencodeRule,
+		callName: "everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, _ bool) string {
+			return opencodeTools(mcp, false, chatTool)
+		},
+		body: func(prompt, tools string, steps []step, _ bool) []byte {
+			msgs := []string{`{"role":"system","content":"You are opencode."}`, `{"role":"user","content":` + mustJSON(prompt) + `}`}
+			for _, s := range steps {
+				msgs = append(msgs,
+					`{"role":"assistant","content":"","tool_calls":[{"id":`+mustJSON(s.id)+`,"type":"function","function":{"name":`+mustJSON(s.tool)+`,"arguments":`+mustJSON(s.args)+`}}]}`,
+					`{"role":"tool","tool_call_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`}`)
+			}
+			return []byte(`{"model":"test-model","max_tokens":32000,"messages":[` + strings.Join(msgs, ",") + `],"tools":` + tools + `,"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}`)
+		},
+	},
+	{
 		// Gemini CLI: one tool of function declarations, the MCP ones
 		// with a JSON Schema.
 		name: "gemini", path: "/v1beta/models/test-model:streamGenerateContent", format: geminiFormat{}, reply: wiretest.GeminiStream,
@@ -267,8 +290,8 @@ func TestDeferToolsStubs(t *testing.T) {
 			{name: "off by default", prompt: widgets},
 			{name: "client defers itself", prompt: widgets, opt: true, defers: true},
 		}
-		if sh.name == "gemini" {
-			cases = cases[:3] // no Gemini client is known to defer tools
+		if sh.name == "gemini" || sh.name == "opencode-chat" {
+			cases = cases[:3] // no Gemini or Chat Completions client is known to defer tools
 		}
 		for _, tc := range cases {
 			t.Run(sh.name+"/"+tc.name, func(t *testing.T) {
@@ -546,6 +569,13 @@ func TestMCPRule(t *testing.T) {
 		}
 		return `{"model":"m","input":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(ts, ",") + `]}`
 	}
+	chat := func(tools ...[2]string) string {
+		var ts []string
+		for _, tl := range tools {
+			ts = append(ts, chatTool(tl[0], "d", tl[1]))
+		}
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(ts, ",") + `]}`
+	}
 	own := [][2]string{{"bash", open}, {"apply_patch", open}, {"plan_exit", open}, {"list_mcp_resources", closed},
 		{"list_mcp_resource_templates", closed}, {"read_mcp_resource", closed}}
 	opencodeSet := append(slices.Clone(own), [2]string{"everything_get-sum", closed}, [2]string{"my_server_get-env", closed}, [2]string{"everything_echo", open})
@@ -564,6 +594,8 @@ func TestMCPRule(t *testing.T) {
 		{"Claude Code", "claude-cli/2.1.197 (external, sdk-cli)", anthropicFormat{}, msgs(claudeSet...), []string{"mcp__everything__get-sum"}},
 		{"opencode: its rule alone, no prefix", opencodeUA, anthropicFormat{}, msgs(claudeSet...), []string{"everything_get-sum"}},
 		{"opencode's only own tools", opencodeUA, responsesFormat{}, resp(own...), nil},
+		{"opencode, Chat Completions", "opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14", chatFormat{}, chat(opencodeSet...), []string{"everything_get-sum", "my_server_get-env"}},
+		{"Chat Completions from another client: no rule", "", chatFormat{}, chat(append(opencodeSet, claudeSet...)...), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := http.Header{}

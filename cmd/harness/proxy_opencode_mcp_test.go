@@ -24,6 +24,39 @@ type opencodeMCPWire struct {
 var opencodeMCPWires = map[string]opencodeMCPWire{
 	"anthropic": {path: "/v1/messages", resultMark: `"type":"tool_result"`, reply: wiretest.AnthropicStream, result: anthropicResult},
 	"openai":    {path: "/v1/responses", resultMark: `"type":"function_call_output"`, reply: wiretest.ResponsesStream, result: responsesOutput},
+	"chat":      {path: "/v1/chat/completions", resultMark: `"role":"tool"`, reply: wiretest.ChatStream, result: chatResult},
+}
+
+// chatResult finds, in a Chat Completions request, the content of the
+// tool message answering id.
+func chatResult(id string) func(map[string]any) (any, bool) {
+	return func(m map[string]any) (any, bool) {
+		msgs, _ := m["messages"].([]any)
+		for _, msg := range msgs {
+			o, _ := msg.(map[string]any)
+			if o["role"] == "tool" && o["tool_call_id"] == id {
+				return flattenContent(o["content"]), true
+			}
+		}
+		return nil, false
+	}
+}
+
+// opencodeMCPEnv is opencodeEnv for provider, or for "chat" an
+// OpenAI-compatible provider (the AI SDK's Chat Completions client) at
+// the proxy.
+func opencodeMCPEnv(home, provider, addr, key string) []string {
+	if provider != "chat" {
+		return opencodeEnv(home, provider, addr, key, "")
+	}
+	env := opencodeEnv(home, "openai", addr, key, "")
+	for i, e := range env {
+		if strings.HasPrefix(e, "OPENCODE_CONFIG_CONTENT=") {
+			env[i] = "OPENCODE_CONFIG_CONTENT=" + `{"autoupdate":false,"share":"disabled","model":"compat/test-model","small_model":"compat/test-model",` +
+				`"provider":{"compat":{"npm":"@ai-sdk/openai-compatible","name":"Compat","options":{"baseURL":"` + addr + `/v1","apiKey":"` + key + `"},"models":{"test-model":{"name":"Test model","tool_call":true}}}}}`
+		}
+	}
+	return env
 }
 
 // opencodeExperimentalTools are the settings that add opencode 1.18.33's
@@ -38,8 +71,8 @@ var opencodeExperimentalTools = []string{"OPENCODE_ENABLE_QUESTION_TOOL=1", "OPE
 func isOpencodeMCP(name string) bool { return strings.HasPrefix(name, "everything_") }
 
 // opencodeMCP runs opencode with the everything server (opencode.json's
-// mcp, type local, over stdio) against provider ("anthropic" or
-// "openai") through a proxy started with flags, extraEnv added to
+// mcp, type local, over stdio) against provider ("anthropic", "openai"
+// or "chat") through a proxy started with flags, extraEnv added to
 // opencode's. The script calls the first everything tool the upstream got
 // as a stub that has required arguments (get-sum when none is a stub)
 // with an argument missing, then answers. It returns the rig, the report
@@ -76,7 +109,7 @@ func opencodeMCP(t *testing.T, provider string, extraEnv []string, flags ...stri
 	entry, _ := json.Marshal(everythingServer(t))
 	// opencode connects its MCP servers before its first model call (no
 	// setting needed: every run's first request with tools had them).
-	env := withOpencodeConfig(opencodeEnv(t.TempDir(), provider, r.addr, "sk-test-opencode-mcp", ""),
+	env := withOpencodeConfig(opencodeMCPEnv(t.TempDir(), provider, r.addr, "sk-test-opencode-mcp"),
 		`"mcp":{"everything":{"type":"local","command":["node",`+string(entry)+`,"stdio"],"enabled":true}}`)
 	out := runClient(t, r.work, append(env, extraEnv...), bin, "run", "Add 1 and 2 with the everything server's get-sum tool.")
 	if !strings.Contains(out, e2eAnswer) {
@@ -121,6 +154,10 @@ func opencodeSchemas(t *testing.T, body []byte) []opencodeTool {
 			Name        string          `json:"name"`
 			InputSchema json.RawMessage `json:"input_schema"`
 			Parameters  json.RawMessage `json:"parameters"`
+			Function    *struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -130,7 +167,10 @@ func opencodeSchemas(t *testing.T, body []byte) []opencodeTool {
 	for _, tl := range m.Tools {
 		o := opencodeTool{name: tl.Name}
 		schema := tl.InputSchema
-		if schema == nil {
+		switch {
+		case tl.Function != nil: // Chat Completions
+			o.name, schema = tl.Function.Name, tl.Function.Parameters
+		case schema == nil:
 			schema = tl.Parameters
 		}
 		_ = json.Unmarshal(schema, &o.schema)
@@ -151,18 +191,20 @@ func withOpencodeConfig(env []string, members string) []string {
 	return out
 }
 
-// TestProxyOpencodeMCPTools: through the proxy, with both providers,
-// opencode offers an MCP server's tools as function tools named
-// SERVER_TOOL (sorted by name among its own), whole, each schema closed
-// (additionalProperties false), the same array on every request, and
-// defers nothing; the server's argument check comes back as an error
-// result (Messages: is_error; Responses: the output's text). With
+// TestProxyOpencodeMCPTools: through the proxy, with Anthropic's
+// provider, OpenAI's (Responses) and an OpenAI-compatible one (Chat
+// Completions), opencode offers an MCP server's tools as function tools
+// named SERVER_TOOL (sorted by name among its own), whole, each schema
+// closed (additionalProperties false), the same array on every request,
+// and defers nothing; the server's argument check comes back as an error
+// result (Messages: is_error; Responses and Chat Completions: the
+// output's text). With
 // --defer-tools the proxy stubs the MCP tools the first prompt does not
 // select and no tool of opencode's own, those named SERVER_TOOL
 // (apply_patch, list_mcp_resources) and its optional ones included; a
 // stub's call whose arguments did not fit gets the full schema.
 func TestProxyOpencodeMCPTools(t *testing.T) {
-	for _, p := range []string{"anthropic", "openai"} {
+	for _, p := range []string{"anthropic", "openai", "chat"} {
 		t.Run(p+"/default", func(t *testing.T) {
 			r, rep, target := opencodeMCP(t, p, nil)
 			rep.check(t, "opencode "+p)
