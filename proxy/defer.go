@@ -64,7 +64,8 @@ const (
 
 // requestRule returns the rule for a request by the client that sent
 // it. opencode names itself in its User-Agent ("opencode/1.18.33
-// ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14", both providers); its
+// ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14", on Messages,
+// Responses and Chat Completions alike but for the version); its
 // rule is applied to its requests only, so that another client's tool
 // named SERVER_TOOL is never taken for an MCP tool, and the prefix rules
 // to the others only, so that no opencode tool is taken by a prefix.
@@ -89,9 +90,9 @@ var opencodeOwnClosed = []string{"list_mcp_resources", "list_mcp_resource_templa
 // server's. opencode's MCP adapter closes every server tool's schema
 // ({...inputSchema, type: "object", additionalProperties: false}), which
 // its other tools' schemas, made from its Schema definitions, leave open
-// (measured on every tool opencode run offers, the experimental ones
-// included: TestProxyOpencodeMCPTools); a name alone cannot tell
-// everything_get-sum from apply_patch.
+// (measured on every tool opencode run offers, the optional lsp and
+// websearch included: TestProxyOpencodeMCPTools); a name alone cannot
+// tell everything_get-sum from apply_patch.
 func opencodeMCP(body []byte, name string, schema span) bool {
 	if !opencodeNameRE.MatchString(name) || slices.Contains(opencodeOwnClosed, name) || kind(body, schema) != '{' {
 		return false
