@@ -30,7 +30,7 @@ func (chatFormat) top(body []byte, top []field, req *request) error {
 	}
 	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
 	if s, ok := get(top, "tools"); ok {
-		req.Tools = raw(body, s)
+		req.Tools, req.toolsAt = raw(body, s), s
 	}
 	var system []string
 	for _, it := range req.Items {
@@ -61,7 +61,9 @@ func (chatFormat) elem(body []byte, e span, req *request) error {
 		t, _ := contentText(body, content, "text")
 		req.Items = append(req.Items, item{Kind: itemAssistant, Text: t, Calls: chatCalls(body, fs)})
 	case "tool":
-		r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content}
+		// A tool message has no error flag: the client's error text is
+		// its content.
+		r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content, NoErrorFlag: true}
 		r.Decode = func() (string, bool) { return contentText(body, content, "text") }
 		if content.End == 0 {
 			r.Decode = func() (string, bool) { return "", false }
@@ -69,6 +71,43 @@ func (chatFormat) elem(body []byte, e span, req *request) error {
 		req.Items = append(req.Items, item{Kind: itemResult, Result: r})
 	}
 	return nil
+}
+
+// offeredTools reads a Chat Completions tools array: function tools, each
+// its "function" object. opencode (an OpenAI-compatible provider, the AI
+// SDK's Chat Completions client) sends its MCP tools here as it does on
+// the other APIs, named SERVER_TOOL with a closed schema; no client is
+// known to send MCP tools here under a prefix, so only opencode's rule
+// applies and under the prefix rule every tool stays whole. A strict tool
+// is never stubbed.
+func (chatFormat) offeredTools(body []byte, s span, rule mcpRule) ([]offeredTool, bool, error) {
+	elems, err := arrayElems(body, s)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []offeredTool
+	for _, e := range elems {
+		fs, err := objectFields(body, e)
+		if err != nil {
+			return nil, false, err
+		}
+		fn, ok := get(fs, "function")
+		if fieldStr(body, fs, "type") != "function" || !ok || kind(body, fn) != '{' {
+			continue
+		}
+		ffs, err := objectFields(body, fn)
+		if err != nil {
+			return nil, false, err
+		}
+		schema, ok := get(ffs, "parameters")
+		if !ok {
+			continue
+		}
+		name := fieldStr(body, ffs, "name")
+		mcp := rule == opencodeRule && opencodeMCP(body, name, schema) && !boolField(body, ffs, "strict")
+		out = append(out, functionTool(body, ffs, name, schema, mcp))
+	}
+	return out, false, nil
 }
 
 // chatCalls reads an assistant message's tool_calls.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,9 +42,77 @@ type offeredTool struct {
 
 // toolLister is a wire format whose tools array the proxy can defer.
 type toolLister interface {
-	// offeredTools reads the tools array at s; defers is set when the
-	// client already defers tools itself.
-	offeredTools(body []byte, s span) (tools []offeredTool, defers bool, err error)
+	// offeredTools reads the tools array at s, telling the MCP tools by
+	// rule; defers is set when the client already defers tools itself.
+	offeredTools(body []byte, s span, rule mcpRule) (tools []offeredTool, defers bool, err error)
+}
+
+// mcpRule is how a request's tools array tells the tools an MCP server
+// adds from the client's own. A tool no rule matches stays whole.
+type mcpRule int
+
+const (
+	// prefixRule: a name the client gives MCP tools alone — Claude
+	// Code's mcp__SERVER__TOOL, Codex's namespace mcp__SERVER, Gemini
+	// CLI's mcp_SERVER_TOOL.
+	prefixRule mcpRule = iota
+	// opencodeRule: opencode's SERVER_TOOL, which its own tools'
+	// names can have too (apply_patch, list_mcp_resources), told apart
+	// by the schema its MCP adapter gives (opencodeMCP).
+	opencodeRule
+)
+
+// requestRule returns the rule for a request by the client that sent
+// it. opencode names itself in its User-Agent ("opencode/1.18.33
+// ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14", on Messages,
+// Responses and Chat Completions alike but for the version); its
+// rule is applied to its requests only, so that another client's tool
+// named SERVER_TOOL is never taken for an MCP tool, and the prefix rules
+// to the others only, so that no opencode tool is taken by a prefix.
+func requestRule(h http.Header) mcpRule {
+	if strings.HasPrefix(h.Get("User-Agent"), "opencode/") {
+		return opencodeRule
+	}
+	return prefixRule
+}
+
+// opencodeNameRE is the name opencode gives an MCP server's tool: the
+// server's name and the tool's, each with every character but
+// [A-Za-z0-9_-] made "_", joined by "_" (opencode 1.18.33's MCP module).
+var opencodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+_[A-Za-z0-9_-]+$`)
+
+// opencodeOwnClosed are opencode's own tools whose schema is closed as an
+// MCP tool's is: the MCP module's resource tools, offered beside the
+// servers' tools.
+var opencodeOwnClosed = []string{"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
+
+// opencodeMCP reports whether a tool of an opencode request is an MCP
+// server's. opencode's MCP adapter closes every server tool's schema
+// ({...inputSchema, type: "object", additionalProperties: false}), which
+// its other tools' schemas, made from its Schema definitions, leave open
+// (measured on every tool opencode run offers, the optional lsp and
+// websearch included: TestProxyOpencodeMCPTools); a name alone cannot
+// tell everything_get-sum from apply_patch.
+func opencodeMCP(body []byte, name string, schema span) bool {
+	if !opencodeNameRE.MatchString(name) || slices.Contains(opencodeOwnClosed, name) || kind(body, schema) != '{' {
+		return false
+	}
+	fs, err := objectFields(body, schema)
+	if err != nil {
+		return false
+	}
+	ap, ok := get(fs, "additionalProperties")
+	return ok && kind(body, ap) == 'f'
+}
+
+// functionMCP reports whether a function tool outside any namespace is
+// an MCP server's by rule r: a name starting with prefix, the format's
+// MCP prefix, under prefixRule.
+func (r mcpRule) functionMCP(body []byte, name string, schema span, prefix string) bool {
+	if r == opencodeRule {
+		return opencodeMCP(body, name, schema)
+	}
+	return strings.HasPrefix(name, prefix)
 }
 
 // deferred is what deferring did to one request's tools.
@@ -64,7 +133,7 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 	if !p.opts.DeferTools || !ok || c.req.toolsAt.End <= c.req.toolsAt.Start {
 		return deferred{}
 	}
-	tools, defers, err := lister.offeredTools(c.in, c.req.toolsAt)
+	tools, defers, err := lister.offeredTools(c.in, c.req.toolsAt, c.rule)
 	if err != nil || defers || !slices.ContainsFunc(tools, func(t offeredTool) bool { return t.mcp }) {
 		return deferred{}
 	}
@@ -147,10 +216,10 @@ func (d deferred) schemaNote(r *wireResult, text string) string {
 
 // offeredTools reads a Messages tools array: each tool with a name and
 // an input_schema; Claude Code names an MCP server's tools
-// mcp__SERVER__TOOL. A tool marked defer_loading, a tool-search tool
-// (tool_search_tool_*) or Claude Code's own ToolSearch means the client
-// defers. A strict tool is never stubbed.
-func (anthropicFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, error) {
+// mcp__SERVER__TOOL, opencode SERVER_TOOL (rule). A tool marked
+// defer_loading, a tool-search tool (tool_search_tool_*) or Claude Code's
+// own ToolSearch means the client defers. A strict tool is never stubbed.
+func (anthropicFormat) offeredTools(body []byte, s span, rule mcpRule) ([]offeredTool, bool, error) {
 	elems, err := arrayElems(body, s)
 	if err != nil {
 		return nil, false, err
@@ -169,7 +238,7 @@ func (anthropicFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 		if !ok || (typ != "" && typ != "custom") {
 			continue // a server tool (web search): not a schema
 		}
-		out = append(out, functionTool(body, fs, name, schema, strings.HasPrefix(name, "mcp__") && !boolField(body, fs, "strict")))
+		out = append(out, functionTool(body, fs, name, schema, rule.functionMCP(body, name, schema, "mcp__") && !boolField(body, fs, "strict")))
 	}
 	return out, false, nil
 }
@@ -177,10 +246,11 @@ func (anthropicFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 // offeredTools reads a Responses tools array: function tools, and the
 // function tools of a namespace (Codex offers an MCP server's tools in a
 // namespace named mcp__SERVER, and a call of one names the namespace:
-// NAMESPACE__tool here). A tool marked defer_loading or a tool_search
-// tool means the client defers. A strict tool is never stubbed (a stub
-// would not be a strict schema).
-func (responsesFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, error) {
+// NAMESPACE__tool here; opencode offers them as function tools named
+// SERVER_TOOL, rule). A tool marked defer_loading or a tool_search tool
+// means the client defers. A strict tool is never stubbed (a stub would
+// not be a strict schema).
+func (responsesFormat) offeredTools(body []byte, s span, rule mcpRule) ([]offeredTool, bool, error) {
 	elems, err := arrayElems(body, s)
 	if err != nil {
 		return nil, false, err
@@ -200,9 +270,9 @@ func (responsesFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 			return false, nil
 		}
 		name := fieldStr(body, fs, "name")
-		mcp := strings.HasPrefix(name, "mcp__")
+		mcp := rule.functionMCP(body, name, schema, "mcp__")
 		if ns != "" {
-			name, mcp = ns+"__"+name, strings.HasPrefix(ns, "mcp__")
+			name, mcp = ns+"__"+name, rule == prefixRule && strings.HasPrefix(ns, "mcp__")
 		}
 		out = append(out, functionTool(body, fs, name, schema, mcp && !boolField(body, fs, "strict")))
 		return false, nil
@@ -235,8 +305,10 @@ func (responsesFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, e
 // offeredTools reads a Gemini tools array: the functionDeclarations of
 // its tools; Gemini CLI names an MCP server's tools mcp_SERVER_TOOL and
 // gives them a JSON Schema (parametersJsonSchema), the only schemas
-// stubbed (a "parameters" schema is the API's own dialect).
-func (geminiFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, error) {
+// stubbed (a "parameters" schema is the API's own dialect). Only the
+// prefix rule applies: how opencode sends MCP tools to Gemini was not
+// measured, so under its rule every tool stays whole.
+func (geminiFormat) offeredTools(body []byte, s span, rule mcpRule) ([]offeredTool, bool, error) {
 	elems, err := arrayElems(body, s)
 	if err != nil {
 		return nil, false, err
@@ -267,7 +339,7 @@ func (geminiFormat) offeredTools(body []byte, s span) ([]offeredTool, bool, erro
 					continue
 				}
 			}
-			out = append(out, functionTool(body, dfs, name, schema, jsonSchema && strings.HasPrefix(name, "mcp_")))
+			out = append(out, functionTool(body, dfs, name, schema, rule == prefixRule && jsonSchema && strings.HasPrefix(name, "mcp_")))
 		}
 	}
 	return out, false, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -49,6 +50,58 @@ type deferShape struct {
 	body      func(prompt, tools string, steps []step, isError bool) []byte
 	reply     func(model, text string, calls []wiretest.Call, u wiretest.Usage) wiretest.Reply
 	replyCall wiretest.Call
+	// hdr are the client's headers, and rule the MCP rule they give.
+	hdr  map[string]string
+	rule mcpRule
+}
+
+// opencodeUA is the User-Agent opencode 1.18.33 sends to Anthropic.
+const opencodeUA = "opencode/1.18.33 ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14"
+
+// opencodeBuiltins are opencode's own tools in the deferral tests, as many
+// as deferBuiltins: names of the SERVER_TOOL form among them, and the
+// MCP module's resource tools, whose schema is closed as an MCP tool's.
+var opencodeBuiltins = []struct {
+	name   string
+	closed bool
+}{{"bash", false}, {"read", false}, {"apply_patch", false}, {"plan_exit", false}, {"list_mcp_resources", true}, {"read_mcp_resource", true}}
+
+// opencodeSchema is an everything tool's schema as opencode's MCP
+// adapter sends it: closed.
+func opencodeSchema(schema string) string {
+	return strings.TrimSuffix(schema, "}") + `,"additionalProperties":false}`
+}
+
+// chatTool is a Chat Completions function tool.
+func chatTool(name, desc, schema string) string {
+	return `{"type":"function","function":{"name":` + mustJSON(name) + `,"description":` + mustJSON(desc) + `,"parameters":` + schema + `}}`
+}
+
+// opencodeTools is the tools array opencode sends: its own tools and
+// the MCP tools, sorted by name as it sends them, each encoded by one.
+func opencodeTools(mcp [][3]string, defers bool, one func(name, desc, schema string) string) string {
+	type tool struct{ name, desc, schema string }
+	var ts []tool
+	for _, b := range opencodeBuiltins {
+		schema := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`
+		if b.closed {
+			schema = `{"type":"object","properties":{"server":{"type":"string"}},"additionalProperties":false}`
+		}
+		ts = append(ts, tool{b.name, "opencode's own tool. It does many things.", schema})
+	}
+	for _, m := range mcp {
+		ts = append(ts, tool{"everything_" + m[0], m[1], opencodeSchema(m[2])})
+	}
+	slices.SortFunc(ts, func(a, b tool) int { return strings.Compare(a.name, b.name) })
+	var out []string
+	for _, t := range ts {
+		out = append(out, one(t.name, t.desc, t.schema))
+	}
+	if defers {
+		out = append(out, one("later", "Deferred.", `{"type":"object"}`))
+		out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "}") + `,"defer_loading":true}`
+	}
+	return "[" + strings.Join(out, ",") + "]"
 }
 
 var deferShapes = []deferShape{
@@ -68,15 +121,7 @@ var deferShapes = []deferShape{
 			}
 			return "[" + strings.Join(ts, ",") + "]"
 		},
-		body: func(prompt, tools string, steps []step, isError bool) []byte {
-			msgs := []string{`{"role":"user","content":[{"type":"text","text":` + mustJSON(prompt) + `}]}`}
-			for _, s := range steps {
-				msgs = append(msgs,
-					`{"role":"assistant","content":[{"type":"tool_use","id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"input":`+s.args+`}]}`,
-					`{"role":"user","content":[{"type":"tool_result","tool_use_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`,"is_error":`+fmt.Sprint(isError)+`}]}`)
-			}
-			return []byte(`{"model":"test-model","messages":[` + strings.Join(msgs, ",") + `],"system":[{"type":"text","text":"You are a test agent."}],"tools":` + tools + `,"stream":true}`)
-		},
+		body: anthropicDeferBody,
 	},
 	{
 		// Codex: the client's tools first, the server's in a namespace.
@@ -106,6 +151,58 @@ var deferShapes = []deferShape{
 					`{"type":"function_call_output","call_id":`+mustJSON(s.id)+`,"output":[{"type":"input_text","text":`+mustJSON(s.result)+`}]}`)
 			}
 			return []byte(`{"model":"test-model","instructions":"You are Codex.","input":[` + strings.Join(items, ",") + `],"tools":` + tools + `,"stream":true,"prompt_cache_key":"sess-1"}`)
+		},
+	},
+	{
+		// opencode over Messages: SERVER_TOOL, told by its closed
+		// schema, in a request naming opencode.
+		name: "opencode-anthropic", path: "/v1/messages", format: anthropicFormat{}, reply: wiretest.AnthropicStream,
+		hdr: map[string]string{"User-Agent": opencodeUA}, rule: opencodeRule,
+		callName: "everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			return opencodeTools(mcp, defers, func(name, desc, schema string) string {
+				return `{"name":` + mustJSON(name) + `,"description":` + mustJSON(desc) + `,"input_schema":` + schema + `,"eager_input_streaming":true}`
+			})
+		},
+		body: anthropicDeferBody,
+	},
+	{
+		// opencode over Responses (store false, the whole history).
+		name: "opencode-responses", path: "/v1/responses", format: responsesFormat{}, reply: wiretest.ResponsesStream,
+		hdr: map[string]string{"User-Agent": "opencode/1.18.33 ai-sdk/provider-utils/4.0.40 runtime/bun/1.3.14"}, rule: opencodeRule,
+		callName: "everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, defers bool) string {
+			return opencodeTools(mcp, defers, func(name, desc, schema string) string {
+				return `{"type":"function","name":` + mustJSON(name) + `,"description":` + mustJSON(desc) + `,"parameters":` + schema + `,"strict":false}`
+			})
+		},
+		body: func(prompt, tools string, steps []step, _ bool) []byte {
+			items := []string{`{"role":"system","content":"You are opencode."}`,
+				`{"role":"user","content":[{"type":"input_text","text":` + mustJSON(prompt) + `}]}`}
+			for _, s := range steps {
+				items = append(items,
+					`{"type":"function_call","call_id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"arguments":`+mustJSON(s.args)+`}`,
+					`{"type":"function_call_output","call_id":`+mustJSON(s.id)+`,"output":`+mustJSON(s.result)+`}`)
+			}
+			return []byte(`{"model":"test-model","input":[` + strings.Join(items, ",") + `],"store":false,"tools":` + tools + `,"tool_choice":"auto","stream":true}`)
+		},
+	},
+	{
+		// opencode over Chat Completions (an OpenAI-compatible provider).
+		name: "opencode-chat", path: "/v1/chat/completions", format: chatFormat{}, reply: wiretest.ChatStream,
+		hdr: map[string]string{"User-Agent": "opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14"}, rule: opencodeRule,
+		callName: "everything_get-sum", replyCall: wiretest.Call{ID: "call_sum", Name: "everything_get-sum", Args: `{"a":1}`},
+		tools: func(mcp [][3]string, _ bool) string {
+			return opencodeTools(mcp, false, chatTool)
+		},
+		body: func(prompt, tools string, steps []step, _ bool) []byte {
+			msgs := []string{`{"role":"system","content":"You are opencode."}`, `{"role":"user","content":` + mustJSON(prompt) + `}`}
+			for _, s := range steps {
+				msgs = append(msgs,
+					`{"role":"assistant","content":"","tool_calls":[{"id":`+mustJSON(s.id)+`,"type":"function","function":{"name":`+mustJSON(s.tool)+`,"arguments":`+mustJSON(s.args)+`}}]}`,
+					`{"role":"tool","tool_call_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`}`)
+			}
+			return []byte(`{"model":"test-model","max_tokens":32000,"messages":[` + strings.Join(msgs, ",") + `],"tools":` + tools + `,"tool_choice":"auto","stream":true,"stream_options":{"include_usage":true}}`)
 		},
 	},
 	{
@@ -139,6 +236,18 @@ var deferShapes = []deferShape{
 	},
 }
 
+// anthropicDeferBody is a Messages request of the deferral tests: the
+// prompt, then a call and its result per step.
+func anthropicDeferBody(prompt, tools string, steps []step, isError bool) []byte {
+	msgs := []string{`{"role":"user","content":[{"type":"text","text":` + mustJSON(prompt) + `}]}`}
+	for _, s := range steps {
+		msgs = append(msgs,
+			`{"role":"assistant","content":[{"type":"tool_use","id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"input":`+s.args+`}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":`+mustJSON(s.id)+`,"content":`+mustJSON(s.result)+`,"is_error":`+fmt.Sprint(isError)+`}]}`)
+	}
+	return []byte(`{"model":"test-model","messages":[` + strings.Join(msgs, ",") + `],"system":[{"type":"text","text":"You are a test agent."}],"tools":` + tools + `,"stream":true}`)
+}
+
 const deferPrompt = "Add 1 and 2 with the get-sum tool."
 
 // sentTools reads the tools array of a body as the proxy reads it.
@@ -148,7 +257,7 @@ func sentTools(t *testing.T, sh deferShape, body []byte) ([]offeredTool, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, _, err := sh.format.(toolLister).offeredTools(body, req.toolsAt)
+	tools, _, err := sh.format.(toolLister).offeredTools(body, req.toolsAt, sh.rule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,8 +290,8 @@ func TestDeferToolsStubs(t *testing.T) {
 			{name: "off by default", prompt: widgets},
 			{name: "client defers itself", prompt: widgets, opt: true, defers: true},
 		}
-		if sh.name == "gemini" {
-			cases = cases[:3] // no Gemini client is known to defer tools
+		if sh.name == "gemini" || sh.name == "opencode-chat" {
+			cases = cases[:3] // no Gemini or Chat Completions client is known to defer tools
 		}
 		for _, tc := range cases {
 			t.Run(sh.name+"/"+tc.name, func(t *testing.T) {
@@ -197,7 +306,7 @@ func TestDeferToolsStubs(t *testing.T) {
 				r.up.Enqueue(sh.reply("test-model", "", []wiretest.Call{sh.replyCall}, u), sh.reply("test-model", "", []wiretest.Call{second}, u), sh.reply("test-model", "Done.", nil, u))
 				bodies := [][]byte{sh.body(prompt, tools, nil, true), sh.body(prompt, tools, []step{call}, true), sh.body(prompt, tools, []step{call, again}, true)}
 				for i, b := range bodies {
-					if status, _, got := r.post(sh.path, b, nil); status != 200 {
+					if status, _, got := r.post(sh.path, b, sh.hdr); status != 200 {
 						t.Fatalf("request %d: status %d: %s", i+1, status, got)
 					}
 				}
@@ -222,8 +331,11 @@ func TestDeferToolsStubs(t *testing.T) {
 					t.Fatalf("the error result was sent with different bytes: %q", res)
 				}
 				want := errText
-				if tc.wantNote {
-					want += "\n\n" + harness.ShortFormNote(json.RawMessage(mcp[0][2]))
+				if full := mcp[0][2]; tc.wantNote {
+					if sh.rule == opencodeRule {
+						full = opencodeSchema(full)
+					}
+					want += "\n\n" + harness.ShortFormNote(json.RawMessage(full))
 				}
 				if shown := resultText(res[0]); shown != want {
 					t.Errorf("the stub's error result reached the upstream as\n%s\nwant\n%s", shown, want)
@@ -265,7 +377,7 @@ func checkRestart(t *testing.T, r *rig, sh deferShape, body []byte, tools, resul
 	r.srv = httptest.NewServer(px)
 	t.Cleanup(r.srv.Close)
 	r.up.Enqueue(sh.reply("test-model", "Done.", nil, wiretest.Usage{Input: 100, Output: 5}))
-	if status, _, got := r.post(sh.path, body, nil); status != 200 {
+	if status, _, got := r.post(sh.path, body, sh.hdr); status != 200 {
 		t.Fatalf("after a restart: status %d: %s", status, got)
 	}
 	reqs := r.up.Requests()
@@ -336,7 +448,7 @@ func TestElemHashesAfterToolEdits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			offered, _, err := anthropicFormat{}.offeredTools(in, req.toolsAt)
+			offered, _, err := anthropicFormat{}.offeredTools(in, req.toolsAt, prefixRule)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -433,4 +545,81 @@ func TestDeferToolsMemberOrder(t *testing.T) {
 		t.Fatalf("the upstream got a body that is not JSON")
 	}
 	checkStubs(t, deferShapes[0], body, sent, 25-(toolselect.DefaultTopK-len(deferBuiltins)))
+}
+
+// TestMCPRule: which tools of a request are an MCP server's, by the
+// client the request's User-Agent names: opencode's SERVER_TOOL with a
+// closed schema on its requests only, never one of its own tools (named
+// SERVER_TOOL as well, or closed as its resource tools are), and the
+// prefix rules on the other clients' requests only.
+func TestMCPRule(t *testing.T) {
+	closed := `{"type":"object","properties":{"a":{"type":"number"}},"additionalProperties":false}`
+	open := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"number"}}}`
+	msgs := func(tools ...[2]string) string {
+		var ts []string
+		for _, tl := range tools {
+			ts = append(ts, `{"name":`+mustJSON(tl[0])+`,"description":"d","input_schema":`+tl[1]+`}`)
+		}
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(ts, ",") + `]}`
+	}
+	resp := func(tools ...[2]string) string {
+		var ts []string
+		for _, tl := range tools {
+			ts = append(ts, `{"type":"function","name":`+mustJSON(tl[0])+`,"description":"d","parameters":`+tl[1]+`,"strict":false}`)
+		}
+		return `{"model":"m","input":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(ts, ",") + `]}`
+	}
+	chat := func(tools ...[2]string) string {
+		var ts []string
+		for _, tl := range tools {
+			ts = append(ts, chatTool(tl[0], "d", tl[1]))
+		}
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(ts, ",") + `]}`
+	}
+	own := [][2]string{{"bash", open}, {"apply_patch", open}, {"plan_exit", open}, {"list_mcp_resources", closed},
+		{"list_mcp_resource_templates", closed}, {"read_mcp_resource", closed}}
+	opencodeSet := append(slices.Clone(own), [2]string{"everything_get-sum", closed}, [2]string{"my_server_get-env", closed}, [2]string{"everything_echo", open})
+	claudeSet := [][2]string{{"Bash", open}, {"mcp__everything__get-sum", open}, {"everything_get-sum", closed}}
+	for _, tc := range []struct {
+		name   string
+		ua     string
+		format wireFormat
+		body   string
+		want   []string
+	}{
+		{"opencode, Messages", opencodeUA, anthropicFormat{}, msgs(opencodeSet...), []string{"everything_get-sum", "my_server_get-env"}},
+		{"opencode, Responses", "opencode/1.18.33 ai-sdk/provider-utils/4.0.40 runtime/bun/1.3.14", responsesFormat{}, resp(opencodeSet...), []string{"everything_get-sum", "my_server_get-env"}},
+		{"opencode's tools from another client", "", anthropicFormat{}, msgs(opencodeSet...), nil},
+		{"opencode's tools from a client named like it", "my-opencode/1.0", responsesFormat{}, resp(opencodeSet...), nil},
+		{"Claude Code", "claude-cli/2.1.197 (external, sdk-cli)", anthropicFormat{}, msgs(claudeSet...), []string{"mcp__everything__get-sum"}},
+		{"opencode: its rule alone, no prefix", opencodeUA, anthropicFormat{}, msgs(claudeSet...), []string{"everything_get-sum"}},
+		{"opencode's only own tools", opencodeUA, responsesFormat{}, resp(own...), nil},
+		{"opencode, Chat Completions", "opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14", chatFormat{}, chat(opencodeSet...), []string{"everything_get-sum", "my_server_get-env"}},
+		{"Chat Completions from another client: no rule", "", chatFormat{}, chat(append(opencodeSet, claudeSet...)...), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.ua != "" {
+				h.Set("User-Agent", tc.ua)
+			}
+			body := []byte(tc.body)
+			req, err := tc.format.parse(body, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools, _, err := tc.format.(toolLister).offeredTools(body, req.toolsAt, requestRule(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tl := range tools {
+				if tl.mcp {
+					got = append(got, tl.spec.Name)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("MCP tools %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -56,10 +56,11 @@
 // whitespace — reaches the upstream as the client sent it.
 //
 // With Options.DeferTools the proxy also rewrites a Messages, Responses or
-// Gemini request's tools array: the MCP tools the conversation's first user
-// prompt does not select go as toolselect.Stub, the same bytes on every
-// request (see defer.go and docs/design.md, "Deferred MCP tools in the
-// proxy").
+// Gemini request's tools array (a Chat Completions one from opencode): the
+// MCP tools, by the sending client's naming rule, that the conversation's
+// first user prompt does not select go as toolselect.Stub, the same bytes
+// on every request (see defer.go and docs/design.md, "Deferred MCP tools
+// in the proxy").
 //
 // Spilled results go to <Workspace>/.harness/spill/<conversation>/ and the
 // marker names the file's absolute path, for the agent's own file tools.

@@ -79,11 +79,14 @@ type Options struct {
 	// first decision for good, whatever the pauses.
 	NoClearWhenIdle bool
 	// DeferTools offers the MCP tools of a Messages, Responses or Gemini
-	// request that the conversation's first user prompt does not select
-	// as stubs (toolselect.Stub), the way the engine's deferring selector
-	// does with the client's own tools pinned; the same bytes on every
-	// request of the conversation. A client's own tools are never
-	// touched, nor the tools of a client that defers them itself. A later
+	// request (and of opencode's Chat Completions requests) that the
+	// conversation's first user prompt does not select as stubs
+	// (toolselect.Stub), the way the engine's deferring selector does
+	// with the client's own tools pinned; the same bytes on every request
+	// of the conversation. MCP tools are told by the naming rule of the
+	// client the request comes from (opencode's by its User-Agent). A
+	// client's own tools are never touched, nor a tool no rule matches,
+	// nor the tools of a client that defers them itself. A later
 	// error result of a stubbed tool's call whose arguments did not fit
 	// gets the full schema appended, decided once (see defer.go).
 	DeferTools bool

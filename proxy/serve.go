@@ -28,8 +28,10 @@ type call struct {
 	idleCleared int
 	idleBytes   int64
 	idle        time.Duration
-	// deferred is what Options.DeferTools did to the tools array.
+	// deferred is what Options.DeferTools did to the tools array, and
+	// rule how it told the MCP tools (by the request's client).
 	deferred deferred
+	rule     mcpRule
 }
 
 // serveModelCall rewrites the tool results of a model call, forwards it,
@@ -55,7 +57,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		req.Stream = true
 	}
 	p.remember(req)
-	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body}
+	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header)}
 	c.conv = p.conversation(conversationID(r, f, req, c.hist))
 	defer p.release(c.conv)
 	if err := p.prepare(r.Context(), c); err != nil {

@@ -51,7 +51,8 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	turnBudget := fs.Int("turn-budget", policy.DefaultTurnChars, fmt.Sprintf("evidence budget of a turn in characters: the results new in a request share what is left of it, over the\n"+
 		"turn's first %d rounds (later rounds' results pass whole); 0 turns it off", harness.DefaultMaxRounds))
 	quiet := fs.Bool("quiet", false, "no line per request on standard error")
-	deferTools := fs.Bool("defer-tools", false, "offer the MCP tools (Claude Code's mcp__*, Codex's mcp__* namespaces, Gemini CLI's mcp_*) the conversation's first prompt does not select\n"+
+	deferTools := fs.Bool("defer-tools", false, "offer the MCP tools (Claude Code's mcp__*, Codex's mcp__* namespaces, Gemini CLI's mcp_*, opencode's SERVER_TOOL with the closed\n"+
+		"schema its MCP adapter gives, on requests whose User-Agent names opencode) the conversation's first prompt does not select\n"+
 		"as stubs (name, first sentence, parameter names), the same bytes on every request; the client's own tools stay whole, and\n"+
 		"a stub's call whose arguments do not fit gets the full schema appended to its error (see docs/design.md, \"Deferred MCP tools in the proxy\")")
 	var idle stackflags.IdleClear

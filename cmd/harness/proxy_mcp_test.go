@@ -38,7 +38,8 @@ type wireTool struct {
 }
 
 // toolsOf reads the tools array of a request body (Messages and
-// Responses keep it at "tools"; Gemini in "tools"[].functionDeclarations).
+// Responses keep it at "tools", Chat Completions each tool's name in its
+// "function"; Gemini in "tools"[].functionDeclarations).
 func toolsOf(t *testing.T, body []byte) (tools []wireTool, arrayBytes int) {
 	t.Helper()
 	var m struct {
@@ -59,8 +60,12 @@ func toolsOf(t *testing.T, body []byte) (tools []wireTool, arrayBytes int) {
 			DeferLoading bool              `json:"defer_loading"`
 			Decls        []json.RawMessage `json:"functionDeclarations"`
 			Tools        []json.RawMessage `json:"tools"`
+			Function     *struct{ Name string }
 		}
 		_ = json.Unmarshal(raw, &tl)
+		if tl.Function != nil { // Chat Completions: the tool is its function
+			tl.Name = tl.Function.Name
+		}
 		if tl.Decls != nil {
 			for _, d := range tl.Decls {
 				var fd struct{ Name string }
