@@ -121,6 +121,10 @@ type deferred struct {
 	// stubbed holds the full spec of each tool offered as a stub, by the
 	// name a call of it carries.
 	stubbed map[string]harness.ToolSpec
+	// stubs holds the stub sent in place of each, by the same name: what
+	// the store records as offered (harness.Request.Tools is the tool
+	// schemas sent).
+	stubs map[string]harness.ToolSpec
 	// bytesIn and bytesOut size the tools array as received and as sent.
 	bytesIn, bytesOut int
 }
@@ -154,13 +158,13 @@ func (p *Proxy) deferTools(ctx context.Context, c *call) deferred {
 	if err != nil || len(offered) != len(specs) {
 		return deferred{}
 	}
-	d := deferred{stubbed: map[string]harness.ToolSpec{}, bytesIn: c.req.toolsAt.End - c.req.toolsAt.Start}
+	d := deferred{stubbed: map[string]harness.ToolSpec{}, stubs: map[string]harness.ToolSpec{}, bytesIn: c.req.toolsAt.End - c.req.toolsAt.Start}
 	d.bytesOut = d.bytesIn
 	for i, t := range tools {
 		if !t.mcp || !toolselect.Shortened(offered[i], specs[i]) {
 			continue
 		}
-		d.stubbed[t.spec.Name] = t.spec
+		d.stubbed[t.spec.Name], d.stubs[t.spec.Name] = t.spec, offered[i]
 		if t.desc.End > t.desc.Start {
 			d.edits = append(d.edits, edit{Span: t.desc, New: encodeString(offered[i].Description)})
 		}
@@ -195,6 +199,22 @@ func argumentError(text string) bool {
 		}
 	}
 	return geminiParamsRE.MatchString(text)
+}
+
+// sent returns tools, the tools array as the client sent it, as the proxy
+// sent it: each stubbed tool's description and schema the stub's. tools
+// is not changed (the conversation caches it).
+func (d deferred) sent(tools []harness.ToolSpec) []harness.ToolSpec {
+	if len(d.stubs) == 0 {
+		return tools
+	}
+	out := slices.Clone(tools)
+	for i, t := range out {
+		if st, ok := d.stubs[t.Name]; ok {
+			out[i].Description, out[i].InputSchema = st.Description, st.InputSchema
+		}
+	}
+	return out
 }
 
 // schemaNote returns the text to append to a result that answers a call

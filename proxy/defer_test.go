@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -320,6 +321,7 @@ func TestDeferToolsStubs(t *testing.T) {
 					return
 				}
 				checkStubs(t, sh, bodies[0], reqs[0].Body, tc.wantStubs)
+				checkStoredTools(t, r, sh, reqs[0].Body)
 				_, first := sentTools(t, sh, reqs[0].Body)
 				for i, q := range reqs[1:] {
 					if _, got := sentTools(t, sh, q.Body); got != first {
@@ -388,6 +390,42 @@ func checkRestart(t *testing.T, r *rig, sh deferShape, body []byte, tools, resul
 	if got := contents(t, sh.format, last); got[0] != result {
 		t.Errorf("a restarted proxy sent the error result as %s, before %s", got[0], result)
 	}
+}
+
+// checkStoredTools checks that the store records the tools of the
+// conversation's first request as the upstream got them (sent): stubs
+// where the proxy sent stubs, since a request's Tools are the schemas
+// sent.
+func checkStoredTools(t *testing.T, r *rig, sh deferShape, sent []byte) {
+	t.Helper()
+	ctx := context.Background()
+	if err := r.px.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	convs, err := r.st.List(ctx)
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("%d stored conversations (%v), want 1", len(convs), err)
+	}
+	reqs, err := r.st.Requests(ctx, convs[0].ID, 1)
+	if err != nil || len(reqs) == 0 {
+		t.Fatalf("%d stored requests of turn 1 (%v)", len(reqs), err)
+	}
+	want, _ := sentTools(t, sh, sent)
+	got := reqs[0].Tools
+	if len(got) != len(want) {
+		t.Fatalf("the store records %d tools, the upstream got %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Name != w.spec.Name || got[i].Description != w.spec.Description || !jsonEqual(got[i].InputSchema, w.spec.InputSchema) {
+			t.Errorf("stored tool %d: %s %q %s; the upstream got %s %q %s", i, got[i].Name, got[i].Description, got[i].InputSchema, w.spec.Name, w.spec.Description, w.spec.InputSchema)
+		}
+	}
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // checkStubs checks the tools the upstream got against the client's: the

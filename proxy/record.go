@@ -69,6 +69,7 @@ func (p *Proxy) recordHistory(c *call) {
 	}
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
+	hreq.Tools = c.deferred.sent(hreq.Tools)
 	p.rec.add(cv.id, op{kind: opRequest, turn: *mt, req: hreq})
 }
 
@@ -216,36 +217,49 @@ func toolSpecs(raw json.RawMessage) []harness.ToolSpec {
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 		Parameters  json.RawMessage `json:"parameters"`
+		// ParametersJSONSchema is Gemini's JSON Schema form (Gemini
+		// CLI's MCP tools).
+		ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
 	}
 	var list []struct {
 		decl
 		Type      string `json:"type"`
 		Function  *decl  `json:"function"`
 		Functions []decl `json:"functionDeclarations"`
+		// Tools are a Responses namespace's (Codex's MCP servers).
+		Tools []decl `json:"tools"`
 	}
 	if json.Unmarshal(raw, &list) != nil {
 		return nil
 	}
 	var out []harness.ToolSpec
-	add := func(d decl) {
+	add := func(prefix string, d decl) {
 		schema := d.InputSchema
-		if len(schema) == 0 {
-			schema = d.Parameters
+		for _, alt := range []json.RawMessage{d.Parameters, d.ParametersJSONSchema} {
+			if len(schema) == 0 {
+				schema = alt
+			}
 		}
 		if d.Name != "" {
-			out = append(out, harness.ToolSpec{Name: d.Name, Description: d.Description, InputSchema: schema})
+			out = append(out, harness.ToolSpec{Name: prefix + d.Name, Description: d.Description, InputSchema: schema})
 		}
 	}
 	for _, t := range list {
 		switch {
 		case t.Function != nil:
-			add(*t.Function)
+			add("", *t.Function)
 		case len(t.Functions) > 0:
 			for _, d := range t.Functions {
-				add(d)
+				add("", d)
+			}
+		case t.Type == "namespace":
+			// A call of a member names the namespace: NAMESPACE__tool,
+			// as the proxy records it (responses.go).
+			for _, d := range t.Tools {
+				add(t.Name+"__", d)
 			}
 		default:
-			add(t.decl)
+			add("", t.decl)
 		}
 	}
 	return out
