@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -78,6 +81,34 @@ func geminiClient(apiIDs bool) clientWire {
 			return wiretest.GeminiStream("gemini-test", text, calls, wiretest.Usage{Input: 100, Output: 10})
 		}}
 }
+
+// codexClient speaks as Codex does over the Responses API: its session
+// id as prompt_cache_key (the same for every request, whatever the
+// history), each turn's prompt and an answer message.
+var codexClient = clientWire{path: "/v1/responses",
+	body: func(turns []scriptTurn, done int) []byte {
+		var items []string
+		for ti, tn := range turns {
+			items = append(items, codexMsg("user", tn.prompt))
+			steps := tn.steps
+			if ti == len(turns)-1 {
+				steps = steps[:done]
+			}
+			for _, s := range steps {
+				items = append(items, codexCall(s.id, s.args), codexOutput(s.id, s.result))
+			}
+			if ti < len(turns)-1 {
+				items = append(items, codexMsg("assistant", tn.answer))
+			}
+		}
+		return codexBody(items...)
+	},
+	reply: func(text string, calls []wiretest.Call) wiretest.Reply {
+		for i := range calls {
+			calls[i].Name, calls[i].Args = "exec_command", `{"cmd":`+mustJSON(calls[i].Args)+`}`
+		}
+		return wiretest.ResponsesStream("gpt-test", text, calls, wiretest.Usage{Input: 100, Output: 10})
+	}}
 
 // exchanges lists the requests of a client playing turns in order (per
 // turn, one request per step and one for the answer) with the answers.
@@ -207,6 +238,10 @@ func TestFork(t *testing.T) {
 		{"a branch diverging again forks again", anthropicClient, [][]scriptTurn{branch1, branch2, branch3},
 			[]play{all(0), {1, 1, 0}, {2, 2, 0}},
 			[]string{"go [a1 a2] =1", "go [a1 b2 b3] =2", "go [a1 b2 c3] =3"}, 2},
+		{"codex: backtrack to turn 2 of 4 under one prompt_cache_key", codexClient, [][]scriptTurn{fourTurns, rewound}, []play{all(0), {1, 2, 0}},
+			[]string{"t1 [c1] =r1 / t2 [c2] =r2 / t3 [c3] =r3 / t4 [c4] =r4", "t1 [c1] =r1 / t2, but another way [d2] =r2' / t3' [d3] =r3'"}, 1},
+		{"codex: a retry of older requests", codexClient, [][]scriptTurn{fourTurns}, []play{all(0), {0, 3, 4}},
+			[]string{"t1 [c1] =r1 / t2 [c2] =r2 / t3 [c3] =r3 / t4 [c4] =r4"}, 0},
 		{"gemini cli: two sessions the same day, calls without ids", geminiClient(false), [][]scriptTurn{gemA, gemB}, []play{all(0), all(1)},
 			[]string{"list the files [run_shell_command-1764662400000-1] =a.go", "list the files [run_shell_command-1764666000000-1] =just a.go"}, 1},
 		{"gemini cli: two sessions the same day, the api's ids", geminiClient(true), [][]scriptTurn{gemA, gemB}, []play{all(0), all(1)},
@@ -279,5 +314,167 @@ func TestForkNotice(t *testing.T) {
 	want := fmt.Sprintf("harness proxy: conversation %s forks from %s at turn 2 input (1 shared turn(s))", fork, parent)
 	if !strings.Contains(r.log.String(), want) {
 		t.Errorf("no notice %q in:\n%s", want, r.log.String())
+	}
+}
+
+// TestForkSharedPrefix: a fork sends its shared prefix with the bytes the
+// parent sent it with (the lock file's cut copy, decided once), counts
+// its turn budget from its own results only, and stores the prefix's
+// results whole.
+func TestForkSharedPrefix(t *testing.T) {
+	lock := lockFile(300 << 10)
+	body := func(tag string) string { return strings.Repeat(tag+" 0123456789abcdef\n", 10_000/20) } // 10,000 chars
+	parent := []scriptTurn{
+		{prompt: "read the lock file", answer: "read", steps: []step{{id: "lock", tool: "Bash", args: `{"command":"cat package-lock.json"}`, result: lock}}},
+		{prompt: "three bodies", answer: "done", steps: []step{bash("p1", body("p1")), bash("p2", body("p2")), bash("p3", body("p3"))}},
+	}
+	fork := []scriptTurn{parent[0],
+		{prompt: "three bodies", answer: "done'", steps: []step{bash("p1", body("p1")), bash("q2", body("q2")), bash("q3", body("q3"))}}}
+	r := newRig(t, nil)
+	ex := anthropicClient.exchanges(parent)
+	fx := anthropicClient.exchanges(fork)
+	// The parent's whole run, then the fork from its third round on.
+	for _, e := range append(ex, fx[4:]...) {
+		r.up.Enqueue(e.reply)
+		if code, _, resp := r.post(anthropicClient.path, e.body, nil); code != 200 {
+			t.Fatalf("status %d: %s", code, resp)
+		}
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var lockCopy string
+	shown := map[string]int{}
+	for i, req := range r.up.Requests() {
+		got := contents(t, anthropicFormat{}, req.Body)
+		if len(got) == 0 {
+			continue
+		}
+		if lockCopy == "" {
+			lockCopy = got[0]
+		}
+		if got[0] != lockCopy {
+			t.Errorf("request %d sent the lock file's copy with other bytes", i+1)
+		}
+		// The bodies are the request's last results, in this order.
+		var ids []string
+		for _, id := range []string{"p1", "p2", "p3", "q2", "q3"} {
+			if strings.Contains(string(req.Body), `"tool_use_id":"`+id+`"`) {
+				ids = append(ids, id)
+			}
+		}
+		for k, id := range ids {
+			var text string
+			_ = json.Unmarshal([]byte(got[len(got)-len(ids)+k]), &text)
+			shown[id] = len(text)
+		}
+	}
+	if len(lockCopy) >= len(lock) {
+		t.Fatalf("the lock file went whole (%d bytes)", len(lockCopy))
+	}
+	// Each branch's turn 2 shares the turn's budget among its own
+	// results: the second body passes whole in both, the third is cut to
+	// what is left.
+	for _, id := range []string{"p2", "q2"} {
+		if shown[id] != 10_000 {
+			t.Errorf("%s shown %d chars, want 10,000 (whole)", id, shown[id])
+		}
+	}
+	for _, id := range []string{"p3", "q3"} {
+		if shown[id] >= 10_000 || shown[id] == 0 {
+			t.Errorf("%s shown %d chars, want it cut by the turn budget", id, shown[id])
+		}
+	}
+	if shown["p3"] != shown["q3"] {
+		t.Errorf("the third bodies were cut to %d and %d chars, want the same budget left", shown["p3"], shown["q3"])
+	}
+	st := r.px.Stats()
+	if st.Forks != 1 || st.CacheBreaks != 0 || st.RecordErrors != 0 {
+		t.Errorf("%d forks, %d cache breaks, %d record errors; want 1, 0, 0", st.Forks, st.CacheBreaks, st.RecordErrors)
+	}
+	list, err := r.st.List(context.Background())
+	if err != nil || len(list) != 2 {
+		t.Fatalf("%d conversations (err %v)", len(list), err)
+	}
+	for _, c := range list {
+		full, err := r.st.FullResult(context.Background(), c.ID, "lock")
+		if err != nil || full.FullText() != lock {
+			t.Errorf("%s: the lock file stored as %d bytes (err %v), want it whole", c.ID, len(full.FullText()), err)
+		}
+	}
+}
+
+// TestForkIdleOwn: the idle clear measures a fork's pause from the
+// fork's own answers. After a pause longer than the cache lives, the
+// parent's next request clears its old results; a fork's first request
+// after the same pause does not (it has relayed no answer yet).
+func TestForkIdleOwn(t *testing.T) {
+	var clock atomic.Int64
+	start := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	r := newRig(t, &Options{Now: func() time.Time { return start.Add(time.Duration(clock.Load())) }})
+	var steps []step
+	for i := range 6 {
+		id := fmt.Sprintf("a%d", i+1)
+		steps = append(steps, bash(id, strings.Repeat(id+" output line\n", 100)))
+	}
+	parent := []scriptTurn{{prompt: "six files", answer: "done", steps: steps}, {prompt: "and now?", answer: "now"}}
+	other := append(slices.Clone(steps[:5]), bash("b6", strings.Repeat("b6 output line\n", 100)))
+	fork := []scriptTurn{{prompt: "six files", answer: "done'", steps: other}}
+	send := func(e exchange) {
+		r.up.Enqueue(e.reply)
+		if code, _, resp := r.post(anthropicClient.path, e.body, nil); code != 200 {
+			t.Fatalf("status %d: %s", code, resp)
+		}
+	}
+	ex, fx := anthropicClient.exchanges(parent), anthropicClient.exchanges(fork)
+	for _, e := range ex[:7] { // the first turn, answered
+		send(e)
+	}
+	clock.Add(int64(2 * time.Hour)) // over Anthropic's 5 minutes
+	send(fx[6])
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.px.Stats().IdleClears; n != 0 {
+		t.Errorf("the fork's first request cleared (%d clears): its pause is the parent's", n)
+	}
+	send(ex[7])
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := r.px.Stats()
+	if st.Forks != 1 || st.IdleClears != 1 {
+		t.Errorf("%d forks, %d idle clears; want 1, 1 (the parent's)", st.Forks, st.IdleClears)
+	}
+}
+
+// TestForkAcrossRestart: a proxy restarted on the store finds the fork a
+// branch's requests belong to (the same id, derived again), records the
+// rest of the branch there, and makes no other conversation.
+func TestForkAcrossRestart(t *testing.T) {
+	ws := t.TempDir()
+	up := wiretest.New(t)
+	e := &resumeEnv{t: t, up: up, ws: ws, db: filepath.Join(ws, "harness.db")}
+	a := e.node(nil)
+	e.ex = anthropicClient.exchanges(fourTurns)
+	e.serve(a, 0, 1, 2, 3, 4, 5, 6, 7)
+	e.ex = anthropicClient.exchanges(rewound)
+	e.serve(a, 2, 3) // the rewind: turn 2 anew, forked
+	if !strings.Contains(a.log.String(), " forks from ") {
+		t.Fatalf("no fork before the restart:\n%s", a.log.String())
+	}
+	a.close()
+	b := e.node(nil)
+	e.serve(b, 4, 5)
+	b.flush()
+	if strings.Contains(b.log.String(), " forks from ") || strings.Contains(b.log.String(), "warning") {
+		t.Errorf("the restarted proxy forked again or warned:\n%s", b.log.String())
+	}
+	want := []string{"t1 [c1] =r1 / t2 [c2] =r2 / t3 [c3] =r3 / t4 [c4] =r4", "t1 [c1] =r1 / t2, but another way [d2] =r2' / t3' [d3] =r3'"}
+	if got := storedConvs(t, b.st); !slices.Equal(got, want) {
+		t.Errorf("stored:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if s := b.px.Stats(); s.RecordErrors != 0 || s.Forks != 0 {
+		t.Errorf("%d record errors, %d forks after the restart; want 0, 0", s.RecordErrors, s.Forks)
 	}
 }
