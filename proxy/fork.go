@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,14 +40,20 @@ import (
 // than the mirror (a client retrying an older request) is not a fork.
 
 // mark is one position of a conversation: a turn's input (round 0) or
-// one of its rounds.
+// one of its rounds. A history's marks point into its turns, a mirror's
+// into the stored ones; they are compared in place, since every request
+// compares its whole history.
 type mark struct {
 	turn, round int
-	// input and context are a turn's (round 0); sig is a round's calls
-	// and, where they do not name the calls, its results' call ids.
+	// input and context are a turn's (round 0).
 	input   string
 	context []harness.ContextMessage
-	sig     string
+	// calls are a round's calls, results its results' call ids: a
+	// history round's hist (filtered when compared), a mirror round's
+	// stored.
+	calls  []harness.ToolCall
+	hist   []*wireResult
+	stored []*harness.ToolResult
 	// answer is set on a round without calls that ends its turn's rounds
 	// (the turn's answer, which a client may leave out of its history
 	// when it had no text).
@@ -57,14 +66,7 @@ func histMarks(h *history) []mark {
 	for ti, t := range h.Turns {
 		out = append(out, mark{turn: ti + 1, input: t.Input, context: t.Context})
 		for ri, r := range t.Rounds {
-			var ids []string
-			for _, res := range r.Results {
-				if res.Content.End > res.Content.Start {
-					// Only a result with content is decided and stored.
-					ids = append(ids, res.CallID)
-				}
-			}
-			out = append(out, mark{turn: ti + 1, round: ri + 1, sig: roundSig(r.Assistant.ToolCalls, ids),
+			out = append(out, mark{turn: ti + 1, round: ri + 1, calls: r.Assistant.ToolCalls, hist: r.Results,
 				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)-1})
 		}
 	}
@@ -77,49 +79,100 @@ func mirrorMarks(mirror []*harness.Turn) []mark {
 	for _, t := range mirror {
 		out = append(out, mark{turn: t.Index, input: t.Input, context: t.Context})
 		for ri, r := range t.Rounds {
-			ids := make([]string, 0, len(r.Results))
-			for _, res := range r.Results {
-				ids = append(ids, res.CallID)
-			}
-			out = append(out, mark{turn: t.Index, round: ri + 1, sig: roundSig(r.Assistant.ToolCalls, ids),
+			out = append(out, mark{turn: t.Index, round: ri + 1, calls: r.Assistant.ToolCalls, stored: r.Results,
 				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)-1})
 		}
 	}
 	return out
 }
 
-// roundSig is what identifies a round: each call's id and tool name, and
-// the ids of its results when some result's id names none of the calls.
-// Gemini's calls may carry no id: the proxy then uses the function name
-// (geminiID), the same in every request, which cannot tell two calls of
-// one tool apart, so such a call (id equal to its name) adds its
-// arguments (canonical JSON, as a store may re-encode them), and the ids
-// Gemini CLI gives their responses (its own, per session) tell the rest.
-func roundSig(calls []harness.ToolCall, results []string) string {
-	var b strings.Builder
-	named := map[string]bool{}
-	for _, c := range calls {
-		named[c.ID] = true
-		b.WriteString(c.ID)
-		b.WriteByte(0)
-		b.WriteString(c.Name)
-		if c.ID == c.Name {
-			b.WriteByte(0)
-			b.WriteString(canonjson.OrRaw(c.Args))
+// resultIDs are the call ids of a round's results that the store holds or
+// will: in a history only those with content, the ones decided.
+func (m mark) resultIDs() []string {
+	var ids []string
+	for _, r := range m.hist {
+		if r.Content.End > r.Content.Start {
+			ids = append(ids, r.CallID)
 		}
-		b.WriteByte(1)
 	}
-	for _, id := range results {
-		if !named[id] {
-			b.WriteByte(2)
-			for _, id := range results {
-				b.WriteString(id)
-				b.WriteByte(0)
+	for _, r := range m.stored {
+		ids = append(ids, r.CallID)
+	}
+	return ids
+}
+
+// namesAll reports whether every result id of m is the id of one of its
+// calls (always so but in Gemini rounds whose calls carry no id).
+func (m mark) namesAll() bool {
+	named := func(id string) bool {
+		for _, c := range m.calls {
+			if c.ID == id {
+				return true
 			}
-			break
+		}
+		return false
+	}
+	for _, r := range m.hist {
+		if r.Content.End > r.Content.Start && !named(r.CallID) {
+			return false
 		}
 	}
-	return b.String()
+	for _, r := range m.stored {
+		if !named(r.CallID) {
+			return false
+		}
+	}
+	return true
+}
+
+// synthetic reports whether call c has no id of its own: the proxy then
+// uses the function name (geminiID), the same in every request, which
+// cannot tell two calls of one tool apart.
+func synthetic(c harness.ToolCall) bool { return c.ID == c.Name }
+
+// sameRound reports whether two rounds are one: the same calls (id and
+// tool name, and the arguments of a call with no id of its own, as
+// canonical JSON since a store may re-encode them) and, when some result
+// id names none of the calls (Gemini CLI names the responses to calls
+// without ids itself, per session), the same result ids.
+func sameRound(a, b mark) bool {
+	if len(a.calls) != len(b.calls) {
+		return false
+	}
+	for i, c := range a.calls {
+		d := b.calls[i]
+		if c.ID != d.ID || c.Name != d.Name {
+			return false
+		}
+		if synthetic(c) && !bytes.Equal(c.Args, d.Args) && canonjson.OrRaw(c.Args) != canonjson.OrRaw(d.Args) {
+			return false
+		}
+	}
+	if a.namesAll() && b.namesAll() {
+		return true
+	}
+	return slices.Equal(a.resultIDs(), b.resultIDs())
+}
+
+// writeSig writes what identifies round m in a fork's id to w: the
+// fields sameRound compares.
+func (m mark) writeSig(w io.Writer) {
+	for _, c := range m.calls {
+		io.WriteString(w, c.ID)
+		w.Write([]byte{0})
+		io.WriteString(w, c.Name)
+		if synthetic(c) {
+			w.Write([]byte{0})
+			io.WriteString(w, canonjson.OrRaw(c.Args))
+		}
+		w.Write([]byte{1})
+	}
+	if !m.namesAll() {
+		for _, id := range m.resultIDs() {
+			w.Write([]byte{2})
+			io.WriteString(w, id)
+		}
+	}
 }
 
 // sameInput reports whether two turn inputs are the same user words. A
@@ -149,7 +202,7 @@ func sameMark(a, b mark) bool {
 	if a.round == 0 {
 		return sameInput(b, a)
 	}
-	return a.sig == b.sig
+	return sameRound(a, b)
 }
 
 // divergence is where a history leaves its conversation's mirror.
@@ -207,7 +260,7 @@ func forkID(parent string, h *history, d divergence) string {
 			part(m.input)
 		} else {
 			part("round")
-			part(m.sig)
+			m.writeSig(sum)
 		}
 	}
 	x := hex.EncodeToString(sum.Sum(nil))
@@ -340,10 +393,8 @@ func (p *Proxy) follow(ctx context.Context, c *call) error {
 		if !ok {
 			return nil
 		}
-		s := cv.seedOf(d)
 		id := forkID(cv.id, c.hist, d)
 		cv.mu.Unlock()
-		p.release(cv)
 		fork := p.conversation(id)
 		fork.mu.Lock()
 		c.conv = fork
@@ -351,8 +402,15 @@ func (p *Proxy) follow(ctx context.Context, c *call) error {
 			p.logf("harness proxy: loading %s from the store: %v", fork.id, err)
 		}
 		if len(fork.mirror) == 0 {
+			// A new fork. The parent is locked again, child first: no
+			// request holds a parent while it locks a fork, so this
+			// cannot deadlock. Its mirror only grows, so d still holds.
+			cv.mu.Lock()
+			s := cv.seedOf(d)
+			cv.mu.Unlock()
 			p.seedFork(fork, s)
 		}
+		p.release(cv)
 		if err := fork.awaitInflight(ctx, c.hist); err != nil {
 			return err
 		}

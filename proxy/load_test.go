@@ -133,7 +133,10 @@ func BenchmarkAddedLatency(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			wc := wireCases[0]
-			answer := wiretest.AnthropicStream("m", "ok", nil, wiretest.Usage{Input: 10, Output: 1})
+			// The answer is the call the next request carries (an answer
+			// without calls would end the turn, and the history going on
+			// would be a fork).
+			answer := wiretest.AnthropicStream("m", "", []wiretest.Call{{ID: "new", Name: "Bash", Args: `{}`}}, wiretest.Usage{Input: 10, Output: 1})
 			var sse bytes.Buffer
 			for _, ev := range answer.Events {
 				sse.WriteString(ev.Encode())
