@@ -343,32 +343,7 @@ func TestForkSharedPrefix(t *testing.T) {
 	if err := r.px.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var lockCopy string
-	shown := map[string]int{}
-	for i, req := range r.up.Requests() {
-		got := contents(t, anthropicFormat{}, req.Body)
-		if len(got) == 0 {
-			continue
-		}
-		if lockCopy == "" {
-			lockCopy = got[0]
-		}
-		if got[0] != lockCopy {
-			t.Errorf("request %d sent the lock file's copy with other bytes", i+1)
-		}
-		// The bodies are the request's last results, in this order.
-		var ids []string
-		for _, id := range []string{"p1", "p2", "p3", "q2", "q3"} {
-			if strings.Contains(string(req.Body), `"tool_use_id":"`+id+`"`) {
-				ids = append(ids, id)
-			}
-		}
-		for k, id := range ids {
-			var text string
-			_ = json.Unmarshal([]byte(got[len(got)-len(ids)+k]), &text)
-			shown[id] = len(text)
-		}
-	}
+	lockCopy, shown := sentResults(t, r.up.Requests(), "p1", "p2", "p3", "q2", "q3")
 	if len(lockCopy) >= len(lock) {
 		t.Fatalf("the lock file went whole (%d bytes)", len(lockCopy))
 	}
@@ -402,6 +377,42 @@ func TestForkSharedPrefix(t *testing.T) {
 			t.Errorf("%s: the lock file stored as %d bytes (err %v), want it whole", c.ID, len(full.FullText()), err)
 		}
 	}
+}
+
+// sentResults reads the requests the upstream got: the copy of their
+// first result, which must be the same bytes in each that carries one,
+// and the length of the text sent for each result of ids, in that order
+// the requests' last results.
+func sentResults(t *testing.T, reqs []wiretest.Request, ids ...string) (string, map[string]int) {
+	t.Helper()
+	first := ""
+	shown := map[string]int{}
+	for i, req := range reqs {
+		got := contents(t, anthropicFormat{}, req.Body)
+		if len(got) == 0 {
+			continue
+		}
+		if first == "" {
+			first = got[0]
+		}
+		if got[0] != first {
+			t.Errorf("request %d sent the first result's copy with other bytes", i+1)
+		}
+		var carried []string
+		for _, id := range ids {
+			if strings.Contains(string(req.Body), `"tool_use_id":"`+id+`"`) {
+				carried = append(carried, id)
+			}
+		}
+		for k, id := range carried {
+			var text string
+			if err := json.Unmarshal([]byte(got[len(got)-len(carried)+k]), &text); err != nil {
+				t.Fatal(err)
+			}
+			shown[id] = len(text)
+		}
+	}
+	return first, shown
 }
 
 // TestForkIdleOwn: the idle clear measures a fork's pause from the
