@@ -331,12 +331,20 @@ func (cv *conversation) seedOf(d divergence) *forkSeed {
 // seedFork records a new fork's shared turns as its own (the store has no
 // link between conversations, so the fork holds its prefix again) and
 // takes the parent's decisions of their results, so the prefix goes
-// upstream with the bytes it went with before. The fork's idle state is
+// upstream with the bytes it went with before, a result the parent's idle
+// clear took included (recorded in the fork too, for a restart). The
+// fork's idle state is
 // its own: no pause is measured until it has relayed an answer. Called
 // with fork locked, its mirror empty.
 func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
+	round := max(s.at.round, 1)
 	for id, ds := range s.decided {
 		fork.decided[id] = append(fork.decided[id], ds...)
+		for _, d := range ds {
+			if d.cleared != nil {
+				p.observeInheritedClear(fork.id, s.parent, s.at.turn, round, d)
+			}
+		}
 	}
 	for k, u := range s.usage {
 		if _, ok := fork.usage[k]; !ok {

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -487,5 +490,75 @@ func TestForkAcrossRestart(t *testing.T) {
 	}
 	if s := b.px.Stats(); s.RecordErrors != 0 || s.Forks != 0 {
 		t.Errorf("%d record errors, %d forks after the restart; want 0, 0", s.RecordErrors, s.Forks)
+	}
+}
+
+// TestForkInheritsClear: a fork made after its parent's idle clear sends
+// the shared results as the parent last sent them, placeholders
+// included, and so does a proxy restarted on the store.
+func TestForkInheritsClear(t *testing.T) {
+	var clock atomic.Int64
+	now := func() time.Time {
+		return time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC).Add(time.Duration(clock.Load()))
+	}
+	up := wiretest.New(t)
+	db := filepath.Join(t.TempDir(), "harness.db")
+	ws := t.TempDir()
+	start := func() (*Proxy, *httptest.Server, *sqlite.Store) {
+		st, err := sqlite.Open(context.Background(), db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		px, err := New(&Options{Upstream: up.URL, Store: st, Workspace: ws, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return px, httptest.NewServer(px), st
+	}
+	var steps []step
+	for i := range 6 {
+		id := fmt.Sprintf("a%d", i+1)
+		steps = append(steps, bash(id, strings.Repeat(id+" output line\n", 100)))
+	}
+	parent := []scriptTurn{{prompt: "six files", answer: "done", steps: steps}, {prompt: "and now?", answer: "now"}}
+	fork := []scriptTurn{parent[0], {prompt: "and now, another way?", answer: "now'", steps: []step{bash("b1", "x\n")}}}
+	ex, fx := anthropicClient.exchanges(parent), anthropicClient.exchanges(fork)
+	px, srv, st := start()
+	send := func(srv *httptest.Server, e exchange) []byte {
+		up.Enqueue(e.reply)
+		resp, err := http.Post(srv.URL+anthropicClient.path, "application/json", bytes.NewReader(e.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		reqs := up.Requests()
+		return reqs[len(reqs)-1].Body
+	}
+	for _, e := range ex[:7] {
+		send(srv, e)
+	}
+	clock.Add(int64(2 * time.Hour))
+	cleared := contents(t, anthropicFormat{}, send(srv, ex[7]))[:2] // the parent's clear: a1 and a2
+	forked := contents(t, anthropicFormat{}, send(srv, fx[7]))[:2]
+	srv.Close()
+	if err := px.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := px.Stats(); s.IdleClears != 1 || s.Forks != 1 {
+		t.Errorf("%d idle clears, %d forks; want 1, 1", s.IdleClears, s.Forks)
+	}
+	st.Close()
+	px, srv, st = start()
+	defer st.Close()
+	defer px.Close()
+	defer srv.Close()
+	restarted := contents(t, anthropicFormat{}, send(srv, fx[8]))[:2]
+	for i := range cleared {
+		if !strings.Contains(cleared[i], "cleared after an idle pause") {
+			t.Fatalf("the parent's a%d went as %.80s, not cleared", i+1, cleared[i])
+		}
+		if forked[i] != cleared[i] || restarted[i] != cleared[i] {
+			t.Errorf("a%d: the fork sent %.80s, after the restart %.80s; want the parent's %.80s", i+1, forked[i], restarted[i], cleared[i])
+		}
 	}
 }
