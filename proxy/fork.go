@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -270,6 +271,14 @@ func forkID(parent string, h *history, d divergence) string {
 	return "px-f" + x[:20]
 }
 
+// ForkPolicy names the event that links a fork to its parent in the
+// store: a harness.EventPolicy event of the fork, recorded when the proxy
+// makes it, whose Policy is ForkPolicy, Turn and Round the history's
+// position where it diverged (Round 0: the turn's input) and
+// Data["parent"] the parent conversation's id (Data["shared_turns"] how
+// many of its turns the fork holds again). harness log show prints it.
+const ForkPolicy = "proxy-fork"
+
 // forkSeed is what a new fork takes from its parent: the shared turns and
 // the decisions of their results, copied under the parent's lock.
 type forkSeed struct {
@@ -371,6 +380,11 @@ func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
 			mt.Outcome, mt.Ended = src.Outcome, src.Ended
 			p.rec.add(fork.id, op{kind: opEnd, turn: *mt})
 		}
+	}
+	if p.opts.Store != nil {
+		p.opts.Store.Observe(harness.Event{Kind: harness.EventPolicy, Time: p.now(), Conversation: fork.id, Turn: s.at.turn, Round: s.at.round,
+			Policy: ForkPolicy, Detail: fmt.Sprintf("forked from conversation %s at turn %d %s", s.parent, s.at.turn, roundWord(s.at.round)),
+			Data: map[string]any{"parent": s.parent, "shared_turns": len(s.turns)}})
 	}
 	p.count(func(st *Stats) { st.Forks++ })
 	p.logf("harness proxy: conversation %s forks from %s at turn %d %s (%d shared turn(s))",
