@@ -179,10 +179,11 @@ func (h *history) firstText(withContext bool) string {
 // <session_context> ends with the workspace's files, which the session
 // itself changes). The date, the system, the project's folder and the
 // workspace stay. The date stays because nothing else tells two sessions
-// in one workspace that open with the same prompt apart, and one key for
-// two sessions would record the second's turns into the first's by
-// position (losing its rounds); a session resumed on another day is a new
-// conversation instead, which loses nothing.
+// in one workspace that open with the same prompt apart: two such
+// sessions on one day share a key, and the second is stored as a fork of
+// the first once its history diverges (fork.go); on different days they
+// are two conversations from the start. A session resumed on another day
+// is a new conversation, which loses nothing.
 func sessionLines(s string) string {
 	var keep []string
 	for line := range strings.Lines(s) {

@@ -17,7 +17,13 @@
 // message and what names the session: Claude Code's session id, Gemini
 // CLI's session context in that message, else the system prompt (a client
 // that names its session re-makes its system prompt and the date in its
-// first message when the session is resumed). Each tool result in the
+// first message when the session is resumed). A request whose history
+// diverges from its conversation's stored one — another input for a turn
+// both hold, or other call ids at a round both hold, as when two runs
+// share a key or a client rewinds or edits an earlier message — belongs
+// to a fork: a conversation of its own, named from the parent's id and
+// the diverging history, holding the shared prefix (sent with the
+// parent's decisions) and its own rounds (see fork.go). Each tool result in the
 // history is keyed by its call id and the SHA-256 of its content bytes.
 // The first time a key is seen, the result is admitted through the round
 // engine (harness.Engine.Admit with harness.Returning) and the per-call

@@ -23,7 +23,10 @@ func Example() {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`)
+		// The model asks for the next file: the client's next request
+		// carries that call.
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_6","type":"function",`+
+			`"function":{"name":"shell","arguments":"{\"cmd\":\"cat file6\"}"}}]}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`)
 	}))
 	defer upstream.Close()
 	ws, _ := os.MkdirTemp("", "proxy-example-")
@@ -83,7 +86,10 @@ func ExampleOptions_clearWhenIdle() {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`)
+		// The model asks for the next file: the client's next request
+		// carries that call.
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_6","type":"function",`+
+			`"function":{"name":"shell","arguments":"{\"cmd\":\"cat file6\"}"}}]}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`)
 	}))
 	defer upstream.Close()
 	ws, _ := os.MkdirTemp("", "proxy-example-")

@@ -237,13 +237,34 @@ func (p *Proxy) observeClear(convID string, turn, round int, d *decision, text s
 	if p.opts.Store == nil {
 		return
 	}
+	e := clearEvent(convID, turn, round, d, text)
+	e.Time = p.now()
+	e.Detail = fmt.Sprintf("cleared the result of call %s after %s idle (the prompt cache had expired)", d.res.CallID, idle.Round(time.Second))
+	e.Data["idle_seconds"] = idle.Seconds()
+	p.opts.Store.Observe(e)
+}
+
+// observeInheritedClear records in a new fork a clear its parent made
+// of a shared result (parent names it), so a restarted proxy sends the
+// fork's prefix with the placeholder too (restoreClears).
+func (p *Proxy) observeInheritedClear(fork, parent string, turn, round int, d *decision) {
+	if p.opts.Store == nil {
+		return
+	}
+	e := clearEvent(fork, turn, round, d, d.cleared.ModelText())
+	e.Time = p.now()
+	e.Detail = fmt.Sprintf("the result of call %s as conversation %s cleared it before this fork", d.res.CallID, parent)
+	p.opts.Store.Observe(e)
+}
+
+// clearEvent is the policy event of a clear of decision d to text.
+func clearEvent(convID string, turn, round int, d *decision, text string) harness.Event {
 	res, cut := d.res, d.cleared.Cuts[len(d.cleared.Cuts)-1]
-	p.opts.Store.Observe(harness.Event{Kind: harness.EventPolicy, Time: p.now(), Conversation: convID, Turn: turn, Round: round,
+	return harness.Event{Kind: harness.EventPolicy, Conversation: convID, Turn: turn, Round: round,
 		Policy: idleClearBy, Call: &harness.ToolCall{ID: res.CallID, Name: res.Tool},
 		Result: &harness.ResultInfo{Tool: res.Tool, BytesIn: res.PayloadSize(), BytesShown: len(text), IsError: res.IsError, Cuts: []harness.Cut{cut}},
-		Detail: fmt.Sprintf("cleared the result of call %s after %s idle (the prompt cache had expired)", res.CallID, idle.Round(time.Second)),
 		Data: map[string]any{"marker": text, "size_in": cut.BytesIn, "size_out": cut.BytesOut, "unit": "bytes",
-			metaHash: hex.EncodeToString(d.hash[:]), "idle_seconds": idle.Seconds()}})
+			metaHash: hex.EncodeToString(d.hash[:])}}
 }
 
 // restoreClears gives the decisions restored from the store the clears

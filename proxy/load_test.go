@@ -40,8 +40,14 @@ func TestConcurrentStreams(t *testing.T) {
 		for i := range deltas {
 			evs = append(evs, wiretest.Event{Event: "content_block_delta", Data: fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%s#%04d "}}`, tag, i)})
 		}
+		// The answer ends with the call the client's next request carries
+		// (an answer without calls would end the turn, and a history going
+		// on with a call there would be a fork).
+		call := fmt.Sprintf(`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"call_%d","name":"Bash","input":{}}}`, (len(body.Messages)-1)/2)
 		evs = append(evs, wiretest.Event{Event: "content_block_stop", Data: `{"type":"content_block_stop","index":0}`},
-			wiretest.Event{Event: "message_delta", Data: `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":200}}`},
+			wiretest.Event{Event: "content_block_start", Data: call},
+			wiretest.Event{Event: "content_block_stop", Data: `{"type":"content_block_stop","index":1}`},
+			wiretest.Event{Event: "message_delta", Data: `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":200}}`},
 			wiretest.Event{Event: "message_stop", Data: `{"type":"message_stop"}`})
 		return wiretest.Stream(evs...)
 	}
@@ -127,7 +133,10 @@ func BenchmarkAddedLatency(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			wc := wireCases[0]
-			answer := wiretest.AnthropicStream("m", "ok", nil, wiretest.Usage{Input: 10, Output: 1})
+			// The answer is the call the next request carries (an answer
+			// without calls would end the turn, and the history going on
+			// would be a fork).
+			answer := wiretest.AnthropicStream("m", "", []wiretest.Call{{ID: "new", Name: "Bash", Args: `{}`}}, wiretest.Usage{Input: 10, Output: 1})
 			var sse bytes.Buffer
 			for _, ev := range answer.Events {
 				sse.WriteString(ev.Encode())
@@ -153,7 +162,10 @@ func BenchmarkAddedLatency(b *testing.B) {
 			serve(b, px, wc.path, wc.body("m", "bench", steps))
 			bodies := make([][]byte, b.N)
 			for i := range bodies {
-				last := step{id: fmt.Sprintf("new_%d", i), tool: "Bash", args: `{}`, result: "fresh output\n"}
+				// One call whose output differs each time: a new result to
+				// decide, in the same round (another call id there would
+				// make each request a fork of the conversation).
+				last := step{id: "new", tool: "Bash", args: `{}`, result: fmt.Sprintf("fresh output %d\n", i)}
 				bodies[i] = wc.body("m", "bench", append(steps[:len(steps):len(steps)], last))
 			}
 			b.SetBytes(int64(len(bodies[0])))

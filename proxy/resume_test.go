@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,14 +162,16 @@ var resumeScript = []scriptTurn{
 
 // wantTranscript checks the stored conversation against resumeScript:
 // both turns answered, every round once in order with its calls and
-// results, nothing interrupted.
-func wantTranscript(t *testing.T, st *sqlite.Store) {
+// results, nothing interrupted. The store holds forks more conversations
+// besides, each named by the conversation's id and a suffix.
+func wantTranscript(t *testing.T, st *sqlite.Store, forks int) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx)
-	if err != nil || len(list) != 1 {
-		t.Fatalf("store lists %d conversations (err %v), want 1", len(list), err)
+	if err != nil || len(list) != 1+forks {
+		t.Fatalf("store lists %d conversations (err %v), want %d", len(list), err, 1+forks)
 	}
+	slices.SortFunc(list, func(a, b store.Summary) int { return len(a.ID) - len(b.ID) })
 	conv, err := st.Load(ctx, list[0].ID)
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +215,8 @@ type resumeEnv struct {
 	up     *wiretest.Server
 	ws, db string
 	ex     []exchange
+	// forks is how many forks of the conversation the case makes.
+	forks int
 }
 
 // node starts a proxy process on the case's database file.
@@ -299,8 +304,8 @@ func TestResumeAcrossProxies(t *testing.T) {
 			a.close()
 			b := e.node(nil)
 			e.serve(b, 3) // the client retries the answered request
-			// A client that goes on with the ended turn (a fork): not
-			// reopened, a warning, nothing recorded.
+			// A client that goes on with the ended turn: a fork, recorded
+			// as a conversation of its own; the ended turn stays as it was.
 			fork := append(append([]step(nil), resumeScript[0].steps...),
 				step{id: "c4", tool: "Bash", args: `{}`, result: "x"}, step{id: "c5", tool: "Bash", args: `{}`, result: "y"})
 			e.up.Enqueue(e.ex[3].reply)
@@ -308,9 +313,10 @@ func TestResumeAcrossProxies(t *testing.T) {
 				e.t.Fatalf("forked request: status %d", s)
 			}
 			b.flush()
-			if !strings.Contains(b.log.String(), "turn 1 has ended (answered)") {
-				e.t.Errorf("no warning for the forked turn:\n%s", b.log.String())
+			if !strings.Contains(b.log.String(), " forks from ") || strings.Contains(b.log.String(), "warning") {
+				e.t.Errorf("no fork notice, or a warning, for the forked turn:\n%s", b.log.String())
 			}
+			e.forks = 1
 			e.serve(b, 4)
 			return []*node{b}
 		}},
@@ -365,7 +371,7 @@ func TestResumeAcrossProxies(t *testing.T) {
 				n.flush()
 			}
 			last := nodes[len(nodes)-1]
-			wantTranscript(t, last.st)
+			wantTranscript(t, last.st, e.forks)
 			for _, n := range nodes {
 				if s := n.px.Stats(); s.RecordErrors != 0 {
 					t.Errorf("%d record errors:\n%s", s.RecordErrors, n.log.String())

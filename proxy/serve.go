@@ -59,7 +59,9 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header)}
 	c.conv = p.conversation(conversationID(r, f, req, c.hist))
-	defer p.release(c.conv)
+	// prepare may move the call to a fork of the conversation: the one
+	// it ends on is held.
+	defer func() { p.release(c.conv) }()
 	if err := p.prepare(r.Context(), c); err != nil {
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
@@ -100,17 +102,22 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse r
 }
 
 // prepare decides the request's tool results, builds the body sent
-// upstream and queues what the history adds to the store.
+// upstream and queues what the history adds to the store. A history that
+// diverges from its conversation's moves the call to the fork it belongs
+// to first (fork.go).
 func (p *Proxy) prepare(ctx context.Context, c *call) error {
-	cv := c.conv
-	cv.mu.Lock()
-	defer cv.mu.Unlock()
-	if err := cv.load(ctx, p.opts.Store, p.rec); err != nil {
-		p.logf("harness proxy: loading %s from the store: %v", cv.id, err)
+	c.conv.mu.Lock()
+	defer func() { c.conv.mu.Unlock() }()
+	if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
+		p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
 	}
-	if err := cv.awaitInflight(ctx, c.hist); err != nil {
+	if err := c.conv.awaitInflight(ctx, c.hist); err != nil {
 		return err
 	}
+	if err := p.follow(ctx, c); err != nil {
+		return err
+	}
+	cv := c.conv
 	c.deferred = p.deferTools(ctx, c)
 	edits, err := p.decideAll(ctx, c)
 	if err != nil {

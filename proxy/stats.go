@@ -20,6 +20,10 @@ type Stats struct {
 	Requests      int64 `json:"requests"`
 	Unreadable    int64 `json:"unreadable"`
 	Conversations int64 `json:"conversations"`
+	// Forks counts the conversations made because a request's history
+	// diverged from its conversation's stored one (see fork.go); each is
+	// counted in Conversations too.
+	Forks int64 `json:"forks"`
 	// BytesIn is what clients sent in model calls, BytesOut what the
 	// proxy forwarded; BytesRemoved = BytesIn − BytesOut.
 	BytesIn      int64 `json:"bytes_in"`

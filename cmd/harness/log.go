@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/numfmt"
+	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
@@ -41,7 +42,10 @@ show   shows, for each tool result, what the tool returned and what the model
        user-role messages a client sent with the input that are not the
        user's words (Codex's AGENTS.md and environment, a skill's text,
        Gemini CLI's session context), with their size and whether they
-       came before or after the input (--json: "turns").
+       came before or after the input (--json: "turns"); and, for a
+       conversation the proxy forked (a history that diverged from the
+       stored one under the same key), its parent and the turn where it
+       diverged (--json: "forked_from").
 delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
@@ -226,20 +230,72 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	events, err := s.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	fork := forkOrigin(events)
 	if *jsonOut {
 		out := struct {
 			Conversation string             `json:"conversation"`
+			ForkedFrom   *logFork           `json:"forked_from,omitempty"`
 			Turn         int                `json:"turn,omitempty"`
 			Turns        []logTurn          `json:"turns"`
 			Calls        []store.CallRecord `json:"calls"`
 			logRequests
-		}{id, *turn, newLogTurns(conv, *turn), calls, newLogRequests(conv, reqs)}
+		}{id, fork, *turn, newLogTurns(conv, *turn), calls, newLogRequests(conv, reqs)}
 		if out.Calls == nil {
 			out.Calls = []store.CallRecord{}
 		}
 		return logJSON(e.stdout, out)
 	}
-	writeConversation(e.stdout, conv, calls, reqs, *turn)
+	writeConversation(e.stdout, conv, fork, calls, reqs, *turn)
+	return nil
+}
+
+// logFork is where a conversation the proxy forked comes from, read from
+// its proxy.ForkPolicy event ("log show --json": "forked_from"):
+//
+//	{"conversation": "px-8f3a…", "turn": 2, "round": 0, "shared_turns": 1}
+type logFork struct {
+	// Conversation is the parent's id.
+	Conversation string `json:"conversation"`
+	// Turn and Round are the history's position where it diverged from
+	// the parent's (Round 0: the turn's input, else that round's calls).
+	Turn  int `json:"turn"`
+	Round int `json:"round"`
+	// SharedTurns counts the parent's turns the fork holds again.
+	SharedTurns int `json:"shared_turns"`
+}
+
+// position names where the fork diverged within its turn.
+func (f *logFork) position() string {
+	if f.Round == 0 {
+		return "(its input)"
+	}
+	return fmt.Sprintf("round %d (its calls)", f.Round)
+}
+
+// forkOrigin returns the fork link among a conversation's events, or nil
+// when it is no fork.
+func forkOrigin(events []harness.Event) *logFork {
+	for _, e := range events {
+		if e.Kind != harness.EventPolicy || e.Policy != proxy.ForkPolicy {
+			continue
+		}
+		parent, _ := e.Data["parent"].(string)
+		if parent == "" {
+			continue
+		}
+		f := &logFork{Conversation: parent, Turn: e.Turn, Round: e.Round}
+		switch n := e.Data["shared_turns"].(type) {
+		case float64:
+			f.SharedTurns = int(n)
+		case int:
+			f.SharedTurns = n
+		}
+		return f
+	}
 	return nil
 }
 
@@ -392,8 +448,14 @@ func cmdLogDelete(ctx context.Context, e *env, args []string) error {
 
 // writeConversation prints the turns of conv (only turn only, when not 0)
 // with what their requests offered and a table of their tool results.
-func writeConversation(w io.Writer, conv *harness.Conversation, calls []store.CallRecord, reqs []store.Request, only int) {
+func writeConversation(w io.Writer, conv *harness.Conversation, fork *logFork, calls []store.CallRecord, reqs []store.Request, only int) {
 	fmt.Fprintf(w, "conversation %s: %d turn(s)\n", conv.ID, len(conv.Turns))
+	if fork != nil {
+		// The proxy saw this history diverge from the one stored under
+		// the same key; the shared turns are held here again.
+		fmt.Fprintf(w, "forked from conversation %s at turn %d %s; %d shared turn(s)\n",
+			fork.Conversation, fork.Turn, fork.position(), fork.SharedTurns)
+	}
 	byTurn := map[int][]store.CallRecord{}
 	for _, c := range calls {
 		byTurn[c.Turn] = append(byTurn[c.Turn], c)

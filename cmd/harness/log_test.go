@@ -272,7 +272,7 @@ func TestLogShowsColdAnswers(t *testing.T) {
 			round(1, t0.Add(74*time.Minute)), round(2, time.Time{}), round(3, t0.Add(80*time.Minute))}},
 	}}
 	var b strings.Builder
-	writeConversation(&b, conv, nil, nil, 0)
+	writeConversation(&b, conv, nil, nil, nil, 0)
 	out := b.String()
 	for _, want := range []string{
 		"turn 1 ·", "answered more than 5m0s after the answer before (the prompt cache had expired): r3 12m0s\n",

@@ -88,6 +88,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"BeginTurnRefusesStaleConversation", testStaleConversation},
 		{"ListAndDelete", testListAndDelete},
 		{"EventsKeepInvalidArguments", testEventsKeepInvalidArguments},
+		{"ForkLink", testForkLink},
 		{"Resume", testResume},
 		{"EventsAndViewCuts", testEventsAndViewCuts},
 		{"TurnEndStoredOnce", testTurnEndStoredOnce},

@@ -236,6 +236,43 @@ func testEventsKeepInvalidArguments(t *testing.T, be *Backend) {
 	}
 }
 
+// testForkLink stores the event that links a fork to its parent
+// conversation (the proxy's "proxy-fork" policy event: the parent's id
+// and the position where the history diverged) and reads it back, the
+// same after a reopen: the link is an event, so each store keeps it as it
+// keeps every event.
+func testForkLink(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	s := be.Open(t, nil)
+	fork := RichConversation("c_p-f0123456789ab", 1000)
+	if err := s.Save(ctx, fork); err != nil {
+		t.Fatal(err)
+	}
+	s.Observe(harness.Event{Kind: harness.EventPolicy, Time: time.Now(), Conversation: fork.ID, Turn: 2, Policy: "proxy-fork",
+		Detail: "forked from conversation c_p at turn 2 input", Data: map[string]any{"parent": "c_p", "shared_turns": 1}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = be.Open(t, nil)
+	events, err := s.Events(ctx, fork.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, e := range events {
+		if e.Policy != "proxy-fork" {
+			continue
+		}
+		found++
+		if e.Kind != harness.EventPolicy || e.Turn != 2 || e.Round != 0 || e.Data["parent"] != "c_p" || e.Data["shared_turns"] != 1.0 {
+			t.Errorf("the fork link read back as %+v", e)
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d fork links stored, want 1 (events %+v)", found, events)
+	}
+}
+
 // testResume runs a turn, closes the store, reopens it, loads the
 // conversation and runs a second turn whose request shows turn 1.
 func testResume(t *testing.T, be *Backend) {
