@@ -190,34 +190,33 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 	if stub {
 		data["deferred"] = deferred
 	}
-	switch mode {
-	case modeDeferred:
-		emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): the first turn's selection, kept for the conversation so the prompt cache holds",
-			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes), data)
-		return out, nil
-	case modeRanked:
-		if s.Defer {
-			emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
-				got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
-			return out, nil
-		}
-	case modeKept:
-		emit(harness.EventPolicy, fmt.Sprintf("kept the previous turn's %d of %d tools (%d of %d schema bytes): they serve this turn, and another list would break the prompt cache",
-			got.Tools, all.Tools, got.Bytes, all.Bytes), data)
-		return out, nil
-	case modeSettled:
-		if stub {
-			emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes) from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
-				got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes), data)
-			return out, nil
-		}
-		emit(harness.EventPolicy, fmt.Sprintf("offered all %d tools from this turn on: the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time",
-			all.Tools), data)
-		return out, nil
-	}
-	emit(harness.EventPolicy, fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
-		got.Tools, all.Tools, got.Bytes, all.Bytes, len(now.keep), s.rankNam), data)
+	emit(harness.EventPolicy, s.detail(mode, got, all, deferred, len(now.keep)), data)
 	return out, nil
+}
+
+// detail says in the selection event what a turn offered and why: mode's
+// reason, with deferred of the got tools as stubs, keep of them
+// must-keep, out of all.
+func (s *Selector) detail(mode string, got, all Schemas, deferred, keep int) string {
+	const settled = "the previous turn's list lacks this turn's best-ranked or must-keep tools, and a new selection at each change of subject would break the prompt cache each time"
+	switch {
+	case mode == modeDeferred:
+		return fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): the first turn's selection, kept for the conversation so the prompt cache holds",
+			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes)
+	case mode == modeKept:
+		return fmt.Sprintf("kept the previous turn's %d of %d tools (%d of %d schema bytes): they serve this turn, and another list would break the prompt cache",
+			got.Tools, all.Tools, got.Bytes, all.Bytes)
+	case mode == modeSettled && deferred > 0:
+		return fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes) from this turn on: %s",
+			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, settled)
+	case mode == modeSettled:
+		return fmt.Sprintf("offered all %d tools from this turn on: %s", all.Tools, settled)
+	case s.Defer:
+		return fmt.Sprintf("offered %d of %d tools whole and %d as stubs (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
+			got.Tools-deferred, all.Tools, deferred, got.Bytes, all.Bytes, keep, s.rankNam)
+	}
+	return fmt.Sprintf("offered %d of %d tools (%d of %d schema bytes): %d must-keep, the rest ranked by %s",
+		got.Tools, all.Tools, got.Bytes, all.Bytes, keep, s.rankNam)
 }
 
 func (s *Selector) topK() int {
