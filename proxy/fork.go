@@ -220,8 +220,13 @@ type divergence struct {
 // position and reports the first position both hold where they differ
 // (ok false when none: the history extends the mirror or is a prefix of
 // it). An answer without calls that one side holds at the end of a turn
-// and the other does not (the next turn follows at once) is skipped.
-func diverge(mirror []*harness.Turn, h *history) (divergence, bool) {
+// and the other does not (the next turn follows at once) is skipped. For a
+// side request (side: no tools offered) a stored answer stands for its
+// whole turn: it is the side model's (a router's choice), which the client
+// never keeps, and the history's rounds in its place are the main
+// conversation's; without the rule every side request after the first
+// would fork its conversation again (TestForkSideRequests).
+func diverge(mirror []*harness.Turn, h *history, side bool) (divergence, bool) {
 	hm, mm := histMarks(h), mirrorMarks(mirror)
 	i, j := 0, 0
 	for i < len(hm) && j < len(mm) {
@@ -233,6 +238,9 @@ func diverge(mirror []*harness.Turn, h *history) (divergence, bool) {
 			j++
 		case a.answer && b.round == 0 && b.turn == a.turn+1:
 			i++
+		case side && b.answer && a.round > 0 && a.turn == b.turn:
+			for j++; i < len(hm) && hm[i].turn == a.turn; i++ {
+			}
 		default:
 			return divergence{hist: i, shared: j, turn: a.turn, round: a.round}, true
 		}
@@ -411,7 +419,7 @@ const maxForkHops = 64
 func (p *Proxy) follow(ctx context.Context, c *call) error {
 	for hop := 0; hop < maxForkHops; hop++ {
 		cv := c.conv
-		d, ok := diverge(cv.mirror, c.hist)
+		d, ok := diverge(cv.mirror, c.hist, c.req.side())
 		if !ok {
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -530,6 +531,12 @@ func TestForkInheritsClear(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Read to the end: the proxy records the answer (its time, where
+		// a pause starts) before it ends the stream, so the clock must
+		// not move before.
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
 		reqs := up.Requests()
 		return reqs[len(reqs)-1].Body
@@ -560,5 +567,59 @@ func TestForkInheritsClear(t *testing.T) {
 		if forked[i] != cleared[i] || restarted[i] != cleared[i] {
 			t.Errorf("a%d: the fork sent %.80s, after the restart %.80s; want the parent's %.80s", i+1, forked[i], restarted[i], cleared[i])
 		}
+	}
+}
+
+// TestForkSideRequests: Gemini CLI asks a router model before each turn,
+// with the history so far and no tools, and keeps the router's answer out
+// of its history. The router's requests are one side conversation whose
+// turns are the prompts it answered, and the main conversation is whole:
+// no fork and no warning, though each router request's history holds, in
+// place of the stored router answer, the main conversation's rounds.
+func TestForkSideRequests(t *testing.T) {
+	w := geminiClient(false)
+	turns := []scriptTurn{
+		{prompt: "list the files", answer: "a.go", steps: []step{{id: "run_shell_command-1-1", tool: "run_shell_command", args: `{"command":"ls"}`, result: "a.go\n"}}},
+		{prompt: "show a.go", answer: "package a", steps: []step{{id: "run_shell_command-2-1", tool: "run_shell_command", args: `{"command":"cat a.go"}`, result: "package a\n"}}},
+		{prompt: "count its lines", answer: "1", steps: []step{{id: "run_shell_command-3-1", tool: "run_shell_command", args: `{"command":"wc -l a.go"}`, result: "1 a.go\n"}}},
+	}
+	const tools = `"tools":[{"functionDeclarations":[{"name":"run_shell_command","parameters":{"type":"object"}}]}]`
+	choice := wiretest.JSON(`{"candidates":[{"content":{"role":"model","parts":[{"text":"{\"model_choice\":\"flash\"}"}]},"finishReason":"STOP","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"totalTokenCount":15}}`)
+	r := newRig(t, nil)
+	post := func(path string, body []byte) {
+		t.Helper()
+		if code, _, resp := r.post(path, body, nil); code != 200 {
+			t.Fatalf("%s: status %d: %s", path, code, resp)
+		}
+	}
+	for ti := range turns {
+		router := strings.Replace(string(w.body(turns[:ti+1], 0)), tools, `"generationConfig":{"responseMimeType":"application/json"}`, 1)
+		if router == string(w.body(turns[:ti+1], 0)) {
+			t.Fatal("the router's body still offers tools")
+		}
+		r.up.Enqueue(choice)
+		post("/v1beta/models/gemini-router:generateContent", []byte(strings.Replace(router, "You are Gemini CLI.", "Choose a model.", 1)))
+		ex := w.exchanges(turns[:ti+1])
+		for _, e := range ex[len(ex)-len(turns[ti].steps)-1:] {
+			r.up.Enqueue(e.reply)
+			post(w.path, e.body)
+		}
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`list the files [] ={"model_choice":"flash"} / show a.go [] ={"model_choice":"flash"} / count its lines [] ={"model_choice":"flash"}`,
+		"list the files [run_shell_command-1-1] =a.go / show a.go [run_shell_command-2-1] =package a / count its lines [run_shell_command-3-1] =1",
+	}
+	if got := storedConvs(t, r.st); !slices.Equal(got, want) {
+		t.Errorf("stored:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if st := r.px.Stats(); st.Forks != 0 || st.RecordErrors != 0 {
+		t.Errorf("%d forks, %d record errors; want none", st.Forks, st.RecordErrors)
+	}
+	if log := r.log.String(); strings.Contains(log, "warning") || strings.Contains(log, " forks from ") {
+		t.Errorf("a warning or a fork notice:\n%s", log)
 	}
 }

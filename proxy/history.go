@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -117,6 +118,15 @@ type request struct {
 	body      []byte
 	histStart int
 	elemItems []int
+}
+
+// side reports whether the request offers no tools: a client's side
+// request about its conversation (Gemini CLI's router, a summary or
+// title request) rather than a round of it, whose answers the client
+// does not keep in its history.
+func (r *request) side() bool {
+	t := bytes.TrimSpace(r.Tools)
+	return len(t) == 0 || bytes.Equal(t, []byte("[]")) || bytes.Equal(t, []byte("null"))
 }
 
 // seed returns the pieces of the system prompt that key the conversation:

@@ -31,9 +31,12 @@ func (p *Proxy) recordHistory(c *call) {
 			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
 		}
 		if mt.Outcome != "" {
-			if len(t.Rounds) > len(mt.Rounds) {
+			if len(t.Rounds) > len(mt.Rounds) && !c.req.side() {
 				// The client went on with a turn that has ended: it is
 				// not reopened, so the rounds it adds are not recorded.
+				// A side request's history carries the main
+				// conversation's rounds of a turn its answer ended: no
+				// warning.
 				p.logf("harness proxy: warning: conversation %s: turn %d has ended (%s) with %d round(s); the request carries %d, not recorded",
 					cv.id, idx, mt.Outcome, len(mt.Rounds), len(t.Rounds))
 			}
