@@ -222,7 +222,7 @@ type divergence struct {
 // it). An answer without calls that one side holds at the end of a turn
 // and the other does not (the next turn follows at once) is skipped. For a
 // side request (side: no tools offered) a stored answer stands for its
-// whole turn: it is the side model's (a router's choice), which the client
+// whole turn: it is the side model's (a summary, a router's choice), which the client
 // never keeps, and the history's rounds in its place are the main
 // conversation's; without the rule every side request after the first
 // would fork its conversation again (TestForkSideRequests).

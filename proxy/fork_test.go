@@ -570,12 +570,14 @@ func TestForkInheritsClear(t *testing.T) {
 	}
 }
 
-// TestForkSideRequests: Gemini CLI asks a router model before each turn,
-// with the history so far and no tools, and keeps the router's answer out
-// of its history. The router's requests are one side conversation whose
-// turns are the prompts it answered, and the main conversation is whole:
-// no fork and no warning, though each router request's history holds, in
-// place of the stored router answer, the main conversation's rounds.
+// TestForkSideRequests: a client that asks another model about its
+// conversation before each turn, with the history so far and no tools,
+// keeps that model's answer out of its history. Those requests are one
+// side conversation whose turns are the prompts it answered, and the main
+// conversation is whole: no fork and no warning, though each side
+// request's history holds, in place of the stored side answer, the main
+// conversation's rounds. (Gemini CLI 0.61's router sends the history
+// without its function calls, so it never meets this case.)
 func TestForkSideRequests(t *testing.T) {
 	w := geminiClient(false)
 	turns := []scriptTurn{

@@ -121,9 +121,9 @@ type request struct {
 }
 
 // side reports whether the request offers no tools: a client's side
-// request about its conversation (Gemini CLI's router, a summary or
-// title request) rather than a round of it, whose answers the client
-// does not keep in its history.
+// request about its conversation (a summary, a title, a classifier such
+// as Gemini CLI's router) rather than a round of it, whose answers the
+// client does not keep in its history.
 func (r *request) side() bool {
 	t := bytes.TrimSpace(r.Tools)
 	return len(t) == 0 || bytes.Equal(t, []byte("[]")) || bytes.Equal(t, []byte("null"))

@@ -168,6 +168,12 @@ func checkResumed(t *testing.T, r *e2eRig) {
 	}
 	var sessions []string
 	for _, s := range list {
+		if _, _, fork := strings.Cut(strings.TrimPrefix(s.ID, "px-"), "-f"); fork {
+			// A fork's id is its parent's with -f and a hash: a resumed
+			// session, or its side requests (Gemini CLI's router), must
+			// not diverge from what the store holds.
+			t.Errorf("conversation %s is a fork", s.ID)
+		}
 		reqs, err := st.Requests(context.Background(), s.ID, 0)
 		if err != nil {
 			t.Fatal(err)
