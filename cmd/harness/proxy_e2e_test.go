@@ -9,13 +9,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -154,6 +157,40 @@ func (r *e2eRig) openStore(t *testing.T) *sqlite.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// storedConv is a conversation the proxy stored, as the e2e tests read
+// it back: its summary, its turns, and whether any request offered tools
+// (a client's side requests, such as Gemini CLI's router, offer none).
+type storedConv struct {
+	store.Summary
+	conv    *harness.Conversation
+	offered bool
+}
+
+// storedConvs stops the proxy and reads back every conversation it
+// stored, most recently updated first.
+func (r *e2eRig) storedConvs(t *testing.T) []storedConv {
+	t.Helper()
+	ctx := context.Background()
+	st := r.openStore(t)
+	list, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]storedConv, len(list))
+	for i, s := range list {
+		conv, err := st.Load(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs, err := st.Requests(ctx, s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = storedConv{Summary: s, conv: conv, offered: slices.ContainsFunc(reqs, func(q store.Request) bool { return len(q.Tools) > 0 })}
+	}
+	return out
 }
 
 // shutdown stops the proxy (recording everything) once.

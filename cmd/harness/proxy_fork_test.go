@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/internal/wiretest"
-	"github.com/agentharness/harness/store"
 )
 
 // TestProxyForkGeminiSessions runs two Gemini CLI sessions in one
@@ -54,22 +52,9 @@ func TestProxyForkGeminiSessions(t *testing.T) {
 	mu.Unlock()
 	runClient(t, r.work, env, bin, args...)
 	log := r.stderr.String()
-	st := r.openStore(t)
-	list, err := st.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	for _, s := range list {
-		reqs, err := st.Requests(context.Background(), s.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conv, err := st.Load(context.Background(), s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offered := slices.ContainsFunc(reqs, func(q store.Request) bool { return len(q.Tools) > 0 })
+	for _, s := range r.storedConvs(t) {
+		conv, offered := s.conv, s.offered
 		var ids []string
 		for _, turn := range conv.Turns {
 			for _, rd := range turn.Rounds {
@@ -129,17 +114,9 @@ func TestProxyForkClaudeRewind(t *testing.T) {
 	at := lastAssistantBefore(t, home, first.SessionID, resumeSecond)
 	runClient(t, r.work, env, bin, append(c.run(rewoundSecond, false), "--resume", first.SessionID, "--resume-session-at", at)...)
 	log := r.stderr.String()
-	st := r.openStore(t)
-	list, err := st.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	for _, s := range list {
-		conv, err := st.Load(context.Background(), s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range r.storedConvs(t) {
+		conv := s.conv
 		var inputs []string
 		for _, turn := range conv.Turns {
 			inputs = append(inputs, turn.Input)

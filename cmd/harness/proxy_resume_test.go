@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/internal/wiretest"
-	"github.com/agentharness/harness/store"
 )
 
 // resumeClient is how one real client runs a session and resumes it in a
@@ -161,32 +159,20 @@ func laterCommand(t *testing.T, bin string, args []string) (string, []string) {
 // the two prompts, the first with its call.
 func checkResumed(t *testing.T, r *e2eRig) {
 	t.Helper()
-	st := r.openStore(t)
-	list, err := st.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sessions []string
-	for _, s := range list {
+	for _, s := range r.storedConvs(t) {
 		if _, _, fork := strings.Cut(strings.TrimPrefix(s.ID, "px-"), "-f"); fork {
 			// A fork's id is its parent's with -f and a hash: a resumed
 			// session, or its side requests (Gemini CLI's router), must
 			// not diverge from what the store holds.
 			t.Errorf("conversation %s is a fork", s.ID)
 		}
-		reqs, err := st.Requests(context.Background(), s.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.ContainsFunc(reqs, func(q store.Request) bool { return len(q.Tools) > 0 }) {
+		if !s.offered {
 			t.Logf("side conversation %s: %d turn(s), %q", s.ID, s.Turns, s.Title)
 			continue
 		}
 		sessions = append(sessions, s.ID)
-		conv, err := st.Load(context.Background(), s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conv := s.conv
 		var inputs []string
 		for _, turn := range conv.Turns {
 			inputs = append(inputs, turn.Input)
