@@ -33,12 +33,15 @@ type Options struct {
 	// exact default lifetime and the shortest OpenAI documents), so the
 	// zero Options price caches as providers bill them. Recordings that
 	// keep no times (mini-swe-agent, SWE-agent, Gemini CLI, the suite) are
-	// unaffected. A negative value is an error.
+	// unaffected. A negative value is an error. Every preset is told the
+	// lifetime (replay.Env.CacheTTL): harness's and harness proxy's idle
+	// clears wait at least that long, as a user whose cache lives longer
+	// sets --clear-when-idle to it.
 	CacheTTL time.Duration
 	// NoCacheExpiry prices every prefix shared with the previous request
 	// as cached however long the pause before it (a warm cache: the
 	// bench's pricing before caches expired by default); CacheTTL is then
-	// ignored.
+	// ignored, and no preset clears for a cold cache.
 	NoCacheExpiry bool
 }
 
@@ -185,6 +188,9 @@ type replayer struct {
 	bpe      *tokens.BPE
 	through  *throughSession
 	slots    chan struct{} // one per open recording
+	// ttl is the cache's lifetime the replays are priced with
+	// (Options.cacheTTL; 0: it never expires), told to every preset.
+	ttl time.Duration
 
 	mu   sync.Mutex
 	runs map[int]*openRun
@@ -211,6 +217,9 @@ func replayAll(ctx context.Context, o Options, recs Recordings, count int, prese
 	}
 	rp.known = count * rp.replayed
 	var err error
+	if rp.ttl, err = o.cacheTTL(); err != nil {
+		return err
+	}
 	if rp.bpe, err = tokens.O200k(); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -287,7 +296,8 @@ func (rp *replayer) feed(ctx context.Context, cancel func(), jobs chan<- replayJ
 // work runs jobs until there are none or ctx is done.
 func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<- jobDone) {
 	for j := range jobs {
-		rep, err := replay.Replay(ctx, j.run.rec, rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown})
+		rep, err := replay.Replay(ctx, j.run.rec, rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown,
+			CacheTTL: rp.ttl, NoCacheExpiry: rp.ttl == 0})
 		if err != nil {
 			err = fmt.Errorf("bench: %s under %s: %w", j.run.rec.Source, rp.presets[j.p].Name, err)
 		}

@@ -114,9 +114,10 @@ func HarnessStack() stack.Config { return defaultHarness().stack }
 func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 	sc := h.stack
 	if !sc.NoCompact {
+		idle, noIdle := h.idleAfter(env)
 		w := window(env.Model)
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.clearOld, NoClearOld: h.noClearOld, ClearOldKeepRounds: h.clearOldKeep, Unbounded: h.unbounded, KeepQuoted: h.quoted,
-			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: h.clearIdle, NoClearWhenIdle: h.noClearIdle, ClearWhenIdleKeepRounds: h.clearIdleKeep, ClearWhenIdleBanked: h.clearIdleBank}
+			NoKeepActive: h.noActive, ActiveRounds: h.active, ClearFrom: h.clearFrom, KeepPreviews: h.keepPreviews, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.clearIdleKeep, ClearWhenIdleBanked: h.clearIdleBank}
 		if h.clearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.clearAt) / float64(w), Target: float64(h.clearAt) / 2 / float64(w), ClearAtLeast: h.clearAt / 3, NoClearOld: true, Unbounded: h.unbounded}
@@ -128,6 +129,38 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 		cfg.Selector = &toolselect.Selector{NoSticky: h.reselect, Defer: h.deferTools, SettleStubs: h.settleStubs, Pinned: h.pinned}
 	}
 	return cfg, nil
+}
+
+// idleAfter returns the pause after which the preset's compaction clears
+// because the cache has gone cold (CompactPolicy.ClearWhenIdle and
+// NoClearWhenIdle). By default that is policy.CacheExpiry of the recorded
+// model, as harness run's --clear-when-idle auto reads it, but never
+// sooner than the cache the replay is priced with lives (env.CacheTTL,
+// bench's --cache-ttl): a user whose cache lives longer than its
+// provider's default sets --clear-when-idle to that lifetime, and a
+// clear sooner would pay a miss that keeping everything never pays. A
+// cache priced as never expiring has no idle clear. A threshold the
+// preset sets itself (a research variant) stands.
+func (h harnessConfig) idleAfter(env replay.Env) (time.Duration, bool) {
+	if h.clearIdle != 0 || h.noClearIdle {
+		return h.clearIdle, h.noClearIdle
+	}
+	return pricedIdle(env, policy.CacheExpiry(env.Model))
+}
+
+// pricedIdle is lifetime, the cache's lifetime a policy assumes, made
+// no shorter than the one env prices: true (no idle clear) when env
+// prices a cache that never expires, lifetime itself when it is 0 (the
+// model's lifetime is unknown, so there is no idle clear either) or env
+// says nothing.
+func pricedIdle(env replay.Env, lifetime time.Duration) (time.Duration, bool) {
+	switch {
+	case env.NoCacheExpiry:
+		return 0, true
+	case lifetime > 0 && env.CacheTTL > lifetime:
+		return env.CacheTTL, false
+	}
+	return lifetime, false
 }
 
 // window is the context window of model, 128k when the table does not
@@ -157,7 +190,7 @@ func nonePreset() Preset {
 // harnessPreset is harness's defaults: the default stack and the tool
 // selector.
 func harnessPreset() Preset {
-	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep, the clients' own tools pinned: ClientTools); recall of stored results",
+	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%; and, at a request after a pause longer than the cache lives, every old result the cost trigger may clear: policy.CacheExpiry of the recorded model, never shorter than the cache the bench prices lives), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep, the clients' own tools pinned: ClientTools); recall of stored results",
 		build: defaultHarness().build}
 }
 

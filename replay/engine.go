@@ -64,6 +64,13 @@ type Env struct {
 	// [Needles]): what a bound that knows the future may keep and a
 	// policy must not look at.
 	Needles []Needle
+	// CacheTTL is the lifetime of the prompt cache the replay is priced
+	// with (Options.CacheTTL; 0: not said) and NoCacheExpiry says that
+	// cache never expires. A preset that clears once the cache has gone
+	// cold must not clear sooner, or it pays a miss the pricing never
+	// charges keeping everything.
+	CacheTTL      time.Duration
+	NoCacheExpiry bool
 }
 
 // Options tune a replay; nil means defaults.
@@ -85,6 +92,12 @@ type Options struct {
 	// costs a pass over every result shown per request; totals (the
 	// bench's tables) do not need it.
 	NoShown bool
+	// CacheTTL and NoCacheExpiry are the prompt cache's lifetime the
+	// replay will be priced with, handed to the policy (Env.CacheTTL):
+	// harness bench's --cache-ttl. Zero and false say nothing, and the
+	// policy assumes what it would live.
+	CacheTTL      time.Duration
+	NoCacheExpiry bool
 }
 
 // Shown is one tool message of a request: which result, in what state,
@@ -203,7 +216,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	if pol.New == nil {
 		return nil, fmt.Errorf("replay: policy %q has no configuration", pol.Name)
 	}
-	cfg, err := pol.New(Env{Workspace: ws, Model: rec.Model, Counter: o.Counter, Needles: o.Needles})
+	cfg, err := pol.New(Env{Workspace: ws, Model: rec.Model, Counter: o.Counter, Needles: o.Needles, CacheTTL: o.CacheTTL, NoCacheExpiry: o.NoCacheExpiry})
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}

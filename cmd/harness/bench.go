@@ -203,7 +203,8 @@ func pickPresets(list string) ([]bench.Preset, error) {
 func cacheTTLFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("cache-ttl", replay.CacheTTL, "how long the provider's prompt cache outlives its last use: a request more than this after the one before (by the\n"+
 		"times Claude Code, Codex and Gemini CLI record) pays its prefix uncached, under every preset; the default is Anthropic's exact lifetime and\n"+
-		"the shortest OpenAI documents (1h: Anthropic's 1-hour cache, OpenAI's longest automatic one); 0 prices a warm cache that never expires")
+		"the shortest OpenAI documents (1h: Anthropic's 1-hour cache, OpenAI's longest automatic one); 0 prices a warm cache that never expires.\n"+
+		"The presets that clear once the cache has gone cold wait at least this long (none clears so when it never expires)")
 }
 
 // cacheOptions sets opts' cache pricing from --cache-ttl, refusing a
