@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,7 +31,8 @@ const logUsage = `Usage:
   harness log delete ID [--workspace DIR] [--db PATH]
 
 The transcript store keeps every conversation "harness run" had in full.
-list   shows the stored conversations.
+list   shows the stored conversations, a fork the proxy made with its
+       parent and turn (--json: "forked_from").
 show   shows, for each tool result, what the tool returned and what the model
        saw of it: sizes, the guards' cuts and markers, and what per-turn
        policies (the turn budget, compaction) showed of it in each request;
@@ -172,24 +174,59 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *jsonOut {
-		if list == nil {
-			list = []store.Summary{}
-		}
-		return logJSON(e.stdout, list)
+	listed, err := withForks(ctx, s, list)
+	if err != nil {
+		return err
 	}
-	if len(list) == 0 {
+	if *jsonOut {
+		return logJSON(e.stdout, listed)
+	}
+	if len(listed) == 0 {
 		fmt.Fprintf(e.stdout, "no conversations in %s\n", s.Path())
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tROUNDS\tCALLS\tRETURNED\tSHOWN\tTOKENS IN\tCACHED\tOUT\tTITLE")
-	for _, c := range list {
+	for _, c := range listed {
+		title := c.Title
+		if f := c.ForkedFrom; f != nil {
+			title = fmt.Sprintf("fork of %s at turn %d: %s", f.Conversation, f.Turn, title)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Updated.Local().Format("2006-01-02 15:04"),
 			c.Turns, c.Rounds, c.Calls, logBytes(c.ResultBytes), logBytes(c.ModelBytes),
-			numfmt.Thousands(int64(c.Usage.Input)), numfmt.Thousands(int64(c.Usage.Cached)), numfmt.Thousands(int64(c.Usage.Output)), c.Title)
+			numfmt.Thousands(int64(c.Usage.Input)), numfmt.Thousands(int64(c.Usage.Cached)), numfmt.Thousands(int64(c.Usage.Output)), title)
 	}
 	return tw.Flush()
+}
+
+// logListed is one conversation as "log list --json" prints it: the
+// store's summary and, for a conversation the proxy forked, where it
+// came from ("forked_from", as "log show --json" prints it).
+type logListed struct {
+	store.Summary
+	ForkedFrom *logFork `json:"forked_from,omitempty"`
+}
+
+// forkIDRE matches the ids the proxy gives its forks (proxy.ForkPolicy):
+// only their events are read for the link, not every conversation's.
+var forkIDRE = regexp.MustCompile(`-f[0-9a-f]{12,20}$`)
+
+// withForks returns list with each fork's link to its parent, read from
+// its events.
+func withForks(ctx context.Context, s store.Store, list []store.Summary) ([]logListed, error) {
+	out := make([]logListed, len(list))
+	for i, c := range list {
+		out[i].Summary = c
+		if !forkIDRE.MatchString(c.ID) {
+			continue
+		}
+		events, err := s.Events(ctx, c.ID, 0)
+		if err != nil {
+			return nil, fmt.Errorf("log list: conversation %s: %w", c.ID, err)
+		}
+		out[i].ForkedFrom = forkOrigin(events)
+	}
+	return out, nil
 }
 
 func cmdLogShow(ctx context.Context, e *env, args []string) error {

@@ -82,4 +82,45 @@ func TestLogShowFork(t *testing.T) {
 	if strings.Contains(stdout, "forked_from") {
 		t.Errorf("the parent names a fork origin:\n%s", stdout)
 	}
+	checkLogListFork(t, db, parent, fork)
+}
+
+// checkLogListFork checks "log list" on a store holding parent and its
+// fork (at turn 2): the fork's line names its parent, the parent's no
+// fork; --json carries the link on the fork alone.
+func checkLogListFork(t *testing.T, db, parent, fork string) {
+	t.Helper()
+	stdout, stderr, code := inproc(t, "log", "list", "--db", db)
+	if code != 0 {
+		t.Fatalf("log list: exit %d: %s", code, stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		id, _, _ := strings.Cut(line, " ")
+		named := strings.Contains(line, "fork of "+parent+" at turn 2: t1")
+		if named != (id == fork) {
+			t.Errorf("log list: line of %s names the fork's parent: %v, want %v:\n%s", id, named, id == fork, stdout)
+		}
+	}
+	stdout, stderr, code = inproc(t, "log", "list", "--db", db, "--json")
+	var list []struct {
+		ID         string `json:"id"`
+		Turns      int    `json:"turns"`
+		ForkedFrom *struct {
+			Conversation string `json:"conversation"`
+			Turn         int    `json:"turn"`
+		} `json:"forked_from"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); code != 0 || err != nil || len(list) != 2 {
+		t.Fatalf("log list --json: exit %d (%v), %d conversations: %s", code, err, len(list), stderr)
+	}
+	for _, c := range list {
+		switch f := c.ForkedFrom; {
+		case c.Turns == 0:
+			t.Errorf("log list --json: %s has no summary fields", c.ID)
+		case c.ID == fork && (f == nil || f.Conversation != parent || f.Turn != 2):
+			t.Errorf("log list --json: fork %s forked_from %+v, want %s at turn 2", c.ID, f, parent)
+		case c.ID == parent && f != nil:
+			t.Errorf("log list --json: parent %s names a fork origin %+v", c.ID, f)
+		}
+	}
 }
