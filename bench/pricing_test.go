@@ -285,7 +285,7 @@ func TestExpireColdRevealRound(t *testing.T) {
 				rep.Usage = rep.Usage.Add(c.Usage())
 			}
 			before := rep.Usage.Cached
-			expire(rep, gaps, replay.CacheTTL)
+			rep.PriceCold(gaps, replay.CacheTTL)
 			lost := 0
 			for i, c := range rep.Calls {
 				if c.Cached != tt.wantCached[i] {

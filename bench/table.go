@@ -236,7 +236,7 @@ func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
 	if s.ttl > 0 {
 		gaps := replay.IdleGaps(rec)
 		for _, rep := range reps {
-			expire(rep, gaps, s.ttl)
+			rep.PriceCold(gaps, s.ttl)
 		}
 	}
 	for p := range s.presets {
@@ -252,35 +252,6 @@ func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
 		t.Rows[p].judge(&run.Cells[p], &run.Cells[0])
 	}
 	t.Runs = append(t.Runs, run)
-}
-
-// expire prices as cold the first request of rep sent after each pause
-// longer than ttl (gaps from replay.IdleGaps, by the recorded call's
-// Index): its prefix is no longer cached, so its Cached goes to 0, and the
-// report's usage and effective tokens follow. That request is the recorded
-// call's own, or the reveal round the replay put right before it (a
-// deferred tool's first call, Index 0): the pause comes before both, so a
-// live run's reveal finds the cache cold and the recorded call, right
-// after it, warm.
-func expire(rep *replay.Report, gaps []time.Duration, ttl time.Duration) {
-	changed := false
-	for i := range rep.Calls {
-		k := rep.Calls[i].Index - 1
-		if k < 0 || k >= len(gaps) || gaps[k] <= ttl {
-			continue
-		}
-		first := i
-		for first > 0 && rep.Calls[first-1].Index == 0 {
-			first--
-		}
-		if c := &rep.Calls[first]; c.Cached > 0 {
-			rep.Usage.Cached -= c.Cached
-			c.Cached, changed = 0, true
-		}
-	}
-	if changed {
-		rep.Effective = rep.Usage.Effective()
-	}
 }
 
 // table finishes the totals.

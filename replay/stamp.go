@@ -40,3 +40,37 @@ func IdleGaps(rec *Recording) []time.Duration {
 	}
 	return out
 }
+
+// PriceCold prices as cold the first request of r sent after each pause
+// longer than ttl (gaps from IdleGaps of the recording, by the recorded
+// call's Index; harness bench and harness replay pass their --cache-ttl):
+// its prefix is no longer cached, so its Cached goes to 0, and the
+// report's usage and effective tokens follow. A ttl of 0 changes nothing
+// (a cache that never expires). That request is the recorded
+// call's own, or the reveal round the replay put right before it (a
+// deferred tool's first call, Index 0): the pause comes before both, so a
+// live run's reveal finds the cache cold and the recorded call, right
+// after it, warm.
+func (r *Report) PriceCold(gaps []time.Duration, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	changed := false
+	for i := range r.Calls {
+		k := r.Calls[i].Index - 1
+		if k < 0 || k >= len(gaps) || gaps[k] <= ttl {
+			continue
+		}
+		first := i
+		for first > 0 && r.Calls[first-1].Index == 0 {
+			first--
+		}
+		if c := &r.Calls[first]; c.Cached > 0 {
+			r.Usage.Cached -= c.Cached
+			c.Cached, changed = 0, true
+		}
+	}
+	if changed {
+		r.Effective = r.Usage.Effective()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/replay"
@@ -17,10 +18,12 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (a Claude Code session, a Codex CLI rollout, a SWE-agent .traj, a Gemini\n"+
 		"CLI chat, mini-swe-agent *.traj.json, OpenAI chat messages as JSON or JSONL, a harness conversation,\n"+
 		"or harness's transcript store .harness/harness.db: every conversation in it)\n"+
-		"under a policy preset, with no model, and print what it would have cost.")
+		"under a policy preset, with no model, and print what it would have cost, the prompt cache priced as\n"+
+		"bench prices it (--cache-ttl).")
 	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(bench.PresetNames()))
 	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file (one conversation)")
 	convID := fs.String("conversation", "", "replay only this conversation of a transcript store (or this model context of a Claude Code or Codex file)")
+	ttl := cacheTTLFlag(fs)
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -28,6 +31,9 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: replay takes exactly one FILE", errUsage)
+	}
+	if *ttl < 0 {
+		return fmt.Errorf("%w: --cache-ttl %v: want a lifetime ≥ 0 (0: the cache never expires)", errUsage, *ttl)
 	}
 	preset, err := bench.Lookup(*policy)
 	if err != nil {
@@ -69,20 +75,33 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 	}
 	printWarnings(e, recs)
 	for _, rec := range recs {
-		rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: *emit != ""})
-		if err != nil {
+		if err := replayOne(ctx, e, rec, preset, *ttl, *emit); err != nil {
 			return err
 		}
-		if *emit != "" {
-			if err := writeEmit(*emit, rep); err != nil {
-				return err
-			}
-		}
-		u := rep.Usage
-		fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable\n",
-			rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
-			rep.Visible, rep.Needles, rep.Recoverable, rep.Needles)
 	}
+	return nil
+}
+
+// replayOne replays rec under preset and prints its line (and writes its
+// --emit file when emit is set). The cache is priced as bench prices it
+// (--cache-ttl): the preset is told the lifetime, and a request after a
+// longer recorded pause pays its prefix uncached, so the figures of two
+// presets compare as bench's do (ttl 0: a cache that never expires).
+func replayOne(ctx context.Context, e *env, rec *replay.Recording, preset bench.Preset, ttl time.Duration, emit string) error {
+	rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: emit != "", CacheTTL: ttl, NoCacheExpiry: ttl == 0})
+	if err != nil {
+		return err
+	}
+	rep.PriceCold(replay.IdleGaps(rec), ttl)
+	if emit != "" {
+		if err := writeEmit(emit, rep); err != nil {
+			return err
+		}
+	}
+	u := rep.Usage
+	fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable\n",
+		rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
+		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +146,45 @@ func TestReplayBenchAuditStore(t *testing.T) {
 	stdout, stderr, code = inproc(t, "audit", db, "--presets", "harness")
 	if code != 0 || strings.Count(stdout, "harness-store") != 2 {
 		t.Fatalf("audit: code %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestReplayPricesTheCacheAsBench: harness replay prices the prompt cache
+// as bench does (--cache-ttl, default 5 minutes) and tells the preset the
+// lifetime. On a shipped Claude Code session that pauses longer than 5
+// minutes, harness's idle clear used to be priced with the cache warm,
+// 1.21 × none; under every lifetime it now costs no more than none.
+func TestReplayPricesTheCacheAsBench(t *testing.T) {
+	const session = "../../bench/data/claude-code/RyanLisse__big3/logs__chat.json.6d611bf6.json"
+	effective := func(ttl, policy string) float64 {
+		t.Helper()
+		args := []string{"replay", session, "--policy", policy}
+		if ttl != "" {
+			args = append(args, "--cache-ttl", ttl)
+		}
+		stdout, stderr, code := inproc(t, args...)
+		_, after, ok := strings.Cut(stdout, "effective ")
+		var v float64
+		if ok {
+			_, err := fmt.Sscanf(after, "%f", &v)
+			ok = err == nil
+		}
+		if code != 0 || !ok {
+			t.Fatalf("%v: exit %d, no effective tokens:\n%s%s", args, code, stdout, stderr)
+		}
+		return v
+	}
+	warmNone := effective("0", "none")
+	for _, ttl := range []string{"", "0", "1h"} {
+		none, h := effective(ttl, "none"), effective(ttl, "harness")
+		if h > 1.01*none {
+			t.Errorf("--cache-ttl %q: harness %.1f effective tokens, %.3f × none's %.1f", ttl, h, h/none, none)
+		}
+		if cold := ttl == ""; cold != (none > warmNone) {
+			t.Errorf("--cache-ttl %q: none costs %.1f, warm %.1f: want more only under the 5-minute default", ttl, none, warmNone)
+		}
+	}
+	if _, stderr, code := inproc(t, "replay", session, "--cache-ttl", "-1m"); code != 2 || !strings.Contains(stderr, "--cache-ttl -1m0s") {
+		t.Errorf("--cache-ttl -1m: exit %d, %q; want a usage error", code, stderr)
 	}
 }
