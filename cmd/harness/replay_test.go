@@ -169,6 +169,16 @@ func TestReplayPricesTheCacheAsBench(t *testing.T) {
 			_, err := fmt.Sscanf(after, "%f", &v)
 			ok = err == nil
 		}
+		note := "cache expires after 5m idle"
+		switch ttl {
+		case "0":
+			note = "cache never expires (warm)"
+		case "1h":
+			note = "cache expires after 1h idle"
+		}
+		if !strings.Contains(stdout, note) {
+			t.Errorf("%v: the line does not say %q:\n%s", args, note, stdout)
+		}
 		if code != 0 || !ok {
 			t.Fatalf("%v: exit %d, no effective tokens:\n%s%s", args, code, stdout, stderr)
 		}
