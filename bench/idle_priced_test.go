@@ -40,11 +40,7 @@ func TestIdleClearWaitsForPricedCache(t *testing.T) {
 		{"unknown model, 1h", replay.Env{Model: "deepseek-chat", CacheTTL: time.Hour}, 0},
 	} {
 		for _, name := range []string{"harness", "harness-proxy"} {
-			p, err := Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := p.build(tc.env)
+			cfg, err := mustLookup(t, name).build(tc.env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,14 +64,7 @@ func TestIdleClearWaitsForPricedCache(t *testing.T) {
 // idle clear pays a miss the pricing never charges keeping everything.
 func TestIdleClearPricedWarm(t *testing.T) {
 	rec := pausedRecording(t, "claude-sonnet-4-5")
-	var ps []Preset
-	for _, n := range []string{"harness", "harness-no-idle"} {
-		p, err := Lookup(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
+	ps := []Preset{mustLookup(t, "harness"), mustLookup(t, "harness-no-idle")}
 	for _, tc := range []struct {
 		name  string
 		opts  Options

@@ -145,22 +145,22 @@ func (h harnessConfig) idleAfter(env replay.Env) (time.Duration, bool) {
 	if h.clearIdle != 0 || h.noClearIdle {
 		return h.clearIdle, h.noClearIdle
 	}
-	return pricedIdle(env, policy.CacheExpiry(env.Model))
+	d := pricedIdle(env, policy.CacheExpiry(env.Model))
+	return d, d == 0
 }
 
 // pricedIdle is lifetime, the cache's lifetime a policy assumes, made
-// no shorter than the one env prices: true (no idle clear) when env
-// prices a cache that never expires, lifetime itself when it is 0 (the
-// model's lifetime is unknown, so there is no idle clear either) or env
-// says nothing.
-func pricedIdle(env replay.Env, lifetime time.Duration) (time.Duration, bool) {
+// no shorter than the one env prices; 0 (no idle clear) when env prices
+// a cache that never expires or lifetime is 0 (the model's lifetime is
+// unknown).
+func pricedIdle(env replay.Env, lifetime time.Duration) time.Duration {
 	switch {
 	case env.NoCacheExpiry:
-		return 0, true
+		return 0
 	case lifetime > 0 && env.CacheTTL > lifetime:
-		return env.CacheTTL, false
+		return env.CacheTTL
 	}
-	return lifetime, false
+	return lifetime
 }
 
 // window is the context window of model, 128k when the table does not

@@ -40,7 +40,7 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{})}
 	// The proxy reads the lifetime from the wire; the replay waits no
 	// less than the cache it is priced with lives (harnessConfig.idleAfter).
-	if lifetime, off := pricedIdle(env, policy.CacheExpiry(env.Model)); lifetime > 0 && !off && !pc.noClearIdle {
+	if lifetime := pricedIdle(env, policy.CacheExpiry(env.Model)); lifetime > 0 && !pc.noClearIdle {
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
 		pols = append(pols, &policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,

@@ -200,14 +200,18 @@ func (t *Table) heavyNames(n int) string {
 // thousands writes n with comma separators (10,000).
 func thousands(n int) string { return numfmt.Thousands(int64(n)) }
 
-// CacheNote says how the table priced the prompt cache: "cache expires
-// after 5m idle" (a request after a longer recorded pause pays its prefix
-// uncached) or "cache never expires (warm)".
-func (t *Table) CacheNote() string {
-	if t.CacheTTL <= 0 {
+// CacheNote says how the table priced the prompt cache (CacheNote of
+// its CacheTTL).
+func (t *Table) CacheNote() string { return CacheNote(t.CacheTTL) }
+
+// CacheNote says how a cache lifetime prices the prompt cache: "cache
+// expires after 5m idle" (a request after a longer recorded pause pays
+// its prefix uncached) or, for 0, "cache never expires (warm)".
+func CacheNote(ttl time.Duration) string {
+	if ttl <= 0 {
 		return "cache never expires (warm)"
 	}
-	return "cache expires after " + shortDuration(t.CacheTTL) + " idle"
+	return "cache expires after " + shortDuration(ttl) + " idle"
 }
 
 // shortDuration is d as time.Duration prints it without zero trailing

@@ -101,7 +101,7 @@ func replayOne(ctx context.Context, e *env, rec *replay.Recording, preset bench.
 	u := rep.Usage
 	fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable; %s\n",
 		rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
-		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles, (&bench.Table{CacheTTL: ttl}).CacheNote())
+		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles, bench.CacheNote(ttl))
 	return nil
 }
 
