@@ -247,9 +247,9 @@ func periodic(n, p int) []bool {
 
 // frontierPoint is one rule's figures summed over a set.
 type frontierPoint struct {
-	name                   string
-	none, floor, cost      float64
-	visible, needles, runs int
+	name              string
+	none, floor, cost float64
+	visible, needles  int
 }
 
 func (p *frontierPoint) add(cost float64, visible, needles int) {
@@ -285,10 +285,12 @@ func frontierPoints(recs []*replay.Recording) []frontierPoint {
 	for i, v := range vs {
 		pts[i].name = v.name
 	}
+	var none, floor float64
 	for _, rec := range recs {
 		x := newFrontierRun(rec)
-		none, _, _ := x.cost(frontierRule{}, nil, false)
-		floor, _, _ := x.cost(frontierRule{}, nil, true)
+		c, _, _ := x.cost(frontierRule{}, nil, false)
+		f, _, _ := x.cost(frontierRule{}, nil, true)
+		none, floor = none+c, floor+f
 		for i, v := range vs {
 			var clears []bool
 			if v.every == 0 {
@@ -296,11 +298,11 @@ func frontierPoints(recs []*replay.Recording) []frontierPoint {
 			} else {
 				clears = periodic(len(x.out), v.every)
 			}
-			pts[i].none += none
-			pts[i].floor += floor
-			pts[i].runs++
 			pts[i].add(x.cost(v.rule, clears, false))
 		}
+	}
+	for i := range pts {
+		pts[i].none, pts[i].floor = none, floor
 	}
 	return pts
 }
