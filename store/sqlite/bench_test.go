@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -51,7 +51,7 @@ func BenchmarkResume1000Rounds(b *testing.B) {
 		}
 	})
 	b.Run("Load+View", func(b *testing.B) {
-		budget := &guard.TurnBudget{}
+		budget := &policy.TurnBudget{}
 		for b.Loop() {
 			c, err := s.Load(ctx, "c_long")
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/store"
 )
 
@@ -336,7 +337,7 @@ func testEventsAndViewCuts(t *testing.T, be *Backend) {
 		return harness.TextResult(big), nil
 	}}
 	a, err := harness.New(model, &harness.Options{Tools: []harness.Tool{bigTool}, MaxRounds: 3, Recorder: s, Observer: s.Observer(nil),
-		Policies: []harness.ViewPolicy{&guard.TurnBudget{}}})
+		Policies: []harness.ViewPolicy{&policy.TurnBudget{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
