@@ -1,4 +1,4 @@
-package proxy_test
+package proxylab_test
 
 import (
 	"bytes"
@@ -389,7 +389,7 @@ func TestResearchThroughIdle(t *testing.T) {
 // times: with the clear at 5 minutes the proxy clears at the pause, and
 // what reached the upstream is fewer input tokens than with the clear off.
 func TestThroughRecordedClock(t *testing.T) {
-	rec, err := replay.ParseFile(filepath.Join("..", "bench", "data", "claude-code", "RyanLisse__big3", "logs__chat.json.6d611bf6.json"))
+	rec, err := replay.ParseFile(filepath.Join("..", "..", "bench", "data", "claude-code", "RyanLisse__big3", "logs__chat.json.6d611bf6.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
