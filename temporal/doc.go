@@ -10,7 +10,7 @@
 // call's result go to a [Journal] until their round is stored, so a step
 // retried after its worker died finds its own output there and does not
 // call the model or the tool again; the round is then stored in one store
-// transaction. See the section on durable turns in docs/design.md.
+// transaction. Its design is in DESIGN.md beside this file.
 //
 // A turn's tool steps run on one worker, in a Temporal session, so that
 // a tool server that keeps state between calls (an MCP browser or shell

@@ -291,7 +291,7 @@ func mustPresets(t *testing.T, names ...string) []bench.Preset {
 // clear off, auto (Chat Completions, which the bench speaks: an hour) and
 // at 5 minutes (what an Anthropic client gets), and prints the through
 // row of each run beside the engine's harness and harness-no-idle rows
-// (docs/design.md, "Clearing after a pause"). The bench prices caches
+// (lab/NOTEBOOK.md, "Clearing after a pause"). The bench prices caches
 // expiring after 5 minutes, its default. The in-process rows do not depend
 // on the proxy, so only the first configuration's run replays them.
 // It asserts only what must hold: one request per recorded call, no clear
