@@ -11,8 +11,8 @@ import (
 const (
 	DefaultMaxRounds   = 8
 	DefaultToolTimeout = 120 * time.Second
-	// DefaultMaxStreamBytes bounds an unguarded stream (Options.MaxStreamBytes).
-	DefaultMaxStreamBytes = 64 << 20
+	// defaultMaxStreamBytes bounds an unguarded stream (Options.MaxStreamBytes).
+	defaultMaxStreamBytes = 64 << 20
 )
 
 // Selector chooses the tools offered for one turn. It is called once per

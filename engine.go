@@ -87,7 +87,7 @@ func NewEngine(opts *Options) (*Engine, error) {
 		e.opts.ToolTimeout = DefaultToolTimeout
 	}
 	if e.opts.MaxStreamBytes <= 0 {
-		e.opts.MaxStreamBytes = DefaultMaxStreamBytes
+		e.opts.MaxStreamBytes = defaultMaxStreamBytes
 	}
 	for _, t := range e.opts.Tools {
 		name := t.Spec.Name
@@ -261,7 +261,7 @@ func (e *Engine) now() time.Time {
 // before (its last response came just before), and a later one is
 // unknown (0).
 func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.Duration {
-	if d := IdleFrom(ctx); d > 0 {
+	if d := idleFrom(ctx); d > 0 {
 		return d
 	}
 	since := conv.answered

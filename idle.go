@@ -18,8 +18,8 @@ func WithIdle(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, idleKey, d)
 }
 
-// IdleFrom returns the idle time ctx carries (see WithIdle), 0 when none.
-func IdleFrom(ctx context.Context) time.Duration {
+// idleFrom returns the idle time ctx carries (see WithIdle), 0 when none.
+func idleFrom(ctx context.Context) time.Duration {
 	d, _ := ctx.Value(idleKey).(time.Duration)
 	return d
 }

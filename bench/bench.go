@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -29,7 +30,7 @@ type Options struct {
 	// the previous one's (replay.IdleGaps) finds the cache cold, and its
 	// cached prefix is priced as uncached input (written again under
 	// Anthropic's prices) for every preset alike; such a request counts as
-	// a cache break too. Zero means replay.CacheTTL (5 minutes: Anthropic's
+	// a cache break too. Zero means catalog.DefaultCacheLifetime (5 minutes: Anthropic's
 	// exact default lifetime and the shortest OpenAI documents), so the
 	// zero Options price caches as providers bill them. Recordings that
 	// keep no times (mini-swe-agent, SWE-agent, Gemini CLI, the suite) are
@@ -52,9 +53,9 @@ func (o *Options) cacheTTL() (time.Duration, error) {
 	case o.NoCacheExpiry:
 		return 0, nil
 	case o.CacheTTL < 0:
-		return 0, fmt.Errorf("bench: CacheTTL %v: want 0 (the default, %v) or more; NoCacheExpiry prices a warm cache", o.CacheTTL, replay.CacheTTL)
+		return 0, fmt.Errorf("bench: CacheTTL %v: want 0 (the default, %v) or more; NoCacheExpiry prices a warm cache", o.CacheTTL, catalog.DefaultCacheLifetime)
 	case o.CacheTTL == 0:
-		return replay.CacheTTL, nil
+		return catalog.DefaultCacheLifetime, nil
 	}
 	return o.CacheTTL, nil
 }

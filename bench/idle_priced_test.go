@@ -21,7 +21,7 @@ func compactOf(cfg *replay.Config) *policy.CompactPolicy {
 
 // TestIdleClearWaitsForPricedCache: the harness and harness-proxy presets
 // clear when idle after the recorded model's cache lifetime
-// (policy.CacheExpiry), but never sooner than the cache the replay is
+// (catalog.CacheLifetime), but never sooner than the cache the replay is
 // priced with lives, and not at all when it is priced as never expiring
 // or the model's lifetime is unknown.
 func TestIdleClearWaitsForPricedCache(t *testing.T) {

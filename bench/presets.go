@@ -11,6 +11,7 @@ import (
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/toolselect"
@@ -81,7 +82,7 @@ type harnessConfig struct {
 	// newest rounds; noActive is CompactPolicy.NoKeepActive.
 	active   int
 	noActive bool
-	// clearIdle is CompactPolicy.ClearWhenIdle (0: policy.CacheExpiry of
+	// clearIdle is CompactPolicy.ClearWhenIdle (0: catalog.CacheLifetime of
 	// the recorded model); noClearIdle is CompactPolicy.NoClearWhenIdle;
 	// clearIdleKeep is CompactPolicy.ClearWhenIdleKeepRounds.
 	clearIdle     time.Duration
@@ -133,7 +134,7 @@ func (h harnessConfig) build(env replay.Env) (*replay.Config, error) {
 
 // idleAfter returns the pause after which the preset's compaction clears
 // because the cache has gone cold (CompactPolicy.ClearWhenIdle and
-// NoClearWhenIdle). By default that is policy.CacheExpiry of the recorded
+// NoClearWhenIdle). By default that is catalog.CacheLifetime of the recorded
 // model, as harness run's --clear-when-idle auto reads it, but never
 // sooner than the cache the replay is priced with lives (env.CacheTTL,
 // bench's --cache-ttl): a user whose cache lives longer than its
@@ -145,7 +146,7 @@ func (h harnessConfig) idleAfter(env replay.Env) (time.Duration, bool) {
 	if h.clearIdle != 0 || h.noClearIdle {
 		return h.clearIdle, h.noClearIdle
 	}
-	d := pricedIdle(env, policy.CacheExpiry(env.Model))
+	d := pricedIdle(env, catalog.CacheLifetime(env.Model))
 	return d, d == 0
 }
 
@@ -190,7 +191,7 @@ func nonePreset() Preset {
 // harnessPreset is harness's defaults: the default stack and the tool
 // selector.
 func harnessPreset() Preset {
-	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%; and, at a request after a pause longer than the cache lives, every old result the cost trigger may clear: policy.CacheExpiry of the recorded model, never shorter than the cache the bench prices lives), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep, the clients' own tools pinned: ClientTools); recall of stored results",
+	return Preset{Name: "harness", Doc: "harness's defaults: ResultPolicy (24 KiB ceiling, spill, guard.Relevant 4 KiB preview: head, tail and the lines matching what the agent looks for), RunCeiling (a shell command's output that runs a program cut to 2 KiB at arrival when over 3 KiB, spill, relevant preview), Collapse (blocks of 8+ lines the model already sees become one marker), TurnBudget (24,000 chars before the final round, floor 1,200), StuckPolicy (nudge 3, stop 6), CompactPolicy (old results cleared in one chunk once they add up to 12,000 tokens and the clear pays for its cache miss and the savings bank covers it, newest 4 rounds kept and, whole, the results the agent quoted in the 3 rounds before; 75% → 55% of the window in chunks of 10%; and, at a request after a pause longer than the cache lives, every old result the cost trigger may clear: catalog.CacheLifetime of the recorded model, never shorter than the cache the bench prices lives), toolselect.Selector once per turn (over 24 tools: top 20 by BM25 plus must-keep, the clients' own tools pinned: ClientTools); recall of stored results",
 		build: defaultHarness().build}
 }
 
@@ -246,7 +247,7 @@ func ablationPresets() []Preset {
 		abl("harness-no-runceiling", "harness without guard.RunCeiling (stack.Config.NoRunCeiling): a program's output gets the 24 KiB ceiling like any result", func(h *harnessConfig) { h.stack.NoRunCeiling = true }),
 		abl("harness-no-keepactive", "harness whose clears for cost take every old result, the ones the agent is working with too (CompactPolicy.NoKeepActive)", func(h *harnessConfig) { h.noActive = true }),
 		abl("harness-no-stuck", "harness without policy.StuckPolicy (stack.Config.NoStuck): no nudge and no stop when a turn repeats its calls; a replay cannot show what a nudge changes, only what it costs", func(h *harnessConfig) { h.stack.NoStuck = true }),
-		abl("harness-no-idle", "harness without the clear when idle (CompactPolicy.NoClearWhenIdle, harness run --clear-when-idle off): the default before it was measured; harness clears old results at a request after a pause longer than the recorded model's provider guarantees its prompt cache (policy.CacheExpiry: 5 min for claude-*, 1 h for gpt-*, o1/o3/o4 and codex-*, off otherwise), since such a clear breaks no warm cache", func(h *harnessConfig) { h.noClearIdle = true }),
+		abl("harness-no-idle", "harness without the clear when idle (CompactPolicy.NoClearWhenIdle, harness run --clear-when-idle off): the default before it was measured; harness clears old results at a request after a pause longer than the recorded model's provider guarantees its prompt cache (catalog.CacheLifetime: 5 min for claude-*, 1 h for gpt-*, o1/o3/o4 and codex-*, off otherwise), since such a clear breaks no warm cache", func(h *harnessConfig) { h.noClearIdle = true }),
 		{Name: "harness@previous", Doc: "harness's defaults before the run ceiling, the working set and the clear when idle: no RunCeiling, clears for cost take every result older than the newest 8 rounds, no clear after a pause (NoRunCeiling, NoKeepActive, ClearOldKeepRounds 8, NoClearWhenIdle)", Ablation: true, build: previousHarness().build},
 	}, clearFromPresets(abl)...)
 }

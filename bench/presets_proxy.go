@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
@@ -27,7 +28,7 @@ type proxyConfig struct {
 // budget.go, idle.go) replayed in process. It is opt-in: the main job's
 // tables compare harness's in-process defaults with the other systems.
 func proxyPreset() Preset {
-	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool. The lifetime is policy.CacheExpiry of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
+	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool. The lifetime is catalog.CacheLifetime of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
 		OptIn: true, build: proxyConfig{}.build}
 }
 
@@ -40,7 +41,7 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{})}
 	// The proxy reads the lifetime from the wire; the replay waits no
 	// less than the cache it is priced with lives (harnessConfig.idleAfter).
-	if lifetime := pricedIdle(env, policy.CacheExpiry(env.Model)); lifetime > 0 && !pc.noClearIdle {
+	if lifetime := pricedIdle(env, catalog.CacheLifetime(env.Model)); lifetime > 0 && !pc.noClearIdle {
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
 		pols = append(pols, &policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -157,7 +158,7 @@ func TestTableShowsPricing(t *testing.T) {
 }
 
 // TestCacheTTLPricesColdRequests: by default (the zero Options: CacheTTL
-// replay.CacheTTL) a request that follows a pause longer than the cache's
+// catalog.DefaultCacheLifetime) a request that follows a pause longer than the cache's
 // lifetime pays its prefix uncached, under every preset, and the table
 // says so; NoCacheExpiry prices it warm; without times nothing changes;
 // a negative CacheTTL is refused.
@@ -197,8 +198,8 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 	if nilOpts, err := Run(context.Background(), []*replay.Recording{rec}, nil); err != nil || nilOpts.Rows[0].Cached != cold.Rows[0].Cached {
 		t.Errorf("nil Options: %v; none's cached %d, want the zero Options' %d", err, nilOpts.Rows[0].Cached, cold.Rows[0].Cached)
 	}
-	if explicit, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: replay.CacheTTL}); err != nil || explicit.Rows[1].Cached != cold.Rows[1].Cached {
-		t.Errorf("CacheTTL %v: %v; harness's cached differs from the zero Options'", replay.CacheTTL, err)
+	if explicit, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: catalog.DefaultCacheLifetime}); err != nil || explicit.Rows[1].Cached != cold.Rows[1].Cached {
+		t.Errorf("CacheTTL %v: %v; harness's cached differs from the zero Options'", catalog.DefaultCacheLifetime, err)
 	}
 	if long, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: time.Hour}); err != nil || long.Rows[1].Cached != warm.Rows[1].Cached {
 		t.Errorf("CacheTTL 1h (longer than every pause): %v; want the warm pricing", err)
@@ -206,8 +207,8 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 	if _, err := Run(context.Background(), []*replay.Recording{rec}, &Options{Presets: ps, CacheTTL: -time.Second}); err == nil || !strings.Contains(err.Error(), "CacheTTL -1s") {
 		t.Errorf("CacheTTL -1s: err %v, want a clear refusal", err)
 	}
-	if warm.CacheTTL != 0 || cold.CacheTTL != replay.CacheTTL || warm.CacheTTLSeconds != 0 || cold.CacheTTLSeconds != 300 {
-		t.Errorf("Table.CacheTTL warm %v (%v s), cold %v (%v s); want 0 and %v (300 s)", warm.CacheTTL, warm.CacheTTLSeconds, cold.CacheTTL, cold.CacheTTLSeconds, replay.CacheTTL)
+	if warm.CacheTTL != 0 || cold.CacheTTL != catalog.DefaultCacheLifetime || warm.CacheTTLSeconds != 0 || cold.CacheTTLSeconds != 300 {
+		t.Errorf("Table.CacheTTL warm %v (%v s), cold %v (%v s); want 0 and %v (300 s)", warm.CacheTTL, warm.CacheTTLSeconds, cold.CacheTTL, cold.CacheTTLSeconds, catalog.DefaultCacheLifetime)
 	}
 	for _, tc := range []struct {
 		tab  *Table
@@ -285,7 +286,7 @@ func TestExpireColdRevealRound(t *testing.T) {
 				rep.Usage = rep.Usage.Add(c.Usage())
 			}
 			before := rep.Usage.Cached
-			rep.PriceCold(gaps, replay.CacheTTL)
+			rep.PriceCold(gaps, catalog.DefaultCacheLifetime)
 			lost := 0
 			for i, c := range rep.Calls {
 				if c.Cached != tt.wantCached[i] {

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
 // TestResearchColdCache measures what the replay's warm-cache assumption
 // is worth on the sets named by HARNESS_RESEARCH_SETS: the replay counts a
 // request's prefix shared with the previous request as cached whatever the
-// time between them, while a provider's cache expires (replay.CacheTTL).
+// time between them, while a provider's cache expires (catalog.DefaultCacheLifetime).
 // Per set it prints how many requests came more than CacheTTL after the
 // one before (replay.IdleGaps, from the recorded times), and, for none and
 // harness, how much more they would cost under each price model had those
@@ -58,7 +59,7 @@ func TestResearchColdCache(t *testing.T) {
 					continue // a stop skipped calls: indexes no longer line up
 				}
 				for k, c := range rep.Calls {
-					if gaps[k] <= replay.CacheTTL {
+					if gaps[k] <= catalog.DefaultCacheLifetime {
 						continue
 					}
 					if p == 0 {
@@ -82,7 +83,7 @@ func TestResearchColdCache(t *testing.T) {
 				coldRuns++
 			}
 		}
-		fmt.Fprintf(&b, "%s: %d runs, %d requests (%d timed), %d after more than %s idle, in %d runs\n", filepath.Base(dir), len(recs), calls, timed, cold, replay.CacheTTL, coldRuns)
+		fmt.Fprintf(&b, "%s: %d runs, %d requests (%d timed), %d after more than %s idle, in %d runs\n", filepath.Base(dir), len(recs), calls, timed, cold, catalog.DefaultCacheLifetime, coldRuns)
 		free := coldClearBound(recs, reports)
 		fmt.Fprintf(&b, "  a clear at each cold request of the results older than 4 rounds would save at most %.1f%% (openai) / %.1f%% (anthropic) of harness's cost\n",
 			100*free["openai"]/base["openai"][1], 100*free["anthropic"]/base["anthropic"][1])
@@ -120,7 +121,7 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 		}
 		cleared := map[string]bool{}
 		for j, c := range rep.Calls {
-			if gaps[j] <= replay.CacheTTL {
+			if gaps[j] <= catalog.DefaultCacheLifetime {
 				continue
 			}
 			old := 0
@@ -141,12 +142,12 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[st
 
 // TestResearchClearWhenIdle replays the sets named by HARNESS_RESEARCH_SETS
 // under harness, the anchors that keep about its visible share, and
-// harness with CompactPolicy.ClearWhenIdle: at policy.CacheExpiry of the
+// harness with CompactPolicy.ClearWhenIdle: at catalog.CacheLifetime of the
 // recorded model ("auto": 5 minutes for Claude, an hour for OpenAI's
 // models), alone, with KeepQuoted, keeping 8 rounds at an idle clear, with
 // ActiveRounds 6, covered by the savings bank (ClearWhenIdleBanked), and at
-// replay.CacheTTL for every model. Each replay is
-// priced twice, with the cache expiring after replay.CacheTTL (the bench's
+// catalog.DefaultCacheLifetime for every model. Each replay is
+// priced twice, with the cache expiring after catalog.DefaultCacheLifetime (the bench's
 // default; HARNESS_RESEARCH_CACHE_TTL changes the lifetime) and warm
 // (Options.NoCacheExpiry), and the test prints each
 // row's figures per set and pricing, and for each variant whether it
@@ -176,7 +177,7 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		variant("harness/idle-keep8", func(h *harnessConfig) { h.clearIdleKeep = 8 }),
 		variant("harness/active6", func(h *harnessConfig) { h.active = 6 }),
 		variant("harness/idle-banked", func(h *harnessConfig) { h.clearIdleBank = true }),
-		variant("harness/idle-5m", func(h *harnessConfig) { h.clearIdle = replay.CacheTTL }))
+		variant("harness/idle-5m", func(h *harnessConfig) { h.clearIdle = catalog.DefaultCacheLifetime }))
 	var b strings.Builder
 	for _, dir := range strings.Split(dirs, ",") {
 		recs, _, err := replay.Load(dir)
@@ -247,7 +248,7 @@ func defaultVerdict(r, h Row, anchors []Row) string {
 
 // researchCacheOptions is the cache pricing of the research tests that
 // price one way: the bench's default (the cache expires after
-// replay.CacheTTL), or HARNESS_RESEARCH_CACHE_TTL's lifetime (0: the warm
+// catalog.DefaultCacheLifetime), or HARNESS_RESEARCH_CACHE_TTL's lifetime (0: the warm
 // cache, Options.NoCacheExpiry, the pricing of the figures measured before
 // caches expired by default). A sweep whose figures HARNESS_RESEARCH_OUT
 // keeps must use one file per pricing.

@@ -95,12 +95,7 @@ type ResultPolicy struct {
 	// input; exactly HeadTail's 3 KiB + 1 KiB when nothing matches). A
 	// [ContextPreview] like it sees the call and the transcript and picks
 	// lines from the middle when the whole text is at hand
-	// ([MaxExcerptBytes]); larger streams get its head and tail. Chosen
-	// from the bench: on the built-in suite's output-heavy scenarios it
-	// keeps the lock file's answer that head+tail drops (visible 88.9% →
-	// 100% at 0.041 × keeping everything), on the recorded runs it costs
-	// the same (0.737 → 0.738) at equal retention. HeadTail{} is the
-	// previous default.
+	// ([MaxExcerptBytes]); larger streams get its head and tail.
 	Preview Preview
 	// Dedupe suppresses exact repeats of read-only calls (off by default).
 	Dedupe Dedupe

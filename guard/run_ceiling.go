@@ -10,14 +10,12 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// DefaultRunCeilingBytes is [RunCeiling]'s default ceiling (chosen on the
-// recorded runs against 1 and 4 KiB, docs/design.md): a test log's
+// DefaultRunCeilingBytes is [RunCeiling]'s default ceiling: a test log's
 // command line and verdict (head and tail) with room for the lines that
 // match the call.
 const DefaultRunCeilingBytes = 2 << 10
 
-// DefaultRunCeilingMinBytes is [RunCeiling]'s default MinBytes (chosen on
-// the recorded runs against 4 and 6 KiB and none, docs/design.md): below
+// DefaultRunCeilingMinBytes is [RunCeiling]'s default MinBytes: below
 // it a cut saves too little to pay for what Collapse no longer saves.
 const DefaultRunCeilingMinBytes = 3 << 10
 
@@ -27,17 +25,11 @@ const DefaultRunCeilingMinBytes = 3 << 10
 // commands that run a program (a test suite, a script, a build) rather
 // than print something the agent asked to read (a file, a search, a
 // listing, a diff). The agent reads such an output for its verdict and
-// rarely quotes it later: on the recorded runs the outputs of commands
-// that run programs are 11–23% of the removable cost of mini-swe-agent
-// and Claude Code runs, yet the source of 5–9% of the strings the agents
-// used later (docs/design.md, "Where the removable cost is"). Cutting them
+// rarely quotes it later. Cutting them
 // at arrival saves on every later request without a cache break, and
 // those savings fund compaction's clears (the savings bank). An output
 // of at most MinBytes stays whole: a cut a little over the ceiling saves
 // a few hundred bytes and keeps a later repeat from collapsing onto it.
-// With compaction's working set, the two were better than the default
-// before them on each of eight sets of recorded runs (docs/design.md,
-// "The default since the working set").
 //
 // A call is a run when its tool is a shell (Shells, default bash, shell,
 // exec_command and the other names coding agents give theirs) and some

@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -21,128 +22,51 @@ import (
 // Anthropic's context editing keeps the last 3 tool uses and clears at
 // least a chunk to amortise cache misses).
 const (
-	DefaultCompactHighWater     = 0.75
-	DefaultCompactTarget        = 0.55
-	DefaultCompactKeepRounds    = 3
-	DefaultCompactKeepTurns     = 6
-	DefaultCompactSummaryTokens = 600
-	// DefaultCompactClearFraction is ClearAtLeast's default, as a fraction
+	defaultCompactHighWater     = 0.75
+	defaultCompactTarget        = 0.55
+	defaultCompactKeepRounds    = 3
+	defaultCompactKeepTurns     = 6
+	defaultCompactSummaryTokens = 600
+	// defaultCompactClearFraction is ClearAtLeast's default, as a fraction
 	// of the window.
-	DefaultCompactClearFraction = 0.10
+	defaultCompactClearFraction = 0.10
 	// DefaultCompactClearOld is ClearOld's default, in tokens (see
 	// CompactPolicy.ClearOld for how it was chosen).
 	DefaultCompactClearOld = 12_000
-	// DefaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
-	DefaultCompactClearOldKeepRounds = 4
+	// defaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
+	defaultCompactClearOldKeepRounds = 4
 )
 
 // compactName names the policy in cuts, notes and events.
 const compactName = "compact"
 
 // CompactPolicy is a [harness.ViewPolicy] that keeps a conversation's
-// requests inside the model's context window, with hysteresis: it acts
-// only when the counted input of the next request is above HighWater of
-// the window (or the provider has just rejected the request as too large,
-// View.Overflow), and then compacts to Target, cheapest stage first,
-// stopping as soon as the request is at or under Target:
+// requests inside the model's context window and, far below it, clears old
+// tool results when that lowers what the run costs:
 //
-//  1. Clear old tool results. The results of the newest KeepRounds rounds
-//     (across turns) are kept; older ones, oldest first and whole rounds
-//     at a time, become one-line placeholders naming the tool, its
-//     arguments, the result's size and how to get it back (the spill path
-//     of its Cut locator, and the recall tool with the call id). Each is
-//     recorded as a [harness.CutCleared] cut. At least ClearAtLeast tokens
-//     are cleared at once, so the prompt cache breaks rarely, in large
-//     chunks, instead of a little every round.
-//  2. Summarise the turns older than the newest KeepTurns with Summarizer
-//     (at most SummaryTokens), stored as a [harness.Note] through
-//     [harness.View.AddNote]: the originals stay in the transcript and the
-//     store, and BuildView shows the note instead of the turns it covers.
+//   - Near the window: when the counted input of the next request is above
+//     HighWater of the window (or the provider has just rejected it as too
+//     large, View.Overflow), it compacts to Target, cheapest stage first:
+//     old tool results become one-line placeholders naming how to get each
+//     back (its spill file, the recall tool), at least ClearAtLeast tokens
+//     at a time; then the turns older than the newest KeepTurns are
+//     summarised by Summarizer into a [harness.Note].
+//   - For cost: once the results older than the newest ClearOldKeepRounds
+//     rounds would save ClearOld tokens, they are cleared in one chunk,
+//     provided the clear is expected to pay for the prompt-cache miss it
+//     causes and the savings the policy has banked for the conversation
+//     cover it under every one of Prices (Unbounded drops the bank).
+//   - After a pause longer than the prompt cache lives (ClearWhenIdle),
+//     when a clear breaks no warm cache.
 //
-// # Stable clearing
-//
-// A view is rebuilt from the transcript every round, so a clearing
-// decision must be reproduced exactly in every later view, or the cleared
-// set would drift (and the cache break) every round. The policy therefore
-// records each decision once, as a note whose ClearTurn/ClearRound mark
-// the newest cleared round; every view first clears every result at or
-// before the newest mark, then measures, and moves the mark only when the
-// request is again above HighWater. Because the mark is persisted (with
-// the transcript, through the recorder), a different process, a resumed
-// conversation or a replay gets the same views, whatever calibration
-// factor or tool selection it has by then. Placeholders depend only on the
-// stored result and the policy's options (with KeepQuoted, also on fixed
-// rounds of the transcript: see there), so they too are identical in
-// every view. The mark is a note of its own ([harness.Note.IsClearMark]):
-// it copies no summary text; BuildView shows the newest summary, or before
-// any summary [harness.ClearedNotice], in the same place either way.
-//
-// # Clearing for cost
-//
-// Far below the window, old results still cost: an unchanged prefix is
-// billed at about a tenth on every request, so a result that stays in
-// the view for r more requests costs 1 + 0.1 × r times its tokens, and on
-// a long coding run most of the bill is results the agent read long ago.
-// Clearing them breaks the prompt cache once (everything after the first
-// cleared result is re-sent at the full price), so it pays only in large
-// chunks. ClearOld is that chunk: whenever the results older than the
-// newest ClearOldKeepRounds rounds that are not yet cleared would save at
-// least ClearOld tokens, they are all cleared at once (stage 1 only; no
-// summary) — provided the clear is expected to pay for its cache miss:
-//
-//	0.1 × tokens saved × requests so far ≥ 0.9 × tokens re-sent
-//
-// where the requests so far (this one included) estimate the requests
-// still to come (the median under a scale-free prior),
-// and the tokens re-sent are those from the first cleared result to the
-// end of the request. The trigger depends on the old results alone, not on
-// the size of the request, so a large system prompt or tool list does not
-// make clearing more frequent; it keeps more rounds than the window's
-// clearing does because it is an economy, not a necessity, and what an
-// agent read a few rounds ago is what it most often still uses.
-//
-// # The savings bank
-//
-// The payback rule above is an expectation: a clear whose run ends soon
-// after never repays its miss, and the run then costs more than keeping
-// everything. So a clear for cost must also be covered by savings already
-// made. For each conversation the policy keeps a bank: every request it
-// builds is priced, under each of Prices (default DefaultCompactPrices:
-// Anthropic's 1.25 cache write, gpt-5's and gpt-4.1's cached reads, no
-// caching), against a model of the provider's prompt cache
-// (tokens.PromptCache), both as built and as keeping everything would
-// send it (every result whole, no note); the bank is the difference,
-// summed. A clear is made only when, with the clearing request itself
-// priced as it would be sent (its prefix re-sent at the miss price), the
-// bank stays at or above zero under every price. After a clear the
-// requests are append-only again and each costs no more than keeping
-// everything would, so a run whose clears are all covered ends at or
-// under keeping everything whatever comes after. The window's compaction
-// above HighWater waits for the bank too while the request still fits the
-// window: its clear must be covered, and its summary (stage 2, whose cost
-// cannot be known before it is written) waits; a request that would not
-// fit, or that the provider has rejected (Overflow), is compacted whatever
-// the bank says: keeping everything could not have sent it either. The
-// bank lives in the policy, not the transcript: a policy that has not
-// seen a conversation's earlier requests (a restarted process, one of
-// more than 1,024 conversations) starts it from nothing and clears later,
-// never earlier. Unbounded turns the bank off.
-//
-// Neither trigger clears a result that a still-shown result points at
-// instead of repeating it (a [Collapse] marker's Cut.Refs, a suppressed
-// repeat's Cut.Of): the pointer would point at a placeholder and the model
-// would have the lines nowhere. Shown are the results after the mark and
-// the ones kept this way, so a chain of pointers keeps every link. A
-// pointer at or before the mark that nothing keeps is cleared, even when
-// its marker is shorter than a placeholder, and what it points at with it.
-//
-// Tokens are counted with Counter (o200k by default) on the request as it
-// would be sent (messages and, unless tools are withheld, tool schemas;
-// see tokens.CountRequest), multiplied by the Calibrator's factor for
-// Model when one is set, so thresholds hold for models with other
-// tokenizers. Run the policy last: it measures what the other policies
-// built. A CompactPolicy may serve many conversations at once; do not
-// copy it after first use.
+// Each decision is recorded once in the transcript as a clear mark, so
+// every later view, in this process or another, clears exactly the same
+// results and the cache breaks only at a clear. A result another shown
+// result points at (a Collapse marker, a suppressed repeat) is kept with
+// it. Tokens are counted with Counter on the request as it would be sent,
+// scaled by Calibrator for Model. Run the policy last: it measures what the
+// other policies built. A CompactPolicy may serve many conversations at
+// once; do not copy it after first use.
 type CompactPolicy struct {
 	// HighWater and Target are fractions of the window (defaults 0.75 and
 	// 0.55).
@@ -170,13 +94,7 @@ type CompactPolicy struct {
 	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
 	// old results are cleared, all at once, when clearing them saves at
 	// least this many. Zero means DefaultCompactClearOld (12,000);
-	// NoClearOld turns the trigger off. A negative value is an error (it
-	// once meant off). The default comes from `harness bench` on the three
-	// recorded mini-swe-agent runs: the harness preset went from 0.789 to
-	// 0.738 × keeping everything (0.698 → 0.622 on the output-heavy one)
-	// with 122 of the 124 strings the agent used still visible where it
-	// used them; 6,000-token chunks cost 0.717 but hid 12, and chunks of
-	// 18,000 cleared so late that the clear did not pay (docs/design.md).
+	// NoClearOld turns the trigger off. A negative value is an error.
 	ClearOld int
 	// NoClearOld turns the cost trigger off: old results are cleared only
 	// when a request nears the window (HighWater).
@@ -190,14 +108,13 @@ type CompactPolicy struct {
 	// (all but the newest ClearWhenIdleKeepRounds rounds and the working
 	// set), however few, without asking the savings bank: the provider's
 	// prompt cache has expired, so the clear breaks no cache that is
-	// still warm. Zero means CacheExpiry(Model), the time after which the
+	// still warm. Zero means catalog.CacheLifetime(Model), the time after which the
 	// provider guarantees the cache gone (5 minutes for Claude, an hour
 	// for OpenAI's automatic cache, off for a model it does not know). A
 	// threshold must not be shorter than that (longer for a cache asked to
 	// live longer, such as Anthropic's 1-hour cache): a clear while the
 	// cache is warm costs a miss no bank has covered. A negative value is
-	// an error; NoClearWhenIdle turns the clear off (docs/design.md, "Cold
-	// caches", has the measurements behind the default).
+	// an error; NoClearWhenIdle turns the clear off.
 	ClearWhenIdle time.Duration
 	// NoClearWhenIdle turns the clear when idle off, whatever the pauses.
 	NoClearWhenIdle bool
@@ -222,14 +139,13 @@ type CompactPolicy struct {
 	// do not offer it.
 	NoRecall bool
 	// Prices are the price models a clear for cost must not lose under
-	// (see "The savings bank"); nil means DefaultCompactPrices().
+	// (see "The savings bank"); nil means defaultCompactPrices().
 	Prices []CachePrice
 	// Unbounded turns the savings bank off: a clear for cost then needs
 	// only to be expected to repay its cache miss, and the window's
 	// compaction starts at HighWater whatever it costs, so a run can cost
-	// more than keeping everything (the default before the bank; the
-	// bench's presets of other systems set it, as their rules know no
-	// bank).
+	// more than keeping everything (the bench's presets of other systems
+	// set it, as their rules know no bank).
 	Unbounded bool
 	// KeepQuoted makes a cleared result keep, below its placeholder, the
 	// lines of it that the agent's own messages and calls quoted (an
@@ -242,8 +158,7 @@ type CompactPolicy struct {
 	// there when the clear was decided, so every later view shows the
 	// identical text and the prompt cache holds; the savings bank prices
 	// the digest, as it is what stays. A digest no shorter than the result
-	// leaves the result whole. Off by default (an experiment: see
-	// docs/design.md, "Where the removable cost is").
+	// leaves the result whole. Off by default.
 	KeepQuoted bool
 	// QuotedContext is the lines of context KeepQuoted keeps either side
 	// of a quoted line (zero means 3; a negative value is an error).
@@ -257,16 +172,14 @@ type CompactPolicy struct {
 	// the window's clear takes everything. Only what it takes counts
 	// towards ClearOld, the payback and the bank. The threshold is
 	// recorded with the clear's mark, so every later view clears alike.
-	// Zero takes every result; negative is an error. Off by default (an
-	// experiment: see docs/design.md, "Where the removable cost is").
+	// Zero takes every result; negative is an error.
 	ClearFrom int
 	// KeepPreviews makes a clear for cost leave whole the results a
 	// ceiling cut to a preview at arrival (a Cut of kind CutSpilled or
 	// CutTruncated on the stored result): the preview is already the
 	// lines chosen to show, and the agent quotes them again far more
 	// often than the rest of what clears take. The window's clear takes
-	// them; the mark records the rule, as with ClearFrom. Off by default
-	// (an experiment, as ClearFrom).
+	// them; the mark records the rule, as with ClearFrom. Off by default.
 	KeepPreviews bool
 	// NoKeepActive turns off what every clear does by default: leave whole
 	// every result the agent quoted (KeepQuoted's word rule: a word of the
@@ -281,12 +194,11 @@ type CompactPolicy struct {
 	// the savings bank prices); a result once cleared stays cleared. The
 	// savings bank prices the results kept whole, as they are what stays.
 	// With the cost trigger's 4 kept rounds the rounds read end one round
-	// before a clear for cost (docs/design.md, "The default since the
-	// working set"). A clear forced by a request that would not fit (or
+	// before a clear for cost. A clear forced by a request that would not fit (or
 	// Overflow) keeps no working set, and its mark says so.
 	NoKeepActive bool
 	// ActiveRounds is how many rounds the working-set rule reads (zero
-	// means DefaultCompactActiveRounds; a negative value is an error;
+	// means defaultCompactActiveRounds; a negative value is an error;
 	// NoKeepActive turns the rule off).
 	ActiveRounds int
 
@@ -353,10 +265,10 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		placeholders: &p.placeholders, measures: &p.measures,
 	}
 	if c.high <= 0 {
-		c.high = DefaultCompactHighWater
+		c.high = defaultCompactHighWater
 	}
 	if c.target <= 0 {
-		c.target = DefaultCompactTarget
+		c.target = defaultCompactTarget
 	}
 	if c.target > c.high {
 		return c, fmt.Errorf("compact: Target %.2f is above HighWater %.2f", c.target, c.high)
@@ -371,21 +283,21 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.factor = p.Calibrator.Factor(c.model)
 	}
 	if c.keepRounds <= 0 {
-		c.keepRounds = DefaultCompactKeepRounds
+		c.keepRounds = defaultCompactKeepRounds
 	}
 	if c.keepTurns <= 0 {
-		c.keepTurns = DefaultCompactKeepTurns
+		c.keepTurns = defaultCompactKeepTurns
 	}
 	var err error
 	if c.clearOld, err = offOrDefault("ClearOld", c.clearOld, DefaultCompactClearOld, p.NoClearOld, "NoClearOld turns the trigger off"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
 	if c.clearOldKeep <= 0 {
-		c.clearOldKeep = DefaultCompactClearOldKeepRounds
+		c.clearOldKeep = defaultCompactClearOldKeepRounds
 	}
 	c.clearIdleBank = p.ClearWhenIdleBanked
 	if p.ClearWhenIdle < 0 {
-		return c, fmt.Errorf("compact: ClearWhenIdle %s is negative (zero means CacheExpiry of the model; NoClearWhenIdle turns it off)", p.ClearWhenIdle)
+		return c, fmt.Errorf("compact: ClearWhenIdle %s is negative (zero means the cache lifetime of the model; NoClearWhenIdle turns it off)", p.ClearWhenIdle)
 	}
 	c.clearIdle = p.IdleAfter()
 	switch c.clearIdleKeep = p.ClearWhenIdleKeepRounds; {
@@ -395,7 +307,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		c.clearIdleKeep = c.clearOldKeep
 	}
 	if c.summaryTokens <= 0 {
-		c.summaryTokens = DefaultCompactSummaryTokens
+		c.summaryTokens = defaultCompactSummaryTokens
 	}
 	c.quoted = p.KeepQuoted
 	if c.costRule = (clearRule{from: p.ClearFrom, keepPreviews: p.KeepPreviews}); p.ClearFrom < 0 {
@@ -404,13 +316,13 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
-	if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, DefaultCompactActiveRounds, p.NoKeepActive, "NoKeepActive turns the rule off"); err != nil {
+	if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, defaultCompactActiveRounds, p.NoKeepActive, "NoKeepActive turns the rule off"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
 	if !p.Unbounded {
 		c.prices = p.Prices
 		if len(c.prices) == 0 {
-			c.prices = DefaultCompactPrices()
+			c.prices = defaultCompactPrices()
 		}
 	}
 	return c, nil
@@ -455,8 +367,8 @@ type compaction struct {
 }
 
 // IdleAfter is the pause after which the policy clears when idle
-// (ClearWhenIdle): ClearWhenIdle when positive, else CacheExpiry(Model);
-// 0 when the clear is off (NoClearWhenIdle, or a model CacheExpiry does
+// (ClearWhenIdle): ClearWhenIdle when positive, else catalog.CacheLifetime(Model);
+// 0 when the clear is off (NoClearWhenIdle, or a model catalog.CacheLifetime does
 // not know).
 func (p *CompactPolicy) IdleAfter() time.Duration {
 	switch {
@@ -465,7 +377,7 @@ func (p *CompactPolicy) IdleAfter() time.Duration {
 	case p.ClearWhenIdle > 0:
 		return p.ClearWhenIdle
 	}
-	return CacheExpiry(p.Model)
+	return catalog.CacheLifetime(p.Model)
 }
 
 // ApplyView clears and summarises v as described on [CompactPolicy].
@@ -548,7 +460,7 @@ func (c *compaction) apply() error {
 	}
 	chunk := float64(c.clearAtLeast)
 	if chunk <= 0 {
-		chunk = DefaultCompactClearFraction * float64(c.window)
+		chunk = defaultCompactClearFraction * float64(c.window)
 	}
 
 	before := now

@@ -4,9 +4,9 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// DefaultCompactActiveRounds is ActiveRounds' default (see
+// defaultCompactActiveRounds is ActiveRounds' default (see
 // CompactPolicy.NoKeepActive).
-const DefaultCompactActiveRounds = 3
+const defaultCompactActiveRounds = 3
 
 // activeState is one conversation's memory for the working-set rule
 // (CompactPolicy.NoKeepActive): what it reads of the transcript never

@@ -211,7 +211,7 @@ func TestCompactKeepActiveBankPricesWhatStays(t *testing.T) {
 			if len(evs) == 0 {
 				t.Fatal("no clear covered")
 			}
-			for _, p := range DefaultCompactPrices() {
+			for _, p := range defaultCompactPrices() {
 				if w, k := priced(p, usage), priced(p, none); w > k+1e-9 {
 					t.Errorf("under %s the run cost %.1f, keeping everything %.1f", p.Name, w, k)
 				}
@@ -240,7 +240,7 @@ func TestCompactActiveRoundsConfig(t *testing.T) {
 		want    int
 		wantErr bool
 	}{
-		{"on by default", false, 0, DefaultCompactActiveRounds, false},
+		{"on by default", false, 0, defaultCompactActiveRounds, false},
 		{"NoKeepActive turns it off", true, 0, 0, false},
 		{"NoKeepActive wins over rounds", true, 5, 0, false},
 		{"rounds set", false, 8, 8, false},

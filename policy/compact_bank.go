@@ -19,11 +19,11 @@ type CachePrice struct {
 	Uncached, Cached float64
 }
 
-// DefaultCompactPrices are the price models a clear for cost must not lose
+// defaultCompactPrices are the price models a clear for cost must not lose
 // under ([CompactPolicy.Prices]): Anthropic's (cache reads 0.1, writes
 // 1.25: the dearest cache miss), gpt-5-class (cached 0.1), gpt-4.1-class
 // (cached 0.25) and no caching.
-func DefaultCompactPrices() []CachePrice {
+func defaultCompactPrices() []CachePrice {
 	return []CachePrice{
 		{Name: "anthropic", Uncached: 1.25, Cached: 0.1},
 		{Name: "openai", Uncached: 1, Cached: 0.1},

@@ -73,7 +73,7 @@ func TestCompactClearOldClearsInLargeChunksFarBelowTheWindow(t *testing.T) {
 	// The newest ClearOldKeepRounds rounds are always whole.
 	last := reqs[len(reqs)-1].Messages
 	whole := 0
-	for i := len(last) - 1; i >= 0 && whole < DefaultCompactClearOldKeepRounds; i-- {
+	for i := len(last) - 1; i >= 0 && whole < defaultCompactClearOldKeepRounds; i-- {
 		if last[i].Role != harness.RoleTool {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestCompactClearWhenIdle: after a pause longer than ClearWhenIdle (by
-// default CacheExpiry of the model: 5 minutes for Claude, an hour for
+// default catalog.CacheLifetime of the model: 5 minutes for Claude, an hour for
 // OpenAI's models) the
 // old results are cleared at once, however few tokens they hold, the
 // newest ClearOldKeepRounds rounds kept; the clear is a mark, so later
@@ -76,18 +76,18 @@ func TestCompactClearWhenIdle(t *testing.T) {
 		whole []int // whole results in each view
 	}{
 		{"no pause", policy(5 * time.Minute), []time.Duration{0, time.Minute}, []int{rounds, rounds}},
-		{"a long pause clears, and the mark stays", policy(5 * time.Minute), []time.Duration{time.Minute, 6 * time.Minute, 0}, []int{rounds, DefaultCompactClearOldKeepRounds, DefaultCompactClearOldKeepRounds}},
-		{"off for a model CacheExpiry does not know", policy(0), []time.Duration{time.Hour}, []int{rounds}},
-		// The default: ClearWhenIdle zero is CacheExpiry of the model.
+		{"a long pause clears, and the mark stays", policy(5 * time.Minute), []time.Duration{time.Minute, 6 * time.Minute, 0}, []int{rounds, defaultCompactClearOldKeepRounds, defaultCompactClearOldKeepRounds}},
+		{"off for a model catalog.CacheLifetime does not know", policy(0), []time.Duration{time.Hour}, []int{rounds}},
+		// The default: ClearWhenIdle zero is catalog.CacheLifetime of the model.
 		{"claude by default at 4 min", model("claude-sonnet-4-5"), []time.Duration{4 * time.Minute}, []int{rounds}},
-		{"claude by default at 6 min", model("claude-sonnet-4-5"), []time.Duration{6 * time.Minute}, []int{DefaultCompactClearOldKeepRounds}},
+		{"claude by default at 6 min", model("claude-sonnet-4-5"), []time.Duration{6 * time.Minute}, []int{defaultCompactClearOldKeepRounds}},
 		{"gpt by default at 30 min", model("gpt-5-mini"), []time.Duration{30 * time.Minute}, []int{rounds}},
-		{"gpt by default at 61 min", model("gpt-5-mini"), []time.Duration{61 * time.Minute}, []int{DefaultCompactClearOldKeepRounds}},
+		{"gpt by default at 61 min", model("gpt-5-mini"), []time.Duration{61 * time.Minute}, []int{defaultCompactClearOldKeepRounds}},
 		{"NoClearWhenIdle", &CompactPolicy{Window: 1 << 20, Counter: c, Model: "claude-sonnet-4-5", NoClearWhenIdle: true}, []time.Duration{2 * time.Hour}, []int{rounds}},
 		{"keeping 8 rounds", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleKeepRounds: 8}, []time.Duration{6 * time.Minute, 0}, []int{8, 8}},
 		// A turn this small has saved nothing: the bank covers no clear.
 		{"banked", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleBanked: true}, []time.Duration{6 * time.Minute}, []int{rounds}},
-		{"banked without a bank", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleBanked: true, Unbounded: true}, []time.Duration{6 * time.Minute}, []int{DefaultCompactClearOldKeepRounds}},
+		{"banked without a bank", &CompactPolicy{Window: 1 << 20, Counter: c, ClearWhenIdle: 5 * time.Minute, ClearWhenIdleBanked: true, Unbounded: true}, []time.Duration{6 * time.Minute}, []int{defaultCompactClearOldKeepRounds}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := view(tc.p, tc.idles...)

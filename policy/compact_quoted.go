@@ -207,8 +207,7 @@ func horizonOf(conv *harness.Conversation, pos, pending compactPos) compactPos {
 }
 
 // defaultQuotedContext is QuotedContext's default: the lines within 3 of
-// a quoted line held most of what the agents used again of the results
-// they had quoted (docs/design.md).
+// a quoted line.
 const defaultQuotedContext = 3
 
 // horizon is the mark the digest of message i's result reads the

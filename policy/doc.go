@@ -6,7 +6,7 @@
 //   - [StuckPolicy]: nudges or stops a loop that repeats the same round
 //     (the stop is the engine's stuck verdict: View.Stop).
 //   - [TurnBudget]: one evidence budget shared by a turn's results,
-//     water-filled ([WaterFill]) before the final round, or as each
+//     water-filled (waterFill) before the final round, or as each
 //     round's results arrive ([OnArrival], the newest round whole).
 //   - [CompactPolicy]: clears old results in large chunks, so prompt caches
 //     break rarely: for cost, once results older than the newest 8 rounds

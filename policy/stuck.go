@@ -17,10 +17,10 @@ import (
 // aborts after 6; OpenHands treats A-B-A-B over 6 steps and 3 identical
 // errors as stuck).
 const (
-	DefaultStuckNudgeAfter     = 3
-	DefaultStuckAbortAfter     = 6
-	DefaultStuckAlternateAfter = 6
-	DefaultStuckFailAfter      = 3
+	defaultStuckNudgeAfter     = 3
+	defaultStuckAbortAfter     = 6
+	defaultStuckAlternateAfter = 6
+	defaultStuckFailAfter      = 3
 )
 
 // stuckName names the policy in events.
@@ -111,10 +111,10 @@ func (p *StuckPolicy) config() (stuckRules, error) {
 	}
 	var c stuckRules
 	var errs [4]error
-	c.NudgeAfter, errs[0] = rule("NudgeAfter", p.NudgeAfter, "NoRepeatNudge", p.NoRepeatNudge, DefaultStuckNudgeAfter)
-	c.AbortAfter, errs[1] = rule("AbortAfter", p.AbortAfter, "NoRepeatAbort", p.NoRepeatAbort, DefaultStuckAbortAfter)
-	c.AlternateAfter, errs[2] = rule("AlternateAfter", p.AlternateAfter, "NoAlternate", p.NoAlternate, DefaultStuckAlternateAfter)
-	c.FailAfter, errs[3] = rule("FailAfter", p.FailAfter, "NoFailingCall", p.NoFailingCall, DefaultStuckFailAfter)
+	c.NudgeAfter, errs[0] = rule("NudgeAfter", p.NudgeAfter, "NoRepeatNudge", p.NoRepeatNudge, defaultStuckNudgeAfter)
+	c.AbortAfter, errs[1] = rule("AbortAfter", p.AbortAfter, "NoRepeatAbort", p.NoRepeatAbort, defaultStuckAbortAfter)
+	c.AlternateAfter, errs[2] = rule("AlternateAfter", p.AlternateAfter, "NoAlternate", p.NoAlternate, defaultStuckAlternateAfter)
+	c.FailAfter, errs[3] = rule("FailAfter", p.FailAfter, "NoFailingCall", p.NoFailingCall, defaultStuckFailAfter)
 	return c, errors.Join(errs[:]...)
 }
 

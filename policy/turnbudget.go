@@ -15,13 +15,13 @@ const (
 	// DefaultTurnChars is the evidence budget of one request, shared by the
 	// current turn's tool results.
 	DefaultTurnChars = 24_000
-	// DefaultTurnMinKeep is the floor: no result is trimmed below it (a
+	// defaultTurnMinKeep is the floor: no result is trimmed below it (a
 	// result trimmed to 200 characters is noise with a token cost).
-	DefaultTurnMinKeep = 1_200
-	// DefaultTurnMarker ends every trimmed result, so the model never reads
+	defaultTurnMinKeep = 1_200
+	// defaultTurnMarker ends every trimmed result, so the model never reads
 	// a trimmed result as the whole thing. TurnBudget appends how much was
 	// removed and where the full result is.
-	DefaultTurnMarker = "\n… (trimmed to fit this turn's evidence budget — ask for one item if you need its full body)"
+	defaultTurnMarker = "\n… (trimmed to fit this turn's evidence budget — ask for one item if you need its full body)"
 )
 
 // shortTurnMarker replaces the marker when a tiny budget leaves no room
@@ -59,7 +59,7 @@ const (
 	// budget as long as each share covers its results' floors and no
 	// round stays whole for cost. A trim rewrites a result already sent
 	// whole, so a share must repay that rewrite within three requests
-	// under every default price model (DefaultCompactPrices): a share that
+	// under every default price model (defaultCompactPrices): a share that
 	// would keep too much of its result drops to the floor, the slack
 	// shows dropped results whole again, and a round whose rewrite does
 	// not repay stays whole. A result is rewritten at most once, right
@@ -86,7 +86,7 @@ func (w When) String() string {
 
 // TurnBudget is a [harness.ViewPolicy] that gives a turn's tool results
 // one shared evidence budget. The budget is shared by water-filling
-// ([WaterFill]): small results stay whole and the large ones are cut to a
+// (waterFill): small results stay whole and the large ones are cut to a
 // common cap, never below MinKeep, each ending with a visible marker that
 // counts inside the cap and says how to fetch the full result. When
 // chooses when the budget applies (default FinalRound: the synthesis
@@ -104,7 +104,7 @@ type TurnBudget struct {
 	// MinKeep is the floor (default 1,200), in the same unit; it is never
 	// below the size of the short marker, so every trim is visible.
 	MinKeep int
-	// Marker ends every trimmed result (default DefaultTurnMarker); the
+	// Marker ends every trimmed result (default defaultTurnMarker); the
 	// policy appends how much was removed and the spill path or call id
 	// that fetches the full result.
 	Marker string
@@ -141,7 +141,7 @@ func (b *TurnBudget) ApplyView(ctx context.Context, v *harness.View) error {
 	if cfg.When == EveryRound {
 		kept, limit = fillKeepingNewest(v, ev.idx, ev.sizes, ev.newest, cfg.Chars, cfg.MinKeep)
 	} else {
-		limit, kept = WaterFill(ev.sizes, cfg.Chars, cfg.MinKeep)
+		limit, kept = waterFill(ev.sizes, cfg.Chars, cfg.MinKeep)
 	}
 	s, err := cfg.cut(ctx, v, ev, ev.all(), kept, ms, true)
 	if err != nil {
@@ -188,7 +188,7 @@ func (cfg *TurnBudget) arrive(ctx context.Context, v *harness.View, ev turnResul
 		sizes[j] = ev.sizes[k]
 	}
 	left := max(cfg.Chars-spent, 1)
-	limit, kept := WaterFill(sizes, left, cfg.MinKeep)
+	limit, kept := waterFill(sizes, left, cfg.MinKeep)
 	if rewrite {
 		kept = repaidShares(sizes, kept, left, cfg.MinKeep)
 	}
@@ -256,10 +256,10 @@ func (b *TurnBudget) withDefaults() TurnBudget {
 		cfg.Chars = DefaultTurnChars
 	}
 	if cfg.MinKeep <= 0 {
-		cfg.MinKeep = DefaultTurnMinKeep
+		cfg.MinKeep = defaultTurnMinKeep
 	}
 	if cfg.Marker == "" {
-		cfg.Marker = DefaultTurnMarker
+		cfg.Marker = defaultTurnMarker
 	}
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = harness.DefaultMaxRounds
@@ -374,14 +374,14 @@ func fillKeepingNewest(v *harness.View, idx, sizes []int, newest, budget, minKee
 		}
 	}
 	if newestTotal > budget {
-		limit, kept := WaterFill(sizes, budget, minKeep)
+		limit, kept := waterFill(sizes, budget, minKeep)
 		return kept, limit
 	}
 	olderSizes := make([]int, len(older))
 	for j, k := range older {
 		olderSizes[j] = sizes[k]
 	}
-	limit, olderKept := WaterFill(olderSizes, budget-newestTotal, minKeep)
+	limit, olderKept := waterFill(olderSizes, budget-newestTotal, minKeep)
 	kept := append([]int(nil), sizes...)
 	for j, k := range older {
 		kept[k] = olderKept[j]

@@ -74,7 +74,7 @@ const arrivalPayback = 3
 // repaidShares adjusts the water-filled shares kept of one round's
 // results (sizes, in view order), already sent whole and sharing left, so
 // that the round's rewrite repays itself within arrivalPayback requests
-// under every default price model (DefaultCompactPrices; see repays).
+// under every default price model (defaultCompactPrices; see repays).
 // Each share that does not repay on its own drops to the floor (or, when
 // even that does not, the result stays whole); then, in view order, as
 // many of the dropped results as the slack of left allows are shown whole
@@ -139,7 +139,7 @@ func repays(sizes, kept []int) bool {
 	if first < 0 {
 		return true
 	}
-	for _, p := range DefaultCompactPrices() {
+	for _, p := range defaultCompactPrices() {
 		var cost, saved float64
 		for j := first; j < len(sizes); j++ {
 			cost += p.Uncached*float64(kept[j]) - p.Cached*float64(sizes[j])

@@ -194,7 +194,7 @@ func TestTurnBudgetArrive(t *testing.T) {
 		var got []int
 		for _, m := range v.Messages {
 			got = append(got, harness.Chars(m.Text()))
-			if harness.Chars(m.Text()) < harness.Chars(v.Origins[0].Result.FullText()) && !strings.Contains(m.Text(), DefaultTurnMarker) {
+			if harness.Chars(m.Text()) < harness.Chars(v.Origins[0].Result.FullText()) && !strings.Contains(m.Text(), defaultTurnMarker) {
 				t.Errorf("%s trimmed without the marker", m.ToolCallID)
 			}
 		}
@@ -394,7 +394,7 @@ func FuzzRepaidShares(f *testing.F) {
 			sizes = append(sizes, 100*int(b))
 		}
 		const floor = 1200
-		_, kept := WaterFill(sizes, max(int(left), 1), floor)
+		_, kept := waterFill(sizes, max(int(left), 1), floor)
 		got := repaidShares(sizes, kept, max(int(left), 1), floor)
 		if !repays(sizes, got) {
 			t.Fatalf("%v → %v does not repay its rewrite", sizes, got)

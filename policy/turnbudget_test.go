@@ -109,14 +109,14 @@ func TestTurnBudgetSeedExamples(t *testing.T) {
 					}
 					continue
 				}
-				if !strings.Contains(text, DefaultTurnMarker) {
+				if !strings.Contains(text, defaultTurnMarker) {
 					t.Errorf("%s: trimmed without the marker:\n%s", res.CallID, text[len(text)-200:])
 				}
 				want := fmt.Sprintf("removed; full result: call id %s]", res.CallID)
 				if !strings.HasSuffix(text, want) {
 					t.Errorf("%s: marker does not end with %q: %q", res.CallID, want, text[len(text)-120:])
 				}
-				prefix, _, _ := strings.Cut(text, DefaultTurnMarker)
+				prefix, _, _ := strings.Cut(text, defaultTurnMarker)
 				if !strings.HasPrefix(full, prefix) {
 					t.Errorf("%s: the kept part is not the head of the full result", res.CallID)
 				}
@@ -373,7 +373,7 @@ func FuzzTrimText(f *testing.F) {
 		if size <= limit {
 			return // never trimmed: the policy leaves results under the cap whole
 		}
-		out, n, mark := trimText(text, size, limit, DefaultTurnMarker, "call id c1", ms)
+		out, n, mark := trimText(text, size, limit, defaultTurnMarker, "call id c1", ms)
 		if !strings.HasSuffix(out, mark) {
 			t.Fatalf("reported marker %q does not end %q", mark, out)
 		}

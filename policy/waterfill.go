@@ -2,7 +2,7 @@ package policy
 
 import "slices"
 
-// WaterFill shares budget among results of the given sizes the way water
+// waterFill shares budget among results of the given sizes the way water
 // fills a row of glasses: the sizes are sorted, each result is
 // offered an equal share of what is left, a result that fits under its
 // share is kept whole and releases its slack to the larger ones, and the
@@ -15,9 +15,9 @@ import "slices"
 // kept sizes sum to at most budget and cap is the largest that does; the
 // total can exceed the budget only when the floor demands it.
 //
-// Negative sizes, budgets and floors count as zero. WaterFill is a pure
+// Negative sizes, budgets and floors count as zero. waterFill is a pure
 // function: sizes is not modified.
-func WaterFill(sizes []int, budget, minKeep int) (limit int, kept []int) {
+func waterFill(sizes []int, budget, minKeep int) (limit int, kept []int) {
 	budget, minKeep = max(budget, 0), max(minKeep, 0)
 	kept = make([]int, len(sizes))
 	total, largest := 0, 0

@@ -67,7 +67,7 @@ func TestWaterFillSeedExamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := slices.Clone(tt.sizes)
-			limit, kept := WaterFill(tt.sizes, tt.budget, 1_200)
+			limit, kept := waterFill(tt.sizes, tt.budget, 1_200)
 			if limit != tt.wantCap {
 				t.Errorf("cap = %d, want %d", limit, tt.wantCap)
 			}
@@ -78,7 +78,7 @@ func TestWaterFillSeedExamples(t *testing.T) {
 				t.Errorf("kept = %v, want %v", kept, tt.wantKept)
 			}
 			if !slices.Equal(in, tt.sizes) {
-				t.Errorf("WaterFill modified its input: %v", tt.sizes)
+				t.Errorf("waterFill modified its input: %v", tt.sizes)
 			}
 		})
 	}
@@ -93,7 +93,7 @@ func TestWaterFillBeatsEqualShares(t *testing.T) {
 	for _, s := range sizes {
 		equalTotal += min(s, equal)
 	}
-	_, kept := WaterFill(sizes, 24_000, 1_200)
+	_, kept := waterFill(sizes, 24_000, 1_200)
 	if equal != 3428 || equalTotal != 15_232 {
 		t.Fatalf("equal shares: %d each, %d total; want 3,428 and 15,232", equal, equalTotal)
 	}
@@ -106,11 +106,11 @@ func TestWaterFillBeatsEqualShares(t *testing.T) {
 }
 
 func TestWaterFillDegenerateInputs(t *testing.T) {
-	limit, kept := WaterFill([]int{-5, 10, 20}, -1, -1)
+	limit, kept := waterFill([]int{-5, 10, 20}, -1, -1)
 	if limit != 0 || !slices.Equal(kept, []int{0, 0, 0}) {
 		t.Errorf("negative budget and floor: cap %d kept %v, want 0 and zeros", limit, kept)
 	}
-	limit, kept = WaterFill([]int{0, 0}, 0, 1200)
+	limit, kept = waterFill([]int{0, 0}, 0, 1200)
 	if limit != 0 || !slices.Equal(kept, []int{0, 0}) {
 		t.Errorf("empty results: cap %d kept %v", limit, kept)
 	}
@@ -119,7 +119,7 @@ func TestWaterFillDegenerateInputs(t *testing.T) {
 // checkWaterFill asserts the properties of the issue on one input.
 func checkWaterFill(t *testing.T, sizes []int, budget, minKeep int) {
 	t.Helper()
-	limit, kept := WaterFill(sizes, budget, minKeep)
+	limit, kept := waterFill(sizes, budget, minKeep)
 	if len(kept) != len(sizes) {
 		t.Fatalf("len(kept) = %d, want %d", len(kept), len(sizes))
 	}
@@ -221,6 +221,6 @@ func BenchmarkWaterFill100k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		WaterFill(sizes, 24_000_000, 1_200)
+		waterFill(sizes, 24_000_000, 1_200)
 	}
 }

@@ -1,20 +1,19 @@
 package proxy
 
-import "time"
+import (
+	"time"
 
-// The prompt-cache lifetimes the providers document, which decide when a
-// pause has surely emptied the upstream's cache (see idle.go). Each wire
-// format reads its own from the request (wireFormat.cacheLifetime).
+	"github.com/agentharness/harness/provider/catalog"
+)
+
+// The prompt-cache lifetimes the providers document (package catalog),
+// which decide when a pause has surely emptied the upstream's cache (see
+// idle.go). Each wire format reads its own from the request
+// (wireFormat.cacheLifetime).
 const (
-	// anthropicCacheLifetime is the Messages API's default cache: 5
-	// minutes, refreshed each time the cached prefix is used.
-	anthropicCacheLifetime = 5 * time.Minute
-	// anthropicLongCacheLifetime is its extended cache, asked for with
-	// "ttl": "1h" in a cache_control block.
-	anthropicLongCacheLifetime = time.Hour
-	// openAICacheLifetime is when OpenAI's automatic cache is surely gone:
-	// it lives "5 to 10 minutes of inactivity, up to an hour off-peak".
-	openAICacheLifetime = time.Hour
+	anthropicCacheLifetime     = catalog.AnthropicCacheLifetime
+	anthropicLongCacheLifetime = catalog.AnthropicLongCacheLifetime
+	openAICacheLifetime        = catalog.OpenAICacheLifetime
 	// shortestCacheLifetime is the shortest of the lifetimes above: below
 	// it no format's cache has expired, so the proxy reads no body for it.
 	shortestCacheLifetime = anthropicCacheLifetime

@@ -71,8 +71,8 @@ type Options struct {
 	// format documents (Anthropic 5 minutes, or an hour when a
 	// cache_control block asks for "ttl": "1h"; OpenAI an hour, never with
 	// "prompt_cache_retention": "24h"; Gemini never), as the engine's
-	// default clears after the lifetime its model's provider documents
-	// (docs/design.md, "Cold caches"). A positive value is used for every
+	// default clears after the lifetime its model's provider documents.
+	// A positive value is used for every
 	// format; a negative value is an error.
 	ClearWhenIdle time.Duration
 	// NoClearWhenIdle turns the idle clear off: every result keeps its

@@ -46,7 +46,7 @@ func (d *Dir) Save(ctx context.Context, e Entry, content io.Reader) (Saved, erro
 		return Saved{}, fmt.Errorf("spill: opening the workspace: %w", err)
 	}
 	defer root.Close()
-	folder := path.Join(Folder, ConversationFolder(e.Conversation))
+	folder := path.Join(Folder, conversationFolder(e.Conversation))
 	if err := root.MkdirAll(folder, 0o700); err != nil {
 		return Saved{}, fmt.Errorf("spill: creating %s: %w", folder, err)
 	}

@@ -190,7 +190,7 @@ func TestGC(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(ws, old.Locator), then, then); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := GC(ctx, ws, 24*time.Hour)
+	rep, err := gC(ctx, ws, 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,10 +204,10 @@ func TestGC(t *testing.T) {
 		t.Fatalf("empty folder kept: %v", err)
 	}
 	// Nothing to collect is not an error; a negative age is.
-	if _, err := GC(ctx, t.TempDir(), time.Hour); err != nil {
+	if _, err := gC(ctx, t.TempDir(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := GC(ctx, ws, -time.Hour); err == nil {
+	if _, err := gC(ctx, ws, -time.Hour); err == nil {
 		t.Fatal("negative age accepted")
 	}
 }
@@ -223,7 +223,7 @@ func TestRemoveConversation(t *testing.T) {
 	if err := RemoveConversation(ws, "a/b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ws, Folder, ConversationFolder("a/b"))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(ws, Folder, conversationFolder("a/b"))); !os.IsNotExist(err) {
 		t.Fatalf("folder of a/b kept: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(ws, Folder, "a_b")); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// GCReport says what [GC] removed.
+// GCReport says what gC removed.
 type GCReport struct {
 	// Files and Bytes count the spill files removed and their sizes.
 	Files int   `json:"files"`
@@ -33,19 +33,19 @@ type GCOptions struct {
 	Keep func(locator string) bool
 }
 
-// GC removes the spill files under <workspace>/.harness/spill that were
+// gC removes the spill files under <workspace>/.harness/spill that were
 // last modified more than olderThan ago, then the conversation folders it
 // left empty. Only regular files are removed; symbolic links and anything
 // else are left alone. A workspace without spill files is not an error.
 //
 // A streamed result that overflowed the ceiling is kept whole only in its
-// spill file (the transcript keeps its preview), so GC loses its full text;
+// spill file (the transcript keeps its preview), so gC loses its full text;
 // GCWith keeps such files when told which they are.
-func GC(ctx context.Context, workspace string, olderThan time.Duration) (GCReport, error) {
+func gC(ctx context.Context, workspace string, olderThan time.Duration) (GCReport, error) {
 	return GCWith(ctx, workspace, olderThan, nil)
 }
 
-// GCWith is GC keeping, whatever their age, the files opts.Keep names.
+// GCWith is gC keeping, whatever their age, the files opts.Keep names.
 func GCWith(ctx context.Context, workspace string, olderThan time.Duration, opts *GCOptions) (GCReport, error) {
 	var rep GCReport
 	if olderThan < 0 {
@@ -122,7 +122,7 @@ func RemoveConversation(workspace, conversation string) error {
 		return fmt.Errorf("spill: opening the workspace: %w", err)
 	}
 	defer root.Close()
-	folder := path.Join(Folder, ConversationFolder(conversation))
+	folder := path.Join(Folder, conversationFolder(conversation))
 	if err := root.RemoveAll(folder); err != nil {
 		return fmt.Errorf("spill: removing %s: %w", folder, err)
 	}

@@ -48,8 +48,8 @@ func safeName(s string, max int) string {
 	return name + suffix
 }
 
-// ConversationFolder returns the folder name [Dir] uses for a conversation
+// conversationFolder returns the folder name [Dir] uses for a conversation
 // id, under .harness/spill/.
-func ConversationFolder(conversation string) string {
+func conversationFolder(conversation string) string {
 	return safeName(conversation, maxConversationName)
 }

@@ -34,24 +34,24 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// ScopeName is the instrumentation scope of the tracer and meter.
-const ScopeName = "github.com/agentharness/harness/telemetry"
+// scopeName is the instrumentation scope of the tracer and meter.
+const scopeName = "github.com/agentharness/harness/telemetry"
 
 // harness's own attributes, beside the GenAI conventions.
 const (
-	AttrBytesIn    = attribute.Key("harness.result.bytes_in")    // the full payload's size
-	AttrBytesShown = attribute.Key("harness.result.bytes_shown") // what the model is shown of it
-	AttrTimedOut   = attribute.Key("harness.tool.timed_out")
-	AttrCutKind    = attribute.Key("harness.cut.kind")    // spilled, truncated, deduped, …: the last cut
-	AttrCutBy      = attribute.Key("harness.cut.by")      // the guard that made it
-	AttrCutLocator = attribute.Key("harness.cut.locator") // where the full payload is read back
-	AttrCuts       = attribute.Key("harness.cut.count")
-	AttrOutcome    = attribute.Key("harness.turn.outcome")
-	AttrTurn       = attribute.Key("harness.turn")
-	AttrRound      = attribute.Key("harness.round")
-	AttrEvidence   = attribute.Key("harness.request.evidence_chars")
-	AttrToolsSent  = attribute.Key("harness.request.tools")
-	AttrToolBytes  = attribute.Key("harness.request.tool_bytes")
+	attrBytesIn    = attribute.Key("harness.result.bytes_in")    // the full payload's size
+	attrBytesShown = attribute.Key("harness.result.bytes_shown") // what the model is shown of it
+	attrTimedOut   = attribute.Key("harness.tool.timed_out")
+	attrCutKind    = attribute.Key("harness.cut.kind")    // spilled, truncated, deduped, …: the last cut
+	attrCutBy      = attribute.Key("harness.cut.by")      // the guard that made it
+	attrCutLocator = attribute.Key("harness.cut.locator") // where the full payload is read back
+	attrCuts       = attribute.Key("harness.cut.count")
+	attrOutcome    = attribute.Key("harness.turn.outcome")
+	attrTurn       = attribute.Key("harness.turn")
+	attrRound      = attribute.Key("harness.round")
+	attrEvidence   = attribute.Key("harness.request.evidence_chars")
+	attrToolsSent  = attribute.Key("harness.request.tools")
+	attrToolBytes  = attribute.Key("harness.request.tool_bytes")
 )
 
 // Options configure [New]. Nil providers record nothing.
@@ -111,8 +111,8 @@ func New(opts *Options) (*Telemetry, error) {
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	t.tracer = tp.Tracer(ScopeName)
-	meter := mp.Meter(ScopeName)
+	t.tracer = tp.Tracer(scopeName)
+	meter := mp.Meter(scopeName)
 	var err error
 	if t.tokens, err = genaiconv.NewClientTokenUsage(meter); err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (t *Telemetry) record(e harness.Event) {
 		ts := t.turn(key, at)
 		attrs := []attribute.KeyValue{attribute.String("harness.policy", e.Policy), attribute.String("harness.detail", e.Detail)}
 		if e.Round > 0 {
-			attrs = append(attrs, AttrRound.Int(e.Round))
+			attrs = append(attrs, attrRound.Int(e.Round))
 		}
 		ts.span.AddEvent("harness."+string(e.Kind), trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 	case harness.EventTurnEnd:
@@ -167,7 +167,7 @@ func (t *Telemetry) startTurn(key turnKey, at time.Time) *turnSpans {
 	ctx, span := t.tracer.Start(context.Background(), "invoke_agent "+t.opts.AgentName,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(at),
 		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentNameKey.String(t.opts.AgentName),
-			semconv.GenAIConversationIDKey.String(key.conv), AttrTurn.Int(key.turn)))
+			semconv.GenAIConversationIDKey.String(key.conv), attrTurn.Int(key.turn)))
 	ts := &turnSpans{ctx: ctx, span: span, chats: map[int]chatSpan{}}
 	t.turns[key] = ts
 	return ts
@@ -189,7 +189,7 @@ func (t *Telemetry) endTurn(key turnKey, e harness.Event, at time.Time) {
 		// A call the model never answered ends with the turn.
 		t.endChat(ts, harness.Event{Round: round}, at, &e)
 	}
-	ts.span.SetAttributes(AttrOutcome.String(string(e.Outcome)))
+	ts.span.SetAttributes(attrOutcome.String(string(e.Outcome)))
 	if e.Usage != nil {
 		ts.span.SetAttributes(usageAttrs(*e.Usage)...)
 	}
@@ -206,12 +206,12 @@ func (t *Telemetry) startChat(ts *turnSpans, e harness.Event, at time.Time) {
 		// The request was rebuilt (the context was too large) and sent again.
 		old.span.End(trace.WithTimestamp(at))
 	}
-	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIRequestModelKey.String(t.opts.Model), AttrRound.Int(e.Round)}
+	attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIRequestModelKey.String(t.opts.Model), attrRound.Int(e.Round)}
 	if t.opts.Provider != "" {
 		attrs = append(attrs, semconv.GenAIProviderNameKey.String(t.opts.Provider))
 	}
 	if e.Stats != nil {
-		attrs = append(attrs, AttrEvidence.Int(e.Stats.EvidenceChars), AttrToolsSent.Int(e.Stats.Tools), AttrToolBytes.Int(e.Stats.ToolBytes))
+		attrs = append(attrs, attrEvidence.Int(e.Stats.EvidenceChars), attrToolsSent.Int(e.Stats.Tools), attrToolBytes.Int(e.Stats.ToolBytes))
 	}
 	_, span := t.tracer.Start(ts.ctx, spanName("chat", t.opts.Model), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(at), trace.WithAttributes(attrs...))
@@ -249,20 +249,20 @@ func (t *Telemetry) toolSpan(ts *turnSpans, e harness.Event, at time.Time) {
 		return
 	}
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolNameKey.String(e.Call.Name),
-		semconv.GenAIToolCallIDKey.String(e.Call.ID), AttrRound.Int(e.Round)}
+		semconv.GenAIToolCallIDKey.String(e.Call.ID), attrRound.Int(e.Round)}
 	var dur time.Duration
 	r := e.Result
 	if r != nil {
 		dur = r.Duration
-		attrs = append(attrs, AttrBytesIn.Int(r.BytesIn), AttrBytesShown.Int(r.BytesShown), AttrCuts.Int(len(r.Cuts)))
+		attrs = append(attrs, attrBytesIn.Int(r.BytesIn), attrBytesShown.Int(r.BytesShown), attrCuts.Int(len(r.Cuts)))
 		if r.TimedOut {
-			attrs = append(attrs, AttrTimedOut.Bool(true))
+			attrs = append(attrs, attrTimedOut.Bool(true))
 		}
 		if n := len(r.Cuts); n > 0 {
 			last := r.Cuts[n-1]
-			attrs = append(attrs, AttrCutKind.String(string(last.Kind)), AttrCutBy.String(last.By))
+			attrs = append(attrs, attrCutKind.String(string(last.Kind)), attrCutBy.String(last.By))
 			if last.Locator != "" {
-				attrs = append(attrs, AttrCutLocator.String(last.Locator))
+				attrs = append(attrs, attrCutLocator.String(last.Locator))
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func BenchmarkO200kCountJSON(b *testing.B) {
 func BenchmarkNewBPE(b *testing.B) {
 	mustO200k(b)
 	for b.Loop() {
-		if _, err := NewBPE("o200k_base"); err != nil {
+		if _, err := newBPE("o200k_base"); err != nil {
 			b.Fatal(err)
 		}
 	}

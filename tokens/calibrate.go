@@ -9,8 +9,8 @@ import (
 // the same thing (a missing system prompt, a provider that reports cached
 // tokens apart), not a different tokenizer, so it is clamped.
 const (
-	MinFactor = 0.5
-	MaxFactor = 2.0
+	minFactor = 0.5
+	maxFactor = 2.0
 )
 
 // CalibratorOptions configure a [Calibrator]. The zero value means
@@ -29,7 +29,7 @@ type CalibratorOptions struct {
 // Calibrator learns, per model, the factor between the input tokens a
 // provider reports and the tokens counted here (reported ÷ counted),
 // smoothed as an exponential moving average and clamped to
-// [MinFactor, MaxFactor]. Budgets multiply counted tokens by the factor so
+// [minFactor, maxFactor]. Budgets multiply counted tokens by the factor so
 // they hold for models whose tokenizer is not o200k (Claude, Gemini,
 // Llama). It is safe for concurrent use.
 type Calibrator struct {
@@ -125,5 +125,5 @@ func clamp(f float64) float64 {
 	if math.IsNaN(f) {
 		return 1
 	}
-	return min(max(f, MinFactor), MaxFactor)
+	return min(max(f, minFactor), maxFactor)
 }

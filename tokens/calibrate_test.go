@@ -17,17 +17,17 @@ func TestCalibratorClampAndSmooth(t *testing.T) {
 	if f := c.Observe("m", 10, 100); f != 1 {
 		t.Fatalf("observation under MinCounted changed factor: %v", f)
 	}
-	if f := c.Observe("m", 1000, 5000); f != MaxFactor {
+	if f := c.Observe("m", 1000, 5000); f != maxFactor {
 		t.Fatalf("factor not clamped high: %v", f)
 	}
-	if f := c.Observe("m", 1000, 0); f != MaxFactor {
+	if f := c.Observe("m", 1000, 0); f != maxFactor {
 		t.Fatalf("zero report changed factor: %v", f)
 	}
 	// EMA toward 1.0 with alpha 0.3: 2 + 0.3·(1−2) = 1.7.
 	if f := c.Observe("m", 1000, 1000); math.Abs(f-1.7) > 1e-9 {
 		t.Fatalf("EMA step = %v, want 1.7", f)
 	}
-	if f := c.Observe("low", 1000, 100); f != MinFactor {
+	if f := c.Observe("low", 1000, 100); f != minFactor {
 		t.Fatalf("factor not clamped low: %v", f)
 	}
 	if c.Factor("other") != 1 || c.Observations("m") != 2 {
@@ -37,7 +37,7 @@ func TestCalibratorClampAndSmooth(t *testing.T) {
 		t.Fatalf("Scale rounds up: %d", got)
 	}
 	c.Set("x", 9)
-	if c.Factor("x") != MaxFactor {
+	if c.Factor("x") != maxFactor {
 		t.Fatal("Set not clamped")
 	}
 }

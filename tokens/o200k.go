@@ -33,9 +33,9 @@ type BPE struct {
 // keeps every count.
 const standIn = "\x02"
 
-// NewBPE returns a counter for a tiktoken encoding, for example
+// newBPE returns a counter for a tiktoken encoding, for example
 // tokenizer.O200kBase or tokenizer.Cl100kBase.
-func NewBPE(enc tokenizer.Encoding) (*BPE, error) {
+func newBPE(enc tokenizer.Encoding) (*BPE, error) {
 	c, err := tokenizer.Get(enc)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: encoding %q: %w", enc, err)
@@ -61,7 +61,7 @@ var (
 // gpt-4o, gpt-4.1, gpt-5 and the o-series), building it on first use. The
 // counter is immutable once built, so sharing it is safe.
 func O200k() (*BPE, error) {
-	o200kOnce.Do(func() { o200k, o200kErr = NewBPE(tokenizer.O200kBase) })
+	o200kOnce.Do(func() { o200k, o200kErr = newBPE(tokenizer.O200kBase) })
 	return o200k, o200kErr
 }
 
@@ -72,7 +72,7 @@ func (b *BPE) Name() string { return b.codec.GetName() }
 // as "<|endoftext|>" is counted as ordinary text, as it would be when sent
 // inside a message.
 //
-// Long texts are counted in chunks of about [ChunkBytes], cut only where
+// Long texts are counted in chunks of about chunkBytes, cut only where
 // no piece of the split regexp crosses: after a line break ('\n' or '\r')
 // followed by a character other than '\r', '\n' or '/'. (The pieces that
 // contain line breaks are whitespace runs and punctuation followed by
@@ -95,11 +95,11 @@ func (b *BPE) Name() string { return b.codec.GetName() }
 // that chunk as its byte length, a strict upper bound (every BPE token
 // covers at least one byte), so a budget computed from it errs on the
 // safe side.
-func (b *BPE) Count(text string) int { return b.countChunked(text, ChunkBytes) }
+func (b *BPE) Count(text string) int { return b.countChunked(text, chunkBytes) }
 
-// ChunkBytes is the size from which [BPE.Count] looks for a place to cut
+// chunkBytes is the size from which [BPE.Count] looks for a place to cut
 // a long text.
-const ChunkBytes = 1024
+const chunkBytes = 1024
 
 func (b *BPE) countChunked(text string, size int) int {
 	n := 0

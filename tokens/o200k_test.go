@@ -59,7 +59,7 @@ func TestBPECountsDEL(t *testing.T) {
 		{tokenizer.O200kBase, []int{1, 2, 3, 3, 7, 4, 3, 3, 6}},
 		{tokenizer.Cl100kBase, []int{1, 2, 3, 3, 7, 4, 3, 3, 7}},
 	} {
-		c, err := NewBPE(enc.name)
+		c, err := newBPE(enc.name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,12 +19,12 @@ import (
 const (
 	// MessageOverhead is added once per message: framing and role.
 	MessageOverhead = 4
-	// ToolCallOverhead is added per tool call of an assistant message, for
+	// toolCallOverhead is added per tool call of an assistant message, for
 	// the call's framing beside its id, name and arguments.
-	ToolCallOverhead = 3
-	// ToolOverhead is added per tool schema offered, beside the tokens of
+	toolCallOverhead = 3
+	// toolOverhead is added per tool schema offered, beside the tokens of
 	// the schema's JSON.
-	ToolOverhead = 3
+	toolOverhead = 3
 	// RequestOverhead is added once per request: the tokens that prime
 	// the assistant's reply.
 	RequestOverhead = 3
@@ -62,7 +62,7 @@ func CountMessage(c Counter, m *harness.Message) int {
 		n += c.Count(m.ToolCallID)
 	}
 	for _, tc := range m.ToolCalls {
-		n += ToolCallOverhead + c.Count(tc.ID) + c.Count(tc.Name) + c.Count(string(tc.Args))
+		n += toolCallOverhead + c.Count(tc.ID) + c.Count(tc.Name) + c.Count(string(tc.Args))
 	}
 	return n
 }
@@ -85,13 +85,13 @@ func CountParts(c Counter, parts []harness.Part) int {
 }
 
 // CountTool counts a tool schema as it is sent: the JSON of its name,
-// description and input schema, plus [ToolOverhead].
+// description and input schema, plus toolOverhead.
 func CountTool(c Counter, spec harness.ToolSpec) int {
 	b, err := json.Marshal(spec)
 	if err != nil {
-		return ToolOverhead + c.Count(spec.Name) + c.Count(spec.Description) + c.Count(string(spec.InputSchema))
+		return toolOverhead + c.Count(spec.Name) + c.Count(spec.Description) + c.Count(string(spec.InputSchema))
 	}
-	return ToolOverhead + c.Count(string(b))
+	return toolOverhead + c.Count(string(b))
 }
 
 // ImageTokens computes the tokens of an image at high detail by OpenAI's

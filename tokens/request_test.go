@@ -26,9 +26,9 @@ func TestCountRequest(t *testing.T) {
 	want := RequestOverhead +
 		MessageOverhead + 2 + // system (req.System not counted twice)
 		MessageOverhead + 4 +
-		MessageOverhead + ToolCallOverhead + c.Count("c1") + c.Count("read") + 13 +
+		MessageOverhead + toolCallOverhead + c.Count("c1") + c.Count("read") + 13 +
 		MessageOverhead + c.Count("c1") + 2 +
-		ToolOverhead + c.Count(string(spec))
+		toolOverhead + c.Count(string(spec))
 	if got := CountRequest(c, req); got != want {
 		t.Fatalf("CountRequest = %d, want %d", got, want)
 	}

@@ -28,7 +28,7 @@ func (f RankerFunc) Rank(ctx context.Context, query string, tools []harness.Tool
 // BM25 ranks tools by Okapi BM25 over each tool's text: its name (counted
 // NameWeight times, split at snake_case and camelCase), its description,
 // and the names, descriptions and enum values of its parameters. Request
-// terms also match their synonyms at a lower weight (see SynonymWeight).
+// terms also match their synonyms at a lower weight (see synonymWeight).
 // It is offline and deterministic. The index is kept until the tool set
 // changes. The zero value is ready to use and safe for concurrent use.
 type BM25 struct {

@@ -15,8 +15,8 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// DefaultEmbeddingBatch is how many texts one embeddings request carries.
-const DefaultEmbeddingBatch = 64
+// defaultEmbeddingBatch is how many texts one embeddings request carries.
+const defaultEmbeddingBatch = 64
 
 // maxEmbeddingResponse bounds an embeddings response read into memory.
 const maxEmbeddingResponse = 64 << 20
@@ -89,7 +89,7 @@ func (e *Embedder) toolVectors(ctx context.Context, tools []harness.ToolSpec) ([
 	}
 	batch := e.BatchSize
 	if batch <= 0 {
-		batch = DefaultEmbeddingBatch
+		batch = defaultEmbeddingBatch
 	}
 	var vecs [][]float64
 	for start := 0; start < len(texts); start += batch {

@@ -16,14 +16,14 @@ import (
 const (
 	DefaultThreshold          = 24
 	DefaultTopK               = 20
-	DefaultTimeout            = 4 * time.Second
-	DefaultRecentToolMessages = 12
+	defaultTimeout            = 4 * time.Second
+	defaultRecentToolMessages = 12
 )
 
-// DefaultIdentity returns the identity tool patterns kept in every
+// defaultIdentity returns the identity tool patterns kept in every
 // selection (me, get_current_user, whoami): a model that must act "as the
 // user" needs to know who that is.
-func DefaultIdentity() []string { return []string{"me", "get_current_user", "whoami"} }
+func defaultIdentity() []string { return []string{"me", "get_current_user", "whoami"} }
 
 // PolicyName names the selector in events.
 const PolicyName = "toolselect"
@@ -46,14 +46,14 @@ type Selector struct {
 	// every tool.
 	Timeout time.Duration
 	// Identity lists identity tool patterns kept in every selection (nil
-	// means DefaultIdentity(); an empty non-nil slice keeps none). Pinned
+	// means defaultIdentity(); an empty non-nil slice keeps none). Pinned
 	// lists more patterns to keep. A pattern is a path.Match glob matched
 	// against the tool's name and against the part after a "server__"
 	// namespace, so "get_current_user" also keeps "github__get_current_user".
 	Identity, Pinned []string
 	// RecentToolMessages: every tool called in this many of the
 	// conversation's latest tool messages is kept (zero means
-	// DefaultRecentToolMessages, 12). A negative value is an error from
+	// defaultRecentToolMessages, 12). A negative value is an error from
 	// Select: NoRecentTools is the switch that keeps none.
 	RecentToolMessages int
 	// NoRecentTools keeps no tool for having been called recently: only
@@ -66,8 +66,8 @@ type Selector struct {
 	// schemas come first in every request). The first turn selects; a
 	// later turn offers the list of the turn before while that list holds
 	// the turn's must-keep tools and its StickyTop best-scored tools
-	// (default DefaultStickyTop, 5) score at least StickyShare (default
-	// DefaultStickyShare, 0.9) of what the StickyTop best of all tools
+	// (default defaultStickyTop, 5) score at least StickyShare (default
+	// defaultStickyShare, 0.9) of what the StickyTop best of all tools
 	// score. A turn it does not serve offers every tool, and so does
 	// every turn after it: the list changes at most once after the first
 	// turn. NoSticky selects afresh every turn (the behaviour before). A
@@ -86,8 +86,7 @@ type Selector struct {
 	// deferred list never settles on every tool. Pin the agent's own
 	// tools (Pinned) when deferring: the first prompt's ranking may leave
 	// out a tool every session uses, and each such tool's first call
-	// then costs a round to learn its schema (docs/design.md, "Tool
-	// selection across turns", measures both).
+	// then costs a round to learn its schema.
 	Defer bool
 	// SettleStubs changes what a kept list settles on when a turn's
 	// subject leaves it (StickyTop, StickyShare): the kept list and the
@@ -231,7 +230,7 @@ func (s *Selector) topK() int {
 func (s *Selector) rank(ctx context.Context, input string, tools []harness.ToolSpec) ([]float64, error) {
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -300,7 +299,7 @@ func choose(tools []harness.ToolSpec, scores []float64, keep map[int]bool, topK 
 func (s *Selector) mustKeep(conv *harness.Conversation, tools []harness.ToolSpec) map[int]bool {
 	patterns := s.Identity
 	if patterns == nil {
-		patterns = DefaultIdentity()
+		patterns = defaultIdentity()
 	}
 	patterns = append(append([]string(nil), patterns...), s.Pinned...)
 	recent := recentlyCalled(conv, s.recentN())
@@ -320,13 +319,13 @@ func (s *Selector) check() error {
 		return fmt.Errorf("toolselect: Threshold %d is negative: 0 is the default (%d), AlwaysRank ranks every turn", s.Threshold, DefaultThreshold)
 	}
 	if s.StickyShare < 0 || s.StickyShare > 1 {
-		return fmt.Errorf("toolselect: StickyShare %v is outside 0–1: 0 is the default (%v), NoSticky selects afresh every turn", s.StickyShare, DefaultStickyShare)
+		return fmt.Errorf("toolselect: StickyShare %v is outside 0–1: 0 is the default (%v), NoSticky selects afresh every turn", s.StickyShare, defaultStickyShare)
 	}
 	if s.StickyTop < 0 {
-		return fmt.Errorf("toolselect: StickyTop %d is negative: 0 is the default (%d), NoSticky selects afresh every turn", s.StickyTop, DefaultStickyTop)
+		return fmt.Errorf("toolselect: StickyTop %d is negative: 0 is the default (%d), NoSticky selects afresh every turn", s.StickyTop, defaultStickyTop)
 	}
 	if s.RecentToolMessages < 0 {
-		return fmt.Errorf("toolselect: RecentToolMessages %d is negative: 0 is the default (%d), NoRecentTools keeps none", s.RecentToolMessages, DefaultRecentToolMessages)
+		return fmt.Errorf("toolselect: RecentToolMessages %d is negative: 0 is the default (%d), NoRecentTools keeps none", s.RecentToolMessages, defaultRecentToolMessages)
 	}
 	return nil
 }
@@ -336,7 +335,7 @@ func (s *Selector) recentN() int {
 	case s.NoRecentTools:
 		return 0
 	case s.RecentToolMessages == 0:
-		return DefaultRecentToolMessages
+		return defaultRecentToolMessages
 	}
 	return s.RecentToolMessages
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// DefaultStickyTop is how many of a turn's best-scored tools a kept list
+// defaultStickyTop is how many of a turn's best-scored tools a kept list
 // is judged on (see Selector.StickyTop).
-const DefaultStickyTop = 5
+const defaultStickyTop = 5
 
 // maxRankMemo bounds the rankings a Selector remembers (see rankMemo).
 const maxRankMemo = 512
@@ -29,15 +29,15 @@ const maxRankMemo = 512
 // session. A new list is worth that only when the turn needs tools the old
 // one lacks: one of the new input's best-ranked tools, or a must-keep tool.
 
-// DefaultStickyShare is the share of a new selection's relevance a kept
+// defaultStickyShare is the share of a new selection's relevance a kept
 // one must reach (see Selector.StickyShare).
-const DefaultStickyShare = 0.9
+const defaultStickyShare = 0.9
 
 func (s *Selector) stickyShare() float64 {
 	if s.StickyShare > 0 {
 		return s.StickyShare
 	}
-	return DefaultStickyShare
+	return defaultStickyShare
 }
 
 // stickyTop returns the number of best-ranked tools checked, 0 when the
@@ -49,7 +49,7 @@ func (s *Selector) stickyTop() int {
 	case s.StickyTop > 0:
 		return s.StickyTop
 	}
-	return DefaultStickyTop
+	return defaultStickyTop
 }
 
 // fresh is the selection a turn would make on its own: the must-keep

@@ -4,7 +4,7 @@ import "strings"
 
 // synonymGroups are words a user and a tool author use for the same thing.
 // A request term also matches the other words of its groups, at
-// SynonymWeight: "remove the bug" finds delete_issue. The groups are
+// synonymWeight: "remove the bug" finds delete_issue. The groups are
 // general vocabulary of software tools, not tuned to one tool set.
 var synonymGroups = [][]string{
 	// actions
@@ -61,9 +61,9 @@ var synonymGroups = [][]string{
 	{"source", "referrer", "channel", "referral", "coming"},
 }
 
-// SynonymWeight is the weight of a synonym of a request term, against 1 for
+// synonymWeight is the weight of a synonym of a request term, against 1 for
 // the term itself.
-const SynonymWeight = 0.4
+const synonymWeight = 0.4
 
 // synonyms maps a stemmed word to the stemmed words of its groups.
 var synonyms = func() map[string][]string {
@@ -94,7 +94,7 @@ func contains(s []string, x string) bool {
 }
 
 // expandQuery weighs the terms of a request: each term counts 1 per
-// occurrence, and each synonym not itself in the request SynonymWeight.
+// occurrence, and each synonym not itself in the request synonymWeight.
 func expandQuery(terms []string) map[string]float64 {
 	q := map[string]float64{}
 	for _, t := range terms {
@@ -103,7 +103,7 @@ func expandQuery(terms []string) map[string]float64 {
 	for _, t := range terms {
 		for _, s := range synonyms[t] {
 			if !contains(terms, s) {
-				q[s] = max(q[s], SynonymWeight)
+				q[s] = max(q[s], synonymWeight)
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/bench/data"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -201,7 +202,7 @@ func pickPresets(list string) ([]bench.Preset, error) {
 // cacheTTLFlag registers --cache-ttl (bench.Options.CacheTTL; 0 is
 // bench.Options.NoCacheExpiry).
 func cacheTTLFlag(fs *flag.FlagSet) *time.Duration {
-	return fs.Duration("cache-ttl", replay.CacheTTL, "how long the provider's prompt cache outlives its last use: a request more than this after the one before (by the\n"+
+	return fs.Duration("cache-ttl", catalog.DefaultCacheLifetime, "how long the provider's prompt cache outlives its last use: a request more than this after the one before (by the\n"+
 		"times Claude Code, Codex and Gemini CLI record) pays its prefix uncached, under every preset; the default is Anthropic's exact lifetime and\n"+
 		"the shortest OpenAI documents (1h: Anthropic's 1-hour cache, OpenAI's longest automatic one); 0 prices a warm cache that never expires.\n"+
 		"The presets that clear once the cache has gone cold wait at least this long (none clears so when it never expires)")

@@ -17,8 +17,8 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/numfmt"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/proxy"
-	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/tools/recall"
@@ -574,18 +574,18 @@ func answerPauses(conv *harness.Conversation) map[[2]int]time.Duration {
 }
 
 // writeColdAnswers names the rounds of t whose answer came more than the
-// providers' default cache lifetime (replay.CacheTTL) after the one
+// providers' default cache lifetime (catalog.DefaultCacheLifetime) after the one
 // before: the requests that found the prompt cache expired, where the
 // compaction's idle clear runs.
 func writeColdAnswers(w io.Writer, t *harness.Turn, pauses map[[2]int]time.Duration) {
 	var cold []string
 	for _, r := range t.Rounds {
-		if d := pauses[[2]int{t.Index, r.Index}]; d > replay.CacheTTL {
+		if d := pauses[[2]int{t.Index, r.Index}]; d > catalog.DefaultCacheLifetime {
 			cold = append(cold, fmt.Sprintf("r%d %s", r.Index, d.Round(time.Second)))
 		}
 	}
 	if len(cold) > 0 {
-		fmt.Fprintf(w, "  answered more than %s after the answer before (the prompt cache had expired): %s\n", replay.CacheTTL, strings.Join(cold, ", "))
+		fmt.Fprintf(w, "  answered more than %s after the answer before (the prompt cache had expired): %s\n", catalog.DefaultCacheLifetime, strings.Join(cold, ", "))
 	}
 }
 

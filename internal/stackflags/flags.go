@@ -39,7 +39,7 @@ type Flags struct {
 
 // IdleClear is the value of --clear-when-idle. Its zero value is "auto":
 // the pause after which the run's model's provider guarantees its prompt
-// cache gone (policy.CacheExpiry: 5m for Claude, 1h for OpenAI's models,
+// cache gone (catalog.CacheLifetime: 5m for Claude, 1h for OpenAI's models,
 // off for a model it does not know), the default. "off" (or 0) turns the
 // clear off; a duration is the threshold for every model.
 type IdleClear struct {

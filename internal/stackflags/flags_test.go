@@ -12,7 +12,7 @@ import (
 // TestClearWhenIdle: --clear-when-idle reads auto, off and durations,
 // refuses junk at parse time with what it wants and a negative duration
 // as a usage error, and gives compaction the threshold for the run's
-// model (auto: policy.CacheExpiry).
+// model (auto: catalog.CacheLifetime).
 func TestClearWhenIdle(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string

@@ -1,11 +1,11 @@
-package policy
+package catalog
 
 import (
 	"testing"
 	"time"
 )
 
-func TestCacheExpiry(t *testing.T) {
+func TestCacheLifetime(t *testing.T) {
 	for _, tc := range []struct {
 		model string
 		want  time.Duration
@@ -29,21 +29,21 @@ func TestCacheExpiry(t *testing.T) {
 		{"", 0},
 		{"  ", 0},
 	} {
-		if got := CacheExpiry(tc.model); got != tc.want {
-			t.Errorf("CacheExpiry(%q) = %v, want %v", tc.model, got, tc.want)
+		if got := CacheLifetime(tc.model); got != tc.want {
+			t.Errorf("CacheLifetime(%q) = %v, want %v", tc.model, got, tc.want)
 		}
 	}
 }
 
-// FuzzCacheExpiry: any model name gets one of the three answers, never a
+// FuzzCacheLifetime: any model name gets one of the three answers, never a
 // panic.
-func FuzzCacheExpiry(f *testing.F) {
+func FuzzCacheLifetime(f *testing.F) {
 	for _, s := range []string{"claude-sonnet-4-5", "us.anthropic.claude-3", "openai/gpt-4o", "o3", "o30", "codex-mini", ".", "/", "a.b.c/", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, model string) {
-		if d := CacheExpiry(model); d != 0 && d != AnthropicCacheExpiry && d != OpenAICacheExpiry {
-			t.Errorf("CacheExpiry(%q) = %v", model, d)
+		if d := CacheLifetime(model); d != 0 && d != AnthropicCacheLifetime && d != OpenAICacheLifetime {
+			t.Errorf("CacheLifetime(%q) = %v", model, d)
 		}
 	})
 }
