@@ -112,8 +112,8 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 	parts := res.FullParts()
 	total := resultPartsSize(parts)
 	if len(parts) == 1 && parts[0].Type == harness.PartJSON {
-		if pretty, ok := spillPrettyJSON(parts[0].JSON); ok {
-			return pretty, "json"
+		if doc, ok := spillJSONDoc(parts[0].JSON); ok {
+			return doc, "json"
 		}
 	}
 	for _, p := range parts {
@@ -121,8 +121,8 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 			continue
 		}
 		if len(parts) == 1 {
-			if pretty, ok := spillPrettyJSON([]byte(p.Text)); ok {
-				return pretty, "json"
+			if doc, ok := spillJSONDoc([]byte(p.Text)); ok {
+				return doc, "json"
 			}
 		}
 		return []byte(harness.PartsText(parts)), "txt"
@@ -134,12 +134,17 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 		}
 		doc.Parts[i] = p
 	}
+	// Encoded compact, then indented only within maxSpillGrowth: an
+	// indenting encoder would indent the parts' JSON too, at a cost that
+	// grows with the square of its depth.
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return []byte(harness.PartsText(parts)), "txt"
+	}
+	if pretty, ok := spillPrettyJSON(b.Bytes()); ok {
+		return pretty, "json"
 	}
 	return b.Bytes(), "json"
 }
@@ -151,20 +156,4 @@ type spillDoc struct {
 	CallID  string         `json:"call_id"`
 	IsError bool           `json:"is_error,omitempty"`
 	Parts   []harness.Part `json:"parts"`
-}
-
-// spillPrettyJSON indents a JSON object or array; anything else is not a
-// document worth re-formatting.
-func spillPrettyJSON(raw []byte) ([]byte, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
-		return nil, false
-	}
-	var b bytes.Buffer
-	b.Grow(len(t) + len(t)/4)
-	if json.Indent(&b, t, "", "  ") != nil {
-		return nil, false
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), true
 }

@@ -55,6 +55,12 @@ type Options struct {
 	// by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
+	// MaxRequestBytes also bounds a request's memory: what the proxy
+	// allocates for a request is linear in its body whatever the shape of
+	// its results (the body, its parse, the rewritten copy, and for each
+	// result decided anew its text, a spill file of at most four times
+	// it and a preview); docs/design.md, "Memory per request", gives the
+	// measured factor.
 	MaxRequestBytes, MaxResponseBytes int64
 	// Client sends upstream requests; nil means a client that never
 	// follows redirects (so credentials reach the upstream only).
