@@ -14,18 +14,26 @@ import (
 )
 
 // applyCeiling cuts the model copy of an in-memory result to limit bytes,
-// spilling the full payload first when it can.
+// spilling the full payload first when it can. Images count at their
+// price by pixel size and reach the model whole; the text beside them is
+// cut to what they leave (at least minTextShare) and spilled without them.
 // skipSpill, when set, is why the result must not be spilled.
 func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, info harness.CallInfo, res *harness.ToolResult, limit int, skipSpill string) {
 	if res.Bytes == 0 {
 		res.Bytes = res.PayloadSize()
 	}
 	parts := res.ModelParts()
-	size := resultPartsSize(parts)
+	size := ceilingSize(parts)
 	if size <= limit {
 		return
 	}
-	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size), limit: limit, images: resultImageCount(parts)}
+	// Images reach the model whole: the text beside them is cut to what
+	// they leave of the ceiling.
+	parts, images, weight := splitImages(parts)
+	if limit = textLimit(limit, weight); resultPartsSize(parts) <= limit {
+		return
+	}
+	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size - weight), limit: limit}
 	source := []byte(harness.PartsText(parts))
 	fill := true
 	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: size, Locator: locator.Call(call.ID)}
@@ -37,7 +45,7 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 	} else if store := g.storeFor(info); store == nil {
 		m.reason = g.noSpillReason()
 	} else {
-		content, ext := spillContent(call, res)
+		content, ext := spillContent(call, withoutImages(res))
 		saved, err := store.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: ext}, bytes.NewReader(content))
 		if err != nil {
 			m.reason = "saving it failed: " + markerSafe(err.Error(), 160)
@@ -52,8 +60,8 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 		}
 	}
 	out := g.renderPreview(ctx, call, previewSourceOf(source), true, m, limit, fill)
-	res.Model = []harness.Part{harness.TextPart(out)}
-	cut.BytesOut = len(out)
+	res.Model = append([]harness.Part{harness.TextPart(out)}, images...)
+	cut.BytesOut = len(out) + weight
 	res.Cuts = append(res.Cuts, cut)
 	emitResultCut(ctx, call, res, cut, limit, describeResultCut(call, cut))
 }

@@ -77,7 +77,9 @@ type Env struct {
 type Options struct {
 	// Counter counts tokens; nil means o200k behind a tokens.Cache (65,536
 	// entries a generation, the texts of a run of thousands of rounds). Share
-	// one cached counter between replays of the same recording.
+	// one cached counter between replays of the same recording. Images
+	// are priced by the rule of the recording's provider (by its model,
+	// else its agent) whatever rule the counter carries.
 	Counter tokens.Counter
 	// Needles are rec's needles when already extracted; nil extracts them.
 	Needles []Needle
@@ -205,6 +207,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		}
 		o.Counter = tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16})
 	}
+	o.Counter = tokens.WithImageRule(o.Counter, imageRule(rec))
 	if o.Needles == nil {
 		o.Needles = Needles(rec)
 	}
