@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -96,6 +98,9 @@ type Options struct {
 	// error result of a stubbed tool's call whose arguments did not fit
 	// gets the full schema appended, decided once (see defer.go).
 	DeferTools bool
+	// Prices prices the tokens saved in Stats.Savings and on the page at
+	// GET / (nil: catalog.ListPrices).
+	Prices *catalog.Prices
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -113,6 +118,8 @@ type Proxy struct {
 	spill spill.Store
 	seed  maphash.Seed
 	rec   *recorder
+	// savings counts and keeps what the cuts saved (savings.go).
+	savings *savings
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
@@ -180,6 +187,11 @@ func New(opts *Options) (*Proxy, error) {
 		rs = o.Store
 	}
 	p.rec = newRecorder(rs, p.logf)
+	var sl store.SavingsLog
+	if o.Store != nil {
+		sl, _ = any(o.Store).(store.SavingsLog)
+	}
+	p.savings = newSavings(sl, p.logf)
 	return p, nil
 }
 
@@ -190,6 +202,7 @@ func New(opts *Options) (*Proxy, error) {
 // first.
 func (p *Proxy) Close() error {
 	p.waitIdle(context.Background())
+	_ = p.savings.flush(context.Background())
 	return p.rec.close()
 }
 
@@ -199,6 +212,9 @@ func (p *Proxy) Close() error {
 // before the proxy counts it, so read Stats after Flush.
 func (p *Proxy) Flush(ctx context.Context) error {
 	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
+	if err := p.savings.flush(ctx); err != nil {
 		return err
 	}
 	return p.rec.flush(ctx)
@@ -240,13 +256,18 @@ func (p *Proxy) track() func() {
 	}
 }
 
-// ServeHTTP routes a request: GET /stats answers from the proxy, model
+// ServeHTTP routes a request: GET / serves the savings page, GET /stats
+// answers from the proxy, model
 // calls of a known wire format are rewritten and forwarded, anything else
 // is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		p.serveStats(w)
+		p.serveStats(w, r)
+		return
+	}
+	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.servePage(w, r)
 		return
 	}
 	f := formatOf(r)
