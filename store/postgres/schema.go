@@ -257,6 +257,7 @@ CREATE UNIQUE INDEX events_by_key ON events (event_key) WHERE event_key IS NOT N
 ALTER TABLE view_cuts ADD COLUMN event_key bytea, ADD COLUMN event_cut integer;
 CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE event_key IS NOT NULL;
 `},
+	{Version: 5, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -277,6 +277,7 @@ CREATE TABLE turn_context (
 	FOREIGN KEY (conv_id, turn) REFERENCES turns(conv_id, idx) ON DELETE CASCADE
 );
 `},
+	{Version: 10, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -107,6 +107,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"ConversationBusy", testConversationBusy},
 		{"RacingWriters", testRacingWriters},
 		{"ResumeTurn", testResumeTurn},
+		{"Claims", testClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newBackend(t)) })
