@@ -18,7 +18,6 @@ import (
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/sqlite"
 	"github.com/agentharness/harness/toolselect"
 )
 
@@ -41,8 +40,11 @@ type Options struct {
 	// Upstream is the base URL every request is forwarded to (scheme, host
 	// and an optional path prefix). Required.
 	Upstream string
-	// Store records every proxied conversation (nil records nothing).
-	Store *sqlite.Store
+	// Store records every proxied conversation (nil records nothing): an
+	// SQLite file or a PostgreSQL database (store/sqlite, store/postgres).
+	// It must also be a store.TurnResumer, as both are, since a proxied
+	// turn is the client's and may be continued by another proxy.
+	Store store.Store
 	// Workspace is the folder whose .harness/spill/<conversation>/
 	// receives spilled results ("" means the working directory). Spill
 	// locators are absolute paths, so the agent's own file tools can read
@@ -184,7 +186,10 @@ func New(opts *Options) (*Proxy, error) {
 	p.idle = sync.NewCond(&p.mu)
 	var rs recordStore
 	if o.Store != nil {
-		rs = o.Store
+		var ok bool
+		if rs, ok = o.Store.(recordStore); !ok {
+			return nil, fmt.Errorf("proxy: the store %T cannot resume a turn another writer began (store.TurnResumer)", o.Store)
+		}
 	}
 	p.rec = newRecorder(rs, p.logf)
 	var sl store.SavingsLog

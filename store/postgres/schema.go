@@ -259,6 +259,7 @@ ALTER TABLE view_cuts ADD COLUMN event_key bytea, ADD COLUMN event_cut integer;
 CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE event_key IS NOT NULL;
 `},
 	savingsMigration,
+	{Version: 6, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -279,6 +279,7 @@ CREATE TABLE turn_context (
 );
 `},
 	savingsMigration,
+	{Version: 11, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -108,6 +108,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"RacingWriters", testRacingWriters},
 		{"ResumeTurn", testResumeTurn},
 		{"Savings", testSavings},
+		{"Claims", testClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newBackend(t)) })
