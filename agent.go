@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -128,17 +129,32 @@ type Agent struct {
 	eng   *Engine
 }
 
-// New returns an agent for model. It fails when two tools share a name or
-// a tool's input schema does not compile (see NewEngine).
+// New returns an agent for model. It fails when model is nil (a nil
+// pointer too, as a provider's constructor returns with its error, say
+// for a missing API key), when two tools share a name or a tool's input
+// schema does not compile (see NewEngine).
 func New(model Model, opts *Options) (*Agent, error) {
-	if model == nil {
-		return nil, errors.New("harness: New needs a model")
+	if isNil(model) {
+		return nil, errors.New("harness: New needs a model, and got none (did the provider's constructor fail, say for a missing API key?)")
 	}
 	eng, err := NewEngine(opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Agent{model: model, eng: eng}, nil
+}
+
+// isNil reports whether m is nil or holds a nil pointer, map, slice,
+// func or channel, which calling a method on would panic.
+func isNil(m Model) bool {
+	if m == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(m); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // Tools returns the specs of the agent's tools in the order given.

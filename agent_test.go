@@ -787,3 +787,20 @@ func TestViewIdleAfterLoad(t *testing.T) {
 		t.Errorf("a later request of a loaded turn: Idle %s, %v; want 0 (unknown)", v.Idle, err)
 	}
 }
+
+// TestNewRejectsNilModel: the README's snippet passes the model a
+// provider's constructor returned with its error (no API key): a nil
+// pointer in the interface, which New must refuse instead of panicking
+// on the first call.
+func TestNewRejectsNilModel(t *testing.T) {
+	var stepNil *stepModel
+	var fnNil harness.ModelFunc
+	for name, m := range map[string]harness.Model{"nil": nil, "nil pointer": stepNil, "nil func": fnNil} {
+		a, err := harness.New(m, nil)
+		if err == nil || a != nil {
+			t.Errorf("%s: New returned %v, %v; want an error", name, a, err)
+		} else if !strings.Contains(err.Error(), "model") {
+			t.Errorf("%s: error %q does not say the model is missing", name, err)
+		}
+	}
+}

@@ -164,4 +164,12 @@ func (f *Figures) sum(g Figures) {
 	for name, c := range g.Costs {
 		f.Costs[name] += c
 	}
+	f.RecoveryRounds += g.RecoveryRounds
+	f.LostNeedles += g.LostNeedles
+	if f.CostsWithRecovery == nil {
+		f.CostsWithRecovery = map[string]float64{}
+	}
+	for name, c := range g.CostsWithRecovery {
+		f.CostsWithRecovery[name] += c
+	}
 }

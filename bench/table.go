@@ -70,6 +70,16 @@ type Figures struct {
 	// CacheBreaks counts requests whose cached prefix shrank (see
 	// [CacheBreaks]).
 	CacheBreaks int `json:"cache_breaks"`
+	// CostsWithRecovery is the cost under each price model with the
+	// rounds a live agent makes to read back the needles a request no
+	// longer shows priced in (replay.Recovery: a page of a spill file or
+	// the store, or the read-only call run again), and RatiosWithRecovery
+	// each one ÷ none's cost; RecoveryRounds counts those rounds.
+	// LostNeedles counts the needles no read-only path brings back.
+	CostsWithRecovery  map[string]float64 `json:"costs_with_recovery"`
+	RatiosWithRecovery map[string]float64 `json:"ratio_with_recovery"`
+	RecoveryRounds     int                `json:"recovery_rounds"`
+	LostNeedles        int                `json:"lost_needles"`
 }
 
 // Row is one preset's totals.
@@ -181,6 +191,7 @@ func (f *Figures) add(r *replay.Report) {
 		}
 	}
 	f.CacheBreaks += CacheBreaks(r.Calls)
+	f.addRecovery(r)
 }
 
 func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
@@ -193,6 +204,13 @@ func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
 		f.Costs[name] = hundredths(c)
 		if none := hundredths(noneCosts[name]); none > 0 {
 			f.Ratios[name] = f.Costs[name] / none
+		}
+	}
+	f.RatiosWithRecovery = map[string]float64{}
+	for name, c := range f.CostsWithRecovery {
+		f.CostsWithRecovery[name] = hundredths(c)
+		if none := hundredths(noneCosts[name]); none > 0 {
+			f.RatiosWithRecovery[name] = f.CostsWithRecovery[name] / none
 		}
 	}
 	if f.Input > 0 {

@@ -61,7 +61,8 @@ func (t *Table) WritePerRun(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\t\n")
+	price := t.shown()[0]
+	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\tsaved %s\tre-reads\tre-read cost\tlost\t\n", price.Name)
 	for _, run := range t.Runs {
 		for p, c := range run.Cells {
 			name, largest, heavy := "", "", ""
@@ -71,8 +72,9 @@ func (t *Table) WritePerRun(w io.Writer) error {
 					heavy = "yes"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t\n", name, largest, heavy, t.Rows[p].Preset, Kind(t.Rows[p].Preset),
-				thousands(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%d\t%s\t%d\t\n", name, largest, heavy, t.Rows[p].Preset, Kind(t.Rows[p].Preset),
+				thousands(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare,
+				signed(run.Cells[0].Costs[price.Name]-c.Costs[price.Name]), c.RecoveryRounds, signed(c.CostsWithRecovery[price.Name]-c.Costs[price.Name]), c.LostNeedles)
 		}
 	}
 	return tw.Flush()
@@ -102,7 +104,10 @@ func writeHeader(tw io.Writer, ps []Pricing) {
 	for _, p := range ps {
 		fmt.Fprintf(tw, "removed %s\t", p.Name)
 	}
-	fmt.Fprintf(tw, "cached\tvisible\trecoverable\tabove none\t> 1.01×\tworst\tbreaks/100\t\n")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "× none with re-reads %s\t", p.Name)
+	}
+	fmt.Fprintf(tw, "lost\tcached\tvisible\trecoverable\tabove none\t> 1.01×\tworst\tbreaks/100\t\n")
 }
 
 // ColumnNotes explains the columns that are not self-evident (kind,
@@ -118,7 +123,10 @@ above none: recordings on which the preset cost more effective tokens than keepi
   0.25; anthropic: cache reads 0.1, uncached input written to the cache at 1.25; nocache: 1; output 4 in each)
 removed NAME: share of the removable cost (none − floor) the preset removes under NAME: 0 for none, 1 for floor
 > 1.01×, worst: recordings costing more than 1.01 × none under any price model, and the worst such ratio
-breaks/100: cache breaks per 100 requests (a request whose cached prefix is shorter than the previous request's)`
+breaks/100: cache breaks per 100 requests (a request whose cached prefix is shorter than the previous request's)
+× none with re-reads NAME: as × none NAME, with a round priced before each request that uses needles it no longer shows:
+  a page of the spill file or the store around them, or the read-only call run again (docs/design.md, "Re-reads priced")
+lost: needles no read-only path brings back (no copy kept, and the call that returned them was not read-only)`
 
 // writeRows prints one line per row; runs is how many recordings the rows
 // sum.
@@ -135,6 +143,10 @@ func writeRows(tw io.Writer, rows []Row, runs int, ps []Pricing) {
 				fmt.Fprint(tw, "-\t")
 			}
 		}
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%.3f\t", r.RatiosWithRecovery[p.Name])
+		}
+		fmt.Fprintf(tw, "%d\t", r.LostNeedles)
 		breaks := 0.0
 		if r.Calls > 0 {
 			breaks = 100 * float64(r.CacheBreaks) / float64(r.Calls)
@@ -195,6 +207,16 @@ func (t *Table) heavyNames(n int) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
+}
+
+// signed writes a cost rounded to a whole token with separators and its
+// sign when negative (-1,234).
+func signed(v float64) string {
+	n := int(math.Round(v))
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	return thousands(n)
 }
 
 // thousands writes n with comma separators (10,000).

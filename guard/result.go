@@ -70,10 +70,13 @@ const ResultPolicyName = "resultpolicy"
 // does not belong in a transcript store. Meta["stream_bytes"] holds the
 // stream's size.
 //
-// Images count their raw bytes and are not shown in a preview (the marker
-// says how many were left out; the transcript and a .json spill keep them):
-// give a tool whose images must reach the model its own ceiling or exempt
-// it (Tools).
+// An image counts at its price, by its pixel size, under the dearest
+// provider's rule (about 4 bytes a token: a 1000×1000 screenshot counts
+// 5.3 KiB), never by the length of its bytes, and reaches the model whole:
+// a cut keeps every image and cuts the text beside it to what the images
+// leave of the ceiling (at least 4 KiB, or the ceiling when smaller); the
+// spill file holds that text. To keep a tool's images away from the
+// model, its tool must leave them out of its result.
 //
 // The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
 // spill on, the [Relevant] preview (4 KiB: head, tail and matching lines),

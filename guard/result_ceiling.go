@@ -14,18 +14,26 @@ import (
 )
 
 // applyCeiling cuts the model copy of an in-memory result to limit bytes,
-// spilling the full payload first when it can.
+// spilling the full payload first when it can. Images count at their
+// price by pixel size and reach the model whole; the text beside them is
+// cut to what they leave (at least minTextShare) and spilled without them.
 // skipSpill, when set, is why the result must not be spilled.
 func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, info harness.CallInfo, res *harness.ToolResult, limit int, skipSpill string) {
 	if res.Bytes == 0 {
 		res.Bytes = res.PayloadSize()
 	}
 	parts := res.ModelParts()
-	size := resultPartsSize(parts)
+	size := ceilingSize(parts)
 	if size <= limit {
 		return
 	}
-	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size), limit: limit, images: resultImageCount(parts)}
+	// Images reach the model whole: the text beside them is cut to what
+	// they leave of the ceiling.
+	parts, images, weight := splitImages(parts)
+	if limit = textLimit(limit, weight); resultPartsSize(parts) <= limit {
+		return
+	}
+	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size - weight), limit: limit}
 	source := []byte(harness.PartsText(parts))
 	fill := true
 	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: size, Locator: locator.Call(call.ID)}
@@ -37,7 +45,7 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 	} else if store := g.storeFor(info); store == nil {
 		m.reason = g.noSpillReason()
 	} else {
-		content, ext := spillContent(call, res)
+		content, ext := spillContent(call, withoutImages(res))
 		saved, err := store.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: ext}, bytes.NewReader(content))
 		if err != nil {
 			m.reason = "saving it failed: " + markerSafe(err.Error(), 160)
@@ -52,8 +60,8 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 		}
 	}
 	out := g.renderPreview(ctx, call, previewSourceOf(source), true, m, limit, fill)
-	res.Model = []harness.Part{harness.TextPart(out)}
-	cut.BytesOut = len(out)
+	res.Model = append([]harness.Part{harness.TextPart(out)}, images...)
+	cut.BytesOut = len(out) + weight
 	res.Cuts = append(res.Cuts, cut)
 	emitResultCut(ctx, call, res, cut, limit, describeResultCut(call, cut))
 }
@@ -112,8 +120,8 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 	parts := res.FullParts()
 	total := resultPartsSize(parts)
 	if len(parts) == 1 && parts[0].Type == harness.PartJSON {
-		if pretty, ok := spillPrettyJSON(parts[0].JSON); ok {
-			return pretty, "json"
+		if doc, ok := spillJSONDoc(parts[0].JSON); ok {
+			return doc, "json"
 		}
 	}
 	for _, p := range parts {
@@ -121,8 +129,8 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 			continue
 		}
 		if len(parts) == 1 {
-			if pretty, ok := spillPrettyJSON([]byte(p.Text)); ok {
-				return pretty, "json"
+			if doc, ok := spillJSONDoc([]byte(p.Text)); ok {
+				return doc, "json"
 			}
 		}
 		return []byte(harness.PartsText(parts)), "txt"
@@ -134,12 +142,17 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 		}
 		doc.Parts[i] = p
 	}
+	// Encoded compact, then indented only within maxSpillGrowth: an
+	// indenting encoder would indent the parts' JSON too, at a cost that
+	// grows with the square of its depth.
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return []byte(harness.PartsText(parts)), "txt"
+	}
+	if pretty, ok := spillPrettyJSON(b.Bytes()); ok {
+		return pretty, "json"
 	}
 	return b.Bytes(), "json"
 }
@@ -151,20 +164,4 @@ type spillDoc struct {
 	CallID  string         `json:"call_id"`
 	IsError bool           `json:"is_error,omitempty"`
 	Parts   []harness.Part `json:"parts"`
-}
-
-// spillPrettyJSON indents a JSON object or array; anything else is not a
-// document worth re-formatting.
-func spillPrettyJSON(raw []byte) ([]byte, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || (t[0] != '{' && t[0] != '[') {
-		return nil, false
-	}
-	var b bytes.Buffer
-	b.Grow(len(t) + len(t)/4)
-	if json.Indent(&b, t, "", "  ") != nil {
-		return nil, false
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), true
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // metaHash is the ToolResult.Meta key holding the SHA-256 of the result's
@@ -275,7 +274,7 @@ func (p *Proxy) evict() {
 // restarted mid-conversation): its turns and rounds, so nothing is
 // recorded twice, and its decisions, so every earlier result is sent with
 // exactly the bytes it was sent before. Called with c.mu held.
-func (c *conversation) load(ctx context.Context, st *sqlite.Store, rec *recorder) error {
+func (c *conversation) load(ctx context.Context, st store.Store, rec *recorder) error {
 	if c.loaded || st == nil {
 		c.loaded = true
 		return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/spill"
-	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -270,7 +270,7 @@ func clearEvent(convID string, turn, round int, d *decision, text string) harnes
 // restoreClears gives the decisions restored from the store the clears
 // an earlier proxy recorded (observeClear): the same placeholder, so the
 // same bytes. Called with c.mu held, after the decisions are restored.
-func (c *conversation) restoreClears(ctx context.Context, st *sqlite.Store) error {
+func (c *conversation) restoreClears(ctx context.Context, st store.Store) error {
 	events, err := st.Events(ctx, c.id, 0)
 	if err != nil {
 		return err

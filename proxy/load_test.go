@@ -181,7 +181,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 	}
 }
 
-func serve(b *testing.B, h http.Handler, path string, body []byte) {
+func serve(b testing.TB, h http.Handler, path string, body []byte) {
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
-	"github.com/agentharness/harness/store/sqlite"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/toolselect"
 )
 
@@ -39,8 +40,11 @@ type Options struct {
 	// Upstream is the base URL every request is forwarded to (scheme, host
 	// and an optional path prefix). Required.
 	Upstream string
-	// Store records every proxied conversation (nil records nothing).
-	Store *sqlite.Store
+	// Store records every proxied conversation (nil records nothing): an
+	// SQLite file or a PostgreSQL database (store/sqlite, store/postgres).
+	// It must also be a store.TurnResumer, as both are, since a proxied
+	// turn is the client's and may be continued by another proxy.
+	Store store.Store
 	// Workspace is the folder whose .harness/spill/<conversation>/
 	// receives spilled results ("" means the working directory). Spill
 	// locators are absolute paths, so the agent's own file tools can read
@@ -55,6 +59,12 @@ type Options struct {
 	// by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
+	// MaxRequestBytes also bounds a request's memory: what the proxy
+	// allocates for a request is linear in its body whatever the shape of
+	// its results (the body, its parse, the rewritten copy, and for each
+	// result decided anew its text, a spill file of at most four times
+	// it and a preview); docs/design.md, "Memory per request", gives the
+	// measured factor.
 	MaxRequestBytes, MaxResponseBytes int64
 	// Client sends upstream requests; nil means a client that never
 	// follows redirects (so credentials reach the upstream only).
@@ -90,6 +100,9 @@ type Options struct {
 	// error result of a stubbed tool's call whose arguments did not fit
 	// gets the full schema appended, decided once (see defer.go).
 	DeferTools bool
+	// Prices prices the tokens saved in Stats.Savings and on the page at
+	// GET / (nil: catalog.ListPrices).
+	Prices *catalog.Prices
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -107,6 +120,8 @@ type Proxy struct {
 	spill spill.Store
 	seed  maphash.Seed
 	rec   *recorder
+	// savings counts and keeps what the cuts saved (savings.go).
+	savings *savings
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
@@ -171,9 +186,17 @@ func New(opts *Options) (*Proxy, error) {
 	p.idle = sync.NewCond(&p.mu)
 	var rs recordStore
 	if o.Store != nil {
-		rs = o.Store
+		var ok bool
+		if rs, ok = o.Store.(recordStore); !ok {
+			return nil, fmt.Errorf("proxy: the store %T cannot resume a turn another writer began (store.TurnResumer)", o.Store)
+		}
 	}
 	p.rec = newRecorder(rs, p.logf)
+	var sl store.SavingsLog
+	if o.Store != nil {
+		sl, _ = any(o.Store).(store.SavingsLog)
+	}
+	p.savings = newSavings(sl, p.logf)
 	return p, nil
 }
 
@@ -184,6 +207,7 @@ func New(opts *Options) (*Proxy, error) {
 // first.
 func (p *Proxy) Close() error {
 	p.waitIdle(context.Background())
+	_ = p.savings.flush(context.Background())
 	return p.rec.close()
 }
 
@@ -193,6 +217,9 @@ func (p *Proxy) Close() error {
 // before the proxy counts it, so read Stats after Flush.
 func (p *Proxy) Flush(ctx context.Context) error {
 	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
+	if err := p.savings.flush(ctx); err != nil {
 		return err
 	}
 	return p.rec.flush(ctx)
@@ -234,13 +261,18 @@ func (p *Proxy) track() func() {
 	}
 }
 
-// ServeHTTP routes a request: GET /stats answers from the proxy, model
+// ServeHTTP routes a request: GET / serves the savings page, GET /stats
+// answers from the proxy, model
 // calls of a known wire format are rewritten and forwarded, anything else
 // is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		p.serveStats(w)
+		p.serveStats(w, r)
+		return
+	}
+	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		p.servePage(w, r)
 		return
 	}
 	f := formatOf(r)

@@ -121,6 +121,9 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 			s.countConversation(c, used)
 		}
 	})
+	if c.req != nil {
+		p.savings.add(c, rep, ok, p.now())
+	}
 	cv := c.conv
 	if cv == nil {
 		return

@@ -32,6 +32,10 @@ type call struct {
 	// rule how it told the MCP tools (by the request's client).
 	deferred deferred
 	rule     mcpRule
+	// client names the agent (savings.go); edits are what was replaced
+	// in the body, for the savings count.
+	client string
+	edits  []edit
 }
 
 // serveModelCall rewrites the tool results of a model call, forwards it,
@@ -57,7 +61,8 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		req.Stream = true
 	}
 	p.remember(req)
-	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header)}
+	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
+		client: clientOf(r.Header.Get("User-Agent"), f)}
 	c.conv = p.conversation(conversationID(r, f, req, c.hist))
 	// prepare may move the call to a fork of the conversation: the one
 	// it ends on is held.
@@ -124,7 +129,7 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 		return err
 	}
 	edits = mergeEdits(edits, c.deferred.edits)
-	c.out = splice(c.in, edits)
+	c.out, c.edits = splice(c.in, edits), edits
 	in := elemHashes(p.seed, c.in, c.req.Elems, nil)
 	out := elemHashes(p.seed, c.out, c.req.Elems, edits)
 	c.cacheBreak = cv.cacheBreak(in, out)

@@ -68,6 +68,10 @@ type Stats struct {
 	// them.
 	ByConversation       map[string]ConversationStats `json:"by_conversation,omitempty"`
 	ConversationsDropped int64                        `json:"conversations_dropped,omitempty"`
+	// Savings are the tokens and dollars the proxy's cuts saved, by day,
+	// client, project and model: every call in the store, when the store
+	// keeps savings, or since the proxy started. Set by GET /stats only.
+	Savings *SavingsReport `json:"savings,omitempty"`
 
 	// served orders ByConversation's ids by their last call (clock).
 	served map[string]uint64
@@ -169,8 +173,14 @@ func (s *Stats) serve(id string) {
 	s.served[id] = s.clock
 }
 
-func (p *Proxy) serveStats(w http.ResponseWriter) {
-	body, _ := json.MarshalIndent(p.Stats(), "", "  ")
+func (p *Proxy) serveStats(w http.ResponseWriter, r *http.Request) {
+	s := p.Stats()
+	if rep, err := p.savings.report(r.Context(), p.opts.Prices); err != nil {
+		p.logf("harness proxy: reading savings: %v", err)
+	} else {
+		s.Savings = &rep
+	}
+	body, _ := json.MarshalIndent(s, "", "  ")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(append(body, '\n'))

@@ -77,7 +77,9 @@ type Env struct {
 type Options struct {
 	// Counter counts tokens; nil means o200k behind a tokens.Cache (65,536
 	// entries a generation, the texts of a run of thousands of rounds). Share
-	// one cached counter between replays of the same recording.
+	// one cached counter between replays of the same recording. Images
+	// are priced by the rule of the recording's provider (by its model,
+	// else its agent) whatever rule the counter carries.
 	Counter tokens.Counter
 	// Needles are rec's needles when already extracted; nil extracts them.
 	Needles []Needle
@@ -167,6 +169,13 @@ type Report struct {
 	Needles, Visible, Recoverable int
 	// Lost lists needles neither visible nor recoverable (at most 50).
 	Lost []Needle
+	// Recoveries are the rounds a live agent would add to read back
+	// needles a request no longer shows (see [Recovery]), in order; the
+	// requests of Calls do not include them. Unrecovered counts the
+	// needles no read-only path brings back: no spill file or stored copy
+	// holds them and the call that returned them was not read-only.
+	Recoveries  []Recovery
+	Unrecovered int
 	// Unoffered lists the recorded tool calls (as "turn/call-id tool")
 	// whose tool the policy's selection did not offer in that turn: they
 	// measure what a selection would have missed. A live model could not
@@ -205,6 +214,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 		}
 		o.Counter = tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16})
 	}
+	o.Counter = tokens.WithImageRule(o.Counter, imageRule(rec))
 	if o.Needles == nil {
 		o.Needles = Needles(rec)
 	}
@@ -272,6 +282,11 @@ type engine struct {
 	waiting []int
 	// revealed names the schemas a reveal round has taught (see reveal).
 	revealed map[revealKey]bool
+	// recovered holds the texts recovery rounds read back, in every
+	// later request; calls indexes the recorded calls by id (see
+	// recordedCall).
+	recovered []string
+	calls     map[string]recorded
 }
 
 // recordedModel is the replay's model: it answers each request with the
@@ -524,12 +539,15 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 		}
 		texts[i] = b.String()
 	}
+	var hidden []Needle
+	defer func() { e.recover(v, hidden) }()
 	for _, n := range needles {
 		if containsAny(texts, n.Text) {
 			e.report.Visible++
 			e.report.Recoverable++
 			continue
 		}
+		hidden = append(hidden, n)
 		if e.recoverable(v, n) {
 			e.report.Recoverable++
 			continue

@@ -1,14 +1,10 @@
 package tokens
 
 import (
-	"bytes"
 	"encoding/json"
-	"image"
-	_ "image/gif"  // image.DecodeConfig for GIF images in messages
-	_ "image/jpeg" // and JPEG
-	_ "image/png"  // and PNG
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/catalog"
 )
 
 // Fixed overheads of the chat wire formats, in tokens. Providers wrap each
@@ -28,9 +24,6 @@ const (
 	// RequestOverhead is added once per request: the tokens that prime
 	// the assistant's reply.
 	RequestOverhead = 3
-	// ImageFallback is the count for an image whose dimensions cannot be
-	// read: the high-detail cost of a 1024×1024 image (85 + 4 × 170).
-	ImageFallback = 765
 )
 
 // CountRequest counts the input tokens of req: every message (text parts,
@@ -68,7 +61,8 @@ func CountMessage(c Counter, m *harness.Message) int {
 }
 
 // CountParts counts content parts: text and JSON by their tokens, images
-// by [ImageTokens].
+// by [ImageTokens] under the rule of c ([WithImageRule]; OpenAI's when c
+// names none).
 func CountParts(c Counter, parts []harness.Part) int {
 	n := 0
 	for _, p := range parts {
@@ -78,7 +72,7 @@ func CountParts(c Counter, parts []harness.Part) int {
 		case harness.PartJSON:
 			n += c.Count(string(p.JSON))
 		case harness.PartImage:
-			n += ImageTokens(p.Data)
+			n += ImageTokens(imageRuleOf(c), p.Data)
 		}
 	}
 	return n
@@ -94,26 +88,35 @@ func CountTool(c Counter, spec harness.ToolSpec) int {
 	return toolOverhead + c.Count(string(b))
 }
 
-// ImageTokens computes the tokens of an image at high detail by OpenAI's
-// published rule: fit within 2048×2048, scale the shorter side down to 768,
-// then 85 + 170 per 512-pixel tile. Images whose header cannot be decoded
-// (PNG, JPEG and GIF are understood) count [ImageFallback].
-func ImageTokens(data []byte) int {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
-		return ImageFallback
-	}
-	w, h := float64(cfg.Width), float64(cfg.Height)
-	if w > 2048 || h > 2048 {
-		s := 2048 / max(w, h)
-		w, h = w*s, h*s
-	}
-	if short := min(w, h); short > 768 {
-		s := 768 / short
-		w, h = w*s, h*s
-	}
-	tiles := ceilDiv(int(w+0.5), 512) * ceilDiv(int(h+0.5), 512)
-	return 85 + 170*tiles
+// ImageTokens is what an image costs under rule, by its pixel size read
+// from its header (PNG, JPEG, GIF, WebP: [catalog.ImageSize]), never by
+// its bytes; an image whose header cannot be read is priced as a
+// 1024×1024 one.
+func ImageTokens(rule catalog.ImageRule, data []byte) int {
+	w, h, _ := catalog.ImageSize(data)
+	return catalog.ImageTokens(rule, w, h)
 }
 
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
+// WithImageRule returns a Counter that counts text as c does and has
+// [CountParts], [CountMessage] and [CountRequest] price images by rule
+// (the provider the request goes to).
+func WithImageRule(c Counter, rule catalog.ImageRule) Counter {
+	if r, ok := c.(imageRuled); ok {
+		c = r.Counter
+	}
+	return imageRuled{Counter: c, rule: rule}
+}
+
+// imageRuled is a Counter with the image rule of its provider.
+type imageRuled struct {
+	Counter
+	rule catalog.ImageRule
+}
+
+// imageRuleOf is the image rule c prices by: its own, or OpenAI's.
+func imageRuleOf(c Counter) catalog.ImageRule {
+	if r, ok := c.(imageRuled); ok {
+		return r.rule
+	}
+	return catalog.ImageOpenAI
+}

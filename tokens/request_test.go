@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/catalog"
 )
 
 func TestCountRequest(t *testing.T) {
@@ -52,20 +53,35 @@ func TestImageTokens(t *testing.T) {
 		return buf.Bytes()
 	}
 	for _, tc := range []struct {
+		rule       catalog.ImageRule
 		w, h, want int
 	}{
-		{512, 512, 85 + 170},     // one tile
-		{1024, 1024, 85 + 170*4}, // scaled to 768×768: 2×2 tiles
-		{2048, 4096, 85 + 170*6}, // 1024×2048 → 768×1536: 2×3 tiles
-		{100, 30, 85 + 170},      // small
-		{4000, 1000, 85 + 170*4}, // 2048×512, short side under 768: 4×1 tiles
+		{catalog.ImageOpenAI, 512, 512, 85 + 170},     // one tile
+		{catalog.ImageOpenAI, 1024, 1024, 85 + 170*4}, // scaled to 768×768: 2×2 tiles
+		{catalog.ImageOpenAI, 2048, 4096, 85 + 170*6}, // 1024×2048 → 768×1536: 2×3 tiles
+		{catalog.ImageOpenAI, 100, 30, 85 + 170},      // small
+		{catalog.ImageOpenAI, 4000, 1000, 85 + 170*4}, // 2048×512, short side under 768: 4×1 tiles
+		{catalog.ImageAnthropic, 1000, 1000, 1334},
+		{catalog.ImageGemini, 1000, 1000, 258 * 4},
 	} {
-		got := ImageTokens(mk(tc.w, tc.h))
+		got := ImageTokens(tc.rule, mk(tc.w, tc.h))
 		if got != tc.want {
-			t.Errorf("%dx%d: %d, want %d", tc.w, tc.h, got, tc.want)
+			t.Errorf("%s %dx%d: %d, want %d", tc.rule, tc.w, tc.h, got, tc.want)
 		}
 	}
-	if ImageTokens([]byte("not an image")) != ImageFallback {
-		t.Error("undecodable image not counted as fallback")
+	if got := ImageTokens(catalog.ImageOpenAI, []byte("not an image")); got != 765 {
+		t.Errorf("undecodable image counted %d, want 765 (1024×1024)", got)
+	}
+	// The rule travels with the counter; the bytes of the image never count.
+	c := CounterFunc(func(s string) int { return len(s) })
+	parts := []harness.Part{harness.ImagePart("image/png", mk(1000, 1000))}
+	for rule, want := range map[catalog.ImageRule]int{"": 765, catalog.ImageAnthropic: 1334, catalog.ImageGemini: 1032} {
+		cc := Counter(c)
+		if rule != "" {
+			cc = WithImageRule(WithImageRule(c, catalog.ImageGemini), rule)
+		}
+		if got := CountParts(cc, parts); got != want {
+			t.Errorf("CountParts under %q = %d, want %d", rule, got, want)
+		}
 	}
 }

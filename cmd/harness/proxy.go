@@ -17,7 +17,6 @@ import (
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 const proxySummary = `Put harness's per-call guards in front of any agent: point the agent's model
@@ -80,9 +79,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ws := proxySpillRoot(*spillDir, sf.workspace)
-	st, err := sqlite.Open(ctx, sf.path(), &sqlite.Options{
-		OnDelete: func(ctx context.Context, id string) error { return spill.RemoveConversation(ws, id) },
-	})
+	st, err := openDB(ctx, sf.path(), ws, false)
 	if err != nil {
 		return err
 	}
@@ -107,7 +104,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
-		ln.Addr(), *upstream, sf.path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+		ln.Addr(), *upstream, st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
 	return serveProxy(ctx, srv, ln, px)
 }
 

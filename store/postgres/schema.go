@@ -17,7 +17,8 @@ import (
 // store/sqlite's v9; version 4 the queue key of each event and view cut
 // (codec.Queued.Key), unique, so an event requeued after a COMMIT whose
 // reply was lost is not stored twice (store/sqlite has no such step: its
-// commits have no reply to lose).
+// commits have no reply to lose); version 5 the proxy's savings, as
+// store/sqlite's v10 (savings.go).
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -257,6 +258,8 @@ CREATE UNIQUE INDEX events_by_key ON events (event_key) WHERE event_key IS NOT N
 ALTER TABLE view_cuts ADD COLUMN event_key bytea, ADD COLUMN event_cut integer;
 CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE event_key IS NOT NULL;
 `},
+	savingsMigration,
+	{Version: 6, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -16,7 +16,8 @@ import (
 // version 6 the lease of the writer running a turn on each conversation;
 // version 7 payloads too large for one SQLite value, in chunks;
 // version 8 when each round's response arrived (harness.Round.Answered);
-// version 9 each turn's context messages (harness.Turn.Context).
+// version 9 each turn's context messages (harness.Turn.Context);
+// version 10 the proxy's savings (savings.go).
 var migrations = []migrate.Step{
 	{Version: 1, Name: "transcript", SQL: `
 CREATE TABLE conversations (
@@ -277,6 +278,8 @@ CREATE TABLE turn_context (
 	FOREIGN KEY (conv_id, turn) REFERENCES turns(conv_id, idx) ON DELETE CASCADE
 );
 `},
+	savingsMigration,
+	{Version: 11, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -3,8 +3,8 @@
 // keeps its bytes (round trips byte for byte, lazy payloads, large
 // payloads, cut refs, requests stored once, notes, events and view cuts,
 // listing and deletion, stale and concurrent writers, one turn at a time
-// per conversation, a turn resumed by another store after a crash), run
-// against a backend by [Run]. The stores
+// per conversation, a turn resumed by another store after a crash, the
+// proxy's savings), run against a backend by [Run]. The stores
 // (store/sqlite, store/postgres) run it in their own tests.
 //
 // It also holds the fixtures those tests share (scripted models, tools and
@@ -107,6 +107,8 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"ConversationBusy", testConversationBusy},
 		{"RacingWriters", testRacingWriters},
 		{"ResumeTurn", testResumeTurn},
+		{"Savings", testSavings},
+		{"Claims", testClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newBackend(t)) })

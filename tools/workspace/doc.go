@@ -21,7 +21,8 @@
 // time without following links, and refused if it is a .git or .harness
 // folder by identity, so a folder or link swapped in after the check cannot
 // redirect a write into them. A regular file with several hard links is
-// not read outside .harness/ ([ErrHardLink]; [Options].AllowHardLinks for
+// not read outside the root's own .harness/ folder, known by its identity
+// and read through its handle ([ErrHardLink]; [Options].AllowHardLinks for
 // trees built of them): another of its names may lie outside the workspace.
 // write_file replaces such a name instead of writing through it.
 //

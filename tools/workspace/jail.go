@@ -21,7 +21,8 @@ var (
 	// ErrInvalidPath: the path is empty or contains a NUL byte.
 	ErrInvalidPath = errors.New("invalid path")
 	// ErrHardLink: a regular file with more than one hard link, outside
-	// .harness/, while Options.AllowHardLinks is off. Another link may be
+	// the workspace's own .harness/ folder (the one in the root, known by
+	// its identity, not by a name), while Options.AllowHardLinks is off. Another link may be
 	// a file outside the workspace (ln /etc/passwd x), and nothing on the
 	// file tells where its other names are.
 	ErrHardLink = errors.New("a file with several hard links")
@@ -46,7 +47,7 @@ var protectedDirs = []string{".git", ".harness"}
 //     target lies outside the root, and chains of more than 40 links;
 //   - devices, FIFOs and sockets;
 //   - for reads, regular files with more than one hard link, outside
-//     .harness/, unless Options.AllowHardLinks is set (ErrHardLink);
+//     the root's own .harness/ folder, unless Options.AllowHardLinks is set (ErrHardLink);
 //   - for reads, paths that do not exist;
 //   - for writes (forWrite), directories, the root itself, and anything in
 //     a .git or .harness folder at any depth (compared case-insensitively,
@@ -118,17 +119,26 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 }
 
 // checkLinks refuses a regular file with more than one hard link outside
-// .harness/ unless Options.AllowHardLinks is set (see ErrHardLink). rel is
-// the canonical path, path the one shown.
+// the workspace's own .harness folder (by identity, see harnessID) unless
+// Options.AllowHardLinks is set (see ErrHardLink). rel is the canonical
+// path, path the one shown. openRegular decides again, race-free, on what
+// it opens.
 func (w *Workspace) checkLinks(path, rel string, fi fs.FileInfo) error {
-	if fi == nil || !fi.Mode().IsRegular() || w.opts.AllowHardLinks || linkCount(fi) <= 1 {
-		return nil
-	}
-	if strings.EqualFold(protectedPart(rel), ".harness") {
+	if !w.linksRefused(fi) || w.inOwnHarness(rel) {
 		return nil // spill files and harness's own state
 	}
+	return hardLinkError(path, linkCount(fi))
+}
+
+// linksRefused reports whether fi is a regular file with several hard
+// links that Options.AllowHardLinks does not allow.
+func (w *Workspace) linksRefused(fi fs.FileInfo) bool {
+	return fi != nil && fi.Mode().IsRegular() && !w.opts.AllowHardLinks && linkCount(fi) > 1
+}
+
+func hardLinkError(path string, links uint64) error {
 	return fmt.Errorf("%s has %d hard links; the tools refuse such files, since another link may be a file outside the workspace: %w",
-		path, linkCount(fi), ErrHardLink)
+		path, links, ErrHardLink)
 }
 
 // walk resolves rel component by component, following symbolic links

@@ -80,10 +80,10 @@ type Options struct {
 	MaxEditBytes int
 	// AllowHardLinks lets read_file, grep and edit_file read regular
 	// files that have more than one hard link (trees built with hard
-	// links, such as a pnpm store or cp -al). Off, such files are refused
-	// outside .harness/ (ErrHardLink): a hard link made inside the
-	// workspace can name a file outside it, and no path check can see
-	// that. write_file is allowed either way: it replaces the name rather
+	// links, such as a pnpm store or cp -al). Off, such files are
+	// refused outside the root's own .harness/ folder (ErrHardLink): a
+	// hard link made inside the workspace can name a file outside it, and
+	// no path check can see that. write_file is allowed either way: it replaces the name rather
 	// than writing through the link, so the other file is never touched.
 	AllowHardLinks bool
 }
@@ -123,6 +123,10 @@ type Workspace struct {
 
 	protMu    sync.Mutex
 	protected map[fileID]bool // identities of .git and .harness folders seen (unix writes)
+	// harness is the identity of the root's own .harness folder, once
+	// known (harnessKnown): files with several links are read inside it.
+	harness      fileID
+	harnessKnown bool
 }
 
 // New opens the workspace rooted at dir, which must be an existing
@@ -153,6 +157,7 @@ func New(dir string, opts *Options) (*Workspace, error) {
 	}
 	w := &Workspace{root: root, dir: real, given: given, opts: opts.withDefaults()}
 	w.seedProtected()
+	w.pinHarness()
 	return w, nil
 }
 

@@ -1,0 +1,347 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/tokens"
+)
+
+// The page a recovering read returns: the lines holding the needles and
+// recoveryContextLines lines on each side, at most recoveryPageBytes bytes
+// (read_file's page, workspace.DefaultReadMaxBytes). Needles of one source
+// whose pages would touch are read by one call.
+const (
+	recoveryContextLines = 20
+	recoveryPageBytes    = 20000
+)
+
+// How a hidden needle is brought back (Recovery.Via).
+const (
+	viaSpill  = "spill"  // a read of the spill file that holds it
+	viaRecall = "recall" // the recall tool on the store's copy
+	viaRerun  = "rerun"  // the read-only call run again
+)
+
+// Recovery is the round a live agent would make before a request that
+// uses needles the request no longer shows: one call per page it reads
+// back. The bench prices it as any round (see the package doc of bench):
+// a request of the whole prefix before request At, the calls' output
+// tokens, and Added tokens in every later request.
+type Recovery struct {
+	// At is the index in Report.Calls of the request the round precedes.
+	At int
+	// Needles counts the needles the round brings back; Via counts its
+	// calls by how they read (spill, recall, rerun).
+	Needles int
+	Via     map[string]int
+	// Output is the tokens of the round's calls; Added the tokens its
+	// assistant message and results add to every later request.
+	Output, Added int
+}
+
+// recoveryRead is one call of a recovery round: the source a page is
+// taken from and the needles' byte offsets in it.
+type recoveryRead struct {
+	via, key string
+	call     harness.ToolCall
+	source   string
+	// whole: the call returns source whole (a re-run whose cut at arrival
+	// shows the needles), not a page of it.
+	whole   bool
+	limit   int // most bytes of a page (0: recoveryPageBytes)
+	offsets []int
+}
+
+// recover adds the round that brings back the needles of hidden that v
+// does not show and no earlier recovery round holds, before the request
+// v is built for (the next of Report.Calls). A needle no read-only path
+// brings back counts in Report.Unrecovered.
+func (e *engine) recover(v *harness.View, hidden []Needle) {
+	reads := map[string]*recoveryRead{}
+	var order []string
+	for _, n := range hidden {
+		if containsAny(e.recovered, n.Text) {
+			continue // an earlier round's page is in every later request
+		}
+		r := e.recoveryRead(v, n)
+		if r == nil {
+			e.report.Unrecovered++
+			continue
+		}
+		if old, ok := reads[r.key]; ok {
+			old.offsets = append(old.offsets, r.offsets...)
+			continue
+		}
+		reads[r.key] = r
+		order = append(order, r.key)
+	}
+	if len(order) == 0 {
+		return
+	}
+	rec := Recovery{At: len(e.report.Calls), Via: map[string]int{}}
+	msg := harness.Message{Role: harness.RoleAssistant}
+	var results []string
+	for _, k := range order {
+		r := reads[k]
+		rec.Needles += len(r.offsets)
+		for _, p := range r.pages() {
+			call := r.call
+			call.ID = fmt.Sprintf("recover-%d-%d", rec.At, len(msg.ToolCalls))
+			if !r.whole {
+				call.Args = r.pageArgs(p)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, call)
+			results = append(results, r.source[p[0]:p[1]])
+			rec.Via[r.via]++
+		}
+	}
+	rec.Added = tokens.CountMessage(e.opts.Counter, &msg)
+	rec.Output = rec.Added - tokens.MessageOverhead
+	for i, text := range results {
+		m := harness.Message{Role: harness.RoleTool, ToolCallID: msg.ToolCalls[i].ID, Parts: []harness.Part{harness.TextPart(text)}}
+		rec.Added += tokens.CountMessage(e.opts.Counter, &m)
+	}
+	e.recovered = append(e.recovered, results...)
+	e.report.Recoveries = append(e.report.Recoveries, rec)
+}
+
+// recoveryRead is how the agent reads back needle n, hidden from v: a
+// page of the spill file of its result that holds it, else (when the
+// system recalls stored results) a page of the stored result, else (a
+// read-only call) the call run again, or nil when nothing brings it back.
+func (e *engine) recoveryRead(v *harness.View, n Needle) *recoveryRead {
+	full, call, ok := e.recordedCall(n.CallID)
+	if !ok {
+		return nil
+	}
+	if loc, text, ok := e.spillOf(v, n); ok {
+		if i := strings.Index(text, n.Text); i >= 0 {
+			return &recoveryRead{via: viaSpill, key: "spill:" + loc, source: text, offsets: []int{i},
+				call: harness.ToolCall{Name: "read_file", Args: json.RawMessage(`{"path":` + quote(loc) + `}`)}}
+		}
+	}
+	i := strings.Index(full, n.Text)
+	if i < 0 {
+		i = 0 // in the structured output only: a page from its start
+	}
+	if e.cfg.Recall {
+		return &recoveryRead{via: viaRecall, key: "call:" + n.CallID, source: full, offsets: []int{i},
+			call: harness.ToolCall{Name: "recall", Args: json.RawMessage(`{"call_id":` + quote(n.CallID) + `}`)}}
+	}
+	if !readOnly(e.spec(call), call) {
+		return nil
+	}
+	r := &recoveryRead{via: viaRerun, key: "rerun:" + n.CallID, call: call}
+	shown := ""
+	if res := e.conv.FindResult(n.CallID); res != nil {
+		shown = res.ModelText()
+	}
+	if j := strings.Index(shown, n.Text); j >= 0 {
+		// Its cut at arrival shows the needle: the re-run returns that cut.
+		r.source, r.whole, r.offsets = shown, true, []int{j}
+		return r
+	}
+	// The preset's cut hides it: the agent narrows the call to the
+	// needle's lines, a page no longer than the cut it was shown.
+	r.key += ":narrow"
+	r.source, r.offsets, r.limit = full, []int{i}, min(recoveryPageBytes, max(harness.Chars(shown), 1))
+	return r
+}
+
+// recordedCall finds the recorded result of callID and the call that
+// made it: the result's full text and the call.
+func (e *engine) recordedCall(callID string) (string, harness.ToolCall, bool) {
+	if e.calls == nil {
+		e.calls = map[string]recorded{}
+		for _, t := range e.rec.Turns {
+			for _, c := range t.Calls {
+				for _, tc := range c.Assistant.ToolCalls {
+					e.calls[tc.ID] = recorded{call: tc}
+				}
+				for _, r := range c.Results {
+					x := e.calls[r.CallID]
+					x.result = r
+					e.calls[r.CallID] = x
+				}
+			}
+		}
+	}
+	x, ok := e.calls[callID]
+	if !ok || x.result == nil {
+		return "", harness.ToolCall{}, false
+	}
+	if x.call.Name == "" {
+		x.call = harness.ToolCall{ID: callID, Name: x.result.Tool}
+	}
+	return x.result.FullText(), x.call, true
+}
+
+// recorded is one recorded tool call and its result.
+type recorded struct {
+	call   harness.ToolCall
+	result *Result
+}
+
+// spillOf returns the locator and text of the spill file a cut of n's
+// result in v names.
+func (e *engine) spillOf(v *harness.View, n Needle) (string, string, bool) {
+	for i, m := range v.Messages {
+		if m.Role != harness.RoleTool || m.ToolCallID != n.CallID {
+			continue
+		}
+		for _, c := range append(slices.Clone(resultCuts(v.Origins[i].Result)), v.Origins[i].Cuts...) {
+			if c.Locator == "" || locator.IsCall(c.Locator) {
+				continue
+			}
+			p := filepath.Join(e.ws, filepath.FromSlash(c.Locator))
+			if rel, err := filepath.Rel(e.ws, p); err != nil || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), n.Text) {
+				return c.Locator, string(b), true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// readOnly reports whether running call again changes nothing: its tool
+// is declared read-only, or it is a shell call whose command only reads
+// (ShellRisk), or a tool of the recorded agents that only reads.
+func readOnly(spec harness.ToolSpec, call harness.ToolCall) bool {
+	if spec.Risk.IsReadOnly() {
+		return true
+	}
+	if spec.Risk != 0 && spec.Risk.Has(harness.Destructive) {
+		return false
+	}
+	if readTools[strings.ToLower(call.Name)] {
+		return true
+	}
+	if cmd, ok := shellCommand(call.Args); ok {
+		b, _ := json.Marshal(map[string]string{"command": cmd})
+		return ShellRisk(b) == harness.ReadOnly
+	}
+	return false
+}
+
+// readTools are the recorded agents' tools that only read (Claude Code,
+// Gemini CLI, opencode, harness's workspace), by lower-case name.
+var readTools = map[string]bool{
+	"read": true, "read_file": true, "read_many_files": true, "view": true, "grep": true, "glob": true,
+	"ls": true, "list": true, "list_directory": true, "search_file_content": true, "notebookread": true,
+	"webfetch": true, "web_fetch": true, "websearch": true, "web_search": true, "google_web_search": true,
+	"recall": true,
+}
+
+// shellCommand returns the script of a shell call's arguments: a
+// "command" or "cmd" string, or an argv array whose last element is the
+// script of "bash -lc" (Codex).
+func shellCommand(args json.RawMessage) (string, bool) {
+	var a struct {
+		Command json.RawMessage `json:"command"`
+		Cmd     json.RawMessage `json:"cmd"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return "", false
+	}
+	raw := a.Command
+	if len(raw) == 0 {
+		raw = a.Cmd
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s != "" {
+		return s, true
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 {
+		return "", false
+	}
+	if len(argv) >= 3 && (argv[1] == "-lc" || argv[1] == "-c") {
+		return argv[len(argv)-1], true
+	}
+	return strings.Join(argv, " "), true
+}
+
+// pages returns the byte ranges of r.source its calls return: the whole
+// source, or one page per group of needles whose pages touch and fit in
+// one page together.
+func (r *recoveryRead) pages() [][2]int {
+	if r.whole {
+		return [][2]int{{0, len(r.source)}}
+	}
+	limit := r.limit
+	if limit <= 0 {
+		limit = recoveryPageBytes
+	}
+	offs := slices.Clone(r.offsets)
+	slices.Sort(offs)
+	var out [][2]int
+	from := -1
+	for _, o := range offs {
+		p := page(r.source, o, o, limit)
+		if k := len(out) - 1; k >= 0 && p[0] <= out[k][1] {
+			if m := page(r.source, from, o, limit); m[0] <= from && m[1] > o {
+				out[k] = m
+				continue
+			}
+		}
+		out, from = append(out, p), o
+	}
+	return out
+}
+
+// page is the range of s a read returns for needles between byte offsets
+// from and to: their lines and recoveryContextLines lines on each side,
+// at most limit bytes around them.
+func page(s string, from, to, limit int) [2]int {
+	start := strings.LastIndexByte(s[:from], '\n') + 1
+	for range recoveryContextLines {
+		if start == 0 {
+			break
+		}
+		start = strings.LastIndexByte(s[:start-1], '\n') + 1
+	}
+	end := to
+	for range recoveryContextLines + 1 {
+		j := strings.IndexByte(s[end:], '\n')
+		if j < 0 {
+			end = len(s)
+			break
+		}
+		end += j + 1
+	}
+	if end-start > limit {
+		mid := (from + to) / 2
+		start = max(start, mid-limit/2)
+		end = min(end, start+limit)
+	}
+	return [2]int{start, end}
+}
+
+// pageArgs are the arguments of a read of page p: the call's own with the
+// page's offset and limit (read_file counts lines, recall characters, a
+// narrowed re-run pipes through sed -n).
+func (r *recoveryRead) pageArgs(p [2]int) json.RawMessage {
+	first := strings.Count(r.source[:p[0]], "\n") + 1
+	lines := strings.Count(r.source[p[0]:p[1]], "\n") + 1
+	switch r.via {
+	case viaSpill:
+		return json.RawMessage(fmt.Sprintf(`{"path":%s,"offset":%d,"limit":%d}`, quote(r.key[len("spill:"):]), first, lines))
+	case viaRecall:
+		return json.RawMessage(fmt.Sprintf(`{"call_id":%s,"offset":%d,"limit":%d}`, quote(r.key[len("call:"):]), p[0], p[1]-p[0]))
+	}
+	return append(slices.Clip(r.call.Args), fmt.Sprintf(" | sed -n '%d,%dp'", first, first+lines-1)...)
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+)
+
+// recoveryRecording is one turn: call_1 runs command and returns a log
+// of 1,000 lines in which line i holds "needle<i>XYZ" for each i of
+// lines, then one call per entry of uses writes those needles in its
+// command (each call answered "ok"), then a final answer.
+func recoveryRecording(command string, lines []int, uses ...[]int) *Recording {
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, "line %04d: nothing to see here, just ordinary log output of a build\n", i)
+	}
+	log := b.String()
+	for _, l := range lines {
+		old := fmt.Sprintf("line %04d: nothing", l)
+		log = strings.Replace(log, old, fmt.Sprintf("line %04d: needle%dXYZ", l, l), 1)
+	}
+	bash := harness.ToolSpec{Name: "bash", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}
+	call := func(id, cmd string, out string) *Call {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		return &Call{Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: "bash", Args: args}}},
+			Results: []*Result{{CallID: id, Tool: "bash", Full: []harness.Part{harness.TextPart(out)}}}, Usage: harness.Usage{Output: 20}, HasUsage: true}
+	}
+	calls := []*Call{call("call_1", command, log)}
+	for k, u := range uses {
+		var words []string
+		for _, l := range u {
+			words = append(words, fmt.Sprintf("needle%dXYZ", l))
+		}
+		calls = append(calls, call(fmt.Sprintf("use_%d", k), "echo "+strings.Join(words, " "), "ok"))
+	}
+	calls = append(calls, &Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}, Final: true})
+	return &Recording{ID: "recovery", Format: "builtin", System: "You are a coding agent.", Tools: []harness.ToolSpec{bash},
+		Turns: []*Turn{{Input: "find the needles", Calls: calls}}}
+}
+
+// clearOld is a view policy that empties call_1's result once a later
+// result is in the view: a cut that keeps no copy.
+var clearOld = harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+	later := false
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		m := &v.Messages[i]
+		if m.Role != harness.RoleTool {
+			continue
+		}
+		if m.ToolCallID == "call_1" && later {
+			m.Parts = []harness.Part{harness.TextPart("[cleared]")}
+		}
+		later = true
+	}
+	return nil
+})
+
+// TestReplayPricesRecovery: before a request that uses a needle it no
+// longer shows, the replay adds the round a live agent would make to read
+// it back, by the path the policy leaves: a page of the spill file, the
+// recall tool, the read-only call run again (whole when its cut at
+// arrival showed the needle, narrowed to a page when it did not), or
+// nothing (lost) when the call was not read-only; a visible needle costs
+// nothing, and needles whose pages touch are read by one call.
+func TestReplayPricesRecovery(t *testing.T) {
+	spill := Config{Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10, Preview: guard.HeadTail{}}).Guard()}}
+	for _, c := range []struct {
+		name    string
+		command string
+		cfg     Config
+		lines   []int
+		uses    [][]int
+		// rounds lists each recovery round's calls by how they read;
+		// unrecovered counts the needles lost.
+		rounds      []map[string]int
+		unrecovered int
+	}{
+		{name: "visible", command: "cat build.log", lines: []int{500}, uses: [][]int{{500}}},
+		{name: "spilled", command: "cat build.log", cfg: spill, lines: []int{500}, uses: [][]int{{500}},
+			rounds: []map[string]int{{"spill": 1}}},
+		{name: "two adjacent needles, one read", command: "cat build.log", cfg: spill, lines: []int{500, 510}, uses: [][]int{{500, 510}},
+			rounds: []map[string]int{{"spill": 1}}},
+		{name: "two distant needles, two reads of one round", command: "cat build.log", cfg: spill, lines: []int{300, 700}, uses: [][]int{{300, 700}},
+			rounds: []map[string]int{{"spill": 2}}},
+		{name: "a page read back stays: a later use of a needle on it is free", command: "cat build.log", cfg: spill, lines: []int{500, 505}, uses: [][]int{{500}, {505}},
+			rounds: []map[string]int{{"spill": 1}}},
+		{name: "recalled from the store", command: "cat build.log", cfg: Config{Guards: []harness.Guard{headGuard(4<<10, true)}, Recall: true}, lines: []int{500}, uses: [][]int{{500}},
+			rounds: []map[string]int{{"recall": 1}}},
+		{name: "no copy, read-only: run again and narrowed", command: "cat build.log", cfg: Config{Guards: []harness.Guard{headGuard(4<<10, false)}}, lines: []int{500}, uses: [][]int{{500}},
+			rounds: []map[string]int{{"rerun": 1}}},
+		{name: "cleared, read-only: run again whole", command: "grep -n needle build.log", cfg: Config{Policies: []harness.ViewPolicy{clearOld}}, lines: []int{20}, uses: [][]int{{}, {20}},
+			rounds: []map[string]int{{"rerun": 1}}},
+		{name: "no copy, not read-only: lost", command: "python build.py", cfg: Config{Guards: []harness.Guard{headGuard(4<<10, false)}}, lines: []int{500}, uses: [][]int{{500}},
+			unrecovered: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := recoveryRecording(c.command, c.lines, c.uses...)
+			rep, err := Replay(context.Background(), rec, policy(c.name, c.cfg), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Needles != len(c.lines) {
+				t.Fatalf("%d needles, want %d", rep.Needles, len(c.lines))
+			}
+			if len(rep.Recoveries) != len(c.rounds) || rep.Unrecovered != c.unrecovered {
+				t.Fatalf("%d recovery rounds %+v, %d unrecovered; want %d rounds, %d unrecovered", len(rep.Recoveries), rep.Recoveries, rep.Unrecovered, len(c.rounds), c.unrecovered)
+			}
+			for i, r := range rep.Recoveries {
+				if fmt.Sprint(r.Via) != fmt.Sprint(c.rounds[i]) {
+					t.Errorf("round %d reads %v, want %v", i, r.Via, c.rounds[i])
+				}
+				// The round precedes the request of the call that used the
+				// needle; its calls are output, its calls and results added.
+				if r.At <= 0 || r.At >= len(rep.Calls) || r.Output <= 0 || r.Added <= r.Output {
+					t.Errorf("round %d: %+v of %d requests", i, r, len(rep.Calls))
+				}
+			}
+			if n := len(rep.Calls); n != rec.Calls() {
+				t.Errorf("%d requests: a recovery round is priced by the bench, not sent", n)
+			}
+		})
+	}
+}
+
+// TestRecoveryPages: a read returns the needle's line and its context
+// lines, and needles whose pages touch share one page.
+func TestRecoveryPages(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "%03d\n", i) // 4 bytes a line
+	}
+	src := b.String()
+	at := func(line int) int { return 4 * line }
+	for _, c := range []struct {
+		name    string
+		offsets []int
+		limit   int
+		want    [][2]int
+	}{
+		{"one needle", []int{at(100)}, 0, [][2]int{{at(80), at(121)}}},
+		{"at the start", []int{at(3)}, 0, [][2]int{{0, at(24)}}},
+		{"at the end", []int{at(195)}, 0, [][2]int{{at(175), len(src)}}},
+		{"adjacent", []int{at(100), at(130)}, 0, [][2]int{{at(80), at(151)}}},
+		{"apart", []int{at(40), at(150)}, 0, [][2]int{{at(20), at(61)}, {at(130), at(171)}}},
+		{"limited", []int{at(100)}, 40, [][2]int{{at(100) - 20, at(100) + 20}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recoveryRead{source: src, offsets: c.offsets, limit: c.limit}
+			if got := r.pages(); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("pages %v, want %v", got, c.want)
+			}
+		})
+	}
+}

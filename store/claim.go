@@ -1,0 +1,32 @@
+package store
+
+import "context"
+
+// Claimer is implemented by stores that several proxy processes share
+// (store/postgres, and store/sqlite for processes on one machine): a log
+// of first-writer-wins entries per conversation, written before a model
+// call is forwarded, so that every process sends the same bytes for it.
+// A key is written once: the first Claim of it stores its value, every
+// later one, by any process, gets that first value back. The entries are
+// deleted with their conversation.
+type Claimer interface {
+	// Claim stores value under key in conversation conv unless the key is
+	// there already, and returns the entry that holds: this value (Won
+	// set) or the one stored first.
+	Claim(ctx context.Context, conv, key string, value []byte) (Claim, error)
+	// Claims returns the entries of conv whose Seq is above after, in
+	// Seq order. An entry is visible to Claims only once every entry of
+	// its conversation with a lower Seq is, so a reader that remembers
+	// the highest Seq it saw misses none.
+	Claims(ctx context.Context, conv string, after int64) ([]Claim, error)
+}
+
+// Claim is one entry of a conversation's claim log (see [Claimer]).
+type Claim struct {
+	// Seq orders the entries of a conversation (increasing, not dense).
+	Seq   int64
+	Key   string
+	Value []byte
+	// Won is set by Claimer.Claim when this call stored the value.
+	Won bool
+}

@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentharness/harness/store"
+)
+
+// claimsSchema is migration 10: the claim log of store.Claimer. Writes
+// are serialized, so seq (the rowid) is assigned in commit order.
+const claimsSchema = `
+CREATE TABLE proxy_claims (
+	seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+	conv_id TEXT NOT NULL,
+	key     TEXT NOT NULL,
+	value   BLOB NOT NULL,
+	UNIQUE (conv_id, key)
+);
+CREATE INDEX proxy_claims_by_conv ON proxy_claims (conv_id, seq);
+`
+
+// Claim implements store.Claimer: INSERT … ON CONFLICT DO NOTHING, then
+// the row that holds is read back.
+func (s *Store) Claim(ctx context.Context, conv, key string, value []byte) (store.Claim, error) {
+	c := store.Claim{Key: key}
+	err := s.tx(ctx, func(w *txw) error {
+		err := w.tx.QueryRowContext(ctx, `INSERT INTO proxy_claims (conv_id, key, value) VALUES (?, ?, ?)
+ON CONFLICT (conv_id, key) DO NOTHING RETURNING seq`, conv, key, value).Scan(&c.Seq)
+		if err == nil {
+			c.Value, c.Won = value, true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		return w.tx.QueryRowContext(ctx, `SELECT seq, value FROM proxy_claims WHERE conv_id = ? AND key = ?`, conv, key).Scan(&c.Seq, &c.Value)
+	})
+	if err != nil {
+		return store.Claim{}, fmt.Errorf("sqlite store: claiming %q of %s: %w", key, conv, err)
+	}
+	return c, nil
+}
+
+// Claims implements store.Claimer.
+func (s *Store) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
+	var out []store.Claim
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = ? AND seq > ? ORDER BY seq`, conv, after)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c store.Claim
+			if err := rows.Scan(&c.Seq, &c.Key, &c.Value); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claims of %s: %w", conv, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/agentharness/harness/store"
+)
+
+// testClaims: several stores on one database claim the same keys at
+// once; each key holds the value of exactly one of them, every store gets
+// that value back, a reader following Seq sees every entry once and in
+// order, and deleting the conversation deletes its entries.
+func testClaims(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	const writers, keys = 4, 20
+	stores := make([]store.Claimer, writers)
+	for i := range stores {
+		c, ok := be.Open(t, nil).(store.Claimer)
+		if !ok {
+			t.Skip("this store keeps no claim log (store.Claimer)")
+		}
+		stores[i] = c
+	}
+	got := make([][]store.Claim, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for k := range keys {
+				c, err := stores[w].Claim(ctx, "conv-1", fmt.Sprintf("key-%02d", k), fmt.Appendf(nil, "from %d", w))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[w] = append(got[w], c)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for k := range keys {
+		won := 0
+		for w := range writers {
+			if got[w][k].Won {
+				won++
+			}
+			if string(got[w][k].Value) != string(got[0][k].Value) || got[w][k].Seq != got[0][k].Seq {
+				t.Errorf("key %d: store %d got %q (seq %d), store 0 %q (seq %d)", k, w, got[w][k].Value, got[w][k].Seq, got[0][k].Value, got[0][k].Seq)
+			}
+		}
+		if won != 1 {
+			t.Errorf("key %d: %d stores won it, want 1", k, won)
+		}
+	}
+	all, err := stores[1].Claims(ctx, "conv-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != keys {
+		t.Fatalf("Claims returned %d entries, want %d", len(all), keys)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Seq <= all[i-1].Seq {
+			t.Errorf("entries out of order: seq %d after %d", all[i].Seq, all[i-1].Seq)
+		}
+	}
+	tail, err := stores[2].Claims(ctx, "conv-1", all[keys/2].Seq)
+	if err != nil || len(tail) != keys-keys/2-1 {
+		t.Errorf("Claims after the middle entry: %d entries (%v), want %d", len(tail), err, keys-keys/2-1)
+	}
+	if other, err := stores[0].Claims(ctx, "conv-2", 0); err != nil || len(other) != 0 {
+		t.Errorf("another conversation's claims: %d (%v), want none", len(other), err)
+	}
+}
