@@ -93,6 +93,12 @@ type Options struct {
 	// error result of a stubbed tool's call whose arguments did not fit
 	// gets the full schema appended, decided once (see defer.go).
 	DeferTools bool
+	// Shared says other proxy processes serve the same conversations from
+	// Store, a client's requests landing on any of them: every decision
+	// is then claimed in the store before the request is forwarded, and a
+	// conversation another process advanced is read again (see
+	// replica.go). Store must be a store.Claimer (both stores are).
+	Shared bool
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -110,6 +116,9 @@ type Proxy struct {
 	spill spill.Store
 	seed  maphash.Seed
 	rec   *recorder
+	// replicas is the claim log shared with the other proxies on the
+	// store (Options.Shared, replica.go).
+	replicas *replicas
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
@@ -172,11 +181,17 @@ func New(opts *Options) (*Proxy, error) {
 	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations, ranker: &toolselect.BM25{}}
 	p.idle = sync.NewCond(&p.mu)
+	p.replicas = newReplicas(o.Store, o.Shared)
 	var rs recordStore
 	if o.Store != nil {
 		var ok bool
 		if rs, ok = o.Store.(recordStore); !ok {
 			return nil, fmt.Errorf("proxy: the store %T cannot resume a turn another writer began (store.TurnResumer)", o.Store)
+		}
+	}
+	if o.Shared {
+		if _, ok := o.Store.(store.Claimer); !ok {
+			return nil, fmt.Errorf("proxy: Shared needs a store with a claim log (store.Claimer), not %T", o.Store)
 		}
 	}
 	p.rec = newRecorder(rs, p.logf)

@@ -66,6 +66,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
+	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
@@ -98,6 +99,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse r
 		rep = &rr
 	}
 	p.finish(c, rep, resp.StatusCode)
+	p.claimAnswered(c)
 	p.logRequest(c, resp.StatusCode, rep, prepared)
 }
 
@@ -111,11 +113,16 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
 		p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
 	}
+	p.syncReplicas(ctx, c)
 	if err := c.conv.awaitInflight(ctx, c.hist); err != nil {
 		return err
 	}
+	parent := c.conv
 	if err := p.follow(ctx, c); err != nil {
 		return err
+	}
+	if c.conv != parent {
+		p.syncReplicas(ctx, c) // a fork another replica may have advanced
 	}
 	cv := c.conv
 	c.deferred = p.deferTools(ctx, c)
@@ -175,6 +182,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	if err := p.clearIdle(ctx, c); err != nil {
 		return nil, err
 	}
+	p.claimDecisions(ctx, c)
 	var edits []edit
 	for _, r := range c.hist.Results {
 		if r.dec == nil || r.dec.out == nil {

@@ -85,7 +85,9 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts := &proxy.Options{Upstream: *upstream, Store: st, Workspace: ws, MaxRequestBytes: *maxReq, MaxResponseBytes: *maxResp, Log: e.stderr,
-		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off, DeferTools: *deferTools}
+		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off, DeferTools: *deferTools,
+		// Proxies on one PostgreSQL database are replicas of each other.
+		Shared: isDSN(sf.path())}
 	if *quiet {
 		opts.Log = nil
 	}
