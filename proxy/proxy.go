@@ -99,6 +99,14 @@ type Options struct {
 	// conversation another process advanced is read again (see
 	// replica.go). Store must be a store.Claimer (both stores are).
 	Shared bool
+	// TenantSecret, when set, keeps the conversations of each credential
+	// apart: a request belongs to the tenant an HMAC-SHA-256 of its
+	// credential under this secret names (see tenant.go). Keep it secret
+	// and unchanged: a new secret makes every tenant a new one.
+	TenantSecret []byte
+	// AdminToken, with TenantSecret, is the bearer token whose GET
+	// /stats sees every tenant.
+	AdminToken string
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -261,7 +269,7 @@ func (p *Proxy) track() func() {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		p.serveStats(w)
+		p.serveStats(w, r)
 		return
 	}
 	f := formatOf(r)

@@ -58,7 +58,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header)}
-	c.conv = p.conversation(conversationID(r, f, req, c.hist))
+	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
 	// prepare may move the call to a fork of the conversation: the one
 	// it ends on is held.
 	defer func() { p.release(c.conv) }()
@@ -211,7 +211,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
 				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
-		in.Page = spillPage(r.Args, p.spillRoot())
+		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, p.spillRoot()))
 		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err

@@ -169,8 +169,12 @@ func (s *Stats) serve(id string) {
 	s.served[id] = s.clock
 }
 
-func (p *Proxy) serveStats(w http.ResponseWriter) {
-	body, _ := json.MarshalIndent(p.Stats(), "", "  ")
+func (p *Proxy) serveStats(w http.ResponseWriter, r *http.Request) {
+	keep, tenant := p.statsFilter(r)
+	if tenant != "" {
+		w.Header().Set("X-Harness-Tenant", tenant)
+	}
+	body, _ := json.MarshalIndent(tenantStats(p.Stats(), keep), "", "  ")
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(append(body, '\n'))
