@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,10 +53,16 @@ func TestTenantStats(t *testing.T) {
 			}
 		}
 	}
+	if err := r.px.savings.flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	tenants := map[string]string{}
 	for key, convs := range keys {
 		s, tenant, raw := getStats(t, r.srv.URL, map[string]string{"x-api-key": key})
 		tenants[key] = tenant
+		if s.Savings == nil || s.Savings.Calls != int64(convs) || s.Savings.TokensSent != int64(10*convs) {
+			t.Errorf("%s: savings show %+v; want %d calls of its own", key, s.Savings, convs)
+		}
 		if s.Requests != int64(convs) || len(s.ByConversation) != convs || s.Upstream.Input != int64(10*convs) {
 			t.Errorf("%s: stats show %d requests, %d conversations, %d input tokens; want %d of its own", key, s.Requests, len(s.ByConversation), s.Upstream.Input, convs)
 		}
