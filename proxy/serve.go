@@ -202,8 +202,8 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 	} else {
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
-				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
-		in.Page = spillPage(r.Args, p.spillRoot())
+				Workspace: p.workspaceOf(ctx), Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
+		in.Page = spillPage(r.Args, p.spillRootOf(ctx))
 		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err

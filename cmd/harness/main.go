@@ -40,7 +40,7 @@ type command struct {
 
 // commands lists the subcommands, in the order help shows them.
 func commands() []command {
-	return []command{
+	return append([]command{
 		{"run", "run one agent turn on a prompt and print the answer and a usage line", cmdRun},
 		{"worker", "run a worker of a Temporal cluster (harness-temporal worker --temporal HOST:PORT --db FILE)", cmdWorker},
 		{"replay", "replay a recorded transcript under a policy preset, with no model", cmdReplay},
@@ -51,7 +51,7 @@ func commands() []command {
 		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
 		{"proxy", "put the guards in front of any agent: a model-API proxy that decides each tool result once and records it", cmdProxy},
 		{"version", "print the version of harness", cmdVersion},
-	}
+	}, launchCommands()...)
 }
 
 func main() {
@@ -85,11 +85,14 @@ func runMain(ctx context.Context, args []string, e *env) int {
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
+		var status exitStatus
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &status):
+			return int(status) // a launched client's exit code, passed on
 		case errors.Is(err, errUsage):
 			// One line: what was wrong and where the flags are listed.
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// launchClient is what a launcher (harness claude, codex, gemini,
+// opencode) knows of one client: its binary, its provider, its read tool,
+// where it keeps its own base URL and how to point it at the proxy.
+type launchClient struct {
+	// name is the subcommand and the binary looked up on PATH.
+	name string
+	// api is the provider family whose upstream the client's own base URL
+	// setting replaces (proxy's anthropic, openai, gemini); "" when the
+	// client may call any (opencode).
+	api string
+	// readTool is the tool the client's model reads a file with.
+	readTool string
+	// upstream returns the client's own base URL setting, "" when unset.
+	upstream func(getenv func(string) string) string
+	// grant, when set, says the client cannot read a git-ignored file in
+	// its project (Gemini CLI's read_file refuses what .gitignore or
+	// .git/info/exclude names): its spill files then go to a folder of
+	// harness's own outside the project, and grant returns the arguments
+	// that let the client read that folder without asking.
+	grant func(dir string) []string
+	// point returns what points the client at base (the proxy's address
+	// and route) for this process only: variables added to its
+	// environment and arguments put before the user's.
+	point func(base string, getenv func(string) string) (env, args []string)
+}
+
+// launchClients are the clients harness launches.
+func launchClients() []launchClient {
+	return []launchClient{
+		{name: "claude", api: "anthropic", readTool: "Read",
+			upstream: func(getenv func(string) string) string { return getenv("ANTHROPIC_BASE_URL") },
+			point: func(base string, _ func(string) string) ([]string, []string) {
+				return []string{"ANTHROPIC_BASE_URL=" + base}, nil
+			}},
+		// Codex has no file-reading tool: its model reads with the shell.
+		{name: "codex", api: "openai", readTool: "shell",
+			upstream: codexBaseURL,
+			point: func(base string, _ func(string) string) ([]string, []string) {
+				return nil, []string{"-c", "openai_base_url=" + strconv.Quote(base+"/v1")}
+			}},
+		{name: "gemini", api: "gemini", readTool: "read_file",
+			grant:    func(dir string) []string { return []string{"--include-directories", dir} },
+			upstream: func(getenv func(string) string) string { return getenv("GOOGLE_GEMINI_BASE_URL") },
+			point: func(base string, _ func(string) string) ([]string, []string) {
+				return []string{"GOOGLE_GEMINI_BASE_URL=" + base}, nil
+			}},
+		{name: "opencode", readTool: "read", upstream: func(func(string) string) string { return "" }, point: opencodePoint},
+	}
+}
+
+// codexBaseURL is Codex's own base URL of the OpenAI API: OPENAI_BASE_URL,
+// else openai_base_url at the top of $CODEX_HOME/config.toml (default
+// ~/.codex).
+func codexBaseURL(getenv func(string) string) string {
+	if u := getenv("OPENAI_BASE_URL"); u != "" {
+		return u
+	}
+	home := getenv("CODEX_HOME")
+	if home == "" {
+		h := getenv("HOME")
+		if h == "" {
+			return ""
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	f, err := os.Open(filepath.Join(home, "config.toml"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			return "" // past the top-level keys
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "openai_base_url" {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		if s, err := strconv.Unquote(v); err == nil {
+			return s
+		}
+		return strings.Trim(v, `'`)
+	}
+	return ""
+}
+
+// opencodePoint points opencode's Anthropic, OpenAI and Google providers
+// at the proxy through OPENCODE_CONFIG_CONTENT, merged into the content
+// the user set there (whose other settings are kept).
+func opencodePoint(base string, getenv func(string) string) ([]string, []string) {
+	cfg := map[string]any{}
+	if s := getenv("OPENCODE_CONFIG_CONTENT"); s != "" {
+		_ = json.Unmarshal([]byte(s), &cfg) // unreadable: opencode will say so; ours still applies
+	}
+	providers, _ := cfg["provider"].(map[string]any)
+	if providers == nil {
+		providers = map[string]any{}
+	}
+	for name, path := range map[string]string{"anthropic": "/v1", "openai": "/v1", "google": "/v1beta"} {
+		p, _ := providers[name].(map[string]any)
+		if p == nil {
+			p = map[string]any{}
+		}
+		opts, _ := p["options"].(map[string]any)
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		opts["baseURL"] = base + path
+		p["options"] = opts
+		providers[name] = p
+	}
+	cfg["provider"] = providers
+	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
+	return []string{"OPENCODE_CONFIG_CONTENT=" + string(b)}, nil
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentharness/harness/internal/wiretest"
+)
+
+// The launcher tests run "harness CLIENT …" as a user would, from the
+// project folder (a git repository holding the 300 KB lock file), with the
+// pinned client found on PATH and the client's own base URL pointing at a
+// scripted loopback upstream. The script: read the lock file with the
+// client's read tool (its result is over the ceiling, so the proxy
+// spills it), then page the spill file the marker names with the same
+// tool, then answer. The test checks that the model got the spill file's
+// lines it asked for, with no permission denial or refusal.
+
+// launchRig is a project folder, the scripted upstream and what the
+// launched client printed.
+type launchRig struct {
+	work string
+	lock string
+	up   *wiretest.Server
+}
+
+// newLaunchRig makes the project folder (the test's working directory)
+// and puts the pinned clients on PATH.
+func newLaunchRig(t *testing.T, client string) *launchRig {
+	t.Helper()
+	bin := clientBin(t, client)
+	r := &launchRig{work: t.TempDir(), lock: lockFileText()}
+	for name, text := range map[string]string{"package-lock.json": r.lock, "package.json": `{"name":"app"}` + "\n"} {
+		if err := os.WriteFile(filepath.Join(r.work, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if git, err := exec.LookPath("git"); err == nil {
+		if out, err := exec.Command(git, "-C", r.work, "init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+	}
+	t.Chdir(r.work)
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []string{"NO_COLOR=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HARNESS_DB="} {
+		kv := strings.SplitN(k, "=", 2)
+		t.Setenv(kv[0], kv[1])
+	}
+	r.up = wiretest.New(t)
+	return r
+}
+
+// run runs "harness args…" and returns its standard output.
+func (r *launchRig) run(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), args, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv})
+	if code != 0 {
+		t.Fatalf("harness %s: exit %d\nstdout:\n%s\nstderr:\n%s", args[0], code, tail(out.String(), 3000), tail(errb.String(), 3000))
+	}
+	return out.String()
+}
+
+var launchSpillRE = regexp.MustCompile(`(/[^\s"\\]*/\.harness/spill/[^\s"\\]+\.txt)`)
+
+// spillOf finds the spill file a request body's marker names.
+func spillOf(body []byte) string {
+	m := launchSpillRE.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+// pageLines are the lines of the spill file the model asks for (1-based,
+// inclusive).
+const pageFrom, pageTo = 1001, 1010
+
+// checkPaged checks what the launched client did: the spill file is in
+// the project's .harness/spill/, git-ignored, the marker names the
+// client's read tool, and the request after the page carried lines
+// pageFrom..pageTo of the spill file, with no denial.
+func (r *launchRig) checkPaged(t *testing.T, readTool string, result func(map[string]any) (any, bool)) {
+	t.Helper()
+	var spillPath, paged string
+	for i, q := range r.up.Requests() {
+		if d := os.Getenv("E2E_DUMP"); d != "" {
+			_ = os.WriteFile(filepath.Join(d, readTool+strconv.Itoa(i)+".json"), q.Body, 0o644)
+		}
+		if strings.Contains(q.Path, "_harness") {
+			t.Errorf("the upstream got the route prefix: %s", q.Path)
+		}
+		if p := spillOf(q.Body); p != "" && spillPath == "" {
+			spillPath = p
+			if !strings.Contains(string(q.Body), "your "+readTool+" tool") {
+				t.Errorf("the marker does not name %s", readTool)
+			}
+		}
+		if len(q.Body) == 0 {
+			continue
+		}
+		if v, ok := result(bodyJSON(t, q.Body)); ok {
+			paged, _ = v.(string)
+		}
+	}
+	if spillPath == "" {
+		t.Fatalf("no request named a spill file")
+	}
+	if want := filepath.Join(r.work, ".harness", "spill"); readTool != "read_file" && !strings.HasPrefix(spillPath, want) {
+		t.Errorf("spill file %s is not under %s", spillPath, want)
+	}
+	b, err := os.ReadFile(spillPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < pageTo {
+		t.Fatalf("the spill file has %d lines", len(lines))
+	}
+	for _, l := range lines[pageFrom-1 : pageTo] {
+		if !strings.Contains(paged, strings.TrimSpace(l)) {
+			t.Errorf("the page the model got lacks the spill file's line %q; it got:\n%s", l, tail(paged, 2000))
+			break
+		}
+	}
+	for _, bad := range []string{"permission", "denied", "not in workspace", "outside the allowed", "ignored"} {
+		if strings.Contains(strings.ToLower(paged), bad) {
+			t.Errorf("the page says %q:\n%s", bad, tail(paged, 2000))
+		}
+	}
+	if out, err := exec.Command("git", "-C", r.work, "status", "--porcelain").Output(); err == nil && strings.Contains(string(out), ".harness") {
+		t.Errorf("git status shows .harness:\n%s", out)
+	}
+}
+
+// TestLaunchClaude: harness claude -p, no other flag.
+func TestLaunchClaude(t *testing.T) {
+	r := newLaunchRig(t, "claude")
+	var spillPath string
+	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/messages") {
+			return notModelCall(req)
+		}
+		m := bodyJSON(t, req.Body)
+		model, _ := m["model"].(string)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if tools, _ := m["tools"].([]any); len(tools) == 0 {
+			return wiretest.AnthropicStream(model, "ok", nil, u)
+		}
+		call := func(id, args string) wiretest.Reply {
+			return wiretest.AnthropicStream(model, "", []wiretest.Call{{ID: id, Name: "Read", Args: args}}, u)
+		}
+		if p := spillOf(req.Body); p != "" {
+			spillPath = p
+		}
+		switch strings.Count(string(req.Body), `"type":"tool_result"`) {
+		case 0:
+			return call("call_lock", `{"file_path":`+mustJSONString(filepath.Join(r.work, "package-lock.json"))+`,"limit":1200}`)
+		case 1:
+			if spillPath == "" {
+				return wiretest.AnthropicStream(model, "no spill file named", nil, u)
+			}
+			return call("call_page", `{"file_path":`+mustJSONString(spillPath)+`,"offset":1001,"limit":10}`)
+		}
+		return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
+	}
+	t.Setenv("ANTHROPIC_BASE_URL", r.up.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test-claude-launch")
+	out := r.run(t, "claude", "-p", "Which version of zod does package-lock.json pin?", "--output-format", "json")
+	if !strings.Contains(out, e2eAnswer) || strings.Contains(out, `"permission_denials":[{`) {
+		t.Errorf("claude answered:\n%s", tail(out, 3000))
+	}
+	r.checkPaged(t, "Read", anthropicResult("call_page"))
+}
+
+// TestLaunchGemini: harness gemini -p, no other flag.
+func TestLaunchGemini(t *testing.T) {
+	r := newLaunchRig(t, "gemini")
+	var spillPath string
+	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
+			return notModelCall(req)
+		}
+		model := geminiPathModel(req.Path)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if strings.HasSuffix(req.Path, ":generateContent") {
+			return geminiRouterReply(u)
+		}
+		call := func(id, args string) wiretest.Reply {
+			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "read_file", Args: args}}, u)
+		}
+		if p := spillOf(req.Body); p != "" {
+			spillPath = p
+		}
+		switch strings.Count(string(req.Body), `"functionResponse"`) {
+		case 0:
+			return call("call_lock", `{"file_path":`+mustJSONString(filepath.Join(r.work, "package-lock.json"))+`,"start_line":1,"end_line":2000}`)
+		case 1:
+			if spillPath == "" {
+				return wiretest.GeminiStream(model, "no spill file named", nil, u)
+			}
+			return call("call_page", `{"file_path":`+mustJSONString(spillPath)+`,"start_line":1001,"end_line":1010}`)
+		}
+		return wiretest.GeminiStream(model, e2eAnswer, nil, u)
+	}
+	home := newGeminiHome(t, "")
+	t.Setenv("HOME", home)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", r.up.URL)
+	t.Setenv("GEMINI_API_KEY", "sk-test-gemini-launch")
+	t.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+	out := r.run(t, "gemini", "-p", "Which version of zod does package-lock.json pin?", "-o", "json")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Errorf("gemini answered:\n%s", tail(out, 3000))
+	}
+	r.checkPaged(t, "read_file", geminiResponse("call_page"))
+}
