@@ -3,10 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
@@ -27,7 +31,7 @@ type proxyConfig struct {
 // budget.go, idle.go) replayed in process. It is opt-in: the main job's
 // tables compare harness's in-process defaults with the other systems.
 func proxyPreset() Preset {
-	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool. The lifetime is policy.CacheExpiry of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
+	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool (so what Collapse and the turn budget take is named by a spill file). The lifetime is policy.CacheExpiry of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
 		OptIn: true, build: proxyConfig{}.build}
 }
 
@@ -36,8 +40,11 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	// The stack as proxyStack configures it: the ceilings' spill store is
 	// the replay's (the proxy's names an absolute path under its
 	// workspace, a few bytes longer), the per-turn policies are off.
-	st := stack.New(&stack.Config{NoStuck: true, NoCompact: true, NoRecall: true, NoTurnBudget: true})
-	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{})}
+	// With no recall tool, what Collapse and the turn budget take is named
+	// by a spill file, as the proxy's are (proxy/decide.go, budget.go).
+	dir := &spill.Dir{Workspace: env.Workspace}
+	st := stack.New(&stack.Config{NoStuck: true, NoCompact: true, NoRecall: true, NoTurnBudget: true, Collapse: &guard.Collapse{Spill: dir}})
+	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{Spill: &spillOnce{store: dir, saved: map[spillKey]spill.Saved{}}})}
 	// The proxy reads the lifetime from the wire; the replay waits no
 	// less than the cache it is priced with lives (harnessConfig.idleAfter).
 	if lifetime := pricedIdle(env, policy.CacheExpiry(env.Model)); lifetime > 0 && !pc.noClearIdle {
@@ -47,6 +54,31 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 			Windows: tokens.Windows{}, Counter: env.Counter})
 	}
 	return &replay.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
+}
+
+// spillOnce saves each result once: a replay rebuilds the view, and
+// re-applies the turn budget, at every request, where the proxy trims a
+// result once when it arrives.
+type spillOnce struct {
+	store spill.Store
+	mu    sync.Mutex
+	saved map[spillKey]spill.Saved
+}
+
+type spillKey struct{ conv, call string }
+
+func (s *spillOnce) Save(ctx context.Context, e spill.Entry, content io.Reader) (spill.Saved, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := spillKey{e.Conversation, e.CallID}
+	if saved, ok := s.saved[k]; ok {
+		return saved, nil
+	}
+	saved, err := s.store.Save(ctx, e, content)
+	if err == nil {
+		s.saved[k] = saved
+	}
+	return saved, err
 }
 
 // arrivalRounds applies tb on arrival as harness proxy does

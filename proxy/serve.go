@@ -169,7 +169,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		r.dec = d
 		round[key] = append(round[key], d.shown())
 	}
-	if err := p.budget.apply(ctx, c.hist, fresh); err != nil {
+	if err := p.budget.apply(ctx, cv.id, c.hist, fresh); err != nil {
 		return nil, err
 	}
 	if err := p.clearIdle(ctx, c); err != nil {
