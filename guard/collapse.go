@@ -127,7 +127,11 @@ func (c *Collapse) Guard() harness.Guard {
 			whole := "recall call " + markerSafe(call.ID, 80) + " for this output in full"
 			out, blocks := collapseText(text, sources, whole, cfg.MinLines)
 			loc := locator.Call(call.ID)
-			if len(blocks) > 0 && cfg.Spill != nil {
+			if page := spillPagePath(res, info); len(blocks) > 0 && cfg.Spill != nil && page != "" {
+				// A page of a spill file: that file holds it whole.
+				loc, whole = page, "this output in full: "+markerSafe(page, 200)
+				out, blocks = collapseText(text, sources, whole, cfg.MinLines)
+			} else if len(blocks) > 0 && cfg.Spill != nil {
 				saved, err := cfg.Spill.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: "txt"}, strings.NewReader(text))
 				if err != nil {
 					return res, nil // shown whole: nothing names a file that is not there
