@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/spill"
@@ -44,16 +46,48 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	// by a spill file, as the proxy's are (proxy/decide.go, budget.go).
 	dir := &spill.Dir{Workspace: env.Workspace}
 	st := stack.New(&stack.Config{NoStuck: true, NoCompact: true, NoRecall: true, NoTurnBudget: true, Collapse: &guard.Collapse{Spill: dir}})
-	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{Spill: &spillOnce{store: dir, saved: map[spillKey]spill.Saved{}}})}
+	tb := &policy.TurnBudget{Spill: &spillOnce{store: dir, saved: map[spillKey]spill.Saved{}}}
+	pols := []harness.ViewPolicy{arrivalRounds(tb)}
 	// The proxy reads the lifetime from the wire; the replay waits no
 	// less than the cache it is priced with lives (harnessConfig.idleAfter).
 	if lifetime := pricedIdle(env, policy.CacheExpiry(env.Model)); lifetime > 0 && !pc.noClearIdle {
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
-		pols = append(pols, &policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
-			Windows: tokens.Windows{}, Counter: env.Counter})
+		pols = append(pols, spillCleared(&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
+			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill))
 	}
 	return &replay.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
+}
+
+// spillCleared is pol, the idle clear, naming each result it clears by a
+// spill file, as the proxy's placeholder does (proxy/idle.go), where a
+// CompactPolicy without recall names the call id of a result no ceiling
+// spilled.
+func spillCleared(pol harness.ViewPolicy, s spill.Store) harness.ViewPolicy {
+	return harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
+		if err := pol.ApplyView(ctx, v); err != nil {
+			return err
+		}
+		conv := ""
+		if v.Conversation != nil {
+			conv = v.Conversation.ID
+		}
+		for i := range v.Messages {
+			o := &v.Origins[i]
+			n := len(o.Cuts)
+			if n == 0 || o.Result == nil || o.Cuts[n-1].Kind != harness.CutCleared || !locator.IsCall(o.Cuts[n-1].Locator) {
+				continue
+			}
+			saved, err := s.Save(ctx, spill.Entry{Conversation: conv, CallID: o.Result.CallID, Tool: o.Result.Tool, Ext: "txt"}, strings.NewReader(o.Result.FullText()))
+			if err != nil {
+				return fmt.Errorf("bench: spilling a cleared result: %w", err)
+			}
+			o.Cuts[n-1].Locator = saved.Locator
+			text := strings.Replace(v.Messages[i].Text(), "it is stored under call id "+o.Result.CallID, "read the file "+saved.Locator, 1)
+			v.Messages[i].Parts = []harness.Part{harness.TextPart(text)}
+		}
+		return nil
+	})
 }
 
 // spillOnce saves each result once: a replay rebuilds the view, and
