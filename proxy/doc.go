@@ -68,8 +68,12 @@
 // on every request (see defer.go and docs/design.md, "Deferred MCP tools
 // in the proxy").
 //
-// Spilled results go to <Workspace>/.harness/spill/<conversation>/ and the
-// marker names the file's absolute path, for the agent's own file tools.
+// Spilled results go to <Workspace>/.harness/spill/<conversation>/ — on a
+// client's route (Proxy.Route, as the harness launchers register) to that
+// client's workspace — and the marker names the file's absolute path and
+// the client's read tool; what Collapse and the turn budget take is named
+// by a spill file too, since the client has no recall tool. Requests go
+// to the upstream of their wire format (Options.Upstream).
 // Answers are relayed as they arrive — a server-sent event stream event by
 // event, each flushed — while the proxy reads the usage the upstream
 // reports (for /stats) and the assistant's text and calls (for the store).
