@@ -3,11 +3,17 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
 )
@@ -28,7 +34,7 @@ type proxyConfig struct {
 // budget.go, idle.go) replayed in process. It is opt-in: the main job's
 // tables compare harness's in-process defaults with the other systems.
 func proxyPreset() Preset {
-	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool. The lifetime is catalog.CacheLifetime of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
+	return Preset{Name: proxyPresetName, Doc: "what harness proxy forwards, decided once as each result arrives: the per-call guards of the default stack (ResultPolicy 24 KiB ceiling with spill, RunCeiling, Collapse), then the turn budget on arrival (policy.TurnBudget.Arrive: the results new in a request share what is left of the turn's 24,000 chars over its first 8 rounds, the newest round included), and old results cleared only at a request after a pause longer than the cache lives (CompactPolicy ClearWhenIdle with NoClearOld, NoRecall, Unbounded, no window); no tool selection, no stuck verdict, no recall tool (so what Collapse and the turn budget take is named by a spill file). The lifetime is catalog.CacheLifetime of the recorded model (5 min for claude-*, 1 h for gpt-*/codex-*/o-series, no clear otherwise): the proxy reads it from the wire format (Anthropic's cache_control ttl, OpenAI's retention), which a recording does not keep, and the model names the provider whose default the client met; never shorter than the cache the bench prices lives (--cache-ttl), and no idle clear when it prices a cache that never expires",
 		OptIn: true, build: proxyConfig{}.build}
 }
 
@@ -37,17 +43,77 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	// The stack as proxyStack configures it: the ceilings' spill store is
 	// the replay's (the proxy's names an absolute path under its
 	// workspace, a few bytes longer), the per-turn policies are off.
-	st := stack.New(&stack.Config{NoStuck: true, NoCompact: true, NoRecall: true, NoTurnBudget: true})
-	pols := []harness.ViewPolicy{arrivalRounds(&policy.TurnBudget{})}
+	// With no recall tool, what Collapse and the turn budget take is named
+	// by a spill file, as the proxy's are (proxy/decide.go, budget.go).
+	dir := &spill.Dir{Workspace: env.Workspace}
+	st := stack.New(&stack.Config{NoStuck: true, NoCompact: true, NoRecall: true, NoTurnBudget: true, Collapse: &guard.Collapse{Spill: dir}})
+	tb := &policy.TurnBudget{Spill: &spillOnce{store: dir, saved: map[spillKey]spill.Saved{}}}
+	pols := []harness.ViewPolicy{arrivalRounds(tb)}
 	// The proxy reads the lifetime from the wire; the replay waits no
 	// less than the cache it is priced with lives (harnessConfig.idleAfter).
 	if lifetime := pricedIdle(env, catalog.CacheLifetime(env.Model)); lifetime > 0 && !pc.noClearIdle {
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
-		pols = append(pols, &policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
-			Windows: tokens.Windows{}, Counter: env.Counter})
+		pols = append(pols, spillCleared(&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
+			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill))
 	}
 	return &replay.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
+}
+
+// spillCleared is pol, the idle clear, naming each result it clears by a
+// spill file, as the proxy's placeholder does (proxy/idle.go), where a
+// CompactPolicy without recall names the call id of a result no ceiling
+// spilled.
+func spillCleared(pol harness.ViewPolicy, s spill.Store) harness.ViewPolicy {
+	return harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
+		if err := pol.ApplyView(ctx, v); err != nil {
+			return err
+		}
+		conv := ""
+		if v.Conversation != nil {
+			conv = v.Conversation.ID
+		}
+		for i := range v.Messages {
+			o := &v.Origins[i]
+			n := len(o.Cuts)
+			if n == 0 || o.Result == nil || o.Cuts[n-1].Kind != harness.CutCleared || !locator.IsCall(o.Cuts[n-1].Locator) {
+				continue
+			}
+			saved, err := s.Save(ctx, spill.Entry{Conversation: conv, CallID: o.Result.CallID, Tool: o.Result.Tool, Ext: "txt"}, strings.NewReader(o.Result.FullText()))
+			if err != nil {
+				return fmt.Errorf("bench: spilling a cleared result: %w", err)
+			}
+			o.Cuts[n-1].Locator = saved.Locator
+			text := strings.Replace(v.Messages[i].Text(), "it is stored under call id "+o.Result.CallID, "read the file "+saved.Locator, 1)
+			v.Messages[i].Parts = []harness.Part{harness.TextPart(text)}
+		}
+		return nil
+	})
+}
+
+// spillOnce saves each result once: a replay rebuilds the view, and
+// re-applies the turn budget, at every request, where the proxy trims a
+// result once when it arrives.
+type spillOnce struct {
+	store spill.Store
+	mu    sync.Mutex
+	saved map[spillKey]spill.Saved
+}
+
+type spillKey struct{ conv, call string }
+
+func (s *spillOnce) Save(ctx context.Context, e spill.Entry, content io.Reader) (spill.Saved, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := spillKey{e.Conversation, e.CallID}
+	if saved, ok := s.saved[k]; ok {
+		return saved, nil
+	}
+	saved, err := s.store.Save(ctx, e, content)
+	if err == nil {
+		s.saved[k] = saved
+	}
+	return saved, err
 }
 
 // arrivalRounds applies tb on arrival as harness proxy does

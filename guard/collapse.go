@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/spill"
 )
 
 // Defaults of [Collapse].
@@ -89,6 +90,11 @@ type Collapse struct {
 	MaxBytes int
 	// Tools, when not empty, limits the guard to the tools named.
 	Tools []string
+	// Spill, when set, receives the whole output of a collapsed result,
+	// and the markers name that file and the store's hint instead of the
+	// recall tool: for agents that have none, such as a client behind
+	// the proxy.
+	Spill spill.Store
 }
 
 // Guard returns the guard.
@@ -117,9 +123,27 @@ func (c *Collapse) Guard() harness.Guard {
 			if !ok || len(text) > cfg.MaxBytes || strings.Count(text, "\n")+1 < cfg.MinLines {
 				return res, nil
 			}
-			out, blocks := collapseText(text, collapseSources(ctx, info, call, cfg.MaxBytes), call.ID, cfg.MinLines)
+			sources := collapseSources(ctx, info, call, cfg.MaxBytes)
+			whole := "recall call " + markerSafe(call.ID, 80) + " for this output in full"
+			out, blocks := collapseText(text, sources, whole, cfg.MinLines)
+			loc := locator.Call(call.ID)
+			if page := spillPagePath(res, info); len(blocks) > 0 && cfg.Spill != nil && page != "" {
+				// A page of a spill file: that file holds it whole.
+				loc, whole = page, "this output in full: "+markerSafe(page, 200)
+				out, blocks = collapseText(text, sources, whole, cfg.MinLines)
+			} else if len(blocks) > 0 && cfg.Spill != nil {
+				saved, err := cfg.Spill.Save(ctx, spill.Entry{Conversation: info.Conversation, CallID: call.ID, Tool: call.Name, Ext: "txt"}, strings.NewReader(text))
+				if err != nil {
+					return res, nil // shown whole: nothing names a file that is not there
+				}
+				loc, whole = saved.Locator, "this output in full: "+markerSafe(saved.Locator, 200)
+				if saved.Hint != "" {
+					whole += "; " + strings.TrimSuffix(saved.Hint, ".")
+				}
+				out, blocks = collapseText(text, sources, whole, cfg.MinLines)
+			}
 			if len(blocks) > 0 {
-				applyCollapse(ctx, call, res, text, out, blocks)
+				applyCollapse(ctx, call, res, text, out, blocks, loc)
 			}
 			return res, nil
 		}
@@ -128,9 +152,9 @@ func (c *Collapse) Guard() harness.Guard {
 
 // applyCollapse makes out, text with blocks collapsed, res's model copy,
 // and records and reports the cut.
-func applyCollapse(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, text, out string, blocks []collapsedBlock) {
+func applyCollapse(ctx context.Context, call *harness.ToolCall, res *harness.ToolResult, text, out string, blocks []collapsedBlock, loc string) {
 	cut := harness.Cut{Kind: harness.CutDeduped, By: CollapseName, BytesIn: len(text), BytesOut: len(out),
-		Locator: locator.Call(call.ID), Of: blocks[0].src, Refs: blockSources(blocks)}
+		Locator: loc, Of: blocks[0].src, Refs: blockSources(blocks)}
 	res.Model = []harness.Part{harness.TextPart(out)}
 	res.Cuts = append(res.Cuts, cut)
 	lines := 0
@@ -214,7 +238,7 @@ type collapsedBlock struct {
 // that repeats consecutive lines of a source by a marker. Blocks are found
 // greedily from the top: at each line that can anchor a match, the
 // longest match among the line's first occurrences in the sources wins.
-func collapseText(text string, sources []collapseSource, self string, minLines int) (string, []collapsedBlock) {
+func collapseText(text string, sources []collapseSource, whole string, minLines int) (string, []collapsedBlock) {
 	type loc struct{ src, line int }
 	index := map[string][]loc{}
 	for s, src := range sources {
@@ -265,7 +289,7 @@ func collapseText(text string, sources []collapseSource, self string, minLines i
 				size += len(l) + 1
 				chars += harness.Chars(l) + 1
 			}
-			marker := collapseMarker(blk, chars, self)
+			marker := collapseMarker(blk, chars, whole)
 			if len(marker) < size {
 				emit(marker)
 				blocks = append(blocks, blk)
@@ -288,9 +312,10 @@ func anchorLine(l string) bool {
 }
 
 // collapseMarker is the line that stands for a block; chars counts the
-// characters of the lines it replaces, line breaks included.
-func collapseMarker(b collapsedBlock, chars int, self string) string {
+// characters of the lines it replaces, line breaks included, and whole
+// says where the output is in full.
+func collapseMarker(b collapsedBlock, chars int, whole string) string {
 	return "[collapsed: lines " + strconv.Itoa(b.at+1) + "-" + strconv.Itoa(b.at+b.n) + " of this output (" + strconv.Itoa(b.n) + " lines, " +
 		strconv.Itoa(chars) + " chars) are lines " + strconv.Itoa(b.srcAt+1) + "-" + strconv.Itoa(b.srcAt+b.n) +
-		" of the output of call " + markerSafe(b.src, 80) + " shown earlier; recall call " + markerSafe(self, 80) + " for this output in full]"
+		" of the output of call " + markerSafe(b.src, 80) + " shown earlier; " + whole + "]"
 }

@@ -3,10 +3,12 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -120,6 +122,12 @@ type TurnBudget struct {
 	// the later rounds of a longer turn (a coding session) are left to
 	// compaction. Arrive applies the same limit.
 	Rounds int
+	// Spill, when set, receives the whole text of a result trimmed while
+	// no file holds it (its newest locator is a call id: no ceiling
+	// spilled it), and the marker names that file and the store's hint
+	// instead of the call id: for agents with no recall tool, such as a
+	// client behind the proxy. Nil leaves the call id for recall.
+	Spill spill.Store
 }
 
 // ApplyView trims the tool messages of v to the budget (see When).
@@ -325,14 +333,17 @@ func (ev turnResults) all() []int {
 func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults, k, keep int, ms measure, loud bool) (int, error) {
 	i := ev.idx[k]
 	res := v.Origins[i].Result
-	where := locator.Hint(locator.Newest(res, v.Messages[i].ToolCallID))
+	loc, where, err := cfg.whole(ctx, v, res, locator.Newest(res, v.Messages[i].ToolCallID))
+	if err != nil {
+		return 0, err
+	}
 	text, shown, mark := trimText(ev.texts[k], ev.sizes[k], keep, cfg.Marker, where, ms)
 	cut := harness.Cut{
 		Kind:     harness.CutTrimmed,
 		By:       turnBudgetName,
 		BytesIn:  len(ev.texts[k]),
 		BytesOut: len(text),
-		Locator:  locator.Newest(res, v.Messages[i].ToolCallID),
+		Locator:  loc,
 	}
 	others := nonTextParts(v.Messages[i].Parts)
 	if err := v.ReplaceText(i, text, cut); err != nil {
@@ -358,6 +369,24 @@ func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults
 		Data:   map[string]any{"unit": ms.unit, "size_in": ev.sizes[k], "size_out": shown, "cap": keep, "marker": mark},
 	})
 	return shown, nil
+}
+
+// whole returns where the whole of a result about to be trimmed is, as a
+// locator and as the marker names it: loc when a file holds it or no
+// Spill is set, else a file Spill saves it to now.
+func (cfg *TurnBudget) whole(ctx context.Context, v *harness.View, res *harness.ToolResult, loc string) (string, string, error) {
+	if cfg.Spill == nil || res == nil || !locator.IsCall(loc) {
+		return loc, locator.Hint(loc), nil
+	}
+	saved, err := cfg.Spill.Save(ctx, spill.Entry{Conversation: convID(v), CallID: res.CallID, Tool: res.Tool, Ext: "txt"}, strings.NewReader(res.FullText()))
+	if err != nil {
+		return "", "", fmt.Errorf("turn budget: spilling %s: %w", res.CallID, err)
+	}
+	where := saved.Locator
+	if saved.Hint != "" {
+		where += "; " + strings.TrimSuffix(saved.Hint, ".")
+	}
+	return saved.Locator, where, nil
 }
 
 // fillKeepingNewest is the EveryRound rule: the newest round's results stay

@@ -33,12 +33,16 @@ func turnBudget(c stack.Config) arrivalBudget {
 	if c.TurnBudget != nil {
 		tb = *c.TurnBudget
 	}
+	if tb.Spill == nil && c.Ceiling != nil {
+		// No recall tool behind the proxy: a trim names a spill file.
+		tb.Spill = c.Ceiling.Store
+	}
 	return arrivalBudget{tb: &tb}
 }
 
 // apply trims the fresh results of each turn of h (those decided in this
-// request) to the turn's remaining budget.
-func (b arrivalBudget) apply(ctx context.Context, h *history, fresh map[*wireResult]bool) error {
+// request) of conversation conv to the turn's remaining budget.
+func (b arrivalBudget) apply(ctx context.Context, conv string, h *history, fresh map[*wireResult]bool) error {
 	if b.tb == nil || len(fresh) == 0 {
 		return nil
 	}
@@ -59,7 +63,7 @@ func (b arrivalBudget) apply(ctx context.Context, h *history, fresh map[*wireRes
 		byTurn[r.Turn] = append(byTurn[r.Turn], r)
 	}
 	for _, t := range order {
-		if err := b.fill(ctx, t, byTurn[t], spent[t]); err != nil {
+		if err := b.fill(ctx, conv, t, byTurn[t], spent[t]); err != nil {
 			return err
 		}
 	}
@@ -68,8 +72,8 @@ func (b arrivalBudget) apply(ctx context.Context, h *history, fresh map[*wireRes
 
 // fill trims rs, the fresh results of turn t, to the turn's budget less
 // spent, through TurnBudget.Arrive on a view that holds only them.
-func (b arrivalBudget) fill(ctx context.Context, t int, rs []*wireResult, spent int) error {
-	v := &harness.View{Turn: &harness.Turn{Index: t}}
+func (b arrivalBudget) fill(ctx context.Context, conv string, t int, rs []*wireResult, spent int) error {
+	v := &harness.View{Turn: &harness.Turn{Index: t}, Conversation: &harness.Conversation{ID: conv}}
 	for _, r := range rs {
 		res := r.dec.res
 		v.Messages = append(v.Messages, harness.Message{Role: harness.RoleTool, ToolCallID: res.CallID, ToolName: res.Tool,

@@ -47,6 +47,16 @@ func proxyStack(cfg *stack.Config, workspace string) (*stack.Stack, stack.Config
 		ceiling.Store = SpillStore(workspace)
 	}
 	c.Ceiling = &ceiling
+	// No recall tool behind the proxy: what Collapse and the turn budget
+	// take is named by a spill file in the ceiling's store.
+	collapse := guard.Collapse{}
+	if c.Collapse != nil {
+		collapse = *c.Collapse
+	}
+	if collapse.Spill == nil {
+		collapse.Spill = ceiling.Store
+	}
+	c.Collapse = &collapse
 	run := guard.RunCeiling{}
 	if c.RunCeiling != nil {
 		run = *c.RunCeiling

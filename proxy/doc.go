@@ -28,11 +28,15 @@
 // the MCP tools the first prompt does not select are sent as stubs
 // (defer.go).
 //
-// Spilled results go to <Workspace>/.harness/spill/<conversation>/.
-// Answers are relayed as they arrive while the proxy reads their usage
-// (Stats) and their text and calls (the store). Upstream errors pass
-// through unchanged. Store writes run off the request path; a write that
-// fails is logged and counted in Stats, never returned to the client.
+// Spilled results go to <Workspace>/.harness/spill/<conversation>/, or on
+// a client's route (Proxy.Route, as the harness launchers register) to
+// that client's workspace; the marker names the file's absolute path and
+// the client's read tool, never a tool it lacks. Requests go to the
+// upstream of their wire format (Options.Upstream). Answers are relayed as
+// they arrive while the proxy reads their usage (Stats) and their text and
+// calls (the store). Upstream errors pass through unchanged. Store writes
+// run off the request path; a write that fails is logged and counted in
+// Stats, never returned to the client.
 //
 // Credentials (authorization, x-api-key, x-goog-api-key) are forwarded to
 // the configured upstream only (redirects are not followed) and are never

@@ -18,11 +18,12 @@ import (
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", ConversationHeader}
 
-// target is the upstream URL of a request path. An upstream with a path
+// target is the upstream URL of a request path (its upstream: see
+// upstream.go). An upstream with a path
 // prefix keeps it; when the prefix already ends with the request's first
 // segment ("…/v1" and "/v1/messages") that segment is not doubled.
 func (p *Proxy) target(r *http.Request) string {
-	u := *p.upstream
+	u := *p.upstreams.of(r)
 	base := strings.TrimRight(u.Path, "/")
 	path := r.URL.Path
 	if base != "" {

@@ -2,12 +2,10 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -37,8 +35,14 @@ const (
 // Options configure a [Proxy]; the zero value of every field but Upstream
 // means its default.
 type Options struct {
-	// Upstream is the base URL every request is forwarded to (scheme, host
-	// and an optional path prefix). Required.
+	// Upstream says where requests are forwarded: a base URL (scheme,
+	// host and an optional path prefix) every request goes to, or one per
+	// provider, "anthropic=URL,openai=URL,gemini=URL" (Messages;
+	// Responses and Chat Completions; Gemini), each left out going to the
+	// provider's public endpoint, as all do when Upstream is empty. A
+	// request of no known wire format goes to the provider of the client
+	// on whose route it came (Route), else of the credential header it
+	// carries (see upstream.go).
 	Upstream string
 	// Store records every proxied conversation (nil records nothing): an
 	// SQLite file or a PostgreSQL database (store/sqlite, store/postgres).
@@ -119,16 +123,16 @@ type Options struct {
 	AdminToken string
 }
 
-// Proxy is an http.Handler that forwards agent requests to one upstream
-// model API and, on the way, decides once — the first time it is seen —
+// Proxy is an http.Handler that forwards agent requests to their
+// upstream model API and, on the way, decides once — the first time it is seen —
 // the model copy of every tool result in the request's history, then
 // sends exactly those bytes every time after (see the package doc).
 type Proxy struct {
-	opts     Options
-	upstream *url.URL
-	client   *http.Client
-	engine   *harness.Engine
-	budget   arrivalBudget
+	opts      Options
+	upstreams upstreams
+	client    *http.Client
+	engine    *harness.Engine
+	budget    arrivalBudget
 	// spill receives the results the idle clear takes that no ceiling
 	// spilled: the ceiling's own store.
 	spill spill.Store
@@ -149,6 +153,8 @@ type Proxy struct {
 	// maxConvs is maxConversations (tests lower it).
 	maxConvs int
 	stats    Stats
+	// routes are the clients registered by Route, by token.
+	routes map[string]*Client
 	// recent are the latest parses, for reuse by the requests that extend
 	// them (see walkBody).
 	recent []*request
@@ -158,18 +164,16 @@ type Proxy struct {
 	idle   *sync.Cond
 }
 
-// New returns a proxy for opts. Call Close to finish recording.
+// New returns a proxy for opts (nil: every default). Call Close to finish
+// recording.
 func New(opts *Options) (*Proxy, error) {
-	if opts == nil || opts.Upstream == "" {
-		return nil, errors.New("proxy: an upstream URL is required")
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	o := *opts
-	u, err := url.Parse(o.Upstream)
+	ups, err := parseUpstreams(o.Upstream)
 	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream %q: %w", o.Upstream, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("proxy: upstream %q: want an http or https URL with a host", o.Upstream)
+		return nil, &UpstreamError{Reason: err.Error()}
 	}
 	if o.Workspace == "" {
 		o.Workspace = "."
@@ -198,7 +202,7 @@ func New(opts *Options) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
+	p := &Proxy{opts: o, upstreams: ups, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations, ranker: &toolselect.BM25{}}
 	p.idle = sync.NewCond(&p.mu)
 	p.replicas = newReplicas(o.Store, o.Shared)
@@ -284,11 +288,16 @@ func (p *Proxy) track() func() {
 	}
 }
 
-// ServeHTTP routes a request: a browser's GET / gets the savings page,
-// GET /stats answers from the proxy, model calls of a known wire format
-// are rewritten and forwarded, anything else is forwarded unchanged.
+// ServeHTTP routes a request (after taking off the prefix of a client's
+// route, see Route): a browser's GET / gets the savings page, GET /stats
+// answers from the proxy, model calls of a known wire format are rewritten
+// and forwarded, anything else is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
+	if r = p.onRoute(r); r == nil {
+		proxyError(w, http.StatusNotFound, "not_found_error", "harness proxy: no client is registered on this route (was its launcher stopped?)")
+		return
+	}
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		p.serveStats(w, r)
 		return

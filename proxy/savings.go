@@ -257,9 +257,9 @@ func projectOf(body []byte) string {
 	return ""
 }
 
-// clientOf names the agent that sent a request, by its User-Agent, or
+// clientName names the agent that sent a request, by its User-Agent, or
 // by the wire format when the agent is not one harness knows.
-func clientOf(userAgent string, f wireFormat) string {
+func clientName(userAgent string, f wireFormat) string {
 	ua := strings.ToLower(userAgent)
 	switch {
 	case strings.HasPrefix(ua, "claude-cli/") || strings.HasPrefix(ua, "claude-code/"):

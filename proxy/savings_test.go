@@ -127,8 +127,8 @@ func TestClientOf(t *testing.T) {
 		{"curl/8.0", chatFormat{}, "openai-chat"},
 		{"", anthropicFormat{}, "anthropic"},
 	} {
-		if got := clientOf(tc.ua, tc.f); got != tc.want {
-			t.Errorf("clientOf(%q) = %q, want %q", tc.ua, got, tc.want)
+		if got := clientName(tc.ua, tc.f); got != tc.want {
+			t.Errorf("clientName(%q) = %q, want %q", tc.ua, got, tc.want)
 		}
 	}
 }

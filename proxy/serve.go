@@ -62,7 +62,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
-		client: clientOf(r.Header.Get("User-Agent"), f)}
+		client: clientName(r.Header.Get("User-Agent"), f)}
 	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
 	// prepare may move the call to a fork of the conversation: the one
 	// it ends on is held.
@@ -181,7 +181,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		r.dec = d
 		round[key] = append(round[key], d.shown())
 	}
-	if err := p.budget.apply(ctx, c.hist, fresh); err != nil {
+	if err := p.budget.apply(ctx, cv.id, c.hist, fresh); err != nil {
 		return nil, err
 	}
 	if err := p.clearIdle(ctx, c); err != nil {
@@ -215,8 +215,8 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 	} else {
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
-				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
-		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, p.spillRoot()))
+				Workspace: p.workspaceOf(ctx), Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
+		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, p.spillRootOf(ctx)), p.spillRootOf(ctx))
 		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err

@@ -121,7 +121,7 @@ func tenantStats(s Stats, keep func(string) bool) Stats {
 // ownPage returns path when it names a spill file of a conversation of
 // convID's tenant (or tenants are off), else "": a client cannot make the
 // proxy treat another tenant's spill file as a page it reads.
-func (p *Proxy) ownPage(convID, path string) string {
+func (p *Proxy) ownPage(convID, path, root string) string {
 	if path == "" || p.opts.TenantSecret == nil {
 		return path
 	}
@@ -129,7 +129,7 @@ func (p *Proxy) ownPage(convID, path string) string {
 	if tenant == "" {
 		return ""
 	}
-	rel, err := filepath.Rel(p.spillRoot(), filepath.Clean(path))
+	rel, err := filepath.Rel(root, filepath.Clean(path))
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return ""
 	}

@@ -117,11 +117,11 @@ func TestTenantOwnPage(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := p.ownPage(own, tt.path) != ""; got != tt.want {
+		if got := p.ownPage(own, tt.path, root) != ""; got != tt.want {
 			t.Errorf("ownPage(%q) = %v, want %v", tt.path, got, tt.want)
 		}
 	}
-	if got := p.ownPage("px-no-tenant", filepath.Join(root, own, "r1.txt")); got != "" {
+	if got := p.ownPage("px-no-tenant", filepath.Join(root, own, "r1.txt"), root); got != "" {
 		t.Errorf("a conversation without a tenant reads a tenant's page")
 	}
 }

@@ -48,6 +48,8 @@ type Config struct {
 	// NoCollapse leaves guard.Collapse out: repeated blocks of lines are
 	// shown in full.
 	NoCollapse bool
+	// Collapse configures guard.Collapse (nil: its defaults).
+	Collapse *guard.Collapse
 	// NoStuck leaves policy.StuckPolicy out: no nudge, no stop of a
 	// stuck loop.
 	NoStuck bool
@@ -106,7 +108,7 @@ func New(cfg *Config) *Stack {
 	}
 	s.Guards = append(s.Guards, c.Inner...)
 	if !c.NoCollapse {
-		s.Guards = append(s.Guards, (&guard.Collapse{}).Guard())
+		s.Guards = append(s.Guards, c.Collapse.Guard())
 	}
 	if !c.NoStuck {
 		s.Policies = append(s.Policies, &policy.StuckPolicy{})

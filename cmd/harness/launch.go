@@ -6,270 +6,195 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/agentharness/harness/guard"
-	"github.com/agentharness/harness/internal/numfmt"
-	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
-	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
-// exitCode is an error that carries the exit code of a client the
-// launcher ran: runMain exits with it and prints nothing.
-type exitCode int
+const launchSummary = `Runs %[1]s, found on PATH, with harness in front of it: a proxy on a loopback
+port for this run only, the client pointed at it for this process only
+(%[2]s), forwarding to the client's own base URL when it sets one (%[3]s)
+and to the provider's public endpoint otherwise. Every argument goes to
+%[1]s as it is; the terminal, the signals and the exit code are the
+client's. Tool results are cut as "harness proxy" cuts them; the spill files
+go to .harness/spill/ in the folder it was started from (git-ignored), where
+the client reads them with its own %[4]s tool without asking%[5]s, and the
+conversation is recorded in .harness/harness.db there (HARNESS_DB names
+another store). The client's own output caps are left as they are.
+"harness %[1]s -h" prints this; "harness %[1]s --help" is %[1]s's own help.`
 
-func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
-
-// launchCommand is the "harness CLIENT" command of a client.
-func launchCommand(c launchClient) command {
-	return command{name: c.name, summary: c.summary, run: func(ctx context.Context, e *env, args []string) error {
-		return launch(ctx, e, c, args)
-	}}
+// launchCommands are the launchers, one per client.
+func launchCommands() []command {
+	var out []command
+	for _, c := range launchClients() {
+		out = append(out, command{name: c.name, summary: "run " + c.name + " (on PATH) with harness in front of it: harness " + c.name + " [" + c.name + " arguments…]",
+			run: func(ctx context.Context, e *env, args []string) error { return launch(ctx, e, c, args) }})
+	}
+	return out
 }
 
-// launch runs the client c with args through a proxy started for the run
-// (or the one HARNESS_PROXY names): every argument is the client's, the
-// terminal is the client's, and the exit code is the client's. The proxy
-// keeps its store and spill files in the working directory's .harness/,
-// where the client's own read tool may page them, and logs to
-// .harness/proxy.log so an interactive client's screen stays its own.
+// launchHelp is the text of harness CLIENT -h.
+func launchHelp(c launchClient) string {
+	how := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "-c openai_base_url=…",
+		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "OPENCODE_CONFIG_CONTENT's provider baseURL"}[c.name]
+	own := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "OPENAI_BASE_URL, or openai_base_url in ~/.codex/config.toml",
+		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "none is read"}[c.name]
+	grant := ""
+	if c.grant != nil {
+		grant = " (" + c.name + " refuses git-ignored files: its spill files go to\n~/.cache/harness/projects/, which the launcher lets it read with " + c.grant("DIR")[0] + ")"
+	}
+	return fmt.Sprintf(launchSummary, c.name, how, own, c.readTool, grant)
+}
+
+// exitStatus is a launched client's exit code, which harness exits with.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// launch runs one client through a proxy started for the run.
 func launch(ctx context.Context, e *env, c launchClient, args []string) error {
+	if len(args) == 1 && args[0] == "-h" {
+		fmt.Fprintf(e.stdout, "usage: harness %s [%s arguments…]\n\n%s\n", c.name, c.name, launchHelp(c))
+		return nil
+	}
 	bin, err := exec.LookPath(c.name)
 	if err != nil {
-		return fmt.Errorf("%s is not on PATH (%w): install it first, then run harness %s with the arguments you give %s", c.name, err, c.name, c.name)
+		return fmt.Errorf("%s is not on PATH (%w): install it, or put the folder holding it on PATH", c.name, err)
 	}
-	wd, err := os.Getwd()
+	cwd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	proxies := map[string]string{}
-	if reuse := strings.TrimRight(strings.TrimSpace(e.getenv("HARNESS_PROXY")), "/"); reuse != "" {
-		for _, p := range c.providers {
-			proxies[p.name] = reuse
+	db := e.getenv("HARNESS_DB")
+	if db == "" {
+		db = filepath.Join(cwd, filepath.FromSlash(sqlite.DefaultPath))
+		if err := spill.IgnoreHarness(cwd); err != nil {
+			fmt.Fprintf(e.stderr, "harness %s: .harness/.gitignore: %v\n", c.name, err)
 		}
-		fmt.Fprintf(e.stderr, "harness: %s through the running proxy at %s (HARNESS_PROXY)\n", c.name, reuse)
-		return runLaunched(ctx, e, c, bin, args, proxies)
 	}
-	run, err := startLaunchProxies(ctx, e, c, wd)
+	st, err := sqlite.Open(ctx, db, &sqlite.Options{
+		OnDelete: func(ctx context.Context, id string) error { return spill.RemoveConversation(cwd, id) },
+	})
 	if err != nil {
 		return err
 	}
-	for _, p := range c.providers {
-		proxies[p.name] = run.urls[p.name]
+	defer st.Close()
+	opts := &proxy.Options{Upstream: launchUpstream(c, e.getenv), Store: st, Workspace: cwd}
+	px, err := proxy.New(opts)
+	if err != nil {
+		return fmt.Errorf("%s's base URL: %w", c.name, upstreamUsage(err))
 	}
+	spillWS, pre := cwd, []string(nil)
 	if c.grant != nil {
-		args = append(c.grant(run.spillRoot), args...)
+		if spillWS, err = outsideSpillRoot(e.getenv, cwd); err != nil {
+			return err
+		}
+		pre = c.grant(spillWS)
 	}
-	since := time.Now()
-	cerr := runLaunched(ctx, e, c, bin, args, proxies)
-	run.close(e, since)
-	return cerr
+	prefix, err := px.Route(proxy.Client{Name: c.name, Workspace: spillWS, ReadTool: c.readTool})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- serveProxy(serveCtx, srv, ln, px) }()
+	code, runErr := runLaunched(e, c, bin, "http://"+ln.Addr().String()+prefix, append(pre, args...))
+	stopServe()
+	if err := <-served; err != nil && runErr == nil {
+		fmt.Fprintf(e.stderr, "harness %s: recording: %v\n", c.name, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
 }
 
-// runLaunched runs the client with the environment and arguments that point
-// it at the proxies, forwarding termination signals, and returns its exit
-// status as an exitCode (nil for 0).
-func runLaunched(ctx context.Context, e *env, c launchClient, bin string, args []string, proxies map[string]string) error {
-	env, lead, err := c.point(e.getenv, proxies)
-	if err != nil {
-		return err
+// outsideSpillRoot is the folder, outside the project, whose
+// .harness/spill/ receives the spill files of a client that cannot read
+// git-ignored files: the user's cache folder ($XDG_CACHE_HOME, else
+// ~/.cache), harness/projects/<project folder's name>-<hash of its path>.
+func outsideSpillRoot(getenv func(string) string, project string) (string, error) {
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("no HOME nor XDG_CACHE_HOME to keep spill files in")
+		}
+		cache = filepath.Join(home, ".cache")
 	}
-	cmd := exec.Command(bin, append(lead, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = launchStdio(e)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", bin, err)
+	sum := sha256.Sum256([]byte(project))
+	dir := filepath.Join(cache, "harness", "projects", filepath.Base(project)+"-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("spill folder: %w", err)
 	}
-	// The terminal sends Ctrl-C to the client itself (same process
-	// group); harness ignores it and lives until the client ends. Other
-	// termination signals are passed on.
+	return dir, nil
+}
+
+// launchUpstream is the proxy's upstream for c: the client's own base URL
+// for its provider, the public endpoints for the rest.
+func launchUpstream(c launchClient, getenv func(string) string) string {
+	if u := c.upstream(getenv); u != "" && c.api != "" {
+		return c.api + "=" + u
+	}
+	return ""
+}
+
+// runLaunched runs the client on the terminal with base as its model
+// endpoint and returns its exit code. SIGTERM and SIGHUP sent to harness
+// are passed on; an interrupt from the terminal reaches the client by
+// itself (it is in the terminal's foreground process group), so harness
+// only outlives it.
+func runLaunched(e *env, c launchClient, bin, base string, args []string) (int, error) {
+	extraEnv, pre := c.point(base, e.getenv)
+	cmd := exec.Command(bin, append(pre, args...)...)
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
 	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", c.name, err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {
 		select {
 		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
+			if s != os.Interrupt {
+				_ = cmd.Process.Signal(s)
+			}
 		case err := <-done:
 			var ee *exec.ExitError
 			switch {
 			case err == nil:
-				return nil
+				return 0, nil
 			case errors.As(err, &ee):
 				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					return exitCode(128 + int(ws.Signal()))
+					return 128 + int(ws.Signal()), nil
 				}
-				return exitCode(ee.ExitCode())
+				return ee.ExitCode(), nil
 			}
-			return fmt.Errorf("%s: %w", c.name, err)
+			return 0, fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
-}
-
-// launchStdio is the client's standard streams: the process's own when
-// harness runs as a command (so an interactive client gets the terminal),
-// the env's in tests.
-func launchStdio(e *env) (io.Reader, io.Writer, io.Writer) {
-	if e.stdin == os.Stdin && e.stdout == os.Stdout && e.stderr == os.Stderr {
-		return os.Stdin, os.Stdout, os.Stderr
-	}
-	return e.stdin, e.stdout, e.stderr
-}
-
-// launchRun is the proxies a launch started, one per provider of the
-// client, sharing one store.
-type launchRun struct {
-	urls map[string]string
-	// spillRoot is the folder whose .harness/spill/ receives spill files.
-	spillRoot string
-	st        transcriptStore
-	logf      *os.File
-	stops     []func()
-}
-
-// startLaunchProxies starts, on loopback ports the system picks, one proxy
-// for each of c's providers, recording to wd/.harness/harness.db and
-// spilling under wd/.harness/spill/ (or, for a client with a grant, under
-// a folder of the user's cache named after the project).
-func startLaunchProxies(ctx context.Context, e *env, c launchClient, wd string) (*launchRun, error) {
-	dir := filepath.Join(wd, ".harness")
-	if err := ensureHarnessDir(dir); err != nil {
-		return nil, err
-	}
-	logf, err := os.OpenFile(filepath.Join(dir, "proxy.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the proxy's log: %w", err)
-	}
-	st, err := openDB(ctx, filepath.Join(wd, filepath.FromSlash(sqlite.DefaultPath)), wd, false)
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	run := &launchRun{urls: map[string]string{}, st: st, logf: logf, spillRoot: wd}
-	if c.grant != nil {
-		if run.spillRoot, err = outsideSpillRoot(wd); err != nil {
-			run.close(nil, time.Time{})
-			return nil, err
-		}
-	}
-	for _, p := range c.providers {
-		var configured string
-		if c.configured != nil {
-			configured = c.configured(e.getenv, p)
-		}
-		up := p.upstream(e.getenv, configured)
-		url, stop, err := serveLaunchProxy(ctx, st, run.spillRoot, up, logf)
-		if err != nil {
-			run.close(nil, time.Time{})
-			return nil, fmt.Errorf("the proxy for %s (upstream %s): %w", p.name, redactURL(up), err)
-		}
-		run.urls[p.name] = url
-		run.stops = append(run.stops, stop)
-		fmt.Fprintf(e.stderr, "harness: %s's %s calls go through %s to %s; log in %s\n", c.name, p.name, url, redactURL(up), filepath.Join(".harness", "proxy.log"))
-	}
-	return run, nil
-}
-
-// serveLaunchProxy serves one proxy to upstream on a loopback port,
-// spilling under spillRoot/.harness/spill/, and returns its URL and the
-// function that stops it.
-func serveLaunchProxy(ctx context.Context, st transcriptStore, spillRoot, upstream string, log io.Writer) (string, func(), error) {
-	opts := &proxy.Options{Upstream: upstream, Store: st, Workspace: spillRoot, Log: log,
-		MaxRequestBytes: proxy.DefaultMaxRequestBytes, MaxResponseBytes: proxy.DefaultMaxResponseBytes}
-	opts.Stack = proxyStackConfig(spillRoot, guard.DefaultMaxBytes, guard.DefaultRunCeilingBytes, policy.DefaultTurnChars, false)
-	px, err := proxy.New(opts)
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := serveProxy(sctx, &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}, ln, px); err != nil {
-			fmt.Fprintf(log, "harness proxy: %v\n", err)
-		}
-	}()
-	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
-}
-
-// close stops the proxies (each waits until what it saw is recorded),
-// prints what they saved during the run when e is set, and closes the
-// store and the log.
-func (r *launchRun) close(e *env, since time.Time) {
-	for _, stop := range r.stops {
-		stop()
-	}
-	if e != nil {
-		if sl, ok := r.st.(store.SavingsLog); ok {
-			if rows, err := sl.Savings(context.Background(), since); err == nil && len(rows) > 0 {
-				rep := proxy.SummarizeSavings(rows, nil, time.Local)
-				fmt.Fprintf(e.stderr, "harness: %d model calls, %s tokens of tool output removed (%.1f%% of the input, about $%.2f at list prices); harness savings shows every day, harness log list every conversation\n",
-					rep.Calls, numfmt.Thousands(rep.TokensSaved), 100*rep.SavedShare, rep.DollarsSaved)
-			}
-		}
-	}
-	r.st.Close()
-	r.logf.Close()
-}
-
-// ensureHarnessDir creates dir (a workspace's .harness) with a .gitignore
-// that ignores everything in it, so the store, spill files and log never
-// show in git status.
-func ensureHarnessDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	gi := filepath.Join(dir, ".gitignore")
-	if _, err := os.Lstat(gi); err == nil {
-		return nil
-	}
-	if err := os.WriteFile(gi, []byte("# harness's store, spill files and logs: local, never committed\n*\n"), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", gi, err)
-	}
-	return nil
-}
-
-// redactURL is u as the launcher prints it: no user information and no
-// query, where a credential may ride.
-func redactURL(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	pu.User, pu.RawQuery, pu.Fragment = nil, "", ""
-	return pu.String()
-}
-
-// outsideSpillRoot is the folder, in the user's cache and named after the
-// project wd, that spills go under for a client that may not read its
-// project's git-ignored files; created 0700.
-func outsideSpillRoot(wd string) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("finding a folder for spill files outside the project: %w", err)
-	}
-	sum := sha256.Sum256([]byte(wd))
-	dir := filepath.Join(cache, "harness", filepath.Base(wd)+"-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating %s for spill files: %w", dir, err)
-	}
-	return dir, nil
 }

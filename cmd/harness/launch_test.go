@@ -1,140 +1,105 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
 
-// TestLaunchExitCodeAndEnv runs the launcher in front of a stand-in
-// executable on PATH that prints what it was given and exits 7: the
-// launcher's exit code is the client's, the client's base URL points at a
-// loopback proxy, the user's own base URL is not passed on, and
+// TestLaunchPassesThrough: a client on PATH (a script standing in for
+// Claude Code) gets its arguments as they are and the proxy's address in
+// ANTHROPIC_BASE_URL, and harness exits with its exit code; the project's
 // .harness/ is git-ignored.
-func TestLaunchExitCodeAndEnv(t *testing.T) {
-	bin := t.TempDir()
-	script := "#!/bin/sh\necho \"url=$ANTHROPIC_BASE_URL args=$*\"\nexit 7\n"
+func TestLaunchPassesThrough(t *testing.T) {
+	bin, work := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\necho \"args:$*\"\necho \"base:$ANTHROPIC_BASE_URL\"\nexit 3\n"
 	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/upstream")
-	work := t.TempDir()
 	t.Chdir(work)
-	code, out, errb := runLaunch(t, "claude", "-p", "hi there")
-	if code != 7 {
-		t.Errorf("exit code %d, want the client's 7; stderr:\n%s", code, errb)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	t.Setenv("HARNESS_DB", "")
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), []string{"claude", "-p", "hi there", "--verbose"}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv})
+	if code != 3 {
+		t.Errorf("exit %d, want the client's 3; stderr %s", code, errb.String())
 	}
-	if !strings.Contains(out, "url=http://127.0.0.1:") || strings.Contains(out, "9/upstream") || !strings.Contains(out, "args=-p hi there") {
-		t.Errorf("the client got %q", out)
+	if !strings.Contains(out.String(), "args:-p hi there --verbose\n") {
+		t.Errorf("the client got other arguments:\n%s", out.String())
 	}
-	if !strings.Contains(errb, "http://127.0.0.1:9/upstream") {
-		t.Errorf("the launcher did not name the upstream it forwards to:\n%s", errb)
+	if !strings.Contains(out.String(), "base:http://127.0.0.1:") || !strings.Contains(out.String(), "/_harness/") {
+		t.Errorf("the client was not pointed at the proxy:\n%s", out.String())
 	}
-	gi, err := os.ReadFile(filepath.Join(work, ".harness", ".gitignore"))
-	if err != nil || !strings.Contains(string(gi), "\n*\n") {
-		t.Errorf(".harness/.gitignore: %q, %v", gi, err)
+	if b, err := os.ReadFile(filepath.Join(work, ".harness", ".gitignore")); err != nil || !strings.Contains(string(b), "*") {
+		t.Errorf(".harness/.gitignore: %q %v", b, err)
 	}
-}
-
-// TestLaunchMissingClient: a client not on PATH is a clear error.
-func TestLaunchMissingClient(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	code, _, errb := runLaunch(t, "codex", "exec", "hi")
-	if code != 1 || !strings.Contains(errb, "codex is not on PATH") {
-		t.Errorf("code %d, stderr %q", code, errb)
+	code = runMain(context.Background(), []string{"codex", "exec", "x"}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv})
+	if code == 0 || !strings.Contains(errb.String(), "codex is not on PATH") {
+		t.Errorf("a missing client: exit %d, stderr %s", code, errb.String())
 	}
 }
 
-// TestCodexPoint: the launcher overrides, for the run only, the base URL
-// of the provider Codex's config selects, and reads the upstream there.
-func TestCodexPoint(t *testing.T) {
+// TestLaunchUpstream: the upstream is the client's own base URL setting
+// for its provider, the public endpoints otherwise.
+func TestLaunchUpstream(t *testing.T) {
+	codexHome := t.TempDir()
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \"gpt-5\"\nopenai_base_url = \"http://10.0.0.1:8/v1\" # mine\n[x]\nopenai_base_url = \"http://no\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clients := map[string]launchClient{}
+	for _, c := range launchClients() {
+		clients[c.name] = c
+	}
 	tests := []struct {
-		name, config, env string
-		wantArgs          []string
-		wantUp            string
-		wantErr           bool
+		client string
+		env    map[string]string
+		want   string
 	}{
-		{name: "no config", wantArgs: []string{"-c", `openai_base_url="http://p/v1"`}, wantUp: "https://api.openai.com/v1"},
-		{name: "env", env: "https://gw.example/v1", wantArgs: []string{"-c", `openai_base_url="http://p/v1"`}, wantUp: "https://gw.example/v1"},
-		{name: "openai_base_url", config: "openai_base_url = \"https://corp/v1\" # ours\n", wantArgs: []string{"-c", `openai_base_url="http://p/v1"`}, wantUp: "https://corp/v1"},
-		{name: "own provider", config: "model_provider = \"corp\"\n[model_providers.corp]\nname = \"corp\"\nbase_url = \"https://corp.example/v1\"\n",
-			wantArgs: []string{"-c", `model_providers.corp.base_url="http://p/v1"`}, wantUp: "https://corp.example/v1"},
-		{name: "own provider without base_url", config: "model_provider = \"corp\"\n[model_providers.corp]\nname = \"corp\"\n", wantErr: true},
+		{"claude", map[string]string{"ANTHROPIC_BASE_URL": "http://a:1"}, "anthropic=http://a:1"},
+		{"claude", nil, ""},
+		{"gemini", map[string]string{"GOOGLE_GEMINI_BASE_URL": "http://g:1"}, "gemini=http://g:1"},
+		{"codex", map[string]string{"OPENAI_BASE_URL": "http://o:1/v1", "CODEX_HOME": codexHome}, "openai=http://o:1/v1"},
+		{"codex", map[string]string{"CODEX_HOME": codexHome}, "openai=http://10.0.0.1:8/v1"},
+		{"codex", map[string]string{"HOME": t.TempDir()}, ""},
+		{"opencode", map[string]string{"ANTHROPIC_BASE_URL": "http://a:1"}, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			home := t.TempDir()
-			if tt.config != "" {
-				if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(tt.config), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			getenv := func(k string) string {
-				switch k {
-				case "CODEX_HOME":
-					return home
-				case "OPENAI_BASE_URL":
-					return tt.env
-				}
-				return ""
-			}
-			_, args, err := pointCodex(getenv, map[string]string{"openai": "http://p"})
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err %v", err)
-			}
-			if err == nil && !slices.Equal(args, tt.wantArgs) {
-				t.Errorf("args %q, want %q", args, tt.wantArgs)
-			}
-			if up := openaiAPI.upstream(getenv, codexConfigured(getenv, openaiAPI)); err == nil && up != tt.wantUp {
-				t.Errorf("upstream %q, want %q", up, tt.wantUp)
-			}
-		})
+	for _, tc := range tests {
+		getenv := func(k string) string { return tc.env[k] }
+		if got := launchUpstream(clients[tc.client], getenv); got != tc.want {
+			t.Errorf("%s %v: upstream %q, want %q", tc.client, tc.env, got, tc.want)
+		}
 	}
 }
 
-// TestOpencodePoint: the launcher keeps the user's OPENCODE_CONFIG_CONTENT
-// and sets each provider's baseURL to its proxy; the user's baseURL is the
-// upstream.
+// TestOpencodePoint: the user's OPENCODE_CONFIG_CONTENT is kept and the
+// three providers' baseURL point at the proxy.
 func TestOpencodePoint(t *testing.T) {
-	user := `{"model":"anthropic/claude-sonnet-4-5","provider":{"anthropic":{"options":{"baseURL":"https://corp/anthropic","apiKey":"k"}}}}`
-	getenv := func(k string) string {
+	env, args := opencodePoint("http://127.0.0.1:5/_harness/t", func(k string) string {
 		if k == "OPENCODE_CONFIG_CONTENT" {
-			return user
+			return `{"model":"anthropic/claude-sonnet-4-5","provider":{"anthropic":{"options":{"apiKey":"k"}}}}`
 		}
 		return ""
-	}
-	if up := anthropicAPI.upstream(getenv, opencodeConfigured(getenv, anthropicAPI)); up != "https://corp/anthropic" {
-		t.Errorf("anthropic upstream %q", up)
-	}
-	if up := geminiAPI.upstream(getenv, opencodeConfigured(getenv, geminiAPI)); up != geminiAPI.public {
-		t.Errorf("gemini upstream %q", up)
-	}
-	env, _, err := pointOpencode(getenv, map[string]string{"anthropic": "http://a", "openai": "http://o", "gemini": "http://g"})
-	if err != nil || len(env) != 1 {
-		t.Fatal(env, err)
+	})
+	if len(args) != 0 || len(env) != 1 {
+		t.Fatalf("env %q args %q", env, args)
 	}
 	var cfg struct {
-		Model    string `json:"model"`
+		Model    string
 		Provider map[string]struct {
-			Options map[string]string `json:"options"`
-		} `json:"provider"`
+			Options map[string]string
+		}
 	}
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(env[0], "OPENCODE_CONFIG_CONTENT=")), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Model != "anthropic/claude-sonnet-4-5" || cfg.Provider["anthropic"].Options["apiKey"] != "k" {
-		t.Errorf("the user's settings were lost: %+v", cfg)
-	}
-	for id, want := range map[string]string{"anthropic": "http://a", "openai": "http://o/v1", "google": "http://g/v1beta"} {
-		if got := cfg.Provider[id].Options["baseURL"]; got != want {
-			t.Errorf("%s baseURL %q, want %q", id, got, want)
-		}
-	}
-	if _, _, err := pointOpencode(func(string) string { return "{not json" }, nil); err == nil {
-		t.Error("a malformed OPENCODE_CONFIG_CONTENT was accepted")
+	if cfg.Model != "anthropic/claude-sonnet-4-5" || cfg.Provider["anthropic"].Options["apiKey"] != "k" ||
+		cfg.Provider["anthropic"].Options["baseURL"] != "http://127.0.0.1:5/_harness/t/v1" ||
+		cfg.Provider["google"].Options["baseURL"] != "http://127.0.0.1:5/_harness/t/v1beta" {
+		t.Errorf("config %+v", cfg)
 	}
 }

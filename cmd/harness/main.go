@@ -40,7 +40,7 @@ type command struct {
 
 // commands lists the subcommands, in the order help shows them.
 func commands() []command {
-	return []command{
+	return append([]command{
 		{"run", "run one agent turn on a prompt and print the answer and a usage line", cmdRun},
 		{"worker", "run a worker of a Temporal cluster (harness-temporal worker --temporal HOST:PORT --db FILE)", cmdWorker},
 		{"replay", "replay a recorded transcript under a policy preset, with no model", cmdReplay},
@@ -52,16 +52,7 @@ func commands() []command {
 		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
 		{"proxy", "put the guards in front of any agent: a model-API proxy that decides each tool result once and records it", cmdProxy},
 		{"version", "print the version of harness", cmdVersion},
-	}
-}
-
-// allCommands is commands and then the launchers ("harness claude", …).
-func allCommands() []command {
-	cs := commands()
-	for _, c := range launchClients() {
-		cs = append(cs, launchCommand(c))
-	}
-	return cs
+	}, launchCommands()...)
 }
 
 func main() {
@@ -90,19 +81,19 @@ func runMain(ctx context.Context, args []string, e *env) int {
 	if args[0] == "--version" || args[0] == "-version" {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	for _, c := range allCommands() {
+	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
-		var code exitCode
+		var status exitStatus
 		switch {
 		case err == nil:
 			return 0
-		case errors.As(err, &code):
-			return int(code) // a launched client's own status: it said why
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &status):
+			return int(status) // a launched client's exit code, passed on
 		case errors.Is(err, errUsage):
 			// One line: what was wrong and where the flags are listed.
 			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
@@ -113,7 +104,7 @@ func runMain(ctx context.Context, args []string, e *env) int {
 		return 1
 	}
 	var names []string
-	for _, c := range allCommands() {
+	for _, c := range commands() {
 		names = append(names, c.name)
 	}
 	fmt.Fprintf(e.stderr, "harness: unknown command %q%s (harness help lists the commands)\n", args[0], didYouMean(args[0], names, ""))
@@ -128,11 +119,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run an agent through harness (every argument is the agent's):")
-	for _, c := range launchClients() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)

@@ -37,7 +37,8 @@ Credentials are forwarded to the upstream only, never stored or logged.`
 func cmdProxy(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "proxy", "", proxySummary)
 	listen := fs.String("listen", "127.0.0.1:8787", "address to listen on (loopback unless --allow-remote)")
-	upstream := fs.String("upstream", "", "base URL of the model API to forward to (required)")
+	upstream := fs.String("upstream", "", "where model calls go: one base URL for every request, or anthropic=URL,openai=URL,gemini=URL\n"+
+		"(Messages; Responses and Chat Completions; Gemini), each left out going to its provider's public endpoint, as all do by default")
 	var sf storeFlags
 	sf.register(fs)
 	spillDir := fs.String("spill-dir", "", "spill files go to DIR/.harness/spill/<conversation>/ (default: the workspace)")
@@ -77,9 +78,6 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	if *upstream == "" {
-		return fmt.Errorf("%w: --upstream URL is required (the model API the agent would call)", errUsage)
-	}
 	if err := checkLoopback(*listen, *allowRemote); err != nil {
 		return err
 	}
@@ -109,7 +107,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	opts.Stack = proxyStackConfig(absWS, *ceiling, *runCeiling, *turnBudget, *noCollapse)
 	px, err := proxy.New(opts)
 	if err != nil {
-		return err
+		return upstreamUsage(err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -117,8 +115,18 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
-		ln.Addr(), *upstream, st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+		ln.Addr(), px.Upstreams(), st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
 	return serveProxy(ctx, srv, ln, px)
+}
+
+// upstreamUsage makes an unusable --upstream a usage error that names the
+// flag; any other error passes as it is.
+func upstreamUsage(err error) error {
+	var ue *proxy.UpstreamError
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%w: --upstream %s", errUsage, ue.Reason)
+	}
+	return err
 }
 
 // serveProxy serves px on ln until the server fails or ctx is cancelled

@@ -15,18 +15,22 @@ import (
 	"github.com/agentharness/harness/policy"
 )
 
-// TestProxyFlags: the proxy refuses to start without an upstream, with one
-// that is not http(s), or on a non-loopback address unless asked.
+// TestProxyFlags: the proxy refuses to start with an upstream that is not
+// http(s) or names no scheme, or on a non-loopback address unless asked.
 func TestProxyFlags(t *testing.T) {
 	tests := []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"proxy"}, 2, "--upstream URL is required"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "0.0.0.0:0"}, 2, "not a loopback address"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--listen", "nonsense"}, 2, "--listen"},
-		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 1, "want an http or https URL"},
+		{[]string{"proxy", "--upstream", "ftp://x", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 2, "want an http or https URL"},
+		// A URL without its scheme: one prefix, and the fix spelled out.
+		{[]string{"proxy", "--upstream", "127.0.0.1:9102", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 2,
+			`harness proxy: --upstream "127.0.0.1:9102" has no scheme: write http://127.0.0.1:9102`},
+		{[]string{"proxy", "--upstream", "anthropic=http://127.0.0.1:1,mistral=http://x", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 2,
+			`"mistral" is not anthropic, openai or gemini`},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--clear-when-idle", "soon"}, 2, `want auto, off or a duration`},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--turn-budget", "-1"}, 2, "take sizes ≥ 0"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--run-ceiling", "-1"}, 2, "take sizes ≥ 0"},

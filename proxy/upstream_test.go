@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestParseUpstreams: a bare URL takes every request, a keyed list routes
+// each family to its URL and the others to the public endpoints, and a
+// URL without a scheme or an unknown family is refused with the fix.
+func TestParseUpstreams(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{in: "http://127.0.0.1:9102", want: "http://127.0.0.1:9102"},
+		{in: "http://h/x?a=b", want: "http://h/x?a=b"},
+		{in: "", want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com"},
+		{in: "openai=http://127.0.0.1:2/v1, anthropic=http://127.0.0.1:1",
+			want: "anthropic=http://127.0.0.1:1,openai=http://127.0.0.1:2/v1,gemini=https://generativelanguage.googleapis.com"},
+		{in: "127.0.0.1:9102", err: `"127.0.0.1:9102" has no scheme: write http://127.0.0.1:9102 (or https://127.0.0.1:9102)`},
+		{in: "anthropic=localhost:1", err: `"localhost:1" has no scheme`},
+		{in: "ftp://x", err: "want an http or https URL"},
+		{in: "mistral=http://x", err: `"mistral" is not anthropic, openai or gemini`},
+		{in: "gemini=http://x,gemini=http://y", err: "gemini is named twice"},
+	}
+	for _, tc := range tests {
+		ups, err := parseUpstreams(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("parseUpstreams(%q) error %v, want %q", tc.in, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("parseUpstreams(%q): %v", tc.in, err)
+		case tc.err == "" && ups.String() != tc.want:
+			t.Errorf("parseUpstreams(%q) = %s, want %s", tc.in, ups, tc.want)
+		}
+	}
+	if _, err := New(&Options{Upstream: "127.0.0.1:9102"}); err == nil || strings.Count(err.Error(), "proxy:") != 1 {
+		t.Errorf("New error %v: want one proxy: prefix", err)
+	}
+}
+
+// TestUpstreamOf: each wire format goes to its family's upstream; other
+// requests by the route's client, then by their credential header.
+func TestUpstreamOf(t *testing.T) {
+	ups, err := parseUpstreams("anthropic=http://a,openai=http://o/v1,gemini=http://g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{}
+	route := func(name string) func(*http.Request) *http.Request {
+		return func(r *http.Request) *http.Request {
+			p.routes = map[string]*Client{"t": {Name: name}}
+			r.URL.Path = "/_harness/t" + r.URL.Path
+			return p.onRoute(r)
+		}
+	}
+	header := func(k, v string) func(*http.Request) *http.Request {
+		return func(r *http.Request) *http.Request { r.Header.Set(k, v); return r }
+	}
+	tests := []struct {
+		method, path string
+		with         func(*http.Request) *http.Request
+		want         string
+	}{
+		{"POST", "/v1/messages", nil, "a"},
+		{"POST", "/v1/responses", nil, "o"},
+		{"POST", "/v1/chat/completions", nil, "o"},
+		{"POST", "/v1beta/models/gemini-2.5-pro:streamGenerateContent", nil, "g"},
+		{"HEAD", "/", nil, "a"},
+		{"GET", "/v1/models", header("Authorization", "Bearer k"), "o"},
+		{"GET", "/v1/models", header("X-Api-Key", "k"), "a"},
+		{"GET", "/v1beta/models", nil, "g"},
+		{"GET", "/models", route("codex"), "o"},
+		{"HEAD", "/", route("gemini"), "g"},
+	}
+	for _, tc := range tests {
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		if tc.with != nil {
+			r = tc.with(r)
+		}
+		if got := ups.of(r).Host; got != tc.want {
+			t.Errorf("%s %s: upstream %s, want %s", tc.method, tc.path, got, tc.want)
+		}
+	}
+}

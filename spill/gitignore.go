@@ -1,0 +1,40 @@
+package spill
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+)
+
+// gitignoreAll is the .gitignore IgnoreHarness writes: nothing in the
+// .harness folder is the project's.
+const gitignoreAll = "# written by harness: spill files and the transcript store are not the project's\n*\n"
+
+// IgnoreHarness writes workspace/.harness/.gitignore ignoring everything
+// in .harness (creating the folder), unless a .gitignore is there
+// already, so spill files and a store kept there stay out of the
+// project's git status. It writes through an os.Root at the workspace.
+func IgnoreHarness(workspace string) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	dir := path.Dir(Folder)
+	if err := root.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(path.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(gitignoreAll); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
