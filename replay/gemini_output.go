@@ -75,7 +75,9 @@ func (b *gemBuilder) streamOutput() error {
 		}
 		switch e.Type {
 		case "init":
-			b.rec.ID = e.SessionID
+			if e.SessionID != "" {
+				b.rec.ID = e.SessionID
+			}
 			if e.Model != "auto" {
 				b.rec.Model = e.Model
 			}
@@ -211,7 +213,9 @@ func (b *gemBuilder) jsonOutput() error {
 		}
 		return b.src.errAt(0, "response", msg, ErrNoModelCall)
 	}
-	b.rec.ID = o.SessionID
+	if o.SessionID != "" {
+		b.rec.ID = o.SessionID
+	}
 	b.rec.Model = gemMainModel(o.Stats)
 	b.n++
 	c := b.call(0)
