@@ -61,6 +61,22 @@ func FuzzParseSWEAgent(f *testing.F) {
 	})
 }
 
+// FuzzParseGeminiOutput: Gemini CLI's stream-json and json outputs.
+func FuzzParseGeminiOutput(f *testing.F) {
+	seeds(f, "testdata/gemini-cli/output-stream-json.jsonl", "testdata/gemini-cli/output-json.json")
+	f.Add([]byte(`{"type":"init","session_id":"s","model":"auto"}` + "\n" + `{"type":"message","role":"user","content":"q"}` + "\n" +
+		`{"type":"message","role":"assistant","content":"a","delta":true}` + "\n" + `{"type":"tool_use","tool_name":"ls","tool_id":"ls__1","parameters":{}}` + "\n" +
+		`{"type":"tool_use","tool_name":"cat","tool_id":"cat__2","parameters":{"f":1}}` + "\n" + `{"type":"tool_result","tool_id":"cat__2","status":"error","error":{"type":"x","message":"no"}}` + "\n" +
+		`{"type":"tool_result","tool_id":"ls__1","status":"success","output":"x"}` + "\n" + `{"type":"error","severity":"warning","message":"w"}` + "\n" +
+		`{"type":"message","role":"assistant","content":"done"}` + "\n" + `{"type":"result","status":"error","error":{"type":"t","message":"m"},"stats":{"models":{"a":{"input_tokens":3}}}}` + "\n" + `{"type":"tool_res`))
+	f.Add([]byte(`{"session_id":"s","error":{"type":"Error","message":"auth","code":41}}`))
+	f.Add([]byte(`{"session_id":"s","response":"","stats":{"models":{"m":{"tokens":{"prompt":5}}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := Parse("out.jsonl", data)
+		checkParse(t, "out.jsonl", data, rec, err)
+	})
+}
+
 func FuzzParseGeminiCLI(f *testing.F) {
 	seeds(f, "testdata/gemini-cli/session-2026-04-06T10-00-hand.json", "testdata/gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl")
 	f.Add([]byte(`{"sessionId":"s","projectHash":"h"}` + "\n" + `{"id":"g","type":"gemini","toolCalls":[{"id":"ls__a","name":"ls","args":{},"result":[{"functionResponse":{"id":"ls__a","name":"ls","response":{"output":"x"}}}]}]}` + "\n" +

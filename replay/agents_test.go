@@ -42,6 +42,12 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"not recorded by gemini-cli"}},
 		{"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl", FormatGeminiCLI, "62a661cc-c012-419e-96b9-d8012ca8849f", "gemini-3.1-pro-preview", 3, 2, false,
 			[]string{"not recorded by gemini-cli", "cut by Gemini CLI itself"}},
+		{"gemini-cli/output-stream-json.jsonl", FormatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
+			[]string{"not recorded by gemini-cli", "stream-json output records the prompt", "not the context Gemini CLI sends before the prompt"}},
+		{"gemini-cli/output-json.json", FormatGeminiCLI, "03e410cd-39b2-4a0d-acc1-b4f6a2d1c6fe", "gemini-3.1-pro-preview", 1, 0, false,
+			[]string{"json output records only the final answer", "not the prompt, the model calls, the tool calls"}},
+		{"gemini-cli/session-2026-12-05T11-53-92970e04.jsonl", FormatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
+			[]string{"not recorded by gemini-cli"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec, err := ParseFile(filepath.Join("testdata", tc.file))
@@ -293,10 +299,12 @@ func TestSniff(t *testing.T) {
 		"gemini-cli/trajectory.json":                                                   FormatGeminiCLI,
 		"gemini-cli/session-2026-04-06T10-00-hand.json":                                FormatGeminiCLI,
 		"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl":                           FormatGeminiCLI,
-		"chat.json":                 "",
-		"chat.jsonl":                "",
-		"pydicom-trimmed.traj.json": "",
-		"conversation.json":         "",
+		"gemini-cli/output-stream-json.jsonl":                                          FormatGeminiCLI,
+		"gemini-cli/output-json.json":                                                  FormatGeminiCLI,
+		"chat.json":                                                                    "",
+		"chat.jsonl":                                                                   "",
+		"pydicom-trimmed.traj.json":                                                    "",
+		"conversation.json":                                                            "",
 	} {
 		data, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {

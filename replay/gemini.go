@@ -83,7 +83,10 @@ type gemPending struct {
 // session file ({sessionId, messages}, as Gemini CLI recorded sessions
 // under ~/.gemini/tmp/<project>/chats/session-*.json) or the session log
 // that replaced it (session-*.jsonl, Gemini CLI 0.61 checked: see
-// sessionLog). A user content's text is a turn's prompt, but the session
+// sessionLog), and what `gemini -p` prints with --output-format
+// stream-json (events: see streamOutput) or json (the answer alone: one
+// call; see jsonOutput), each with a warning saying what it does not
+// record. A user content's text is a turn's prompt, but the session
 // context and the editor's context Gemini CLI sends before a prompt (see
 // clientctx.Gemini) are that prompt's context (Turn.Context), each sent as its
 // own Content as before. Each model content is one Call; functionCall parts
@@ -101,7 +104,18 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}, answered: map[string]bool{}}
 	start := skipSpace(data, 0)
-	if start < int64(len(data)) && data[start] == '[' {
+	first, _ := firstRecord(data)
+	notes := notRecorded(FormatGeminiCLI, true, true)
+	if gemIsStream(first) {
+		if err := b.streamOutput(); err != nil {
+			return nil, err
+		}
+	} else if gemIsOutput(first) {
+		if err := b.jsonOutput(); err != nil {
+			return nil, err
+		}
+		notes = ""
+	} else if start < int64(len(data)) && data[start] == '[' {
 		elems, err := src.arrayElems(0, data, "")
 		if err != nil {
 			return nil, err
@@ -130,7 +144,10 @@ func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
 	if b.rec.Calls() == 0 {
 		return nil, src.errAt(0, "", "no model content", ErrNoModelCall)
 	}
-	w := []string{notRecorded(FormatGeminiCLI, true, true)}
+	var w []string
+	if notes != "" {
+		w = append(w, notes)
+	}
 	if b.masked > 0 {
 		w = append(w, fmt.Sprintf("%d responses were cut by Gemini CLI itself (over its limit: 8,000 head and 32,000 tail characters kept, the rest in a file; or masked): recorded as the model saw them", b.masked))
 	}

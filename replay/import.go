@@ -95,7 +95,7 @@ func Sniff(data []byte) string {
 	switch {
 	case (has(f, "sessionId", "messages") || has(f, "sessionId", "projectHash")) && !has(f, "type"):
 		return FormatGeminiCLI
-	case has(f, "role", "parts"):
+	case has(f, "role", "parts"), gemIsStream(f), gemIsOutput(f):
 		return FormatGeminiCLI
 	case has(f, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
 		return FormatCodex
