@@ -28,7 +28,9 @@ func (t *Table) WriteText(w io.Writer) error {
 // WritePerRun prints what WriteText prints, with the summed rows of the
 // output-heavy recordings as a second row group of the table, then one
 // line per recording and preset: effective tokens, the ratio to none on
-// that recording, the cached share and retention, each recording's
+// that recording, what the preset saved against none and what its
+// re-reads cost under the first price model shown (with the rounds and
+// the needles lost), the cached share and retention, each recording's
 // first line giving the largest result's share of its tool output and
 // whether that makes it output-heavy.
 func (t *Table) WritePerRun(w io.Writer) error {
@@ -62,7 +64,7 @@ func (t *Table) WritePerRun(w io.Writer) error {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	price := t.shown()[0]
-	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\tkind\teffective tokens\t× none\tcached\tvisible\trecoverable\tsaved %s\tre-reads\tre-read cost\tlost\t\n", price.Name)
+	fmt.Fprintf(tw, "recording\tlargest result\toutput-heavy\tpreset\tkind\teffective tokens\t× none\tsaved %s\tre-reads\tre-read cost\tlost\tcached\tvisible\trecoverable\t\n", price.Name)
 	for _, run := range t.Runs {
 		for p, c := range run.Cells {
 			name, largest, heavy := "", "", ""
@@ -72,9 +74,10 @@ func (t *Table) WritePerRun(w io.Writer) error {
 					heavy = "yes"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%s\t%d\t%s\t%d\t\n", name, largest, heavy, t.Rows[p].Preset, Kind(t.Rows[p].Preset),
-				thousands(int(math.Round(c.Effective))), c.Ratio, 100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare,
-				signed(run.Cells[0].Costs[price.Name]-c.Costs[price.Name]), c.RecoveryRounds, signed(c.CostsWithRecovery[price.Name]-c.Costs[price.Name]), c.LostNeedles)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t%d\t%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t\n", name, largest, heavy, t.Rows[p].Preset, Kind(t.Rows[p].Preset),
+				thousands(int(math.Round(c.Effective))), c.Ratio,
+				signed(run.Cells[0].Costs[price.Name]-c.Costs[price.Name]), c.RecoveryRounds, signed(c.CostsWithRecovery[price.Name]-c.Costs[price.Name]), c.LostNeedles,
+				100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
 		}
 	}
 	return tw.Flush()

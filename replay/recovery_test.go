@@ -158,3 +158,47 @@ func TestRecoveryPages(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRecoveryPages: every page lies within the source, is no longer
+// than the limit, and every needle offset is on a page, for any text and
+// offsets.
+func FuzzRecoveryPages(f *testing.F) {
+	f.Add("a\nb\nc\n", 2, 4, 0)
+	f.Add(strings.Repeat("line of text\n", 300), 1300, 2600, 0)
+	f.Add(strings.Repeat("x", 50000), 100, 40000, 20000)
+	f.Add("no newline at all", 3, 3, 5)
+	f.Fuzz(func(t *testing.T, src string, a, b, limit int) {
+		if len(src) == 0 || limit < 0 || limit > 1<<20 {
+			return
+		}
+		a, b = abs(a)%len(src), abs(b)%len(src)
+		r := &recoveryRead{source: src, offsets: []int{a, b}, limit: limit}
+		max := limit
+		if max == 0 {
+			max = recoveryPageBytes
+		}
+		pages := r.pages()
+		for _, o := range []int{a, b} {
+			on := false
+			for _, p := range pages {
+				if p[0] < 0 || p[1] > len(src) || p[0] > p[1] || p[1]-p[0] > max {
+					t.Fatalf("page %v of %d bytes, limit %d", p, len(src), max)
+				}
+				on = on || (p[0] <= o && o < p[1]) || (p[0] == p[1] && o == p[0])
+			}
+			if !on && max > 1 {
+				t.Fatalf("offset %d on no page of %v (limit %d)", o, pages, max)
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		if n == -n {
+			return 0
+		}
+		return -n
+	}
+	return n
+}
