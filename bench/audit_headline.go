@@ -32,8 +32,8 @@ type Headline struct {
 	DollarsProxy float64 `json:"dollars_proxy"`
 	Priced       int     `json:"priced_recordings"`
 	SavedShare   float64 `json:"saved_share"`
-	// Models names the models priced, with the table entry each was
-	// priced as when that is a family.
+	// Models names the models priced, with the family each was priced
+	// as when the table has no entry of its own for it.
 	Models []string `json:"models,omitempty"`
 	// Command runs the agent of most of the calls through harness.
 	Command string `json:"command"`
@@ -72,8 +72,8 @@ func (r *AuditReport) Headline(prices *catalog.Prices) (h Headline, ok bool) {
 			h.DollarsNone += price.Cost(int64(n.Input), int64(n.Cached), int64(n.Output))
 			h.DollarsProxy += price.Cost(int64(p.Input), int64(p.Cached), int64(p.Output))
 			name := a.Model
-			if entry != strings.ToLower(a.Model) {
-				name += " (as " + entry + ")"
+			if strings.HasSuffix(entry, "-") || strings.HasSuffix(entry, ".") {
+				name += " (priced as " + entry + "*)"
 			}
 			models[name] = true
 		}
