@@ -74,7 +74,7 @@ func TestAuditHeadline(t *testing.T) {
 				t.Errorf("harness-proxy saved nothing on %s: the fixture should show a saving", tc.path)
 			}
 			head := firstLines(text.String(), 3)
-			for _, s := range []string{fmt.Sprintf("cut what this history cost by %.1f%%", 100*want.SavedShare), num(want.InputNone - want.InputProxy) + " fewer input tokens",
+			for _, s := range []string{fmt.Sprintf("cut what this history cost by %.1f%%", 100*want.SavedShare), num(want.InputNone-want.InputProxy) + " fewer input tokens",
 				"run your agent through harness: " + tc.command} {
 				if !strings.Contains(head, s) {
 					t.Errorf("the headline does not say %q:\n%s", s, head)
