@@ -130,7 +130,11 @@ func (h Headline) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "harness proxy would have cut what this history cost by %.1f%%", 100*h.SavedShare)
 	if h.Priced > 0 {
-		fmt.Fprintf(&b, ": %s of %s at the list prices of %s", usd(h.DollarsNone-h.DollarsProxy), usd(h.DollarsNone), strings.Join(h.Models, ", "))
+		models := strings.Join(h.Models, ", ")
+		if len(h.Models) > 3 {
+			models = fmt.Sprintf("%d models (--json lists them)", len(h.Models))
+		}
+		fmt.Fprintf(&b, ": %s of %s at the list prices of %s", usd(h.DollarsNone-h.DollarsProxy), usd(h.DollarsNone), models)
 		if h.Priced < h.Recordings {
 			fmt.Fprintf(&b, " (%d of %d recordings name a model with a list price; the others are not in the dollars)", h.Priced, h.Recordings)
 		}
