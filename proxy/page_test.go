@@ -110,4 +110,3 @@ func dumpDOM(t *testing.T, browser, url string) string {
 	}
 	return string(out)
 }
-
