@@ -86,6 +86,14 @@ func TestAuditHeadline(t *testing.T) {
 			if i := strings.Index(text.String(), "== "); i < len(head) {
 				t.Errorf("the expert tables come before the headline ends")
 			}
+			var page strings.Builder
+			if err := report.WriteHTML(&page); err != nil {
+				t.Fatal(err)
+			}
+			h1, p := strings.Index(page.String(), "<h1>"), strings.Index(page.String(), `<p class="headline">harness proxy would have cut what this history cost by `+fmt.Sprintf("%.1f%%", 100*want.SavedShare))
+			if p < h1 || p > strings.Index(page.String(), `<p class="note">`) {
+				t.Errorf("the HTML page does not open with the headline")
+			}
 		})
 	}
 }
