@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -103,6 +104,9 @@ type AuditReport struct {
 	// share of the removable cost removed, the recordings above 1.01 ×
 	// none and the worst, cache breaks and evidence retention.
 	Total *Table
+	// Prices prices the headline WriteText opens with (nil:
+	// catalog.ListPrices).
+	Prices *catalog.Prices
 }
 
 // AuditRecordings is AuditAll with the presets' figures over all the

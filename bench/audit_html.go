@@ -48,18 +48,27 @@ const auditScript = `(function () {
 // cumulative input tokens per preset, presets with identical figures drawn
 // as one line. The markup is well-formed XML as well as HTML.
 func WriteAuditHTML(w io.Writer, audits []Audit) error {
-	return writeAuditHTML(w, audits, nil)
+	return writeAuditHTML(w, audits, nil, "")
 }
 
 // WriteHTML writes the page WriteAuditHTML writes, headed by the presets'
 // figures over every recording (Total): the table harness bench prints,
 // each price model of Total.Pricings side by side.
 func (r *AuditReport) WriteHTML(w io.Writer) error {
-	return writeAuditHTML(w, r.Audits, r.Total)
+	var head string
+	if h, ok := r.Headline(r.Prices); ok {
+		var b strings.Builder
+		if err := h.WriteText(&b); err != nil {
+			return err
+		}
+		head = b.String()
+	}
+	return writeAuditHTML(w, r.Audits, r.Total, head)
 }
 
-// writeAuditHTML writes the page, with the total first when there is one.
-func writeAuditHTML(w io.Writer, audits []Audit, total *Table) error {
+// writeAuditHTML writes the page, opening with the headline's lines
+// when head is set, with the total first when there is one.
+func writeAuditHTML(w io.Writer, audits []Audit, total *Table, head string) error {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><title>harness audit</title>
@@ -79,6 +88,11 @@ svg{display:block;margin:.5em 0;overflow:visible}svg text{font:11px system-ui,sa
 </head><body>
 <h1>harness audit</h1>
 `)
+	for _, line := range strings.Split(strings.TrimSpace(head), "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "<p class=\"headline\">%s</p>\n", html.EscapeString(line))
+		}
+	}
 	fmt.Fprintf(&b, "<p class=\"note\">%d recording(s). Effective tokens = uncached input + 0.1 × cached input + 4 × output (o200k). Visible: evidence the agent used still shown in the request that used it; recoverable adds what a spill file or the transcript store still held.</p>\n", len(audits))
 	if total != nil {
 		totalSection(&b, total, audits)

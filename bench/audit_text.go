@@ -17,11 +17,18 @@ func WriteAuditText(w io.Writer, audits []Audit) error {
 	return err
 }
 
-// WriteText prints each recording's audit (as WriteAuditText does), then
+// WriteText prints the headline (when the harness-proxy preset ran: what
+// harness proxy would have saved, in plain words), each recording's audit
+// (as WriteAuditText does), then
 // the presets' figures over all of them (Total, as harness bench prints a
 // table) with the notes on the columns: the answer to what harness, and
 // each other system's rules, would have saved on the whole history.
 func (r *AuditReport) WriteText(w io.Writer) error {
+	if h, ok := r.Headline(r.Prices); ok {
+		if err := h.WriteText(w); err != nil {
+			return err
+		}
+	}
 	if err := writeAudits(w, r.Audits); err != nil {
 		return err
 	}

@@ -250,11 +250,23 @@ func projectOf(body []byte) string {
 			}
 			end++
 		}
-		if p := strings.ReplaceAll(strings.TrimSpace(string(rest[:min(end, len(rest))])), `\\`, `\`); p != "" && len(p) < 4096 {
+		if p := strings.ReplaceAll(strings.TrimSpace(string(rest[:min(end, len(rest))])), `\\`, `\`); isPath(p) {
 			return p
 		}
 	}
 	return ""
+}
+
+// isPath reports whether p looks like an absolute folder path (/…, ~…,
+// C:\…), not a placeholder a prompt template left ($, {cwd}).
+func isPath(p string) bool {
+	switch {
+	case p == "" || len(p) > 4096:
+		return false
+	case p[0] == '/' || p[0] == '~':
+		return true
+	}
+	return len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z')
 }
 
 // clientName names the agent that sent a request, by its User-Agent, or

@@ -25,7 +25,7 @@ type SavingsReport struct {
 	// TokensSaved were removed; TokensSent are the input tokens the
 	// upstream reported for the same calls; SavedShare is TokensSaved /
 	// (TokensSaved + TokensSent), what the client would have sent that
-	// the proxy removed.
+	// the proxy removed (0 when the upstream reported no input tokens).
 	TokensSaved int64   `json:"tokens_saved"`
 	TokensSent  int64   `json:"tokens_sent"`
 	SavedShare  float64 `json:"saved_share"`
@@ -168,9 +168,10 @@ func rowsOf(m map[string]*SavingsRow, order func(a, b SavingsRow) int) []Savings
 	return out
 }
 
-// share is saved / (saved + sent), 0 when both are 0.
+// share is saved / (saved + sent), 0 when the upstream reported no input
+// tokens (the share is then unknown).
 func share(saved, sent int64) float64 {
-	if saved+sent <= 0 {
+	if sent <= 0 || saved < 0 {
 		return 0
 	}
 	return float64(saved) / float64(saved+sent)

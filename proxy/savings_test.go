@@ -66,7 +66,7 @@ func TestSummarizeSavings(t *testing.T) {
 			})
 			checkRows(t, "by project", r.ByProject, []SavingsRow{
 				{Name: "/a", Calls: 2, TokensSaved: 40_000, TokensSent: 40_000, SavedShare: 0.5, DollarsSaved: g1, DollarsSpent: g1spent},
-				{Name: "/b", Calls: 1, TokensSaved: 8_000, SavedShare: 1, DollarsSaved: g2},
+				{Name: "/b", Calls: 1, TokensSaved: 8_000, SavedShare: 0, DollarsSaved: g2}, // no usage reported: share unknown
 				{Name: "", Calls: 1, TokensSaved: 500, TokensSent: 1_000, SavedShare: 1.0 / 3},
 			})
 		})
@@ -103,6 +103,8 @@ func TestProjectOf(t *testing.T) {
 		{"windows", `{"system":"Primary working directory: C:\\Users\\me\\app\nx"}`, `C:\Users\me\app`},
 		{"at the end of a string", `{"system":"Primary working directory: /p"}`, "/p"},
 		{"none", `{"system":"You are a test agent."}`, ""},
+		{"a template's placeholder", `{"messages":[{"content":"Working directory: $\nx"}]}`, ""},
+		{"home", `{"system":"Primary working directory: ~/app\n"}`, "~/app"},
 		{"empty value", `{"system":"Primary working directory: \n"}`, ""},
 	} {
 		if got := projectOf([]byte(tc.body)); got != tc.want {
@@ -286,4 +288,17 @@ func getSavings(t *testing.T, base string) SavingsReport {
 		t.Fatal("/stats has no savings")
 	}
 	return *s.Savings
+}
+
+// FuzzProjectOf: any body gives "" or a path-like folder, never a panic.
+func FuzzProjectOf(f *testing.F) {
+	for _, s := range []string{`{"system":"Primary working directory: /home/u/app\nx"}`, `<cwd>C:\\Users\\me</cwd>`,
+		`Workspace Directories:**\n  - /w\n`, `Working directory: \`, `Working directory: $`, `<cwd>`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if p := projectOf(body); p != "" && !isPath(p) {
+			t.Fatalf("projectOf = %q, not a path", p)
+		}
+	})
 }

@@ -75,6 +75,9 @@ type ccRun struct {
 // ccCounts are the file-wide counts the warnings report.
 type ccCounts struct {
 	apiErrors, attachments int
+	// repeated counts the entries left out because an earlier file of
+	// the load held them (same uuid).
+	repeated int
 }
 
 // ParseClaudeCode imports a Claude Code session: the JSONL files Claude
@@ -114,17 +117,42 @@ func ParseClaudeCode(name string, data []byte) (*Recording, error) {
 //
 // Claude Code records neither the system prompt nor the tool schemas; the
 // warnings say so (see Supply).
+//
+// Load, LoadWith and LoadEach import each entry once across the files
+// they read: a session that was resumed or copied repeats its parent's
+// entries under the same uuids, and a later file's copies of entries an
+// earlier file held are left out (a warning says how many), so each
+// model call counts once.
 func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
+	return parseClaudeCode(name, data, nil)
+}
+
+// ccSeen holds the uuids of the Claude Code entries one load has
+// imported, across its files.
+type ccSeen map[string]struct{}
+
+// parseClaudeCode is ParseClaudeCodeAll leaving out the entries seen
+// holds (nil: none); it adds the file's own to seen once the file is
+// imported, so that entries a file repeats within itself stay.
+func parseClaudeCode(name string, data []byte, seen ccSeen) ([]*Recording, error) {
 	src := &source{name: name, data: data}
 	vals, paths, partial, err := records(src)
 	if err != nil {
 		return nil, err
 	}
 	f := &ccFile{name: name, runOf: map[string]*ccRun{}}
+	var mine []string
 	for i, v := range vals {
 		var e ccEntry
 		if err := src.decodeAt(v, paths[i], &e); err != nil {
 			return nil, err
+		}
+		if e.UUID != "" && seen != nil {
+			if _, dup := seen[e.UUID]; dup {
+				f.counts.repeated++
+				continue
+			}
+			mine = append(mine, e.UUID)
 		}
 		if run := f.route(&e); run != nil {
 			if err := run.add(src, v, paths[i], &e, &f.counts); err != nil {
@@ -132,7 +160,13 @@ func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
 			}
 		}
 	}
+	for _, id := range mine {
+		seen[id] = struct{}{}
+	}
 	out := f.recordings()
+	if len(out) == 0 && f.counts.repeated > 0 {
+		return nil, src.errAt(0, "", fmt.Sprintf("every model call repeats an earlier file's (%d entries with the same uuids: a resumed or copied session, counted there)", f.counts.repeated), ErrNoModelCall)
+	}
 	if len(out) == 0 {
 		return nil, src.errAt(0, "", "no assistant message", ErrNoModelCall)
 	}
@@ -396,6 +430,9 @@ func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, 
 	}
 	if counts.attachments > 0 {
 		w = append(w, fmt.Sprintf("%d attachments (hook output, listings, file mentions Claude Code adds to requests) are recorded apart from the messages and not counted", counts.attachments))
+	}
+	if counts.repeated > 0 {
+		w = append(w, fmt.Sprintf("%d entries repeat an earlier file's (same uuids: a resumed or copied session): left out, so each model call counts once; this file's own calls start where it diverges, without the history it shares", counts.repeated))
 	}
 	if partial {
 		w = append(w, "the last line is incomplete (the session was still being written): left out")

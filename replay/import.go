@@ -228,11 +228,12 @@ func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*R
 	for _, path := range saved {
 		skipped = append(skipped, Skipped{Path: path, Err: ErrSavedOutput, Reason: path + ": " + ErrSavedOutput.Error()})
 	}
+	seen := ccSeen{} // Claude Code entries by uuid, each imported once
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
 			return skipped, fmt.Errorf("replay: %w", err)
 		}
-		rs, err := loadFile(ctx, path)
+		rs, err := loadFile(ctx, path, seen)
 		if err != nil {
 			skipped = append(skipped, Skipped{Path: path, Err: err, Reason: err.Error()})
 			continue
@@ -247,8 +248,9 @@ func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*R
 	return skipped, nil
 }
 
-// loadFile imports every recording of the file at path.
-func loadFile(ctx context.Context, path string) ([]*Recording, error) {
+// loadFile imports every recording of the file at path; a Claude Code
+// session's entries seen holds are left out.
+func loadFile(ctx context.Context, path string, seen ccSeen) ([]*Recording, error) {
 	if IsStore(path) {
 		if IsOpencode(ctx, path) {
 			return ParseOpencode(ctx, path)
@@ -258,6 +260,9 @@ func loadFile(ctx context.Context, path string) ([]*Recording, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if Sniff(data) == FormatClaudeCode {
+		return parseClaudeCode(path, data, seen)
 	}
 	return ParseAll(path, data)
 }

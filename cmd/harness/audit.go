@@ -11,7 +11,9 @@ import (
 
 // cmdAudit reports where recorded transcripts spent their context.
 func cmdAudit(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "audit", "FILE|DIR…", "Report, per conversation and turn, the evidence characters, the largest results, repeated reads\n"+
+	fs := newFlagSet(e, "audit", "FILE|DIR…", "Open with what harness proxy would have saved on this history, in percent and in dollars at the list\n"+
+		"prices of the recorded models, and the command that runs your agent through it. Then report, per\n"+
+		"conversation and turn, the evidence characters, the largest results, repeated reads\n"+
 		"(exact and overlapping line ranges of one file), tool schemas serialized, and what each preset would\n"+
 		"have cost. A transcript store (.harness/harness.db) is audited conversation by conversation. A folder\n"+
 		"is read recursively (harness audit ~/.claude/projects/DIR, harness audit ~/.codex/sessions, harness audit\n"+
@@ -22,10 +24,11 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+bench.ColumnNotes)
 	jsonOut := fs.Bool("json", false, `print the audit as JSON: {"recordings": [each recording's audit], "total": the presets over all of them, as bench --json}`)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
-	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, the other systems and the bounds, as bench; all adds\n"+
+	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, harness-proxy, the other systems and the bounds, as bench; all adds\n"+
 		"the ablations and ideas; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
+	pricesFile := fs.String("prices", "", "price table for the headline's dollars (JSON, or TOML for a .toml file; see harness savings -h)")
 	ttl := cacheTTLFlag(fs)
 	sf := addSupplyFlags(fs)
 	pos, err := parseFlags(fs, args)
@@ -40,7 +43,11 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *presets == "" {
-		ps = mainPresets()
+		ps = auditPresets()
+	}
+	listPrices, err := loadPrices(*pricesFile)
+	if err != nil {
+		return err
 	}
 	prices, err := pickPricings(*pricing)
 	if err != nil {
@@ -58,6 +65,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	report.Prices = listPrices
 	audits := report.Audits
 	for i := range audits {
 		audits[i].Pricings = prices
@@ -84,6 +92,9 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 			warns[r.Source] = r.Warnings
 		}
 		out := auditReportJSON{Recordings: make([]auditJSON, len(audits)), Total: report.Total}
+		if h, ok := report.Headline(listPrices); ok {
+			out.Headline = &h
+		}
 		for i := range audits {
 			out.Recordings[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
 		}
@@ -98,8 +109,26 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 // and the presets' figures summed over all of them (the text's last
 // table) in the form harness bench --json prints a table.
 type auditReportJSON struct {
-	Recordings []auditJSON  `json:"recordings"`
-	Total      *bench.Table `json:"total"`
+	Headline   *bench.Headline `json:"headline,omitempty"`
+	Recordings []auditJSON     `json:"recordings"`
+	Total      *bench.Table    `json:"total"`
+}
+
+// auditPresets are audit's default presets: bench's main ones and
+// harness-proxy, the rule the user can run today (harness proxy and the
+// launchers), which the headline reports.
+func auditPresets() []bench.Preset {
+	ps := mainPresets()
+	for _, p := range ps {
+		if p.Name == "harness-proxy" {
+			return ps
+		}
+	}
+	px, err := bench.Lookup("harness-proxy")
+	if err != nil {
+		return ps
+	}
+	return append(ps, px)
 }
 
 // auditJSON is one recording of audit --json: the audit's fields and the

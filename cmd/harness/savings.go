@@ -113,8 +113,12 @@ func printSavings(w io.Writer, r proxy.SavingsReport, where string, from time.Ti
 		fmt.Fprintf(w, "No savings recorded in %s%s: run your agent through harness (harness proxy, or harness claude, codex, gemini, opencode).\n", where, span)
 		return
 	}
-	fmt.Fprintf(w, "harness removed %s tokens (%s of what your agents would have sent), about %s at list prices, over %s model calls%s.\n",
-		numfmt.Thousands(r.TokensSaved), percent(r.SavedShare), dollars(r.DollarsSaved), numfmt.Thousands(r.Calls), span)
+	share := ""
+	if r.TokensSent > 0 {
+		share = " (" + percent(r.SavedShare) + " of what your agents would have sent)"
+	}
+	fmt.Fprintf(w, "harness removed %s tokens%s, about %s at list prices, over %s model calls%s.\n",
+		numfmt.Thousands(r.TokensSaved), share, dollars(r.DollarsSaved), numfmt.Thousands(r.Calls), span)
 	if r.UnpricedTokens > 0 {
 		fmt.Fprintf(w, "%s of those tokens were saved on models the price table does not know (--prices FILE adds them).\n", numfmt.Thousands(r.UnpricedTokens))
 	}
@@ -136,10 +140,19 @@ func printSavings(w io.Writer, r proxy.SavingsReport, where string, from time.Ti
 				name = g.empty
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", name, numfmt.Thousands(row.Calls), numfmt.Thousands(row.TokensSaved),
-				percent(row.SavedShare), dollars(row.DollarsSaved), dollars(row.DollarsSpent))
+				shareText(row), dollars(row.DollarsSaved), dollars(row.DollarsSpent))
 		}
 		_ = tw.Flush()
 	}
+}
+
+// shareText is the row's saved share, or – when its upstream reported no
+// input tokens.
+func shareText(r proxy.SavingsRow) string {
+	if r.TokensSent <= 0 {
+		return "–"
+	}
+	return percent(r.SavedShare)
 }
 
 // percent formats a share as 12.3%.
