@@ -41,6 +41,9 @@ type conversation struct {
 	// Answered (a round with calls is recorded when its results arrive).
 	times    map[roundKey]time.Time
 	inflight map[roundKey]chan struct{}
+	// evidence holds the characters of tool-result text each request
+	// sent, for its round's RequestStats (see record.go).
+	evidence map[roundKey]int
 	// answered is when the proxy last finished relaying an answer of
 	// the conversation (zero: none since it was taken into memory), on
 	// the proxy's clock: the start of a pause (see idle.go).
@@ -74,6 +77,10 @@ type decision struct {
 	// res with the placeholder as its model copy and the clear's cut. res
 	// itself is never changed, as the store may still be writing it.
 	cleared *harness.ToolResult
+	// chars counts the characters of charsOf's model copy (see
+	// shownChars).
+	chars   int
+	charsOf *harness.ToolResult
 }
 
 // shown is the result as the model is now shown it: cleared, or res.
@@ -230,7 +237,8 @@ func (p *Proxy) conversation(id string) *conversation {
 	p.tick++
 	c := p.convs[id]
 	if c == nil {
-		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{}}
+		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
+			evidence: map[roundKey]int{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 	}

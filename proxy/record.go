@@ -47,7 +47,8 @@ func (p *Proxy) recordHistory(c *call) {
 				continue
 			}
 			key := roundKey{idx, ri + 1}
-			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key]}
+			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key],
+				Stats: harness.RequestStats{EvidenceChars: cv.evidence[key]}}
 			for _, res := range r.Results {
 				if res.dec != nil {
 					round.Results = append(round.Results, res.dec.res)
@@ -61,6 +62,7 @@ func (p *Proxy) recordHistory(c *call) {
 	}
 	last := turns[len(turns)-1]
 	c.key = roundKey{len(turns), len(last.Rounds) + 1}
+	cv.evidence[c.key] = evidenceChars(c.hist)
 	mt := cv.mirror[len(turns)-1]
 	if mt.Outcome != "" || len(mt.Rounds) >= c.key.round {
 		return // answered already (a client retrying): nothing new to record
@@ -148,7 +150,8 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if mt.Outcome != "" || len(mt.Rounds) != c.key.round-1 {
 		return
 	}
-	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Answered: cv.answered, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Answered: cv.answered, Assistant: harness.Message{Role: harness.RoleAssistant},
+		Stats: harness.RequestStats{EvidenceChars: cv.evidence[c.key]}}
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
@@ -266,4 +269,27 @@ func toolSpecs(raw json.RawMessage) []harness.ToolSpec {
 		}
 	}
 	return out
+}
+
+// evidenceChars counts the characters of tool-result text a request sends
+// upstream: every result of its history as the model is shown it (its
+// decision's model copy), the figure the engine records as a round's
+// RequestStats.EvidenceChars.
+func evidenceChars(h *history) int {
+	n := 0
+	for _, r := range h.Results {
+		if r.dec != nil {
+			n += r.dec.shownChars()
+		}
+	}
+	return n
+}
+
+// shownChars counts the characters of the model copy d is shown as,
+// counted once per copy (a history sends every old result again).
+func (d *decision) shownChars() int {
+	if s := d.shown(); d.charsOf != s {
+		d.chars, d.charsOf = harness.Chars(s.ModelText()), s
+	}
+	return d.chars
 }
