@@ -287,6 +287,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return logJSON(e.stdout, out)
 	}
 	writeConversation(e.stdout, conv, fork, calls, reqs, *turn)
+	writeResent(e.stdout, events, *turn)
 	return nil
 }
 
@@ -536,6 +537,23 @@ func writeConversation(w io.Writer, conv *harness.Conversation, fork *logFork, c
 		if a := t.Answer(); a != "" {
 			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
 		}
+	}
+}
+
+// writeResent prints the results a client re-sent under the call id of a
+// recorded round with other content (proxy.ResentPolicy events): the
+// upstream got the new content, the round keeps the first.
+func writeResent(w io.Writer, events []harness.Event, only int) {
+	for _, e := range events {
+		if e.Kind != harness.EventPolicy || e.Policy != proxy.ResentPolicy || e.Call == nil || (only != 0 && e.Turn != only) {
+			continue
+		}
+		size := 0
+		if e.Result != nil {
+			size = e.Result.BytesIn
+		}
+		fmt.Fprintf(w, "turn %d round %d: call %s re-sent by the client with other content (%s); the upstream got it, the round above keeps the first, and the store's proxy-resent event the new text\n",
+			e.Turn, e.Round, e.Call.ID, logBytes(int64(size)))
 	}
 }
 
