@@ -141,6 +141,30 @@ func openStore(ctx context.Context, f *storeFlags, mustExist bool) (transcriptSt
 	return openDB(ctx, f.path(), f.workspace, mustExist)
 }
 
+// openStoreToRead opens the store "log list" and "log show" read: a
+// SQLite file read-only (sqlite.Options.ReadOnly), so a store on a
+// read-only file system or in a folder the user may not write is read
+// all the same, unless its schema is older than this harness writes (it
+// is then opened writable once, to bring it up to date); a PostgreSQL
+// database as openStore opens it.
+func openStoreToRead(ctx context.Context, f *storeFlags) (transcriptStore, error) {
+	p := f.path()
+	if isDSN(p) {
+		return openStore(ctx, f, true)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+	}
+	st, err := sqlite.Open(ctx, p, &sqlite.Options{ReadOnly: true})
+	if errors.Is(err, sqlite.ErrOutdated) {
+		return openStore(ctx, f, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // recallLookup lets the recall tool fetch results a resumed conversation
 // holds only as model copies.
 func recallLookup(s store.ResultFetcher) recall.LookupFunc {
@@ -165,7 +189,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	s, err := openStore(ctx, &sf, true)
+	s, err := openStoreToRead(ctx, &sf)
 	if err != nil {
 		return err
 	}
@@ -247,7 +271,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --turn %d: turns count from 1", errUsage, *turn)
 	}
 	id := pos[0]
-	s, err := openStore(ctx, &sf, true)
+	s, err := openStoreToRead(ctx, &sf)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -53,6 +54,8 @@ func TestLogShowProxiedEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Read to the end: a client that hangs up early cuts the answer.
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
 	srv.Close()
