@@ -276,7 +276,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	conv, err := s.Load(ctx, id)
+	conv, err := loadOutline(ctx, s, id)
 	if err != nil {
 		return err
 	}
@@ -313,6 +313,20 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	writeConversation(e.stdout, conv, fork, calls, reqs, *turn)
 	writeResent(e.stdout, events, *turn)
 	return nil
+}
+
+// loadOutline loads what "log show" prints of conversation id: its turns
+// and rounds without result payloads where the store can leave them out
+// (SQLite's LoadOutline), so showing a conversation that holds a huge
+// result costs what its outline costs; sizes, cuts and markers come from
+// the store's Calls.
+func loadOutline(ctx context.Context, s transcriptStore, id string) (*harness.Conversation, error) {
+	if o, ok := s.(interface {
+		LoadOutline(context.Context, string) (*harness.Conversation, error)
+	}); ok {
+		return o.LoadOutline(ctx, id)
+	}
+	return s.Load(ctx, id)
 }
 
 // logFork is where a conversation the proxy forked comes from, read from
