@@ -62,7 +62,9 @@ func TestLogShowLargeResult(t *testing.T) {
 	}
 	// The old log show loaded the payload (its chunks, then the whole):
 	// at least twice its size.
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(size)/2 {
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("log show of a %d MiB result: %d MiB allocated", size>>20, alloc>>20)
+	if alloc > uint64(size)/2 {
 		t.Errorf("log show allocated %d MiB for a %d MiB result, want under half of it", alloc>>20, size>>20)
 	}
 }
