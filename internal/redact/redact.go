@@ -14,8 +14,8 @@ import (
 	"regexp"
 )
 
-// Mask replaces a credential's value.
-const Mask = "REDACTED"
+// mask replaces a credential's value.
+const mask = "REDACTED"
 
 var (
 	// param matches name=value where the name ends in a credential word;
@@ -30,12 +30,12 @@ var (
 	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[a-z0-9._~+/=\-]{8,}`)
 )
 
-// Text returns s with every credential it quotes replaced by [Mask].
+// Text returns s with every credential it quotes replaced by mask.
 func Text(s string) string {
-	s = header.ReplaceAllString(s, "${1}${2}"+Mask)
-	s = bearer.ReplaceAllString(s, "${1} "+Mask)
-	s = userinfo.ReplaceAllString(s, "${1}:"+Mask+"@")
-	return param.ReplaceAllString(s, "${1}${2}="+Mask)
+	s = header.ReplaceAllString(s, "${1}${2}"+mask)
+	s = bearer.ReplaceAllString(s, "${1} "+mask)
+	s = userinfo.ReplaceAllString(s, "${1}:"+mask+"@")
+	return param.ReplaceAllString(s, "${1}${2}="+mask)
 }
 
 // Error returns err with its message redacted by [Text] (nil for nil, err

@@ -53,7 +53,7 @@ func TestErrorURL(t *testing.T) {
 	wrapped := fmt.Errorf("calling: %w", err)
 	for _, e := range []error{err, wrapped} {
 		r := Error(e)
-		if strings.Contains(r.Error(), "SECRET") || !strings.Contains(r.Error(), "key="+Mask) {
+		if strings.Contains(r.Error(), "SECRET") || !strings.Contains(r.Error(), "key="+mask) {
 			t.Errorf("Error(%v) = %q", e, r)
 		}
 		var ue *url.Error
