@@ -40,6 +40,9 @@ type conversation struct {
 	// Answered (a round with calls is recorded when its results arrive).
 	times    map[roundKey]time.Time
 	inflight map[roundKey]chan struct{}
+	// evidence holds the characters of tool-result text each request
+	// sent, for its round's RequestStats (see record.go).
+	evidence map[roundKey]int
 	// answered is when the proxy last finished relaying an answer of
 	// the conversation (zero: none since it was taken into memory), on
 	// the proxy's clock: the start of a pause (see idle.go).
@@ -80,6 +83,10 @@ type decision struct {
 	// claimed and clearClaimed are set once the decision and its clear
 	// are in the claim log, or come from the store (replica.go).
 	claimed, clearClaimed bool
+	// chars counts the characters of charsOf's model copy (see
+	// shownChars).
+	chars   int
+	charsOf *harness.ToolResult
 }
 
 // shown is the result as the model is now shown it: cleared, or res.
@@ -236,7 +243,8 @@ func (p *Proxy) conversation(id string) *conversation {
 	p.tick++
 	c := p.convs[id]
 	if c == nil {
-		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{}, started: map[roundKey]bool{}}
+		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
+			started: map[roundKey]bool{}, evidence: map[roundKey]int{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 	}

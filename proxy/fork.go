@@ -295,10 +295,11 @@ type forkSeed struct {
 	turns  []*harness.Turn
 	// ended[i] is set when turns[i] ended in the parent and a later
 	// shared turn follows it (the last shared turn goes on in the fork).
-	ended   []bool
-	decided map[string][]*decision
-	usage   map[roundKey]harness.Usage
-	times   map[roundKey]time.Time
+	ended    []bool
+	decided  map[string][]*decision
+	usage    map[roundKey]harness.Usage
+	times    map[roundKey]time.Time
+	evidence map[roundKey]int
 	// prevIn and prevOut let the fork's first request be checked for
 	// cache breaks against the parent's last one.
 	prevIn, prevOut []uint64
@@ -307,7 +308,7 @@ type forkSeed struct {
 // seedOf copies from cv what its fork at d shares. Called with cv locked.
 func (cv *conversation) seedOf(d divergence) *forkSeed {
 	s := &forkSeed{parent: cv.id, at: d, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{},
-		prevIn: cv.prevIn, prevOut: cv.prevOut}
+		evidence: map[roundKey]int{}, prevIn: cv.prevIn, prevOut: cv.prevOut}
 	for _, m := range mirrorMarks(cv.mirror)[:d.shared] {
 		src := cv.mirror[m.turn-1]
 		if m.round == 0 {
@@ -342,6 +343,9 @@ func (cv *conversation) seedOf(d divergence) *forkSeed {
 	for k, t := range cv.times {
 		s.times[k] = t
 	}
+	for k, n := range cv.evidence {
+		s.evidence[k] = n
+	}
 	return s
 }
 
@@ -371,6 +375,11 @@ func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
 	for k, t := range s.times {
 		if _, ok := fork.times[k]; !ok {
 			fork.times[k] = t
+		}
+	}
+	for k, n := range s.evidence {
+		if _, ok := fork.evidence[k]; !ok {
+			fork.evidence[k] = n
 		}
 	}
 	fork.prevIn, fork.prevOut = s.prevIn, s.prevOut

@@ -145,8 +145,8 @@ func FuzzEvents(f *testing.F) {
 			p := fm.newReply()
 			var out bytes.Buffer
 			n, err := relayEvents(&out, nil, bytes.NewReader(b), p)
-			if err != nil || n != int64(len(b)) || !bytes.Equal(out.Bytes(), b) {
-				t.Fatalf("%s: relayed %d of %d bytes (err %v)", fm.name(), n, len(b), err)
+			if err != nil || n.n != int64(len(b)) || !bytes.Equal(out.Bytes(), b) {
+				t.Fatalf("%s: relayed %d of %d bytes (err %v)", fm.name(), n.n, len(b), err)
 			}
 			p.body(b)
 			p.reply()

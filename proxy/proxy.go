@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/redact"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
@@ -27,6 +28,11 @@ const (
 	DefaultMaxRequestBytes = 64 << 20
 	// DefaultMaxResponseBytes bounds an upstream answer, streamed or not.
 	DefaultMaxResponseBytes = 256 << 20
+	// DefaultBodyReadTimeout bounds how long a client may take to send a
+	// request body: minutes for the largest body the request limit admits
+	// on a slow link, far less than a connection trickling bytes holds
+	// the proxy's memory and sockets for.
+	DefaultBodyReadTimeout = time.Minute
 	// ConversationHeader names the request header that sets a
 	// conversation's key explicitly; it is not forwarded.
 	ConversationHeader = "X-Harness-Conversation"
@@ -70,6 +76,13 @@ type Options struct {
 	// it and a preview); docs/design.md, "Memory per request", gives the
 	// measured factor.
 	MaxRequestBytes, MaxResponseBytes int64
+	// BodyReadTimeout bounds the time from a request's headers to the end
+	// of its body (0: DefaultBodyReadTimeout; negative: none); a client
+	// slower than that gets a 408 and its connection is closed. It is a
+	// read deadline on the connection, lifted once the body is read, so
+	// an answer streamed for longer is not cut. The server in front of
+	// the proxy bounds the headers (http.Server.ReadHeaderTimeout).
+	BodyReadTimeout time.Duration
 	// Client sends upstream requests; nil means a client that never
 	// follows redirects (so credentials reach the upstream only).
 	Client *http.Client
@@ -173,7 +186,7 @@ func New(opts *Options) (*Proxy, error) {
 	}
 	ups, err := parseUpstreams(o.Upstream)
 	if err != nil {
-		return nil, &UpstreamError{Reason: err.Error()}
+		return nil, &UpstreamError{Reason: redact.Text(err.Error())}
 	}
 	if o.Workspace == "" {
 		o.Workspace = "."
@@ -192,6 +205,9 @@ func New(opts *Options) (*Proxy, error) {
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	client := o.Client
 	if client == nil {
@@ -335,10 +351,13 @@ func formatOf(r *http.Request) wireFormat {
 	return nil
 }
 
+// logf writes a line to Options.Log, any credential it quotes redacted
+// (errors from the upstream quote its URL).
 func (p *Proxy) logf(format string, args ...any) {
 	if p.opts.Log != nil {
+		line := redact.Text(fmt.Sprintf(format, args...))
 		p.mu.Lock()
-		fmt.Fprintf(p.opts.Log, format+"\n", args...)
+		io.WriteString(p.opts.Log, line+"\n")
 		p.mu.Unlock()
 	}
 }

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentharness/harness"
 )
@@ -47,7 +49,8 @@ func (p *Proxy) recordHistory(c *call) {
 				continue
 			}
 			key := roundKey{idx, ri + 1}
-			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key]}
+			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key],
+				Stats: harness.RequestStats{EvidenceChars: cv.evidence[key]}}
 			for _, res := range r.Results {
 				if res.dec != nil {
 					round.Results = append(round.Results, res.dec.res)
@@ -61,6 +64,7 @@ func (p *Proxy) recordHistory(c *call) {
 	}
 	last := turns[len(turns)-1]
 	c.key = roundKey{len(turns), len(last.Rounds) + 1}
+	cv.evidence[c.key] = evidenceChars(c.hist)
 	mt := cv.mirror[len(turns)-1]
 	if mt.Outcome != "" || len(mt.Rounds) >= c.key.round {
 		return // answered already (a client retrying): nothing new to record
@@ -151,7 +155,8 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if mt.Outcome != "" || len(mt.Rounds) != c.key.round-1 {
 		return
 	}
-	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Answered: cv.answered, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	round := &harness.Round{Index: c.key.round, Usage: rep.Usage, Answered: cv.answered, Assistant: harness.Message{Role: harness.RoleAssistant},
+		Stats: harness.RequestStats{EvidenceChars: cv.evidence[c.key]}}
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
@@ -269,4 +274,75 @@ func toolSpecs(raw json.RawMessage) []harness.ToolSpec {
 		}
 	}
 	return out
+}
+
+// evidenceChars counts the characters of tool-result text a request sends
+// upstream: every result of its history as the model is shown it (its
+// decision's model copy), the figure the engine records as a round's
+// RequestStats.EvidenceChars.
+func evidenceChars(h *history) int {
+	n := 0
+	for _, r := range h.Results {
+		if r.dec != nil {
+			n += r.dec.shownChars()
+		}
+	}
+	return n
+}
+
+// shownChars counts the characters of the model copy d is shown as,
+// counted once per copy (a history sends every old result again).
+func (d *decision) shownChars() int {
+	if s := d.shown(); d.charsOf != s {
+		d.chars, d.charsOf = harness.Chars(s.ModelText()), s
+	}
+	return d.chars
+}
+
+// ResentPolicy names the event that records a tool result a client sent
+// again, under the call id of a round the store already holds, with other
+// content (a client that rewrites or prunes an old output): a
+// harness.EventPolicy event of the conversation, whose Turn, Round and
+// Call locate the result, Data["content"] holds the text as the client
+// sent it, Data["sent"] the model copy the proxy sent upstream for it,
+// and Data["proxy_content_sha256"] and Data["stored_sha256"] the hashes
+// of the new and the stored content. The stored round keeps the result
+// it was recorded with; harness log show lists the event under its turn.
+const ResentPolicy = "proxy-resent"
+
+// recordResent records new decision d of result r as a ResentPolicy event
+// when the round r belongs to is already recorded with other content for
+// its call id: the round is not recorded again, so what was sent upstream
+// would otherwise be nowhere. Called with cv locked.
+func (p *Proxy) recordResent(cv *conversation, r *wireResult, d *decision) {
+	if r.Turn < 1 || r.Turn > len(cv.mirror) {
+		return
+	}
+	mt := cv.mirror[r.Turn-1]
+	if r.Round < 1 || r.Round > len(mt.Rounds) {
+		return
+	}
+	var stored *harness.ToolResult
+	for _, res := range mt.Rounds[r.Round-1].Results {
+		if res.CallID == r.CallID {
+			stored = res
+			break
+		}
+	}
+	hash := hex.EncodeToString(d.hash[:])
+	if stored == nil || stored.Meta[metaHash] == hash {
+		return
+	}
+	p.logf("harness proxy: conversation %s: call %s of turn %d round %d re-sent with other content (%d bytes); sent as decided now, recorded as a %s event",
+		cv.id, r.CallID, r.Turn, r.Round, d.res.PayloadSize(), ResentPolicy)
+	if p.opts.Store == nil {
+		return
+	}
+	storedHash, _ := stored.Meta[metaHash].(string)
+	sent := d.res.ModelText()
+	p.opts.Store.Observe(harness.Event{Kind: harness.EventPolicy, Time: p.now(), Conversation: cv.id, Turn: r.Turn, Round: r.Round,
+		Policy: ResentPolicy, Call: &harness.ToolCall{ID: r.CallID, Name: r.Tool},
+		Result: &harness.ResultInfo{Tool: r.Tool, BytesIn: d.res.PayloadSize(), BytesShown: len(sent), IsError: d.res.IsError},
+		Detail: fmt.Sprintf("call %s re-sent with other content; the round keeps the content it was recorded with", r.CallID),
+		Data:   map[string]any{"content": d.res.FullText(), "sent": sent, metaHash: hash, "stored_sha256": storedHash}})
 }

@@ -174,6 +174,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 				return nil, err
 			}
 			d.fast = fast
+			p.recordResent(cv, r, d)
 			cv.decided[r.CallID] = append(cv.decided[r.CallID], d)
 			c.decided++
 			fresh[r] = !d.opaque

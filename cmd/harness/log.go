@@ -142,6 +142,30 @@ func openStore(ctx context.Context, f *storeFlags, mustExist bool) (transcriptSt
 	return openDB(ctx, f.path(), f.workspace, mustExist)
 }
 
+// openStoreToRead opens the store "log list" and "log show" read: a
+// SQLite file read-only (sqlite.Options.ReadOnly), so a store on a
+// read-only file system or in a folder the user may not write is read
+// all the same, unless its schema is older than this harness writes (it
+// is then opened writable once, to bring it up to date); a PostgreSQL
+// database as openStore opens it.
+func openStoreToRead(ctx context.Context, f *storeFlags) (transcriptStore, error) {
+	p := f.path()
+	if isDSN(p) {
+		return openStore(ctx, f, true)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+	}
+	st, err := sqlite.Open(ctx, p, &sqlite.Options{ReadOnly: true})
+	if errors.Is(err, sqlite.ErrOutdated) {
+		return openStore(ctx, f, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // recallLookup lets the recall tool fetch results a resumed conversation
 // holds only as model copies.
 func recallLookup(s store.ResultFetcher) recall.LookupFunc {
@@ -167,7 +191,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	s, err := openStore(ctx, &sf, true)
+	s, err := openStoreToRead(ctx, &sf)
 	if err != nil {
 		return err
 	}
@@ -252,12 +276,12 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --turn %d: turns count from 1", errUsage, *turn)
 	}
 	id := pos[0]
-	s, err := openStore(ctx, &sf, true)
+	s, err := openStoreToRead(ctx, &sf)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	conv, err := s.Load(ctx, id)
+	conv, err := loadOutline(ctx, s, id)
 	if err != nil {
 		return err
 	}
@@ -292,7 +316,22 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return logJSON(e.stdout, out)
 	}
 	writeConversation(e.stdout, conv, fork, calls, reqs, *turn)
+	writeResent(e.stdout, events, *turn)
 	return nil
+}
+
+// loadOutline loads what "log show" prints of conversation id: its turns
+// and rounds without result payloads where the store can leave them out
+// (SQLite's LoadOutline), so showing a conversation that holds a huge
+// result costs what its outline costs; sizes, cuts and markers come from
+// the store's Calls.
+func loadOutline(ctx context.Context, s transcriptStore, id string) (*harness.Conversation, error) {
+	if o, ok := s.(interface {
+		LoadOutline(context.Context, string) (*harness.Conversation, error)
+	}); ok {
+		return o.LoadOutline(ctx, id)
+	}
+	return s.Load(ctx, id)
 }
 
 // logFork is where a conversation the proxy forked comes from, read from
@@ -541,6 +580,23 @@ func writeConversation(w io.Writer, conv *harness.Conversation, fork *logFork, c
 		if a := t.Answer(); a != "" {
 			fmt.Fprintf(w, "  answer: %s\n", logLine(a, 200))
 		}
+	}
+}
+
+// writeResent prints the results a client re-sent under the call id of a
+// recorded round with other content (proxy.ResentPolicy events): the
+// upstream got the new content, the round keeps the first.
+func writeResent(w io.Writer, events []harness.Event, only int) {
+	for _, e := range events {
+		if e.Kind != harness.EventPolicy || e.Policy != proxy.ResentPolicy || e.Call == nil || (only != 0 && e.Turn != only) {
+			continue
+		}
+		size := 0
+		if e.Result != nil {
+			size = e.Result.BytesIn
+		}
+		fmt.Fprintf(w, "turn %d round %d: call %s re-sent by the client with other content (%s); the upstream got it, the round above keeps the first, and the store's proxy-resent event the new text\n",
+			e.Turn, e.Round, e.Call.ID, logBytes(int64(size)))
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/agentharness/harness/internal/redact"
 )
 
 // env is what a command runs with: its streams, so tests can run the CLI in
@@ -96,11 +98,12 @@ func runMain(ctx context.Context, args []string, e *env) int {
 			return int(status) // a launched client's exit code, passed on
 		case errors.Is(err, errUsage):
 			// One line: what was wrong and where the flags are listed.
-			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+			msg := redact.Text(strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 			fmt.Fprintf(e.stderr, "harness %s: %s (harness %s -h lists the flags)\n", c.name, msg, c.name)
 			return 2
 		}
-		fmt.Fprintf(e.stderr, "harness %s: %v\n", c.name, err)
+		// An error may quote a URL with a key in its query (a *url.Error).
+		fmt.Fprintf(e.stderr, "harness %s: %v\n", c.name, redact.Error(err))
 		return 1
 	}
 	var names []string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/redact"
 	"github.com/agentharness/harness/internal/stackflags"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
@@ -115,7 +116,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
-		ln.Addr(), px.Upstreams(), st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+		ln.Addr(), redact.Text(px.Upstreams()), st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
 	return serveProxy(ctx, srv, ln, px)
 }
 

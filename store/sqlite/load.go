@@ -25,13 +25,40 @@ func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation,
 	return s.load(ctx, id, true)
 }
 
+// LoadOutline returns a stored conversation without any result's
+// payload: turns, rounds, messages and calls, and each result with its
+// sizes, cuts, metadata and the model copy a guard wrote, Parts and
+// Structured nil.
+// What it costs does not depend on the size of any result, which is what
+// a reader of the transcript's shape (harness log show) needs.
+func (s *Store) LoadOutline(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.loadPayloads(ctx, id, payloadsNone)
+}
+
+// payloads says which result payloads a load reads.
+type payloads int
+
+const (
+	// payloadsModel reads a payload only when it is the model's copy.
+	payloadsModel payloads = iota
+	payloadsAll
+	payloadsNone
+)
+
 func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
+	if full {
+		return s.loadPayloads(ctx, id, payloadsAll)
+	}
+	return s.loadPayloads(ctx, id, payloadsModel)
+}
+
+func (s *Store) loadPayloads(ctx context.Context, id string, which payloads) (*harness.Conversation, error) {
 	// One read transaction: a consistent snapshot even while a run on the
 	// same file is writing.
 	var conv *harness.Conversation
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		conv, err = loadTx(ctx, tx, id, full)
+		conv, err = loadTx(ctx, tx, id, which)
 		return err
 	})
 	if err != nil {
@@ -64,7 +91,7 @@ func exists(ctx context.Context, tx *sql.Tx, id string) error {
 
 // loadTx reads conversation id in one read transaction, table by table,
 // then the payloads stored in chunks.
-func loadTx(ctx context.Context, tx *sql.Tx, id string, full bool) (*harness.Conversation, error) {
+func loadTx(ctx context.Context, tx *sql.Tx, id string, which payloads) (*harness.Conversation, error) {
 	if err := exists(ctx, tx, id); err != nil {
 		return nil, err
 	}
@@ -87,7 +114,7 @@ FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn 
 WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, Args: []any{id}, Row: l.ScanRound},
 		rows.Step{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
 			Args: []any{id}, Row: l.ScanCall},
-		rows.Step{What: "results", SQL: resultsSQL, Args: []any{full, id}, Row: results},
+		rows.Step{What: "results", SQL: resultsSQL, Args: []any{which == payloadsAll, id, which == payloadsNone}, Row: results},
 		rows.Step{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
 			Args: []any{id}, Row: l.ScanCut},
 		rows.Step{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = ? ORDER BY seq`, Args: []any{id}, Row: l.ScanNote})
@@ -102,13 +129,14 @@ WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, Args: []any{id}, Row: l.ScanRound},
 
 // resultsSQL selects the results of a conversation (?2) and the payload
 // columns only for results whose model copy is the payload, or all when
-// ?1 (LoadFull): a CASE that is false never pages in the body's overflow
-// pages. The last column names a payload stored in chunks.
+// ?1 (LoadFull), or none when ?3 (LoadOutline): a CASE that is false
+// never pages in the body's overflow pages. The last column names a
+// payload stored in chunks.
 const resultsSQL = `SELECT ` + rows.ResultColumns + `,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END,
-	CASE WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.chunked END
+	CASE WHEN ?3 THEN NULL WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
+	CASE WHEN ?3 THEN NULL WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
+	CASE WHEN ?3 THEN NULL WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END,
+	CASE WHEN ?3 THEN NULL WHEN ?1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.chunked END
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = ?2 ORDER BY r.turn, r.round, r.seq`
 

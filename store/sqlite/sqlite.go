@@ -49,6 +49,11 @@ type Options struct {
 	// without a write (default DefaultLeaseTTL). Every write of the turn
 	// renews it; see BeginTurn.
 	LeaseTTL time.Duration
+	// ReadOnly opens an existing store for reading only, as a store on a
+	// read-only file system or in a folder the process may not write
+	// must be: nothing is created or migrated (a store with an older
+	// schema is refused with ErrOutdated), and every write fails.
+	ReadOnly bool
 }
 
 // Store is the SQLite transcript store. It is safe for concurrent use.
@@ -72,6 +77,10 @@ type Store struct {
 	// requests holds what each request in flight offers, until AddRound
 	// stores it with its round (see AddRequest).
 	requests codec.Pending
+
+	// immutable makes a ReadOnly open take the path it takes when SQLite
+	// cannot open the file read-only (tests, which may run as root).
+	immutable bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -83,7 +92,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 }
 
 func open(ctx context.Context, path string, opts *Options, version int) (*Store, error) {
-	s := &Store{path: path, owner: newLeaseOwner()}
+	return openStore(ctx, &Store{path: path, owner: newLeaseOwner()}, opts, version)
+}
+
+// openStore opens s, whose path and owner are set.
+func openStore(ctx context.Context, s *Store, opts *Options, version int) (*Store, error) {
+	path := s.path
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -102,6 +116,12 @@ func open(ctx context.Context, path string, opts *Options, version int) (*Store,
 	}
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: path %q: '?' and '#' are not supported in a database path", path)
+	}
+	if s.opts.ReadOnly {
+		if err := s.openReadOnly(ctx); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
