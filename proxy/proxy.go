@@ -203,6 +203,9 @@ func New(opts *Options) (*Proxy, error) {
 		}
 	}
 	p.rec = newRecorder(rs, p.logf)
+	if rs != nil {
+		p.rec.probe, p.rec.outage, p.rec.back = storeProbe(o.Store), func(err error) { p.replicaFailed("recording", err) }, p.replicaOK
+	}
 	return p, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/agentharness/harness/internal/pgtest"
@@ -180,5 +181,84 @@ func TestReplicasSendTheSameBytes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplicasFailOpen: PostgreSQL goes down in the middle of a
+// conversation served by two replicas. Every request is still forwarded
+// and answered, each replica logs the outage once (and its end once),
+// and once PostgreSQL is back every round is recorded: none lost, none
+// twice.
+func TestReplicasFailOpen(t *testing.T) {
+	r := newReplicaRig(t, 2, true)
+	wc := wireCases[0]
+	const rounds = 8
+	for i := range rounds {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	}
+	r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+	var steps []step
+	for i := range rounds + 1 {
+		switch i {
+		case 3:
+			if err := pgServer.Down(); err != nil {
+				t.Fatal(err)
+			}
+		case 6:
+			if err := pgServer.Up(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
+		}
+		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{}`, result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+	}
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range r.logs {
+		t.Logf("replica %d:\n%s", i, l.String())
+	}
+	if n := len(r.up.Requests()); n != rounds+1 {
+		t.Errorf("the upstream got %d requests, want %d", n, rounds+1)
+	}
+	for i, l := range r.logs {
+		s := l.String()
+		if n := strings.Count(s, "the store does not answer"); n != 1 {
+			t.Errorf("replica %d logged the outage %d times, want once:\n%s", i, n, s)
+		}
+		if n := strings.Count(s, "the store answers again"); n != 1 {
+			t.Errorf("replica %d logged the end of the outage %d times, want once:\n%s", i, n, s)
+		}
+	}
+	st, err := postgres.Open(context.Background(), r.dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+	}
+	conv, err := st.Load(context.Background(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
+		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
+	}
+	for i, rd := range conv.Turns[0].Rounds {
+		if rd.Index != i+1 {
+			t.Errorf("stored round %d has index %d", i+1, rd.Index)
+		}
 	}
 }
