@@ -39,7 +39,7 @@ import (
 var errStoreDown = errors.New("the store did not answer a moment ago")
 
 // replicaTimeout bounds each claim-log call on the request path.
-const replicaTimeout = 2 * time.Second
+const replicaTimeout = 10 * time.Second
 
 // replicaWait bounds how long a request waits for another replica to
 // claim the answer of a round its history carries (the client may send

@@ -177,7 +177,7 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 	}
 	var procs []*replicaProc
 	for range replicas {
-		procs = append(procs, startReplica(t, db, ws, up.URL, "--quiet"))
+		procs = append(procs, startReplica(t, db, ws, up.URL))
 	}
 	f := loadFigures{label: fmt.Sprintf("%s %d", backend, replicas)}
 	stopRestarts := make(chan struct{})
