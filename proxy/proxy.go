@@ -240,6 +240,9 @@ func New(opts *Options) (*Proxy, error) {
 		sl, _ = any(o.Store).(store.SavingsLog)
 	}
 	p.savings = newSavings(sl, p.logf)
+	if rs != nil {
+		p.rec.probe, p.rec.outage, p.rec.back = storeProbe(o.Store), func(err error) { p.replicaFailed("recording", err) }, p.replicaOK
+	}
 	return p, nil
 }
 

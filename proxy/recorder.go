@@ -32,6 +32,12 @@ type recorder struct {
 	logf func(string, ...any)
 	// busy is how the writes refused busy are retried.
 	busy busyRetry
+	// probe, when set, tells a store that does not answer from a write
+	// that failed on its own; outage and back report an outage's start
+	// and end (replica_outage.go).
+	probe  func(context.Context) error
+	outage func(error)
+	back   func()
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -142,7 +148,7 @@ func (r *recorder) run(q *convQueue) {
 		}
 		r.mu.Unlock()
 		for _, o := range batch {
-			if err := w.apply(ctx, o); err != nil {
+			if err := r.applyOrWait(ctx, w, o); err != nil {
 				r.fail(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -34,8 +35,11 @@ import (
 // decision it could not claim is claimed when the store is back (the
 // winner's bytes then replace it: one cache break).
 
+// errStoreDown is the claim log left alone during an outage.
+var errStoreDown = errors.New("the store did not answer a moment ago")
+
 // replicaTimeout bounds each claim-log call on the request path.
-const replicaTimeout = 2 * time.Second
+const replicaTimeout = 10 * time.Second
 
 // replicaWait bounds how long a request waits for another replica to
 // claim the answer of a round its history carries (the client may send
@@ -71,8 +75,10 @@ type claimValue struct {
 type replicas struct {
 	log store.Claimer // nil: not shared
 	id  string
-	// down is set while the store does not answer (logged once).
-	down atomic.Bool
+	// down is set while the store does not answer (logged once), since
+	// failedAt (Unix nanoseconds): the last failure.
+	down     atomic.Bool
+	failedAt atomic.Int64
 }
 
 // newReplicas returns the claim-log state of a proxy on st.
@@ -89,6 +95,7 @@ func newReplicas(st store.Store, shared bool) *replicas {
 
 // failed logs the first failure of an outage; ok logs its end.
 func (p *Proxy) replicaFailed(what string, err error) {
+	p.replicas.failedAt.Store(time.Now().UnixNano())
 	if p.replicas.down.CompareAndSwap(false, true) {
 		p.logf("harness proxy: the store does not answer (%s: %v): forwarding with the decisions this replica knows; claims resume when it is back", what, err)
 	}
@@ -104,6 +111,9 @@ func (p *Proxy) replicaOK() {
 // false).
 func (p *Proxy) claim(ctx context.Context, conv, key string, v claimValue) (claimValue, bool) {
 	v.By = p.replicas.id
+	if p.replicaSkip() {
+		return v, false
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return v, false
@@ -231,6 +241,9 @@ func carries(h *history, pending map[roundKey]bool) bool {
 // another replica wrote any, and the rounds started by another replica
 // whose answers are not claimed yet.
 func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[roundKey]bool, error) {
+	if p.replicaSkip() {
+		return false, nil, errStoreDown
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
 	entries, err := p.replicas.log.Claims(rctx, cv.id, cv.claimSeq)
@@ -335,14 +348,20 @@ func (p *Proxy) claimAnswered(c *call) {
 	if !ok {
 		return // not answered
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
-	defer cancel()
-	// The next replica re-reads the turns from the store: they must be
-	// there first.
-	if err := p.rec.flushConv(ctx, c.conv.id); err != nil {
-		p.replicaFailed("recording "+c.conv.id, err)
-	}
-	p.claim(ctx, c.conv.id, roundClaimKey(claimAnswer, c.key), claimValue{At: at, Usage: usage})
+	// Off the request's path (the response ends without waiting for the
+	// store); Flush and Close wait for it.
+	done := p.track()
+	go func() {
+		defer done()
+		ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
+		defer cancel()
+		// The next replica re-reads the turns from the store: they must
+		// be there first (it waits for this entry up to replicaWait).
+		if !p.replicaSkip() {
+			_ = p.rec.flushConv(ctx, c.conv.id)
+		}
+		p.claim(ctx, c.conv.id, roundClaimKey(claimAnswer, c.key), claimValue{At: at, Usage: usage})
+	}()
 }
 
 // reloadMirror reads the conversation's turns again from the store after

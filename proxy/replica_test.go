@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/internal/pgtest"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -39,6 +42,11 @@ type replicaRig struct {
 }
 
 func newReplicaRig(t *testing.T, n int, shared bool) *replicaRig {
+	return newReplicaRigAt(t, n, shared, nil)
+}
+
+// newReplicaRigAt is newReplicaRig with the replicas' clock (nil: time.Now).
+func newReplicaRigAt(t *testing.T, n int, shared bool, now func() time.Time) *replicaRig {
 	t.Helper()
 	r := &replicaRig{up: wiretest.New(t), ws: t.TempDir(), dsn: pgServer.DSN(t)}
 	for range n {
@@ -48,7 +56,7 @@ func newReplicaRig(t *testing.T, n int, shared bool) *replicaRig {
 		}
 		t.Cleanup(func() { st.Close() })
 		log := &syncWriter{w: &bytes.Buffer{}}
-		px, err := New(&Options{Upstream: r.up.URL, Store: st, Workspace: r.ws, Log: log, Shared: shared})
+		px, err := New(&Options{Upstream: r.up.URL, Store: st, Workspace: r.ws, Log: log, Shared: shared, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,5 +188,142 @@ func TestReplicasSendTheSameBytes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplicasFailOpen: PostgreSQL goes down in the middle of a
+// conversation served by two replicas. Every request is still forwarded
+// and answered, each replica logs the outage once (and its end once),
+// and once PostgreSQL is back every round is recorded: none lost, none
+// twice.
+func TestReplicasFailOpen(t *testing.T) {
+	r := newReplicaRig(t, 2, true)
+	wc := wireCases[0]
+	const rounds = 8
+	for i := range rounds {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	}
+	r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+	var steps []step
+	for i := range rounds + 1 {
+		switch i {
+		case 3:
+			if err := pgServer.Down(); err != nil {
+				t.Fatal(err)
+			}
+		case 6:
+			if err := pgServer.Up(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
+		}
+		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{}`, result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+	}
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range r.logs {
+		t.Logf("replica %d:\n%s", i, l.String())
+	}
+	if n := len(r.up.Requests()); n != rounds+1 {
+		t.Errorf("the upstream got %d requests, want %d", n, rounds+1)
+	}
+	for i, l := range r.logs {
+		s := l.String()
+		if n := strings.Count(s, "the store does not answer"); n != 1 {
+			t.Errorf("replica %d logged the outage %d times, want once:\n%s", i, n, s)
+		}
+		if n := strings.Count(s, "the store answers again"); n != 1 {
+			t.Errorf("replica %d logged the end of the outage %d times, want once:\n%s", i, n, s)
+		}
+	}
+	st, err := postgres.Open(context.Background(), r.dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+	}
+	conv, err := st.Load(context.Background(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
+		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
+	}
+	for i, rd := range conv.Turns[0].Rounds {
+		if rd.Index != i+1 {
+			t.Errorf("stored round %d has index %d", i+1, rd.Index)
+		}
+	}
+}
+
+// TestReplicasAgreeOnIdleClears: after a pause longer than the cache
+// lives, the replica that serves the next request clears old results;
+// the other replica, serving the request after, sends the same cleared
+// bytes (no cache break at the upstream), and its idle pause is measured
+// from the last answer of either replica, so it clears nothing more.
+func TestReplicasAgreeOnIdleClears(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	r := newReplicaRigAt(t, 2, true, now)
+	wc := wireCases[0]
+	const rounds = 10
+	for i := range rounds {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	}
+	var steps []step
+	for i := range rounds {
+		mu.Lock()
+		if i == 8 {
+			clock = clock.Add(2 * time.Hour) // the cache has expired
+		} else {
+			clock = clock.Add(10 * time.Second)
+		}
+		mu.Unlock()
+		resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
+		}
+		for _, px := range r.pxs {
+			if err := px.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{}`, result: lockFile(8<<10) + fmt.Sprintf("\nround %d\n", i)})
+	}
+	sent := toolResultsSent(t, r.up.Requests())
+	cleared := 0
+	for id, content := range sent[8] {
+		if content != sent[7][id] {
+			cleared++
+		}
+		if sent[9][id] != content {
+			t.Errorf("request 10 (replica 1) sent %s with other bytes than request 9 (replica 0) cleared it to", id)
+		}
+	}
+	if cleared == 0 {
+		t.Fatalf("the idle clear cleared nothing: the test shows nothing")
+	}
+	if s := r.pxs[1].Stats(); s.IdleClears != 0 || s.CacheBreaks != 0 {
+		t.Errorf("replica 1: %d idle clears, %d cache breaks; want none (replica 0 cleared)", s.IdleClears, s.CacheBreaks)
 	}
 }

@@ -91,7 +91,12 @@ func (w *turnWriter) write(ctx context.Context, o op) error {
 		}
 		if err != nil {
 			// Another proxy, whose client's request came first, may have
-			// stored the round: the store refuses it a second time.
+			// stored the round: the store refuses it a second time. The
+			// claim is given up before the stored rounds are read: a
+			// store may pin a connection to it (PostgreSQL does), and
+			// the read would wait for another, which writers pinning the
+			// whole pool never give back.
+			w.suspendAll(ctx)
 			if serr := w.readStored(ctx, tr); serr != nil || !tr.stored[o.round.Index] {
 				return errors.Join(err, serr)
 			}

@@ -32,7 +32,10 @@ through. Every conversation is recorded in the transcript store ("harness log",
 "harness audit", "harness bench" read it). GET /stats reports the upstream's
 token counts, the bytes removed and the cache breaks the proxy caused, and
 the tokens and dollars saved (also on the page at /, and "harness savings").
-Credentials are forwarded to the upstream only, never stored or logged.`
+Credentials are forwarded to the upstream only, never stored or logged.
+With --db postgres://… several proxies serve the same conversations as
+replicas, and each credential's conversations and /stats are its own
+tenant's (docs/gateway.md).`
 
 // cmdProxy runs "harness proxy".
 func cmdProxy(ctx context.Context, e *env, args []string) error {
