@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -62,6 +63,18 @@ func TestBudgetOnArrival(t *testing.T) {
 			}
 			if !strings.Contains(c3[2], "evidence budget") {
 				t.Errorf("the late result carries no budget marker: %.300s", c3[2])
+			}
+			// No recall tool behind the proxy: each trim names a spill
+			// file holding the result whole.
+			for i, raw := range c3 {
+				p := spillPathRE.FindString(raw)
+				if p == "" || strings.Contains(raw, "call id") {
+					t.Errorf("trimmed result %d names no spill file: %.300s", i+1, raw[max(0, len(raw)-300):])
+					continue
+				}
+				if whole, err := os.ReadFile(p); err != nil || string(whole) != body {
+					t.Errorf("trimmed result %d: the spill file %s does not hold it whole (%v)", i+1, p, err)
+				}
 			}
 			if s := r.px.Stats(); s.CacheBreaks != 0 || s.ResultsCut != 3 {
 				t.Errorf("stats: %d cache breaks, %d results cut; want 0 and 3", s.CacheBreaks, s.ResultsCut)

@@ -85,3 +85,23 @@ func TestUpstreamOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseUpstreams: any --upstream value parses or is refused without
+// a panic, and what parses describes itself in a form that parses back to
+// the same routing.
+func FuzzParseUpstreams(f *testing.F) {
+	for _, s := range []string{"", "http://127.0.0.1:9102", "127.0.0.1:9102", "anthropic=http://a,openai=https://o/v1",
+		"gemini=http://g,gemini=http://h", "x=y", "http://h/p?a=b,c", "openai=", ",", "anthropic=http://a,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ups, err := parseUpstreams(s)
+		if err != nil {
+			return
+		}
+		again, err := parseUpstreams(ups.String())
+		if err != nil || again.String() != ups.String() {
+			t.Errorf("%q: described as %q, which parses to %q (%v)", s, ups.String(), again.String(), err)
+		}
+	})
+}

@@ -29,7 +29,9 @@ client's. Tool results are cut as "harness proxy" cuts them; the spill files
 go to .harness/spill/ in the folder it was started from (git-ignored), where
 the client reads them with its own %[4]s tool without asking%[5]s, and the
 conversation is recorded in .harness/harness.db there (HARNESS_DB names
-another store). The client's own output caps are left as they are.
+another store). The client's own output caps are left as they are: Codex's
+10 KB per output and Claude Code's Read and shell limits are below or near
+the 24 KiB ceiling, so raising them would send the model more, not less.
 "harness %[1]s -h" prints this; "harness %[1]s --help" is %[1]s's own help.`
 
 // launchCommands are the launchers, one per client.
