@@ -12,8 +12,11 @@ import (
 // compactOf returns the CompactPolicy among cfg's policies, or nil.
 func compactOf(cfg *replay.Config) *policy.CompactPolicy {
 	for _, p := range cfg.Policies {
-		if c, ok := p.(*policy.CompactPolicy); ok {
+		switch c := p.(type) {
+		case *policy.CompactPolicy:
 			return c
+		case spillCleared:
+			return c.CompactPolicy
 		}
 	}
 	return nil

@@ -54,41 +54,46 @@ func (pc proxyConfig) build(env replay.Env) (*replay.Config, error) {
 	if lifetime := pricedIdle(env, catalog.CacheLifetime(env.Model)); lifetime > 0 && !pc.noClearIdle {
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
-		pols = append(pols, spillCleared(&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
-			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill))
+		pols = append(pols, spillCleared{&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
+			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill})
 	}
 	return &replay.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
 }
 
-// spillCleared is pol, the idle clear, naming each result it clears by a
-// spill file, as the proxy's placeholder does (proxy/idle.go), where a
-// CompactPolicy without recall names the call id of a result no ceiling
-// spilled.
-func spillCleared(pol harness.ViewPolicy, s spill.Store) harness.ViewPolicy {
-	return harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
-		if err := pol.ApplyView(ctx, v); err != nil {
-			return err
+// spillCleared is the idle clear (its CompactPolicy) naming each result
+// it clears by a spill file, as the proxy's placeholder does
+// (proxy/idle.go), where a CompactPolicy without recall names the call id
+// of a result no ceiling spilled.
+type spillCleared struct {
+	*policy.CompactPolicy
+	spill spill.Store
+}
+
+// ApplyView clears as the CompactPolicy does, then spills each result it
+// cleared and names the file in its placeholder.
+func (sc spillCleared) ApplyView(ctx context.Context, v *harness.View) error {
+	if err := sc.CompactPolicy.ApplyView(ctx, v); err != nil {
+		return err
+	}
+	conv := ""
+	if v.Conversation != nil {
+		conv = v.Conversation.ID
+	}
+	for i := range v.Messages {
+		o := &v.Origins[i]
+		n := len(o.Cuts)
+		if n == 0 || o.Result == nil || o.Cuts[n-1].Kind != harness.CutCleared || !locator.IsCall(o.Cuts[n-1].Locator) {
+			continue
 		}
-		conv := ""
-		if v.Conversation != nil {
-			conv = v.Conversation.ID
+		saved, err := sc.spill.Save(ctx, spill.Entry{Conversation: conv, CallID: o.Result.CallID, Tool: o.Result.Tool, Ext: "txt"}, strings.NewReader(o.Result.FullText()))
+		if err != nil {
+			return fmt.Errorf("bench: spilling a cleared result: %w", err)
 		}
-		for i := range v.Messages {
-			o := &v.Origins[i]
-			n := len(o.Cuts)
-			if n == 0 || o.Result == nil || o.Cuts[n-1].Kind != harness.CutCleared || !locator.IsCall(o.Cuts[n-1].Locator) {
-				continue
-			}
-			saved, err := s.Save(ctx, spill.Entry{Conversation: conv, CallID: o.Result.CallID, Tool: o.Result.Tool, Ext: "txt"}, strings.NewReader(o.Result.FullText()))
-			if err != nil {
-				return fmt.Errorf("bench: spilling a cleared result: %w", err)
-			}
-			o.Cuts[n-1].Locator = saved.Locator
-			text := strings.Replace(v.Messages[i].Text(), "it is stored under call id "+o.Result.CallID, "read the file "+saved.Locator, 1)
-			v.Messages[i].Parts = []harness.Part{harness.TextPart(text)}
-		}
-		return nil
-	})
+		o.Cuts[n-1].Locator = saved.Locator
+		text := strings.Replace(v.Messages[i].Text(), "it is stored under call id "+o.Result.CallID, "read the file "+saved.Locator, 1)
+		v.Messages[i].Parts = []harness.Part{harness.TextPart(text)}
+	}
+	return nil
 }
 
 // spillOnce saves each result once: a replay rebuilds the view, and
