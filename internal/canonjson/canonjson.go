@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,22 +116,23 @@ func Number(s string) string {
 		b.WriteByte('-')
 	}
 	n := len(digits)
-	// The exponent is a big integer: a literal may spell any exponent
-	// ("1e9223372036854775807" is "10e9223372036854775806"), and only
-	// point, compared with small bounds, decides the layout.
-	point := new(big.Int).Add(exp, big.NewInt(int64(n)))
-	small := point.IsInt64() && point.Int64() >= -maxPlainDigits && point.Int64() <= maxPlainDigits
-	switch p := point.Int64(); {
-	case small && exp.Sign() >= 0:
+	// The exponent may have any size ("1e9223372036854775807" is
+	// "10e9223372036854775806"); only point, compared with small bounds,
+	// decides the layout.
+	point := exp.add(int64(n))
+	p, small := point.small()
+	small = small && p >= -maxPlainDigits && p <= maxPlainDigits
+	switch {
+	case small && exp.sign() >= 0:
 		// An integer: the digits, then the zeros.
 		b.WriteString(digits)
-		b.WriteString(strings.Repeat("0", int(exp.Int64())))
-	case small && exp.Sign() < 0 && p > 0 && n <= maxPlainDigits:
+		b.WriteString(strings.Repeat("0", int(p)-n))
+	case small && p > 0 && n <= maxPlainDigits:
 		// A decimal with digits before the point.
 		b.WriteString(digits[:p])
 		b.WriteByte('.')
 		b.WriteString(digits[p:])
-	case small && exp.Sign() < 0 && p <= 0 && int64(n)-p <= maxPlainDigits:
+	case small && p <= 0 && int64(n)-p <= maxPlainDigits:
 		// A decimal below 1: leading zeros after the point.
 		b.WriteString("0.")
 		b.WriteString(strings.Repeat("0", int(-p)))
@@ -143,9 +143,9 @@ func Number(s string) string {
 			b.WriteByte('.')
 			b.WriteString(digits[1:])
 		}
-		e := point.Sub(point, big.NewInt(1))
+		e := point.add(-1)
 		b.WriteByte('e')
-		if e.Sign() >= 0 {
+		if e.sign() >= 0 {
 			b.WriteByte('+')
 		}
 		b.WriteString(e.String())
@@ -157,24 +157,19 @@ func Number(s string) string {
 // digits (no leading or trailing zeros; "" for zero) and the power of ten
 // they are multiplied by, whatever its size. ok is false when s is not a
 // JSON number.
-func decimal(s string) (neg bool, digits string, exp *big.Int, ok bool) {
-	exp = new(big.Int)
+func decimal(s string) (neg bool, digits string, exp exponent, ok bool) {
 	if !json.Valid([]byte(s)) || s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
 		return false, "", exp, false
 	}
 	if s[0] == '-' {
 		neg, s = true, s[1:]
 	}
-	mant, e, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		if _, ok := exp.SetString(strings.TrimPrefix(e, "+"), 10); !ok {
-			return false, "", exp, false
-		}
-	}
+	mant, e, _ := strings.Cut(strings.ToLower(s), "e")
+	exp = parseExponent(e)
 	whole, frac, _ := strings.Cut(mant, ".")
 	all := strings.TrimLeft(whole+frac, "0")
 	trimmed := strings.TrimRight(all, "0")
-	exp.Add(exp, big.NewInt(int64(len(all)-len(trimmed)-len(frac))))
+	exp = exp.add(int64(len(all) - len(trimmed) - len(frac)))
 	if trimmed == "" {
 		return false, "", exp, true // zero has no sign
 	}

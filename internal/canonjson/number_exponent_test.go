@@ -1,6 +1,9 @@
 package canonjson
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestNumberAnyExponent: literals that denote the same value get the same
 // spelling whatever the size of their exponent, beyond int64 included.
@@ -22,5 +25,21 @@ func TestNumberAnyExponent(t *testing.T) {
 				t.Errorf("Number(%q) = %q, want %q", in, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestNumberHugeExponentIsLinear: an exponent of a million digits costs
+// a pass over them (big-integer decimal conversion would take about a
+// minute).
+func TestNumberHugeExponentIsLinear(t *testing.T) {
+	nines := strings.Repeat("9", 1_000_000)
+	want := "1e+1" + strings.Repeat("0", 1_000_000)
+	for _, in := range []string{"1e1" + strings.Repeat("0", 1_000_000), "10e" + nines, "0.1e1" + strings.Repeat("0", 999_999) + "1"} {
+		if got := Number(in); got != want {
+			t.Errorf("Number(%.20q…) = %.20q…, want %.20q…", in, got, want)
+		}
+	}
+	if got := Number("-25e-" + nines); got != "-2.5e-"+strings.Repeat("9", 999_999)+"8" {
+		t.Errorf("Number(-25e-9…) = %.30q…", got)
 	}
 }
