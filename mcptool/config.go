@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -258,6 +259,9 @@ func parseTimeout(raw json.RawMessage) (time.Duration, error) {
 		secs, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
 			return 0, fmt.Errorf("%s is neither seconds nor a duration string", raw)
+		}
+		if secs >= float64(math.MaxInt64)/float64(time.Second) {
+			return 0, fmt.Errorf("%s seconds is longer than a timeout can be", raw)
 		}
 		d = time.Duration(secs * float64(time.Second))
 	}

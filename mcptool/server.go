@@ -128,6 +128,9 @@ type conn struct {
 	proc   *process // stdio servers only
 	closed chan struct{}
 	once   sync.Once
+	// check is the health check in flight on this session, nil when
+	// none (guarded by Server.mu).
+	check *healthCheck
 }
 
 func (c *conn) close() {
@@ -359,6 +362,19 @@ func (l *limitedBody) Close() error { return l.rc.Close() }
 // one ended.
 func (s *Server) session(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
+	if c := s.conn; c != nil && c.check != nil {
+		// A call timed out on this session and its health check is
+		// still running (at most pingTimeout): wait for its verdict
+		// rather than send a call to a server that may be wedged.
+		h := c.check
+		s.mu.Unlock()
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	if s.conn != nil && !s.conn.isClosed() {
 		return s.conn, nil
@@ -446,6 +462,12 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 		s.answered()
 		return ConvertResult(res), nil
 	case ctx.Err() != nil:
+		// The caller gave up first (a tool timeout shorter than the
+		// server's): the server's health is still checked, on a context
+		// of its own, and a wedged server restarted on the next call.
+		if !c.isClosed() {
+			s.checkHealth(ctx, c, tool)
+		}
 		return nil, ctx.Err()
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !c.isClosed():
 		return s.timedOut(ctx, c, tool, timeout), nil
@@ -474,11 +496,58 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 // back-off when it keeps wedging (see Options.RestartBackoff).
 func (s *Server) timedOut(ctx context.Context, c *conn, tool string, timeout time.Duration) *harness.ToolResult {
 	msg := fmt.Sprintf("%s: MCP server %q did not answer within %s; the call was cancelled.", tool, s.cfg.Name, timeout)
-	if perr := s.ping(ctx, c); perr == nil {
+	h := s.checkHealth(ctx, c, tool)
+	<-h.done
+	if h.alive {
 		r := harness.ErrorResult("%s Try narrower arguments, or another approach.", msg)
 		r.TimedOut = true
 		return r
 	}
+	r := harness.ErrorResult("%s It did not answer a ping either, so it was stopped and will be restarted on the next call; check whether this call took effect before repeating it.", msg)
+	r.TimedOut = true
+	return r
+}
+
+// healthCheck is a ping of a session after a call on it timed out.
+type healthCheck struct {
+	done  chan struct{} // closed when the verdict is in
+	alive bool          // the server answered the ping
+}
+
+// checkHealth pings c after a call to tool timed out, unless a check of c
+// is already in flight (that one is returned). The ping runs in the
+// background on a context of its own (pingTimeout), whatever is left of
+// the caller's deadline; when it fails the session is closed as wedged, so
+// the next call starts the server again (see wedge). session waits for the
+// verdict before it hands c to another call.
+func (s *Server) checkHealth(ctx context.Context, c *conn, tool string) *healthCheck {
+	s.mu.Lock()
+	if h := c.check; h != nil {
+		s.mu.Unlock()
+		return h
+	}
+	h := &healthCheck{done: make(chan struct{})}
+	c.check = h
+	s.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		h.alive = s.ping(ctx, c) == nil
+		if !h.alive && !c.isClosed() {
+			s.wedge(ctx, c, tool)
+		}
+		s.mu.Lock()
+		c.check = nil
+		s.mu.Unlock()
+		close(h.done)
+	}()
+	return h
+}
+
+// wedge closes the session of a server that answered neither a call to
+// tool nor a ping (alive, answering nothing, so every later call would time
+// out too): the next call starts it again, after a back-off when it keeps
+// wedging (see Options.RestartBackoff).
+func (s *Server) wedge(ctx context.Context, c *conn, tool string) {
 	s.mu.Lock()
 	s.wedged++
 	if n := s.wedged; s.opts.RestartBackoff > 0 {
@@ -489,9 +558,6 @@ func (s *Server) timedOut(ctx context.Context, c *conn, tool string, timeout tim
 	why := s.broken(c, errors.New("no answer to the call nor to a ping"))
 	harness.Emit(ctx, harness.Event{Kind: harness.EventWarning, Policy: "mcp",
 		Detail: fmt.Sprintf("MCP server %q stopped answering during a call to %s: %s", s.cfg.Name, tool, why)})
-	r := harness.ErrorResult("%s It did not answer a ping either, so it was stopped and will be restarted on the next call; check whether this call took effect before repeating it.", msg)
-	r.TimedOut = true
-	return r
 }
 
 // answered resets the wedge count after a call the server answered.

@@ -3,13 +3,18 @@
 package mcptool_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcptool"
 )
 
@@ -85,5 +90,70 @@ func TestWedgedServerRestartBacksOff(t *testing.T) {
 	}
 	if n := set.Server("local").Restarts(); n != 0 {
 		t.Errorf("restarts %d during the back-off", n)
+	}
+}
+
+// TestWedgedServerIsRestartedWhenTheCallerGivesUpFirst: when the caller's
+// deadline (the agent's tool timeout) ends before the server's own call
+// timeout, the server is still pinged, on a context of its own, and a
+// wedged one restarted: the next call is served by a new process. Nothing
+// here depends on speed: the caller's context is cancelled once the call
+// is under way (or, wedged, at any point), and the server's timeout is far
+// out of reach.
+func TestWedgedServerIsRestartedWhenTheCallerGivesUpFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		wedged bool
+	}{{"wedged", true}, {"slow but alive", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := stdioServer(t, "local")
+			sc.Timeout = time.Hour
+			set, tools := openTest(t, &mcptool.Options{RestartBackoff: -1}, sc)
+			srv := set.Server("local")
+			pid := srv.PID()
+			mark := filepath.Join(t.TempDir(), "running")
+			args := sleepArgs(3_600_000, mark)
+			if tc.wedged {
+				wedge(t, pid)
+				args = `{"text":"lost"}`
+			}
+			tool := "echo"
+			if !tc.wedged {
+				tool = "sleep"
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := tools[tool].Func(ctx, &harness.ToolCall{ID: "c1", Name: tool, Args: json.RawMessage(args)})
+				done <- err
+			}()
+			if !tc.wedged {
+				awaitFile(t, mark) // the slow call is under way
+			}
+			// A wedged server cannot tell; sent yet or not, the verdict
+			// below is the same.
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned call: %v, want context.Canceled", err)
+			}
+			// A bound that only catches the old behaviour: a call sent to
+			// the wedged process, which would wait for the server's hour.
+			after, stop := context.WithTimeout(context.Background(), time.Minute)
+			defer stop()
+			res, err := tools["echo"].Func(after, &harness.ToolCall{ID: "c2", Name: "echo", Args: json.RawMessage(`{"text":"back"}`)})
+			if err != nil || res.IsError || res.FullText() != "back" {
+				t.Fatalf("the call after: %v %+v", err, res)
+			}
+			restarts := 0
+			if tc.wedged {
+				restarts = 1
+			}
+			if n := srv.Restarts(); n != restarts {
+				t.Errorf("restarts %d, want %d", n, restarts)
+			}
+			if moved := srv.PID() != pid; moved != tc.wedged {
+				t.Errorf("pid %d → %d", pid, srv.PID())
+			}
+		})
 	}
 }

@@ -156,7 +156,7 @@ func (r *run) open(ctx context.Context) error {
 	opts := &harness.Options{Tools: wsTools, Approver: approver, System: cfg.system, MaxRounds: cfg.maxRounds,
 		ToolTimeout: cfg.toolTimeout, Workspace: cfg.workspace, KeepToolsOnFinal: cfg.keepToolsOnFinal}
 	stack.New(&sc).Apply(opts)
-	mcpTools, stopMCP, err := cfg.mcp.Open(ctx, e.stderr, mcpClient(), cfg.workspace, opts.Tools, readOnlyMode(&cfg.tools))
+	mcpTools, stopMCP, err := cfg.mcp.Open(ctx, e.stderr, mcpClient(), cfg.workspace, opts.Tools, readOnlyMode(&cfg.tools), cfg.toolTimeout)
 	if err != nil {
 		return err
 	}

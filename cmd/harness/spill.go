@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -100,6 +101,9 @@ func spillOnly(ctx context.Context, workspace string) (map[string]bool, error) {
 	return keep, nil
 }
 
+// maxAgeDays is the most days a time.Duration holds (about 292 years).
+const maxAgeDays = int(math.MaxInt64 / int64(24*time.Hour))
+
 // parseAge reads a Go duration, optionally led by whole days ("7d",
 // "1d12h"), which time.ParseDuration does not know.
 func parseAge(s string) (time.Duration, error) {
@@ -108,6 +112,9 @@ func parseAge(s string) (time.Duration, error) {
 		n, err := strconv.Atoi(s[:i])
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("%q is not a duration (want e.g. 7d, 36h, 1d12h)", s)
+		}
+		if n > maxAgeDays {
+			return 0, fmt.Errorf("%q is more than %d days", s, maxAgeDays)
 		}
 		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
 		if s == "" {
@@ -120,6 +127,9 @@ func parseAge(s string) (time.Duration, error) {
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("%q is negative", s)
+	}
+	if days+d < days {
+		return 0, fmt.Errorf("%q is longer than a duration can be", s)
 	}
 	return days + d, nil
 }

@@ -73,7 +73,7 @@ func cmdTools(ctx context.Context, e *env, args []string) error {
 	}
 	defer ws.Close()
 	builtin := append(wsTools, recall.New(nil))
-	mcpTools, stop, err := mf.Open(ctx, e.stderr, mcpClient(), abs, builtin, readOnlyMode(&tf))
+	mcpTools, stop, err := mf.Open(ctx, e.stderr, mcpClient(), abs, builtin, readOnlyMode(&tf), harness.DefaultToolTimeout)
 	if err != nil {
 		return err
 	}

@@ -116,20 +116,26 @@ func Number(s string) string {
 		b.WriteByte('-')
 	}
 	n := len(digits)
-	switch point := n + exp; {
-	case exp >= 0 && point <= maxPlainDigits:
+	// The exponent may have any size ("1e9223372036854775807" is
+	// "10e9223372036854775806"); only point, compared with small bounds,
+	// decides the layout.
+	point := exp.add(int64(n))
+	p, small := point.small()
+	small = small && p >= -maxPlainDigits && p <= maxPlainDigits
+	switch {
+	case small && exp.sign() >= 0:
 		// An integer: the digits, then the zeros.
 		b.WriteString(digits)
-		b.WriteString(strings.Repeat("0", exp))
-	case exp < 0 && point > 0 && n <= maxPlainDigits:
+		b.WriteString(strings.Repeat("0", int(p)-n))
+	case small && p > 0 && n <= maxPlainDigits:
 		// A decimal with digits before the point.
-		b.WriteString(digits[:point])
+		b.WriteString(digits[:p])
 		b.WriteByte('.')
-		b.WriteString(digits[point:])
-	case exp < 0 && point <= 0 && n-point <= maxPlainDigits:
+		b.WriteString(digits[p:])
+	case small && p <= 0 && int64(n)-p <= maxPlainDigits:
 		// A decimal below 1: leading zeros after the point.
 		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", -point))
+		b.WriteString(strings.Repeat("0", int(-p)))
 		b.WriteString(digits)
 	default:
 		b.WriteByte(digits[0])
@@ -137,43 +143,35 @@ func Number(s string) string {
 			b.WriteByte('.')
 			b.WriteString(digits[1:])
 		}
-		e := point - 1
+		e := point.add(-1)
 		b.WriteByte('e')
-		if e >= 0 {
+		if e.sign() >= 0 {
 			b.WriteByte('+')
 		}
-		b.WriteString(strconv.Itoa(e))
+		b.WriteString(e.String())
 	}
 	return b.String()
 }
 
 // decimal splits a JSON number literal into its sign, its significant
 // digits (no leading or trailing zeros; "" for zero) and the power of ten
-// they are multiplied by. ok is false when s is not a JSON number or its
-// exponent does not fit an int.
-func decimal(s string) (neg bool, digits string, exp int, ok bool) {
+// they are multiplied by, whatever its size. ok is false when s is not a
+// JSON number.
+func decimal(s string) (neg bool, digits string, exp exponent, ok bool) {
 	if !json.Valid([]byte(s)) || s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return false, "", 0, false
+		return false, "", exp, false
 	}
 	if s[0] == '-' {
 		neg, s = true, s[1:]
 	}
-	mant, e, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		n, err := strconv.Atoi(strings.TrimPrefix(e, "+"))
-		if err != nil || n > 1<<40 || n < -(1<<40) {
-			return false, "", 0, false
-		}
-		exp = n
-	}
+	mant, e, _ := strings.Cut(strings.ToLower(s), "e")
+	exp = parseExponent(e)
 	whole, frac, _ := strings.Cut(mant, ".")
-	all := whole + frac
-	exp -= len(frac)
-	all = strings.TrimLeft(all, "0")
+	all := strings.TrimLeft(whole+frac, "0")
 	trimmed := strings.TrimRight(all, "0")
-	exp += len(all) - len(trimmed)
+	exp = exp.add(int64(len(all) - len(trimmed) - len(frac)))
 	if trimmed == "" {
-		return false, "", 0, true // zero has no sign
+		return false, "", exp, true // zero has no sign
 	}
 	return neg, trimmed, exp, true
 }

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcptool"
@@ -69,10 +70,13 @@ type Client struct{ Name, Version string }
 // Open starts the configured MCP servers and returns their tools, named so
 // that none collides with the tools already offered (those are namespaced
 // "server__tool"). With readOnly only the read-only MCP tools are offered.
-// A tool a server lists but harness cannot offer is reported on warn. The
-// returned function stops the servers. A server that fails to start is an
-// error naming it, with the tail of its stderr.
-func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root string, taken []harness.Tool, readOnly bool) ([]harness.Tool, func(), error) {
+// toolTimeout is the run's time limit of one tool call (0: none); a call to
+// a server times out a little before it (see callTimeoutUnder), so the
+// server's health is checked and a wedged one restarted. A tool a server
+// lists but harness cannot offer is reported on warn. The returned function
+// stops the servers. A server that fails to start is an error naming it,
+// with the tail of its stderr.
+func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root string, taken []harness.Tool, readOnly bool, toolTimeout time.Duration) ([]harness.Tool, func(), error) {
 	nothing := func() {}
 	path, err := f.ConfigPath(root)
 	if err != nil || path == "" {
@@ -86,7 +90,8 @@ func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root st
 	for _, t := range taken {
 		reserved = append(reserved, t.Spec.Name)
 	}
-	set, err := mcptool.Open(ctx, cfg, &mcptool.Options{Reserved: reserved, ClientName: client.Name, ClientVersion: client.Version})
+	set, err := mcptool.Open(ctx, cfg, &mcptool.Options{Reserved: reserved, ClientName: client.Name, ClientVersion: client.Version,
+		CallTimeout: callTimeoutUnder(toolTimeout)})
 	stop := func() { set.Close() }
 	if err != nil {
 		stop()
@@ -110,6 +115,18 @@ func (f *Flags) Open(ctx context.Context, warn io.Writer, client Client, root st
 		tools = kept
 	}
 	return tools, stop, nil
+}
+
+// callTimeoutUnder is the time limit of one MCP call for a run whose tool
+// calls time out after toolTimeout (0: none): mcptool's default, or 90% of
+// toolTimeout when that is not longer, so the MCP call times out first and
+// the server's health is checked before the run gives up on the call. A
+// server's own "timeout" in the config still wins.
+func callTimeoutUnder(toolTimeout time.Duration) time.Duration {
+	if toolTimeout > 0 && mcptool.DefaultCallTimeout >= toolTimeout {
+		return toolTimeout * 9 / 10
+	}
+	return mcptool.DefaultCallTimeout
 }
 
 // Selector returns the per-turn tool selector: nil with --all-tools;

@@ -2,6 +2,7 @@ package mcpflags
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -9,8 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/mcptest"
+	"github.com/agentharness/harness/mcptool"
 	"github.com/agentharness/harness/toolselect"
 )
 
@@ -58,7 +62,7 @@ func TestConfigPath(t *testing.T) {
 // config that does not parse is an error naming the file.
 func TestOpenWithoutServers(t *testing.T) {
 	ctx := context.Background()
-	tools, stop, err := parse(t).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false)
+	tools, stop, err := parse(t).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false, 0)
 	if err != nil || len(tools) != 0 {
 		t.Fatalf("Open = %v, %v", tools, err)
 	}
@@ -68,7 +72,7 @@ func TestOpenWithoutServers(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"mcpServers": [`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := parse(t, "--mcp-config", bad).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false); err == nil {
+	if _, _, err := parse(t, "--mcp-config", bad).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false, 0); err == nil {
 		t.Fatal("Open of a malformed config succeeded")
 	} else if !strings.Contains(err.Error(), "bad.json") {
 		t.Errorf("error %q does not name the file", err)
@@ -113,5 +117,52 @@ func TestSelector(t *testing.T) {
 				t.Fatalf("selector %+v, want %+v", sel, tt.want)
 			}
 		})
+	}
+}
+
+// TestCallTimeoutFollowsTheToolTimeout: an MCP call times out at 90% of
+// a tool timeout shorter than mcptool's default, so it ends (and the
+// server's health is checked) before the run gives up on it; a longer or
+// no tool timeout keeps the default.
+func TestCallTimeoutFollowsTheToolTimeout(t *testing.T) {
+	for _, tc := range []struct{ tool, want time.Duration }{
+		{0, mcptool.DefaultCallTimeout},
+		{4 * time.Second, 3600 * time.Millisecond},
+		{mcptool.DefaultCallTimeout, mcptool.DefaultCallTimeout * 9 / 10},
+		{harness.DefaultToolTimeout, mcptool.DefaultCallTimeout},
+	} {
+		if got := callTimeoutUnder(tc.tool); got != tc.want {
+			t.Errorf("callTimeoutUnder(%s) = %s, want %s", tc.tool, got, tc.want)
+		}
+	}
+}
+
+// TestOpenPassesTheToolTimeout: through Open, a call to the reference
+// server that outlasts a 2 s tool timeout is cancelled by the MCP layer at
+// 1.8 s (before, it ran to mcptool's 60 s default whatever the run's
+// limit). The operation lasts far longer than any bound here, so nothing
+// depends on speed.
+func TestOpenPassesTheToolTimeout(t *testing.T) {
+	entry, _ := json.Marshal(mcptest.Server(t, "server-everything"))
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"everything": {"command": "node", "args": [`+string(entry)+`, "stdio"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tools, stop, err := parse(t, "--mcp-config", cfg).Open(ctx, io.Discard, Client{Name: "test"}, t.TempDir(), nil, false, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	i := slices.IndexFunc(tools, func(tl harness.Tool) bool { return strings.HasSuffix(tl.Spec.Name, "trigger-long-running-operation") })
+	if i < 0 {
+		t.Fatal("no long-running tool")
+	}
+	res, err := tools[i].Func(ctx, &harness.ToolCall{ID: "c1", Name: tools[i].Spec.Name, Args: json.RawMessage(`{"duration": 3600, "steps": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || !strings.Contains(res.FullText(), "within 1.8s") {
+		t.Fatalf("result: %s", res.FullText())
 	}
 }

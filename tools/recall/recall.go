@@ -117,7 +117,7 @@ func (o Options) run(ctx context.Context, call *harness.ToolCall) (*harness.Tool
 	start := min(a.Offset, total)
 	end := total
 	if a.Limit > 0 {
-		end = min(start+a.Limit, total)
+		end = start + min(a.Limit, total-start) // start+Limit may overflow
 	}
 	page := string(text[start:end])
 	if end < total {

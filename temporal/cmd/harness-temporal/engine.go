@@ -123,7 +123,7 @@ func buildEngine(ctx context.Context, f *engineFlags, st store.Store, warn io.Wr
 	opts := &harness.Options{System: f.sys, Tools: ws.Tools(), MaxRounds: f.maxRounds, ToolTimeout: f.toolTimeout,
 		Approver: workspace.ApproverFor(wsMode, ask), Recorder: st, Observer: st.Observe, Workspace: root}
 	stack.New(&sc).Apply(opts)
-	mcpTools, stopMCP, err := f.mcp.Open(ctx, warn, mcpClient(), root, opts.Tools, wsMode == workspace.ModeReadOnly)
+	mcpTools, stopMCP, err := f.mcp.Open(ctx, warn, mcpClient(), root, opts.Tools, wsMode == workspace.ModeReadOnly, f.toolTimeout)
 	if err != nil {
 		ws.Close()
 		return nil, err
