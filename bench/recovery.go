@@ -1,6 +1,10 @@
 package bench
 
-import "github.com/agentharness/harness/replay"
+import (
+	"slices"
+
+	"github.com/agentharness/harness/replay"
+)
 
 // withRecovery returns the requests of a replay with its recovery rounds
 // (replay.Report.Recoveries) priced in, as a live agent would have sent
@@ -47,16 +51,44 @@ func withRecovery(calls []replay.CallStat, rounds []replay.Recovery) []replay.Ca
 	return out
 }
 
-// addRecovery adds a replay's recovery rounds to f: their count, the
-// needles no read-only path brings back, and the cost of its requests
-// with the rounds priced in under every price model.
-func (f *Figures) addRecovery(r *replay.Report) {
-	f.RecoveryRounds += len(r.Recoveries)
-	f.LostNeedles += r.Unrecovered
+// hiddenUnderNone is the set of needles none's replay (keeping every
+// result whole) does not show at their use: the recording's own doing
+// (its agent never had them in view), which no preset is charged for.
+func hiddenUnderNone(none *replay.Report) map[string]bool {
+	hidden := map[string]bool{}
+	for _, r := range none.Recoveries {
+		for _, n := range r.Needles {
+			hidden[n] = true
+		}
+	}
+	for _, n := range none.Unrecovered {
+		hidden[n] = true
+	}
+	return hidden
+}
+
+// addRecovery adds a replay's recovery rounds to f, leaving out the
+// needles of hidden (see hiddenUnderNone) and a round that brings back
+// only such needles: their count, the needles no read-only path brings
+// back, and the cost of the requests with the rounds priced in under
+// every price model.
+func (f *Figures) addRecovery(r *replay.Report, hidden map[string]bool) {
+	var rounds []replay.Recovery
+	for _, rc := range r.Recoveries {
+		if slices.ContainsFunc(rc.Needles, func(n string) bool { return !hidden[n] }) {
+			rounds = append(rounds, rc)
+		}
+	}
+	for _, n := range r.Unrecovered {
+		if !hidden[n] {
+			f.LostNeedles++
+		}
+	}
+	f.RecoveryRounds += len(rounds)
 	if f.CostsWithRecovery == nil {
 		f.CostsWithRecovery = map[string]float64{}
 	}
-	calls := withRecovery(r.Calls, r.Recoveries)
+	calls := withRecovery(r.Calls, rounds)
 	for _, p := range Pricings() {
 		for _, c := range calls {
 			f.CostsWithRecovery[p.Name] += p.Cost(c)

@@ -53,12 +53,19 @@ func TestWithRecovery(t *testing.T) {
 
 // TestRecoveryFigures: a preset whose needles all stay visible costs the
 // same with re-reads priced; one that hides them pays more, and a needle
-// nothing brings back counts as lost.
+// nothing brings back counts as lost, but for a needle none does not show
+// either (the recording's doing), which is not charged.
 func TestRecoveryFigures(t *testing.T) {
 	calls := []replay.CallStat{{Index: 1, Input: 100, Output: 10}, {Index: 2, Input: 200, Cached: 100, Output: 10}}
 	var none, cut Figures
-	none.add(&replay.Report{Calls: calls})
-	cut.add(&replay.Report{Calls: calls, Recoveries: []replay.Recovery{{At: 1, Output: 7, Added: 40}}, Unrecovered: 2})
+	noneRep := &replay.Report{Calls: calls, Unrecovered: []string{"seen_by_none"}}
+	cutRep := &replay.Report{Calls: calls, Recoveries: []replay.Recovery{{At: 1, Output: 7, Added: 40, Needles: []string{"needle_1"}}, {At: 1, Output: 7, Added: 40, Needles: []string{"seen_by_none"}}},
+		Unrecovered: []string{"needle_2", "needle_3", "seen_by_none"}}
+	hidden := hiddenUnderNone(noneRep)
+	none.add(noneRep)
+	none.addRecovery(noneRep, hidden)
+	cut.add(cutRep)
+	cut.addRecovery(cutRep, hidden)
 	none.finish(none.Effective, none.Costs)
 	cut.finish(none.Effective, none.Costs)
 	for _, p := range Pricings() {

@@ -191,7 +191,6 @@ func (f *Figures) add(r *replay.Report) {
 		}
 	}
 	f.CacheBreaks += CacheBreaks(r.Calls)
-	f.addRecovery(r)
 }
 
 func (f *Figures) finish(noneEffective float64, noneCosts map[string]float64) {
@@ -257,9 +256,12 @@ func (s *summary) add(rec *replay.Recording, reps []*replay.Report) {
 			rep.PriceCold(gaps, s.ttl)
 		}
 	}
+	hidden := hiddenUnderNone(reps[0])
 	for p := range s.presets {
 		run.Cells[p].add(reps[p])
 		t.Rows[p].add(reps[p])
+		run.Cells[p].addRecovery(reps[p], hidden)
+		t.Rows[p].addRecovery(reps[p], hidden)
 	}
 	none := run.Cells[0]
 	for p := range s.presets {

@@ -261,17 +261,18 @@ func (p *Proxy) track() func() {
 	}
 }
 
-// ServeHTTP routes a request: GET / serves the savings page, GET /stats
-// answers from the proxy, model
-// calls of a known wire format are rewritten and forwarded, anything else
-// is forwarded unchanged.
+// ServeHTTP routes a request: a browser's GET / gets the savings page,
+// GET /stats answers from the proxy, model calls of a known wire format
+// are rewritten and forwarded, anything else is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
 	if r.URL.Path == "/stats" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		p.serveStats(w, r)
 		return
 	}
-	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if r.URL.Path == "/" && r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		// A browser's; a client's probe of its base URL (HEAD, or GET
+		// without HTML) still reaches the upstream.
 		p.servePage(w, r)
 		return
 	}

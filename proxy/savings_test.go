@@ -246,7 +246,9 @@ func TestSavingsWithoutStore(t *testing.T) {
 	if s.Calls != 1 || s.TokensSaved <= 10_000 || len(s.ByClient) != 1 || s.ByClient[0].Name != "codex" || s.DollarsSaved <= 0 {
 		t.Fatalf("savings without a store: %+v", s)
 	}
-	resp, err := http.Get(srv.URL + "/")
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,11 +171,11 @@ type Report struct {
 	Lost []Needle
 	// Recoveries are the rounds a live agent would add to read back
 	// needles a request no longer shows (see [Recovery]), in order; the
-	// requests of Calls do not include them. Unrecovered counts the
+	// requests of Calls do not include them. Unrecovered lists the
 	// needles no read-only path brings back: no spill file or stored copy
 	// holds them and the call that returned them was not read-only.
 	Recoveries  []Recovery
-	Unrecovered int
+	Unrecovered []string
 	// Unoffered lists the recorded tool calls (as "turn/call-id tool")
 	// whose tool the policy's selection did not offer in that turn: they
 	// measure what a selection would have missed. A live model could not

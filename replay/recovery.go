@@ -20,6 +20,9 @@ import (
 const (
 	recoveryContextLines = 20
 	recoveryPageBytes    = 20000
+	// recoveryMinPage is the shortest cut a narrowed re-run is priced
+	// under: a cut shorter shows no page of the output.
+	recoveryMinPage = 200
 )
 
 // How a hidden needle is brought back (Recovery.Via).
@@ -37,9 +40,9 @@ const (
 type Recovery struct {
 	// At is the index in Report.Calls of the request the round precedes.
 	At int
-	// Needles counts the needles the round brings back; Via counts its
-	// calls by how they read (spill, recall, rerun).
-	Needles int
+	// Needles are the texts of the needles the round brings back; Via
+	// counts its calls by how they read (spill, recall, rerun).
+	Needles []string
 	Via     map[string]int
 	// Output is the tokens of the round's calls; Added the tokens its
 	// assistant message and results add to every later request.
@@ -57,12 +60,13 @@ type recoveryRead struct {
 	whole   bool
 	limit   int // most bytes of a page (0: recoveryPageBytes)
 	offsets []int
+	needles []string
 }
 
 // recover adds the round that brings back the needles of hidden that v
 // does not show and no earlier recovery round holds, before the request
 // v is built for (the next of Report.Calls). A needle no read-only path
-// brings back counts in Report.Unrecovered.
+// brings back is listed in Report.Unrecovered.
 func (e *engine) recover(v *harness.View, hidden []Needle) {
 	reads := map[string]*recoveryRead{}
 	var order []string
@@ -72,11 +76,13 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		}
 		r := e.recoveryRead(v, n)
 		if r == nil {
-			e.report.Unrecovered++
+			e.report.Unrecovered = append(e.report.Unrecovered, n.Text)
 			continue
 		}
+		r.needles = []string{n.Text}
 		if old, ok := reads[r.key]; ok {
 			old.offsets = append(old.offsets, r.offsets...)
+			old.needles = append(old.needles, n.Text)
 			continue
 		}
 		reads[r.key] = r
@@ -90,7 +96,7 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 	var results []string
 	for _, k := range order {
 		r := reads[k]
-		rec.Needles += len(r.offsets)
+		rec.Needles = append(rec.Needles, r.needles...)
 		for _, p := range r.pages() {
 			call := r.call
 			call.ID = fmt.Sprintf("recover-%d-%d", rec.At, len(msg.ToolCalls))
@@ -149,9 +155,13 @@ func (e *engine) recoveryRead(v *harness.View, n Needle) *recoveryRead {
 		return r
 	}
 	// The preset's cut hides it: the agent narrows the call to the
-	// needle's lines, a page no longer than the cut it was shown.
+	// needle's lines, a page no longer than the cut it was shown; a cut
+	// that shows next to nothing (a bound's) shows no page either.
+	if harness.Chars(shown) < recoveryMinPage {
+		return nil
+	}
 	r.key += ":narrow"
-	r.source, r.offsets, r.limit = full, []int{i}, min(recoveryPageBytes, max(harness.Chars(shown), 1))
+	r.source, r.offsets, r.limit = full, []int{i}, min(recoveryPageBytes, harness.Chars(shown))
 	return r
 }
 

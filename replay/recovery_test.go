@@ -108,8 +108,8 @@ func TestReplayPricesRecovery(t *testing.T) {
 			if rep.Needles != len(c.lines) {
 				t.Fatalf("%d needles, want %d", rep.Needles, len(c.lines))
 			}
-			if len(rep.Recoveries) != len(c.rounds) || rep.Unrecovered != c.unrecovered {
-				t.Fatalf("%d recovery rounds %+v, %d unrecovered; want %d rounds, %d unrecovered", len(rep.Recoveries), rep.Recoveries, rep.Unrecovered, len(c.rounds), c.unrecovered)
+			if len(rep.Recoveries) != len(c.rounds) || len(rep.Unrecovered) != c.unrecovered {
+				t.Fatalf("%d recovery rounds %+v, %d unrecovered; want %d rounds, %d unrecovered", len(rep.Recoveries), rep.Recoveries, len(rep.Unrecovered), len(c.rounds), c.unrecovered)
 			}
 			for i, r := range rep.Recoveries {
 				if fmt.Sprint(r.Via) != fmt.Sprint(c.rounds[i]) {

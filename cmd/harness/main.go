@@ -48,6 +48,7 @@ func commands() []command {
 		{"bench", "compare policy presets on transcripts (or the built-in scenario suite)", cmdBench},
 		{"spill", "manage spill files: gc --older-than DURATION removes old ones", cmdSpill},
 		{"tools", "list the tools a run offers (workspace, recall, MCP servers) with risk and schema bytes", cmdTools},
+		{"savings", "print the tokens and dollars the proxy saved, by day, client and project", cmdSavings},
 		{"log", "list stored conversations, or show what each tool returned and what the model saw", cmdLog},
 		{"proxy", "put the guards in front of any agent: a model-API proxy that decides each tool result once and records it", cmdProxy},
 		{"version", "print the version of harness", cmdVersion},

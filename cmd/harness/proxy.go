@@ -29,7 +29,8 @@ stays warm. Speaks the Anthropic Messages API, the OpenAI Responses API and
 Chat Completions, and the Gemini API, streamed or not; anything else passes
 through. Every conversation is recorded in the transcript store ("harness log",
 "harness audit", "harness bench" read it). GET /stats reports the upstream's
-token counts, the bytes removed and the cache breaks the proxy caused.
+token counts, the bytes removed and the cache breaks the proxy caused, and
+the tokens and dollars saved (also on the page at /, and "harness savings").
 Credentials are forwarded to the upstream only, never stored or logged.`
 
 // cmdProxy runs "harness proxy".
@@ -54,6 +55,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		"schema its MCP adapter gives, on requests whose User-Agent names opencode) the conversation's first prompt does not select\n"+
 		"as stubs (name, first sentence, parameter names), the same bytes on every request; the client's own tools stay whole, and\n"+
 		"a stub's call whose arguments do not fit gets the full schema appended to its error (see docs/design.md, \"Deferred MCP tools in the proxy\")")
+	pricesFile := fs.String("prices", "", "price table for the savings on the page at / and in /stats (JSON, or TOML for a .toml file; see harness savings -h)")
 	var idle stackflags.IdleClear
 	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
 		"and the ones the agent quoted), each to a line naming a file with the whole result: auto (the default: each wire format's\n"+
@@ -88,6 +90,9 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off, DeferTools: *deferTools}
 	if *quiet {
 		opts.Log = nil
+	}
+	if opts.Prices, err = loadPrices(*pricesFile); err != nil {
+		return err
 	}
 	absWS, err := filepath.Abs(ws)
 	if err != nil {
