@@ -77,20 +77,20 @@ type ccCounts struct {
 	apiErrors, attachments int
 }
 
-// ParseClaudeCode imports a Claude Code session: the JSONL files Claude
+// parseClaudeCode imports a Claude Code session: the JSONL files Claude
 // Code writes under ~/.claude/projects/<dir>/ (one per session, and
 // agent-*.jsonl for subagents), or a JSON array of the same entries (as
 // hooks dump them). It returns the main chain as Claude Code sent it to the
-// model; ParseClaudeCodeAll returns every model context in the file.
-func ParseClaudeCode(name string, data []byte) (*Recording, error) {
-	recs, err := ParseClaudeCodeAll(name, data)
+// model; parseClaudeCodeAll returns every model context in the file.
+func parseClaudeCode(name string, data []byte) (*Recording, error) {
+	recs, err := parseClaudeCodeAll(name, data)
 	if err != nil {
 		return nil, err
 	}
 	return recs[0], nil
 }
 
-// ParseClaudeCodeAll imports every model context of a Claude Code
+// parseClaudeCodeAll imports every model context of a Claude Code
 // session, main chain first:
 //
 //   - entries of type user and assistant are the messages; one response
@@ -114,7 +114,7 @@ func ParseClaudeCode(name string, data []byte) (*Recording, error) {
 //
 // Claude Code records neither the system prompt nor the tool schemas; the
 // warnings say so (see Supply).
-func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
+func parseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
 	src := &source{name: name, data: data}
 	vals, paths, partial, err := records(src)
 	if err != nil {
