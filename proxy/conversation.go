@@ -52,6 +52,10 @@ type conversation struct {
 	offeredKey [32]byte
 	system     string
 	tools      []harness.ToolSpec
+	// claimSeq is the last claim-log entry read and started the rounds
+	// other replicas began (replica.go).
+	claimSeq int64
+	started  map[roundKey]bool
 }
 
 type roundKey struct{ turn, round int }
@@ -73,6 +77,9 @@ type decision struct {
 	// res with the placeholder as its model copy and the clear's cut. res
 	// itself is never changed, as the store may still be writing it.
 	cleared *harness.ToolResult
+	// claimed and clearClaimed are set once the decision and its clear
+	// are in the claim log, or come from the store (replica.go).
+	claimed, clearClaimed bool
 }
 
 // shown is the result as the model is now shown it: cleared, or res.
@@ -229,7 +236,7 @@ func (p *Proxy) conversation(id string) *conversation {
 	p.tick++
 	c := p.convs[id]
 	if c == nil {
-		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{}}
+		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{}, started: map[roundKey]bool{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 	}
@@ -327,7 +334,7 @@ func (c *conversation) restore(res *harness.ToolResult) {
 	if err != nil || len(raw) != sha256.Size {
 		return
 	}
-	d := &decision{res: res}
+	d := &decision{res: res, claimed: true}
 	copy(d.hash[:], raw)
 	if res.Cut() || res.Model != nil {
 		// A model copy of its own: cut, or a stub's schema appended.

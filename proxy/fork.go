@@ -276,7 +276,7 @@ func forkID(parent string, h *history, d divergence) string {
 	if id := parent + "-f" + x[:12]; len(id) <= 128 {
 		return id
 	}
-	return "px-f" + x[:20]
+	return tenantPrefix(parent) + "px-f" + x[:20]
 }
 
 // ForkPolicy names the event that links a fork to its parent in the

@@ -283,7 +283,7 @@ func (c *conversation) restoreClears(ctx context.Context, st store.Store) error 
 		hash, _ := e.Data[metaHash].(string)
 		for _, d := range c.decided[e.Call.ID] {
 			if d.cleared == nil && text != "" && hex.EncodeToString(d.hash[:]) == hash {
-				d.out, d.cleared = encodeString(text), clearedCopy(d.res, text, e.Result.Cuts[0].Locator)
+				d.out, d.cleared, d.clearClaimed = encodeString(text), clearedCopy(d.res, text, e.Result.Cuts[0].Locator), true
 			}
 		}
 	}

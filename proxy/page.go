@@ -17,8 +17,9 @@ var pageHTML string
 // servePage writes the savings page with the current figures in it, so
 // it shows them before its first refresh.
 func (p *Proxy) servePage(w http.ResponseWriter, r *http.Request) {
-	s := p.Stats()
-	if rep, err := p.savings.report(r.Context(), p.opts.Prices); err == nil {
+	keep, _ := p.statsFilter(r)
+	s := tenantStats(p.Stats(), keep)
+	if rep, err := p.savings.report(r.Context(), p.opts.Prices, keep); err == nil {
 		s.Savings = &rep
 	}
 	// json.Marshal escapes <, > and &: the data cannot close the script.

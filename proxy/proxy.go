@@ -103,6 +103,20 @@ type Options struct {
 	// Prices prices the tokens saved in Stats.Savings and on the page at
 	// GET / (nil: catalog.ListPrices).
 	Prices *catalog.Prices
+	// Shared says other proxy processes serve the same conversations from
+	// Store, a client's requests landing on any of them: every decision
+	// is then claimed in the store before the request is forwarded, and a
+	// conversation another process advanced is read again (see
+	// replica.go). Store must be a store.Claimer (both stores are).
+	Shared bool
+	// TenantSecret, when set, keeps the conversations of each credential
+	// apart: a request belongs to the tenant an HMAC-SHA-256 of its
+	// credential under this secret names (see tenant.go). Keep it secret
+	// and unchanged: a new secret makes every tenant a new one.
+	TenantSecret []byte
+	// AdminToken, with TenantSecret, is the bearer token whose GET
+	// /stats sees every tenant.
+	AdminToken string
 }
 
 // Proxy is an http.Handler that forwards agent requests to one upstream
@@ -122,6 +136,9 @@ type Proxy struct {
 	rec   *recorder
 	// savings counts and keeps what the cuts saved (savings.go).
 	savings *savings
+	// replicas is the claim log shared with the other proxies on the
+	// store (Options.Shared, replica.go).
+	replicas *replicas
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
@@ -184,11 +201,17 @@ func New(opts *Options) (*Proxy, error) {
 	p := &Proxy{opts: o, upstream: u, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations, ranker: &toolselect.BM25{}}
 	p.idle = sync.NewCond(&p.mu)
+	p.replicas = newReplicas(o.Store, o.Shared)
 	var rs recordStore
 	if o.Store != nil {
 		var ok bool
 		if rs, ok = o.Store.(recordStore); !ok {
 			return nil, fmt.Errorf("proxy: the store %T cannot resume a turn another writer began (store.TurnResumer)", o.Store)
+		}
+	}
+	if o.Shared {
+		if _, ok := o.Store.(store.Claimer); !ok {
+			return nil, fmt.Errorf("proxy: Shared needs a store with a claim log (store.Claimer), not %T", o.Store)
 		}
 	}
 	p.rec = newRecorder(rs, p.logf)

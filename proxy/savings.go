@@ -137,19 +137,31 @@ func (s *savings) flush(ctx context.Context) error {
 }
 
 // report sums the savings kept: the store's, or without a store the
-// in-memory sums (one per day, client, project and model).
-func (s *savings) report(ctx context.Context, prices *catalog.Prices) (SavingsReport, error) {
+// in-memory sums (one per day, client, project and model); keep, when not
+// nil, says which conversations the caller may see (a tenant its own).
+func (s *savings) report(ctx context.Context, prices *catalog.Prices, keep func(conv string) bool) (SavingsReport, error) {
 	if s.log != nil {
 		rows, err := s.log.Savings(ctx, time.Time{})
 		if err != nil {
 			return SavingsReport{}, err
+		}
+		if keep != nil {
+			kept := rows[:0]
+			for _, r := range rows {
+				if keep(r.Conversation) {
+					kept = append(kept, r)
+				}
+			}
+			rows = kept
 		}
 		return SummarizeSavings(rows, prices, time.Local), nil
 	}
 	s.mu.Lock()
 	rows := make([]countedSaving, 0, len(s.mem))
 	for _, v := range s.mem {
-		rows = append(rows, *v)
+		if keep == nil || keep(v.Conversation) {
+			rows = append(rows, *v)
+		}
 	}
 	s.mu.Unlock()
 	return summarizeCounted(rows, prices, time.Local), nil

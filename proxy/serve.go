@@ -63,7 +63,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
 		client: clientOf(r.Header.Get("User-Agent"), f)}
-	c.conv = p.conversation(conversationID(r, f, req, c.hist))
+	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
 	// prepare may move the call to a fork of the conversation: the one
 	// it ends on is held.
 	defer func() { p.release(c.conv) }()
@@ -71,6 +71,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
+	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
@@ -103,6 +104,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse r
 		rep = &rr
 	}
 	p.finish(c, rep, resp.StatusCode)
+	p.claimAnswered(c)
 	p.logRequest(c, resp.StatusCode, rep, prepared)
 }
 
@@ -116,11 +118,16 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
 		p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
 	}
+	p.syncReplicas(ctx, c)
 	if err := c.conv.awaitInflight(ctx, c.hist); err != nil {
 		return err
 	}
+	parent := c.conv
 	if err := p.follow(ctx, c); err != nil {
 		return err
+	}
+	if c.conv != parent {
+		p.syncReplicas(ctx, c) // a fork another replica may have advanced
 	}
 	cv := c.conv
 	c.deferred = p.deferTools(ctx, c)
@@ -180,6 +187,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	if err := p.clearIdle(ctx, c); err != nil {
 		return nil, err
 	}
+	p.claimDecisions(ctx, c)
 	var edits []edit
 	for _, r := range c.hist.Results {
 		if r.dec == nil || r.dec.out == nil {
@@ -208,7 +216,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
 				Workspace: p.opts.Workspace, Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
-		in.Page = spillPage(r.Args, p.spillRoot())
+		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, p.spillRoot()))
 		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err

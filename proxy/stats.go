@@ -174,8 +174,12 @@ func (s *Stats) serve(id string) {
 }
 
 func (p *Proxy) serveStats(w http.ResponseWriter, r *http.Request) {
-	s := p.Stats()
-	if rep, err := p.savings.report(r.Context(), p.opts.Prices); err != nil {
+	keep, tenant := p.statsFilter(r)
+	if tenant != "" {
+		w.Header().Set("X-Harness-Tenant", tenant)
+	}
+	s := tenantStats(p.Stats(), keep)
+	if rep, err := p.savings.report(r.Context(), p.opts.Prices, keep); err != nil {
 		p.logf("harness proxy: reading savings: %v", err)
 	} else {
 		s.Savings = &rep

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -158,6 +159,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "log list", "", "List the stored conversations, most recently updated first.")
 	sf.register(fs)
 	jsonOut := fs.Bool("json", false, "print the list as JSON")
+	tenant := fs.String("tenant", "", "only the conversations of this proxy tenant (the X-Harness-Tenant header of its GET /stats)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -173,6 +175,9 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	list, err := s.List(ctx)
 	if err != nil {
 		return err
+	}
+	if *tenant != "" {
+		list = slices.DeleteFunc(list, func(c store.Summary) bool { return !strings.HasPrefix(c.ID, *tenant+"-") })
 	}
 	listed, err := withForks(ctx, s, list)
 	if err != nil {

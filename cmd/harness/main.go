@@ -55,6 +55,15 @@ func commands() []command {
 	}
 }
 
+// allCommands is commands and then the launchers ("harness claude", …).
+func allCommands() []command {
+	cs := commands()
+	for _, c := range launchClients() {
+		cs = append(cs, launchCommand(c))
+	}
+	return cs
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
@@ -81,14 +90,17 @@ func runMain(ctx context.Context, args []string, e *env) int {
 	if args[0] == "--version" || args[0] == "-version" {
 		args = append([]string{"version"}, args[1:]...)
 	}
-	for _, c := range commands() {
+	for _, c := range allCommands() {
 		if c.name != args[0] {
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
+		var code exitCode
 		switch {
 		case err == nil:
 			return 0
+		case errors.As(err, &code):
+			return int(code) // a launched client's own status: it said why
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
@@ -101,7 +113,7 @@ func runMain(ctx context.Context, args []string, e *env) int {
 		return 1
 	}
 	var names []string
-	for _, c := range commands() {
+	for _, c := range allCommands() {
 		names = append(names, c.name)
 	}
 	fmt.Fprintf(e.stderr, "harness: unknown command %q%s (harness help lists the commands)\n", args[0], didYouMean(args[0], names, ""))
@@ -116,6 +128,11 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run an agent through harness (every argument is the agent's):")
+	for _, c := range launchClients() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)

@@ -56,6 +56,9 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		"as stubs (name, first sentence, parameter names), the same bytes on every request; the client's own tools stay whole, and\n"+
 		"a stub's call whose arguments do not fit gets the full schema appended to its error (see docs/design.md, \"Deferred MCP tools in the proxy\")")
 	pricesFile := fs.String("prices", "", "price table for the savings on the page at / and in /stats (JSON, or TOML for a .toml file; see harness savings -h)")
+	secretFile := fs.String("tenant-secret-file", "", "with tenants (a postgres:// --db, or a listen address off loopback), the file of the secret each credential's\n"+
+		"tenant id is an HMAC-SHA-256 under (default WORKSPACE/.harness/tenant-secret, generated with mode 0600 when absent; give every replica the same one)")
+	adminFile := fs.String("admin-token-file", "", "with tenants, a file holding the bearer token whose GET /stats sees every tenant")
 	var idle stackflags.IdleClear
 	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
 		"and the ones the agent quoted), each to a line naming a file with the whole result: auto (the default: each wire format's\n"+
@@ -87,11 +90,16 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts := &proxy.Options{Upstream: *upstream, Store: st, Workspace: ws, MaxRequestBytes: *maxReq, MaxResponseBytes: *maxResp, Log: e.stderr,
-		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off, DeferTools: *deferTools}
+		ClearWhenIdle: idle.After, NoClearWhenIdle: idle.Off, DeferTools: *deferTools,
+		// Proxies on one PostgreSQL database are replicas of each other.
+		Shared: isDSN(sf.path())}
 	if *quiet {
 		opts.Log = nil
 	}
 	if opts.Prices, err = loadPrices(*pricesFile); err != nil {
+		return err
+	}
+	if err := proxyTenants(opts, sf, *listen, *secretFile, *adminFile); err != nil {
 		return err
 	}
 	absWS, err := filepath.Abs(ws)
@@ -184,4 +192,31 @@ func checkLoopback(addr string, allow bool) error {
 		return nil
 	}
 	return fmt.Errorf("%w: --listen %q is not a loopback address; the proxy forwards credentials, so pass --allow-remote to listen there", errUsage, addr)
+}
+
+// proxyTenants turns tenants on in opts when the proxy needs them (see
+// tenantsNeeded), with the secret and admin token the flags name.
+func proxyTenants(opts *proxy.Options, sf storeFlags, listen, secretFile, adminFile string) error {
+	if !tenantsNeeded(sf.path(), listen) {
+		if adminFile != "" {
+			return fmt.Errorf("%w: --admin-token-file needs tenants: a postgres:// --db or a listen address off loopback (%s is loopback)", errUsage, listenHost(listen))
+		}
+		return nil
+	}
+	if secretFile == "" {
+		secretFile = filepath.Join(sf.workspace, ".harness", "tenant-secret")
+	}
+	secret, err := loadTenantSecret(secretFile)
+	if err != nil {
+		return err
+	}
+	opts.TenantSecret = secret
+	if adminFile != "" {
+		tok, err := readSecretFile(adminFile, "admin token")
+		if err != nil {
+			return err
+		}
+		opts.AdminToken = string(tok)
+	}
+	return nil
 }

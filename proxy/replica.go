@@ -1,0 +1,389 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
+)
+
+// Replicas. With Options.Shared, several proxy processes serve the same
+// conversations from one store, a client's requests landing on any of
+// them. What one replica decides must be what every other one sends, so
+// each decision goes through the store's claim log (store.Claimer) before
+// the request is forwarded: a result's model copy and an idle clear are
+// claimed first-writer-wins, and a replica that loses adopts the winner's
+// bytes. Each replica also claims the start ("q") and the answer ("a") of
+// every model call, with its usage and time, so the replica that serves
+// the next request knows when the conversation last answered (the idle
+// clear's pause) and what the round cost. At the start of every request
+// a replica reads the log's entries it has not seen; when another replica
+// wrote any, it re-reads the conversation's turns from the store, so its
+// mirror (and with it the rounds it records and the forks it finds)
+// matches what the other replica saw.
+//
+// Every call to the store here is bounded by replicaTimeout and fails
+// open: the request goes on with the decisions this replica knows, and a
+// decision it could not claim is claimed when the store is back (the
+// winner's bytes then replace it: one cache break).
+
+// replicaTimeout bounds each claim-log call on the request path.
+const replicaTimeout = 2 * time.Second
+
+// replicaWait bounds how long a request waits for another replica to
+// claim the answer of a round its history carries (the client may send
+// its next request before that replica has finished recording).
+const replicaWait = 5 * time.Second
+
+// Kinds of claim-log keys: key = kind|call id|content hash, or
+// kind|turn|round.
+const (
+	claimDecision = "d"
+	claimClear    = "c"
+	claimStart    = "q"
+	claimAnswer   = "a"
+)
+
+// claimValue is the JSON of a claim-log entry.
+type claimValue struct {
+	// By is the replica that wrote it.
+	By string `json:"by"`
+	// Res, Out and Opaque are a decision's (claimDecision).
+	Res    *harness.ToolResult `json:"res,omitempty"`
+	Out    []byte              `json:"out,omitempty"`
+	Opaque bool                `json:"opaque,omitempty"`
+	// Text and Locator are a clear's placeholder and file.
+	Text    string `json:"text,omitempty"`
+	Locator string `json:"locator,omitempty"`
+	// At and Usage are a model call's start or answer.
+	At    time.Time     `json:"at,omitzero"`
+	Usage harness.Usage `json:"usage,omitzero"`
+}
+
+// replicas is the proxy's side of the claim log.
+type replicas struct {
+	log store.Claimer // nil: not shared
+	id  string
+	// down is set while the store does not answer (logged once).
+	down atomic.Bool
+}
+
+// newReplicas returns the claim-log state of a proxy on st.
+func newReplicas(st store.Store, shared bool) *replicas {
+	r := &replicas{}
+	if c, ok := st.(store.Claimer); ok && shared {
+		r.log = c
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		r.id = hex.EncodeToString(b[:])
+	}
+	return r
+}
+
+// failed logs the first failure of an outage; ok logs its end.
+func (p *Proxy) replicaFailed(what string, err error) {
+	if p.replicas.down.CompareAndSwap(false, true) {
+		p.logf("harness proxy: the store does not answer (%s: %v): forwarding with the decisions this replica knows; claims resume when it is back", what, err)
+	}
+}
+
+func (p *Proxy) replicaOK() {
+	if p.replicas.down.CompareAndSwap(true, false) {
+		p.logf("harness proxy: the store answers again: claims resumed")
+	}
+}
+
+// claim writes one entry of conv's log, bounded and failing open (ok
+// false).
+func (p *Proxy) claim(ctx context.Context, conv, key string, v claimValue) (claimValue, bool) {
+	v.By = p.replicas.id
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
+	defer cancel()
+	c, err := p.replicas.log.Claim(ctx, conv, key, raw)
+	if err != nil {
+		p.replicaFailed("claiming "+key, err)
+		return v, false
+	}
+	p.replicaOK()
+	if c.Won {
+		return v, true
+	}
+	var won claimValue
+	if err := json.Unmarshal(c.Value, &won); err != nil {
+		return v, false
+	}
+	return won, true
+}
+
+// resultKey is the claim-log key of a result's decision or clear.
+func resultKey(kind string, d *decision) string {
+	return kind + "|" + d.res.CallID + "|" + hex.EncodeToString(d.hash[:])
+}
+
+// roundClaimKey is the claim-log key of a model call's start or answer.
+func roundClaimKey(kind string, k roundKey) string {
+	return kind + "|" + strconv.Itoa(k.turn) + "|" + strconv.Itoa(k.round)
+}
+
+// claimDecisions claims the decisions and idle clears this request made
+// (and those an earlier request could not claim), adopting the bytes of
+// any another replica claimed first. Called with the conversation locked,
+// before the edits are built.
+func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
+	if p.replicas.log == nil {
+		return
+	}
+	cv := c.conv
+	for _, r := range c.hist.Results {
+		d := r.dec
+		if d == nil || d.res == nil {
+			continue
+		}
+		if !d.claimed {
+			won, ok := p.claim(ctx, cv.id, resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque})
+			if !ok {
+				continue
+			}
+			d.claimed = true
+			if won.By != p.replicas.id && won.Res != nil {
+				d.res, d.out, d.opaque = won.Res, won.Out, won.Opaque
+			}
+		}
+		if d.cleared != nil && !d.clearClaimed {
+			loc := d.cleared.Cuts[len(d.cleared.Cuts)-1].Locator
+			won, ok := p.claim(ctx, cv.id, resultKey(claimClear, d), claimValue{Text: d.cleared.ModelText(), Locator: loc, Out: d.out})
+			if !ok {
+				continue
+			}
+			d.clearClaimed = true
+			if won.By != p.replicas.id {
+				d.out, d.cleared = won.Out, clearedCopy(d.res, won.Text, won.Locator)
+			}
+		}
+	}
+}
+
+// syncReplicas reads the entries of the conversation's claim log this
+// replica has not seen and applies them: decisions and clears other
+// replicas made, the start and answer of their model calls. When another
+// replica wrote any, the conversation's turns are read again from the
+// store. A round the history carries whose answer another replica has
+// not claimed yet is waited for (up to replicaWait). Called with the
+// conversation locked and loaded; it fails open.
+func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
+	if p.replicas.log == nil {
+		return
+	}
+	cv := c.conv
+	foreign := false
+	deadline := time.Now().Add(replicaWait)
+	for {
+		f, pending, err := p.readClaims(ctx, cv)
+		if err != nil {
+			p.replicaFailed("reading the claim log", err)
+			return
+		}
+		p.replicaOK()
+		foreign = foreign || f
+		if !carries(c.hist, pending) || time.Now().After(deadline) {
+			break
+		}
+		cv.mu.Unlock()
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		cv.mu.Lock()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	if foreign {
+		if err := p.reloadMirror(ctx, cv); err != nil {
+			p.replicaFailed("reloading "+cv.id, err)
+		}
+	}
+}
+
+// carries reports whether h holds an answered round of pending (rounds
+// another replica started and has not answered).
+func carries(h *history, pending map[roundKey]bool) bool {
+	for k := range pending {
+		if k.turn <= len(h.Turns) && k.round <= len(h.Turns[k.turn-1].Rounds) {
+			return true
+		}
+	}
+	return false
+}
+
+// readClaims applies the new entries of cv's log. It reports whether
+// another replica wrote any, and the rounds started by another replica
+// whose answers are not claimed yet.
+func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[roundKey]bool, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
+	defer cancel()
+	entries, err := p.replicas.log.Claims(rctx, cv.id, cv.claimSeq)
+	if err != nil {
+		return false, nil, err
+	}
+	foreign := false
+	for _, e := range entries {
+		cv.claimSeq = e.Seq
+		var v claimValue
+		if json.Unmarshal(e.Value, &v) != nil {
+			continue
+		}
+		if v.By != p.replicas.id {
+			foreign = true
+		}
+		cv.applyClaim(e.Key, &v, v.By == p.replicas.id)
+	}
+	pending := map[roundKey]bool{}
+	for k := range cv.started {
+		if _, ok := cv.times[k]; !ok {
+			pending[k] = true
+		}
+	}
+	return foreign, pending, nil
+}
+
+// applyClaim applies one log entry to the conversation; own marks this
+// replica's.
+func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
+	parts := strings.Split(key, "|")
+	if len(parts) != 3 {
+		return
+	}
+	switch parts[0] {
+	case claimDecision, claimClear:
+		raw, err := hex.DecodeString(parts[2])
+		if err != nil || len(raw) != 32 {
+			return
+		}
+		var d *decision
+		for _, x := range cv.decided[parts[1]] {
+			if string(x.hash[:]) == string(raw) {
+				d = x
+			}
+		}
+		if parts[0] == claimDecision && v.Res != nil {
+			if d == nil {
+				d = &decision{}
+				copy(d.hash[:], raw)
+				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
+			}
+			d.res, d.out, d.opaque, d.claimed = v.Res, v.Out, v.Opaque, true
+		}
+		if parts[0] == claimClear && d != nil && d.res != nil {
+			d.out, d.cleared, d.clearClaimed = v.Out, clearedCopy(d.res, v.Text, v.Locator), true
+		}
+	case claimStart, claimAnswer:
+		t, err1 := strconv.Atoi(parts[1])
+		r, err2 := strconv.Atoi(parts[2])
+		if err1 != nil || err2 != nil {
+			return
+		}
+		k := roundKey{t, r}
+		if parts[0] == claimStart {
+			if !own {
+				cv.started[k] = true
+			}
+			return
+		}
+		cv.times[k] = v.At
+		if _, ok := cv.usage[k]; !ok {
+			cv.usage[k] = v.Usage
+		}
+		if v.At.After(cv.answered) {
+			cv.answered = v.At
+		}
+	}
+}
+
+// claimStarted claims the start of c's model call (before it is
+// forwarded), so the replica serving the next request waits for its
+// answer.
+func (p *Proxy) claimStarted(ctx context.Context, c *call) {
+	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
+		return
+	}
+	p.claim(ctx, c.conv.id, roundClaimKey(claimStart, c.key), claimValue{At: p.now()})
+}
+
+// claimAnswered records, once the answer of c's model call is relayed and
+// what it adds is recorded, when it answered and what it cost, for the
+// replica that serves the next request.
+func (p *Proxy) claimAnswered(c *call) {
+	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
+		return
+	}
+	c.conv.mu.Lock()
+	at, ok := c.conv.times[c.key]
+	usage := c.conv.usage[c.key]
+	c.conv.mu.Unlock()
+	if !ok {
+		return // not answered
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
+	defer cancel()
+	// The next replica re-reads the turns from the store: they must be
+	// there first.
+	if err := p.rec.flushConv(ctx, c.conv.id); err != nil {
+		p.replicaFailed("recording "+c.conv.id, err)
+	}
+	p.claim(ctx, c.conv.id, roundClaimKey(claimAnswer, c.key), claimValue{At: at, Usage: usage})
+}
+
+// reloadMirror reads the conversation's turns again from the store after
+// another replica advanced it, and the decisions of its stored results
+// this replica lacks. Called with the conversation locked.
+func (p *Proxy) reloadMirror(ctx context.Context, cv *conversation) error {
+	if err := p.rec.flushConv(ctx, cv.id); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
+	defer cancel()
+	conv, err := p.opts.Store.Load(rctx, cv.id)
+	if err != nil {
+		return nil // not stored yet: the mirror stands
+	}
+	turns := conv.Turns
+	if n := len(turns); n > 0 && turns[n-1].Outcome == store.Interrupted {
+		turns[n-1].Outcome, turns[n-1].Ended = "", time.Time{}
+	}
+	if len(turns) < len(cv.mirror) {
+		return nil // the store lags this replica's own queue
+	}
+	cv.mirror = turns
+	for _, t := range turns {
+		for _, r := range t.Rounds {
+			for _, res := range r.Results {
+				cv.restoreMissing(res)
+			}
+		}
+	}
+	return nil
+}
+
+// restoreMissing restores a stored result's decision unless the
+// conversation has it.
+func (cv *conversation) restoreMissing(res *harness.ToolResult) {
+	h, _ := res.Meta[metaHash].(string)
+	for _, d := range cv.decided[res.CallID] {
+		if hex.EncodeToString(d.hash[:]) == h {
+			return
+		}
+	}
+	cv.restore(res)
+}
