@@ -35,7 +35,7 @@ type Audit struct {
 	Presets []string  `json:"presets"`
 	Costs   []Figures `json:"costs"`
 	// Pricings names the price models the text shows (default
-	// [DefaultPricings]); Costs carries every one.
+	// defaultPricings); Costs carries every one.
 	Pricings []string `json:"-"`
 	// Cumulative holds, per preset, the cumulative input tokens after each
 	// model call; CumulativeCost the cumulative effective tokens (uncached
@@ -85,9 +85,9 @@ type Repeat struct {
 	Chars   int    `json:"chars"`
 }
 
-// AuditAll audits every recording: the structure from the recording and
+// auditAll audits every recording: the structure from the recording and
 // the cost of each preset (all presets when presets is empty) by replay.
-func AuditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) ([]Audit, error) {
+func auditAll(ctx context.Context, recs []*replay.Recording, presets []Preset, progress func(done, total int)) ([]Audit, error) {
 	r, err := AuditRecordings(ctx, recs, &Options{Presets: presets, Progress: progress})
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ type AuditReport struct {
 	Prices *catalog.Prices
 }
 
-// AuditRecordings is AuditAll with the presets' figures over all the
+// AuditRecordings is auditAll with the presets' figures over all the
 // recordings (AuditReport.Total), from the same replays. Of opts (nil:
 // every preset), Presets, Workers, Progress and CacheTTL apply.
 func AuditRecordings(ctx context.Context, recs []*replay.Recording, opts *Options) (*AuditReport, error) {

@@ -86,7 +86,7 @@ func (r *AuditReport) Headline(prices *catalog.Prices) (h Headline, ok bool) {
 		h.SavedShare = 1 - h.DollarsProxy/h.DollarsNone
 	case r.Total != nil:
 		if i := rowIndex(r.Total.Rows, proxyPresetName); i >= 0 {
-			h.SavedShare = 1 - r.Total.Rows[i].Ratios[DefaultPricings[0]]
+			h.SavedShare = 1 - r.Total.Rows[i].Ratios[defaultPricings[0]]
 		}
 	}
 	for m := range models {
@@ -139,7 +139,7 @@ func (h Headline) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, " (%d of %d recordings name a model with a list price; the others are not in the dollars)", h.Priced, h.Recordings)
 		}
 	} else {
-		b.WriteString(" (no recording names a model with a list price: the share is under the " + DefaultPricings[0] + " price model)")
+		b.WriteString(" (no recording names a model with a list price: the share is under the " + defaultPricings[0] + " price model)")
 	}
 	fmt.Fprintf(&b, ".\nIt would have sent %s fewer input tokens (%s instead of %s) over %s model calls in %s recordings.\n",
 		num(saved), num(h.InputProxy), num(h.InputNone), num(h.Calls), num(h.Recordings))

@@ -124,7 +124,7 @@ func expectedHeadline(t *testing.T, r *AuditReport) Headline {
 	if h.Priced > 0 {
 		h.SavedShare = 1 - h.DollarsProxy/h.DollarsNone
 	} else {
-		h.SavedShare = 1 - r.Total.Rows[rowIndex(r.Total.Rows, proxyPresetName)].Ratios[DefaultPricings[0]]
+		h.SavedShare = 1 - r.Total.Rows[rowIndex(r.Total.Rows, proxyPresetName)].Ratios[defaultPricings[0]]
 	}
 	return h
 }

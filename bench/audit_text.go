@@ -7,9 +7,9 @@ import (
 	"text/tabwriter"
 )
 
-// WriteAuditText prints each audit as readable tables, and the notes on
+// writeAuditText prints each audit as readable tables, and the notes on
 // their columns once, at the end.
-func WriteAuditText(w io.Writer, audits []Audit) error {
+func writeAuditText(w io.Writer, audits []Audit) error {
 	if err := writeAudits(w, audits); err != nil {
 		return err
 	}
@@ -19,7 +19,7 @@ func WriteAuditText(w io.Writer, audits []Audit) error {
 
 // WriteText prints the headline (when the harness-proxy preset ran: what
 // harness proxy would have saved, in plain words), each recording's audit
-// (as WriteAuditText does), then
+// (as writeAuditText does), then
 // the presets' figures over all of them (Total, as harness bench prints a
 // table) with the notes on the columns: the answer to what harness, and
 // each other system's rules, would have saved on the whole history.

@@ -48,7 +48,7 @@ func TestPresetsAreNamedAndDocumented(t *testing.T) {
 		}
 	}
 	for _, b := range []string{"floor", "oracle"} {
-		if f, err := Lookup(b); err != nil || f.Doc == "" || seen[b] || Kind(b) != KindBound {
+		if f, err := Lookup(b); err != nil || f.Doc == "" || seen[b] || Kind(b) != kindBound {
 			t.Errorf("the %s reference: %v (in the default presets: %v, kind %s)", b, err, seen[b], Kind(b))
 		}
 	}
@@ -164,7 +164,7 @@ func TestAuditFindsRepeatsAndWritesWellFormedHTML(t *testing.T) {
 		}
 	}
 	h, _ := Lookup("harness")
-	audits, err := AuditAll(context.Background(), pick, []Preset{h}, nil)
+	audits, err := auditAll(context.Background(), pick, []Preset{h}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestAuditRecordingsTotal(t *testing.T) {
 		t.Errorf("the total lacks bench's columns:\n%s", out[total:])
 	}
 	sb.Reset()
-	if err := WriteAuditText(&sb, r.Audits); err != nil || strings.Count(sb.String(), ColumnNotes) != 1 || strings.Contains(sb.String(), "== in total") {
-		t.Errorf("WriteAuditText: %v, notes %d times, total %v", err, strings.Count(sb.String(), ColumnNotes), strings.Contains(sb.String(), "== in total"))
+	if err := writeAuditText(&sb, r.Audits); err != nil || strings.Count(sb.String(), ColumnNotes) != 1 || strings.Contains(sb.String(), "== in total") {
+		t.Errorf("writeAuditText: %v, notes %d times, total %v", err, strings.Count(sb.String(), ColumnNotes), strings.Contains(sb.String(), "== in total"))
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TestDeferPinKeepsClientToolsWhole checks that the presets pin what
-// their docs say: harness's and harness+defer's selectors pin ClientTools,
+// their docs say: harness's and harness+defer's selectors pin clientTools,
 // so on tools100's list (Claude Code's 16 and an 84-tool catalogue) every
 // Claude Code tool is offered whole on every turn (harness+defer offers
 // the catalogue tools beyond the TopK whole ones as stubs), where
@@ -27,7 +27,7 @@ func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := ClientTools()
+	client := clientTools()
 	inputs := []string{"Refund the last invoice of customer 4411", "Schedule a meeting with the design team next Tuesday"}
 	for _, tc := range []struct {
 		preset string
@@ -46,7 +46,7 @@ func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 		t.Run(tc.preset, func(t *testing.T) {
 			sel := presetSelector(t, tc.preset)
 			if sel.Defer != tc.defers || (len(sel.Pinned) > 0) != tc.pinned || (tc.pinned && !slices.Equal(sel.Pinned, client)) {
-				t.Fatalf("selector defers %v, pins %v; want deferring %v, pinning ClientTools %v", sel.Defer, sel.Pinned, tc.defers, tc.pinned)
+				t.Fatalf("selector defers %v, pins %v; want deferring %v, pinning clientTools %v", sel.Defer, sel.Pinned, tc.defers, tc.pinned)
 			}
 			conv := harness.NewConversation("c")
 			for i, in := range inputs {
@@ -98,12 +98,12 @@ func presetSelector(t *testing.T, name string) *toolselect.Selector {
 	return sel
 }
 
-// TestClientToolsAreDistinctNames: ClientTools are exact names (no glob
+// TestClientToolsAreDistinctNames: clientTools are exact names (no glob
 // meta-character, so a pattern keeps only the tool it names) without
 // repeats.
 func TestClientToolsAreDistinctNames(t *testing.T) {
 	seen := map[string]bool{}
-	for _, n := range ClientTools() {
+	for _, n := range clientTools() {
 		if n == "" || seen[n] || strings.ContainsAny(n, `*?[\`) {
 			t.Errorf("client tool %q: empty, repeated or a glob", n)
 		}

@@ -7,16 +7,16 @@ import (
 
 // The two thresholds of an output-heavy recording (see [Weigh]).
 const (
-	// HeavyMinChars is the size, in characters, the largest tool result
+	// heavyMinChars is the size, in characters, the largest tool result
 	// must reach: the smallest per-result cap of the anchors (Codex CLI's
 	// 10,000 bytes), which is also where mini-swe-agent cuts outputs
 	// itself. A smaller result is one every system shows whole, so no
 	// result policy acts on it.
-	HeavyMinChars = 10_000
-	// HeavyMinShare is the share of all the recording's tool-result
+	heavyMinChars = 10_000
+	// heavyMinShare is the share of all the recording's tool-result
 	// characters the largest result must hold: one result at least half as
 	// long as all the others together.
-	HeavyMinShare = 1.0 / 3
+	heavyMinShare = 1.0 / 3
 )
 
 // OutputWeight measures how far a recording's largest tool result
@@ -40,8 +40,8 @@ type OutputWeight struct {
 	ResultChars int `json:"result_chars"`
 	// LargestShare is LargestChars ÷ ResultChars (0 without results).
 	LargestShare float64 `json:"largest_share"`
-	// OutputHeavy is LargestChars ≥ HeavyMinChars and LargestShare ≥
-	// HeavyMinShare.
+	// OutputHeavy is LargestChars ≥ heavyMinChars and LargestShare ≥
+	// heavyMinShare.
 	OutputHeavy bool `json:"output_heavy"`
 }
 
@@ -81,7 +81,7 @@ func Weigh(rec *replay.Recording) OutputWeight {
 	if w.ResultChars > 0 {
 		w.LargestShare = float64(w.LargestChars) / float64(w.ResultChars)
 	}
-	w.OutputHeavy = w.LargestChars >= HeavyMinChars && w.LargestShare >= HeavyMinShare
+	w.OutputHeavy = w.LargestChars >= heavyMinChars && w.LargestShare >= heavyMinShare
 	return w
 }
 

@@ -39,15 +39,15 @@ func TestWeighThresholds(t *testing.T) {
 		heavy   bool
 	}{
 		{"no results", nil, 0, "", 0, false},
-		{"one result just under the size", []string{x(HeavyMinChars - 1)}, HeavyMinChars - 1, "call_0", 1, false},
-		{"one result at the size", []string{x(HeavyMinChars)}, HeavyMinChars, "call_0", 1, true},
-		{"a third exactly", []string{x(HeavyMinChars), x(HeavyMinChars), x(HeavyMinChars)}, HeavyMinChars, "call_0", 1.0 / 3, true},
-		{"a quarter", []string{x(HeavyMinChars), x(HeavyMinChars), x(HeavyMinChars), x(HeavyMinChars)}, HeavyMinChars, "call_0", 0.25, false},
+		{"one result just under the size", []string{x(heavyMinChars - 1)}, heavyMinChars - 1, "call_0", 1, false},
+		{"one result at the size", []string{x(heavyMinChars)}, heavyMinChars, "call_0", 1, true},
+		{"a third exactly", []string{x(heavyMinChars), x(heavyMinChars), x(heavyMinChars)}, heavyMinChars, "call_0", 1.0 / 3, true},
+		{"a quarter", []string{x(heavyMinChars), x(heavyMinChars), x(heavyMinChars), x(heavyMinChars)}, heavyMinChars, "call_0", 0.25, false},
 		{"large but drowned", []string{x(50_000), x(60_000), x(70_000)}, 70_000, "call_2", 70.0 / 180, true},
 		{"large among larger totals", []string{x(20_000), x(30_000), x(40_000), x(50_000)}, 50_000, "call_3", 50.0 / 140, true},
 		{"large among many", []string{x(20_000), x(30_000), x(40_000), x(50_000), x(60_000)}, 60_000, "call_4", 60.0 / 200, false},
 		// Characters are code points: 10,000 "é" are 20,000 bytes.
-		{"code points, not bytes", []string{strings.Repeat("é", HeavyMinChars), x(HeavyMinChars)}, HeavyMinChars, "call_0", 0.5, true},
+		{"code points, not bytes", []string{strings.Repeat("é", heavyMinChars), x(heavyMinChars)}, heavyMinChars, "call_0", 0.5, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Weigh(recordingOf(tc.texts...))
@@ -76,7 +76,7 @@ func TestWeighMatchesAudit(t *testing.T) {
 	}
 	heavy := map[string]bool{"lockfile": true, "spill-paging": true, "build-log-tail": true}
 	none, _ := Lookup("none")
-	audits, err := AuditAll(context.Background(), recs, []Preset{none}, nil)
+	audits, err := auditAll(context.Background(), recs, []Preset{none}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import "strings"
 
 // Kinds of preset, as the tables label their rows.
 const (
-	KindBaseline = "baseline"     // none: keep everything, the ratio's denominator
-	KindOurs     = "ours"         // harness's defaults, in process or as harness proxy applies them
-	KindOther    = "other system" // another system's documented rules
+	kindBaseline = "baseline"     // none: keep everything, the ratio's denominator
+	kindOurs     = "ours"         // harness's defaults, in process or as harness proxy applies them
+	kindOther    = "other system" // another system's documented rules
 	KindAblation = "ablation"     // harness with one default turned off or replaced
 	KindIdea     = "idea"         // harness with something added or retuned: measured, not the default
-	KindBound    = "bound"        // not a policy: a limit no policy can pass
+	kindBound    = "bound"        // not a policy: a limit no policy can pass
 )
 
 // Kind says what a preset is: harness's defaults (or harness proxy's
@@ -20,11 +20,11 @@ const (
 func Kind(name string) string {
 	switch {
 	case name == "none":
-		return KindBaseline
+		return kindBaseline
 	case name == "harness", name == proxyPresetName:
-		return KindOurs
+		return kindOurs
 	case name == "floor", name == "oracle":
-		return KindBound
+		return kindBound
 	case strings.HasPrefix(name, "harness+"), strings.HasPrefix(name, "harness@"):
 		return KindIdea
 	case strings.HasPrefix(name, "harness-no-"):
@@ -33,12 +33,12 @@ func Kind(name string) string {
 	if p, err := Lookup(name); err == nil && p.Ablation {
 		return KindAblation
 	}
-	return KindOther
+	return kindOther
 }
 
 // candidate reports whether a preset may be shown as the one to pick:
 // harness's defaults or another system's, never an ablation or an idea.
 func candidate(name string) bool {
 	k := Kind(name)
-	return k == KindOurs || k == KindOther
+	return k == kindOurs || k == kindOther
 }

@@ -10,8 +10,8 @@ import (
 
 func TestKindLabelsEveryPreset(t *testing.T) {
 	for name, want := range map[string]string{
-		"none": KindBaseline, "harness": KindOurs, "harness-proxy": KindOurs, "floor": KindBound, "oracle": KindBound, "codex": KindOther, "harness-rs": KindOther,
-		"claude-code": KindOther, "harness-no-compact": KindAblation, "harness-no-relevance": KindAblation,
+		"none": kindBaseline, "harness": kindOurs, "harness-proxy": kindOurs, "floor": kindBound, "oracle": kindBound, "codex": kindOther, "harness-rs": kindOther,
+		"claude-code": kindOther, "harness-no-compact": KindAblation, "harness-no-relevance": KindAblation,
 		"harness+dedupe": KindIdea, "harness@8k": KindIdea, "harness+settle/runs": KindIdea,
 	} {
 		if got := Kind(name); got != want {
@@ -19,7 +19,7 @@ func TestKindLabelsEveryPreset(t *testing.T) {
 		}
 	}
 	for _, p := range append(Presets(), References()...) {
-		if Kind(p.Name) == KindOther && p.Ablation {
+		if Kind(p.Name) == kindOther && p.Ablation {
 			t.Errorf("%s is an ablation labelled as another system", p.Name)
 		}
 		if strings.HasPrefix(p.Name, "harness-") && p.Name != "harness-rs" && p.Name != "harness-proxy" && !strings.HasPrefix(p.Name, "harness-no-") {
@@ -54,7 +54,7 @@ func TestAuditPageHighlightsOnlyPolicies(t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
-	audits, err := AuditAll(context.Background(), recs[:3], ps, nil)
+	audits, err := auditAll(context.Background(), recs[:3], ps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

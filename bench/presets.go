@@ -95,9 +95,9 @@ type harnessConfig struct {
 // defaultHarness is the harness preset's configuration: stack.Config's
 // zero value, and the tool selection harness run makes, which pins the
 // agent's own tools (harness run pins its workspace and recall tools; a
-// recording's client's are ClientTools), so only the tools an MCP server
+// recording's client's are clientTools), so only the tools an MCP server
 // adds are selected.
-func defaultHarness() harnessConfig { return harnessConfig{selector: true, pinned: ClientTools()} }
+func defaultHarness() harnessConfig { return harnessConfig{selector: true, pinned: clientTools()} }
 
 // previousHarness is the default before the run ceiling, the working
 // set: no RunCeiling, every old result cleared, 8 rounds kept.
@@ -331,7 +331,7 @@ func Lookup(name string) (Preset, error) {
 	return Preset{}, fmt.Errorf("bench: no preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
 }
 
-// ClientTools returns the names of the built-in tools of the clients
+// clientTools returns the names of the built-in tools of the clients
 // whose recordings the bench reads, as exact toolselect patterns: the
 // tools a client always sends, which a user would pin so that a
 // selector that defers (toolselect.Selector.Defer) stubs only the tools
@@ -340,7 +340,7 @@ func Lookup(name string) (Preset, error) {
 // tools their recorded sessions call (Codex's web search is the
 // provider's own tool, not a function, so it is not listed). A name
 // that is not in a request's tool list matches nothing.
-func ClientTools() []string {
+func clientTools() []string {
 	claudeCode := []string{"Bash", "Read", "Edit", "MultiEdit", "Write", "Grep", "Glob", "LS", "TodoWrite", "Task",
 		"WebFetch", "WebSearch", "NotebookEdit", "ExitPlanMode", "BashOutput", "KillBash"}
 	codex := []string{"shell", "shell_command", "apply_patch", "update_plan"}

@@ -36,11 +36,11 @@ func Pricings() []Pricing {
 	}
 }
 
-// DefaultPricings are the price models the text tables show side by side.
-var DefaultPricings = []string{"openai", "anthropic"}
+// defaultPricings are the price models the text tables show side by side.
+var defaultPricings = []string{"openai", "anthropic"}
 
-// LookupPricing returns the named price model.
-func LookupPricing(name string) (Pricing, error) {
+// lookupPricing returns the named price model.
+func lookupPricing(name string) (Pricing, error) {
 	var names []string
 	for _, p := range Pricings() {
 		if p.Name == name {
@@ -52,14 +52,14 @@ func LookupPricing(name string) (Pricing, error) {
 }
 
 // ParsePricings checks a comma-separated list of price model names; an
-// empty list gives [DefaultPricings].
+// empty list gives defaultPricings.
 func ParsePricings(list string) ([]string, error) {
 	if strings.TrimSpace(list) == "" {
-		return DefaultPricings, nil
+		return defaultPricings, nil
 	}
 	var out []string
 	for _, n := range strings.Split(list, ",") {
-		p, err := LookupPricing(strings.TrimSpace(n))
+		p, err := lookupPricing(strings.TrimSpace(n))
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func TestPricingCost(t *testing.T) {
 		{"anthropic", 1250 + 40 + 125 + 100 + 40, 1250 + 40 + 1375 + 40},
 		{"nocache", 1000 + 40 + 1100 + 40, 1000 + 40 + 1100 + 40},
 	} {
-		p, err := LookupPricing(tc.pricing)
+		p, err := lookupPricing(tc.pricing)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestPricingCost(t *testing.T) {
 		}
 	}
 	// openai is effective tokens exactly.
-	op, _ := LookupPricing("openai")
+	op, _ := lookupPricing("openai")
 	for _, c := range broken {
 		if got, want := op.Cost(c), c.Usage().Effective(); got != want {
 			t.Errorf("openai %v, effective %v", got, want)
@@ -219,8 +219,8 @@ func TestCacheTTLPricesColdRequests(t *testing.T) {
 			t.Errorf("text table (%v) lacks %q:\n%s", err, tc.want, b.String())
 		}
 	}
-	openai, _ := LookupPricing("openai")
-	anthropic, _ := LookupPricing("anthropic")
+	openai, _ := lookupPricing("openai")
+	anthropic, _ := lookupPricing("anthropic")
 	for p := range warm.Rows {
 		x := float64(reps[0][p].Calls[3].Cached)
 		if x == 0 {

@@ -18,7 +18,7 @@ type Table struct {
 	// each preset's ratio to none and retention over those runs.
 	OutputHeavy Subset `json:"output_heavy"`
 	// Pricings names the price models the text tables show (default
-	// [DefaultPricings]); the JSON carries the cost under every one.
+	// defaultPricings); the JSON carries the cost under every one.
 	Pricings []string `json:"-"`
 	// CacheTTL is the prompt cache's lifetime the costs were priced with
 	// (Options.CacheTTL; in the JSON, nanoseconds as time.Duration

@@ -84,15 +84,15 @@ func (t *Table) WritePerRun(w io.Writer) error {
 }
 
 // shown returns the price models the text columns use: t.Pricings, or
-// [DefaultPricings].
+// defaultPricings.
 func (t *Table) shown() []Pricing {
 	names := t.Pricings
 	if len(names) == 0 {
-		names = DefaultPricings
+		names = defaultPricings
 	}
 	var out []Pricing
 	for _, n := range names {
-		if p, err := LookupPricing(n); err == nil {
+		if p, err := lookupPricing(n); err == nil {
 			out = append(out, p)
 		}
 	}
@@ -183,7 +183,7 @@ func (t *Table) writeNotes(w io.Writer) error {
 		}
 	}
 	_, err := fmt.Fprintf(w, "output-heavy (largest tool result ≥ %s chars and ≥ 1/3 of all result chars): %d of %d%s\n",
-		thousands(HeavyMinChars), len(t.OutputHeavy.Recordings), len(t.Runs), t.heavyNames(3))
+		thousands(heavyMinChars), len(t.OutputHeavy.Recordings), len(t.Runs), t.heavyNames(3))
 	return err
 }
 

@@ -14,13 +14,13 @@ import (
 
 // Defaults of [Collapse].
 const (
-	// DefaultCollapseMinLines is the shortest block of repeated lines that
+	// defaultCollapseMinLines is the shortest block of repeated lines that
 	// is collapsed: shorter repeats (a shared import block, a common
 	// signature) cost less than the pointer's interruption.
-	DefaultCollapseMinLines = 8
-	// DefaultCollapseMaxBytes bounds the outputs the guard reads: larger
+	defaultCollapseMinLines = 8
+	// defaultCollapseMaxBytes bounds the outputs the guard reads: larger
 	// ones are left to the ceiling (ResultPolicy), which spills them.
-	DefaultCollapseMaxBytes = 256 << 10
+	defaultCollapseMaxBytes = 256 << 10
 	// collapseKeyChars: a line starts a block only when it holds at least
 	// this many non-blank characters; blank lines and braces repeat
 	// everywhere and would anchor matches on noise.
@@ -34,54 +34,30 @@ const (
 // CollapseName names the guard in cuts and events.
 const CollapseName = "collapse"
 
-// Collapse is a per-call guard ([Collapse.Guard]) that decides,
-// when a result arrives, to show once what the model was already shown: a
-// block of at least MinLines consecutive lines of the result that is
-// identical, line for line, to consecutive lines of an earlier result the
-// model still sees in this conversation becomes one marker line saying
-// which lines of the earlier result they repeat, for example
+// Collapse is a per-call guard ([Collapse.Guard]) that decides, when a
+// result arrives, to show once what the model was already shown: a block
+// of at least MinLines consecutive lines identical to consecutive lines of
+// an earlier result the model still sees whole becomes one marker line,
+// for example
 //
 //	[collapsed: lines 12-31 of this output (20 lines, 1480 chars) are lines 40-59 of the output of call call_7 shown earlier; recall call call_9 for this output in full]
 //
-// It is meant for agents that read the same file again in overlapping
-// line ranges (sed -n, cat, head: 60% of reads in recorded coding runs
-// re-read a file) and re-run commands whose output barely changes (a
-// failing test): the bytes the model already holds are not paid for again
-// on every later request. Because the model copy is decided once, at
-// arrival, requests stay append-only and cached.
+// It serves agents that re-read a file in overlapping ranges and re-run
+// commands whose output barely changes. The model copy is decided once, at
+// arrival, so requests stay append-only and cached; a block is collapsed
+// only when the marker is shorter than the lines it replaces. The stored
+// result is never changed: the cut (kind deduped, By "collapse", Of the
+// first earlier call referred to) says where to get it back.
 //
-// The stored result is never changed: Parts keeps the full output and the
-// cut (kind deduped, By "collapse", Of the first earlier call referred to,
-// Locator "call:<id>") says where to get it; the agent's recall tool or
-// the store gives it back. A block is collapsed only when the marker is
-// shorter than the lines it replaces.
-//
-// An earlier result is a source only while the model still sees it
-// whole: not cleared or trimmed by a view policy, not in a round a
-// compaction note clears or a turn a summary replaces. A source's lines
-// are counted in the text the model was shown of it (its model copy), so
-// "lines 40-59 of the output of call call_7" are lines the model read.
-//
-// Calls made before this one in its own round are earlier results too,
-// in call order (the order of the assistant message's tool calls): two
-// reads of one file in a round reach the model once and a pointer, the
-// second pointing at the first, however the two finish; a call is never
-// collapsed onto a later call of its round. A call whose result could be
-// collapsed at all waits for the earlier calls of its round still running
-// beside it (harness.CallInfo.RoundResults); it stops waiting when its
-// context ends, or 10 s before its deadline (the tool timeout; half-way
-// there when less than 20 s are left), and is then decided from the
-// earlier results that have completed, so a slow neighbour never makes a
-// finished call time out.
-//
-// Only results whose model copy is text (no image or JSON part) and at
-// most MaxBytes are considered, and a result some inner guard already cut
-// is left alone. Use the guard inside the ceiling (after ResultPolicy in
-// Options.Guards, so it sees the result first): a re-read that collapses
-// below the ceiling then needs no spill. The zero value and a nil
-// *Collapse mean the defaults. The guard keeps no state: everything it
-// needs is in harness.CallInfo (the transcript and the round's results),
-// so a conversation reloaded from a store collapses as the live one did.
+// A source's lines are counted in the text the model was shown of it.
+// Earlier calls of the same round are sources too, in call order: a call
+// that could collapse waits for them (harness.CallInfo.RoundResults) until
+// its context ends or shortly before its deadline, then decides from those
+// that completed. Only text results of at most MaxBytes that no inner
+// guard cut are considered. Use it inside the ceiling (after ResultPolicy
+// in Options.Guards) so a re-read that collapses needs no spill. The zero
+// value and a nil *Collapse mean the defaults. It keeps no state, so a
+// conversation reloaded from a store collapses as the live one did.
 type Collapse struct {
 	// MinLines is the shortest block collapsed (default 8).
 	MinLines int
@@ -104,10 +80,10 @@ func (c *Collapse) Guard() harness.Guard {
 		cfg = *c
 	}
 	if cfg.MinLines <= 0 {
-		cfg.MinLines = DefaultCollapseMinLines
+		cfg.MinLines = defaultCollapseMinLines
 	}
 	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = DefaultCollapseMaxBytes
+		cfg.MaxBytes = defaultCollapseMaxBytes
 	}
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/agentharness/harness/internal/locator"
 )
 
-// MetaDedupe is the ToolResult.Meta key under which a ResultPolicy with
+// metaDedupe is the ToolResult.Meta key under which a ResultPolicy with
 // Dedupe on records what later calls need to know of a result: "write"
 // for a call that may have modified something, "read" for a read-only call
 // that cannot be a reference (Network, exempt, arguments that are not
@@ -21,9 +21,9 @@ import (
 // for a read-only call a later repeat may point at. The transcript keeps
 // it, so repeat suppression needs no state of its own and survives a
 // conversation reloaded from the store.
-const MetaDedupe = "dedupe"
+const metaDedupe = "dedupe"
 
-// Values of MetaDedupe other than a digest.
+// Values of metaDedupe other than a digest.
 const (
 	dedupeWrite = "write"
 	dedupeRead  = "read"
@@ -57,7 +57,7 @@ func newDedupeCall(info harness.CallInfo, call *harness.ToolCall, res *harness.T
 	return &dedupeCall{key: key, info: info, call: call}
 }
 
-// stampDedupe records v under MetaDedupe. Meta is copied first: a tool may
+// stampDedupe records v under metaDedupe. Meta is copied first: a tool may
 // hand out one map for many results.
 func stampDedupe(res *harness.ToolResult, v string) {
 	if res == nil {
@@ -67,7 +67,7 @@ func stampDedupe(res *harness.ToolResult, v string) {
 	if m == nil {
 		m = map[string]any{}
 	}
-	m[MetaDedupe] = v
+	m[metaDedupe] = v
 	res.Meta = m
 }
 
@@ -89,7 +89,7 @@ func (d *dedupeCall) repeatOf(ctx context.Context, stamp string, from int) (earl
 	var ref earlier
 	for i := len(before) - 1; i >= 0; i-- {
 		e := before[i]
-		s, _ := e.res.Meta[MetaDedupe].(string)
+		s, _ := e.res.Meta[metaDedupe].(string)
 		if s == "" || s == dedupeWrite {
 			break
 		}

@@ -347,8 +347,8 @@ func TestDedupeFromTheTranscript(t *testing.T) {
 		rs := s.round(rpRead(`{"path":"a.go"}`), rpFetch(`{"path":"a.go"}`), rpWrite(`{"path":"a.go","text":"x"}`))
 		want := []string{"sha256:", dedupeRead, dedupeWrite}
 		for i, r := range rs {
-			if got, _ := r.Meta[MetaDedupe].(string); !strings.HasPrefix(got, want[i]) {
-				t.Errorf("result %d: %s = %q, want %q…", i, MetaDedupe, got, want[i])
+			if got, _ := r.Meta[metaDedupe].(string); !strings.HasPrefix(got, want[i]) {
+				t.Errorf("result %d: %s = %q, want %q…", i, metaDedupe, got, want[i])
 			}
 		}
 	})

@@ -11,8 +11,8 @@ import (
 // command line, a file's first lines, a JSON envelope), the end carries the
 // verdict (the last lines of a build or test log).
 const (
-	DefaultPreviewHead = 3 << 10
-	DefaultPreviewTail = 1 << 10
+	defaultPreviewHead = 3 << 10
+	defaultPreviewTail = 1 << 10
 )
 
 // Window is what a [Preview] chooses from: the first and the last bytes of
@@ -41,7 +41,7 @@ type Preview interface {
 	Split(w Window, budget int) (head, tail int)
 }
 
-// MaxExcerptBytes bounds the text a [ContextPreview] is asked about: the
+// maxExcerptBytes bounds the text a [ContextPreview] is asked about: the
 // relevance pass reads the whole text (twice), so it runs only when the
 // whole text is at hand and at most this big. A result held in memory is
 // at hand whatever its size, but the pass costs time in proportion; a
@@ -51,14 +51,14 @@ type Preview interface {
 // get [Preview.Split]'s head and tail. 4 MiB is 170 ceilings' worth of
 // text, far more than a build log or a grep needs, and tokenizes in tens
 // of milliseconds.
-const MaxExcerptBytes = 4 << 20
+const maxExcerptBytes = 4 << 20
 
 // ContextPreview is a [Preview] that can also choose pieces from the
 // middle of a payload, knowing the call and (through
 // [harness.CallInfoFrom] on ctx) the transcript: what the agent asked for
 // and what it is looking for. [ResultPolicy] uses Excerpt when its
 // Preview implements it and the whole text is at hand and at most
-// [MaxExcerptBytes]; otherwise, or when Excerpt declines (ok false), it
+// maxExcerptBytes; otherwise, or when Excerpt declines (ok false), it
 // uses Split. [Relevant] is the implementation.
 //
 // As with Split, an implementation only chooses: the guard takes the
@@ -80,7 +80,7 @@ type Excerpt struct {
 	// Spans are byte ranges of the text, the most important first: the
 	// guard keeps each one that still fits, in this order, so a preview
 	// states its priorities by the order alone. Overlapping and adjacent
-	// spans are merged. At most [MaxExcerptSpans] are considered.
+	// spans are merged. At most maxExcerptSpans are considered.
 	Spans []Span
 	// Size is how much of the budget the excerpt may use, gap lines
 	// included; 0, or more than the budget, means all of it.
@@ -91,9 +91,9 @@ type Excerpt struct {
 	Why string
 }
 
-// MaxExcerptSpans bounds the spans of an [Excerpt] the guard considers,
+// maxExcerptSpans bounds the spans of an [Excerpt] the guard considers,
 // and so its work.
-const MaxExcerptSpans = 4096
+const maxExcerptSpans = 4096
 
 // Span is a byte range [Start, End) of a payload's text.
 type Span struct {
@@ -125,7 +125,7 @@ type HeadTail struct {
 func (p HeadTail) Split(w Window, budget int) (head, tail int) {
 	h, t := p.Head, p.Tail
 	if h <= 0 && t <= 0 {
-		h, t = DefaultPreviewHead, DefaultPreviewTail
+		h, t = defaultPreviewHead, defaultPreviewTail
 	}
 	h, t = max(h, 0), max(t, 0)
 	if budget <= 0 {

@@ -342,9 +342,9 @@ func (m *cutMarker) boundExcerpt(tier int) int {
 
 // renderPreview makes the model copy of an oversized payload: an excerpt
 // when the guard's Preview is a ContextPreview and the whole text (at most
-// MaxExcerptBytes) is at hand, else the Split head and tail.
+// maxExcerptBytes) is at hand, else the Split head and tail.
 func (g *resultGuard) renderPreview(ctx context.Context, call *harness.ToolCall, src previewSource, whole bool, m cutMarker, limit int, fill bool) string {
-	if cp, ok := g.preview.(ContextPreview); ok && whole && src.total <= MaxExcerptBytes {
+	if cp, ok := g.preview.(ContextPreview); ok && whole && src.total <= maxExcerptBytes {
 		if out, ok := renderExcerpt(ctx, call, cp, src.head, m, limit, fill); ok {
 			return out
 		}
@@ -382,7 +382,7 @@ func renderExcerpt(ctx context.Context, call *harness.ToolCall, cp ContextPrevie
 		size = budget
 	}
 	plan := newExcerptPlan(text, size)
-	for _, s := range ex.Spans[:min(len(ex.Spans), MaxExcerptSpans)] {
+	for _, s := range ex.Spans[:min(len(ex.Spans), maxExcerptSpans)] {
 		plan.add(s.Start, s.End, s.Reasons)
 	}
 	if len(plan.spans) == 0 {

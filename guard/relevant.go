@@ -13,9 +13,9 @@ import (
 // Default shares of a [Relevant] preview: 4 KiB in all, as [HeadTail]'s
 // default, of which 1.5 KiB go to the lines that match.
 const (
-	DefaultRelevantHead   = 1536
-	DefaultRelevantMiddle = 1536
-	DefaultRelevantTail   = 1024
+	defaultRelevantHead   = 1536
+	defaultRelevantMiddle = 1536
+	defaultRelevantTail   = 1024
 )
 
 // relevantWhy is what the marker says the picked lines were picked for.
@@ -23,8 +23,8 @@ const relevantWhy = "they contain words of your call, your previous message or t
 
 // relevantCandidates bounds the matching lines a Relevant preview ranks
 // (the best ones are kept), and so its memory: each becomes at most three
-// spans, well under MaxExcerptSpans.
-const relevantCandidates = MaxExcerptSpans / 4
+// spans, well under maxExcerptSpans.
+const relevantCandidates = maxExcerptSpans / 4
 
 // Relevant is a [ContextPreview] that spends part of a spilled result's
 // preview on the lines the agent is most likely looking for instead of on
@@ -44,7 +44,7 @@ const relevantCandidates = MaxExcerptSpans / 4
 // With nothing to match (no query words, or no line between head and tail
 // containing one) it is [HeadTail]{Head: Head+Middle, Tail: Tail}, as it
 // is for a streamed result whose text is not kept whole (see
-// [MaxExcerptBytes]). When the preview may use the whole ceiling
+// maxExcerptBytes). When the preview may use the whole ceiling
 // (Window.Fill) or the budget is smaller than Head+Middle+Tail, the three
 // shares are scaled to the budget.
 //
@@ -61,7 +61,7 @@ type Relevant struct {
 func (r Relevant) shares(budget int, fill bool) (h, m, t int) {
 	h, m, t = max(r.Head, 0), max(r.Middle, 0), max(r.Tail, 0)
 	if h+m+t == 0 {
-		h, m, t = DefaultRelevantHead, DefaultRelevantMiddle, DefaultRelevantTail
+		h, m, t = defaultRelevantHead, defaultRelevantMiddle, defaultRelevantTail
 	}
 	budget = max(budget, 0)
 	if sum := int64(h) + int64(m) + int64(t); fill || sum > int64(budget) {
@@ -85,7 +85,7 @@ func (r Relevant) Split(w Window, budget int) (head, tail int) {
 // Excerpt implements [ContextPreview].
 func (r Relevant) Excerpt(ctx context.Context, call *harness.ToolCall, w Window, budget int) (Excerpt, bool) {
 	text := w.Head
-	if budget <= 0 || call == nil || int64(len(text)) != w.Total || len(text) > MaxExcerptBytes {
+	if budget <= 0 || call == nil || int64(len(text)) != w.Total || len(text) > maxExcerptBytes {
 		return Excerpt{}, false
 	}
 	query := relevanceQuery(ctx, call)

@@ -58,7 +58,7 @@ func TestRelevantBoundSweep(t *testing.T) {
 	// then a log-spread sample: the whole sweep stays a few seconds
 	// under -race.
 	limits := []int{}
-	for m := MinMaxBytes; m <= 4096; m++ {
+	for m := minMaxBytes; m <= 4096; m++ {
 		if m <= 1024 || m%5 == 0 {
 			limits = append(limits, m)
 		}
@@ -115,7 +115,7 @@ func FuzzRelevantPreview(f *testing.F) {
 	f.Add([]byte(lock), "zod version", uint32(4096), false)
 	f.Add([]byte("\n\n\n"+strings.Repeat("日本語 needle\n", 500)), "needle", uint32(256), false)
 	f.Fuzz(func(t *testing.T, data []byte, query string, l uint32, fill bool) {
-		limit := MinMaxBytes + int(l%uint32(64<<10))
+		limit := minMaxBytes + int(l%uint32(64<<10))
 		if len(data) <= limit {
 			data = bytes.Repeat(append(data, '\n'), limit/(len(data)+1)+2)
 		}

@@ -210,7 +210,7 @@ func TestRelevantPageOfSpill(t *testing.T) {
 }
 
 func TestRelevantStreams(t *testing.T) {
-	t.Run("a stream within MaxExcerptBytes gets an excerpt", func(t *testing.T) {
+	t.Run("a stream within maxExcerptBytes gets an excerpt", func(t *testing.T) {
 		ws := t.TempDir()
 		build, want := relBuildLog(300_000)
 		in, _ := rpStreamResult(build)
@@ -241,8 +241,8 @@ func TestRelevantStreams(t *testing.T) {
 		if !strings.Contains(marker(out), "Shown here: the start up to line") || res.Meta["stream_bytes"] != int64(size) {
 			t.Errorf("long stream: %s (%v bytes)", marker(out), res.Meta["stream_bytes"])
 		}
-		// The whole text is kept up to MaxExcerptBytes, then dropped.
-		if grew := int64(peak) - int64(base); grew > 2*MaxExcerptBytes+4<<20 {
+		// The whole text is kept up to maxExcerptBytes, then dropped.
+		if grew := int64(peak) - int64(base); grew > 2*maxExcerptBytes+4<<20 {
 			t.Errorf("peak heap grew by %d bytes for a %d-byte stream", grew, size)
 		}
 		t.Logf("peak heap growth %d bytes streaming %d bytes", int64(peak)-int64(base), size)

@@ -16,74 +16,48 @@ const (
 	// tokens of English, generous for a file page or a query result, far
 	// below what floods a context window.
 	DefaultMaxBytes = 24 << 10
-	// MinMaxBytes is the smallest ceiling the guard enforces: the room a
+	// minMaxBytes is the smallest ceiling the guard enforces: the room a
 	// marker naming a spill path needs. Smaller positive values are
 	// raised to it.
-	MinMaxBytes = 256
-	// DefaultStreamKeep is how much of a stream the guard keeps in memory
+	minMaxBytes = 256
+	// defaultStreamKeep is how much of a stream the guard keeps in memory
 	// (and so in the transcript) when it cannot spill it.
-	DefaultStreamKeep = 1 << 20
+	defaultStreamKeep = 1 << 20
 )
 
 // ResultPolicyName names the guard in cuts and events.
 const ResultPolicyName = "resultpolicy"
 
-// ResultPolicy is the per-result guard: a ceiling on how much
-// of one tool result reaches the model, a spill of the full payload to a
-// file the model can page when the ceiling is hit, and an opt-in
-// suppression of exact repeats. Its [ResultPolicy.Guard] is a
-// [harness.Guard] for [harness.Options].Guards.
+// ResultPolicy is the per-result guard: a ceiling on how much of one tool
+// result reaches the model, a spill of the full payload to a file the model
+// can page when the ceiling is hit, and an opt-in suppression of exact
+// repeats. Its [ResultPolicy.Guard] is a [harness.Guard] for
+// [harness.Options].Guards. The guard never turns a call into a failure.
 //
-// Size is measured on what the model would be sent: text parts plus
-// structured content serialized, a payload sent both ways counted once
-// ([harness.ToolResult.PayloadSize]). A result over the ceiling keeps its
-// full payload (Parts is never changed) and gets a model copy made of a
-// preview — by default a head, a tail and the lines in between that match
-// what the agent is looking for ([Relevant]), cut at line breaks and UTF-8
-// boundaries, invalid UTF-8 replaced — around a marker
-// that names the tool, the bytes in total and shown, the spill path
-// relative to the workspace, and how to read the rest (read_file with
-// offset/limit, grep on that path). The whole model copy, marker included,
-// is at most the ceiling, for any input.
+// Size is measured on what the model would be sent
+// ([harness.ToolResult.PayloadSize]); an image counts at its token price by
+// its pixel size and always reaches the model whole, the text beside it cut
+// to what the images leave of the ceiling. A result over the ceiling keeps
+// its full payload (Parts is never changed) and gets a model copy of at
+// most the ceiling: a preview (by default [Relevant]: head, tail and the
+// lines that match what the agent looks for, cut at line breaks and UTF-8
+// boundaries) around a marker naming the tool, the bytes in total and
+// shown, the spill path and how to read the rest.
 //
-// Spill files go to <workspace>/.harness/spill/<conversation>/
-// <call>-<tool>.txt — raw text when one text part holds at least 80% of the
-// bytes, so line paging and grep work (a text part that is a JSON document
-// and the whole payload is saved pretty-printed as .json, for the same
-// reason) — or .json, the parts pretty-printed, otherwise. When the spill
-// cannot be written (no workspace, read-only workspace, full disk) the
-// guard falls back to a head+tail preview that uses the whole ceiling and a
-// marker saying the full result is kept in the transcript only. The guard
-// never turns a call into a failure.
-//
-// A result that is a page of a spill file (its Meta["path"] lies under
-// .harness/spill/, as read_file sets it) is never spilled again: a page
-// that fits is shown whole, a larger one is cut to the ceiling with a
-// marker asking for fewer lines.
-//
-// A result that arrives as a Stream is consumed by the guard: if it fits
-// it becomes a text part; if not it flows straight into the spill file
-// with memory bounded by about 2 × MaxBytes plus a fixed 64 KiB (plus up
-// to [MaxExcerptBytes] while a [ContextPreview] waits for the whole
-// text), and the transcript keeps the model copy while the spill file
-// (Cut.Locator, Meta["spill_path"]) is the full record — a 1 GiB output
-// does not belong in a transcript store. Meta["stream_bytes"] holds the
-// stream's size.
-//
-// An image counts at its price, by its pixel size, under the dearest
-// provider's rule (about 4 bytes a token: a 1000×1000 screenshot counts
-// 5.3 KiB), never by the length of its bytes, and reaches the model whole:
-// a cut keeps every image and cuts the text beside it to what the images
-// leave of the ceiling (at least 4 KiB, or the ceiling when smaller); the
-// spill file holds that text. To keep a tool's images away from the
-// model, its tool must leave them out of its result.
+// Spill files go to <workspace>/.harness/spill/<conversation>/<call>-<tool>
+// as raw text (.txt) when one text part holds most of the bytes, else as
+// pretty-printed JSON. When the spill cannot be written the preview uses
+// the whole ceiling and the marker says the full result is kept in the
+// transcript only. A page of a spill file is never spilled again. A result
+// that arrives as a Stream flows into the spill file with memory bounded by
+// about twice the ceiling; the transcript then keeps the model copy and the
+// spill file is the full record (Meta["spill_path"], Meta["stream_bytes"]).
 //
 // The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
-// spill on, the [Relevant] preview (4 KiB: head, tail and matching lines),
-// dedupe off.
+// spill on, the [Relevant] preview, dedupe off.
 type ResultPolicy struct {
 	// MaxBytes is the ceiling of one result's model copy: 0 (or less)
-	// means DefaultMaxBytes, values below MinMaxBytes are raised to it.
+	// means DefaultMaxBytes, values below minMaxBytes are raised to it.
 	MaxBytes int
 	// NoCeiling turns the ceiling off (and with it spill and previews):
 	// results reach the model whole unless a tool's own MaxBytes caps
@@ -98,7 +72,7 @@ type ResultPolicy struct {
 	// input; exactly HeadTail's 3 KiB + 1 KiB when nothing matches). A
 	// [ContextPreview] like it sees the call and the transcript and picks
 	// lines from the middle when the whole text is at hand
-	// ([MaxExcerptBytes]); larger streams get its head and tail.
+	// (maxExcerptBytes); larger streams get its head and tail.
 	Preview Preview
 	// Dedupe suppresses exact repeats of read-only calls (off by default).
 	Dedupe Dedupe
@@ -118,7 +92,7 @@ type ResultPolicy struct {
 // ToolLimit overrides a [ResultPolicy] for one tool.
 type ToolLimit struct {
 	// MaxBytes is the tool's own ceiling: 0 (or less) keeps the
-	// policy's, values below MinMaxBytes are raised to it.
+	// policy's, values below minMaxBytes are raised to it.
 	MaxBytes int
 	// NoCeiling turns the ceiling off for this tool (Dedupe still acts;
 	// Exempt takes the tool out of the policy altogether).
@@ -142,7 +116,7 @@ type ToolLimit struct {
 // and becomes the one later repeats point at.
 //
 // The decision is made from the transcript, like Collapse's: the guard
-// stamps every result it admits (Meta[[MetaDedupe]]: written, read, or the
+// stamps every result it admits (Meta[metaDedupe]: written, read, or the
 // payload's digest) and walks back over the results before the call — the
 // transcript, then the earlier calls of the call's own round
 // (harness.CallInfo.RoundResults; a repeat waits for an identical call
@@ -206,7 +180,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 		g.preview = Relevant{}
 	}
 	if g.streamKeep <= 0 {
-		g.streamKeep = DefaultStreamKeep
+		g.streamKeep = defaultStreamKeep
 	}
 	if cfg.Dedupe.From > 0 {
 		g.dedupeFrom = max(cfg.Dedupe.From, 2)
@@ -215,7 +189,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 }
 
 // resolveLimit maps a MaxBytes field and its NoCeiling to a ceiling (0:
-// none): off → 0, ≤ 0 → def, otherwise at least MinMaxBytes.
+// none): off → 0, ≤ 0 → def, otherwise at least minMaxBytes.
 func resolveLimit(n int, off bool, def int) int {
 	switch {
 	case off:
@@ -223,7 +197,7 @@ func resolveLimit(n int, off bool, def int) int {
 	case n <= 0:
 		return def
 	}
-	return max(n, MinMaxBytes)
+	return max(n, minMaxBytes)
 }
 
 // limitFor returns the ceiling of a tool (0: none) and whether the tool is

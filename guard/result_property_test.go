@@ -57,7 +57,7 @@ func rpCheckCopy(t testing.TB, what string, text string, limit int) {
 func TestResultCeilingBoundSweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	limits := []int{}
-	for m := MinMaxBytes; m <= 4096; m++ {
+	for m := minMaxBytes; m <= 4096; m++ {
 		limits = append(limits, m)
 	}
 	for range 40 {
@@ -177,7 +177,7 @@ func FuzzResultCeiling(f *testing.F) {
 		if len(unit) == 0 {
 			return
 		}
-		limit := MinMaxBytes + int(m%uint32(1<<20-MinMaxBytes+1))
+		limit := minMaxBytes + int(m%uint32(1<<20-minMaxBytes+1))
 		n := limit + 1 + int(m%997)
 		data := bytes.Repeat(unit, n/len(unit)+1)
 		rpEndToEnd(t, "fuzz", data, limit)

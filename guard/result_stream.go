@@ -102,8 +102,8 @@ func (g *resultGuard) streamOver(ctx context.Context, call *harness.ToolCall, in
 	}
 	if _, ok := g.preview.(ContextPreview); ok && store != nil {
 		// A context-aware preview needs the whole text: keep it while it
-		// stays within MaxExcerptBytes (see there).
-		tr.whole = make([]byte, 0, min(2*len(head), MaxExcerptBytes))
+		// stays within maxExcerptBytes (see there).
+		tr.whole = make([]byte, 0, min(2*len(head), maxExcerptBytes))
 	}
 	tr.observe(head)
 	switch {
@@ -271,7 +271,7 @@ type streamTracker struct {
 	n, nl, consumed int64
 	err             error
 	// whole, when not nil, keeps every byte observed for a ContextPreview
-	// until it would pass MaxExcerptBytes; then it is dropped and
+	// until it would pass maxExcerptBytes; then it is dropped and
 	// overflow set.
 	whole    []byte
 	overflow bool
@@ -279,12 +279,12 @@ type streamTracker struct {
 
 func (t *streamTracker) observe(p []byte) {
 	if t.whole != nil {
-		if len(t.whole)+len(p) > MaxExcerptBytes {
+		if len(t.whole)+len(p) > maxExcerptBytes {
 			t.whole, t.overflow = nil, true
 		} else {
 			if len(t.whole)+len(p) > cap(t.whole) {
 				// Grow by doubling, never past the bound.
-				grown := make([]byte, len(t.whole), min(max(2*cap(t.whole), len(t.whole)+len(p)), MaxExcerptBytes))
+				grown := make([]byte, len(t.whole), min(max(2*cap(t.whole), len(t.whole)+len(p)), maxExcerptBytes))
 				copy(grown, t.whole)
 				t.whole = grown
 			}

@@ -261,8 +261,8 @@ func TestResultPolicyTruncationUsesTheWholeCeiling(t *testing.T) {
 		t.Fatalf("truncated copy is %d bytes, want close to %d", n, DefaultMaxBytes)
 	}
 	spilled := rpCall(t, nil, rpContext(t.TempDir(), "c", harness.ReadOnly, nil), "shell", "call_1", harness.TextResult(rpLog(100<<10)))
-	if n := len(rpModelText(spilled)); n > DefaultPreviewHead+DefaultPreviewTail+1024 {
-		t.Fatalf("spilled preview is %d bytes, want about %d", n, DefaultPreviewHead+DefaultPreviewTail)
+	if n := len(rpModelText(spilled)); n > defaultPreviewHead+defaultPreviewTail+1024 {
+		t.Fatalf("spilled preview is %d bytes, want about %d", n, defaultPreviewHead+defaultPreviewTail)
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 // match the call.
 const DefaultRunCeilingBytes = 2 << 10
 
-// DefaultRunCeilingMinBytes is [RunCeiling]'s default MinBytes: below
+// defaultRunCeilingMinBytes is [RunCeiling]'s default MinBytes: below
 // it a cut saves too little to pay for what Collapse no longer saves.
-const DefaultRunCeilingMinBytes = 3 << 10
+const defaultRunCeilingMinBytes = 3 << 10
 
 // RunCeiling is a [harness.Guard] factory, part of the default stack
 // (stack.Config.NoRunCeiling leaves it out): a lower ceiling, with spill
@@ -49,10 +49,10 @@ const DefaultRunCeilingMinBytes = 3 << 10
 // each.
 type RunCeiling struct {
 	// MaxBytes is the ceiling of a run's model copy (default
-	// DefaultRunCeilingBytes; values below MinMaxBytes are raised to it).
+	// DefaultRunCeilingBytes; values below minMaxBytes are raised to it).
 	MaxBytes int
 	// MinBytes is the smallest model copy the run ceiling cuts (default
-	// DefaultRunCeilingMinBytes; raised to MaxBytes): an output a little
+	// defaultRunCeilingMinBytes; raised to MaxBytes): an output a little
 	// over the ceiling would lose a few hundred bytes for its marker and
 	// its lines to Collapse, whose later repeats would find only the
 	// preview to collapse onto. A streamed output is cut at MaxBytes as it
@@ -90,7 +90,7 @@ func (r *RunCeiling) Guard() harness.Guard {
 	}
 	minBytes := cfg.MinBytes
 	if minBytes <= 0 {
-		minBytes = DefaultRunCeilingMinBytes
+		minBytes = defaultRunCeilingMinBytes
 	}
 	minBytes = max(minBytes, cfg.MaxBytes)
 	inner := (&ResultPolicy{MaxBytes: cfg.MaxBytes, Preview: cfg.Preview, NoSpill: cfg.NoSpill, Store: cfg.Store}).Guard()

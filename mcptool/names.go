@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// MaxNameLen is the longest tool name sent to a model: OpenAI accepts 64
+// maxNameLen is the longest tool name sent to a model: OpenAI accepts 64
 // characters of [a-zA-Z0-9_-], Anthropic 128.
-const MaxNameLen = 64
+const maxNameLen = 64
 
-// NamespaceSep joins a server name and a tool name when two servers (or a
+// namespaceSep joins a server name and a tool name when two servers (or a
 // server and a built-in tool) offer the same name.
-const NamespaceSep = "__"
+const namespaceSep = "__"
 
 // sanitizeName maps an MCP tool name to the characters every provider
 // accepts: anything but letters, digits, "_" and "-" becomes "_".
@@ -32,15 +32,15 @@ func sanitizeName(s string) string {
 	return b.String()
 }
 
-// fitName shortens a name longer than MaxNameLen, keeping it unique with a
+// fitName shortens a name longer than maxNameLen, keeping it unique with a
 // hash of the whole name.
 func fitName(s string) string {
-	if len(s) <= MaxNameLen {
+	if len(s) <= maxNameLen {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
 	suffix := "_" + hex.EncodeToString(sum[:])[:8]
-	return s[:MaxNameLen-len(suffix)] + suffix
+	return s[:maxNameLen-len(suffix)] + suffix
 }
 
 // toolKey identifies one tool of one server.
@@ -67,12 +67,12 @@ func assignNames(keys []toolKey, reserved []string) map[toolKey]string {
 	for _, k := range keys {
 		name := sanitizeName(k.tool)
 		if count[name] > 1 {
-			name = sanitizeName(k.server) + NamespaceSep + name
+			name = sanitizeName(k.server) + namespaceSep + name
 		}
 		name = fitName(name)
 		if taken[name] {
 			sum := sha256.Sum256([]byte(k.server + "\x00" + k.tool))
-			name = fitName(name[:min(len(name), MaxNameLen-9)] + "_" + hex.EncodeToString(sum[:])[:8])
+			name = fitName(name[:min(len(name), maxNameLen-9)] + "_" + hex.EncodeToString(sum[:])[:8])
 		}
 		taken[name] = true
 		out[k] = name

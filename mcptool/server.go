@@ -17,16 +17,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// DefaultCallTimeout bounds a call when Options.CallTimeout and the
+// server's own timeout are zero.
+const DefaultCallTimeout = 60 * time.Second
+
 // Defaults used when an Options field is zero.
 const (
-	DefaultCallTimeout     = 60 * time.Second
-	DefaultStartTimeout    = 30 * time.Second
-	DefaultMaxMessageBytes = 64 << 20
-	DefaultStderrTail      = 4 << 10
-	DefaultRestartBackoff  = time.Second
-	// MaxRestartBackoff caps the wait between restarts of a server that
+	defaultStartTimeout    = 30 * time.Second
+	defaultMaxMessageBytes = 64 << 20
+	defaultStderrTail      = 4 << 10
+	defaultRestartBackoff  = time.Second
+	// maxRestartBackoff caps the wait between restarts of a server that
 	// keeps wedging.
-	MaxRestartBackoff = time.Minute
+	maxRestartBackoff = time.Minute
 )
 
 // stopGrace is how long a stopping stdio server gets after its stdin is
@@ -69,7 +72,7 @@ type Options struct {
 	// after a call times out and the server does not answer a ping either,
 	// its session is closed and it is started again by the first call
 	// RestartBackoff later (default 1 s); each further time in a row waits
-	// twice as long, at most MaxRestartBackoff. A call before then is an
+	// twice as long, at most maxRestartBackoff. A call before then is an
 	// IsError result saying when. A negative value restarts at once.
 	RestartBackoff time.Duration
 }
@@ -83,16 +86,16 @@ func (o *Options) withDefaults() Options {
 		out.CallTimeout = DefaultCallTimeout
 	}
 	if out.StartTimeout <= 0 {
-		out.StartTimeout = DefaultStartTimeout
+		out.StartTimeout = defaultStartTimeout
 	}
 	if out.MaxMessageBytes <= 0 {
-		out.MaxMessageBytes = DefaultMaxMessageBytes
+		out.MaxMessageBytes = defaultMaxMessageBytes
 	}
 	if out.StderrTail <= 0 {
-		out.StderrTail = DefaultStderrTail
+		out.StderrTail = defaultStderrTail
 	}
 	if out.RestartBackoff == 0 {
-		out.RestartBackoff = DefaultRestartBackoff
+		out.RestartBackoff = defaultRestartBackoff
 	}
 	if out.ClientName == "" {
 		out.ClientName = "harness"
@@ -552,7 +555,7 @@ func (s *Server) wedge(ctx context.Context, c *conn, tool string) {
 	s.wedged++
 	if n := s.wedged; s.opts.RestartBackoff > 0 {
 		d := s.opts.RestartBackoff << min(n-1, 16)
-		s.notUntil = time.Now().Add(min(d, MaxRestartBackoff))
+		s.notUntil = time.Now().Add(min(d, maxRestartBackoff))
 	}
 	s.mu.Unlock()
 	why := s.broken(c, errors.New("no answer to the call nor to a ping"))

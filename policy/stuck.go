@@ -42,29 +42,20 @@ const stuckName = "stuck"
 //     error result in consecutive rounds. One failure short of FailAfter
 //     adds a nudge; FailAfter stops.
 //
-// A streak (one pattern in consecutive rounds) is nudged once, in the
-// round it qualifies after n rounds, and again only every n rounds it
-// goes on (a repeat nudged after 3 rounds is stopped at 6 with the
-// defaults, so it is told once): the nudge stays in every later view of
-// the turn, and the same advice each round only lengthens every later
-// request.
-//
-// A nudge is a user message placed right after the round that triggered
-// it, so it stays where it was in every later view of the turn: views are
-// rebuilt from the transcript every round, the policy recomputes its
-// verdict for every prefix of the turn's rounds, and the request only ever
-// grows at its end (prompt caches stay warm). A stop sets v.Stop to
+// A streak is nudged once, when it qualifies, and again only every n rounds
+// it goes on. A nudge is a user message right after the round that
+// triggered it, recomputed from the transcript in every later view, so the
+// request only grows at its end (prompt caches stay warm). A stop sets
+// v.Stop to
 // [harness.Stuck]: the agent withholds tools and makes the synthesis call,
 // whose view ends with a message saying why tools were withdrawn, and the
 // turn's outcome is Stuck.
 //
-// The policy reads only the transcript, so the same transcript gives the
-// same view. It should run before policies that measure the whole view
-// (CompactPolicy), since its messages count. A nil *StuckPolicy or zero
+// It reads only the transcript; run it before CompactPolicy, which
+// measures its messages too. A nil *StuckPolicy or zero
 // fields mean defaults; a No… field turns its detector (or the repeats'
 // nudge or stop) off. A negative threshold is an error (ApplyView returns
-// it): negative numbers once meant "off", and a silent default in their
-// place would turn a detector back on.
+// it).
 type StuckPolicy struct {
 	// NudgeAfter and AbortAfter count identical consecutive rounds
 	// (defaults 3 and 6).

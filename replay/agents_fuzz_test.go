@@ -24,7 +24,7 @@ func FuzzParseClaudeCode(f *testing.F) {
 		`{"type":"user","uuid":"r","parentUuid":"a","isSidechain":true,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"ok"}]}]}}`))
 	f.Add([]byte(`[{"type":"user","isCompactSummary":true,"message":{"content":"sum"}},{"type":"system","subtype":"compact_boundary"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := ParseClaudeCodeAll("f.jsonl", data)
+		recs, err := parseClaudeCodeAll("f.jsonl", data)
 		checkAll(t, "f.jsonl", data, recs, err)
 	})
 }
@@ -47,7 +47,7 @@ func FuzzParseCodex(f *testing.F) {
 		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"x"}}` + "\n" +
 		`{"type":"response_item","payload":{"type":"message","role":"user","content":"<user_shell_command>"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := ParseCodexAll("f.jsonl", data)
+		recs, err := parseCodexAll("f.jsonl", data)
 		checkAll(t, "f.jsonl", data, recs, err)
 	})
 }
@@ -56,7 +56,7 @@ func FuzzParseSWEAgent(f *testing.F) {
 	seeds(f, "testdata/swe-agent/demo__function_calling_simple.traj")
 	f.Add([]byte(`{"history":[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"c","action":"ls"},{"role":"user","content":"out"},{"role":"assistant","content":[{"type":"text","text":"x"}],"tool_calls":[{"id":"i","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","content":"r","tool_call_ids":["i"]}],"info":{"model_stats":{"api_calls":2}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ParseSWEAgent("f.traj", data)
+		rec, err := parseSWEAgent("f.traj", data)
 		checkParse(t, "f.traj", data, rec, err)
 	})
 }
@@ -85,7 +85,7 @@ func FuzzParseGeminiCLI(f *testing.F) {
 	f.Add([]byte(`[{"role":"user","parts":[{"text":"<session_context>x</session_context>"}]},{"role":"user","parts":[{"text":"Here is the user's editor context"}]},{"role":"model","parts":[{"text":"a"}]},{"role":"user","parts":[{"text":"Here is a summary of changes in the user's editor context"}]}]`))
 	f.Add([]byte(`{"sessionId":"s","messages":[{"type":"user","content":[{"text":"This is the Gemini CLI. We are setting up the context for our chat."}]},{"type":"user","content":"q"},{"type":"gemini","content":"a"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ParseGeminiCLI("f.json", data)
+		rec, err := parseGeminiCLI("f.json", data)
 		checkParse(t, "f.json", data, rec, err)
 	})
 }

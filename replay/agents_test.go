@@ -96,7 +96,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ParseClaudeCodeAll("persisted.json", data)
+	recs, err := parseClaudeCodeAll("persisted.json", data)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d recordings, %v", len(recs), err)
 	}
@@ -130,7 +130,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err = ParseClaudeCodeAll("subagents.json", data)
+	recs, err = parseClaudeCodeAll("subagents.json", data)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%d recordings (want the main chain and one subagent), %v", len(recs), err)
 	}
@@ -157,7 +157,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err = ParseClaudeCodeAll("compacted.json", data)
+	recs, err = parseClaudeCodeAll("compacted.json", data)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%d recordings (want one per compaction segment), %v", len(recs), err)
 	}
@@ -259,8 +259,8 @@ func TestStandInSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{50, 3_000, 20_000} {
-		if got := c.Count(StandInSystem(n)); got < n*98/100 || got > n*102/100 {
-			t.Errorf("StandInSystem(%d) counts %d tokens", n, got)
+		if got := c.Count(standInSystem(n)); got < n*98/100 || got > n*102/100 {
+			t.Errorf("standInSystem(%d) counts %d tokens", n, got)
 		}
 	}
 }

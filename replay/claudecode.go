@@ -80,20 +80,20 @@ type ccCounts struct {
 	repeated int
 }
 
-// ParseClaudeCode imports a Claude Code session: the JSONL files Claude
+// parseClaudeCodeAll imports a Claude Code session: the JSONL files Claude
 // Code writes under ~/.claude/projects/<dir>/ (one per session, and
 // agent-*.jsonl for subagents), or a JSON array of the same entries (as
 // hooks dump them). It returns the main chain as Claude Code sent it to the
-// model; ParseClaudeCodeAll returns every model context in the file.
-func ParseClaudeCode(name string, data []byte) (*Recording, error) {
-	recs, err := ParseClaudeCodeAll(name, data)
+// model; parseClaudeCodeAll returns every model context in the file.
+func parseClaudeCode(name string, data []byte) (*Recording, error) {
+	recs, err := parseClaudeCodeAll(name, data)
 	if err != nil {
 		return nil, err
 	}
 	return recs[0], nil
 }
 
-// ParseClaudeCodeAll imports every model context of a Claude Code
+// parseClaudeCodeAll imports every model context of a Claude Code
 // session, main chain first:
 //
 //   - entries of type user and assistant are the messages; one response
@@ -123,18 +123,18 @@ func ParseClaudeCode(name string, data []byte) (*Recording, error) {
 // entries under the same uuids, and a later file's copies of entries an
 // earlier file held are left out (a warning says how many), so each
 // model call counts once.
-func ParseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
-	return parseClaudeCode(name, data, nil)
+func parseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
+	return parseClaudeCodeSeen(name, data, nil)
 }
 
 // ccSeen holds the uuids of the Claude Code entries one load has
 // imported, across its files.
 type ccSeen map[string]struct{}
 
-// parseClaudeCode is ParseClaudeCodeAll leaving out the entries seen
+// parseClaudeCodeSeen is parseClaudeCodeAll leaving out the entries seen
 // holds (nil: none); it adds the file's own to seen once the file is
 // imported, so that entries a file repeats within itself stay.
-func parseClaudeCode(name string, data []byte, seen ccSeen) ([]*Recording, error) {
+func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
 	src := &source{name: name, data: data}
 	vals, paths, partial, err := records(src)
 	if err != nil {

@@ -33,7 +33,7 @@ func TestClaudeCodeCommandContext(t *testing.T) {
 		entry("6", `"5"`, "user", `[{"type":"text","text":"<command-name>/model</command-name>"},{"type":"text","text":"Now run the linter"}]`, false),
 		entry("7", `"6"`, "assistant", `[{"type":"text","text":"Clean."}]`, false),
 	}
-	rec, err := ParseClaudeCode("cmd.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	rec, err := parseClaudeCode("cmd.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestClaudeCodeResumedCountedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := ParseClaudeCodeAll(p, data)
+		recs, err := parseClaudeCodeAll(p, data)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,18 +75,18 @@ type cxBuilder struct {
 	session, version                     string
 }
 
-// ParseCodex imports a Codex CLI rollout (rollout-*.jsonl, as Codex writes
+// parseCodex imports a Codex CLI rollout (rollout-*.jsonl, as Codex writes
 // them under ~/.codex/sessions/YYYY/MM/DD/). It returns the rollout's first
-// model context; ParseCodexAll returns one per compaction.
-func ParseCodex(name string, data []byte) (*Recording, error) {
-	recs, err := ParseCodexAll(name, data)
+// model context; parseCodexAll returns one per compaction.
+func parseCodex(name string, data []byte) (*Recording, error) {
+	recs, err := parseCodexAll(name, data)
 	if err != nil {
 		return nil, err
 	}
 	return recs[0], nil
 }
 
-// ParseCodexAll imports a Codex CLI rollout, both layouts: the {timestamp,
+// parseCodexAll imports a Codex CLI rollout, both layouts: the {timestamp,
 // type, payload} lines of Codex 0.4x and later (session_meta,
 // response_item, event_msg, turn_context, compacted) and the bare response
 // items of earlier versions. Response items are the conversation: a user
@@ -105,7 +105,7 @@ func ParseCodex(name string, data []byte) (*Recording, error) {
 // summary (the next prompt's context). The system prompt is recorded only
 // by Codex versions that write base_instructions; the tool schemas never
 // are (see Supply).
-func ParseCodexAll(name string, data []byte) ([]*Recording, error) {
+func parseCodexAll(name string, data []byte) ([]*Recording, error) {
 	src := &source{name: name, data: data}
 	vals, paths, partial, err := records(src)
 	if err != nil {

@@ -6,11 +6,11 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// ParseConversation imports harness's own transcript: the JSON of a
+// parseConversation imports harness's own transcript: the JSON of a
 // [harness.Conversation] (every turn, its context messages, round, full result
 // and the model's copy of it). The full result is ToolResult.Parts (and
 // Structured); what was shown is the stored model copy.
-func ParseConversation(name string, data []byte) (*Recording, error) {
+func parseConversation(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	fields, err := src.objectFields(0, data, "")
 	if err != nil {

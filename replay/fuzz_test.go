@@ -59,7 +59,7 @@ func FuzzParseMiniSWE(f *testing.F) {
 	seeds(f, "testdata/chat.json")
 	f.Add([]byte(`{"trajectory_format":"mini-swe-agent-1.1","messages":[{"role":"user","content":"t"},{"role":"assistant","tool_calls":[{"id":"x","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},{"role":"tool","tool_call_id":"x","content":"<returncode>0</returncode>\n<warning>long</warning>","extra":{"raw_output":"a b c","returncode":0}},{"role":"exit","content":""}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ParseMiniSWE("f.traj.json", data)
+		rec, err := parseMiniSWE("f.traj.json", data)
 		checkParse(t, "f.traj.json", data, rec, err)
 	})
 }
@@ -67,7 +67,7 @@ func FuzzParseMiniSWE(f *testing.F) {
 func FuzzParseOpenAI(f *testing.F) {
 	seeds(f, "testdata/chat.json", "testdata/chat.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ParseOpenAI("f.jsonl", data)
+		rec, err := parseOpenAI("f.jsonl", data)
 		checkParse(t, "f.jsonl", data, rec, err)
 	})
 }
@@ -77,7 +77,7 @@ func FuzzParseConversation(f *testing.F) {
 	f.Add([]byte(`{"id":"c","turns":[{"index":1,"input":"q","context":[{"text":"env"},{"text":"skill","after_input":true}],"rounds":[{"index":1,"assistant":{"role":"assistant","parts":[{"type":"text","text":"a"}]}}]}]}`))
 	f.Add([]byte(`{"turns":[{"input":"q","context":"env"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ParseConversation("f.json", data)
+		rec, err := parseConversation("f.json", data)
 		checkParse(t, "f.json", data, rec, err)
 	})
 }
@@ -97,7 +97,7 @@ func FuzzWords(f *testing.F) {
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
 		words(s, func(w string) {
-			if len([]rune(w)) < MinNeedleChars || !containsWord(s, w) {
+			if len([]rune(w)) < minNeedleChars || !containsWord(s, w) {
 				t.Fatalf("bad word %q", w)
 			}
 			words(w, func(x string) {

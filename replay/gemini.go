@@ -78,7 +78,7 @@ type gemPending struct {
 	id, name string
 }
 
-// ParseGeminiCLI imports a Gemini CLI chat in any of its shapes: the API's
+// parseGeminiCLI imports a Gemini CLI chat in any of its shapes: the API's
 // Content list ([{role, parts}], as /chat save and checkpoints write it), a
 // session file ({sessionId, messages}, as Gemini CLI recorded sessions
 // under ~/.gemini/tmp/<project>/chats/session-*.json) or the session log
@@ -100,7 +100,7 @@ type gemPending struct {
 // (<tool_output_masked>); a warning counts them. The Content list records
 // no usage and no model; a session file records both per message. Neither
 // records the system prompt or the tool schemas (see Supply).
-func ParseGeminiCLI(name string, data []byte) (*Recording, error) {
+func parseGeminiCLI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}, answered: map[string]bool{}}
 	start := skipSpace(data, 0)

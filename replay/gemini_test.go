@@ -113,7 +113,7 @@ func TestGeminiCLILogRecords(t *testing.T) {
 			if got := Sniff([]byte(tc.log)); got != FormatGeminiCLI {
 				t.Fatalf("sniffed %q", got)
 			}
-			rec, err := ParseGeminiCLI("s.jsonl", []byte(tc.log))
+			rec, err := parseGeminiCLI("s.jsonl", []byte(tc.log))
 			if err != nil {
 				t.Fatal(err)
 			}

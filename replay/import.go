@@ -61,7 +61,7 @@ func Parse(name string, data []byte) (*Recording, error) {
 // subagent for Claude Code, one per compaction for Codex.
 func ParseAll(name string, data []byte) ([]*Recording, error) {
 	if strings.HasPrefix(string(data[:min(len(data), len(sqliteMagic))]), sqliteMagic) {
-		return nil, fmt.Errorf("%s: an SQLite database: import a transcript store or opencode's database with ParseFile or Load (ParseStore, ParseOpencode)", name)
+		return nil, fmt.Errorf("%s: an SQLite database: import a transcript store or opencode's database with ParseFile or Load", name)
 	}
 	one := func(rec *Recording, err error) ([]*Recording, error) {
 		if err != nil {
@@ -71,13 +71,13 @@ func ParseAll(name string, data []byte) ([]*Recording, error) {
 	}
 	switch Sniff(data) {
 	case FormatClaudeCode:
-		return ParseClaudeCodeAll(name, data)
+		return parseClaudeCodeAll(name, data)
 	case FormatCodex:
-		return ParseCodexAll(name, data)
+		return parseCodexAll(name, data)
 	case FormatGeminiCLI:
-		return one(ParseGeminiCLI(name, data))
+		return one(parseGeminiCLI(name, data))
 	case FormatSWEAgent:
-		return one(ParseSWEAgent(name, data))
+		return one(parseSWEAgent(name, data))
 	}
 	return one(parseByName(name, data))
 }
@@ -118,9 +118,9 @@ func parseByName(name string, data []byte) (*Recording, error) {
 	base := strings.ToLower(filepath.Base(name))
 	switch {
 	case strings.HasSuffix(base, ".traj.json"):
-		return ParseMiniSWE(name, data)
+		return parseMiniSWE(name, data)
 	case strings.HasSuffix(base, ".jsonl"):
-		return ParseOpenAI(name, data)
+		return parseOpenAI(name, data)
 	case strings.HasSuffix(base, ".json"):
 	default:
 		return nil, fmt.Errorf("%s: %w (want a Claude Code session, a Codex rollout, a Gemini CLI chat, a SWE-agent .traj, a mini-swe-agent .traj.json, a chat-message .json or .jsonl, a transcript store, or opencode's opencode.db)", name, ErrNotTranscript)
@@ -131,7 +131,7 @@ func parseByName(name string, data []byte) (*Recording, error) {
 		return nil, src.errAt(start, "", "empty file", nil)
 	}
 	if data[start] == '[' {
-		return ParseOpenAI(name, data)
+		return parseOpenAI(name, data)
 	}
 	fields, err := src.objectFields(0, data, "")
 	if err != nil {
@@ -143,23 +143,23 @@ func parseByName(name string, data []byte) (*Recording, error) {
 	_, hasTurns := fields["turns"]
 	switch {
 	case hasFormat || (hasMsgs && hasInfo):
-		return ParseMiniSWE(name, data)
+		return parseMiniSWE(name, data)
 	case hasTurns:
-		return ParseConversation(name, data)
+		return parseConversation(name, data)
 	case hasMsgs:
-		return ParseOpenAI(name, data)
+		return parseOpenAI(name, data)
 	}
 	return nil, fmt.Errorf("%s: %w (a JSON object without messages or turns)", name, ErrNotTranscript)
 }
 
 // ParseFile reads and imports one file. A transcript store (an SQLite
-// file, see ParseStore) or opencode's database (ParseOpencode) is imported
+// file, see parseStore) or opencode's database (ParseOpencode) is imported
 // when it holds exactly one conversation (model context); otherwise the
 // error wraps ErrManyConversations.
 func ParseFile(path string) (*Recording, error) {
-	if IsStore(path) {
-		parse := ParseStore
-		if IsOpencode(context.Background(), path) {
+	if isStore(path) {
+		parse := parseStore
+		if isOpencode(context.Background(), path) {
 			parse = ParseOpencode
 		}
 		recs, err := parse(context.Background(), path)
@@ -167,7 +167,7 @@ func ParseFile(path string) (*Recording, error) {
 		case err != nil:
 			return nil, err
 		case len(recs) != 1:
-			return nil, fmt.Errorf("%s: %w (%d): import it with Load or ParseStore", path, ErrManyConversations, len(recs))
+			return nil, fmt.Errorf("%s: %w (%d): import it with Load", path, ErrManyConversations, len(recs))
 		}
 		return recs[0], nil
 	}
@@ -189,7 +189,7 @@ type Skipped struct {
 // Load imports every path: files directly, folders recursively (in
 // lexical order, skipping hidden entries and SQLite's -wal, -shm and
 // -journal files). A transcript store (an SQLite file) gives every
-// conversation it holds (ParseStore). A file that fails to import is
+// conversation it holds (parseStore). A file that fails to import is
 // listed in skipped with its error, and the others are still imported;
 // err is set only when a path cannot be read at all.
 func Load(paths ...string) (recs []*Recording, skipped []Skipped, err error) {
@@ -251,18 +251,18 @@ func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*R
 // loadFile imports every recording of the file at path; a Claude Code
 // session's entries seen holds are left out.
 func loadFile(ctx context.Context, path string, seen ccSeen) ([]*Recording, error) {
-	if IsStore(path) {
-		if IsOpencode(ctx, path) {
+	if isStore(path) {
+		if isOpencode(ctx, path) {
 			return ParseOpencode(ctx, path)
 		}
-		return ParseStore(ctx, path)
+		return parseStore(ctx, path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	if Sniff(data) == FormatClaudeCode {
-		return parseClaudeCode(path, data, seen)
+		return parseClaudeCodeSeen(path, data, seen)
 	}
 	return ParseAll(path, data)
 }

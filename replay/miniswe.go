@@ -17,13 +17,13 @@ var miniSWEBash = harness.ToolSpec{
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","description":"The bash command to execute"}},"required":["command"]}`),
 }
 
-// ParseMiniSWE imports a mini-swe-agent trajectory (trajectory_format
+// parseMiniSWE imports a mini-swe-agent trajectory (trajectory_format
 // "mini-swe-agent-1.1": {info, messages, trajectory_format, instance_id}).
 // Each assistant message is one model call, with the usage billed for it
 // (extra.response.usage); each tool message's full output is
 // extra.raw_output when present (the agent showed outputs of 10,000
 // characters and more as head and tail only). name is used in errors.
-func ParseMiniSWE(name string, data []byte) (*Recording, error) {
+func parseMiniSWE(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	fields, err := src.objectFields(0, data, "")
 	if err != nil {

@@ -7,9 +7,9 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// MinNeedleChars is the shortest needle, in characters: shorter strings
+// minNeedleChars is the shortest needle, in characters: shorter strings
 // match by accident too often to say whether the model saw the evidence.
-const MinNeedleChars = 6
+const minNeedleChars = 6
 
 // Needle is a piece of evidence the agent used: a distinctive string of one
 // tool result's full output that the agent later wrote in a tool-call
@@ -30,7 +30,7 @@ type Needle struct {
 // Text is cut into words: maximal runs of Unicode letters, digits and
 // underscores (so "src/sqlfluff/rules/L060.py" gives "src", "sqlfluff",
 // "rules", "L060", "py", and "_eval_single_select" stays whole). A word
-// of at least MinNeedleChars characters is a candidate needle of a tool
+// of at least minNeedleChars characters is a candidate needle of a tool
 // result when it occurs in the result's full output and nowhere earlier in
 // the conversation: not in the system prompt, the tool schemas, a user
 // input or its context messages, an assistant message (text or call
@@ -139,7 +139,7 @@ func identifierLike(w string) bool {
 	return false
 }
 
-// words calls fn with every word of s of at least MinNeedleChars
+// words calls fn with every word of s of at least minNeedleChars
 // characters (see Needles for what a word is). Invalid UTF-8 bytes
 // decode as U+FFFD, which is not a letter, so they end a word.
 func words(s string, fn func(string)) {
@@ -152,12 +152,12 @@ func words(s string, fn func(string)) {
 			n++
 			continue
 		}
-		if start >= 0 && n >= MinNeedleChars {
+		if start >= 0 && n >= minNeedleChars {
 			fn(s[start:i])
 		}
 		start = -1
 	}
-	if start >= 0 && n >= MinNeedleChars {
+	if start >= 0 && n >= minNeedleChars {
 		fn(s[start:])
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// ParseOpenAI imports a plain OpenAI chat-message list: a JSON array of
+// parseOpenAI imports a plain OpenAI chat-message list: a JSON array of
 // messages, an object {"messages": [...]} (the fine-tuning layout), or
 // JSONL with one message per line. Roles system (or developer), user,
 // assistant and tool are understood; an assistant message may carry the
 // usage of its response as "usage" (prompt_tokens, completion_tokens,
 // prompt_tokens_details.cached_tokens). Every user message starts a turn.
-func ParseOpenAI(name string, data []byte) (*Recording, error) {
+func parseOpenAI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	b := newChatBuilder(src, FormatOpenAI)
 	start := skipSpace(data, 0)

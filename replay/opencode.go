@@ -55,11 +55,11 @@ func openReadOnly(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// IsOpencode reports whether the SQLite database at path has the tables
+// isOpencode reports whether the SQLite database at path has the tables
 // and columns of opencode's history (ParseOpencode reads it). It opens the
 // file read-only; a file that is not an SQLite database is not one.
-func IsOpencode(ctx context.Context, path string) bool {
-	if !IsStore(path) {
+func isOpencode(ctx context.Context, path string) bool {
+	if !isStore(path) {
 		return false
 	}
 	db, err := openReadOnly(path)

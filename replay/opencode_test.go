@@ -140,11 +140,11 @@ func checkOcWarnings(t *testing.T, r *Recording, want ...string) {
 // import passes over what opencode keeps beside its database.
 func TestOpencodeDetection(t *testing.T) {
 	ctx := context.Background()
-	if !IsOpencode(ctx, ocFixture) {
+	if !isOpencode(ctx, ocFixture) {
 		t.Fatal("the fixture is not recognised")
 	}
-	if _, err := ParseStore(ctx, ocFixture); !errors.Is(err, ErrNotTranscript) {
-		t.Errorf("ParseStore of opencode's database: %v, want ErrNotTranscript", err)
+	if _, err := parseStore(ctx, ocFixture); !errors.Is(err, ErrNotTranscript) {
+		t.Errorf("parseStore of opencode's database: %v, want ErrNotTranscript", err)
 	}
 	if _, err := ParseFile(ocFixture); !errors.Is(err, ErrManyConversations) {
 		t.Errorf("ParseFile of a database with two contexts: %v, want ErrManyConversations", err)
@@ -155,7 +155,7 @@ func TestOpencodeDetection(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if IsOpencode(ctx, storePath) {
+	if isOpencode(ctx, storePath) {
 		t.Error("harness's store is taken for opencode's database")
 	}
 	if _, err := ParseOpencode(ctx, storePath); !errors.Is(err, ErrNotOpencode) || !errors.Is(err, ErrNotTranscript) {

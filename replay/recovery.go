@@ -224,7 +224,7 @@ func (e *engine) spillOf(v *harness.View, n Needle) (string, string, bool) {
 
 // readOnly reports whether running call again changes nothing: its tool
 // is declared read-only, or it is a shell call whose command only reads
-// (ShellRisk), or a tool of the recorded agents that only reads.
+// (shellRisk), or a tool of the recorded agents that only reads.
 func readOnly(spec harness.ToolSpec, call harness.ToolCall) bool {
 	if spec.Risk.IsReadOnly() {
 		return true
@@ -237,7 +237,7 @@ func readOnly(spec harness.ToolSpec, call harness.ToolCall) bool {
 	}
 	if cmd, ok := shellCommand(call.Args); ok {
 		b, _ := json.Marshal(map[string]string{"command": cmd})
-		return ShellRisk(b) == harness.ReadOnly
+		return shellRisk(b) == harness.ReadOnly
 	}
 	return false
 }

@@ -16,14 +16,14 @@ var readOnlyCommands = map[string]bool{
 	"sort": true, "uniq": true, "cut": true,
 }
 
-// ShellRisk classifies one call of a shell tool (a "command" argument) the
+// shellRisk classifies one call of a shell tool (a "command" argument) the
 // way a harness tool would declare it: ReadOnly when every command of the
 // pipeline or list is a known reader (cat, head, sed -n, grep, ls, find,
 // nl, …, and "git" with show, diff, log, status or grep) and nothing
 // writes (no ">" redirection, no "sed -i", no "tee"); Destructive
 // otherwise. Recorded shell agents run everything through one tool, and
 // read-only is what lets dedupe and parallelism act.
-func ShellRisk(args json.RawMessage) harness.Risk {
+func shellRisk(args json.RawMessage) harness.Risk {
 	var a struct {
 		Command string `json:"command"`
 		Cmd     string `json:"cmd"`
@@ -66,7 +66,7 @@ func ShellRisk(args json.RawMessage) harness.Risk {
 
 // specFor returns the spec of tool name offered in rec, with the risk of
 // this call: shell tools (named bash or shell, taking a command) are
-// classified per call by ShellRisk.
+// classified per call by shellRisk.
 func specFor(rec *Recording, call harness.ToolCall) harness.ToolSpec {
 	spec := harness.ToolSpec{Name: call.Name}
 	for _, t := range rec.Tools {
@@ -76,7 +76,7 @@ func specFor(rec *Recording, call harness.ToolCall) harness.ToolSpec {
 		}
 	}
 	if spec.Risk == 0 && (call.Name == "bash" || call.Name == "shell") {
-		spec.Risk = ShellRisk(call.Args)
+		spec.Risk = shellRisk(call.Args)
 	}
 	return spec
 }

@@ -19,9 +19,9 @@ import (
 // sqliteMagic opens every SQLite 3 database file.
 const sqliteMagic = "SQLite format 3\x00"
 
-// IsStore reports whether the file at path is an SQLite database (the
+// isStore reports whether the file at path is an SQLite database (the
 // format of harness's transcript store); it reads the first 16 bytes.
-func IsStore(path string) bool {
+func isStore(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -32,12 +32,12 @@ func IsStore(path string) bool {
 	return err == nil && string(head[:]) == sqliteMagic
 }
 
-// ParseStore imports every conversation of harness's transcript store, the
+// parseStore imports every conversation of harness's transcript store, the
 // SQLite file store/sqlite writes (by default <workspace>/.harness/
 // harness.db), most recently updated first. Each conversation becomes one
 // Recording whose Source is "path#id": its model calls are the stored
 // rounds with the usage the provider reported and the times their
-// responses arrived (see FromConversation), and each result's full
+// responses arrived (see fromConversation), and each result's full
 // payload is the stored one (LoadFull). A result whose output streamed
 // into a spill file keeps only its model copy in the store; its full
 // payload is read back from the spill file when the store sits in its
@@ -54,14 +54,14 @@ func IsStore(path string) bool {
 // conversation stored before the store recorded requests (schema version
 // 4) has neither; its replays count fewer input tokens than the run paid.
 // What a replay cannot count as the run did is in Recording.Warnings (and
-// ParseStoreWarn).
+// parseStoreWarn).
 //
 // The file is checked read-only first: a database that is not a harness
 // store is refused with ErrNotTranscript and left untouched. A store
 // written by an older harness is migrated by opening it, as every harness
 // command that opens it does.
-func ParseStore(ctx context.Context, path string) ([]*Recording, error) {
-	recs, _, err := ParseStoreWarn(ctx, path)
+func parseStore(ctx context.Context, path string) ([]*Recording, error) {
+	recs, _, err := parseStoreWarn(ctx, path)
 	return recs, err
 }
 
@@ -80,7 +80,7 @@ func (w StoreWarning) String() string { return w.Source + ": " + w.Text }
 // requests the store does not hold.
 const PredatesRequests = "the store predates request recording: figures exclude the system prompt and the tool schemas"
 
-// ParseStoreWarn is ParseStore that also returns the warnings of the
+// parseStoreWarn is parseStore that also returns the warnings of the
 // import (each recording's Warnings, with its source), one or more per
 // conversation that replays cannot count exactly: stored before request
 // recording ([PredatesRequests]), partly so (a conversation resumed after
@@ -88,8 +88,8 @@ const PredatesRequests = "the store predates request recording: figures exclude 
 // later), whose requests sent more than one system prompt (a Recording
 // holds one), or that offered one tool with two schemas (a selector, and
 // rounds without a recorded request, get the first).
-func ParseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarning, error) {
-	if !IsStore(path) {
+func parseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarning, error) {
+	if !isStore(path) {
 		return nil, nil, fmt.Errorf("%s: %w (not an SQLite database)", path, ErrNotTranscript)
 	}
 	if err := checkStore(ctx, path); err != nil {
@@ -112,7 +112,7 @@ type StoreReader interface {
 }
 
 // ReadStore imports every conversation of an open transcript store, as
-// ParseStoreWarn does a file: each Recording's Source is "source#id", and
+// parseStoreWarn does a file: each Recording's Source is "source#id", and
 // a streamed result's full payload is read back from its spill file under
 // workspace (when not "").
 func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([]*Recording, []StoreWarning, error) {
@@ -133,7 +133,7 @@ func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([
 		if err != nil {
 			return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 		}
-		rec, err := FromConversation(source+"#"+conv.ID, conv, workspace)
+		rec, err := fromConversation(source+"#"+conv.ID, conv, workspace)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,7 +148,7 @@ func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([
 }
 
 // applyRequests sets rec.System, rec.Tools and each call's Tools from the
-// stored requests of conv (rec was made from conv by FromConversation, one
+// stored requests of conv (rec was made from conv by fromConversation, one
 // call per round) and returns what the recording cannot hold: the system
 // prompt of the first recorded request stands for every call, and
 // rec.Tools is the union of every request's list, the first schema of a
@@ -270,7 +270,7 @@ func storeWorkspace(path string) string {
 	return filepath.Dir(dir)
 }
 
-// FromConversation turns a harness conversation (as an agent left it, or
+// fromConversation turns a harness conversation (as an agent left it, or
 // as a store loads it with every payload) into a Recording named source.
 // A turn keeps its context messages (Turn.Context: the proxy stores a
 // client's), so a replay sends them where the client did. Each round is
@@ -282,7 +282,7 @@ func storeWorkspace(path string) string {
 // is a spill file (a streamed output, Meta["spill_path"]) is read back
 // from that file under workspace when workspace is not "" and the file is
 // there.
-func FromConversation(source string, conv *harness.Conversation, workspace string) (*Recording, error) {
+func fromConversation(source string, conv *harness.Conversation, workspace string) (*Recording, error) {
 	if conv == nil {
 		return nil, fmt.Errorf("replay: %s: no conversation", source)
 	}
@@ -356,5 +356,5 @@ func spilledStream(res *harness.ToolResult, workspace string) (string, bool) {
 }
 
 // ErrManyConversations is wrapped by ParseFile's error for a transcript
-// store that holds more than one conversation (use ParseStore or Load).
+// store that holds more than one conversation (use parseStore or Load).
 var ErrManyConversations = errors.New("the transcript store holds more than one conversation")

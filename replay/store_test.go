@@ -213,7 +213,7 @@ func TestParseStoreForeignDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseStore(ctx, p); !errors.Is(err, ErrNotTranscript) {
+	if _, err := parseStore(ctx, p); !errors.Is(err, ErrNotTranscript) {
 		t.Errorf("foreign database: %v", err)
 	}
 	recs, skipped, err := Load(p)
@@ -227,7 +227,7 @@ func TestParseStoreForeignDatabase(t *testing.T) {
 	// An empty file named .db is not a database at all.
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	os.WriteFile(empty, nil, 0o600)
-	if _, err := ParseStore(ctx, empty); !errors.Is(err, ErrNotTranscript) {
+	if _, err := parseStore(ctx, empty); !errors.Is(err, ErrNotTranscript) {
 		t.Errorf("empty file: %v", err)
 	}
 }
@@ -309,7 +309,7 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 		t.Fatalf("%d live requests (third final: %v)", len(live), len(live) > 2 && live[2].Final)
 	}
 
-	recs, warns, err := ParseStoreWarn(ctx, dbPath)
+	recs, warns, err := parseStoreWarn(ctx, dbPath)
 	if err != nil || len(recs) != 1 || len(warns) != 0 {
 		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
 	}
@@ -388,7 +388,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		recs, warns, err := ParseStoreWarn(ctx, p)
+		recs, warns, err := parseStoreWarn(ctx, p)
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%d recordings, %v", len(recs), err)
 		}
@@ -423,7 +423,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 		if len(live[0].Tools) != 1 || len(live[2].Tools) != 2 {
 			t.Fatalf("the selection offered %d then %d tools", len(live[0].Tools), len(live[2].Tools))
 		}
-		recs, warns, err := ParseStoreWarn(ctx, dbPath)
+		recs, warns, err := parseStoreWarn(ctx, dbPath)
 		if err != nil || len(recs) != 1 {
 			t.Fatal(err)
 		}
@@ -477,7 +477,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Close()
-		recs, warns, err := ParseStoreWarn(ctx, p)
+		recs, warns, err := parseStoreWarn(ctx, p)
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%d recordings, %v", len(recs), err)
 		}
@@ -550,7 +550,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		t.Fatalf("the live run offered %q, want %q", lists, wantLists)
 	}
 
-	recs, warns, err := ParseStoreWarn(ctx, dbPath)
+	recs, warns, err := parseStoreWarn(ctx, dbPath)
 	if err != nil || len(recs) != 1 || len(warns) != 0 {
 		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
 	}
@@ -690,7 +690,7 @@ func TestApplyRequestsWarnings(t *testing.T) {
 		{"none recorded", []store.Request{{Turn: 1, Round: 1}, {Turn: 1, Round: 2}, {Turn: 1, Round: 3}, {Turn: 1, Round: 4}}, []string{PredatesRequests}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := FromConversation("x", conv, "")
+			rec, err := fromConversation("x", conv, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -768,9 +768,9 @@ func TestParseStoreCallTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	recs, err := ParseStore(ctx, dbPath)
+	recs, err := parseStore(ctx, dbPath)
 	if err != nil || len(recs) != 1 {
-		t.Fatalf("ParseStore: %d recordings, %v", len(recs), err)
+		t.Fatalf("parseStore: %d recordings, %v", len(recs), err)
 	}
 	rec := recs[0]
 	wantTimes := []time.Time{t0, t0.Add(2 * time.Minute), t0.Add(12 * time.Minute)}
@@ -818,11 +818,11 @@ func TestFromConversationKeepsContext(t *testing.T) {
 		conv.Turns = []*harness.Turn{tr}
 		return conv
 	}
-	with, err := FromConversation("x", turn(true), "")
+	with, err := fromConversation("x", turn(true), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := FromConversation("x", turn(false), "")
+	without, err := fromConversation("x", turn(false), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ type Supply struct {
 	// Tools are the tool schemas to offer when the recording has none.
 	Tools []harness.ToolSpec
 	// SystemTokens, when System is empty and the recording has no system
-	// prompt, stands one in of about this many tokens (see StandInSystem).
+	// prompt, stands one in of about this many tokens (see standInSystem).
 	SystemTokens int
 }
 
@@ -43,7 +43,7 @@ func (s *Supply) Apply(rec *Recording) {
 		rec.System = s.System
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("system prompt supplied by the user (%d characters), not recorded", harness.Chars(s.System)))
 	case missSys && s.SystemTokens > 0:
-		rec.System = StandInSystem(s.SystemTokens)
+		rec.System = standInSystem(s.SystemTokens)
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("system prompt not recorded: a stand-in of about %d tokens is counted in its place", s.SystemTokens))
 	case sys:
 		rec.Warnings = append(rec.Warnings, "the supplied system prompt was not used: the recording has its own")
@@ -70,10 +70,10 @@ func (s *Supply) Apply(rec *Recording) {
 	}
 }
 
-// StandInSystem returns a system prompt of about n tokens (for the
+// standInSystem returns a system prompt of about n tokens (for the
 // o200k and cl100k tokenizers: one token per repeated word) to count in
 // place of one a recording left out.
-func StandInSystem(n int) string {
+func standInSystem(n int) string {
 	const head = "[stand-in for the unrecorded system prompt]"
 	return head + strings.Repeat(" token", max(0, n-11))
 }

@@ -22,7 +22,7 @@ type sweMessage struct {
 	IsDemo     bool            `json:"is_demo"`
 }
 
-// ParseSWEAgent imports a SWE-agent trajectory ({trajectory, history,
+// parseSWEAgent imports a SWE-agent trajectory ({trajectory, history,
 // info, …}, as SWE-agent writes to <run>/<instance>/<instance>.traj). The
 // history is the conversation: the system message is the system prompt,
 // user messages are inputs (the demonstration included: it was sent), and
@@ -35,7 +35,7 @@ type sweMessage struct {
 // changed what the model saw, which the swe-agent preset replays.
 // SWE-agent records total tokens for the run (info.model_stats), not per
 // call.
-func ParseSWEAgent(name string, data []byte) (*Recording, error) {
+func parseSWEAgent(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	fields, err := src.objectFields(0, data, "")
 	if err != nil {

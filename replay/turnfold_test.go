@@ -119,7 +119,7 @@ func TestCodexContextTurns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := ParseCodex(path, data)
+			rec, err := parseCodex(path, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestCodexContextPlaces(t *testing.T) {
 			"[] one [] ×1\n---\n[the summary] two [] ×1\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, err := ParseCodexAll("r.jsonl", []byte(tc.rollout))
+			recs, err := parseCodexAll("r.jsonl", []byte(tc.rollout))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestGeminiContextTurns(t *testing.T) {
 		`{"role":"user","parts":[{"text":"Here is the user's editor context as a JSON object. This is for your information only."},{"text":"{}"}]},` +
 		`{"role":"user","parts":[{"text":"why?"}]},{"role":"model","parts":[{"text":"because"}]},` +
 		`{"role":"user","parts":[{"text":"Here is a summary of changes in the user's editor context"}]},{"role":"user","parts":[{"text":"and?"}]},{"role":"model","parts":[{"text":"so"}]}]`
-	rec, err := ParseGeminiCLI("chat.json", []byte(list))
+	rec, err := parseGeminiCLI("chat.json", []byte(list))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestContextSendsSameRequests(t *testing.T) {
 		}
 		recs = append(recs, rec)
 	}
-	skill, err := ParseCodex("skill.jsonl", []byte(`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>e</environment_context>"}]}}
+	skill, err := parseCodex("skill.jsonl", []byte(`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>e</environment_context>"}]}}
 {"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"$skill-installer"}]}}
 {"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<skill>\n<name>skill-installer</name>"}]}}
 {"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"a"}}
@@ -347,7 +347,7 @@ func TestConversationContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ParseConversation("c.json", data)
+	rec, err := parseConversation("c.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}

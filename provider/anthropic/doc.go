@@ -9,10 +9,9 @@
 //     calls) in a user message; consecutive messages of one role are merged
 //     into one message, as the API requires all results of a round to
 //     follow the assistant message in one user message.
-//   - Images of tool results go as image blocks inside the tool_result,
-//     base64-encoded in the source as the API wants; JSON parts go as text.
-//     Images of a type the API does not take are described in text. Images
-//     are never sent as base64 text.
+//   - Images of tool results go as image blocks inside the tool_result
+//     (a type the API does not take is described in text); JSON parts go
+//     as text.
 //   - An assistant message's tool calls become tool_use blocks. Their input
 //     must be a JSON object: arguments that are not (the model sent invalid
 //     JSON, which the agent reported back to it) are sent as {}.
@@ -29,18 +28,14 @@
 // breakpoints on its stable prefix — the end of the system prompt (which
 // covers the tools before it; the last tool when there is no system
 // prompt), the end of the previous request's messages, and the end of this
-// one's. harness views are deterministic, so the messages of one round are
-// a byte-for-byte prefix of the next round's, apart from the breakpoint
-// markers, which the API leaves out of the cache key.
+// one's; harness views are deterministic, so each round's messages are a
+// prefix of the next round's.
 //
 // Credentials: ANTHROPIC_API_KEY is sent as the x-api-key header, and
 // ANTHROPIC_AUTH_TOKEN, when there is no key, as Authorization: Bearer.
-// The SDK's own environment and profile lookup is switched off, so only
-// these two variables (and ANTHROPIC_BASE_URL) are read.
+// Only these two variables and ANTHROPIC_BASE_URL are read.
 //
-// Retries (429, 5xx including 529 overloaded, dropped connections,
-// honouring Retry-After) are done here, not by the SDK; see
-// internal/retry. A prompt rejected as too long (400 "prompt is
-// too long", 413 request_too_large) is reported as an error wrapping
+// Retries (429, 5xx, dropped connections, honouring Retry-After) are done
+// here, not by the SDK. A prompt rejected as too long is an error wrapping
 // [harness.ErrContextTooLarge].
 package anthropic

@@ -20,9 +20,9 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultBaseURL        = "https://api.anthropic.com"
-	DefaultMaxTokens      = 8192
-	DefaultRequestTimeout = 10 * time.Minute
+	defaultBaseURL        = "https://api.anthropic.com"
+	defaultMaxTokens      = 8192
+	defaultRequestTimeout = 10 * time.Minute
 )
 
 // Options configure a Model. Model is required; the zero value of every
@@ -31,7 +31,7 @@ type Options struct {
 	// Model is the model name ("claude-sonnet-4-5").
 	Model string
 	// BaseURL is the API root, without /v1. Empty means
-	// $ANTHROPIC_BASE_URL, else DefaultBaseURL.
+	// $ANTHROPIC_BASE_URL, else defaultBaseURL.
 	BaseURL string
 	// APIKey is sent as x-api-key. Empty means $ANTHROPIC_API_KEY.
 	APIKey string
@@ -39,7 +39,7 @@ type Options struct {
 	// Empty means $ANTHROPIC_AUTH_TOKEN.
 	AuthToken string
 	// MaxTokens caps a reply when the request sets no cap (the API
-	// requires one); default DefaultMaxTokens.
+	// requires one); default defaultMaxTokens.
 	MaxTokens int
 	// NoCache leaves out the cache_control breakpoints.
 	NoCache bool
@@ -73,7 +73,7 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("anthropic: Options.Model is required")
 	}
-	base, err := endpoint.BaseURL("anthropic", o.BaseURL, getenv(EnvBaseURL), DefaultBaseURL)
+	base, err := endpoint.BaseURL("anthropic", o.BaseURL, getenv(EnvBaseURL), defaultBaseURL)
 	if err != nil {
 		return o, err
 	}
@@ -91,10 +91,10 @@ func (o Options) resolve() (Options, error) {
 		return o, fmt.Errorf("anthropic: MaxTokens %d is negative", o.MaxTokens)
 	}
 	if o.MaxTokens == 0 {
-		o.MaxTokens = DefaultMaxTokens
+		o.MaxTokens = defaultMaxTokens
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
+		o.RequestTimeout = defaultRequestTimeout
 	}
 	return o, nil
 }

@@ -17,11 +17,11 @@ const (
 	EnvBaseURL = "OPENAI_BASE_URL"
 )
 
-// DefaultBaseURL is OpenAI's own endpoint.
-const DefaultBaseURL = "https://api.openai.com/v1"
+// defaultBaseURL is OpenAI's own endpoint.
+const defaultBaseURL = "https://api.openai.com/v1"
 
-// DefaultRequestTimeout bounds one non-streamed attempt.
-const DefaultRequestTimeout = 10 * time.Minute
+// defaultRequestTimeout bounds one non-streamed attempt.
+const defaultRequestTimeout = 10 * time.Minute
 
 // Options configure a Model. Model is required; the zero value of every
 // other field means its default.
@@ -30,7 +30,7 @@ type Options struct {
 	Model string
 	// BaseURL is the API root, ending in /v1 for most servers
 	// ("http://127.0.0.1:8080/v1"). Empty means $OPENAI_BASE_URL, else
-	// DefaultBaseURL.
+	// defaultBaseURL.
 	BaseURL string
 	// APIKey is sent as a bearer token. Empty means $OPENAI_API_KEY; a key
 	// is required (servers that check none accept any value).
@@ -71,7 +71,7 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("openai: Options.Model is required")
 	}
-	base, err := endpoint.BaseURL("openai", o.BaseURL, getenv(EnvBaseURL), DefaultBaseURL)
+	base, err := endpoint.BaseURL("openai", o.BaseURL, getenv(EnvBaseURL), defaultBaseURL)
 	if err != nil {
 		return o, err
 	}
@@ -86,7 +86,7 @@ func (o Options) resolve() (Options, error) {
 		return o, fmt.Errorf("openai: MaxTokens %d is negative", o.MaxTokens)
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
+		o.RequestTimeout = defaultRequestTimeout
 	}
 	return o, nil
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/agentharness/harness/store/internal/codec"
 )
 
-// DefaultMaxConns is the default size of a store's connection pool. Each
+// defaultMaxConns is the default size of a store's connection pool. Each
 // turn in progress holds one connection until it ends.
-const DefaultMaxConns = 32
+const defaultMaxConns = 32
 
 // Options configure a Store. Nil means defaults.
 type Options struct {
@@ -73,7 +73,7 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 		s.opts = *opts
 	}
 	if s.opts.MaxConns <= 0 {
-		s.opts.MaxConns = DefaultMaxConns
+		s.opts.MaxConns = defaultMaxConns
 	}
 	s.events.OnError = s.opts.OnEventError
 	cfg, err := pgxpool.ParseConfig(dsn)

@@ -262,8 +262,8 @@ CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE e
 	{Version: 6, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
-// SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return migrate.Latest(migrations) }
+// schemaVersion is the schema version this package writes.
+func schemaVersion() int { return migrate.Latest(migrations) }
 
 // migrationLock is the advisory lock key every harness process takes to
 // migrate, so two opening one new database at once apply each step once.

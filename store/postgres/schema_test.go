@@ -39,8 +39,8 @@ func TestUpgradeFromV1(t *testing.T) {
 	}
 
 	s := openTest(t, dsn)
-	if n := count(t, dsn, "schema_migrations", ""); n != SchemaVersion() {
-		t.Errorf("%d migrations recorded after the upgrade, want %d", n, SchemaVersion())
+	if n := count(t, dsn, "schema_migrations", ""); n != schemaVersion() {
+		t.Errorf("%d migrations recorded after the upgrade, want %d", n, schemaVersion())
 	}
 	conv, err := s.Load(ctx, "c_old")
 	if err != nil {
@@ -96,8 +96,8 @@ func TestUpgradeFromV3(t *testing.T) {
 	}
 
 	s := openTest(t, dsn)
-	if n := count(t, dsn, "schema_migrations", ""); n != SchemaVersion() {
-		t.Errorf("%d migrations recorded after the upgrade, want %d", n, SchemaVersion())
+	if n := count(t, dsn, "schema_migrations", ""); n != schemaVersion() {
+		t.Errorf("%d migrations recorded after the upgrade, want %d", n, schemaVersion())
 	}
 	for range 2 {
 		s.Observe(harness.Event{Kind: harness.EventPolicy, Conversation: "c_old", Turn: 1, Detail: "new"})

@@ -91,8 +91,8 @@ func TestOpenAtOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if n := count(t, dsn, "schema_migrations", ""); n != SchemaVersion() {
-		t.Errorf("%d migrations recorded, want %d", n, SchemaVersion())
+	if n := count(t, dsn, "schema_migrations", ""); n != schemaVersion() {
+		t.Errorf("%d migrations recorded, want %d", n, schemaVersion())
 	}
 }
 

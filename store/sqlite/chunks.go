@@ -12,11 +12,11 @@ import (
 	"github.com/agentharness/harness/store/internal/rows"
 )
 
-// DefaultChunkBytes is the size above which a result's payload is stored
+// defaultChunkBytes is the size above which a result's payload is stored
 // in chunks of this size instead of one value. SQLite refuses a value over
 // 1,000,000,000 bytes ("string or blob too big"), which a tool can return
 // (a dump, an endless log); the round must be stored all the same.
-const DefaultChunkBytes = 64 << 20
+const defaultChunkBytes = 64 << 20
 
 // The kinds of chunked payload, in result_bodies.chunked: which column the
 // joined chunks stand for.

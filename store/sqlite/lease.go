@@ -15,11 +15,11 @@ import (
 	"github.com/agentharness/harness/store/internal/codec"
 )
 
-// DefaultLeaseTTL is how long a turn's claim on its conversation outlives
+// defaultLeaseTTL is how long a turn's claim on its conversation outlives
 // its last write. It is longer than any one round (a model call with its
 // retries, then tools under the agent's 120 s timeout), since only writes
 // renew it.
-const DefaultLeaseTTL = 15 * time.Minute
+const defaultLeaseTTL = 15 * time.Minute
 
 // leaseOwner names one Store: host, process and a random part, so that two
 // Stores of one process (or a pid reused later) are different owners.

@@ -282,8 +282,8 @@ CREATE TABLE turn_context (
 	{Version: 11, Name: "proxy replica claims", SQL: claimsSchema},
 }
 
-// SchemaVersion is the schema version this package writes.
-func SchemaVersion() int { return migrate.Latest(migrations) }
+// schemaVersion is the schema version this package writes.
+func schemaVersion() int { return migrate.Latest(migrations) }
 
 // migrateTo brings the database up to version target (all migrations
 // when target is 0). Each step runs in its own write transaction and

@@ -22,7 +22,7 @@ import (
 // current code: every later migration applies, the data survives, and the
 // new columns are filled from the old rows.
 func TestUpgradeFromEveryVersion(t *testing.T) {
-	for v := 1; v < SchemaVersion(); v++ {
+	for v := 1; v < schemaVersion(); v++ {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testUpgradeFrom(t, v) })
 	}
 }
@@ -90,8 +90,8 @@ func testUpgradeFrom(t *testing.T, version int) {
 		versions = append(versions, v)
 		return nil
 	})
-	if err != nil || len(versions) != SchemaVersion() || versions[0] != 1 || versions[len(versions)-1] != SchemaVersion() {
-		t.Fatalf("applied versions %v (%v), want 1..%d", versions, err, SchemaVersion())
+	if err != nil || len(versions) != schemaVersion() || versions[0] != 1 || versions[len(versions)-1] != schemaVersion() {
+		t.Fatalf("applied versions %v (%v), want 1..%d", versions, err, schemaVersion())
 	}
 	list, err := s.List(ctx)
 	wantTitle := "what changed in v1?"
@@ -313,8 +313,8 @@ func openCopy(t *testing.T, name string) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	var v int
-	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion() {
-		t.Fatalf("version %d after opening, want %d (%v)", v, SchemaVersion(), err)
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != schemaVersion() {
+		t.Fatalf("version %d after opening, want %d (%v)", v, schemaVersion(), err)
 	}
 	return s
 }

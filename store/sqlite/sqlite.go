@@ -23,9 +23,9 @@ import (
 // the workspace.
 const DefaultPath = ".harness/harness.db"
 
-// DefaultBusyTimeout is how long a write waits for another process holding
+// defaultBusyTimeout is how long a write waits for another process holding
 // the database's write lock.
-const DefaultBusyTimeout = 10 * time.Second
+const defaultBusyTimeout = 10 * time.Second
 
 // Options configure a Store. Nil means defaults.
 type Options struct {
@@ -41,12 +41,12 @@ type Options struct {
 	// stored. Observers cannot fail a run; see also Store.EventErr.
 	OnEventError func(e error)
 	// ChunkBytes is the size above which a result's payload is stored in
-	// chunks of this size (default DefaultChunkBytes, at most 512 MiB):
+	// chunks of this size (default defaultChunkBytes, at most 512 MiB):
 	// SQLite cannot hold a value over 1 GB, and a round must be stored
 	// whatever its results weigh.
 	ChunkBytes int
 	// LeaseTTL is how long a turn's claim on its conversation lasts
-	// without a write (default DefaultLeaseTTL). Every write of the turn
+	// without a write (default defaultLeaseTTL). Every write of the turn
 	// renews it; see BeginTurn.
 	LeaseTTL time.Duration
 	// ReadOnly opens an existing store for reading only, as a store on a
@@ -103,13 +103,13 @@ func openStore(ctx context.Context, s *Store, opts *Options, version int) (*Stor
 	}
 	s.events.OnError = s.opts.OnEventError
 	if s.opts.BusyTimeout <= 0 {
-		s.opts.BusyTimeout = DefaultBusyTimeout
+		s.opts.BusyTimeout = defaultBusyTimeout
 	}
 	if s.opts.ChunkBytes <= 0 || s.opts.ChunkBytes > 512<<20 {
-		s.opts.ChunkBytes = DefaultChunkBytes
+		s.opts.ChunkBytes = defaultChunkBytes
 	}
 	if s.opts.LeaseTTL <= 0 {
-		s.opts.LeaseTTL = DefaultLeaseTTL
+		s.opts.LeaseTTL = defaultLeaseTTL
 	}
 	if path == "" {
 		return nil, errors.New("sqlite store: empty path")

@@ -251,12 +251,12 @@ func occurrenceLines(content, old string) string {
 }
 
 // writeNumbered writes lines[from-1:to] (1-based, inclusive) with
-// read_file's numbering, each line cut to DefaultMaxLineBytes.
+// read_file's numbering, each line cut to defaultMaxLineBytes.
 func writeNumbered(b *strings.Builder, lines []string, from, to int) {
 	for i := from; i <= to && i <= len(lines); i++ {
 		l := lines[i-1]
-		if len(l) > DefaultMaxLineBytes {
-			l = string(cutUTF8([]byte(l), DefaultMaxLineBytes)) + " …"
+		if len(l) > defaultMaxLineBytes {
+			l = string(cutUTF8([]byte(l), defaultMaxLineBytes)) + " …"
 		}
 		fmt.Fprintf(b, "%6d\t%s\n", i, validText([]byte(l)))
 	}

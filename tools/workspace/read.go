@@ -28,11 +28,11 @@ func (w *Workspace) readSpec() harness.ToolSpec {
 			"the closing line gives the total line count and the offset of the next page. "+
 			"Refuses binary files, directories (use list_dir) and paths outside the workspace. "+
 			"Also pages spilled tool results under .harness/spill/.",
-			DefaultReadLines, o.ReadMaxBytes, o.MaxLineBytes),
+			defaultReadLines, o.ReadMaxBytes, o.MaxLineBytes),
 		InputSchema: objectSchema([]string{"path"},
 			stringField("path", "File to read, relative to the workspace root (an absolute path inside the workspace also works)."),
 			field{"offset", map[string]any{"type": "integer", "description": "1-based line number to start at (default 1). Negative values count from the end: -100 starts 100 lines before the end."}},
-			intField("limit", fmt.Sprintf("Maximum number of lines to return (default %d).", DefaultReadLines), 1, maxReadLimit),
+			intField("limit", fmt.Sprintf("Maximum number of lines to return (default %d).", defaultReadLines), 1, maxReadLimit),
 		),
 		Risk: harness.ReadOnly,
 	}
@@ -57,7 +57,7 @@ func (w *Workspace) readFile(ctx context.Context, call *harness.ToolCall) (*harn
 		return failf(tool, "limit must be between 1 and %d, got %d", maxReadLimit, a.Limit), nil
 	}
 	if a.Limit == 0 {
-		a.Limit = DefaultReadLines
+		a.Limit = defaultReadLines
 	}
 	rel, fi, err := w.resolve(a.Path, false)
 	if err != nil {

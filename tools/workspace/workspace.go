@@ -13,36 +13,36 @@ import (
 
 // Defaults used when an Options field is zero.
 const (
-	// DefaultShellTimeout is below the agent's default tool timeout (120 s)
+	// defaultShellTimeout is below the agent's default tool timeout (120 s)
 	// on purpose: the shell's own timeout fires first, so the model gets the
 	// output produced so far and a "[killed: timed out]" line instead of a
 	// bare timeout error.
-	DefaultShellTimeout = 90 * time.Second
+	defaultShellTimeout = 90 * time.Second
 	// DefaultReadMaxBytes keeps one read_file page under the result
 	// ceiling's 24 KiB default, so a page of a spilled result is shown whole.
 	DefaultReadMaxBytes = 20000
-	// DefaultReadLines is the number of lines read_file returns when the
+	// defaultReadLines is the number of lines read_file returns when the
 	// call gives no limit (the page byte budget usually stops it first).
-	DefaultReadLines = 2000
-	// DefaultMaxLineBytes is where read_file cuts one long line (minified
+	defaultReadLines = 2000
+	// defaultMaxLineBytes is where read_file cuts one long line (minified
 	// code, a single-line JSON document); the cut is marked.
-	DefaultMaxLineBytes = 2000
-	// DefaultMaxOutputBytes bounds what list_dir, glob and grep build in
+	defaultMaxLineBytes = 2000
+	// defaultMaxOutputBytes bounds what list_dir, glob and grep build in
 	// memory before they stop and say so.
-	DefaultMaxOutputBytes = 256 << 10
-	// DefaultMaxEditBytes is the largest file edit_file loads.
-	DefaultMaxEditBytes = 16 << 20
+	defaultMaxOutputBytes = 256 << 10
+	// defaultMaxEditBytes is the largest file edit_file loads.
+	defaultMaxEditBytes = 16 << 20
 )
 
 // ShellTimeoutUnder is the shell's timeout for an agent whose tool calls
-// time out after toolTimeout (0: none): DefaultShellTimeout, or 90% of
+// time out after toolTimeout (0: none): defaultShellTimeout, or 90% of
 // toolTimeout when that is not longer, so the shell stops first and the
 // model gets the output so far instead of a bare timeout error.
 func ShellTimeoutUnder(toolTimeout time.Duration) time.Duration {
-	if toolTimeout > 0 && DefaultShellTimeout >= toolTimeout {
+	if toolTimeout > 0 && defaultShellTimeout >= toolTimeout {
 		return toolTimeout * 9 / 10
 	}
-	return DefaultShellTimeout
+	return defaultShellTimeout
 }
 
 // Options configure a Workspace. A nil *Options, or a zero field, means the
@@ -58,7 +58,7 @@ type Options struct {
 	// command is not confined to the workspace.
 	Shell bool
 	// ShellTimeout is both the default and the largest timeout of one shell
-	// command (default DefaultShellTimeout). Keep it below the agent's
+	// command (default defaultShellTimeout). Keep it below the agent's
 	// ToolTimeout.
 	ShellTimeout time.Duration
 	// ShellEnv is the environment of shell commands. Nil means the
@@ -70,13 +70,13 @@ type Options struct {
 	// (default DefaultReadMaxBytes).
 	ReadMaxBytes int
 	// MaxLineBytes is where read_file cuts a long line (default
-	// DefaultMaxLineBytes).
+	// defaultMaxLineBytes).
 	MaxLineBytes int
 	// MaxOutputBytes bounds the text list_dir, glob and grep return
-	// (default DefaultMaxOutputBytes).
+	// (default defaultMaxOutputBytes).
 	MaxOutputBytes int
 	// MaxEditBytes is the largest file edit_file will edit (default
-	// DefaultMaxEditBytes).
+	// defaultMaxEditBytes).
 	MaxEditBytes int
 	// AllowHardLinks lets read_file, grep and edit_file read regular
 	// files that have more than one hard link (trees built with hard
@@ -94,21 +94,21 @@ func (o *Options) withDefaults() Options {
 		v = *o
 	}
 	if v.ShellTimeout <= 0 {
-		v.ShellTimeout = DefaultShellTimeout
+		v.ShellTimeout = defaultShellTimeout
 	}
 	if v.ReadMaxBytes <= 0 {
 		v.ReadMaxBytes = DefaultReadMaxBytes
 	}
 	if v.MaxLineBytes <= 0 {
-		v.MaxLineBytes = DefaultMaxLineBytes
+		v.MaxLineBytes = defaultMaxLineBytes
 	}
 	// A page must hold at least one cut line with its number and marker.
 	v.ReadMaxBytes = max(v.ReadMaxBytes, v.MaxLineBytes+200)
 	if v.MaxOutputBytes <= 0 {
-		v.MaxOutputBytes = DefaultMaxOutputBytes
+		v.MaxOutputBytes = defaultMaxOutputBytes
 	}
 	if v.MaxEditBytes <= 0 {
-		v.MaxEditBytes = DefaultMaxEditBytes
+		v.MaxEditBytes = defaultMaxEditBytes
 	}
 	return v
 }

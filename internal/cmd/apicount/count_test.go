@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// apiCeiling is the most exported identifiers the public API may have.
-const apiCeiling = 714
+// apiCeiling is the most exported identifiers the public API may have. It
+// only comes down: lower it as names are unexported, towards 450.
+const apiCeiling = 625
 
 // TestAPICeiling fails when the module's public API grows above apiCeiling:
 // export a name only for a real user outside the module.
