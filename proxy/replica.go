@@ -220,6 +220,10 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		}
 	}
 	if foreign {
+		// The request before this one was another replica's: what it
+		// sent is not this replica's last request, so the next check for
+		// cache breaks has nothing of its own to compare with.
+		cv.prevIn, cv.prevOut = nil, nil
 		if err := p.reloadMirror(ctx, cv); err != nil {
 			p.replicaFailed("reloading "+cv.id, err)
 		}

@@ -40,7 +40,9 @@ type Stats struct {
 	// history element the client sent exactly as before: each would cost
 	// the upstream's prompt cache. Per-call decisions never cause one; an
 	// idle clear is one (counted here and in IdleClears), made when the
-	// cache it breaks has already expired.
+	// cache it breaks has already expired. A replica (Options.Shared)
+	// checks a request only against its own previous one of the
+	// conversation, when no other replica served one in between.
 	CacheBreaks int64 `json:"cache_breaks"`
 	// IdleClears counts requests at which the idle clear acted (after a
 	// pause longer than the upstream's cache lives: see
