@@ -223,3 +223,50 @@ func TestLaunchGemini(t *testing.T) {
 	}
 	r.checkPaged(t, "read_file", geminiResponse("call_page"))
 }
+
+// TestLaunchCodex: harness codex exec, with Codex's built-in OpenAI
+// provider: the launcher sets its base URL for the run (-c
+// openai_base_url), the lock file read with the shell (Codex's own cap
+// raised in the user's config, since under it nothing reaches the
+// ceiling) is spilled under the project, and the shell pages the spill
+// file with sed.
+func TestLaunchCodex(t *testing.T) {
+	r := newLaunchRig(t, "codex")
+	var spillPath string
+	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/responses") {
+			return notModelCall(req)
+		}
+		model, _ := bodyJSON(t, req.Body)["model"].(string)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		shell := func(id, cmd string) wiretest.Reply {
+			return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":` + mustJSONString(cmd) + `,"max_output_tokens":100000}`}}, u)
+		}
+		if p := spillOf(req.Body); p != "" {
+			spillPath = p
+		}
+		switch strings.Count(string(req.Body), `"type":"function_call_output"`) {
+		case 0:
+			return shell("call_lock", "cat package-lock.json")
+		case 1:
+			if spillPath == "" {
+				return wiretest.ResponsesStream(model, "no spill file named", nil, u)
+			}
+			return shell("call_page", "sed -n '1001,1010p' "+spillPath)
+		}
+		return wiretest.ResponsesStream(model, e2eAnswer, nil, u)
+	}
+	codexHome := t.TempDir()
+	config := "model = \"gpt-test\"\ntool_output_token_limit = 100000\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n"
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_HOME", codexHome)
+	t.Setenv("OPENAI_BASE_URL", r.up.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-test-codex-launch")
+	out := r.run(t, "codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "Which version of zod does package-lock.json pin?")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Errorf("codex answered:\n%s", tail(out, 3000))
+	}
+	r.checkPaged(t, "shell", responsesOutput("call_page"))
+}
