@@ -21,12 +21,10 @@
 // stays warm. Only the content value of a cut result is replaced; every
 // other byte reaches the upstream as the client sent it.
 //
-// The stuck verdict is not applied (the client's loop owns its rounds).
 // Old results are cleared only after a pause longer than the prompt cache
-// lives (idle.go), when the clear breaks no warm cache; the clear is then
-// the results' decision in every later request. With Options.DeferTools
-// the MCP tools the first prompt does not select are sent as stubs
-// (defer.go).
+// lives (idle.go), when the clear breaks no warm cache. With
+// Options.DeferTools the MCP tools the first prompt does not select are
+// sent as stubs (defer.go).
 //
 // Spilled results go to <Workspace>/.harness/spill/<conversation>/, or on
 // a client's route (Proxy.Route, as the harness launchers register) to
@@ -38,7 +36,6 @@
 // run off the request path; a write that fails is logged and counted in
 // Stats, never returned to the client.
 //
-// Credentials (authorization, x-api-key, x-goog-api-key) are forwarded to
-// the configured upstream only (redirects are not followed) and are never
-// stored or logged: the store holds no header at all.
+// Credentials are forwarded to the upstream only (no redirects followed),
+// never stored or logged.
 package proxy
