@@ -49,7 +49,7 @@ func launchHelp(c launchClient) string {
 	how := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "-c openai_base_url=…",
 		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "OPENCODE_CONFIG_CONTENT's provider baseURL"}[c.name]
 	own := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "OPENAI_BASE_URL, or openai_base_url in ~/.codex/config.toml",
-		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "none is read"}[c.name]
+		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "the providers' baseURL in OPENCODE_CONFIG_CONTENT"}[c.name]
 	grant := ""
 	if c.grant != nil {
 		grant = " (" + c.name + " refuses git-ignored files: its spill files go to\n~/.cache/harness/projects/, which the launcher lets it read with " + c.grant("DIR")[0] + ")"
@@ -150,12 +150,14 @@ func outsideSpillRoot(getenv func(string) string, project string) (string, error
 }
 
 // launchUpstream is the proxy's upstream for c: the client's own base URL
-// for its provider, the public endpoints for the rest.
+// for its provider, the public endpoints for the rest. A client that may
+// call any provider (c.api "") gives the whole list itself.
 func launchUpstream(c launchClient, getenv func(string) string) string {
-	if u := c.upstream(getenv); u != "" && c.api != "" {
-		return c.api + "=" + u
+	u := c.upstream(getenv)
+	if u == "" || c.api == "" {
+		return u
 	}
-	return ""
+	return c.api + "=" + u
 }
 
 // runLaunched runs the client on the terminal with base as its model

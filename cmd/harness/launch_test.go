@@ -67,6 +67,11 @@ func TestLaunchUpstream(t *testing.T) {
 		{"codex", map[string]string{"CODEX_HOME": codexHome}, "openai=http://10.0.0.1:8/v1"},
 		{"codex", map[string]string{"HOME": t.TempDir()}, ""},
 		{"opencode", map[string]string{"ANTHROPIC_BASE_URL": "http://a:1"}, ""},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{"provider":{"anthropic":{"options":{"baseURL":"http://a:1/v1/"}},` +
+			`"openai":{"options":{"baseURL":"http://o:1/v1"}},"google":{"options":{"baseURL":"http://g:1/v1beta"}}}}`},
+			"anthropic=http://a:1,openai=http://o:1/v1,gemini=http://g:1"},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{"model":"anthropic/x","provider":{"anthropic":{"options":{"apiKey":"k"}}}}`}, ""},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{not json`}, ""},
 	}
 	for _, tc := range tests {
 		getenv := func(k string) string { return tc.env[k] }
