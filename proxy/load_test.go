@@ -9,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/internal/cputime"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -170,15 +172,31 @@ func BenchmarkAddedLatency(b *testing.B) {
 			}
 			b.SetBytes(int64(len(bodies[0])))
 			b.ResetTimer()
+			// CPU per request, GC included: on a shared machine the wall
+			// time measures the neighbours too. Each request's own CPU
+			// time gives the percentiles.
+			per := make([]time.Duration, b.N)
 			cpu := cputime.Process()
 			for i := range b.N {
+				start := cputime.Process()
 				serve(b, px, wc.path, bodies[i])
+				per[i] = cputime.Process() - start
 			}
-			// CPU per request, GC included: on a shared machine the wall
-			// time measures the neighbours too.
 			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
+			slices.Sort(per)
+			b.ReportMetric(percentile(per, 50).Seconds()*1e3, "p50-cpu-ms")
+			b.ReportMetric(percentile(per, 99).Seconds()*1e3, "p99-cpu-ms")
 		})
 	}
+}
+
+// percentile is the p-th percentile (nearest rank) of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
 }
 
 func serve(b testing.TB, h http.Handler, path string, body []byte) {

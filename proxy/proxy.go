@@ -308,11 +308,16 @@ func (p *Proxy) track() func() {
 }
 
 // ServeHTTP routes a request (after taking off the prefix of a client's
-// route, see Route): a browser's GET / gets the savings page, GET /stats
+// route, see Route; a loopback POST to /_harness/routes registers one):
+// a browser's GET / gets the savings page, GET /stats
 // answers from the proxy, model calls of a known wire format are rewritten
 // and forwarded, anything else is forwarded unchanged.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.track()()
+	if r.URL.Path == routesPath {
+		p.serveRoutes(w, r)
+		return
+	}
 	if r = p.onRoute(r); r == nil {
 		proxyError(w, http.StatusNotFound, "not_found_error", "harness proxy: no client is registered on this route (was its launcher stopped?)")
 		return

@@ -29,7 +29,9 @@ client's. Tool results are cut as "harness proxy" cuts them; the spill files
 go to .harness/spill/ in the folder it was started from (git-ignored), where
 the client reads them with its own %[4]s tool without asking%[5]s, and the
 conversation is recorded in .harness/harness.db there (HARNESS_DB names
-another store). The client's own output caps are left as they are: Codex's
+another store). HARNESS_PROXY=URL reuses a running "harness proxy" on this
+machine instead (the client's route registered there; its upstream and
+store apply). The client's own output caps are left as they are: Codex's
 10 KB per output and Claude Code's Read and shell limits are below or near
 the 24 KiB ceiling, so raising them would send the model more, not less.
 "harness %[1]s -h" prints this; "harness %[1]s --help" is %[1]s's own help.`
@@ -49,7 +51,7 @@ func launchHelp(c launchClient) string {
 	how := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "-c openai_base_url=…",
 		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "OPENCODE_CONFIG_CONTENT's provider baseURL"}[c.name]
 	own := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "OPENAI_BASE_URL, or openai_base_url in ~/.codex/config.toml",
-		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "none is read"}[c.name]
+		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "the providers' baseURL in OPENCODE_CONFIG_CONTENT"}[c.name]
 	grant := ""
 	if c.grant != nil {
 		grant = " (" + c.name + " refuses git-ignored files: its spill files go to\n~/.cache/harness/projects/, which the launcher lets it read with " + c.grant("DIR")[0] + ")"
@@ -76,6 +78,9 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	if err != nil {
 		return err
 	}
+	if running := e.getenv("HARNESS_PROXY"); running != "" {
+		return launchReusing(ctx, e, c, bin, cwd, running, args)
+	}
 	db := e.getenv("HARNESS_DB")
 	if db == "" {
 		db = filepath.Join(cwd, filepath.FromSlash(sqlite.DefaultPath))
@@ -95,14 +100,11 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s's base URL: %w", c.name, upstreamUsage(err))
 	}
-	spillWS, pre := cwd, []string(nil)
-	if c.grant != nil {
-		if spillWS, err = outsideSpillRoot(e.getenv, cwd); err != nil {
-			return err
-		}
-		pre = c.grant(spillWS)
+	client, pre, err := launchRouteClient(e, c, cwd)
+	if err != nil {
+		return err
 	}
-	prefix, err := px.Route(proxy.Client{Name: c.name, Workspace: spillWS, ReadTool: c.readTool})
+	prefix, err := px.Route(client)
 	if err != nil {
 		return err
 	}
@@ -119,6 +121,45 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	if err := <-served; err != nil && runErr == nil {
 		fmt.Fprintf(e.stderr, "harness %s: recording: %v\n", c.name, err)
 	}
+	return launchResult(code, runErr)
+}
+
+// launchReusing runs c pointed at the running harness proxy at running
+// (HARNESS_PROXY) instead of a proxy of its own: its route registered
+// there, the spill files where c reads them; the running proxy's upstream
+// and store apply.
+func launchReusing(ctx context.Context, e *env, c launchClient, bin, cwd, running string, args []string) error {
+	client, pre, err := launchRouteClient(e, c, cwd)
+	if err != nil {
+		return err
+	}
+	base, err := registerRoute(ctx, running, client)
+	if err != nil {
+		return err
+	}
+	if err := spill.IgnoreHarness(cwd); err != nil {
+		fmt.Fprintf(e.stderr, "harness %s: .harness/.gitignore: %v\n", c.name, err)
+	}
+	return launchResult(runLaunched(e, c, bin, base, append(pre, args...)))
+}
+
+// launchRouteClient is c's route: its spill files under the project cwd,
+// or, for a client that cannot read git-ignored files, under a folder of
+// harness's own that the arguments pre let it read.
+func launchRouteClient(e *env, c launchClient, cwd string) (client proxy.Client, pre []string, err error) {
+	spillWS := cwd
+	if c.grant != nil {
+		if spillWS, err = outsideSpillRoot(e.getenv, cwd); err != nil {
+			return proxy.Client{}, nil, err
+		}
+		pre = c.grant(spillWS)
+	}
+	return proxy.Client{Name: c.name, Workspace: spillWS, ReadTool: c.readTool}, pre, nil
+}
+
+// launchResult is launch's error for a client that exited with code, or
+// could not be run (runErr).
+func launchResult(code int, runErr error) error {
 	if runErr != nil {
 		return runErr
 	}
@@ -150,12 +191,14 @@ func outsideSpillRoot(getenv func(string) string, project string) (string, error
 }
 
 // launchUpstream is the proxy's upstream for c: the client's own base URL
-// for its provider, the public endpoints for the rest.
+// for its provider, the public endpoints for the rest. A client that may
+// call any provider (c.api "") gives the whole list itself.
 func launchUpstream(c launchClient, getenv func(string) string) string {
-	if u := c.upstream(getenv); u != "" && c.api != "" {
-		return c.api + "=" + u
+	u := c.upstream(getenv)
+	if u == "" || c.api == "" {
+		return u
 	}
-	return ""
+	return c.api + "=" + u
 }
 
 // runLaunched runs the client on the terminal with base as its model

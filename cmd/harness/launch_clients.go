@@ -55,7 +55,7 @@ func launchClients() []launchClient {
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return []string{"GOOGLE_GEMINI_BASE_URL=" + base}, nil
 			}},
-		{name: "opencode", readTool: "read", upstream: func(func(string) string) string { return "" }, point: opencodePoint},
+		{name: "opencode", readTool: "read", upstream: opencodeUpstream, point: opencodePoint},
 	}
 }
 
@@ -101,6 +101,40 @@ func codexBaseURL(getenv func(string) string) string {
 	return ""
 }
 
+// opencodeProviders are opencode's providers the launcher points at the
+// proxy: the proxy's API family and the path opencode's baseURL ends in.
+var opencodeProviders = []struct{ name, api, path string }{
+	{"anthropic", "anthropic", "/v1"}, {"openai", "openai", "/v1"}, {"google", "gemini", "/v1beta"},
+}
+
+// opencodeUpstream is the proxy's upstream list from the baseURL options
+// the user gave opencode's providers in OPENCODE_CONFIG_CONTENT
+// ("anthropic=URL,openai=URL"), "" when none is set.
+func opencodeUpstream(getenv func(string) string) string {
+	var cfg struct {
+		Provider map[string]struct {
+			Options struct {
+				BaseURL string `json:"baseURL"`
+			} `json:"options"`
+		} `json:"provider"`
+	}
+	if json.Unmarshal([]byte(getenv("OPENCODE_CONFIG_CONTENT")), &cfg) != nil {
+		return ""
+	}
+	var spec []string
+	for _, p := range opencodeProviders {
+		u := strings.TrimRight(cfg.Provider[p.name].Options.BaseURL, "/")
+		if u == "" {
+			continue
+		}
+		if p.api != "openai" { // the proxy's OpenAI upstream keeps its /v1
+			u = strings.TrimSuffix(u, p.path)
+		}
+		spec = append(spec, p.api+"="+u)
+	}
+	return strings.Join(spec, ",")
+}
+
 // opencodePoint points opencode's Anthropic, OpenAI and Google providers
 // at the proxy through OPENCODE_CONFIG_CONTENT, merged into the content
 // the user set there (whose other settings are kept).
@@ -113,7 +147,8 @@ func opencodePoint(base string, getenv func(string) string) ([]string, []string)
 	if providers == nil {
 		providers = map[string]any{}
 	}
-	for name, path := range map[string]string{"anthropic": "/v1", "openai": "/v1", "google": "/v1beta"} {
+	for _, op := range opencodeProviders {
+		name := op.name
 		p, _ := providers[name].(map[string]any)
 		if p == nil {
 			p = map[string]any{}
@@ -122,7 +157,7 @@ func opencodePoint(base string, getenv func(string) string) ([]string, []string)
 		if opts == nil {
 			opts = map[string]any{}
 		}
-		opts["baseURL"] = base + path
+		opts["baseURL"] = base + op.path
 		p["options"] = opts
 		providers[name] = p
 	}

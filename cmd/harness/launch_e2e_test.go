@@ -270,3 +270,52 @@ func TestLaunchCodex(t *testing.T) {
 	}
 	r.checkPaged(t, "shell", responsesOutput("call_page"))
 }
+
+// TestLaunchOpencode: harness opencode run, with opencode's Anthropic
+// provider whose baseURL the user set in OPENCODE_CONFIG_CONTENT: the
+// launcher forwards to it and points the provider at the proxy for the
+// run. opencode's read returns the lock file's first 50 KB, over the
+// ceiling, so the proxy spills it under the project, and the same read
+// pages the spill file with an offset.
+func TestLaunchOpencode(t *testing.T) {
+	r := newLaunchRig(t, "opencode")
+	var spillPath string
+	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
+		if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/v1/messages") {
+			return notModelCall(req)
+		}
+		m := bodyJSON(t, req.Body)
+		model, _ := m["model"].(string)
+		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		if tools, _ := m["tools"].([]any); len(tools) == 0 {
+			return wiretest.AnthropicStream(model, "Zod version", nil, u) // the title request
+		}
+		call := func(id, args string) wiretest.Reply {
+			return wiretest.AnthropicStream(model, "", []wiretest.Call{{ID: id, Name: "read", Args: args}}, u)
+		}
+		if p := spillOf(req.Body); p != "" {
+			spillPath = p
+		}
+		switch strings.Count(string(req.Body), `"type":"tool_result"`) {
+		case 0:
+			return call("call_lock", `{"filePath":`+mustJSONString(filepath.Join(r.work, "package-lock.json"))+`}`)
+		case 1:
+			if spillPath == "" {
+				return wiretest.AnthropicStream(model, "no spill file named", nil, u)
+			}
+			// From line 1000 (0- or 1-based, as opencode counts) 20 lines:
+			// lines 1001-1010 either way.
+			return call("call_page", `{"filePath":`+mustJSONString(spillPath)+`,"offset":1000,"limit":20}`)
+		}
+		return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
+	}
+	for _, kv := range opencodeEnv(os.Getenv("HOME"), "anthropic", r.up.URL, "sk-test-opencode-launch", "") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	out := r.run(t, "opencode", "run", "Which version of zod does package-lock.json pin?")
+	if !strings.Contains(out, e2eAnswer) {
+		t.Errorf("opencode answered:\n%s", tail(out, 3000))
+	}
+	r.checkPaged(t, "read", anthropicResult("call_page"))
+}

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentharness/harness/proxy"
 )
 
 // TestLaunchPassesThrough: a client on PATH (a script standing in for
@@ -67,6 +71,11 @@ func TestLaunchUpstream(t *testing.T) {
 		{"codex", map[string]string{"CODEX_HOME": codexHome}, "openai=http://10.0.0.1:8/v1"},
 		{"codex", map[string]string{"HOME": t.TempDir()}, ""},
 		{"opencode", map[string]string{"ANTHROPIC_BASE_URL": "http://a:1"}, ""},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{"provider":{"anthropic":{"options":{"baseURL":"http://a:1/v1/"}},` +
+			`"openai":{"options":{"baseURL":"http://o:1/v1"}},"google":{"options":{"baseURL":"http://g:1/v1beta"}}}}`},
+			"anthropic=http://a:1,openai=http://o:1/v1,gemini=http://g:1"},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{"model":"anthropic/x","provider":{"anthropic":{"options":{"apiKey":"k"}}}}`}, ""},
+		{"opencode", map[string]string{"OPENCODE_CONFIG_CONTENT": `{not json`}, ""},
 	}
 	for _, tc := range tests {
 		getenv := func(k string) string { return tc.env[k] }
@@ -101,5 +110,69 @@ func TestOpencodePoint(t *testing.T) {
 		cfg.Provider["anthropic"].Options["baseURL"] != "http://127.0.0.1:5/_harness/t/v1" ||
 		cfg.Provider["google"].Options["baseURL"] != "http://127.0.0.1:5/_harness/t/v1beta" {
 		t.Errorf("config %+v", cfg)
+	}
+}
+
+// TestLaunchReusesProxy: with HARNESS_PROXY naming a running harness
+// proxy, the launcher registers the client's route there (its spill
+// folder the project) and points the client at it, starting no proxy
+// and opening no store of its own; a HARNESS_PROXY that is no URL, or
+// where no harness proxy answers, is a clear error and the client does
+// not run.
+func TestLaunchReusesProxy(t *testing.T) {
+	px, err := proxy.New(&proxy.Options{Upstream: "http://127.0.0.1:1", Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	srv := httptest.NewServer(px)
+	defer srv.Close()
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	bin, work := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\necho \"base:$ANTHROPIC_BASE_URL\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HARNESS_DB", "")
+	tests := []struct {
+		name, running, wantErr string
+	}{
+		{"running proxy", srv.URL + "/", ""},
+		{"not a URL", "127.0.0.1:9", "want the running proxy's URL"},
+		{"no harness proxy", other.URL, "did not register a route"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("HARNESS_PROXY", tc.running)
+			var out, errb bytes.Buffer
+			code := runMain(context.Background(), []string{"claude", "-p", "hi"}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv})
+			if tc.wantErr != "" {
+				if code == 0 || !strings.Contains(errb.String(), tc.wantErr) || out.Len() != 0 {
+					t.Errorf("exit %d, stdout %q, stderr %q; want an error saying %q", code, out.String(), errb.String(), tc.wantErr)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			base, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "base:"+srv.URL+"/_harness/")
+			if !ok || base == "" || strings.Contains(base, "/") {
+				t.Fatalf("the client was not pointed at the running proxy's route:\n%s", out.String())
+			}
+			resp, err := http.Get(srv.URL + "/_harness/" + base + "/stats")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("the route answers %d: not registered", resp.StatusCode)
+			}
+			if _, err := os.Stat(filepath.Join(work, ".harness", "harness.db")); err == nil {
+				t.Errorf("the launcher opened a store of its own")
+			}
+		})
 	}
 }
