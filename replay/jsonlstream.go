@@ -14,7 +14,8 @@ import (
 // the Claude Code entries seen holds (nil: none). A Claude Code session
 // in JSONL is read one entry at a time: each line is decoded and dropped,
 // so memory is bounded by a few times the longest line (the line as read,
-// then decoded) plus what the recordings keep, whatever the file's size. Other formats are read whole.
+// then decoded) plus what the recordings keep, whatever the file's size.
+// Other formats are read whole.
 func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
