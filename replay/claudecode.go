@@ -136,30 +136,48 @@ type ccSeen map[string]struct{}
 // imported, so that entries a file repeats within itself stay.
 func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
 	src := &source{name: name, data: data}
-	vals, paths, partial, err := records(src)
-	if err != nil {
-		return nil, err
-	}
-	f := &ccFile{name: name, runOf: map[string]*ccRun{}}
+	return parseClaudeCodeEach(src, func(fn func(rawValue, string) error) (bool, error) {
+		vals, paths, partial, err := records(src)
+		if err != nil {
+			return false, err
+		}
+		for i, v := range vals {
+			if err := fn(v, paths[i]); err != nil {
+				return false, err
+			}
+		}
+		return partial, nil
+	}, seen)
+}
+
+// parseClaudeCodeEach is parseClaudeCodeSeen over the records each
+// passes to its function one at a time (see records for partial); each
+// entry is decoded and dropped, so memory holds one entry beyond what the
+// recordings keep.
+func parseClaudeCodeEach(src *source, each func(func(rawValue, string) error) (partial bool, err error), seen ccSeen) ([]*Recording, error) {
+	f := &ccFile{name: src.name, runOf: map[string]*ccRun{}}
 	var mine []string
-	for i, v := range vals {
+	partial, err := each(func(v rawValue, path string) error {
 		var e ccEntry
-		if err := src.decodeAt(v, paths[i], &e); err != nil {
-			return nil, err
+		if err := src.decodeAt(v, path, &e); err != nil {
+			return err
 		}
 		if e.UUID != "" && seen != nil {
 			if _, dup := seen[e.UUID]; dup {
 				f.counts.repeated++
-				continue
+				return nil
 			}
 			mine = append(mine, e.UUID)
 		}
 		if run := f.route(&e); run != nil {
-			if err := run.add(src, v, paths[i], &e, &f.counts); err != nil {
-				return nil, err
-			}
+			return run.add(src, v, path, &e, &f.counts)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	name := src.name
 	for _, id := range mine {
 		seen[id] = struct{}{}
 	}

@@ -42,14 +42,20 @@ func (e *ParseError) Error() string {
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // source is a file being parsed: its name and bytes, to turn offsets
-// into positions.
+// into positions. A JSONL file read one line at a time (jsonlLines) holds
+// only the current line: data starts at byte base, on line number line.
 type source struct {
 	name string
 	data []byte
+	base int64
+	line int // 0: data is the whole file
 }
 
 // errAt returns a ParseError at byte offset off.
 func (s *source) errAt(off int64, path, msg string, err error) *ParseError {
+	if s.line > 0 {
+		return s.lineErrAt(off, path, msg, err)
+	}
 	off = max(0, min(off, int64(len(s.data))))
 	line, col := position(s.data, off)
 	return &ParseError{File: s.name, Offset: off, Line: line, Col: col, Path: path, Msg: msg, Err: err}
@@ -82,6 +88,16 @@ func (s *source) streamErr(path string, err error) *ParseError {
 		return s.jsonErr(0, path, uerr)
 	}
 	return s.errAt(0, path, "invalid JSON", err)
+}
+
+// lineErrAt is errAt for a file read one line at a time: off is in the
+// current line, or 0 (the file as a whole).
+func (s *source) lineErrAt(off int64, path, msg string, err error) *ParseError {
+	if off < s.base {
+		return &ParseError{File: s.name, Offset: 0, Line: 1, Col: 1, Path: path, Msg: msg, Err: err}
+	}
+	off = min(off, s.base+int64(len(s.data)))
+	return &ParseError{File: s.name, Offset: off, Line: s.line, Col: int(off-s.base) + 1, Path: path, Msg: msg, Err: err}
 }
 
 func joinPath(a, b string) string {

@@ -171,11 +171,11 @@ func ParseFile(path string) (*Recording, error) {
 		}
 		return recs[0], nil
 	}
-	data, err := os.ReadFile(path)
+	recs, err := parseFileStream(path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, err
 	}
-	return Parse(path, data)
+	return recs[0], nil
 }
 
 // Skipped is a file an import passed over, and why.
@@ -257,14 +257,7 @@ func loadFile(ctx context.Context, path string, seen ccSeen) ([]*Recording, erro
 		}
 		return parseStore(ctx, path)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	if Sniff(data) == FormatClaudeCode {
-		return parseClaudeCodeSeen(path, data, seen)
-	}
-	return ParseAll(path, data)
+	return parseFileStream(path, seen)
 }
 
 // loadFiles lists the files Load reads for paths, in order: each file
