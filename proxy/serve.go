@@ -217,7 +217,8 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
 				Workspace: p.workspaceOf(ctx), Transcript: transcript, Message: r.Message}.WithRoundResults(earlier...)}
-		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, p.spillRootOf(ctx)), p.spillRootOf(ctx))
+		root := p.spillRootOf(ctx)
+		in.Page = p.ownPage(c.conv.id, spillPage(r.Args, root), root)
 		res, err := p.decide(ctx, in)
 		if err != nil {
 			return nil, err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/internal/numfmt"
-	"github.com/agentharness/harness/spill"
 )
 
 // Stats are the proxy's running totals, as GET /stats reports them.
@@ -225,11 +224,6 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	}
 	b.WriteString("; proxy " + prepared.Round(10*time.Microsecond).String())
 	p.logf("%s", b.String())
-}
-
-// spillRoot is the absolute folder under which spill files are written.
-func (p *Proxy) spillRoot() string {
-	return filepath.Join(p.opts.Workspace, filepath.FromSlash(spill.Folder))
 }
 
 // spillPage returns the spill file a call's arguments name (a Read of it,

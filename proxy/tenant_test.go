@@ -103,7 +103,7 @@ func TestTenantOwnPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := p.spillRoot()
+	root := p.spillRootOf(context.Background())
 	own := "t0123456789abcdef-px-1"
 	tests := []struct {
 		path string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/provider/internal/endpoint"
 )
 
@@ -20,7 +21,7 @@ const (
 
 // Defaults of Options.
 const (
-	defaultBaseURL        = "https://api.anthropic.com"
+	defaultBaseURL        = catalog.AnthropicEndpoint
 	defaultMaxTokens      = 8192
 	defaultRequestTimeout = 10 * time.Minute
 )

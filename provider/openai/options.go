@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/provider/internal/endpoint"
 )
 
@@ -18,7 +19,7 @@ const (
 )
 
 // defaultBaseURL is OpenAI's own endpoint.
-const defaultBaseURL = "https://api.openai.com/v1"
+const defaultBaseURL = catalog.OpenAIEndpoint
 
 // defaultRequestTimeout bounds one non-streamed attempt.
 const defaultRequestTimeout = 10 * time.Minute
