@@ -89,6 +89,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"ListAndDelete", testListAndDelete},
 		{"EventsKeepInvalidArguments", testEventsKeepInvalidArguments},
 		{"ForkLink", testForkLink},
+		{"ForksAndDecisions", testForksAndDecisions},
 		{"Resume", testResume},
 		{"EventsAndViewCuts", testEventsAndViewCuts},
 		{"TurnEndStoredOnce", testTurnEndStoredOnce},
