@@ -77,7 +77,7 @@ type storeFlags struct {
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace root whose .harness/ holds the store")
-	fs.StringVar(&f.db, "db", "", "transcript store: a file (default WORKSPACE/"+sqlite.DefaultPath+") or a postgres:// URL")
+	fs.StringVar(&f.db, "db", "", "transcript store: a file (default WORKSPACE/"+defaultDBPath+") or a postgres:// URL")
 }
 
 // path is the store's file.
@@ -85,7 +85,7 @@ func (f *storeFlags) path() string {
 	if f.db != "" {
 		return f.db
 	}
-	return filepath.Join(f.workspace, filepath.FromSlash(sqlite.DefaultPath))
+	return filepath.Join(f.workspace, filepath.FromSlash(defaultDBPath))
 }
 
 // storeArgs returns the flags that point another command at the store a
@@ -133,6 +133,10 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// defaultDBPath is where the CLI keeps a workspace's transcript store,
+// relative to the workspace, beside its spill folder (spill.Folder).
+const defaultDBPath = ".harness/harness.db"
 
 // openStore opens the workspace's transcript store; deleting a
 // conversation also removes its spill folder. With mustExist, a missing

@@ -29,7 +29,7 @@ func TestLogForkLinks(t *testing.T) {
 		{"fork event of an old proxy", func(s *sqlite.Store) error {
 			s.Observe(harness.Event{Kind: harness.EventPolicy, Time: time.Now(), Conversation: "c_child", Turn: 2, Policy: proxy.ForkPolicy,
 				Data: map[string]any{"parent": "c_parent", "shared_turns": 1}})
-			return s.Flush(context.Background())
+			return nil // stored by Close
 		}, false},
 	}
 	for _, tc := range cases {

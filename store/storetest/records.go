@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"reflect"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // recorded, both gone with their conversation.
 func testForksAndDecisions(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	at := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
 	forks := []store.Fork{
 		{Conversation: "c_p-f0123456789ab", Parent: "c_p", Turn: 2, SharedTurns: 1, Time: at},
@@ -34,7 +35,7 @@ func testForksAndDecisions(t *testing.T, be *Backend) {
 			Locator: "/ws/a.txt", BytesIn: 4000, BytesOut: 24, Time: at},
 		{Turn: 2, Round: 1, CallID: "call_2", Tool: "bash", ContentSHA256: "cd34", By: "proxy-clear-idle", Text: "[cleared]\x00é", BytesIn: 90, BytesOut: 12},
 	}
-	conv := RichConversation(forks[0].Conversation, 1000)
+	conv := storefix.RichConversation(forks[0].Conversation, 1000)
 	if err := s.AddDecisions(ctx, conv.ID, ds[:1]); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func testForksAndDecisions(t *testing.T, be *Backend) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = be.Open(t, nil)
+	s = be.open(t, nil)
 	checkRecords(ctx, t, s, "", forks)
 	checkRecords(ctx, t, s, forks[1].Conversation, forks[1:])
 	checkRecords(ctx, t, s, "c_p", nil)
