@@ -9,26 +9,11 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/gemini"
 )
 
 // FormatGeminiCLI is a Gemini CLI chat.
 const FormatGeminiCLI = "gemini-cli"
-
-// gemPart is one part of a Gemini Content.
-type gemPart struct {
-	Text         string `json:"text"`
-	Thought      bool   `json:"thought"`
-	FunctionCall *struct {
-		ID   string          `json:"id"`
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"args"`
-	} `json:"functionCall"`
-	FunctionResponse *struct {
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Response json.RawMessage `json:"response"`
-	} `json:"functionResponse"`
-}
 
 // gemSessionMessage is one message of a Gemini CLI session file.
 type gemSessionMessage struct {
@@ -136,10 +121,7 @@ func newGemBuilder(src *source) *gemBuilder {
 // contents reads a Content list, one element at a time.
 func (b *gemBuilder) contents(each recordIter) error {
 	_, err := each(func(v rawValue, path string) error {
-		var c struct {
-			Role  string    `json:"role"`
-			Parts []gemPart `json:"parts"`
-		}
+		var c gemini.Content
 		if err := b.src.decodeAt(v, path, &c); err != nil {
 			return err
 		}
@@ -177,7 +159,7 @@ func (b *gemBuilder) finish() (*Recording, error) {
 
 // content adds one Content: a user input or function responses, or a
 // model response.
-func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) error {
+func (b *gemBuilder) content(off int64, path, role string, parts []gemini.Part) error {
 	b.n++
 	snapshot := b.snapshot
 	b.snapshot = false
@@ -554,7 +536,7 @@ func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 // leaving out those a call's result already gave; it reports whether
 // the content held any.
 func (b *gemBuilder) userResponses(off int64, content json.RawMessage) bool {
-	var parts []gemPart
+	var parts []gemini.Part
 	if json.Unmarshal(content, &parts) != nil {
 		return false
 	}
@@ -575,7 +557,7 @@ func (b *gemBuilder) userResponses(off int64, content json.RawMessage) bool {
 // sessionResult answers a session file's tool call with the
 // functionResponse parts its result holds.
 func (b *gemBuilder) sessionResult(off int64, path, id, name string, result json.RawMessage) error {
-	var parts []gemPart
+	var parts []gemini.Part
 	if len(result) == 0 || string(result) == "null" || json.Unmarshal(result, &parts) != nil {
 		return nil // not run (cancelled): no result
 	}
@@ -593,7 +575,7 @@ func gemText(raw json.RawMessage) string {
 	if s := jsonString(raw); s != "" {
 		return s
 	}
-	var parts []gemPart
+	var parts []gemini.Part
 	_ = json.Unmarshal(raw, &parts)
 	var out []string
 	for _, p := range parts {
