@@ -136,25 +136,14 @@ type ccSeen map[string]struct{}
 // imported, so that entries a file repeats within itself stay.
 func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
 	src := &source{name: name, data: data}
-	return parseClaudeCodeEach(src, func(fn func(rawValue, string) error) (bool, error) {
-		vals, paths, partial, err := records(src)
-		if err != nil {
-			return false, err
-		}
-		for i, v := range vals {
-			if err := fn(v, paths[i]); err != nil {
-				return false, err
-			}
-		}
-		return partial, nil
-	}, seen)
+	return parseClaudeCodeEach(src, records(src), seen)
 }
 
 // parseClaudeCodeEach is parseClaudeCodeSeen over the records each
 // passes to its function one at a time (see records for partial); each
 // entry is decoded and dropped, so memory holds one entry beyond what the
 // recordings keep.
-func parseClaudeCodeEach(src *source, each func(func(rawValue, string) error) (partial bool, err error), seen ccSeen) ([]*Recording, error) {
+func parseClaudeCodeEach(src *source, each recordIter, seen ccSeen) ([]*Recording, error) {
 	f := &ccFile{name: src.name, runOf: map[string]*ccRun{}}
 	var mine []string
 	partial, err := each(func(v rawValue, path string) error {

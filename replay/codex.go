@@ -107,29 +107,34 @@ func parseCodex(name string, data []byte) (*Recording, error) {
 // are (see Supply).
 func parseCodexAll(name string, data []byte) ([]*Recording, error) {
 	src := &source{name: name, data: data}
-	vals, paths, partial, err := records(src)
-	if err != nil {
-		return nil, err
-	}
+	return parseCodexEach(src, records(src))
+}
+
+// parseCodexEach is parseCodexAll over the lines each passes one at a
+// time: each is decoded and dropped, so memory holds one line beyond what
+// the recordings keep.
+func parseCodexEach(src *source, each recordIter) ([]*Recording, error) {
+	name := src.name
 	b := &cxBuilder{}
 	b.start()
-	for i, v := range vals {
+	partial, err := each(func(v rawValue, path string) error {
 		var l cxLine
-		if err := src.decodeAt(v, paths[i], &l); err != nil {
-			return nil, err
+		if err := src.decodeAt(v, path, &l); err != nil {
+			return err
 		}
 		kind, raw := l.Type, l.Payload
 		if len(raw) == 0 {
 			kind, raw = "", v.raw // an item of an older rollout
 		}
 		var it cxItem
-		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, paths[i], &it); err != nil {
-			return nil, err
+		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, path, &it); err != nil {
+			return err
 		}
 		b.now = parseStamp(l.Timestamp)
-		if err := b.add(src, v.off, paths[i], kind, &it); err != nil {
-			return nil, err
-		}
+		return b.add(src, v.off, path, kind, &it)
+	})
+	if err != nil {
+		return nil, err
 	}
 	b.fold.end(b.rec)
 	var out []*Recording

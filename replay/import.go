@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -91,6 +92,11 @@ func Sniff(data []byte) string {
 	if !ok {
 		return ""
 	}
+	return sniffFields(f)
+}
+
+// sniffFields is Sniff given the fields of the first record.
+func sniffFields(f map[string]json.RawMessage) string {
 	typ := jsonString(f["type"])
 	switch {
 	case (has(f, "sessionId", "messages") || has(f, "sessionId", "projectHash")) && !has(f, "type"):

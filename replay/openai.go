@@ -69,14 +69,9 @@ func isJSONL(data []byte) bool {
 // parseJSONL adds one message per non-blank line (see records: a last
 // line cut off mid-write is left out, with a warning).
 func parseJSONL(src *source, b *chatBuilder) error {
-	vals, paths, partial, err := records(src)
+	partial, err := records(src)(b.add)
 	if err != nil {
 		return err
-	}
-	for i, v := range vals {
-		if err := b.add(v, paths[i]); err != nil {
-			return err
-		}
 	}
 	if partial {
 		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the file was still being written): left out")
