@@ -3,11 +3,10 @@ package benchcore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/shellcmd"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -123,10 +122,8 @@ func tailChars(s string, n int) string {
 }
 
 // IsShell reports whether name is one of the names coding agents give
-// their shell tool (guard.DefaultShells, compared case-insensitively).
-func IsShell(name string) bool {
-	return slices.ContainsFunc(guard.DefaultShells(), func(s string) bool { return strings.EqualFold(s, name) })
-}
+// their shell tool (shellcmd.IsShell).
+func IsShell(name string) bool { return shellcmd.IsShell(name) }
 
 // IsRead reports whether name is one of the names coding agents give their
 // file-reading tool.

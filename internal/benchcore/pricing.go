@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -24,16 +25,14 @@ type Pricing struct {
 	Doc    string  `json:"-"`
 }
 
-// Pricings returns the named price models, the default first: openai
-// (gpt-5-class: cached 0.1, the weights of effective tokens), openai-4.1
-// (cached 0.25), anthropic (cache reads 0.1, writes 1.25) and nocache.
+// Pricings returns the named price models, the default first: catalog's
+// PriceModels, with the JSON names the bench's tables use.
 func Pricings() []Pricing {
-	return []Pricing{
-		{Name: "openai", CachedRead: 0.1, CacheWrite: 1, Output: 4, Doc: "gpt-5-class: cached input 0.1, output 4"},
-		{Name: "openai-4.1", CachedRead: 0.25, CacheWrite: 1, Output: 4, Doc: "gpt-4.1-class: cached input 0.25, output 4"},
-		{Name: "anthropic", CachedRead: 0.1, CacheWrite: 1.25, Output: 4, Doc: "cache reads 0.1, uncached input written to the 5-minute cache at 1.25, output 4"},
-		{Name: "nocache", CachedRead: 1, CacheWrite: 1, Output: 4, Doc: "no prompt caching: every input token 1, output 4"},
+	var out []Pricing
+	for _, m := range catalog.PriceModels() {
+		out = append(out, Pricing{Name: m.Name, CachedRead: m.CachedRead, CacheWrite: m.CacheWrite, Output: m.Output, Doc: m.Doc})
 	}
+	return out
 }
 
 // defaultPricings are the price models the text tables show side by side.
