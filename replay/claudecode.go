@@ -12,8 +12,8 @@ import (
 	"github.com/agentharness/harness/internal/clientctx"
 )
 
-// FormatClaudeCode is a Claude Code session.
-const FormatClaudeCode = "claude-code"
+// formatClaudeCode is a Claude Code session.
+const formatClaudeCode = "claude-code"
 
 // ccEntry is one line of a Claude Code session file.
 type ccEntry struct {
@@ -207,7 +207,7 @@ type ccFile struct {
 }
 
 func (f *ccFile) newRun(id string) *ccRun {
-	r := &ccRun{rec: &Recording{Source: f.name, Format: FormatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
+	r := &ccRun{rec: &Recording{Source: f.name, Format: formatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
 	f.runs = append(f.runs, r)
 	return r
 }
@@ -410,7 +410,7 @@ func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, 
 	if strings.HasPrefix(id, "agent-") || segments > 1 {
 		rec.ID = session + "/" + id
 	}
-	w := []string{notRecorded(FormatClaudeCode, true, true)}
+	w := []string{notRecorded(formatClaudeCode, true, true)}
 	switch {
 	case strings.HasPrefix(id, "agent-"):
 		w = append(w, "a subagent's own context (isSidechain), imported apart from the session's main chain")

@@ -11,8 +11,8 @@ import (
 	"github.com/agentharness/harness/internal/clientctx"
 )
 
-// FormatCodex is an OpenAI Codex CLI rollout.
-const FormatCodex = "codex"
+// formatCodex is an OpenAI Codex CLI rollout.
+const formatCodex = "codex"
 
 // cxLine is one line of a rollout: {timestamp, type, payload} since Codex
 // 0.4x, or the bare item in the rollouts of earlier versions.
@@ -165,7 +165,7 @@ func (b *cxBuilder) start() {
 	if b.rec != nil {
 		b.fold.end(b.rec)
 	}
-	b.rec = &Recording{Format: FormatCodex}
+	b.rec = &Recording{Format: formatCodex}
 	if len(b.recs) > 0 {
 		b.rec.Model = b.recs[len(b.recs)-1].Model
 	}
@@ -337,7 +337,7 @@ func cxOutput(raw json.RawMessage) (string, bool) {
 }
 
 func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
-	w := []string{notRecorded(FormatCodex, b.system == "", true)}
+	w := []string{notRecorded(formatCodex, b.system == "", true)}
 	if parts > 1 {
 		w = append(w, fmt.Sprintf("the rollout was compacted: this is part %d of %d, each after a compaction starting from its summary as Codex's requests did", part+1, parts))
 	}

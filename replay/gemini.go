@@ -12,8 +12,8 @@ import (
 	"github.com/agentharness/harness/internal/wire/gemini"
 )
 
-// FormatGeminiCLI is a Gemini CLI chat.
-const FormatGeminiCLI = "gemini-cli"
+// formatGeminiCLI is a Gemini CLI chat.
+const formatGeminiCLI = "gemini-cli"
 
 // gemSessionMessage is one message of a Gemini CLI session file.
 type gemSessionMessage struct {
@@ -114,8 +114,8 @@ func parseGeminiCLI(name string, data []byte) (*Recording, error) {
 
 // newGemBuilder begins the recording of the Gemini CLI file src.
 func newGemBuilder(src *source) *gemBuilder {
-	rec := &Recording{Source: src.name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(src.name), filepath.Ext(src.name))}
-	return &gemBuilder{src: src, rec: rec, answered: map[string]bool{}, notes: notRecorded(FormatGeminiCLI, true, true)}
+	rec := &Recording{Source: src.name, Format: formatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(src.name), filepath.Ext(src.name))}
+	return &gemBuilder{src: src, rec: rec, answered: map[string]bool{}, notes: notRecorded(formatGeminiCLI, true, true)}
 }
 
 // contents reads a Content list, one element at a time.

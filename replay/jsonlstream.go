@@ -49,7 +49,7 @@ func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	data := append(head, rest...)
-	if Sniff(data) == FormatClaudeCode {
+	if sniff(data) == formatClaudeCode {
 		return parseClaudeCodeSeen(path, data, seen)
 	}
 	return ParseAll(path, data)
@@ -87,11 +87,11 @@ func streamParser(src *source, first map[string]json.RawMessage, array bool, see
 		}
 	}
 	switch sniffFields(first) {
-	case FormatClaudeCode:
+	case formatClaudeCode:
 		return func(each recordIter) ([]*Recording, error) { return parseClaudeCodeEach(src, each, seen) }
-	case FormatCodex:
+	case formatCodex:
 		return func(each recordIter) ([]*Recording, error) { return parseCodexEach(src, each) }
-	case FormatGeminiCLI:
+	case formatGeminiCLI:
 		switch {
 		case gemIsStream(first):
 			return gemini((*gemBuilder).streamOutput)

@@ -15,7 +15,7 @@ import (
 // prompt_tokens_details.cached_tokens). Every user message starts a turn.
 func parseOpenAI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
-	b := newChatBuilder(src, FormatOpenAI)
+	b := newChatBuilder(src, formatOpenAI)
 	start := skipSpace(data, 0)
 	switch {
 	case start < int64(len(data)) && data[start] == '[':
