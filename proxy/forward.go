@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,15 +121,7 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 	rd := http.MaxBytesReader(w, r.Body, p.opts.MaxRequestBytes)
 	var body []byte
 	if n := r.ContentLength; n > 0 && n <= p.opts.MaxRequestBytes {
-		// One allocation of the announced size instead of ReadAll's
-		// doublings: a megabyte of history costs a copy, not five.
-		body = make([]byte, n)
-		if _, err = io.ReadFull(rd, body); err == nil {
-			var one [1]byte
-			if m, _ := rd.Read(one[:]); m > 0 {
-				err = errors.New("the body is longer than its Content-Length")
-			}
-		}
+		body, err = readAnnounced(rd, n)
 	} else {
 		body, err = io.ReadAll(rd)
 	}
@@ -149,6 +142,36 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 			proxyError(w, http.StatusBadRequest, "invalid_request_error", "harness proxy: reading the request body: "+err.Error())
 		}
 		return nil, err
+	}
+	return body, nil
+}
+
+// firstBodyBuffer is the buffer readAnnounced starts with.
+const firstBodyBuffer = 64 << 10
+
+// readAnnounced reads a body whose Content-Length announces n bytes into
+// a buffer that grows as the bytes arrive, doubling from firstBodyBuffer
+// and never past n: a client that announces more than it sends costs what
+// it sent, and an honest one a few copies of its body rather than
+// ReadAll's many. A body shorter than announced is io.ErrUnexpectedEOF.
+func readAnnounced(rd io.Reader, n int64) ([]byte, error) {
+	body := make([]byte, 0, min(n, firstBodyBuffer))
+	for int64(len(body)) < n {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, int(min(n, 2*int64(cap(body))))-len(body))
+		}
+		m, err := rd.Read(body[len(body):int(min(int64(cap(body)), n))])
+		body = body[:len(body)+m]
+		if errors.Is(err, io.EOF) && int64(len(body)) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+	}
+	var one [1]byte
+	if m, _ := rd.Read(one[:]); m > 0 {
+		return nil, errors.New("the body is longer than its Content-Length")
 	}
 	return body, nil
 }

@@ -66,6 +66,6 @@ func dbRecordings(ctx context.Context, db string) ([]*replay.Recording, error) {
 		return nil, err
 	}
 	defer st.Close()
-	recs, _, err := replay.ReadStore(ctx, st, st.Path(), "")
+	recs, err := replay.ReadStore(ctx, st, st.Path(), "")
 	return recs, err
 }
