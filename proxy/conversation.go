@@ -247,6 +247,9 @@ func (p *Proxy) conversation(id string) *conversation {
 			started: map[roundKey]bool{}, evidence: map[roundKey]int{}}
 		p.convs[id] = c
 		p.stats.Conversations++
+		if t := p.tenantIn(id); t != "" {
+			p.stats.tenant(t).Conversations++
+		}
 	}
 	c.refs++
 	c.used = p.tick

@@ -403,7 +403,7 @@ func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
 			Policy: ForkPolicy, Detail: fmt.Sprintf("forked from conversation %s at turn %d %s", s.parent, s.at.turn, roundWord(s.at.round)),
 			Data: map[string]any{"parent": s.parent, "shared_turns": len(s.turns)}})
 	}
-	p.count(func(st *Stats) { st.Forks++ })
+	p.countIn(p.tenantIn(fork.id), func(st *Stats) { st.Forks++ })
 	p.logf("harness proxy: conversation %s forks from %s at turn %d %s (%d shared turn(s))",
 		fork.id, s.parent, s.at.turn, roundWord(s.at.round), len(s.turns))
 }
