@@ -83,6 +83,9 @@ type decision struct {
 	// claimed and clearClaimed are set once the decision and its clear
 	// are in the claim log, or come from the store (replica.go).
 	claimed, clearClaimed bool
+	// unchanged marks a decision sent as the client sent the result
+	// because the claim log did not answer (replica.go).
+	unchanged bool
 	// chars counts the characters of charsOf's model copy (see
 	// shownChars).
 	chars   int

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -32,8 +33,8 @@ import (
 //
 // Every call to the store here is bounded by replicaTimeout and fails
 // open: the request goes on with the decisions this replica knows, and a
-// decision it could not claim is claimed when the store is back (the
-// winner's bytes then replace it: one cache break).
+// result it could not claim is sent as the client sent it (see
+// claimDecisions).
 
 // errStoreDown is the claim log left alone during an outage.
 var errStoreDown = errors.New("the store did not answer a moment ago")
@@ -75,8 +76,9 @@ type claimValue struct {
 type replicas struct {
 	log store.Claimer // nil: not shared
 	id  string
-	// down is set while the store does not answer (logged once), since
-	// failedAt (Unix nanoseconds): the last failure.
+	// down is set while the store does not answer (logged once);
+	// failedAt (Unix nanoseconds) is its last failure, or the last call
+	// let through since (replicaSkip).
 	down     atomic.Bool
 	failedAt atomic.Int64
 }
@@ -107,33 +109,43 @@ func (p *Proxy) replicaOK() {
 	}
 }
 
-// claim writes one entry of conv's log, bounded and failing open (ok
-// false).
-func (p *Proxy) claim(ctx context.Context, conv, key string, v claimValue) (claimValue, bool) {
-	v.By = p.replicas.id
-	if p.replicaSkip() {
-		return v, false
+// claim writes entries to conv's log in one call, bounded and failing
+// open (ok false): it returns the value that holds each key, this
+// replica's or the one another replica claimed first.
+func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []claimValue) ([]claimValue, bool) {
+	if p.replicaSkip() || len(keys) == 0 {
+		return nil, false
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return v, false
+	entries := make([]store.Claim, len(keys))
+	for i, k := range keys {
+		vals[i].By = p.replicas.id
+		raw, err := json.Marshal(vals[i])
+		if err != nil {
+			return nil, false
+		}
+		entries[i] = store.Claim{Key: k, Value: raw}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
-	c, err := p.replicas.log.Claim(ctx, conv, key, raw)
+	got, err := p.replicas.log.Claim(ctx, conv, entries)
 	if err != nil {
-		p.replicaFailed("claiming "+key, err)
-		return v, false
+		p.replicaFailed("claiming "+strconv.Itoa(len(keys))+" entries", err)
+		return nil, false
 	}
 	p.replicaOK()
-	if c.Won {
-		return v, true
+	out := make([]claimValue, len(keys))
+	for i, c := range got {
+		out[i] = vals[i]
+		if c.Won {
+			continue
+		}
+		var won claimValue
+		if err := json.Unmarshal(c.Value, &won); err != nil {
+			return nil, false
+		}
+		out[i] = won
 	}
-	var won claimValue
-	if err := json.Unmarshal(c.Value, &won); err != nil {
-		return v, false
-	}
-	return won, true
+	return out, true
 }
 
 // resultKey is the claim-log key of a result's decision or clear.
@@ -146,42 +158,113 @@ func roundClaimKey(kind string, k roundKey) string {
 	return kind + "|" + strconv.Itoa(k.turn) + "|" + strconv.Itoa(k.round)
 }
 
-// claimDecisions claims the decisions and idle clears this request made
-// (and those an earlier request could not claim), adopting the bytes of
-// any another replica claimed first. Called with the conversation locked,
+// claimDecisions claims, in one call to the log, the decisions and idle
+// clears this request made (and those an earlier request could not
+// claim) and the start of its model call, adopting the bytes of any
+// another replica claimed first. Called with the conversation locked,
 // before the edits are built.
+//
+// A decision that cannot be claimed (the log does not answer) is sent as
+// the client sent it, and so is a result of an earlier round that the log
+// lacks: it went upstream while the log did not answer, so as the client
+// sent it (by this rule, on whichever replica sent it). Every replica thus
+// sends such a result unchanged, during the outage and after, and claims
+// it so once the log answers: it breaks no cache, unless another replica
+// had claimed other bytes for it that this one could not read.
 func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 	if p.replicas.log == nil {
 		return
 	}
 	cv := c.conv
+	last := lastRound(c.hist)
+	var keys []string
+	var vals []claimValue
+	var apply []func(claimValue)
+	var failed []*decision
 	for _, r := range c.hist.Results {
 		d := r.dec
 		if d == nil || d.res == nil {
 			continue
 		}
 		if !d.claimed {
-			won, ok := p.claim(ctx, cv.id, resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque})
-			if !ok {
-				continue
+			if cv.claimSeq > 0 && [2]int{r.Turn, r.Round} != last {
+				d.sendUnchanged()
 			}
-			d.claimed = true
-			if won.By != p.replicas.id && won.Res != nil {
-				d.res, d.out, d.opaque = won.Res, won.Out, won.Opaque
-			}
+			failed = append(failed, d)
+			keys = append(keys, resultKey(claimDecision, d))
+			vals = append(vals, claimValue{Res: d.res, Out: d.out, Opaque: d.opaque})
+			apply = append(apply, func(won claimValue) {
+				d.claimed, d.unchanged = true, false
+				if won.By != p.replicas.id && won.Res != nil {
+					d.res, d.opaque = won.Res, won.Opaque
+					if d.cleared == nil {
+						d.out = won.Out
+					}
+				}
+			})
 		}
 		if d.cleared != nil && !d.clearClaimed {
 			loc := d.cleared.Cuts[len(d.cleared.Cuts)-1].Locator
-			won, ok := p.claim(ctx, cv.id, resultKey(claimClear, d), claimValue{Text: d.cleared.ModelText(), Locator: loc, Out: d.out})
-			if !ok {
-				continue
-			}
-			d.clearClaimed = true
-			if won.By != p.replicas.id {
-				d.out, d.cleared = won.Out, clearedCopy(d.res, won.Text, won.Locator)
-			}
+			keys = append(keys, resultKey(claimClear, d))
+			vals = append(vals, claimValue{Text: d.cleared.ModelText(), Locator: loc, Out: d.out})
+			apply = append(apply, func(won claimValue) {
+				d.clearClaimed = true
+				if won.By != p.replicas.id {
+					d.out, d.cleared = won.Out, clearedCopy(d.res, won.Text, won.Locator)
+				}
+			})
 		}
 	}
+	// The start of the model call, so the replica serving the next
+	// request waits for its answer.
+	keys = append(keys, roundClaimKey(claimStart, nextRound(c.hist)))
+	vals = append(vals, claimValue{At: p.now()})
+	apply = append(apply, func(claimValue) {})
+	won, ok := p.claim(ctx, cv.id, keys, vals)
+	if !ok {
+		for _, d := range failed {
+			d.sendUnchanged()
+		}
+		return
+	}
+	for i, f := range apply {
+		f(won[i])
+	}
+}
+
+// lastRound is the turn and round of the latest round with results in
+// the history: the results new in a request are in it (those of the
+// rounds before went upstream in earlier requests).
+func lastRound(h *history) [2]int {
+	var last [2]int
+	for _, r := range h.Results {
+		if k := [2]int{r.Turn, r.Round}; k[0] > last[0] || (k[0] == last[0] && k[1] > last[1]) {
+			last = k
+		}
+	}
+	return last
+}
+
+// nextRound is the round a request with history h produces (as
+// recordHistory keys it).
+func nextRound(h *history) roundKey {
+	if len(h.Turns) == 0 {
+		return roundKey{1, 1}
+	}
+	return roundKey{len(h.Turns), len(h.Turns[len(h.Turns)-1].Rounds) + 1}
+}
+
+// sendUnchanged makes a decision that no replica may know send the
+// result as the client sent it (see claimDecisions); an idle clear's
+// placeholder stays.
+func (d *decision) sendUnchanged() {
+	if d.unchanged || d.cleared != nil || (d.out == nil && d.res.Model == nil) {
+		return
+	}
+	res := *d.res
+	res.Model, res.Cuts = nil, nil
+	res.Meta = maps.Clone(d.res.Meta)
+	d.res, d.out, d.unchanged = &res, nil, true
 }
 
 // syncReplicas reads the entries of the conversation's claim log this
@@ -328,16 +411,6 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 	}
 }
 
-// claimStarted claims the start of c's model call (before it is
-// forwarded), so the replica serving the next request waits for its
-// answer.
-func (p *Proxy) claimStarted(ctx context.Context, c *call) {
-	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
-		return
-	}
-	p.claim(ctx, c.conv.id, roundClaimKey(claimStart, c.key), claimValue{At: p.now()})
-}
-
 // claimAnswered records, once the answer of c's model call is relayed and
 // what it adds is recorded, when it answered and what it cost, for the
 // replica that serves the next request.
@@ -364,7 +437,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		if !p.replicaSkip() {
 			_ = p.rec.flushConv(ctx, c.conv.id)
 		}
-		p.claim(ctx, c.conv.id, roundClaimKey(claimAnswer, c.key), claimValue{At: at, Usage: usage})
+		p.claim(ctx, c.conv.id, []string{roundClaimKey(claimAnswer, c.key)}, []claimValue{{At: at, Usage: usage}})
 	}()
 }
 

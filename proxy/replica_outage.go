@@ -9,15 +9,18 @@ import (
 )
 
 // Store outages. A store that does not answer (PostgreSQL down or
-// restarting) costs no request: the claim log is left alone for
-// probeEvery after a failure (the request goes on with the decisions this
-// replica knows), and the recorder keeps each conversation's queue,
-// trying its head again with backoff until the store answers, for up to
-// outageBudget, instead of dropping the writes. One line is logged when
-// the outage begins and one when it ends.
+// restarting) costs no request: while it fails, one call to the claim
+// log goes through every probeEvery and the others are skipped, each
+// conversation going on with the decisions this replica knows (see
+// claimDecisions for those it cannot claim); the first call that
+// succeeds ends the outage for every conversation. The recorder keeps
+// each conversation's queue, trying its head again with backoff until the
+// store answers, for up to outageBudget, instead of dropping the writes.
+// One line is logged when the outage begins and one when it ends.
 
-// probeEvery is how long after a failure the claim log is left alone.
-const probeEvery = time.Second
+// probeEvery is how often a call to the claim log goes through while the
+// store fails.
+const probeEvery = 100 * time.Millisecond
 
 // outageBudget bounds how long a write waits for the store to come back.
 const outageBudget = 10 * time.Minute
@@ -25,10 +28,19 @@ const outageBudget = 10 * time.Minute
 // outageRetry is the backoff of a write waiting for the store.
 var outageRetry = retry.Policy{BaseDelay: 100 * time.Millisecond, MaxDelay: 5 * time.Second, MaxRetries: 1 << 30}
 
-// replicaSkip reports whether the store failed less than probeEvery ago.
+// replicaSkip reports whether a call to the claim log is skipped: the
+// store fails, and another call went through less than probeEvery ago.
 func (p *Proxy) replicaSkip() bool {
 	r := p.replicas
-	return r.down.Load() && time.Since(time.Unix(0, r.failedAt.Load())) < probeEvery
+	if !r.down.Load() {
+		return false
+	}
+	last := r.failedAt.Load()
+	now := time.Now().UnixNano()
+	if now-last < int64(probeEvery) {
+		return true
+	}
+	return !r.failedAt.CompareAndSwap(last, now)
 }
 
 // storeProbe returns a cheap read that fails while the store does not

@@ -71,7 +71,6 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
-	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
