@@ -69,7 +69,7 @@ ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, 
 // sendClaims runs Claim's batch and returns the rows that hold by key and
 // the keys the INSERT stored.
 func (s *Store) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]store.Claim, map[string]bool, error) {
-	br := s.pool.SendBatch(ctx, batch)
+	br := s.reads.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, nil, err
@@ -114,7 +114,7 @@ func (s *Store) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]st
 
 // Claims implements store.Claimer.
 func (s *Store) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND seq > $2 ORDER BY seq`, b(conv), after)
+	rows, err := s.reads.Query(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND seq > $2 ORDER BY seq`, b(conv), after)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claims of %s: %w", conv, err)
 	}
