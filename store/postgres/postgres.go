@@ -49,8 +49,8 @@ type Options struct {
 type Store struct {
 	// pool serves writes, reads (and claims) the other one.
 	pool, reads *pgxpool.Pool
-	opts Options
-	addr string
+	opts        Options
+	addr        string
 
 	// events holds events observed since the last write (see Observe);
 	// emu orders their inserts, so ids follow the order observed.
