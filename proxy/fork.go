@@ -411,7 +411,7 @@ func (p *Proxy) seedFork(ctx context.Context, fork *conversation, s *forkSeed) {
 			p.logf("harness proxy: recording %s as a fork of %s: %v", fork.id, s.parent, err)
 		}
 	}
-	p.count(func(st *Stats) { st.Forks++ })
+	p.countIn(p.tenantIn(fork.id), func(st *Stats) { st.Forks++ })
 	p.logf("harness proxy: conversation %s forks from %s at turn %d %s (%d shared turn(s))",
 		fork.id, s.parent, s.at.turn, roundWord(s.at.round), len(s.turns))
 }

@@ -49,7 +49,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	req, err := f.parse(body, p.previous(body))
 	if err != nil {
 		// Not a request this format describes: the upstream judges it.
-		p.count(func(s *Stats) { s.Unreadable++ })
+		p.countIn(p.tenantOf(r), func(s *Stats) { s.Unreadable++ })
 		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
 		p.forward(w, r, &call{format: f, in: body, out: body}, nil, start)
 		return
@@ -71,7 +71,6 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
-	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
