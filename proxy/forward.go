@@ -45,14 +45,15 @@ func (p *Proxy) target(r *http.Request) string {
 // headers (credentials included, hop-by-hop headers dropped) and body.
 // Accept-Encoding is dropped so the transport negotiates compression and
 // hands the proxy plain bytes to parse.
-func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body []byte) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), rd)
+func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body sentBody) (*http.Request, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), body.reader())
 	if err != nil {
 		return nil, err
+	}
+	if len(body.edits) > 0 {
+		// A reader of our own: the length and the rewind a retry
+		// needs, which NewRequest sets only for its own readers.
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	}
 	out.Header = r.Header.Clone()
 	for _, h := range hopHeaders {
@@ -65,8 +66,8 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body []byt
 	}
 	out.Header.Del("Accept-Encoding")
 	out.Header.Del("Content-Length")
-	if body != nil {
-		out.ContentLength = int64(len(body))
+	if body.in != nil {
+		out.ContentLength = int64(body.size())
 	}
 	return out, nil
 }
@@ -78,7 +79,7 @@ func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req, err := p.upstreamRequest(r.Context(), r, body)
+	req, err := p.upstreamRequest(r.Context(), r, sentBody{in: body})
 	if err != nil {
 		proxyError(w, http.StatusBadGateway, "upstream_error", err.Error())
 		return

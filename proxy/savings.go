@@ -68,7 +68,7 @@ func newSavings(log store.SavingsLog, logf func(string, ...any)) *savings {
 
 // add queues the saving of a finished call.
 func (s *savings) add(c *call, rep *reply, ok bool, at time.Time) {
-	v := store.Saving{At: at, Client: c.client, Model: c.req.Model, BytesIn: int64(len(c.in)), BytesOut: int64(len(c.out))}
+	v := store.Saving{At: at, Client: c.client, Model: c.req.Model, BytesIn: int64(len(c.in)), BytesOut: int64(c.outLen())}
 	if c.conv != nil {
 		v.Conversation = c.conv.id
 	}

@@ -18,7 +18,9 @@ type call struct {
 	req     *request
 	hist    *history
 	key     roundKey
-	in, out []byte
+	// in is the client's body; what goes upstream is in with edits
+	// (sent).
+	in []byte
 	// Figures of the rewrite.
 	decided, reused, cut int
 	cacheBreak           bool
@@ -38,6 +40,12 @@ type call struct {
 	edits  []edit
 }
 
+// sent is the body the call sends upstream.
+func (c *call) sent() sentBody { return sentBody{in: c.in, edits: c.edits} }
+
+// outLen is the length of the body the call sends upstream.
+func (c *call) outLen() int { return c.sent().size() }
+
 // serveModelCall rewrites the tool results of a model call, forwards it,
 // relays the answer and records the round.
 func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFormat) {
@@ -51,7 +59,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		// Not a request this format describes: the upstream judges it.
 		p.count(func(s *Stats) { s.Unreadable++ })
 		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
-		p.forward(w, r, &call{format: f, in: body, out: body}, nil, start)
+		p.forward(w, r, &call{format: f, in: body}, nil, start)
 		return
 	}
 	if req.Model == "" {
@@ -60,6 +68,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
 		req.Stream = true
 	}
+	req.hash(p.seed)
 	p.remember(req)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
@@ -75,10 +84,10 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.forward(w, r, c, f.newReply(), start)
 }
 
-// forward sends c.out upstream and relays the answer.
+// forward sends c's body upstream and relays the answer.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse replyParser, start time.Time) {
 	prepared := time.Since(start)
-	up, err := p.upstreamRequest(r.Context(), r, c.out)
+	up, err := p.upstreamRequest(r.Context(), r, c.sent())
 	var resp *http.Response
 	if err == nil {
 		resp, err = p.client.Do(up)
@@ -135,11 +144,9 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	if err != nil {
 		return err
 	}
-	edits = mergeEdits(edits, c.deferred.edits)
-	c.out, c.edits = splice(c.in, edits), edits
-	in := elemHashes(p.seed, c.in, c.req.Elems, nil)
-	out := elemHashes(p.seed, c.out, c.req.Elems, edits)
-	c.cacheBreak = cv.cacheBreak(in, out)
+	c.edits = mergeEdits(edits, c.deferred.edits)
+	in := c.req.elemSums
+	c.cacheBreak = cv.cacheBreak(in, c.sent().elemSums(p.seed, c.req.Elems, in))
 	p.recordHistory(c)
 	return nil
 }
@@ -150,19 +157,16 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	cv := c.conv
 	var transcript *harness.Conversation
 	fresh := map[*wireResult]bool{}
-	// The results of each round decided so far, in body order: a result
-	// decided now sees its round's earlier calls through RoundResults, as
-	// a call does under Engine.RunCalls (Collapse folds a repeat of one),
-	// since the transcript holds only what was decided before this request.
-	round := map[[2]int][]*harness.ToolResult{}
-	for _, r := range c.hist.Results {
+	for i, r := range c.hist.Results {
 		if r.Content.End <= r.Content.Start {
 			continue
 		}
 		content := c.in[r.Content.Start:r.Content.End]
-		fast := maphash.Bytes(p.seed, content)
+		fast := r.sum
+		if fast == 0 {
+			fast = maphash.Bytes(p.seed, content) // a parse request.hash did not see
+		}
 		d, hash := cv.lookup(r.CallID, fast, content)
-		key := [2]int{r.Turn, r.Round}
 		if d != nil {
 			c.reused++
 		} else {
@@ -170,7 +174,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 				transcript = cv.transcript(c.hist)
 			}
 			var err error
-			if d, err = p.decideOne(ctx, c, r, hash, transcript, round[key]); err != nil {
+			if d, err = p.decideOne(ctx, c, r, hash, transcript, roundBefore(c.hist.Results[:i], r)); err != nil {
 				return nil, err
 			}
 			d.fast = fast
@@ -180,7 +184,6 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			fresh[r] = !d.opaque
 		}
 		r.dec = d
-		round[key] = append(round[key], d.shown())
 	}
 	if err := p.budget.apply(ctx, cv.id, c.hist, fresh); err != nil {
 		return nil, err
@@ -202,11 +205,26 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	return edits, nil
 }
 
+// roundBefore returns the results of r's round among earlier (the
+// history's results before r) as decided so far, in body order: a result
+// decided now sees its round's earlier calls through RoundResults, as a
+// call does under Engine.RunCalls (Collapse folds a repeat of one), since
+// the transcript holds only what was decided before this request.
+func roundBefore(earlier []*wireResult, r *wireResult) []*harness.ToolResult {
+	var out []*harness.ToolResult
+	for _, e := range earlier {
+		if e.dec != nil && e.Turn == r.Turn && e.Round == r.Round {
+			out = append(out, e.dec.shown())
+		}
+	}
+	return out
+}
+
 // decideOne decides a result seen for the first time; earlier are the
 // decided results of the calls before it in its round.
 func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]byte, transcript *harness.Conversation, earlier []*harness.ToolResult) (*decision, error) {
 	d := &decision{hash: hash}
-	text, ok := r.Decode()
+	text, ok := r.Decode(c.in)
 	if !ok {
 		// Not text (an image block): shown as sent, and stored as text of
 		// what could be read.
@@ -280,15 +298,14 @@ func (p *Proxy) previous(body []byte) *request {
 	return nil
 }
 
-// remember keeps a pristine copy of req's parse (its results are
-// annotated per request, so the kept copy has its own) for the next
-// request of the conversation, replacing the parse it extended.
+// remember keeps req's parse (its items are never changed; a request
+// annotates its own wireResults, see buildHistory) for the next request
+// of the conversation, replacing the parse it extended.
 func (p *Proxy) remember(req *request) {
 	if req.histStart == 0 || len(req.Elems) <= reuseTail {
 		return
 	}
 	kept := *req
-	kept.Items = copyItems(req.Items)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, r := range p.recent {
