@@ -13,11 +13,11 @@ import (
 
 // call is one model call passing through the proxy.
 type call struct {
-	format  wireFormat
-	conv    *conversation
-	req     *request
-	hist    *history
-	key     roundKey
+	format wireFormat
+	conv   *conversation
+	req    *request
+	hist   *history
+	key    roundKey
 	// in is the client's body; what goes upstream is in with edits
 	// (sent).
 	in []byte
