@@ -207,7 +207,14 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, parse replyPar
 	var out relayed
 	var err error
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		out, err = relayEvents(w, fl, body, parse)
+		br, _ := p.eventReaders.Get().(*bufio.Reader)
+		if br == nil {
+			br = bufio.NewReaderSize(nil, eventBuffer)
+		}
+		br.Reset(body)
+		out, err = relayEvents(w, fl, br, parse)
+		br.Reset(nil)
+		p.eventReaders.Put(br)
 	} else {
 		out, err = relayBody(w, fl, body, parse)
 	}
@@ -225,10 +232,13 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, parse replyPar
 	return out.n, err
 }
 
-// relayEvents copies a text/event-stream event by event; an event over
-// maxParsedReply is relayed as it arrives, unread.
-func relayEvents(w io.Writer, fl http.Flusher, body io.Reader, parse replyParser) (relayed, error) {
-	br := bufio.NewReaderSize(body, 64<<10)
+// eventBuffer is the size of the buffer an event stream is read through
+// (Proxy.eventReaders keeps them for the next answer).
+const eventBuffer = 64 << 10
+
+// relayEvents copies a text/event-stream read through br event by event;
+// an event over maxParsedReply is relayed as it arrives, unread.
+func relayEvents(w io.Writer, fl http.Flusher, br *bufio.Reader, parse replyParser) (relayed, error) {
 	var ev []byte
 	var out relayed
 	// big is set while an event over maxParsedReply is relayed.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -147,7 +148,7 @@ func FuzzEvents(f *testing.F) {
 		for _, fm := range formats {
 			p := fm.newReply()
 			var out bytes.Buffer
-			n, err := relayEvents(&out, nil, bytes.NewReader(b), p)
+			n, err := relayEvents(&out, nil, bufio.NewReaderSize(bytes.NewReader(b), eventBuffer), p)
 			if err != nil || n.n != int64(len(b)) || !bytes.Equal(out.Bytes(), b) {
 				t.Fatalf("%s: relayed %d of %d bytes (err %v)", fm.name(), n.n, len(b), err)
 			}

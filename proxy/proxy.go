@@ -159,6 +159,9 @@ type Proxy struct {
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
+	// eventReaders keeps the buffered readers answers are relayed
+	// through (relayEvents).
+	eventReaders sync.Pool
 
 	mu    sync.Mutex
 	convs map[string]*conversation

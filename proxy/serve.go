@@ -265,19 +265,40 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 // results already decided.
 func (cv *conversation) transcript(h *history) *harness.Conversation {
 	conv := harness.NewConversation(cv.id)
+	// One allocation each for the turns, the rounds and the results.
+	nRounds := 0
+	for _, t := range h.Turns {
+		nRounds += len(t.Rounds)
+	}
+	turns := make([]harness.Turn, len(h.Turns))
+	rounds := make([]harness.Round, 0, nRounds)
+	ptrs := make([]*harness.Round, 0, nRounds)
+	results := make([]*harness.ToolResult, 0, len(h.Results))
+	if len(h.Turns) > 0 {
+		conv.Turns = make([]*harness.Turn, len(h.Turns))
+	}
 	for ti, t := range h.Turns {
-		turn := t.harnessTurn(ti + 1)
+		turns[ti] = *t.harnessTurn(ti + 1)
+		turn := &turns[ti]
+		conv.Turns[ti] = turn
+		from := len(ptrs)
 		for ri, r := range t.Rounds {
-			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
+			at := len(results)
 			for _, res := range r.Results {
-				for _, d := range cv.decided[res.CallID] {
-					round.Results = append(round.Results, d.shown())
-					break
+				if ds := cv.decided[res.CallID]; len(ds) > 0 {
+					results = append(results, ds[0].shown())
 				}
 			}
-			turn.Rounds = append(turn.Rounds, round)
+			round := harness.Round{Index: ri + 1, Assistant: r.Assistant}
+			if len(results) > at {
+				round.Results = results[at:len(results):len(results)]
+			}
+			rounds = append(rounds, round)
+			ptrs = append(ptrs, &rounds[len(rounds)-1])
 		}
-		conv.Turns = append(conv.Turns, turn)
+		if len(ptrs) > from {
+			turn.Rounds = ptrs[from:len(ptrs):len(ptrs)]
+		}
 	}
 	return conv
 }
