@@ -46,14 +46,17 @@ func (p *Proxy) target(r *http.Request) string {
 // Accept-Encoding is dropped so the transport negotiates compression and
 // hands the proxy plain bytes to parse.
 func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body sentBody) (*http.Request, error) {
-	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), body.reader())
+	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(body.edits) > 0 {
-		// A reader of our own: the length and the rewind a retry
-		// needs, which NewRequest sets only for its own readers.
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	if n := body.size(); body.in != nil && n == 0 {
+		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+	} else if body.in != nil {
+		// Readers of our own, each holding the body's buffer until the
+		// transport closes it; GetBody is the rewind a retry needs.
+		out.Body = body.open()
+		out.GetBody = func() (io.ReadCloser, error) { return body.open(), nil }
 	}
 	out.Header = r.Header.Clone()
 	for _, h := range hopHeaders {
@@ -75,11 +78,12 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body sentB
 // forwardUnchanged proxies a request the proxy does not read (HEAD /,
 // model listings, token counting), streaming both bodies.
 func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
-	body, err := p.readBody(w, r)
+	bb, err := p.readBody(w, r)
 	if err != nil {
 		return
 	}
-	req, err := p.upstreamRequest(r.Context(), r, sentBody{in: body})
+	defer bb.release()
+	req, err := p.upstreamRequest(r.Context(), r, sentBody{in: bb.bytes(), buf: bb})
 	if err != nil {
 		proxyError(w, http.StatusBadGateway, "upstream_error", err.Error())
 		return
@@ -94,9 +98,10 @@ func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads the client's body up to the request limit and within
-// the body read timeout; over the limit, the client gets a 413 that names
-// it, over the timeout a 408.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err error) {
+// the body read timeout, into a buffer held once by the caller (nil for
+// no body); over the limit, the client gets a 413 that names it, over the
+// timeout a 408.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ *bodyBuf, err error) {
 	timedOut := false
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -120,10 +125,13 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 	}
 	rd := http.MaxBytesReader(w, r.Body, p.opts.MaxRequestBytes)
 	var body []byte
+	var bb *bodyBuf
 	if n := r.ContentLength; n > 0 && n <= p.opts.MaxRequestBytes {
-		// One allocation of the announced size instead of ReadAll's
-		// doublings: a megabyte of history costs a copy, not five.
-		body = make([]byte, n)
+		// One buffer of the announced size instead of ReadAll's
+		// doublings: a megabyte of history costs a copy, not five, and
+		// the buffer is reused (bodybuf.go).
+		bb = p.bodies.get(int(n))
+		body = bb.b
 		if _, err = io.ReadFull(rd, body); err == nil {
 			var one [1]byte
 			if m, _ := rd.Read(one[:]); m > 0 {
@@ -134,6 +142,7 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 		body, err = io.ReadAll(rd)
 	}
 	if err != nil {
+		bb.release()
 		var tooBig *http.MaxBytesError
 		var netErr net.Error
 		switch {
@@ -151,7 +160,11 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 		}
 		return nil, err
 	}
-	return body, nil
+	if bb == nil {
+		bb = &bodyBuf{b: body}
+		bb.refs.Store(1)
+	}
+	return bb, nil
 }
 
 // errResponseTooLarge is reported when the upstream's answer passes the

@@ -131,6 +131,8 @@ type request struct {
 	// taken from the previous request's parse for the reused ones.
 	elemSums []uint64
 
+	// buf holds body for the proxy's kept parses (bodybuf.go).
+	buf *bodyBuf
 	// body is the parsed body; histStart the offset of the history array;
 	// elemItems[i] the number of items after element i.
 	body      []byte

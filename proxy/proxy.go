@@ -162,6 +162,8 @@ type Proxy struct {
 	// eventReaders keeps the buffered readers answers are relayed
 	// through (relayEvents).
 	eventReaders sync.Pool
+	// bodies keeps the buffers request bodies are read into (bodybuf.go).
+	bodies bodyPool
 
 	mu    sync.Mutex
 	convs map[string]*conversation

@@ -14,6 +14,8 @@ import (
 type sentBody struct {
 	in    []byte
 	edits []edit
+	// buf holds in when it is a pooled buffer (bodybuf.go).
+	buf *bodyBuf
 }
 
 // size is the length of the body as sent.
@@ -51,6 +53,16 @@ func (s sentBody) reader() io.Reader {
 		return bytes.NewReader(s.in)
 	}
 	return &sentReader{s: s}
+}
+
+// open returns a reader of the body as sent that holds its buffer until
+// closed (and idle), or nil for a nil body.
+func (s sentBody) open() io.ReadCloser {
+	r := s.reader()
+	if r == nil {
+		return nil
+	}
+	return &heldReader{r: r, buf: s.buf.hold()}
 }
 
 // sentReader reads a sentBody.

@@ -18,9 +18,10 @@ type call struct {
 	req    *request
 	hist   *history
 	key    roundKey
-	// in is the client's body; what goes upstream is in with edits
-	// (sent).
-	in []byte
+	// in is the client's body, held in buf; what goes upstream is in
+	// with edits (sent).
+	in  []byte
+	buf *bodyBuf
 	// Figures of the rewrite.
 	decided, reused, cut int
 	cacheBreak           bool
@@ -41,7 +42,7 @@ type call struct {
 }
 
 // sent is the body the call sends upstream.
-func (c *call) sent() sentBody { return sentBody{in: c.in, edits: c.edits} }
+func (c *call) sent() sentBody { return sentBody{in: c.in, edits: c.edits, buf: c.buf} }
 
 // outLen is the length of the body the call sends upstream.
 func (c *call) outLen() int { return c.sent().size() }
@@ -50,18 +51,25 @@ func (c *call) outLen() int { return c.sent().size() }
 // relays the answer and records the round.
 func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFormat) {
 	start := time.Now()
-	body, err := p.readBody(w, r)
+	bb, err := p.readBody(w, r)
 	if err != nil {
 		return
 	}
-	req, err := f.parse(body, p.previous(body))
+	defer bb.release()
+	body := bb.bytes()
+	prev := p.previous(body)
+	req, err := f.parse(body, prev)
+	if prev != nil {
+		prev.buf.release()
+	}
 	if err != nil {
 		// Not a request this format describes: the upstream judges it.
 		p.count(func(s *Stats) { s.Unreadable++ })
 		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
-		p.forward(w, r, &call{format: f, in: body}, nil, start)
+		p.forward(w, r, &call{format: f, in: body, buf: bb}, nil, start)
 		return
 	}
+	req.buf = bb
 	if req.Model == "" {
 		req.Model = geminiModel(r.URL.Path)
 	}
@@ -70,7 +78,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	req.hash(p.seed)
 	p.remember(req)
-	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
+	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
 	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
 	// prepare may move the call to a fork of the conversation: the one
@@ -307,12 +315,14 @@ func (cv *conversation) transcript(h *history) *harness.Conversation {
 // flight is what matters; a few more cover clients that interleave).
 const recentParses = 16
 
-// previous returns the kept parse whose body this one extends, or nil.
+// previous returns the kept parse whose body this one extends, or nil;
+// the caller releases its body's buffer (prev.buf) once parsed.
 func (p *Proxy) previous(body []byte) *request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.recent) - 1; i >= 0; i-- {
 		if p.recent[i].sharesPrefix(body) {
+			p.recent[i].buf.hold()
 			return p.recent[i]
 		}
 	}
@@ -327,16 +337,23 @@ func (p *Proxy) remember(req *request) {
 		return
 	}
 	kept := *req
+	kept.buf.hold()
+	var dropped []*request
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i, r := range p.recent {
 		if r.sharesPrefix(req.body) {
+			dropped = append(dropped, r)
 			p.recent = append(p.recent[:i], p.recent[i+1:]...)
 			break
 		}
 	}
 	p.recent = append(p.recent, &kept)
 	if len(p.recent) > recentParses {
+		dropped = append(dropped, p.recent[0])
 		p.recent = p.recent[1:]
+	}
+	p.mu.Unlock()
+	for _, r := range dropped {
+		r.buf.release()
 	}
 }
