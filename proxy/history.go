@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -223,6 +224,8 @@ func (t *histTurn) harnessTurn(index int) *harness.Turn {
 type histRound struct {
 	Assistant harness.Message
 	Results   []*wireResult
+	// index counts the turn's rounds from 1.
+	index int
 }
 
 // buildHistory groups items into turns and rounds. A user item starts a
@@ -275,7 +278,7 @@ func buildHistory(items []item) *history {
 				mergeAssistant(&round.Assistant, it)
 				continue
 			}
-			rounds = append(rounds, histRound{Assistant: harness.Message{Role: harness.RoleAssistant}})
+			rounds = append(rounds, histRound{Assistant: harness.Message{Role: harness.RoleAssistant}, index: len(turn.Rounds) + 1})
 			round = &rounds[len(rounds)-1]
 			mergeAssistant(&round.Assistant, it)
 			turn.Rounds = append(turn.Rounds, round)
@@ -300,7 +303,7 @@ func buildHistory(items []item) *history {
 				continue
 			}
 			r.Turn = len(h.Turns)
-			r.Round = indexOf(turn.Rounds, owner) + 1
+			r.Round = owner.index
 			r.Message = &owner.Assistant
 			for _, c := range owner.Assistant.ToolCalls {
 				if c.ID == r.CallID {
@@ -331,6 +334,12 @@ func mergeAssistant(m *harness.Message, it *item) {
 	if it.Text != "" {
 		m.Parts = append(m.Parts, harness.TextPart(it.Text))
 	}
+	if m.ToolCalls == nil {
+		// The item's calls, shared: neither is ever changed, and a
+		// later merge appends to a copy (the slice is clipped).
+		m.ToolCalls = slices.Clip(it.Calls)
+		return
+	}
 	m.ToolCalls = append(m.ToolCalls, it.Calls...)
 }
 
@@ -359,15 +368,6 @@ func hasCall(r *histRound, id string) bool {
 		}
 	}
 	return false
-}
-
-func indexOf(rs []*histRound, r *histRound) int {
-	for i := range rs {
-		if rs[i] == r {
-			return i
-		}
-	}
-	return len(rs) - 1
 }
 
 // userItem is a user content of text parts that a classifier may tell

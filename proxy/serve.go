@@ -77,7 +77,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		req.Stream = true
 	}
 	req.hash(p.seed)
-	p.remember(req)
+	p.remember(req, prev)
 	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
 	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
@@ -331,8 +331,9 @@ func (p *Proxy) previous(body []byte) *request {
 
 // remember keeps req's parse (its items are never changed; a request
 // annotates its own wireResults, see buildHistory) for the next request
-// of the conversation, replacing the parse it extended.
-func (p *Proxy) remember(req *request) {
+// of the conversation, replacing the parse it extended (prev, the parse
+// it was read with, or nil).
+func (p *Proxy) remember(req, prev *request) {
 	if req.histStart == 0 || len(req.Elems) <= reuseTail {
 		return
 	}
@@ -341,7 +342,8 @@ func (p *Proxy) remember(req *request) {
 	var dropped []*request
 	p.mu.Lock()
 	for i, r := range p.recent {
-		if r.sharesPrefix(req.body) {
+		// The parse req reused shares its prefix (walkBody compared it).
+		if (r == prev && req.Reused > 0) || r.sharesPrefix(req.body) {
 			dropped = append(dropped, r)
 			p.recent = append(p.recent[:i], p.recent[i+1:]...)
 			break
