@@ -184,6 +184,7 @@ func BenchmarkAddedLatency(b *testing.B) {
 				bodies[i] = body(i)
 			}
 			b.SetBytes(int64(len(bodies[0])))
+			b.ReportAllocs()
 			b.ResetTimer()
 			// CPU per request, GC included: on a shared machine the wall
 			// time measures the neighbours too. Each request's own CPU
