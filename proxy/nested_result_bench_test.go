@@ -45,7 +45,9 @@ func nestedRig(tb testing.TB) (*Proxy, string) {
 	for _, ev := range answer.Events {
 		sse.WriteString(ev.Encode())
 	}
-	client := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+	// It closes the request body, as a RoundTripper must.
+	client := &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		req.Body.Close()
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 			Body: io.NopCloser(bytes.NewReader(sse.Bytes()))}, nil
 	})}
