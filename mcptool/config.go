@@ -221,12 +221,12 @@ func (rs *rawServer) transport(sc *ServerConfig) error {
 func (rs *rawServer) risks(sc *ServerConfig) error {
 	if rs.Risk != "" {
 		var err error
-		if sc.Risk, err = ParseRisk(rs.Risk); err != nil {
+		if sc.Risk, err = parseRisk(rs.Risk); err != nil {
 			return fmt.Errorf(`"risk": %w`, err)
 		}
 	}
 	for tool, r := range rs.ToolRisk {
-		risk, err := ParseRisk(r)
+		risk, err := parseRisk(r)
 		if err != nil {
 			return fmt.Errorf(`"toolRisk" %q: %w`, tool, err)
 		}
