@@ -40,16 +40,16 @@ func TestParseConfig(t *testing.T) {
 		t.Fatalf("order %v, want %v (file order)", names, want)
 	}
 	fs := cfg.Servers[0]
-	if fs.Type != TypeStdio || fs.Command != "npx" || fs.Args[2] != "/home/u/work" || fs.Env["DEBUG"] != "info" {
+	if fs.Type != typeStdio || fs.Command != "npx" || fs.Args[2] != "/home/u/work" || fs.Env["DEBUG"] != "info" {
 		t.Errorf("fs %+v", fs)
 	}
-	if r := cfg.Servers[1]; r.Type != TypeHTTP || r.Headers["Authorization"] != "Bearer abc" {
+	if r := cfg.Servers[1]; r.Type != typeHTTP || r.Headers["Authorization"] != "Bearer abc" {
 		t.Errorf("remote %+v", r)
 	}
-	if r := cfg.Servers[2]; r.Type != TypeHTTP {
+	if r := cfg.Servers[2]; r.Type != typeHTTP {
 		t.Errorf("url alone means streamable HTTP: %+v", r)
 	}
-	if r := cfg.Servers[3]; r.Type != TypeSSE || r.Timeout != 90*time.Second {
+	if r := cfg.Servers[3]; r.Type != typeSSE || r.Timeout != 90*time.Second {
 		t.Errorf("legacy %+v", r)
 	}
 	typed := cfg.Servers[4]
@@ -181,11 +181,11 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		for _, s := range cfg.Servers {
 			switch s.Type {
-			case TypeStdio:
+			case typeStdio:
 				if s.Command == "" {
 					t.Fatalf("stdio server %q without command", s.Name)
 				}
-			case TypeHTTP, TypeSSE:
+			case typeHTTP, typeSSE:
 				if s.URL == "" {
 					t.Fatalf("%s server %q without url", s.Type, s.Name)
 				}

@@ -20,7 +20,7 @@ import (
 // The end-to-end tests run the real reference servers (internal/mcptest).
 
 func everything(t *testing.T) ServerConfig {
-	return ServerConfig{Name: "everything", Type: TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-everything"), "stdio"}}
+	return ServerConfig{Name: "everything", Type: typeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-everything"), "stdio"}}
 }
 
 func TestE2EEverythingListAndCall(t *testing.T) {
@@ -103,7 +103,7 @@ func TestE2EFilesystemAccessDenied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("line one\nline two\nthe end of the notes file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fs := ServerConfig{Name: "fs", Type: TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-filesystem"), root}}
+	fs := ServerConfig{Name: "fs", Type: typeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-filesystem"), root}}
 	_, tools := openTest(t, nil, fs)
 	if r := tools["read_text_file"].Spec.Risk; r != harness.ReadOnly {
 		t.Errorf("read_text_file risk %v", r)
@@ -200,7 +200,7 @@ func TestE2EStreamableHTTP(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_, tools := openTest(t, nil, ServerConfig{Name: "remote", Type: TypeHTTP, URL: "http://" + addr + "/mcp"})
+	_, tools := openTest(t, nil, ServerConfig{Name: "remote", Type: typeHTTP, URL: "http://" + addr + "/mcp"})
 	if res := call(t, tools, "get-sum", `{"a":1,"b":2}`); !strings.Contains(res.FullText(), "3") {
 		t.Fatalf("%+v", res)
 	}

@@ -229,15 +229,15 @@ func (s *server) connectLocked(ctx context.Context) error {
 	switch {
 	case s.cfg.Transport != nil:
 		transport, err = s.cfg.Transport(ctx)
-	case s.cfg.Type == TypeStdio || (s.cfg.Type == "" && s.cfg.Command != ""):
+	case s.cfg.Type == typeStdio || (s.cfg.Type == "" && s.cfg.Command != ""):
 		var stdout io.ReadCloser
 		proc, stdout, err = startProcess(&s.cfg, s.opts.StderrTail, stopGrace, s.opts.Stderr)
 		if err == nil {
 			transport = &commandTransport{proc: proc, stdout: stdout, maxFrame: s.opts.MaxMessageBytes}
 		}
-	case s.cfg.Type == TypeHTTP:
+	case s.cfg.Type == typeHTTP:
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}
-	case s.cfg.Type == TypeSSE:
+	case s.cfg.Type == typeSSE:
 		transport = detachedTransport{&mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}}
 	default:
 		err = fmt.Errorf("unknown transport type %q", s.cfg.Type)

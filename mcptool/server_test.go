@@ -279,7 +279,7 @@ func TestStartFailureNamesServerWithStderr(t *testing.T) {
 		t.Errorf("the good server is not kept: %v", set.serverList())
 	}
 
-	_, err = connect(ctx, ServerConfig{Name: "ghost", Type: TypeStdio, Command: "/nonexistent/mcp-server"}, nil)
+	_, err = connect(ctx, ServerConfig{Name: "ghost", Type: typeStdio, Command: "/nonexistent/mcp-server"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"ghost" failed to start`) {
 		t.Errorf("missing command: %v", err)
 	}
@@ -438,7 +438,7 @@ func TestStreamableHTTPJSONResponseLimit(t *testing.T) {
 	srv := newTestServer()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	t.Cleanup(ts.Close)
-	set, tools := openTest(t, &Options{MaxMessageBytes: 1 << 20}, ServerConfig{Name: "remote", Type: TypeHTTP, URL: ts.URL})
+	set, tools := openTest(t, &Options{MaxMessageBytes: 1 << 20}, ServerConfig{Name: "remote", Type: typeHTTP, URL: ts.URL})
 	if res := call(t, tools, "big", `{"bytes":900000}`); res.IsError || len(res.FullText()) != 900000 {
 		t.Fatalf("just under the limit: %.200s", res.FullText())
 	}

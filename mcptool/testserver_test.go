@@ -53,7 +53,7 @@ func stdioServer(t testing.TB, name string) ServerConfig {
 	}
 	return ServerConfig{
 		Name:    name,
-		Type:    TypeStdio,
+		Type:    typeStdio,
 		Command: exe,
 		Args:    []string{"-test.run=^$"},
 		// A race-enabled binary sleeps 1 s at exit unless told otherwise.
