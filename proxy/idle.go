@@ -185,10 +185,11 @@ func viewCleared(cuts []harness.Cut) bool {
 
 // placeholder writes the one line that stands in for res once cleared,
 // and returns it with the file that holds the whole result: the ceiling's
-// spill file when res was spilled, else a new spill file of its own.
+// spill file when res was spilled, the turn budget's when it was trimmed,
+// else a new spill file of its own.
 func (p *Proxy) placeholder(ctx context.Context, convID string, res *harness.ToolResult, args []byte) (string, string, error) {
 	full := res.FullText()
-	path := locator.Spill(res)
+	path := wholeFile(res)
 	if locator.IsCall(path) {
 		saved, err := p.spill.Save(ctx, spill.Entry{Conversation: convID, CallID: res.CallID, Tool: res.Tool, Ext: "txt"}, strings.NewReader(full))
 		if err != nil {
@@ -197,6 +198,18 @@ func (p *Proxy) placeholder(ctx context.Context, convID string, res *harness.Too
 		path = saved.Locator
 	}
 	return idlePlaceholder(res, args, len(full), path), path, nil
+}
+
+// wholeFile is the newest file a cut of res names as holding it whole (a
+// spill, or a trim that spilled), or its call's locator when none does.
+func wholeFile(res *harness.ToolResult) string {
+	for i := len(res.Cuts) - 1; i >= 0; i-- {
+		c := res.Cuts[i]
+		if (c.Kind == harness.CutSpilled || c.Kind == harness.CutTrimmed) && c.Locator != "" && !locator.IsCall(c.Locator) {
+			return c.Locator
+		}
+	}
+	return locator.Call(res.CallID)
 }
 
 // idlePlaceholder is the placeholder of res, made by a call with args,
