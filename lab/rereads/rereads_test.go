@@ -205,6 +205,12 @@ func TestResearchRereads(t *testing.T) {
 					cost = 0.1*float64(c.Input) + 4*float64(rc.Output) + float64(rc.Added)*(1+0.1*float64(later))
 				}
 				runRe += cost
+				if f := os.Getenv("HARNESS_RUN"); f != "" && strings.Contains(rec.ID, f) {
+					for _, id := range ids {
+						r := res[id]
+						t.Logf("  round before request %d/%d (cost≈%.0f, added %d tok): %s %.80s full %d shown %d state %s@%s, arrived turn %d round %d; needles %v", rc.At, len(rp.Calls), cost, rc.Added, r.Tool, r.Args, r.FullChars, r.ShownChars, r.State, stateAt(rc.At, id), r.Turn, r.Round, rc.Needles)
+					}
+				}
 				for _, id := range ids {
 					c := get("re:" + keyOf(id, rc.At))
 					c.rounds++
