@@ -83,9 +83,135 @@ func shellVerb(args string) string {
 	return "?"
 }
 
+// attribution sums, over one set, each kind of cut's savings and re-reads.
+type attribution struct {
+	cells map[string]*cell
+	runs  []string
+}
+
+func (a *attribution) get(k string) *cell {
+	if a.cells[k] == nil {
+		a.cells[k] = &cell{}
+	}
+	return a.cells[k]
+}
+
+// runReport is one recording replayed under none and the preset.
+type runReport struct {
+	rec      *replay.Recording
+	none, rp *replay.Report
+	needles  []replay.Needle
+	res      map[string]replay.ResultStat
+}
+
+// stateAt is the state of result id in request at of the preset's replay.
+func (r *runReport) stateAt(at int, id string) string {
+	if at >= len(r.rp.Calls) {
+		return "?"
+	}
+	for _, s := range r.rp.Calls[at].Shown {
+		if s.CallID == id {
+			return s.State
+		}
+	}
+	return "absent"
+}
+
+// savings is, per result, the characters it did not show summed over the
+// requests, at 0.1 a cached token (4 characters a token).
+func (r *runReport) savings() map[string]float64 {
+	saved := map[string]float64{}
+	for _, c := range r.rp.Calls {
+		for _, s := range c.Shown {
+			if d := r.res[s.CallID].FullChars - s.Chars; d > 0 {
+				saved[s.CallID] += 0.1 * float64(d) / 4
+			}
+		}
+	}
+	return saved
+}
+
+// roundIDs are the results whose needles recovery round rc reads back,
+// leaving out the needles none does not show either.
+func (r *runReport) roundIDs(rc replay.Recovery) []string {
+	hidden := map[string]bool{}
+	for _, x := range r.none.Recoveries {
+		for _, n := range x.Needles {
+			hidden[n] = true
+		}
+	}
+	callOf := map[string]string{}
+	for _, n := range r.needles {
+		if _, ok := callOf[n.Text]; !ok {
+			callOf[n.Text] = n.CallID
+		}
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, n := range rc.Needles {
+		if id := callOf[n]; !hidden[n] && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// roundCost prices recovery round rc roughly under openai: its request
+// (the prefix at 0.1), its output at 4, and its page in every later
+// request at 0.1.
+func (r *runReport) roundCost(rc replay.Recovery) float64 {
+	if rc.At >= len(r.rp.Calls) {
+		return 0
+	}
+	later := len(r.rp.Calls) - rc.At
+	return 0.1*float64(r.rp.Calls[rc.At].Input) + 4*float64(rc.Output) + float64(rc.Added)*(1+0.1*float64(later))
+}
+
+// add folds one recording into a.
+func (a *attribution) add(t *testing.T, r *runReport) {
+	saved := r.savings()
+	for id, s := range saved {
+		c := a.get(kindOf(r.res[id]) + "/" + r.res[id].State)
+		c.results++
+		c.saved += s
+	}
+	total, runRe, rounds := 0.0, 0.0, 0
+	for _, c := range r.none.Calls {
+		total += float64(c.Input-c.Cached) + 0.1*float64(c.Cached) + 4*float64(c.Output)
+	}
+	for _, rc := range r.rp.Recoveries {
+		ids := r.roundIDs(rc)
+		if len(ids) == 0 {
+			continue
+		}
+		cost := r.roundCost(rc)
+		runRe += cost
+		rounds++
+		for _, id := range ids {
+			x := r.res[id]
+			c := a.get(fmt.Sprintf("re:%s/%s@%s", kindOf(x), x.State, r.stateAt(rc.At, id)))
+			c.rounds++
+			c.reread += cost / float64(len(ids))
+			if f := os.Getenv("HARNESS_RUN"); f != "" && strings.Contains(r.rec.ID, f) {
+				t.Logf("  round before request %d/%d (cost≈%.0f, added %d tok): %s %.80s full %d shown %d state %s@%s, arrived turn %d round %d; needles %v",
+					rc.At, len(r.rp.Calls), cost, rc.Added, x.Tool, x.Args, x.FullChars, x.ShownChars, x.State, r.stateAt(rc.At, id), x.Turn, x.Round, rc.Needles)
+			}
+		}
+	}
+	all := 0.0
+	for _, s := range saved {
+		all += s
+	}
+	a.runs = append(a.runs, fmt.Sprintf("%-40s calls %4d none %9.0f saved≈%8.0f rereads %3d cost≈%8.0f (%.3f of none)",
+		r.rec.ID, len(r.rp.Calls), total, all, rounds, runRe, runRe/total))
+}
+
 // TestResearchRereads prints, per set of HARNESS_RESEARCH_SETS, the
-// re-reads of HARNESS_PRESET (default harness) by the state of the result
-// at the request that used the needle and the tool kind.
+// re-reads of HARNESS_PRESET (default harness) charged to the results they
+// read back, by tool kind, the cut at arrival and the state at the request
+// that needed them, beside what those results saved; HARNESS_PER_RUN=1
+// adds a line per recording, HARNESS_RUN=<id> each round of matching runs.
 func TestResearchRereads(t *testing.T) {
 	sets := os.Getenv("HARNESS_RESEARCH_SETS")
 	if sets == "" {
@@ -106,141 +232,45 @@ func TestResearchRereads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, set := range filepath.SplitList(sets) {
-		cells := map[string]*cell{}
-		get := func(k string) *cell {
-			if cells[k] == nil {
-				cells[k] = &cell{}
-			}
-			return cells[k]
-		}
-		var runs []string
+		a := &attribution{cells: map[string]*cell{}}
 		_, err := replay.LoadEach(ctx, nil, []string{set}, func(rec *replay.Recording) error {
-			counter := tokens.NewCache(bpe, nil)
-			needles := replay.Needles(rec)
-			opts := &replay.Options{Counter: counter, Needles: needles, CacheTTL: 5 * time.Minute}
-			rn, err := replay.Replay(ctx, rec, none.Policy(), opts)
-			if err != nil {
+			r := &runReport{rec: rec, needles: replay.Needles(rec), res: map[string]replay.ResultStat{}}
+			opts := &replay.Options{Counter: tokens.NewCache(bpe, nil), Needles: r.needles, CacheTTL: 5 * time.Minute}
+			var err error
+			if r.none, err = replay.Replay(ctx, rec, none.Policy(), opts); err != nil {
 				return err
 			}
-			rp, err := replay.Replay(ctx, rec, p.Policy(), opts)
-			if err != nil {
+			if r.rp, err = replay.Replay(ctx, rec, p.Policy(), opts); err != nil {
 				return err
 			}
-			hidden := map[string]bool{}
-			for _, r := range rn.Recoveries {
-				for _, n := range r.Needles {
-					hidden[n] = true
-				}
+			for _, x := range r.rp.Results {
+				r.res[x.CallID] = x
 			}
-			callOf := map[string]string{}
-			for _, n := range needles {
-				if _, ok := callOf[n.Text]; !ok {
-					callOf[n.Text] = n.CallID
-				}
-			}
-			res := map[string]replay.ResultStat{}
-			for _, r := range rp.Results {
-				res[r.CallID] = r
-			}
-			// state of each result in each request
-			stateAt := func(at int, id string) string {
-				if at >= len(rp.Calls) {
-					return "?"
-				}
-				for _, s := range rp.Calls[at].Shown {
-					if s.CallID == id {
-						return s.State
-					}
-				}
-				return "absent"
-			}
-			// savings: per request, (full − shown) chars of each tool message.
-			savedBy := map[string]float64{}
-			for _, c := range rp.Calls {
-				for _, s := range c.Shown {
-					r := res[s.CallID]
-					if d := r.FullChars - s.Chars; d > 0 {
-						savedBy[s.CallID] += 0.1 * float64(d) / 4
-					}
-				}
-			}
-			keyOf := func(id string, at int) string {
-				r := res[id]
-				arr := r.State
-				if arr == "" {
-					arr = "whole"
-				}
-				return fmt.Sprintf("%s/%s@%s", kindOf(r), arr, stateAt(at, id))
-			}
-			for id, s := range savedBy {
-				c := get(fmt.Sprintf("%s/%s", kindOf(res[id]), res[id].State))
-				c.results++
-				c.saved += s
-			}
-			total := 0.0
-			for _, c := range rn.Calls {
-				total += float64(c.Input-c.Cached) + 0.1*float64(c.Cached) + 4*float64(c.Output)
-			}
-			runRe := 0.0
-			for _, rc := range rp.Recoveries {
-				var ids []string
-				seen := map[string]bool{}
-				for _, n := range rc.Needles {
-					if hidden[n] {
-						continue
-					}
-					id := callOf[n]
-					if !seen[id] {
-						seen[id] = true
-						ids = append(ids, id)
-					}
-				}
-				if len(ids) == 0 {
-					continue
-				}
-				later := len(rp.Calls) - rc.At
-				cost := 0.0
-				if rc.At < len(rp.Calls) {
-					c := rp.Calls[rc.At]
-					cost = 0.1*float64(c.Input) + 4*float64(rc.Output) + float64(rc.Added)*(1+0.1*float64(later))
-				}
-				runRe += cost
-				if f := os.Getenv("HARNESS_RUN"); f != "" && strings.Contains(rec.ID, f) {
-					for _, id := range ids {
-						r := res[id]
-						t.Logf("  round before request %d/%d (cost≈%.0f, added %d tok): %s %.80s full %d shown %d state %s@%s, arrived turn %d round %d; needles %v", rc.At, len(rp.Calls), cost, rc.Added, r.Tool, r.Args, r.FullChars, r.ShownChars, r.State, stateAt(rc.At, id), r.Turn, r.Round, rc.Needles)
-					}
-				}
-				for _, id := range ids {
-					c := get("re:" + keyOf(id, rc.At))
-					c.rounds++
-					c.reread += cost / float64(len(ids))
-				}
-			}
-			saved := 0.0
-			for _, s := range savedBy {
-				saved += s
-			}
-			runs = append(runs, fmt.Sprintf("%-40s calls %4d none %9.0f saved≈%8.0f rereads %3d cost≈%8.0f (%.3f of none)", rec.ID, len(rp.Calls), total, saved, len(rp.Recoveries), runRe, runRe/total))
+			a.add(t, r)
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var keys []string
-		for k := range cells {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		t.Logf("set %s preset %s", set, name)
-		for _, k := range keys {
-			c := cells[k]
-			t.Logf("%-36s results %4d saved≈%10.0f | rounds %4d reread≈%10.0f", k, c.results, c.saved, c.rounds, c.reread)
-		}
-		if os.Getenv("HARNESS_PER_RUN") != "" {
-			for _, r := range runs {
-				t.Log(r)
-			}
+		a.log(t, set, name)
+	}
+}
+
+// log prints a's cells in name order, and its runs when asked.
+func (a *attribution) log(t *testing.T, set, preset string) {
+	keys := make([]string, 0, len(a.cells))
+	for k := range a.cells {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t.Logf("set %s preset %s", set, preset)
+	for _, k := range keys {
+		c := a.cells[k]
+		t.Logf("%-36s results %4d saved≈%10.0f | rounds %4d reread≈%10.0f", k, c.results, c.saved, c.rounds, c.reread)
+	}
+	if os.Getenv("HARNESS_PER_RUN") != "" {
+		for _, r := range a.runs {
+			t.Log(r)
 		}
 	}
 }
