@@ -69,3 +69,41 @@ func TestTurnBudgetCountsImagesAtTheirPrice(t *testing.T) {
 		})
 	}
 }
+
+// FuzzTurnBudgetImages: whatever the texts, images and budget, a trim
+// keeps every image, never grows a text and never cuts one below the floor
+// (or its own size, when smaller).
+func FuzzTurnBudgetImages(f *testing.F) {
+	f.Add(2000, 6000, 1280, 800, 10_000)
+	f.Add(100, 50_000, 1, 1, 1)
+	f.Add(30_000, 0, 4000, 3000, 24_000)
+	f.Fuzz(func(t *testing.T, a, b, w, h, budget int) {
+		if a < 1 || b < 1 || a > 60_000 || b > 60_000 || w < 1 || h < 1 || w > 4000 || h > 4000 || budget < 1 || budget > 100_000 {
+			t.Skip()
+		}
+		conv, turn := turnWith([]int{a, b})
+		r := turn.Rounds[0].Results[0]
+		r.Parts = append(r.Parts, screenshot(t, w, h))
+		const floor = 1000
+		v := apply(t, &TurnBudget{Chars: budget, MinKeep: floor, When: FinalRound}, conv, turn, true)
+		images := 0
+		for i, m := range v.Messages {
+			if m.Role != harness.RoleTool || v.Origins[i].Turn != turn.Index {
+				continue
+			}
+			full := harness.Chars(v.Origins[i].Result.FullText())
+			got := harness.Chars(m.Text())
+			if got > full || got < min(full, floor) {
+				t.Errorf("%s: %d of %d chars shown, floor %d", m.ToolCallID, got, full, floor)
+			}
+			for _, p := range m.Parts {
+				if p.Type == harness.PartImage {
+					images++
+				}
+			}
+		}
+		if images != 1 {
+			t.Errorf("%d images reach the model, want 1", images)
+		}
+	})
+}
