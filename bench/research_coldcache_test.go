@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
@@ -18,7 +19,7 @@ import (
 // request's prefix shared with the previous request as cached whatever the
 // time between them, while a provider's cache expires (catalog.DefaultCacheLifetime).
 // Per set it prints how many requests came more than CacheTTL after the
-// one before (replay.IdleGaps, from the recorded times), and, for none and
+// one before (replayengine.IdleGaps, from the recorded times), and, for none and
 // harness, how much more they would cost under each price model had those
 // requests found the cache cold (their cached prefix paid as uncached
 // input, written again under Anthropic's prices) — and what a clear at
@@ -45,7 +46,7 @@ func TestResearchColdCache(t *testing.T) {
 		base := map[string][2]float64{}  // price → cost of none, harness
 		extra := map[string][2]float64{} // price → what the cold requests add
 		for i, rec := range recs {
-			gaps := replay.IdleGaps(rec)
+			gaps := replayengine.IdleGaps(rec)
 			runCold := 0
 			for p, rep := range reports[i][:2] {
 				for _, pr := range Pricings() {
@@ -103,10 +104,10 @@ func TestResearchColdCache(t *testing.T) {
 // ÷ 4) are saved at the uncached price in that request and at the cached
 // price in every later one. It is an upper bound: it hides what the agent
 // quotes later, and harness may have cleared some of them anyway.
-func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[string]float64 {
+func coldClearBound(recs []*replay.Recording, reports [][]*replayengine.Report) map[string]float64 {
 	save := map[string]float64{}
 	for i, rec := range recs {
-		rep, gaps := reports[i][1], replay.IdleGaps(rec)
+		rep, gaps := reports[i][1], replayengine.IdleGaps(rec)
 		if len(rep.Calls) != len(gaps) {
 			continue
 		}
@@ -194,7 +195,7 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		}
 		presets := withNone(ps)
 		cold, warm := newSummary(presets, nil, ttl), newSummary(presets, nil, 0)
-		err = replayAll(context.Background(), Options{}, Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+		err = replayAll(context.Background(), Options{}, Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replayengine.Report) {
 			warm.add(rec, reps) // first: cold's add prices the reports cold in place
 			cold.add(rec, reps)
 		})
