@@ -82,7 +82,7 @@ func geminiContent(body []byte, role string, parts span, req *request) error {
 				return err
 			}
 			args, _ := get(ffs, "args")
-			calls = append(calls, harness.ToolCall{ID: geminiID(body, ffs), Name: fieldStr(body, ffs, "name"), Args: raw(body, args)})
+			calls = append(calls, harness.ToolCall{ID: geminiID(body, ffs), Name: fieldStr(body, ffs, "name"), Args: ownRaw(body, args)})
 			continue
 		}
 		if fr, ok := get(fs, "functionResponse"); ok {
@@ -117,9 +117,9 @@ func geminiID(body []byte, fs []field) string {
 	return fieldStr(body, fs, "name")
 }
 
-func geminiResult(body []byte, fs []field) *wireResult {
-	r := &wireResult{CallID: geminiID(body, fs), Encode: encodeString}
-	r.Decode = func() (string, bool) { return "", false }
+func geminiResult(body []byte, fs []field) *parsedResult {
+	r := &parsedResult{CallID: geminiID(body, fs), Encode: encodeString}
+	r.Decode = noText
 	resp, ok := get(fs, "response")
 	if !ok {
 		return r
@@ -131,7 +131,7 @@ func geminiResult(body []byte, fs []field) *wireResult {
 	for _, key := range []string{"output", "error"} {
 		if s, ok := get(rfs, key); ok && kind(body, s) == '"' {
 			r.Content, r.IsError = s, key == "error"
-			r.Decode = func() (string, bool) { return str(body, s), true }
+			r.Decode = func(body []byte) (string, bool) { return str(body, s), true }
 			return r
 		}
 	}

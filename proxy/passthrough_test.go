@@ -296,8 +296,8 @@ func TestReadBodyAnnounced(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want one: %v", err, tc.wantErr)
 			}
-			if !tc.wantErr && !bytes.Equal(got, tc.body) {
-				t.Errorf("read %d bytes, want the %d sent", len(got), len(tc.body))
+			if !tc.wantErr && !bytes.Equal(got.bytes(), tc.body) {
+				t.Errorf("read %d bytes, want the %d sent", len(got.bytes()), len(tc.body))
 			}
 			if tc.wantErr && w.Code != http.StatusBadRequest {
 				t.Errorf("status %d, want 400", w.Code)

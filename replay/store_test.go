@@ -48,7 +48,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath = filepath.Join(ws, sqlite.DefaultPath)
+	dbPath = filepath.Join(ws, ".harness", "harness.db")
 	st, err := sqlite.Open(ctx, dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 		agent, err := harness.New(model, &harness.Options{
 			System: "You read logs.", Tools: w.Tools(), Workspace: ws,
 			Guards:   []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()},
-			Recorder: st, Observer: st.Observer(nil),
+			Recorder: st, Observer: harness.Observer(st.Observe),
 		})
 		if err != nil {
 			t.Fatal(err)
