@@ -200,7 +200,7 @@ func runModel(ctx context.Context, e *env, cfg *runConfig) (harness.Model, stack
 		return nil, stack.Config{}, err
 	}
 	provider, modelName, _ := strings.Cut(cfg.model, ":")
-	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator(nil)
+	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator()
 	if provider != "scripted" {
 		model = tokens.Calibrate(model, modelName, cache, cal)
 	}

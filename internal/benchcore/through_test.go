@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
-	"github.com/agentharness/harness/tokens"
 )
 
 // throughFront starts the recording upstream's listener and, in front of
@@ -56,7 +56,7 @@ func suiteRecs(t *testing.T, ids ...string) []*replay.Recording {
 // cover the whole previous request while none's does.
 func breaksCaused(none, through *replayengine.Report) int {
 	broke := func(cs []replayengine.CallStat, i int) bool {
-		return i > 0 && cs[i].Cached < cs[i-1].Input-tokens.RequestOverhead
+		return i > 0 && cs[i].Cached < cs[i-1].Input-promptunit.RequestOverhead
 	}
 	n := 0
 	for i := range through.Calls {
