@@ -23,7 +23,7 @@ type Options = benchcore.Options
 type Through = benchcore.Through
 
 // Preset is a named policy configuration (Name, Doc); Policy returns it as
-// the replay.Policy package replay runs.
+// the replayengine.Policy package replay runs.
 type Preset = benchcore.Preset
 
 // Table is the outcome of a run: one Row per preset summed over every

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // chatFormat is OpenAI Chat Completions (POST /v1/chat/completions), what
@@ -150,14 +151,6 @@ type chatCall struct {
 
 func (chatFormat) newReply() replyParser { return &chatReply{calls: map[int]*chatCall{}} }
 
-type chatUsage struct {
-	Prompt  int `json:"prompt_tokens"`
-	Details struct {
-		Cached int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	Completion int `json:"completion_tokens"`
-}
-
 type chatToolCall struct {
 	Index    int    `json:"index"`
 	ID       string `json:"id"`
@@ -178,14 +171,14 @@ type chatMessage struct {
 }
 
 type chatChunk struct {
-	Choices []chatChoice `json:"choices"`
-	Usage   *chatUsage   `json:"usage"`
+	Choices []chatChoice      `json:"choices"`
+	Usage   *openai.ChatUsage `json:"usage"`
 }
 
 func (p *chatReply) add(c *chatChunk) {
 	if c.Usage != nil {
 		p.r.Seen = true
-		p.r.Usage = harness.Usage{Input: c.Usage.Prompt, Cached: c.Usage.Details.Cached, Output: c.Usage.Completion}
+		p.r.Usage = c.Usage.Usage()
 	}
 	for _, ch := range c.Choices {
 		m := ch.Delta

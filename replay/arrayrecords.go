@@ -88,7 +88,7 @@ func (a *arrayWalk) next() (v rawValue, path string, ok bool, err error) {
 // read since that element ended (win) hold the first bad byte;
 // unmarshalling them behind a prefix that leaves the scanner where the
 // whole file's would be there (none before the first element, whose
-// window starts at the "[", and "[0" after one) finds it exactly.
+// window starts at the "[", and "[[]" after one) finds it exactly.
 func (a *arrayWalk) fail(path string, err error) error {
 	var syn *json.SyntaxError
 	if !errors.As(err, &syn) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -96,7 +96,7 @@ func (a *arrayWalk) fail(path string, err error) error {
 	}
 	prefix := "" // before the first element, the window starts with "["
 	if a.n > 0 {
-		prefix = "[0"
+		prefix = "[[]"
 	}
 	data := append([]byte(prefix), a.win.buf...)
 	var v any

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // chatMessage is one OpenAI chat message as recorded, with the fields
@@ -19,8 +20,8 @@ type chatMessage struct {
 	Name       string          `json:"name"`
 	// Usage is not part of the chat format; some recorders put the
 	// response's usage beside the assistant message.
-	Usage *chatUsage `json:"usage"`
-	Extra *chatExtra `json:"extra"`
+	Usage *openai.ChatUsage `json:"usage"`
+	Extra *chatExtra        `json:"extra"`
 }
 
 type chatToolCall struct {
@@ -34,30 +35,14 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-type chatUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
 type chatExtra struct {
 	RawOutput     *string `json:"raw_output"`
 	Returncode    *int    `json:"returncode"`
 	ExceptionInfo string  `json:"exception_info"`
 	Response      *struct {
-		Model string     `json:"model"`
-		Usage *chatUsage `json:"usage"`
+		Model string            `json:"model"`
+		Usage *openai.ChatUsage `json:"usage"`
 	} `json:"response"`
-}
-
-func (u *chatUsage) usage() harness.Usage {
-	out := harness.Usage{Input: u.PromptTokens, Output: u.CompletionTokens}
-	if u.PromptTokensDetails != nil {
-		out.Cached = u.PromptTokensDetails.CachedTokens
-	}
-	return out
 }
 
 // chatBuilder turns a sequence of chat messages into a Recording.
@@ -146,9 +131,9 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 	}
 	switch {
 	case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
-		c.Usage, c.HasUsage = m.Extra.Response.Usage.usage(), true
+		c.Usage, c.HasUsage = m.Extra.Response.Usage.Usage(), true
 	case m.Usage != nil:
-		c.Usage, c.HasUsage = m.Usage.usage(), true
+		c.Usage, c.HasUsage = m.Usage.Usage(), true
 	}
 	if b.rec.Model == "" && m.Extra != nil && m.Extra.Response != nil {
 		b.rec.Model = m.Extra.Response.Model

@@ -1,5 +1,5 @@
-// Package replay imports recorded agent transcripts and re-applies context
-// policies to them without a model.
+// Package replay imports recorded agent transcripts: the history of the
+// agents harness measures, for harness audit and bench.
 //
 // Importers turn a recording — a Claude Code session (parseClaudeCodeAll:
 // the main chain, each compaction segment and each subagent), a Codex CLI
@@ -21,12 +21,8 @@
 // and tool schemas, among others) is said in [Recording.Warnings], and
 // [Supply] fills it in.
 //
-// [Replay] rebuilds the conversation round by round, runs every recorded
-// result through a policy's per-call guards (a ToolFunc that returns the
-// recorded result), builds the request view the policy would have sent for
-// every recorded model call (harness.BuildView plus the policy's view
-// policies) and measures it: input tokens (o200k), cached tokens (the
-// byte-identical prefix shared with the previous request, in whole
-// messages), evidence characters, and whether the evidence the agent went
-// on to use was still visible or recoverable ([Needles]).
+// Importing streams: a file is read one record at a time where its format
+// allows (see Load), so memory follows the largest record, not the file.
+// Replaying a recording under a policy is harness bench's (its engine is
+// internal).
 package replay

@@ -197,7 +197,12 @@ type Skipped struct {
 // -journal files). A transcript store (an SQLite file) gives every
 // conversation it holds (parseStore). A file that fails to import is
 // listed in skipped with its error, and the others are still imported;
-// err is set only when a path cannot be read at all.
+// err is set only when a path cannot be read at all. Claude Code
+// sessions, Codex rollouts and Gemini CLI Content lists, session logs and
+// stream-json outputs are read one record (a line, or an element of a
+// one-line JSON array) at a time, so their memory is bounded by the
+// largest record and what the recordings keep, not the file's size; other
+// files are read whole.
 func Load(paths ...string) (recs []*Recording, skipped []Skipped, err error) {
 	return LoadContext(context.Background(), paths...)
 }

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentharness/harness/internal/replayengine"
+	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,16 +99,16 @@ func TestParseStore(t *testing.T) {
 	ctx := context.Background()
 	dbPath, logText := recordRuns(t)
 
-	recs, skipped, err := LoadContext(ctx, dbPath)
+	recs, skipped, err := replay.LoadContext(ctx, dbPath)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("load: %v, skipped %+v", err, skipped)
 	}
 	if len(recs) != 2 {
 		t.Fatalf("%d recordings, want one per conversation (2)", len(recs))
 	}
-	var rec *Recording
+	var rec *replay.Recording
 	for _, r := range recs {
-		if r.Format != formatStore || !strings.HasPrefix(r.Source, dbPath+"#") || r.Source != dbPath+"#"+r.ID {
+		if r.Format != replay.FormatStore || !strings.HasPrefix(r.Source, dbPath+"#") || r.Source != dbPath+"#"+r.ID {
 			t.Errorf("format %q source %q id %q", r.Format, r.Source, r.ID)
 		}
 		if len(r.Turns) == 2 {
@@ -148,7 +150,7 @@ func TestParseStore(t *testing.T) {
 	}
 
 	// The needle of the read is its error code, used in the grep.
-	needles := Needles(rec)
+	needles := replayengine.Needles(rec)
 	found := false
 	for _, n := range needles {
 		if n.Text == "ERR_7f3a9c" && n.CallID == read.CallID && n.Turn == 0 && n.Call == 1 {
@@ -161,15 +163,15 @@ func TestParseStore(t *testing.T) {
 
 	// Replayed with everything shown, then under the 4 KiB ceiling: the
 	// needle is visible, then only recoverable through the spill file.
-	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
-	capped := Policy{Name: "4k", New: func(Env) (*Config, error) {
-		return &Config{Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()}}, nil
+	none := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
+	capped := replayengine.Policy{Name: "4k", New: func(replayengine.Env) (*replayengine.Config, error) {
+		return &replayengine.Config{Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()}}, nil
 	}}
-	all, err := Replay(ctx, rec, none, nil)
+	all, err := replayengine.Replay(ctx, rec, none, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut, err := Replay(ctx, rec, capped, nil)
+	cut, err := replayengine.Replay(ctx, rec, capped, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +183,11 @@ func TestParseStore(t *testing.T) {
 	}
 
 	// A store with two conversations is not one recording.
-	if _, err := ParseFile(dbPath); !errors.Is(err, ErrManyConversations) {
+	if _, err := replay.ParseFile(dbPath); !errors.Is(err, replay.ErrManyConversations) {
 		t.Errorf("ParseFile on a two-conversation store: %v", err)
 	}
 	// The folder holding the store imports it and skips its -wal/-shm files.
-	recs, skipped, err = Load(filepath.Dir(dbPath))
+	recs, skipped, err = replay.Load(filepath.Dir(dbPath))
 	if err != nil || len(recs) != 2 {
 		t.Errorf("folder: %d recordings, %v", len(recs), err)
 	}
@@ -213,11 +215,11 @@ func TestParseStoreForeignDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseStore(ctx, p); !errors.Is(err, ErrNotTranscript) {
+	if _, err := replay.ParseStore(ctx, p); !errors.Is(err, replay.ErrNotTranscript) {
 		t.Errorf("foreign database: %v", err)
 	}
-	recs, skipped, err := Load(p)
-	if err != nil || len(recs) != 0 || len(skipped) != 1 || !errors.Is(skipped[0].Err, ErrNotTranscript) {
+	recs, skipped, err := replay.Load(p)
+	if err != nil || len(recs) != 0 || len(skipped) != 1 || !errors.Is(skipped[0].Err, replay.ErrNotTranscript) {
 		t.Errorf("Load: %d recordings, skipped %+v, %v", len(recs), skipped, err)
 	}
 	after, err := os.ReadFile(p)
@@ -227,7 +229,7 @@ func TestParseStoreForeignDatabase(t *testing.T) {
 	// An empty file named .db is not a database at all.
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	os.WriteFile(empty, nil, 0o600)
-	if _, err := parseStore(ctx, empty); !errors.Is(err, ErrNotTranscript) {
+	if _, err := replay.ParseStore(ctx, empty); !errors.Is(err, replay.ErrNotTranscript) {
 		t.Errorf("empty file: %v", err)
 	}
 }
@@ -309,7 +311,7 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 		t.Fatalf("%d live requests (third final: %v)", len(live), len(live) > 2 && live[2].Final)
 	}
 
-	recs, warns, err := parseStoreWarn(ctx, dbPath)
+	recs, warns, err := replay.ParseStoreWarn(ctx, dbPath)
 	if err != nil || len(recs) != 1 || len(warns) != 0 {
 		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
 	}
@@ -318,7 +320,7 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 		t.Fatalf("recording: system %q, %d tools; the run sent %d", rec.System, len(rec.Tools), len(live[0].Tools))
 	}
 	for i, tool := range rec.Tools {
-		if want := live[0].Tools[i]; !sameSpec(tool, want) {
+		if want := live[0].Tools[i]; !replay.SameSpec(tool, want) {
 			t.Errorf("tool %d: %+v, the run sent %+v", i, tool, want)
 		}
 	}
@@ -327,8 +329,8 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := tokens.NewCache(bpe, nil)
-	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
-	rep, err := Replay(ctx, rec, none, &Options{Counter: counter})
+	none := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
+	rep, err := replayengine.Replay(ctx, rec, none, &replayengine.Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +355,7 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 	bare := *rec
 	bare.System, bare.Tools, bare.Turns = "", nil, nil
 	for _, turn := range rec.Turns {
-		bt := &Turn{Input: turn.Input}
+		bt := &replay.Turn{Input: turn.Input}
 		for _, c := range turn.Calls {
 			bc := *c
 			bc.Tools = nil
@@ -361,7 +363,7 @@ func TestStoreReplayCountsWhatTheRunSent(t *testing.T) {
 		}
 		bare.Turns = append(bare.Turns, bt)
 	}
-	without, err := Replay(ctx, &bare, none, &Options{Counter: counter})
+	without, err := replayengine.Replay(ctx, &bare, none, &replayengine.Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,12 +390,12 @@ func TestStoreReplayWarnings(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		recs, warns, err := parseStoreWarn(ctx, p)
+		recs, warns, err := replay.ParseStoreWarn(ctx, p)
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%d recordings, %v", len(recs), err)
 		}
 		rec := recs[0]
-		if len(warns) != 1 || warns[0].Source != p+"#c_v3" || warns[0].Text != PredatesRequests {
+		if len(warns) != 1 || warns[0].Source != p+"#c_v3" || warns[0].Text != replay.PredatesRequests {
 			t.Errorf("warnings %v", warns)
 		}
 		if !strings.Contains(warns[0].String(), "figures exclude the system prompt and the tool schemas") {
@@ -403,11 +405,11 @@ func TestStoreReplayWarnings(t *testing.T) {
 			t.Errorf("v3 recording: system %q, %d tools, %d calls", rec.System, len(rec.Tools), rec.Calls())
 		}
 		// It still imports and replays.
-		if recs, skipped, err := LoadContext(ctx, p); err != nil || len(recs) != 1 || len(skipped) != 0 {
+		if recs, skipped, err := replay.LoadContext(ctx, p); err != nil || len(recs) != 1 || len(skipped) != 0 {
 			t.Errorf("Load: %d recordings, skipped %v, %v", len(recs), skipped, err)
 		}
-		none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
-		if rep, err := Replay(ctx, rec, none, nil); err != nil || len(rep.Calls) != 3 || rep.Calls[0].Tools != 0 {
+		none := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
+		if rep, err := replayengine.Replay(ctx, rec, none, nil); err != nil || len(rep.Calls) != 3 || rep.Calls[0].Tools != 0 {
 			t.Errorf("replay of the v3 store: %v", err)
 		}
 	})
@@ -423,7 +425,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 		if len(live[0].Tools) != 1 || len(live[2].Tools) != 2 {
 			t.Fatalf("the selection offered %d then %d tools", len(live[0].Tools), len(live[2].Tools))
 		}
-		recs, warns, err := parseStoreWarn(ctx, dbPath)
+		recs, warns, err := replay.ParseStoreWarn(ctx, dbPath)
 		if err != nil || len(recs) != 1 {
 			t.Fatal(err)
 		}
@@ -477,7 +479,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Close()
-		recs, warns, err := parseStoreWarn(ctx, p)
+		recs, warns, err := replay.ParseStoreWarn(ctx, p)
 		if err != nil || len(recs) != 1 {
 			t.Fatalf("%d recordings, %v", len(recs), err)
 		}
@@ -495,7 +497,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 }
 
 // callAt returns the i-th call of rec (from 0).
-func callAt(rec *Recording, i int) *Call {
+func callAt(rec *replay.Recording, i int) *replay.Call {
 	for _, t := range rec.Turns {
 		if i < len(t.Calls) {
 			return t.Calls[i]
@@ -550,7 +552,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		t.Fatalf("the live run offered %q, want %q", lists, wantLists)
 	}
 
-	recs, warns, err := parseStoreWarn(ctx, dbPath)
+	recs, warns, err := replay.ParseStoreWarn(ctx, dbPath)
 	if err != nil || len(recs) != 1 || len(warns) != 0 {
 		t.Fatalf("import: %d recordings, warnings %v, %v", len(recs), warns, err)
 	}
@@ -573,9 +575,9 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		}
 		return n
 	}
-	replayed := func(cfg Config) *Report {
+	replayed := func(cfg replayengine.Config) *replayengine.Report {
 		t.Helper()
-		rep, err := Replay(ctx, rec, Policy{Name: "p", New: func(Env) (*Config, error) { c := cfg; return &c, nil }}, &Options{Counter: counter})
+		rep, err := replayengine.Replay(ctx, rec, replayengine.Policy{Name: "p", New: func(replayengine.Env) (*replayengine.Config, error) { c := cfg; return &c, nil }}, &replayengine.Options{Counter: counter})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -587,7 +589,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		return rep
 	}
 
-	rep := replayed(Config{})
+	rep := replayed(replayengine.Config{})
 	for i, c := range rep.Calls {
 		if want := tokens.CountRequest(counter, live[i]); c.Input != want {
 			t.Errorf("request %d: replay counts %d tokens, the live request has %d", i+1, c.Input, want)
@@ -601,7 +603,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 	union := *rec
 	union.Turns = nil
 	for _, turn := range rec.Turns {
-		ut := &Turn{Input: turn.Input}
+		ut := &replay.Turn{Input: turn.Input}
 		for _, c := range turn.Calls {
 			uc := *c
 			uc.Tools = nil
@@ -609,7 +611,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		}
 		union.Turns = append(union.Turns, ut)
 	}
-	over, err := Replay(ctx, &union, Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}, &Options{Counter: counter})
+	over, err := replayengine.Replay(ctx, &union, replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}, &replayengine.Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +624,7 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 	// A selector picks from the union, once per turn, for every call; a
 	// call of a tool it left out (list_dir and read_file in turn 1,
 	// read_file in turn 2) comes after a reveal round with the same list.
-	sel := replayed(Config{Selector: turnSelector{1: {"grep", "glob"}, 2: {"list_dir"}}})
+	sel := replayed(replayengine.Config{Selector: turnSelector{1: {"grep", "glob"}, 2: {"list_dir"}}})
 	wantSel := []string{"reveal grep glob", "grep glob", "grep glob", "reveal grep glob", "grep glob", "",
 		"reveal list_dir", "list_dir", "list_dir"}
 	if len(sel.Calls) != len(wantSel) {
@@ -635,14 +637,14 @@ func TestStoreReplayPerCallTools(t *testing.T) {
 		}
 	}
 	// Keeping tools on the synthesis call keeps the list of the call before it.
-	keep := replayed(Config{KeepToolsOnFinal: true})
+	keep := replayed(replayengine.Config{KeepToolsOnFinal: true})
 	if c := keep.Calls[3]; c.Tools != 3 || c.ToolTokens != toolTokens(live[2].Tools) {
 		t.Errorf("KeepToolsOnFinal: the synthesis call sends %d tools (%d tokens), want round 3's %d (%d)", c.Tools, c.ToolTokens, len(live[2].Tools), toolTokens(live[2].Tools))
 	}
 }
 
 // reveals counts the reveal rounds of rep (its calls of Index 0).
-func reveals(rep *Report) int {
+func reveals(rep *replayengine.Report) int {
 	n := 0
 	for _, c := range rep.Calls {
 		if c.Index == 0 {
@@ -652,7 +654,7 @@ func reveals(rep *Report) int {
 	return n
 }
 
-func toolTokenList(rep *Report) []int {
+func toolTokenList(rep *replayengine.Report) []int {
 	var out []int
 	for _, c := range rep.Calls {
 		out = append(out, c.ToolTokens)
@@ -687,14 +689,14 @@ func TestApplyRequestsWarnings(t *testing.T) {
 			[]string{"1 of 4 rounds were stored before request recording: the replay gives them the system prompt and the tool list recorded later (1 tool)"}, "read"},
 		{"partial, lists differ", []store.Request{{Turn: 1, Round: 1}, req(2, "s", read), req(3, "s", list), req(4, "s")},
 			[]string{"1 of 4 rounds were stored before request recording: the replay gives them the system prompt and the union of the 2 tool lists recorded later (2 tools)"}, "read list"},
-		{"none recorded", []store.Request{{Turn: 1, Round: 1}, {Turn: 1, Round: 2}, {Turn: 1, Round: 3}, {Turn: 1, Round: 4}}, []string{PredatesRequests}, ""},
+		{"none recorded", []store.Request{{Turn: 1, Round: 1}, {Turn: 1, Round: 2}, {Turn: 1, Round: 3}, {Turn: 1, Round: 4}}, []string{replay.PredatesRequests}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := fromConversation("x", conv, "")
+			rec, err := replay.FromConversation("x", conv, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			warns := applyRequests(rec, conv, tc.reqs)
+			warns := replay.ApplyRequests(rec, conv, tc.reqs)
 			if !slices.Equal(warns, tc.warns) || toolNames(rec.Tools) != tc.tools {
 				t.Errorf("warnings %q, tools %q; want %q, %q", warns, toolNames(rec.Tools), tc.warns, tc.tools)
 			}
@@ -711,14 +713,14 @@ func TestApplyRequestsWarnings(t *testing.T) {
 // TestCallToolsJSON: a recording's JSON keeps a call's nil list (use the
 // recording's) apart from its empty one (the request sent no tools).
 func TestCallToolsJSON(t *testing.T) {
-	rec := &Recording{Source: "s", Format: formatStore, ID: "c", Warnings: []string{"w"}, Turns: []*Turn{{Input: "q", Calls: []*Call{
+	rec := &replay.Recording{Source: "s", Format: replay.FormatStore, ID: "c", Warnings: []string{"w"}, Turns: []*replay.Turn{{Input: "q", Calls: []*replay.Call{
 		{Tools: []harness.ToolSpec{{Name: "read", InputSchema: []byte(`{"type":"object"}`)}}}, {}, {Final: true, Tools: []harness.ToolSpec{}},
 	}}}}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Recording
+	var back replay.Recording
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -731,7 +733,7 @@ func TestCallToolsJSON(t *testing.T) {
 // TestParseStoreCallTimes: a conversation recorded into the store on a
 // fake clock (a tool that takes two minutes, a user who comes back ten
 // minutes later) imports with each call's Time the time its round was
-// answered, so IdleGaps gives the run's pauses and a replay's views see
+// answered, so replayengine.IdleGaps gives the run's pauses and a replay's views see
 // them (View.Idle).
 func TestParseStoreCallTimes(t *testing.T) {
 	ctx := context.Background()
@@ -768,9 +770,9 @@ func TestParseStoreCallTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	recs, err := parseStore(ctx, dbPath)
+	recs, err := replay.ParseStore(ctx, dbPath)
 	if err != nil || len(recs) != 1 {
-		t.Fatalf("parseStore: %d recordings, %v", len(recs), err)
+		t.Fatalf("replay.ParseStore: %d recordings, %v", len(recs), err)
 	}
 	rec := recs[0]
 	wantTimes := []time.Time{t0, t0.Add(2 * time.Minute), t0.Add(12 * time.Minute)}
@@ -789,11 +791,16 @@ func TestParseStoreCallTimes(t *testing.T) {
 		}
 	}
 	wantGaps := []time.Duration{0, 2 * time.Minute, 10 * time.Minute}
-	if gaps := IdleGaps(rec); !slices.Equal(gaps, wantGaps) {
+	if gaps := replayengine.IdleGaps(rec); !slices.Equal(gaps, wantGaps) {
 		t.Errorf("IdleGaps %v, want %v", gaps, wantGaps)
 	}
 	var seen []time.Duration
-	if _, err := Replay(ctx, rec, idlePolicy(&seen), nil); err != nil {
+	if _, err := replayengine.Replay(ctx, rec, replayengine.Policy{Name: "idle", New: func(replayengine.Env) (*replayengine.Config, error) {
+		return &replayengine.Config{Policies: []harness.ViewPolicy{harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+			seen = append(seen, v.Idle)
+			return nil
+		})}}, nil
+	}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(seen, wantGaps) {
@@ -818,11 +825,11 @@ func TestFromConversationKeepsContext(t *testing.T) {
 		conv.Turns = []*harness.Turn{tr}
 		return conv
 	}
-	with, err := fromConversation("x", turn(true), "")
+	with, err := replay.FromConversation("x", turn(true), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := fromConversation("x", turn(false), "")
+	without, err := replay.FromConversation("x", turn(false), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -837,12 +844,12 @@ func TestFromConversationKeepsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := tokens.NewCache(bpe, nil)
-	none := Policy{Name: "none", New: func(Env) (*Config, error) { return &Config{}, nil }}
-	a, err := Replay(ctx, with, none, &Options{Counter: counter})
+	none := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
+	a, err := replayengine.Replay(ctx, with, none, &replayengine.Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Replay(ctx, without, none, &Options{Counter: counter})
+	b, err := replayengine.Replay(ctx, without, none, &replayengine.Options{Counter: counter})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/benchcore"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -89,11 +90,11 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 // longer recorded pause pays its prefix uncached, so the figures of two
 // presets compare as bench's do (ttl 0: a cache that never expires).
 func replayOne(ctx context.Context, e *env, rec *replay.Recording, preset bench.Preset, ttl time.Duration, emit string) error {
-	rep, err := replay.Replay(ctx, rec, preset.Policy(), &replay.Options{KeepText: emit != "", CacheTTL: ttl, NoCacheExpiry: ttl == 0})
+	rep, err := replayengine.Replay(ctx, rec, preset.Policy(), &replayengine.Options{KeepText: emit != "", CacheTTL: ttl, NoCacheExpiry: ttl == 0})
 	if err != nil {
 		return err
 	}
-	rep.PriceCold(replay.IdleGaps(rec), ttl)
+	rep.PriceCold(replayengine.IdleGaps(rec), ttl)
 	if emit != "" {
 		if err := writeEmit(emit, rep); err != nil {
 			return err
@@ -126,7 +127,7 @@ type emitResult struct {
 
 // writeEmit writes the calls and results in conversation order: each
 // call's line, then the lines of the results its response produced.
-func writeEmit(path string, rep *replay.Report) error {
+func writeEmit(path string, rep *replayengine.Report) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--emit: %w", err)

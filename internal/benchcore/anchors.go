@@ -10,8 +10,8 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
-	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -468,8 +468,8 @@ func opencodeHeadCut(text, loc string) string {
 // geminiCLIPreset is Gemini CLI's result rule as measured.
 func geminiCLIPreset() Preset {
 	return Preset{Name: "gemini-cli", Doc: "Gemini CLI 0.61.0 (measured: 40,281 bytes shown of a 307,272-byte cat): every result over 40,000 characters saved to a file and shown as its first 8,000 and last 32,000 characters with the path; compaction at 70% of the window (clearing stood in for its summary); its masking of older outputs is not reproduced",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "gemini-cli", over: geminiThreshold, spillShow: geminiCut, cut: func(s string) string { return geminiCut(s, "") }})},
 				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.70, Target: 0.30, Model: env.Model, Counter: env.Counter, Window: ModelWindow(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
@@ -480,8 +480,8 @@ func geminiCLIPreset() Preset {
 // its binary: each tool kind cut its own way.
 func opencodePreset() Preset {
 	return Preset{Name: "opencode", Doc: "opencode 1.18.33 (measured through the proxy: 51,343 characters of tail shown of a 307,342-byte cat, the read tool's first 50 KB; the rules read off its binary), every limit 50 KiB and 2,000 lines: a shell result over them saved to a file and shown as its last lines within both after a note with the path; a read shown as its first lines within both (each line cut to 2,000 characters) and a note on the offset to read on, nothing saved; any other tool's result (MCP tools; its grep, glob and fetch cap themselves) over them saved to a file and shown as its first lines within both, how much was cut, and the path (measured through the proxy with the filesystem MCP server); compaction near the window (90%, clearing stood in for its summary); its pruning of old outputs is not reproduced",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards: []harness.Guard{capGuard(
 					capRule{by: "opencode", tools: IsShell, when: opencodeOver, spillShow: opencodeCut, cut: func(s string) string { return opencodeCut(s, "") }},
 					capRule{by: "opencode", tools: IsRead, when: opencodeReadOver, cut: func(s string) string { out, _ := opencodeReadCut(s); return out }},
@@ -496,8 +496,8 @@ func opencodePreset() Preset {
 // detection (repeats only) and compaction.
 func harnessRSPreset() Preset {
 	return Preset{Name: "harness-rs", Doc: "harness-rs ToolResultPolicy defaults: max_bytes 24 KiB, spill on, 4 KiB head preview, dedupe off; StuckPolicy nudge after 3 identical rounds, abort after 6; compaction from 75% down to 55% of the window (its budget-reduce stage stood in for by clearing old results); no recall tool — spill files only",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards: []harness.Guard{(&guard.ResultPolicy{MaxBytes: 24 << 10, Preview: guard.HeadTail{Head: 4 << 10}}).Guard()},
 				Policies: []harness.ViewPolicy{
 					&policy.StuckPolicy{NudgeAfter: 3, AbortAfter: 6, NoAlternate: true, NoFailingCall: true},
@@ -510,8 +510,8 @@ func harnessRSPreset() Preset {
 // claudeCodePreset is Claude Code's result rules and auto-compaction.
 func claudeCodePreset() Preset {
 	return Preset{Name: "claude-code", Doc: "Claude Code: Bash output over 30,000 chars and other built-in results over 50,000 chars spilled to a file with a 2 KB head preview and the path; MCP results over 25,000 tokens refused with an error; unchanged re-reads of a file replaced by a stub; auto-compact near the window (92%, clearing stood in for the summary); every tool schema on every request: its deferred tool search (tool definitions over 10% of the window) loads schemas through ToolSearch calls the model makes, extra rounds a recording without them cannot replay honestly",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards: []harness.Guard{
 					readDedupe("claude-code"),
 					capGuard(
@@ -528,8 +528,8 @@ func claudeCodePreset() Preset {
 // codexPreset is Codex CLI's output cut and compaction.
 func codexPreset() Preset {
 	return Preset{Name: "codex", Doc: "Codex CLI: every tool output over 10,000 bytes cut to head + tail with a 'Total output lines' header and '…N tokens truncated…'; no spill; compaction at 90% of the window; every tool schema on every request: its tool search is a model-driven discovery call (search_tool_bm25), not a rule a replay can apply",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "codex", over: 10_000, bytes: true, cut: codexCut})},
 				Policies: []harness.ViewPolicy{&policy.CompactPolicy{HighWater: 0.90, Target: 0.55, Model: env.Model, Counter: env.Counter, Window: ModelWindow(env.Model), NoRecall: true, NoClearOld: true, NoKeepActive: true, NoClearWhenIdle: true, Unbounded: true}},
 			}, nil
@@ -539,8 +539,8 @@ func codexPreset() Preset {
 // sweAgentPreset is SWE-agent's observation cut and history processor.
 func sweAgentPreset() Preset {
 	return Preset{Name: "swe-agent", Doc: "SWE-agent: observations over 100,000 chars cut to the head with a note suggesting head/tail/grep; history processor keeping the last 5 observations (older ones become 'Old environment output: (N lines omitted)')",
-		Build: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "swe-agent", over: 100_000, cut: sweAgentCut})},
 				Policies: []harness.ViewPolicy{lastNObservations(5)},
 			}, nil
@@ -550,8 +550,8 @@ func sweAgentPreset() Preset {
 // openHandsPreset is OpenHands' observation cut and masking.
 func openHandsPreset() Preset {
 	return Preset{Name: "openhands", Doc: "OpenHands: observations over 30,000 chars cut in the middle; observation masking outside an attention window of the newest 100 messages",
-		Build: func(replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards:   []harness.Guard{capGuard(capRule{by: "openhands", over: 30_000, cut: openHandsCut})},
 				Policies: []harness.ViewPolicy{observationMasking(100)},
 			}, nil
@@ -561,8 +561,8 @@ func openHandsPreset() Preset {
 // crushPreset is crush's result cuts, loop detection and compaction.
 func crushPreset() Preset {
 	return Preset{Name: "crush", Doc: "crush: bash output over 30,000 chars cut to head + tail; view 200 lines; fetch 100 KB; MCP results uncapped; a (tool, input, output) repeated more than 5 times in the last 10 steps stops the turn; compaction at 20% left (80% of the window)",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{
 				Guards: []harness.Guard{capGuard(
 					capRule{by: "crush", tools: IsShell, over: 30_000, cut: crushShellCut},
 					capRule{by: "crush", tools: IsRead, when: func(s string) bool { return strings.Count(s, "\n") > 200 }, cut: crushViewCut},
@@ -577,7 +577,7 @@ func crushPreset() Preset {
 // edit.
 func anthropicContextEditingPreset() Preset {
 	return Preset{Name: "anthropic-context-editing", Doc: "Anthropic API context editing: clear_tool_uses with trigger 100,000 input tokens, keep 3 tool uses, clear_at_least 10,000 tokens, applied to every request as it arrives",
-		Build: func(env replay.Env) (*replay.Config, error) {
-			return &replay.Config{Policies: []harness.ViewPolicy{clearToolUses(env.Counter, 100_000, 3, 10_000)}}, nil
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			return &replayengine.Config{Policies: []harness.ViewPolicy{clearToolUses(env.Counter, 100_000, 3, 10_000)}}, nil
 		}}
 }

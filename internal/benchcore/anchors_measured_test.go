@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -58,7 +59,7 @@ func TestMeasuredPeers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := replay.Replay(t.Context(), rec, p.Policy(), &replay.Options{KeepText: true})
+			rep, err := replayengine.Replay(t.Context(), rec, p.Policy(), &replayengine.Options{KeepText: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -326,7 +327,7 @@ func TestOpencodePresetByTool(t *testing.T) {
 						Results: []*replay.Result{{CallID: "c1", Tool: tc.tool, Full: []harness.Part{harness.TextPart(out)}, Shown: out}}},
 					{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("nothing failed")}}},
 				}}}}
-			rep, err := replay.Replay(t.Context(), rec, p.Policy(), &replay.Options{KeepText: true})
+			rep, err := replayengine.Replay(t.Context(), rec, p.Policy(), &replayengine.Options{KeepText: true})
 			if err != nil {
 				t.Fatal(err)
 			}

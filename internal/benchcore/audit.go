@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
@@ -141,7 +142,7 @@ func AuditRecordings(ctx context.Context, recs []*replay.Recording, opts *Option
 	return &AuditReport{Audits: out, Total: tab}, nil
 }
 
-func auditOne(rec *replay.Recording, none *replay.Report) Audit {
+func auditOne(rec *replay.Recording, none *replayengine.Report) Audit {
 	a := Audit{Recording: rec.ID, Source: rec.Source, Format: rec.Format, Model: rec.Model, Calls: rec.Calls(), Recorded: rec.RecordedUsage()}
 	tools := map[string]string{}
 	var all []AuditResult

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
@@ -27,7 +28,7 @@ type Options struct {
 	Through *Through
 	// CacheTTL is how long the provider's prompt cache outlives its last
 	// use: a request whose recorded response came more than CacheTTL after
-	// the previous one's (replay.IdleGaps) finds the cache cold, and its
+	// the previous one's (replayengine.IdleGaps) finds the cache cold, and its
 	// cached prefix is priced as uncached input (written again under
 	// Anthropic's prices) for every preset alike; such a request counts as
 	// a cache break too. Zero means catalog.DefaultCacheLifetime (5 minutes: Anthropic's
@@ -35,7 +36,7 @@ type Options struct {
 	// zero Options price caches as providers bill them. Recordings that
 	// keep no times (mini-swe-agent, SWE-agent, Gemini CLI, the suite) are
 	// unaffected. A negative value is an error. Every preset is told the
-	// lifetime (replay.Env.CacheTTL): harness's and harness proxy's idle
+	// lifetime (replayengine.Env.CacheTTL): harness's and harness proxy's idle
 	// clears wait at least that long, as a user whose cache lives longer
 	// sets --clear-when-idle to it.
 	CacheTTL time.Duration
@@ -108,7 +109,7 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 	}
 	presets := WithNone(o.Presets)
 	s := NewSummary(presets, o.Through, ttl)
-	err = ReplayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+	err = ReplayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replayengine.Report) {
 		s.Add(rec, reps)
 	})
 	if err != nil {
@@ -119,14 +120,14 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 
 // RunReports is Run keeping every report, indexed [recording][preset]
 // (the audit draws each request of each preset).
-func RunReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replay.Report, error) {
+func RunReports(ctx context.Context, o Options, recs []*replay.Recording) (*Table, [][]*replayengine.Report, error) {
 	ttl, err := o.PricedTTL()
 	if err != nil {
 		return nil, nil, err
 	}
 	s := NewSummary(WithNone(o.Presets), o.Through, ttl)
-	reports := make([][]*replay.Report, len(recs))
-	err = ReplayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replay.Report) {
+	reports := make([][]*replayengine.Report, len(recs))
+	err = ReplayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replayengine.Report) {
 		reports[r] = reps
 		s.Add(rec, reps)
 	})
@@ -160,15 +161,15 @@ func WithNone(presets []Preset) []Preset {
 type openRun struct {
 	rec     *replay.Recording
 	counter tokens.Counter
-	needles []replay.Needle
-	reports []*replay.Report
+	needles []replayengine.Needle
+	reports []*replayengine.Report
 	left    int
 }
 
 // jobDone is one replay's outcome.
 type jobDone struct {
 	r, p int
-	rep  *replay.Report
+	rep  *replayengine.Report
 	err  error
 }
 
@@ -207,7 +208,7 @@ type replayer struct {
 // o.Through is set). A recording's reports are not held after fold: at
 // most o.Workers+1 recordings are open at once.
 // shown keeps each request's list of tool messages (CallStat.Shown).
-func ReplayAll(ctx context.Context, o Options, recs Recordings, count int, presets []Preset, shown bool, fold func(r int, rec *replay.Recording, reps []*replay.Report)) error {
+func ReplayAll(ctx context.Context, o Options, recs Recordings, count int, presets []Preset, shown bool, fold func(r int, rec *replay.Recording, reps []*replayengine.Report)) error {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -271,7 +272,7 @@ func (rp *replayer) feed(ctx context.Context, cancel func(), jobs chan<- replayJ
 		}
 		// One cache per recording: presets mostly show the same texts.
 		run := &openRun{rec: rec, counter: tokens.NewCache(rp.bpe, &tokens.CacheOptions{MaxEntries: 1 << 16}),
-			needles: replay.Needles(rec), reports: make([]*replay.Report, len(rp.presets)), left: rp.replayed}
+			needles: replayengine.Needles(rec), reports: make([]*replayengine.Report, len(rp.presets)), left: rp.replayed}
 		rp.mu.Lock()
 		rp.runs[r] = run
 		rp.total += rp.replayed
@@ -297,7 +298,7 @@ func (rp *replayer) feed(ctx context.Context, cancel func(), jobs chan<- replayJ
 // work runs jobs until there are none or ctx is done.
 func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<- jobDone) {
 	for j := range jobs {
-		rep, err := replay.Replay(ctx, j.run.rec, rp.presets[j.p].Policy(), &replay.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown,
+		rep, err := replayengine.Replay(ctx, j.run.rec, rp.presets[j.p].Policy(), &replayengine.Options{Counter: j.run.counter, Needles: j.run.needles, NoShown: !rp.shown,
 			CacheTTL: rp.ttl, NoCacheExpiry: rp.ttl == 0})
 		if err != nil {
 			err = fmt.Errorf("bench: %s under %s: %w", j.run.rec.Source, rp.presets[j.p].Name, err)
@@ -312,7 +313,7 @@ func (rp *replayer) work(ctx context.Context, jobs <-chan replayJob, done chan<-
 // collect files each finished replay with its recording and folds every
 // complete recording in order. The first error cancels the rest and is
 // returned once the workers have stopped.
-func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobDone, fold func(r int, rec *replay.Recording, reps []*replay.Report)) error {
+func (rp *replayer) collect(ctx context.Context, cancel func(), done <-chan jobDone, fold func(r int, rec *replay.Recording, reps []*replayengine.Report)) error {
 	var firstErr error
 	next, finished := 0, 0
 	for d := range done {
@@ -350,7 +351,7 @@ func (rp *replayer) open(r int) *openRun {
 // foldReady folds every complete recording from next on, in order
 // (replaying it through the proxy first when --through is set), closes
 // it, and returns the first recording still open.
-func (rp *replayer) foldReady(ctx context.Context, next int, fold func(r int, rec *replay.Recording, reps []*replay.Report)) (int, error) {
+func (rp *replayer) foldReady(ctx context.Context, next int, fold func(r int, rec *replay.Recording, reps []*replayengine.Report)) (int, error) {
 	for {
 		run := rp.open(next)
 		if run == nil || run.left > 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -87,7 +88,7 @@ func presetSelector(t *testing.T, name string) *toolselect.Selector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := p.Build(replay.Env{})
+	cfg, err := p.Build(replayengine.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 )
 
 // compactOf returns the CompactPolicy among cfg's policies, or nil.
-func compactOf(cfg *replay.Config) *policy.CompactPolicy {
+func compactOf(cfg *replayengine.Config) *policy.CompactPolicy {
 	for _, p := range cfg.Policies {
 		switch c := p.(type) {
 		case *policy.CompactPolicy:
@@ -31,16 +32,16 @@ func TestIdleClearWaitsForPricedCache(t *testing.T) {
 	const claude, gpt = "claude-sonnet-4-5", "gpt-5"
 	for _, tc := range []struct {
 		name  string
-		env   replay.Env
+		env   replayengine.Env
 		after time.Duration // 0: no idle clear
 	}{
-		{"claude, unsaid", replay.Env{Model: claude}, 5 * time.Minute},
-		{"claude, 5m", replay.Env{Model: claude, CacheTTL: 5 * time.Minute}, 5 * time.Minute},
-		{"claude, 1h", replay.Env{Model: claude, CacheTTL: time.Hour}, time.Hour},
-		{"claude, warm", replay.Env{Model: claude, NoCacheExpiry: true}, 0},
-		{"gpt, 5m", replay.Env{Model: gpt, CacheTTL: 5 * time.Minute}, time.Hour},
-		{"gpt, 2h", replay.Env{Model: gpt, CacheTTL: 2 * time.Hour}, 2 * time.Hour},
-		{"unknown model, 1h", replay.Env{Model: "deepseek-chat", CacheTTL: time.Hour}, 0},
+		{"claude, unsaid", replayengine.Env{Model: claude}, 5 * time.Minute},
+		{"claude, 5m", replayengine.Env{Model: claude, CacheTTL: 5 * time.Minute}, 5 * time.Minute},
+		{"claude, 1h", replayengine.Env{Model: claude, CacheTTL: time.Hour}, time.Hour},
+		{"claude, warm", replayengine.Env{Model: claude, NoCacheExpiry: true}, 0},
+		{"gpt, 5m", replayengine.Env{Model: gpt, CacheTTL: 5 * time.Minute}, time.Hour},
+		{"gpt, 2h", replayengine.Env{Model: gpt, CacheTTL: 2 * time.Hour}, 2 * time.Hour},
+		{"unknown model, 1h", replayengine.Env{Model: "deepseek-chat", CacheTTL: time.Hour}, 0},
 	} {
 		for _, name := range []string{"harness", "harness-proxy"} {
 			cfg, err := mustLookup(t, name).Build(tc.env)
@@ -55,7 +56,7 @@ func TestIdleClearWaitsForPricedCache(t *testing.T) {
 	}
 	h := DefaultHarness()
 	h.ClearIdle = 5 * time.Minute
-	if cfg, _ := h.Build(replay.Env{Model: claude, NoCacheExpiry: true}); compactOf(cfg).IdleAfter() != 5*time.Minute {
+	if cfg, _ := h.Build(replayengine.Env{Model: claude, NoCacheExpiry: true}); compactOf(cfg).IdleAfter() != 5*time.Minute {
 		t.Error("a threshold the preset sets itself was overridden by the priced lifetime")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -78,13 +79,13 @@ func TestScreenshotSessionCostsNoMoreThanNone(t *testing.T) {
 				}
 			}
 			none, _ := Lookup("none")
-			base, err := replay.Replay(context.Background(), rec, none.Policy(), nil)
+			base, err := replayengine.Replay(context.Background(), rec, none.Policy(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, name := range []string{"harness", "harness-proxy"} {
 				p, _ := Lookup(name)
-				rep, err := replay.Replay(context.Background(), rec, p.Policy(), nil)
+				rep, err := replayengine.Replay(context.Background(), rec, p.Policy(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,9 +10,9 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/provider/catalog"
-	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -28,11 +28,11 @@ type Preset struct {
 	// (harness bench with no argument, harness audit): they run when
 	// named or with every preset.
 	OptIn bool
-	Build func(env replay.Env) (*replay.Config, error)
+	Build func(env replayengine.Env) (*replayengine.Config, error)
 }
 
-// Policy returns the preset as a replay.Policy.
-func (p Preset) Policy() replay.Policy { return replay.Policy{Name: p.Name, New: p.Build} }
+// Policy returns the preset as a replayengine.Policy.
+func (p Preset) Policy() replayengine.Policy { return replayengine.Policy{Name: p.Name, New: p.Build} }
 
 // HarnessConfig is harness's defaults with changes applied: the default
 // stack (package stack) and what only a replay varies.
@@ -67,7 +67,7 @@ type HarnessConfig struct {
 	// savings bank.
 	Unbounded bool
 	// finalTools sends the tool schemas on the synthesis call, calls
-	// disabled (harness.Options.KeepToolsOnFinal, replay.Config.KeepToolsOnFinal).
+	// disabled (harness.Options.KeepToolsOnFinal, replayengine.Config.KeepToolsOnFinal).
 	FinalTools bool
 	// quoted is CompactPolicy.KeepQuoted: a cleared result keeps the lines
 	// the agent quoted from it.
@@ -112,7 +112,7 @@ func previousHarness() HarnessConfig {
 // default flags.
 func HarnessStack() stack.Config { return DefaultHarness().Stack }
 
-func (h HarnessConfig) Build(env replay.Env) (*replay.Config, error) {
+func (h HarnessConfig) Build(env replayengine.Env) (*replayengine.Config, error) {
 	sc := h.Stack
 	if !sc.NoCompact {
 		idle, noIdle := h.idleAfter(env)
@@ -125,7 +125,7 @@ func (h HarnessConfig) Build(env replay.Env) (*replay.Config, error) {
 		}
 	}
 	st := stack.New(&sc)
-	cfg := &replay.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.FinalTools}
+	cfg := &replayengine.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.FinalTools}
 	if h.Selector {
 		cfg.Selector = &toolselect.Selector{NoSticky: h.Reselect, Defer: h.DeferTools, SettleStubs: h.SettleStubs, Pinned: h.Pinned}
 	}
@@ -142,7 +142,7 @@ func (h HarnessConfig) Build(env replay.Env) (*replay.Config, error) {
 // clear sooner would pay a miss that keeping everything never pays. A
 // cache priced as never expiring has no idle clear. A threshold the
 // preset sets itself (a research variant) stands.
-func (h HarnessConfig) idleAfter(env replay.Env) (time.Duration, bool) {
+func (h HarnessConfig) idleAfter(env replayengine.Env) (time.Duration, bool) {
 	if h.ClearIdle != 0 || h.NoClearIdle {
 		return h.ClearIdle, h.NoClearIdle
 	}
@@ -154,7 +154,7 @@ func (h HarnessConfig) idleAfter(env replay.Env) (time.Duration, bool) {
 // no shorter than the one env prices; 0 (no idle clear) when env prices
 // a cache that never expires or lifetime is 0 (the model's lifetime is
 // unknown).
-func pricedIdle(env replay.Env, lifetime time.Duration) time.Duration {
+func pricedIdle(env replayengine.Env, lifetime time.Duration) time.Duration {
 	switch {
 	case env.NoCacheExpiry:
 		return 0
@@ -185,7 +185,7 @@ func Presets() []Preset {
 // nonePreset keeps everything: the baseline of every ratio.
 func nonePreset() Preset {
 	return Preset{Name: "none", Doc: "keep everything: every result whole in every request (the baseline of every ratio)",
-		Build: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
+		Build: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
 }
 
 // harnessPreset is harness's defaults: the default stack and the tool
@@ -259,23 +259,23 @@ func ablationPresets() []Preset {
 //     result policy can go under (the model still reads the system prompt,
 //     the inputs and its own messages, and writes its output);
 //   - "oracle" knows the future: the results the agent will use (those a
-//     needle comes from, see replay.Needles) are shown whole, every other
+//     needle comes from, see replayengine.Needles) are shown whole, every other
 //     result empty. It is what a policy that knew which results matter
 //     would cost at 100% visible evidence, so "removed" between floor and
 //     oracle is the price of not knowing.
 func References() []Preset {
 	return []Preset{
 		{Name: "floor", Doc: "a bound, not a policy: every tool result shown as an empty string (marked truncated), the least any policy on tool results could cost",
-			Build: func(replay.Env) (*replay.Config, error) {
-				return &replay.Config{Guards: []harness.Guard{emptyResults}}, nil
+			Build: func(replayengine.Env) (*replayengine.Config, error) {
+				return &replayengine.Config{Guards: []harness.Guard{emptyResults}}, nil
 			}},
 		{Name: "oracle", Doc: "a bound that knows the future, not a policy: the results the agent will use (where a needle comes from) shown whole, every other result as an empty string; 100% visible at the least cost of keeping used results whole",
-			Build: func(env replay.Env) (*replay.Config, error) {
+			Build: func(env replayengine.Env) (*replayengine.Config, error) {
 				used := map[string]bool{}
 				for _, n := range env.Needles {
 					used[n.CallID] = true
 				}
-				return &replay.Config{Guards: []harness.Guard{emptyUnless("oracle", used)}}, nil
+				return &replayengine.Config{Guards: []harness.Guard{emptyUnless("oracle", used)}}, nil
 			}},
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/provider/catalog"
-	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
 	"github.com/agentharness/harness/tokens"
@@ -39,7 +39,7 @@ func proxyPreset() Preset {
 }
 
 // build returns the replay configuration of the proxy's rule for env.
-func (pc proxyConfig) Build(env replay.Env) (*replay.Config, error) {
+func (pc proxyConfig) Build(env replayengine.Env) (*replayengine.Config, error) {
 	// The stack as proxyStack configures it: the ceilings' spill store is
 	// the replay's (the proxy's names an absolute path under its
 	// workspace, a few bytes longer), the per-turn policies are off.
@@ -57,7 +57,7 @@ func (pc proxyConfig) Build(env replay.Env) (*replay.Config, error) {
 		pols = append(pols, spillCleared{&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
 			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill})
 	}
-	return &replay.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
+	return &replayengine.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
 }
 
 // spillCleared is the idle clear (its CompactPolicy) naming each result

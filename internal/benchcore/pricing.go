@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
-	"github.com/agentharness/harness/replay"
 )
 
 // Pricing is one provider's price model in units of an uncached input
@@ -68,7 +68,7 @@ func ParsePricings(list string) ([]string, error) {
 }
 
 // Cost is what one call costs under p.
-func (p Pricing) Cost(c replay.CallStat) float64 {
+func (p Pricing) Cost(c replayengine.CallStat) float64 {
 	return p.CacheWrite*float64(c.Input-c.Cached) + p.CachedRead*float64(c.Cached) + p.Output*float64(c.Output)
 }
 
@@ -77,7 +77,7 @@ func (p Pricing) Cost(c replay.CallStat) float64 {
 // prefix: the request changed something a provider had already cached,
 // so everything after it is read uncached (and, under Anthropic pricing,
 // written again). The first request never breaks.
-func CacheBreaks(calls []replay.CallStat) int {
+func CacheBreaks(calls []replayengine.CallStat) int {
 	n := 0
 	for i := 1; i < len(calls); i++ {
 		if calls[i].Cached < calls[i-1].Cached {

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
 
-func cost(p Pricing, calls []replay.CallStat) float64 {
+func cost(p Pricing, calls []replayengine.CallStat) float64 {
 	s := 0.0
 	for _, c := range calls {
 		s += p.Cost(c)
@@ -21,8 +22,8 @@ func cost(p Pricing, calls []replay.CallStat) float64 {
 }
 
 func TestPricingCost(t *testing.T) {
-	appendOnly := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 1000, Output: 10}}
-	broken := []replay.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 0, Output: 10}}
+	appendOnly := []replayengine.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 1000, Output: 10}}
+	broken := []replayengine.CallStat{{Input: 1000, Output: 10}, {Input: 1100, Cached: 0, Output: 10}}
 	for _, tc := range []struct {
 		pricing        string
 		append, break_ float64
@@ -82,15 +83,15 @@ func TestParsePricings(t *testing.T) {
 func TestCacheBreaks(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		calls []replay.CallStat
+		calls []replayengine.CallStat
 		want  int
 	}{
 		{"empty", nil, 0},
-		{"first request never breaks", []replay.CallStat{{Input: 500}}, 0},
-		{"append only", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 300, Cached: 200}}, 0},
-		{"same prefix is no break", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 210, Cached: 100}}, 0},
-		{"a clear cuts into the cache", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 150, Cached: 40}, {Input: 250, Cached: 150}}, 1},
-		{"two breaks", []replay.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 90, Cached: 0}, {Input: 190, Cached: 90}, {Input: 50, Cached: 10}}, 2},
+		{"first request never breaks", []replayengine.CallStat{{Input: 500}}, 0},
+		{"append only", []replayengine.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 300, Cached: 200}}, 0},
+		{"same prefix is no break", []replayengine.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 210, Cached: 100}}, 0},
+		{"a clear cuts into the cache", []replayengine.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 150, Cached: 40}, {Input: 250, Cached: 150}}, 1},
+		{"two breaks", []replayengine.CallStat{{Input: 100}, {Input: 200, Cached: 100}, {Input: 90, Cached: 0}, {Input: 190, Cached: 90}, {Input: 50, Cached: 10}}, 2},
 	} {
 		if got := CacheBreaks(tc.calls); got != tc.want {
 			t.Errorf("%s: %d breaks, want %d", tc.name, got, tc.want)
@@ -267,21 +268,21 @@ func TestExpireColdRevealRound(t *testing.T) {
 	gaps := []time.Duration{0, time.Minute, 10 * time.Minute} // call 3 comes after a 10-minute pause
 	tests := []struct {
 		name       string
-		calls      []replay.CallStat
+		calls      []replayengine.CallStat
 		wantCached []int
 	}{
-		{"no reveal", []replay.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100}, {Index: 3, Input: 150, Cached: 120}},
+		{"no reveal", []replayengine.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100}, {Index: 3, Input: 150, Cached: 120}},
 			[]int{0, 100, 0}},
-		{"reveal before the paused call", []replay.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100},
+		{"reveal before the paused call", []replayengine.CallStat{{Index: 1, Input: 100}, {Index: 2, Input: 120, Cached: 100},
 			{Index: 0, Input: 130, Cached: 120}, {Index: 3, Input: 160, Cached: 130}},
 			[]int{0, 100, 0, 130}},
-		{"reveal before a warm call", []replay.CallStat{{Index: 1, Input: 100}, {Index: 0, Input: 110, Cached: 100},
+		{"reveal before a warm call", []replayengine.CallStat{{Index: 1, Input: 100}, {Index: 0, Input: 110, Cached: 100},
 			{Index: 2, Input: 130, Cached: 110}, {Index: 3, Input: 150, Cached: 130}},
 			[]int{0, 100, 110, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := &replay.Report{Calls: slices.Clone(tt.calls)}
+			rep := &replayengine.Report{Calls: slices.Clone(tt.calls)}
 			for _, c := range tt.calls {
 				rep.Usage = rep.Usage.Add(c.Usage())
 			}

@@ -3,11 +3,11 @@ package benchcore
 import (
 	"slices"
 
-	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/internal/replayengine"
 )
 
 // withRecovery returns the requests of a replay with its recovery rounds
-// (replay.Report.Recoveries) priced in, as a live agent would have sent
+// (replayengine.Report.Recoveries) priced in, as a live agent would have sent
 // them. A round before request k is one more request: k's prefix as it
 // was (the same input, the same cached part), the round's calls as
 // output. Request k then carries the round's calls and results (Added
@@ -18,11 +18,11 @@ import (
 // a request that broke the cache before that point reads them again.
 // Rounds inserted earlier add their tokens to the rounds after them the
 // same way. calls is not modified.
-func withRecovery(calls []replay.CallStat, rounds []replay.Recovery) []replay.CallStat {
+func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery) []replayengine.CallStat {
 	if len(rounds) == 0 {
 		return calls
 	}
-	out := make([]replay.CallStat, 0, len(calls)+len(rounds))
+	out := make([]replayengine.CallStat, 0, len(calls)+len(rounds))
 	next := 0
 	for k, c := range calls {
 		added, cached := 0, 0
@@ -54,7 +54,7 @@ func withRecovery(calls []replay.CallStat, rounds []replay.Recovery) []replay.Ca
 // hiddenUnderNone is the set of needles none's replay (keeping every
 // result whole) does not show at their use: the recording's own doing
 // (its agent never had them in view), which no preset is charged for.
-func hiddenUnderNone(none *replay.Report) map[string]bool {
+func hiddenUnderNone(none *replayengine.Report) map[string]bool {
 	hidden := map[string]bool{}
 	for _, r := range none.Recoveries {
 		for _, n := range r.Needles {
@@ -72,8 +72,8 @@ func hiddenUnderNone(none *replay.Report) map[string]bool {
 // only such needles: their count, the needles no read-only path brings
 // back, and the cost of the requests with the rounds priced in under
 // every price model.
-func (f *Figures) addRecovery(r *replay.Report, hidden map[string]bool) {
-	var rounds []replay.Recovery
+func (f *Figures) addRecovery(r *replayengine.Report, hidden map[string]bool) {
+	var rounds []replayengine.Recovery
 	for _, rc := range r.Recoveries {
 		if slices.ContainsFunc(rc.Needles, func(n string) bool { return !hidden[n] }) {
 			rounds = append(rounds, rc)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentharness/harness/replay"
+	"github.com/agentharness/harness/internal/replayengine"
 )
 
 // TestWithRecovery: a recovery round is one more request of the prefix
@@ -13,7 +13,7 @@ import (
 // and every later one carries them, cached when its cached prefix reached
 // past the round, uncached when it broke the cache before it.
 func TestWithRecovery(t *testing.T) {
-	type cs = replay.CallStat
+	type cs = replayengine.CallStat
 	calls := []cs{
 		{Index: 1, Input: 100, Cached: 0, Output: 10},
 		{Index: 2, Input: 200, Cached: 100, Output: 10},
@@ -22,18 +22,18 @@ func TestWithRecovery(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		rounds []replay.Recovery
+		rounds []replayengine.Recovery
 		want   []cs
 	}{
 		{"no round", nil, calls},
-		{"one round before request 2", []replay.Recovery{{At: 1, Output: 7, Added: 40}}, []cs{
+		{"one round before request 2", []replayengine.Recovery{{At: 1, Output: 7, Added: 40}}, []cs{
 			{Index: 1, Input: 100, Cached: 0, Output: 10},
 			{Index: 0, Input: 200, Cached: 100, Output: 7},
 			{Index: 2, Input: 240, Cached: 200, Output: 10},
 			{Index: 3, Input: 340, Cached: 240, Output: 10},
 			{Index: 4, Input: 290, Cached: 50, Output: 10},
 		}},
-		{"two rounds", []replay.Recovery{{At: 1, Output: 7, Added: 40}, {At: 2, Output: 5, Added: 20}}, []cs{
+		{"two rounds", []replayengine.Recovery{{At: 1, Output: 7, Added: 40}, {At: 2, Output: 5, Added: 20}}, []cs{
 			{Index: 1, Input: 100, Cached: 0, Output: 10},
 			{Index: 0, Input: 200, Cached: 100, Output: 7},
 			{Index: 2, Input: 240, Cached: 200, Output: 10},
@@ -56,10 +56,10 @@ func TestWithRecovery(t *testing.T) {
 // nothing brings back counts as lost, but for a needle none does not show
 // either (the recording's doing), which is not charged.
 func TestRecoveryFigures(t *testing.T) {
-	calls := []replay.CallStat{{Index: 1, Input: 100, Output: 10}, {Index: 2, Input: 200, Cached: 100, Output: 10}}
+	calls := []replayengine.CallStat{{Index: 1, Input: 100, Output: 10}, {Index: 2, Input: 200, Cached: 100, Output: 10}}
 	var none, cut Figures
-	noneRep := &replay.Report{Calls: calls, Unrecovered: []string{"seen_by_none"}}
-	cutRep := &replay.Report{Calls: calls, Recoveries: []replay.Recovery{{At: 1, Output: 7, Added: 40, Needles: []string{"needle_1"}}, {At: 1, Output: 7, Added: 40, Needles: []string{"seen_by_none"}}},
+	noneRep := &replayengine.Report{Calls: calls, Unrecovered: []string{"seen_by_none"}}
+	cutRep := &replayengine.Report{Calls: calls, Recoveries: []replayengine.Recovery{{At: 1, Output: 7, Added: 40, Needles: []string{"needle_1"}}, {At: 1, Output: 7, Added: 40, Needles: []string{"seen_by_none"}}},
 		Unrecovered: []string{"needle_2", "needle_3", "seen_by_none"}}
 	hidden := hiddenUnderNone(noneRep)
 	none.add(noneRep)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/cputime"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -56,7 +57,7 @@ func longRun(n int) *replay.Recording {
 
 // BenchmarkReplay1000Rounds replays one synthetic conversation of 100 and
 // of 1,000 rounds under the harness preset, as the bench does (without the
-// per-request lists, replay.Options.NoShown), and reports the cost of one
+// per-request lists, replayengine.Options.NoShown), and reports the cost of one
 // round: wall time (ns/round) and the process's CPU time (cpu-ns/round,
 // what the round costs whatever else the machine runs). Incremental view
 // building, token counting and policies keep it near flat in history
@@ -68,11 +69,11 @@ func BenchmarkReplay1000Rounds(b *testing.B) {
 	}
 	for _, n := range []int{100, 1000} {
 		rec := longRun(n)
-		needles := replay.Needles(rec)
+		needles := replayengine.Needles(rec)
 		b.Run(fmt.Sprintf("rounds=%d", n), func(b *testing.B) {
 			cpu := cputime.Process()
 			for b.Loop() {
-				if _, err := replay.Replay(context.Background(), rec, p.Policy(), &replay.Options{Needles: needles, NoShown: true}); err != nil {
+				if _, err := replayengine.Replay(context.Background(), rec, p.Policy(), &replayengine.Options{Needles: needles, NoShown: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

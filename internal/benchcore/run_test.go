@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -70,7 +71,7 @@ func TestReplayAllStreams(t *testing.T) {
 		started, folded = -1, 0
 		worst           int
 	)
-	watch := Preset{Name: "watch", Build: func(env replay.Env) (*replay.Config, error) {
+	watch := Preset{Name: "watch", Build: func(env replayengine.Env) (*replayengine.Config, error) {
 		i, _ := strconv.Atoi(env.Model)
 		mu.Lock()
 		started = max(started, i)
@@ -79,7 +80,7 @@ func TestReplayAllStreams(t *testing.T) {
 		return none.Build(env)
 	}}
 	const workers = 2
-	err := ReplayAll(context.Background(), Options{Workers: workers}, Slice(recs), len(recs), []Preset{none, watch}, false, func(r int, _ *replay.Recording, reps []*replay.Report) {
+	err := ReplayAll(context.Background(), Options{Workers: workers}, Slice(recs), len(recs), []Preset{none, watch}, false, func(r int, _ *replay.Recording, reps []*replayengine.Report) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r != folded {
@@ -105,7 +106,7 @@ func TestRunStopsOnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := Preset{Name: "broken", Build: func(replay.Env) (*replay.Config, error) {
+	broken := Preset{Name: "broken", Build: func(replayengine.Env) (*replayengine.Config, error) {
 		return nil, errors.New("no such stack")
 	}}
 	_, err = Run(context.Background(), recs, &Options{Presets: []Preset{broken}, Workers: 3})

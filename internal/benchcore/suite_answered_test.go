@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/stack"
@@ -15,11 +16,11 @@ import (
 // policy.TurnBudget.Arrive, as the harness-proxy preset applies it): each
 // round of the turn shares what the turn's earlier rounds left, as a proxy
 // forwards it.
-func trimNewestToo() replay.Policy {
-	return replay.Policy{Name: "trim-newest-too", New: func(env replay.Env) (*replay.Config, error) {
+func trimNewestToo() replayengine.Policy {
+	return replayengine.Policy{Name: "trim-newest-too", New: func(env replayengine.Env) (*replayengine.Config, error) {
 		st := stack.New(&stack.Config{NoTurnBudget: true})
 		arrive := arrivalRounds(&policy.TurnBudget{})
-		return &replay.Config{Guards: st.Guards, Policies: append([]harness.ViewPolicy{arrive}, st.Policies...), Recall: st.Recall}, nil
+		return &replayengine.Config{Guards: st.Guards, Policies: append([]harness.ViewPolicy{arrive}, st.Policies...), Recall: st.Recall}, nil
 	}}
 }
 
@@ -42,7 +43,7 @@ func TestAnsweredWithTools(t *testing.T) {
 	if rec == nil {
 		t.Fatal("no answered-with-tools scenario in the suite")
 	}
-	needles := replay.Needles(rec)
+	needles := replayengine.Needles(rec)
 	if len(needles) != 1+6+4 {
 		t.Fatalf("%d needles, want the first id, the 6 related links and the 4 mentions: %v", len(needles), needles)
 	}
@@ -79,7 +80,7 @@ func TestAnsweredWithTools(t *testing.T) {
 				}
 				pol = p.Policy()
 			}
-			rep, err := replay.Replay(context.Background(), rec, pol, &replay.Options{Needles: needles})
+			rep, err := replayengine.Replay(context.Background(), rec, pol, &replayengine.Options{Needles: needles})
 			if err != nil {
 				t.Fatal(err)
 			}

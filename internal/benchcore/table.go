@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -56,11 +57,11 @@ type Figures struct {
 	ToolSchemas int `json:"tool_schemas"`
 	ToolTokens  int `json:"tool_tokens"`
 	// Unoffered counts recorded calls to a tool the preset's selection did
-	// not offer that turn (see replay.Report.Unoffered).
+	// not offer that turn (see replayengine.Report.Unoffered).
 	Unoffered int `json:"unoffered_calls"`
 	// RevealRounds counts the requests the replay added before a recorded
 	// call whose tool the list did not show whole, a deferred tool's stub
-	// or a tool the selection did not offer (replay.CallStat of Index 0);
+	// or a tool the selection did not offer (replayengine.CallStat of Index 0);
 	// Calls includes them. Absent when 0.
 	RevealRounds int `json:"reveal_rounds,omitempty"`
 	// Costs is the cost under each price model of [Pricings], by name,
@@ -72,7 +73,7 @@ type Figures struct {
 	CacheBreaks int `json:"cache_breaks"`
 	// CostsWithRecovery is the cost under each price model with the
 	// rounds a live agent makes to read back the needles a request no
-	// longer shows priced in (replay.Recovery: a page of a spill file or
+	// longer shows priced in (replayengine.Recovery: a page of a spill file or
 	// the store, or the read-only call run again), and RatiosWithRecovery
 	// each one ÷ none's cost; RecoveryRounds counts those rounds.
 	// LostNeedles counts the needles no read-only path brings back.
@@ -163,7 +164,7 @@ type RunRow struct {
 	Cells []Figures `json:"cells"`
 }
 
-func (f *Figures) add(r *replay.Report) {
+func (f *Figures) add(r *replayengine.Report) {
 	f.Calls += len(r.Calls)
 	f.SkippedCalls += r.SkippedCalls
 	f.Input += r.Usage.Input
@@ -246,12 +247,12 @@ func NewSummary(presets []Preset, th *Through, ttl time.Duration) *Summary {
 }
 
 // Add folds rec's reports, one per preset in the table's order.
-func (s *Summary) Add(rec *replay.Recording, reps []*replay.Report) {
+func (s *Summary) Add(rec *replay.Recording, reps []*replayengine.Report) {
 	t := s.t
 	t.Recordings = append(t.Recordings, rec.ID)
 	run := RunRow{Recording: rec.ID, Source: rec.Source, OutputWeight: Weigh(rec), Cells: make([]Figures, len(s.presets))}
 	if s.ttl > 0 {
-		gaps := replay.IdleGaps(rec)
+		gaps := replayengine.IdleGaps(rec)
 		for _, rep := range reps {
 			rep.PriceCold(gaps, s.ttl)
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
@@ -53,7 +54,7 @@ func (t *Through) name() string {
 func (t *Through) preset() Preset {
 	return Preset{Name: t.name(), Doc: "what reached the recording upstream through the proxy at " + t.URL +
 		" when each call was sent as none sends it (recoverable: only what arrived visible)",
-		Build: func(replay.Env) (*replay.Config, error) {
+		Build: func(replayengine.Env) (*replayengine.Config, error) {
 			return nil, errors.New("a --through row is replayed through its proxy, not as a preset")
 		}}
 }
@@ -93,12 +94,12 @@ func (s *throughSession) close() { s.up.Close() }
 // through one after another, in the bench's order.
 // noShown leaves out the per-request lists of tool messages, as the
 // in-process replays of a table do.
-func (s *throughSession) replay(ctx context.Context, rec *replay.Recording, counter tokens.Counter, needles []replay.Needle, noShown bool) (*replay.Report, error) {
+func (s *throughSession) replay(ctx context.Context, rec *replay.Recording, counter tokens.Counter, needles []replayengine.Needle, noShown bool) (*replayengine.Report, error) {
 	run := &throughRun{t: s.t, up: s.up, client: s.client, rec: rec}
-	pol := replay.Policy{Name: s.t.name(), New: func(replay.Env) (*replay.Config, error) {
-		return &replay.Config{Policies: []harness.ViewPolicy{run}}, nil
+	pol := replayengine.Policy{Name: s.t.name(), New: func(replayengine.Env) (*replayengine.Config, error) {
+		return &replayengine.Config{Policies: []harness.ViewPolicy{run}}, nil
 	}}
-	rep, err := replay.Replay(ctx, rec, pol, &replay.Options{Counter: counter, Needles: needles, NoShown: noShown})
+	rep, err := replayengine.Replay(ctx, rec, pol, &replayengine.Options{Counter: counter, Needles: needles, NoShown: noShown})
 	s.mu.Lock()
 	if err == nil {
 		err = s.upErr

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/internal/promptunit"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
 )
@@ -53,8 +54,8 @@ func suiteRecs(t *testing.T, ids ...string) []*replay.Recording {
 
 // breaksCaused counts the calls of through whose cached prefix does not
 // cover the whole previous request while none's does.
-func breaksCaused(none, through *replay.Report) int {
-	broke := func(cs []replay.CallStat, i int) bool {
+func breaksCaused(none, through *replayengine.Report) int {
+	broke := func(cs []replayengine.CallStat, i int) bool {
 		return i > 0 && cs[i].Cached < cs[i-1].Input-promptunit.RequestOverhead
 	}
 	n := 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -66,7 +67,7 @@ func cellOf(c *replay.Call, i int, r *replay.Result, half string) string {
 func newArrivalCells(name string, recs []*replay.Recording) arrivalCells {
 	s := arrivalCells{name: name, cells: map[string]arrivalCell{}}
 	for _, rec := range recs {
-		needles := replay.Needles(rec)
+		needles := replayengine.Needles(rec)
 		s.needles += len(needles)
 		from := map[string]int{}
 		for _, n := range needles {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
@@ -60,12 +61,12 @@ func TestResearchAttribution(t *testing.T) {
 		var a attribution
 		for _, rec := range recs {
 			counter := tokens.NewCache(bpe, &tokens.CacheOptions{MaxEntries: 1 << 16})
-			needles := replay.Needles(rec)
-			pr := &attrProbe{byUse: map[[2]int][]replay.Needle{}}
+			needles := replayengine.Needles(rec)
+			pr := &attrProbe{byUse: map[[2]int][]replayengine.Needle{}}
 			for _, n := range needles {
 				pr.byUse[[2]int{n.Turn, n.Call}] = append(pr.byUse[[2]int{n.Turn, n.Call}], n)
 			}
-			pol := replay.Policy{Name: name, New: func(env replay.Env) (*replay.Config, error) {
+			pol := replayengine.Policy{Name: name, New: func(env replayengine.Env) (*replayengine.Config, error) {
 				cfg, err := base.Build(env)
 				if err != nil {
 					return nil, err
@@ -78,7 +79,7 @@ func TestResearchAttribution(t *testing.T) {
 				cfg.Policies = append(cfg.Policies, pr)
 				return cfg, nil
 			}}
-			rep, err := replay.Replay(context.Background(), rec, pol, &replay.Options{Counter: counter, Needles: needles})
+			rep, err := replayengine.Replay(context.Background(), rec, pol, &replayengine.Options{Counter: counter, Needles: needles})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestResearchAttribution(t *testing.T) {
 // attrProbe is the last view policy of an attributed replay: it checks
 // the needles each request must show and says what hid the lost ones.
 type attrProbe struct {
-	byUse map[[2]int][]replay.Needle
+	byUse map[[2]int][]replayengine.Needle
 	// marks are compaction's clears, in order, with the stage that made
 	// them (clear-old: for cost; clear: the window's).
 	marks []attrMark
@@ -113,7 +114,7 @@ type attrMark struct {
 }
 
 type attrLost struct {
-	needle replay.Needle
+	needle replayengine.Needle
 	cause  string
 }
 
@@ -172,7 +173,7 @@ func (p *attrProbe) ApplyView(_ context.Context, v *harness.View) error {
 }
 
 // cause says what hid needle n from v: the newest cut on its result.
-func (p *attrProbe) cause(v *harness.View, n replay.Needle) string {
+func (p *attrProbe) cause(v *harness.View, n replayengine.Needle) string {
 	for i, m := range v.Messages {
 		if m.Role != harness.RoleTool || m.ToolCallID != n.CallID {
 			continue
@@ -292,7 +293,7 @@ type attrResult struct {
 	recency, horizon string
 }
 
-func (a *attribution) add(rec *replay.Recording, needles []replay.Needle, rep *replay.Report, pr *attrProbe) {
+func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, rep *replayengine.Report, pr *attrProbe) {
 	full := map[string]string{}
 	for _, t := range rec.Turns {
 		for _, c := range t.Calls {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/bench/data"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -75,7 +76,7 @@ func newFrontierRun(rec *replay.Recording) frontierRun {
 	for i := 1; i < len(rec.Turns); i++ {
 		start[i] = start[i-1] + len(rec.Turns[i-1].Calls)
 	}
-	for _, n := range replay.Needles(rec) {
+	for _, n := range replayengine.Needles(rec) {
 		fn := frontierNeedle{use: start[n.Turn] + n.Call, source: round[n.CallID]}
 		for j := 0; j < fn.use; j++ {
 			if strings.Contains(texts[j], n.Text) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/replay"
 )
@@ -33,8 +34,8 @@ func TestResearchClearOld(t *testing.T) {
 			vs = append(vs, variant{name: fmt.Sprintf("%dk/keep%d", chunk/1000, keep), chunk: chunk, keep: keep})
 		}
 	}
-	policy := func(v variant) replay.Policy {
-		return replay.Policy{Name: v.name, New: func(env replay.Env) (*replay.Config, error) {
+	policy := func(v variant) replayengine.Policy {
+		return replayengine.Policy{Name: v.name, New: func(env replayengine.Env) (*replayengine.Config, error) {
 			h := benchcore.DefaultHarness()
 			h.Stack.NoCompact = true
 			cfg, err := h.Build(env)
@@ -53,13 +54,13 @@ func TestResearchClearOld(t *testing.T) {
 	sums := make([]total, len(vs))
 	var b strings.Builder
 	for _, rec := range recs {
-		needles := replay.Needles(rec)
-		base, err := replay.Replay(context.Background(), rec, none.Policy(), &replay.Options{Counter: c, Needles: needles})
+		needles := replayengine.Needles(rec)
+		base, err := replayengine.Replay(context.Background(), rec, none.Policy(), &replayengine.Options{Counter: c, Needles: needles})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, v := range vs {
-			rep, err := replay.Replay(context.Background(), rec, policy(v), &replay.Options{Counter: c, Needles: needles})
+			rep, err := replayengine.Replay(context.Background(), rec, policy(v), &replayengine.Options{Counter: c, Needles: needles})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestResearchNeedleKinds(t *testing.T) {
 	var b strings.Builder
 	for _, rec := range recs {
 		one, names, all := 0, 0, 0
-		for _, n := range replay.Needles(rec) {
+		for _, n := range replayengine.Needles(rec) {
 			all++
 			if c.Count(" "+n.Text) == 1 {
 				one++

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
@@ -19,7 +20,7 @@ import (
 // request's prefix shared with the previous request as cached whatever the
 // time between them, while a provider's cache expires (catalog.DefaultCacheLifetime).
 // Per set it prints how many requests came more than CacheTTL after the
-// one before (replay.IdleGaps, from the recorded times), and, for none and
+// one before (replayengine.IdleGaps, from the recorded times), and, for none and
 // harness, how much more they would cost under each price model had those
 // requests found the cache cold (their cached prefix paid as uncached
 // input, written again under Anthropic's prices) — and what a clear at
@@ -46,7 +47,7 @@ func TestResearchColdCache(t *testing.T) {
 		base := map[string][2]float64{}  // price → cost of none, harness
 		extra := map[string][2]float64{} // price → what the cold requests add
 		for i, rec := range recs {
-			gaps := replay.IdleGaps(rec)
+			gaps := replayengine.IdleGaps(rec)
 			runCold := 0
 			for p, rep := range reports[i][:2] {
 				for _, pr := range benchcore.Pricings() {
@@ -104,10 +105,10 @@ func TestResearchColdCache(t *testing.T) {
 // ÷ 4) are saved at the uncached price in that request and at the cached
 // price in every later one. It is an upper bound: it hides what the agent
 // quotes later, and harness may have cleared some of them anyway.
-func coldClearBound(recs []*replay.Recording, reports [][]*replay.Report) map[string]float64 {
+func coldClearBound(recs []*replay.Recording, reports [][]*replayengine.Report) map[string]float64 {
 	save := map[string]float64{}
 	for i, rec := range recs {
-		rep, gaps := reports[i][1], replay.IdleGaps(rec)
+		rep, gaps := reports[i][1], replayengine.IdleGaps(rec)
 		if len(rep.Calls) != len(gaps) {
 			continue
 		}
@@ -195,7 +196,7 @@ func TestResearchClearWhenIdle(t *testing.T) {
 		}
 		presets := benchcore.WithNone(ps)
 		cold, warm := benchcore.NewSummary(presets, nil, ttl), benchcore.NewSummary(presets, nil, 0)
-		err = benchcore.ReplayAll(context.Background(), benchcore.Options{}, benchcore.Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replay.Report) {
+		err = benchcore.ReplayAll(context.Background(), benchcore.Options{}, benchcore.Slice(recs), len(recs), presets, false, func(_ int, rec *replay.Recording, reps []*replayengine.Report) {
 			warm.Add(rec, reps) // first: cold's add prices the reports cold in place
 			cold.Add(rec, reps)
 		})

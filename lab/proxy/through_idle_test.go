@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
@@ -310,7 +311,7 @@ func TestResearchThroughIdle(t *testing.T) {
 		}
 		pauses := 0
 		for _, rec := range recs {
-			for _, g := range replay.IdleGaps(rec) {
+			for _, g := range replayengine.IdleGaps(rec) {
 				if g > 5*time.Minute {
 					pauses++
 				}
@@ -394,7 +395,7 @@ func TestThroughRecordedClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	longest := time.Duration(0)
-	for _, g := range replay.IdleGaps(rec) {
+	for _, g := range replayengine.IdleGaps(rec) {
 		longest = max(longest, g)
 	}
 	if longest < 50*time.Minute {

@@ -1,4 +1,4 @@
-// Package rereads attributes the re-reads the bench prices (replay.Recovery)
+// Package rereads attributes the re-reads the bench prices (replayengine.Recovery)
 // to the cut that hid each needle, and sets them against what the cut saved.
 package rereads
 
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -25,7 +26,7 @@ type cell struct {
 }
 
 // kindOf names how result r was cut at arrival, by tool and size.
-func kindOf(r replay.ResultStat) string {
+func kindOf(r replayengine.ResultStat) string {
 	tool := strings.ToLower(r.Tool)
 	k := "other"
 	switch {
@@ -99,9 +100,9 @@ func (a *attribution) get(k string) *cell {
 // runReport is one recording replayed under none and the preset.
 type runReport struct {
 	rec      *replay.Recording
-	none, rp *replay.Report
-	needles  []replay.Needle
-	res      map[string]replay.ResultStat
+	none, rp *replayengine.Report
+	needles  []replayengine.Needle
+	res      map[string]replayengine.ResultStat
 }
 
 // stateAt is the state of result id in request at of the preset's replay.
@@ -133,7 +134,7 @@ func (r *runReport) savings() map[string]float64 {
 
 // roundIDs are the results whose needles recovery round rc reads back,
 // leaving out the needles none does not show either.
-func (r *runReport) roundIDs(rc replay.Recovery) []string {
+func (r *runReport) roundIDs(rc replayengine.Recovery) []string {
 	hidden := map[string]bool{}
 	for _, x := range r.none.Recoveries {
 		for _, n := range x.Needles {
@@ -160,7 +161,7 @@ func (r *runReport) roundIDs(rc replay.Recovery) []string {
 // roundCost prices recovery round rc roughly under openai: its request
 // (the prefix at 0.1), its output at 4, and its page in every later
 // request at 0.1.
-func (r *runReport) roundCost(rc replay.Recovery) float64 {
+func (r *runReport) roundCost(rc replayengine.Recovery) float64 {
 	if rc.At >= len(r.rp.Calls) {
 		return 0
 	}
@@ -234,13 +235,13 @@ func TestResearchRereads(t *testing.T) {
 	for _, set := range filepath.SplitList(sets) {
 		a := &attribution{cells: map[string]*cell{}}
 		_, err := replay.LoadEach(ctx, nil, []string{set}, func(rec *replay.Recording) error {
-			r := &runReport{rec: rec, needles: replay.Needles(rec), res: map[string]replay.ResultStat{}}
-			opts := &replay.Options{Counter: tokens.NewCache(bpe, nil), Needles: r.needles, CacheTTL: 5 * time.Minute}
+			r := &runReport{rec: rec, needles: replayengine.Needles(rec), res: map[string]replayengine.ResultStat{}}
+			opts := &replayengine.Options{Counter: tokens.NewCache(bpe, nil), Needles: r.needles, CacheTTL: 5 * time.Minute}
 			var err error
-			if r.none, err = replay.Replay(ctx, rec, none.Policy(), opts); err != nil {
+			if r.none, err = replayengine.Replay(ctx, rec, none.Policy(), opts); err != nil {
 				return err
 			}
-			if r.rp, err = replay.Replay(ctx, rec, p.Policy(), opts); err != nil {
+			if r.rp, err = replayengine.Replay(ctx, rec, p.Policy(), opts); err != nil {
 				return err
 			}
 			for _, x := range r.rp.Results {

@@ -1,8 +1,9 @@
-package replay
+package replayengine
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +198,7 @@ func (e *engine) recordedCall(callID string) (string, harness.ToolCall, bool) {
 // recorded is one recorded tool call and its result.
 type recorded struct {
 	call   harness.ToolCall
-	result *Result
+	result *replay.Result
 }
 
 // spillOf returns the locator and text of the spill file a cut of n's

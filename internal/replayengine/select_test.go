@@ -1,9 +1,10 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ func (s *wordSelector) Select(_ context.Context, conv *harness.Conversation, inp
 
 // selectionRecording offers 30 tools over two turns of three calls; the
 // second turn calls a tool its input does not name.
-func selectionRecording() *Recording {
-	rec := &Recording{Source: "sel", ID: "sel", System: "sys"}
+func selectionRecording() *replay.Recording {
+	rec := &replay.Recording{Source: "sel", ID: "sel", System: "sys"}
 	for _, noun := range []string{"order", "customer", "product", "invoice", "refund", "coupon"} {
 		for _, verb := range []string{"get", "list", "create", "update", "delete"} {
 			rec.Tools = append(rec.Tools, harness.ToolSpec{Name: verb + "_" + noun, Description: verb + " a " + noun + " of the store",
@@ -41,20 +42,20 @@ func selectionRecording() *Recording {
 		}
 	}
 	n := 0
-	call := func(tool, out string) *Call {
+	call := func(tool, out string) *replay.Call {
 		n++
 		id := fmt.Sprintf("c%d", n)
-		return &Call{
+		return &replay.Call{
 			Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: tool, Args: json.RawMessage(`{"id":"42"}`)}}},
-			Results:   []*Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}, Shown: out}},
+			Results:   []*replay.Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}, Shown: out}},
 		}
 	}
-	answer := func(text string) *Call {
-		return &Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
+	answer := func(text string) *replay.Call {
+		return &replay.Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(text)}}}
 	}
-	rec.Turns = []*Turn{
-		{Input: "show order 42", Calls: []*Call{call("get_order", "order 42: open"), call("get_order", "order 42: open, 3 items"), answer("Order 42 is open.")}},
-		{Input: "list customer invoices", Calls: []*Call{call("list_customer", "customer 7"), call("get_refund", "no refunds"), answer("Two invoices.")}},
+	rec.Turns = []*replay.Turn{
+		{Input: "show order 42", Calls: []*replay.Call{call("get_order", "order 42: open"), call("get_order", "order 42: open, 3 items"), answer("Order 42 is open.")}},
+		{Input: "list customer invoices", Calls: []*replay.Call{call("list_customer", "customer 7"), call("get_refund", "no refunds"), answer("Two invoices.")}},
 	}
 	return rec
 }

@@ -1,7 +1,8 @@
-package replay
+package replayengine
 
 import (
 	"encoding/json"
+	"github.com/agentharness/harness/replay"
 	"unicode"
 
 	"github.com/agentharness/harness"
@@ -43,7 +44,7 @@ type Needle struct {
 // agent's thoughts is no evidence of what it read. The first such assistant
 // message is the needle's first use; a word is a needle of one result
 // only, the first that showed it.
-func Needles(rec *Recording) []Needle {
+func Needles(rec *replay.Recording) []Needle {
 	seen := map[string]bool{}
 	see := func(s string) { words(s, func(w string) { seen[w] = true }) }
 	see(rec.System)

@@ -1,7 +1,8 @@
-package replay
+package replayengine
 
 import (
 	"context"
+	"github.com/agentharness/harness/replay"
 	"testing"
 
 	"github.com/agentharness/harness"
@@ -26,7 +27,7 @@ func BenchmarkReplay(b *testing.B) {
 // BenchmarkParseMiniSWE measures importing the trimmed trajectory.
 func BenchmarkParseMiniSWE(b *testing.B) {
 	for b.Loop() {
-		if _, err := ParseFile("testdata/pydicom-trimmed.traj.json"); err != nil {
+		if _, err := replay.ParseFile("../../replay/testdata/pydicom-trimmed.traj.json"); err != nil {
 			b.Fatal(err)
 		}
 	}

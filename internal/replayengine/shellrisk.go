@@ -1,7 +1,8 @@
-package replay
+package replayengine
 
 import (
 	"encoding/json"
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/shellcmd"
@@ -22,7 +23,7 @@ func shellRisk(args json.RawMessage) harness.Risk {
 // specFor returns the spec of tool name offered in rec, with the risk of
 // this call: shell tools (named bash or shell, taking a command) are
 // classified per call by shellRisk.
-func specFor(rec *Recording, call harness.ToolCall) harness.ToolSpec {
+func specFor(rec *replay.Recording, call harness.ToolCall) harness.ToolSpec {
 	spec := harness.ToolSpec{Name: call.Name}
 	for _, t := range rec.Tools {
 		if t.Name == call.Name {

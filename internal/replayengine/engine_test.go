@@ -1,8 +1,9 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/agentharness/harness/tokens"
 )
 
-func fixture(t testing.TB) *Recording {
+func fixture(t testing.TB) *replay.Recording {
 	t.Helper()
-	rec, err := ParseFile("testdata/pydicom-trimmed.traj.json")
+	rec, err := replay.ParseFile("../../replay/testdata/pydicom-trimmed.traj.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +213,11 @@ func TestSameMessageMatchesSerialization(t *testing.T) {
 }
 
 func TestNeedles(t *testing.T) {
-	rec := &Recording{System: "You fix bugs in parser_config files.", Turns: []*Turn{{Input: "Find the failing function.", Calls: []*Call{
+	rec := &replay.Recording{System: "You fix bugs in parser_config files.", Turns: []*replay.Turn{{Input: "Find the failing function.", Calls: []*replay.Call{
 		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{{ID: "1", Name: "bash", Args: []byte(`{"command":"grep -rn parser_config src"}`)}}},
-			Results: []*Result{{CallID: "1", Full: []harness.Part{harness.TextPart("src/load.py:12: def load_parser_config(path):\nsrc/util.py:3: def helper(): # through\n")}}}},
+			Results: []*replay.Result{{CallID: "1", Full: []harness.Part{harness.TextPart("src/load.py:12: def load_parser_config(path):\nsrc/util.py:3: def helper(): # through\n")}}}},
 		{Assistant: harness.Message{Parts: []harness.Part{harness.TextPart("The bug goes through load_parser_config.")}, ToolCalls: []harness.ToolCall{{ID: "2", Name: "bash", Args: []byte(`{"command":"sed -n '1,20p' src/load.py\nhelper"}`)}}},
-			Results: []*Result{{CallID: "2", Full: []harness.Part{harness.TextPart("def load_parser_config(path):\n    return openConfig(path)\n")}}}},
+			Results: []*replay.Result{{CallID: "2", Full: []harness.Part{harness.TextPart("def load_parser_config(path):\n    return openConfig(path)\n")}}}},
 		{Assistant: harness.Message{Parts: []harness.Part{harness.TextPart("It calls openConfig; load_parser_config again.")}}},
 	}}}}
 	got := Needles(rec)

@@ -1,6 +1,7 @@
-package replay
+package replayengine
 
 import (
+	"github.com/agentharness/harness/replay"
 	"strings"
 
 	"github.com/agentharness/harness/provider/catalog"
@@ -10,14 +11,14 @@ import (
 // recorded model's provider, or, when the source names no model, that of
 // the provider its agent talks to (Claude Code: Anthropic; Gemini CLI:
 // Gemini; the others: OpenAI).
-func imageRule(rec *Recording) catalog.ImageRule {
+func imageRule(rec *replay.Recording) catalog.ImageRule {
 	if rec.Model != "" {
 		return catalog.ImageRuleFor(rec.Model)
 	}
 	switch {
-	case rec.Format == formatClaudeCode:
+	case rec.Format == "claude-code":
 		return catalog.ImageAnthropic
-	case strings.HasPrefix(rec.Format, formatGeminiCLI):
+	case strings.HasPrefix(rec.Format, "gemini-cli"):
 		return catalog.ImageGemini
 	}
 	return catalog.ImageOpenAI

@@ -1,9 +1,10 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"strings"
 	"testing"
 
@@ -92,26 +93,26 @@ func TestReplayRevealsUnofferedTools(t *testing.T) {
 		{"offered", []turn{{"show refund", [][]string{{"get_refund"}}}}, nil, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rec := &Recording{Source: "unoffered", ID: "unoffered", System: "sys"}
+			rec := &replay.Recording{Source: "unoffered", ID: "unoffered", System: "sys"}
 			for _, name := range []string{"get_order", "list_order", "get_refund", "list_coupon"} {
 				rec.Tools = append(rec.Tools, harness.ToolSpec{Name: name, Description: "a tool of the store", InputSchema: json.RawMessage(schema)})
 			}
 			var where []string // "turn/call" of every recorded call, by Index
 			tool := map[string]string{}
 			for ti, tn := range c.turns {
-				rt := &Turn{Input: tn.input}
+				rt := &replay.Turn{Input: tn.input}
 				for ci, tools := range tn.calls {
-					call := &Call{Assistant: harness.Message{Role: harness.RoleAssistant}}
+					call := &replay.Call{Assistant: harness.Message{Role: harness.RoleAssistant}}
 					for k, name := range tools {
 						id := fmt.Sprintf("t%dc%dk%d", ti+1, ci+1, k)
 						tool[id] = name
 						call.Assistant.ToolCalls = append(call.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: name, Args: json.RawMessage(`{"id":"42"}`)})
-						call.Results = append(call.Results, &Result{CallID: id, Tool: name, Full: []harness.Part{harness.TextPart("ok")}})
+						call.Results = append(call.Results, &replay.Result{CallID: id, Tool: name, Full: []harness.Part{harness.TextPart("ok")}})
 					}
 					rt.Calls = append(rt.Calls, call)
 					where = append(where, fmt.Sprintf("%d/%d", ti+1, ci+1))
 				}
-				rt.Calls = append(rt.Calls, &Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}})
+				rt.Calls = append(rt.Calls, &replay.Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}})
 				where = append(where, "answer")
 				rec.Turns = append(rec.Turns, rt)
 			}
@@ -162,17 +163,17 @@ func TestReplayRevealsUnofferedTools(t *testing.T) {
 // or without a reveal round.
 func TestRevealChecksNeedlesAtItsRequest(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
-	rec := &Recording{Source: "needle", ID: "needle", System: "sys", Tools: []harness.ToolSpec{
+	rec := &replay.Recording{Source: "needle", ID: "needle", System: "sys", Tools: []harness.ToolSpec{
 		{Name: "get_order", Description: "a tool of the store", InputSchema: schema},
 		{Name: "get_refund", Description: "a tool of the store", InputSchema: schema},
 	}}
-	call := func(id, tool, args, out string) *Call {
-		return &Call{
+	call := func(id, tool, args, out string) *replay.Call {
+		return &replay.Call{
 			Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: tool, Args: json.RawMessage(args)}}},
-			Results:   []*Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}}},
+			Results:   []*replay.Result{{CallID: id, Tool: tool, Full: []harness.Part{harness.TextPart(out)}}},
 		}
 	}
-	rec.Turns = []*Turn{{Input: "show order", Calls: []*Call{
+	rec.Turns = []*replay.Turn{{Input: "show order", Calls: []*replay.Call{
 		call("c1", "get_order", `{"id":"42"}`, "order 42: open, refund REF_77231 pending"),
 		call("c2", "get_refund", `{"id":"REF_77231"}`, "refund pending"),
 		{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Pending.")}}},
@@ -202,4 +203,15 @@ func TestRevealChecksNeedlesAtItsRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reveals counts the reveal rounds of rep (its calls of Index 0).
+func reveals(rep *Report) int {
+	n := 0
+	for _, c := range rep.Calls {
+		if c.Index == 0 {
+			n++
+		}
+	}
+	return n
 }

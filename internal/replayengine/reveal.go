@@ -1,9 +1,10 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"slices"
 
 	"github.com/agentharness/harness"
@@ -49,7 +50,7 @@ type revealKey struct {
 // the round's request, not rc's: the round's calls repeat rc's
 // arguments, so rc's request would show them whatever the policy kept.
 // added says a round was added.
-func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, ci int) (added bool, err error) {
+func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *replay.Call, ti, ci int) (added bool, err error) {
 	var calls []harness.ToolCall
 	var specs []harness.ToolSpec
 	var keys []revealKey
@@ -83,7 +84,7 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *Call, ti, c
 		out += e.opts.Counter.Count(c.Name) + e.opts.Counter.Count(string(c.Args))
 	}
 	msg := harness.Message{Role: harness.RoleAssistant, ToolCalls: calls}
-	e.model.next = &Call{Assistant: msg, Usage: harness.Usage{Output: out}}
+	e.model.next = &replay.Call{Assistant: msg, Usage: harness.Usage{Output: out}}
 	resp, _ := e.model.Generate(ctx, req)
 	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)

@@ -1,21 +1,22 @@
-package replay_test
+package replayengine_test
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/agentharness/harness/internal/replayengine"
 	"github.com/agentharness/harness/replay"
 )
 
 // Replay a recorded chat under "keep everything" and read its figures.
 func ExampleReplay() {
-	rec, err := replay.ParseFile("testdata/chat.json")
+	rec, err := replay.ParseFile("../../replay/testdata/chat.json")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	keepAll := replay.Policy{Name: "none", New: func(replay.Env) (*replay.Config, error) { return &replay.Config{}, nil }}
-	rep, err := replay.Replay(context.Background(), rec, keepAll, nil)
+	keepAll := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}
+	rep, err := replayengine.Replay(context.Background(), rec, keepAll, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,9 +1,10 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // of 1,000 lines in which line i holds "needle<i>XYZ" for each i of
 // lines, then one call per entry of uses writes those needles in its
 // command (each call answered "ok"), then a final answer.
-func recoveryRecording(command string, lines []int, uses ...[]int) *Recording {
+func recoveryRecording(command string, lines []int, uses ...[]int) *replay.Recording {
 	var b strings.Builder
 	for i := range 1000 {
 		fmt.Fprintf(&b, "line %04d: nothing to see here, just ordinary log output of a build\n", i)
@@ -26,12 +27,12 @@ func recoveryRecording(command string, lines []int, uses ...[]int) *Recording {
 		log = strings.Replace(log, old, fmt.Sprintf("line %04d: needle%dXYZ", l, l), 1)
 	}
 	bash := harness.ToolSpec{Name: "bash", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}
-	call := func(id, cmd string, out string) *Call {
+	call := func(id, cmd string, out string) *replay.Call {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		return &Call{Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: "bash", Args: args}}},
-			Results: []*Result{{CallID: id, Tool: "bash", Full: []harness.Part{harness.TextPart(out)}}}, Usage: harness.Usage{Output: 20}, HasUsage: true}
+		return &replay.Call{Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: id, Name: "bash", Args: args}}},
+			Results: []*replay.Result{{CallID: id, Tool: "bash", Full: []harness.Part{harness.TextPart(out)}}}, Usage: harness.Usage{Output: 20}, HasUsage: true}
 	}
-	calls := []*Call{call("call_1", command, log)}
+	calls := []*replay.Call{call("call_1", command, log)}
 	for k, u := range uses {
 		var words []string
 		for _, l := range u {
@@ -39,9 +40,9 @@ func recoveryRecording(command string, lines []int, uses ...[]int) *Recording {
 		}
 		calls = append(calls, call(fmt.Sprintf("use_%d", k), "echo "+strings.Join(words, " "), "ok"))
 	}
-	calls = append(calls, &Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}, Final: true})
-	return &Recording{ID: "recovery", Format: "builtin", System: "You are a coding agent.", Tools: []harness.ToolSpec{bash},
-		Turns: []*Turn{{Input: "find the needles", Calls: calls}}}
+	calls = append(calls, &replay.Call{Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("done")}}, Final: true})
+	return &replay.Recording{ID: "recovery", Format: "builtin", System: "You are a coding agent.", Tools: []harness.ToolSpec{bash},
+		Turns: []*replay.Turn{{Input: "find the needles", Calls: calls}}}
 }
 
 // clearOld is a view policy that empties call_1's result once a later

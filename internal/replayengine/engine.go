@@ -1,8 +1,9 @@
-package replay
+package replayengine
 
 import (
 	"context"
 	"fmt"
+	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,7 +203,7 @@ func share(a, b int) float64 {
 }
 
 // Replay re-applies pol to rec with no model (see the package doc).
-func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Report, error) {
+func Replay(ctx context.Context, rec *replay.Recording, pol Policy, opts *Options) (*Report, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -250,7 +251,7 @@ func Replay(ctx context.Context, rec *Recording, pol Policy, opts *Options) (*Re
 	return e.report, nil
 }
 
-func convID(rec *Recording) string {
+func convID(rec *replay.Recording) string {
 	if rec.ID != "" {
 		return rec.ID
 	}
@@ -258,7 +259,7 @@ func convID(rec *Recording) string {
 }
 
 type engine struct {
-	rec *Recording
+	rec *replay.Recording
 	// clock is the recorded time of the call being replayed, which the
 	// engine reads as its clock (Options.Now): View.Idle is then the
 	// recorded pause before the call (IdleGaps), 0 where none is recorded.
@@ -295,7 +296,7 @@ type engine struct {
 // recorded output tokens.
 type recordedModel struct {
 	cache *tokens.PromptCache
-	next  *Call
+	next  *replay.Call
 	count tokens.Count
 }
 
@@ -347,7 +348,7 @@ func (e *engine) run(ctx context.Context) error {
 // turn ti) through the engine's steps: the request the policy builds, the
 // recorded reply, the recorded results through the guards. stopped says a
 // policy ended the turn's tool rounds at this call.
-func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *Call, index, ti, ci int) (stopped bool, err error) {
+func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *replay.Call, index, ti, ci int) (stopped bool, err error) {
 	e.offer(rc)
 	e.clock = rc.Time // the engine's clock reads the recorded times (View.Idle)
 	revealed := false
@@ -396,7 +397,7 @@ func (e *engine) selectTools(ctx context.Context, turn *harness.Turn) {
 // synthesis call sent no schemas, so it keeps the list of the call before
 // it: a policy that keeps tools on the final call (KeepToolsOnFinal)
 // sends that list, as the agent would.
-func (e *engine) offer(rc *Call) {
+func (e *engine) offer(rc *replay.Call) {
 	switch {
 	case e.cfg.Selector != nil || rc.Tools == nil:
 		e.tools = e.turnTools
@@ -411,7 +412,7 @@ func (e *engine) offer(rc *Call) {
 func (e *engine) spec(call harness.ToolCall) harness.ToolSpec {
 	for _, t := range e.tools {
 		if t.Name == call.Name {
-			return specFor(&Recording{Tools: []harness.ToolSpec{t}}, call)
+			return specFor(&replay.Recording{Tools: []harness.ToolSpec{t}}, call)
 		}
 	}
 	return specFor(e.rec, call)
@@ -431,8 +432,8 @@ func (e *engine) checkOffered(turn int, calls []harness.ToolCall) {
 // preset's guards (Engine.Admit with the recorded result as the tool), as
 // the live agent admits a tool's. view is the request the recorded calls
 // answered: guards get it as CallInfo.View.
-func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *Call, view *harness.View) {
-	byID := map[string]*Result{}
+func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness.Round, rc *replay.Call, view *harness.View) {
+	byID := map[string]*replay.Result{}
 	for _, r := range rc.Results {
 		byID[r.CallID] = r
 	}
