@@ -189,15 +189,26 @@ func storeProbe(st store.Store) func(context.Context) error {
 
 // applyOrWait performs one queued write; when it fails and the store
 // does not answer, it waits for the store and tries again (see above),
-// unless the recorder is closing.
+// unless the recorder is closing. A write that fails while the store
+// answers is tried once more before its error counts as its own: a
+// restart breaks the pool's connections, each failing one write (the
+// writer skips what a failed write did store, see turnwriter.go).
 func (r *recorder) applyOrWait(ctx context.Context, w *turnWriter, o op) error {
 	err := w.apply(ctx, o)
-	if err == nil || r.probe == nil || r.probe(ctx) == nil {
-		return err // the store answers: the error is the write's own
+	if err == nil || r.probe == nil {
+		return err
 	}
 	bctx, cancel := context.WithTimeout(ctx, outageBudget)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
+		if r.probe(bctx) == nil {
+			if err = w.apply(ctx, o); err == nil || r.probe(ctx) == nil {
+				if attempt > 1 {
+					r.back()
+				}
+				return err // the store answers: the error is the write's own
+			}
+		}
 		r.outage(err)
 		if r.isClosing() {
 			return err
@@ -205,14 +216,6 @@ func (r *recorder) applyOrWait(ctx context.Context, w *turnWriter, o op) error {
 		select {
 		case <-time.After(outageRetry.Backoff(attempt)):
 		case <-bctx.Done():
-			return err
-		}
-		if r.probe(bctx) != nil {
-			continue
-		}
-		err = w.apply(ctx, o)
-		if err == nil || r.probe(ctx) == nil {
-			r.back()
 			return err
 		}
 	}
