@@ -455,8 +455,8 @@ func (p *Proxy) reloadMirror(ctx context.Context, cv *conversation) error {
 	// answer they wait for it, and the mirror stands meanwhile).
 	fctx, cancel := context.WithTimeout(ctx, replicaWait)
 	defer cancel()
-	if err := p.rec.flushConv(fctx, cv.id); err != nil {
-		return err
+	if p.rec.flushConv(fctx, cv.id) != nil {
+		return nil // not a failure of the store: the mirror stands
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()

@@ -190,9 +190,10 @@ func storeProbe(st store.Store) func(context.Context) error {
 // applyOrWait performs one queued write; when it fails and the store
 // does not answer, it waits for the store and tries again (see above),
 // unless the recorder is closing. A write that fails while the store
-// answers is tried once more before its error counts as its own: a
-// restart breaks the pool's connections, each failing one write (the
-// writer skips what a failed write did store, see turnwriter.go).
+// answers is tried again up to ownFailures times before its error counts
+// as its own: a restart breaks the pool's connections, each failing one
+// write (the writer skips what a failed write did store, see
+// turnwriter.go).
 func (r *recorder) applyOrWait(ctx context.Context, w *turnWriter, o op) error {
 	err := w.apply(ctx, o)
 	if err == nil || r.probe == nil {
@@ -200,24 +201,45 @@ func (r *recorder) applyOrWait(ctx context.Context, w *turnWriter, o op) error {
 	}
 	bctx, cancel := context.WithTimeout(ctx, outageBudget)
 	defer cancel()
+	answered, down := 0, false
 	for attempt := 1; ; attempt++ {
 		if r.probe(bctx) == nil {
-			if err = w.apply(ctx, o); err == nil || r.probe(ctx) == nil {
-				if attempt > 1 {
-					r.back()
+			err = w.apply(ctx, o)
+			if err == nil || r.probe(ctx) == nil {
+				if answered++; err == nil || answered > ownFailures {
+					if down {
+						r.back()
+					}
+					return err // the store answers: the error is the write's own
 				}
-				return err // the store answers: the error is the write's own
+				if !sleepCtx(bctx, outageRetry.Backoff(answered)) {
+					return err
+				}
+				continue
 			}
 		}
+		down = true
 		r.outage(err)
 		if r.isClosing() {
 			return err
 		}
-		select {
-		case <-time.After(outageRetry.Backoff(attempt)):
-		case <-bctx.Done():
+		if !sleepCtx(bctx, outageRetry.Backoff(attempt)) {
 			return err
 		}
+	}
+}
+
+// ownFailures is how many times a write failing while the store answers
+// is tried again.
+const ownFailures = 4
+
+// sleepCtx waits d unless ctx ends first (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
