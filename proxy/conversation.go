@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash/maphash"
 	"net/http"
 	"strings"
 	"sync"
@@ -405,28 +404,6 @@ func (c *conversation) awaitInflight(ctx context.Context, h *history) error {
 		}
 	}
 	return nil
-}
-
-// elemHashes hashes each history element of body, shifted by the edits
-// (so it hashes the elements as sent when edits were applied to body).
-func elemHashes(seed maphash.Seed, body []byte, elems []span, edits []edit) []uint64 {
-	out := make([]uint64, len(elems))
-	shift, k := 0, 0
-	for i, e := range elems {
-		// Edits before the element (the tools array, when it precedes
-		// the history) shift where it starts.
-		for k < len(edits) && edits[k].Span.End <= e.Start {
-			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
-			k++
-		}
-		start := e.Start + shift
-		for k < len(edits) && edits[k].Span.Start < e.End {
-			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
-			k++
-		}
-		out[i] = maphash.Bytes(seed, body[start:e.End+shift])
-	}
-	return out
 }
 
 // cacheBreak reports whether the proxy changed an element the client did

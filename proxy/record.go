@@ -105,7 +105,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	p.countIn(tenant, func(s *Stats) {
 		s.Requests++
 		s.BytesIn += int64(len(c.in))
-		s.BytesOut += int64(len(c.out))
+		s.BytesOut += int64(c.outLen())
 		s.ResultsDecided += int64(c.decided)
 		s.ResultsCut += int64(c.cut)
 		s.ResultsReused += int64(c.reused)

@@ -151,7 +151,7 @@ func (s *Stats) countConversation(c *call, used Tokens) {
 	cs := s.ByConversation[c.conv.id]
 	cs.Requests++
 	cs.BytesIn += int64(len(c.in))
-	cs.BytesOut += int64(len(c.out))
+	cs.BytesOut += int64(c.outLen())
 	if c.cacheBreak {
 		cs.CacheBreaks++
 	}
@@ -219,7 +219,7 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	if c.key.turn > 0 {
 		b.WriteString(" turn " + numfmt.Thousands(int64(c.key.turn)) + " round " + numfmt.Thousands(int64(c.key.round)))
 	}
-	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(len(c.out))) + " bytes, " +
+	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(c.outLen())) + " bytes, " +
 		numfmt.Thousands(int64(c.decided)) + " new result(s), " + numfmt.Thousands(int64(c.cut)) + " cut, " + numfmt.Thousands(int64(c.reused)) + " reused")
 	if c.idleCleared > 0 {
 		b.WriteString(", " + numfmt.Thousands(int64(c.idleCleared)) + " cleared after " + c.idle.Round(time.Second).String() + " idle")

@@ -160,7 +160,7 @@ func (s *Store) Path() string { return s.addr }
 // (their locks are released; their transcript stays as written) and closes
 // the pool.
 func (s *Store) Close() error {
-	err := s.Flush(context.Background())
+	err := s.flush(context.Background())
 	s.tmu.Lock()
 	turns := s.turns
 	s.turns = map[string]*turnLock{}
