@@ -3,11 +3,14 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/store/postgres"
 )
@@ -113,4 +116,57 @@ func postTo(url string, body []byte) (int, error) {
 	defer resp.Body.Close()
 	_, err = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, err
+}
+
+// TestReplicasForkInheritsClear: one replica's idle clear takes old
+// results of a conversation; the client then forks it on the other
+// replica, and goes on on the first. Both replicas send the shared
+// results as the clear left them (the clear's bytes, from the claim log),
+// and the replica that did not clear counts no clear of its own.
+func TestReplicasForkInheritsClear(t *testing.T) {
+	var clock atomic.Int64
+	now := func() time.Time {
+		return time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC).Add(time.Duration(clock.Load()))
+	}
+	r := newReplicaRigAt(t, 2, true, now)
+	var steps []step
+	for i := range 6 {
+		id := fmt.Sprintf("a%d", i+1)
+		steps = append(steps, bash(id, strings.Repeat(id+" output line\n", 100)))
+	}
+	parent := []scriptTurn{{prompt: "six files", answer: "done", steps: steps}, {prompt: "and now?", answer: "now"}}
+	fork := []scriptTurn{parent[0], {prompt: "and now, another way?", answer: "now'", steps: []step{bash("b1", "x\n")}}}
+	ex, fx := anthropicClient.exchanges(parent), anthropicClient.exchanges(fork)
+	send := func(replica int, e exchange) []string {
+		r.up.Enqueue(e.reply)
+		if code, err := postTo(r.urls[replica]+anthropicClient.path, e.body); err != nil || code != 200 {
+			t.Fatalf("status %d (%v)", code, err)
+		}
+		for _, px := range r.pxs {
+			if err := px.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reqs := r.up.Requests()
+		return contents(t, anthropicFormat{}, reqs[len(reqs)-1].Body)
+	}
+	for i, e := range ex[:7] {
+		send(i%2, e)
+		clock.Add(int64(10 * time.Second))
+	}
+	clock.Add(int64(2 * time.Hour))
+	cleared := send(0, ex[7])[:2] // replica 0 clears a1 and a2
+	forked := send(1, fx[7])[:2]  // the fork, on replica 1
+	onward := send(0, fx[8])[:2]  // and on, on replica 0
+	for i := range cleared {
+		if !strings.Contains(cleared[i], "cleared after an idle pause") {
+			t.Fatalf("a%d went as %.80s, not cleared", i+1, cleared[i])
+		}
+		if forked[i] != cleared[i] || onward[i] != cleared[i] {
+			t.Errorf("a%d: the fork sent %.80s on replica 1, then %.80s on replica 0; want the clear's %.80s", i+1, forked[i], onward[i], cleared[i])
+		}
+	}
+	if s := r.pxs[1].Stats(); s.IdleClears != 0 || s.Forks != 1 {
+		t.Errorf("replica 1: %d idle clears, %d forks; want 0 (replica 0 cleared), 1", s.IdleClears, s.Forks)
+	}
 }

@@ -451,8 +451,12 @@ func (p *Proxy) claimAnswered(c *call) {
 // another replica advanced it, and the decisions of its stored results
 // this replica lacks. Called with the conversation locked.
 func (p *Proxy) reloadMirror(ctx context.Context, cv *conversation) error {
-	if err := p.rec.flushConv(ctx, cv.id); err != nil {
-		return err
+	// This replica's own writes first (bounded: while the store does not
+	// answer they wait for it, and the mirror stands meanwhile).
+	fctx, cancel := context.WithTimeout(ctx, replicaWait)
+	defer cancel()
+	if p.rec.flushConv(fctx, cv.id) != nil {
+		return nil // not a failure of the store: the mirror stands
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()

@@ -189,32 +189,57 @@ func storeProbe(st store.Store) func(context.Context) error {
 
 // applyOrWait performs one queued write; when it fails and the store
 // does not answer, it waits for the store and tries again (see above),
-// unless the recorder is closing.
+// unless the recorder is closing. A write that fails while the store
+// answers is tried again up to ownFailures times before its error counts
+// as its own: a restart breaks the pool's connections, each failing one
+// write (the writer skips what a failed write did store, see
+// turnwriter.go).
 func (r *recorder) applyOrWait(ctx context.Context, w *turnWriter, o op) error {
 	err := w.apply(ctx, o)
-	if err == nil || r.probe == nil || r.probe(ctx) == nil {
-		return err // the store answers: the error is the write's own
+	if err == nil || r.probe == nil {
+		return err
 	}
 	bctx, cancel := context.WithTimeout(ctx, outageBudget)
 	defer cancel()
+	answered, down := 0, false
 	for attempt := 1; ; attempt++ {
+		if r.probe(bctx) == nil {
+			err = w.apply(ctx, o)
+			if err == nil || r.probe(ctx) == nil {
+				if answered++; err == nil || answered > ownFailures {
+					if down {
+						r.back()
+					}
+					return err // the store answers: the error is the write's own
+				}
+				if !sleepCtx(bctx, outageRetry.Backoff(answered)) {
+					return err
+				}
+				continue
+			}
+		}
+		down = true
 		r.outage(err)
 		if r.isClosing() {
 			return err
 		}
-		select {
-		case <-time.After(outageRetry.Backoff(attempt)):
-		case <-bctx.Done():
+		if !sleepCtx(bctx, outageRetry.Backoff(attempt)) {
 			return err
 		}
-		if r.probe(bctx) != nil {
-			continue
-		}
-		err = w.apply(ctx, o)
-		if err == nil || r.probe(ctx) == nil {
-			r.back()
-			return err
-		}
+	}
+}
+
+// ownFailures is how many times a write failing while the store answers
+// is tried again.
+const ownFailures = 4
+
+// sleepCtx waits d unless ctx ends first (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
