@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -20,16 +22,14 @@ type CachePrice struct {
 }
 
 // defaultCompactPrices are the price models a clear for cost must not lose
-// under ([CompactPolicy.Prices]): Anthropic's (cache reads 0.1, writes
-// 1.25: the dearest cache miss), gpt-5-class (cached 0.1), gpt-4.1-class
-// (cached 0.25) and no caching.
+// under ([CompactPolicy.Prices]): every one of catalog.PriceModels, output
+// left out.
 func defaultCompactPrices() []CachePrice {
-	return []CachePrice{
-		{Name: "anthropic", Uncached: 1.25, Cached: 0.1},
-		{Name: "openai", Uncached: 1, Cached: 0.1},
-		{Name: "openai-4.1", Uncached: 1, Cached: 0.25},
-		{Name: "nocache", Uncached: 1, Cached: 1},
+	var out []CachePrice
+	for _, m := range catalog.PriceModels() {
+		out = append(out, CachePrice{Name: m.Name, Uncached: m.CacheWrite, Cached: m.CachedRead})
 	}
+	return out
 }
 
 // maxBooks bounds the conversations whose savings a policy remembers; the
@@ -189,7 +189,7 @@ func (k *bank) keepAll(v *harness.View) *harness.Request {
 	buf, n, own := k.keptBuf, 0, false
 	put := func(m *harness.Message) {
 		if !own && n < len(buf) {
-			if tokens.SameMessage(m, &buf[n]) {
+			if promptunit.SameMessage(m, &buf[n]) {
 				n++ // serialized alike: counted alike
 				return
 			}

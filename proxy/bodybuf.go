@@ -79,23 +79,6 @@ func bodyClass(n int) int {
 	return max(bits.Len(uint(n-1)), minPooledShift) - minPooledShift
 }
 
-// get returns a buffer of n bytes held once (by the caller).
-func (bp *bodyPool) get(n int) *bodyBuf {
-	c := bodyClass(n)
-	if c < 0 || bp == nil {
-		bb := &bodyBuf{b: make([]byte, n)}
-		bb.refs.Store(1)
-		return bb
-	}
-	bb, _ := bp.classes[c].Get().(*bodyBuf)
-	if bb == nil {
-		bb = &bodyBuf{b: make([]byte, 0, 1<<(c+minPooledShift)), pool: bp}
-	}
-	bb.b = bb.b[:n]
-	bb.refs.Store(1)
-	return bb
-}
-
 func (bp *bodyPool) put(bb *bodyBuf) {
 	if poisonReleased {
 		b := bb.b[:cap(bb.b)]
@@ -168,5 +151,82 @@ func (h *heldReader) Close() error {
 	h.closed = true
 	h.settle()
 	h.mu.Unlock()
+	return nil
+}
+
+// firstBodyBuffer is the buffer a body read by its Content-Length starts
+// with when no pooled buffer of its size is free.
+const firstBodyBuffer = 64 << 10
+
+// classCap is the capacity a buffer for a body of n bytes grows to: its
+// size class when bodies of that size are pooled, else n.
+func classCap(n int64) int64 {
+	if c := bodyClass(int(n)); c >= 0 {
+		return 1 << (c + minPooledShift)
+	}
+	return n
+}
+
+// read reads a body whose Content-Length announces n bytes, held once by
+// the caller. A free pooled buffer of n's size class is used as it is;
+// otherwise the buffer grows as the bytes arrive, doubling from
+// firstBodyBuffer up to n's class, so a client that announces more than
+// it sends costs at most twice what it sent, and the grown buffer joins
+// the pool when released. A body shorter than announced is
+// io.ErrUnexpectedEOF; a longer one an error.
+func (bp *bodyPool) read(rd io.Reader, n int64) (*bodyBuf, error) {
+	if c := bodyClass(int(n)); c >= 0 && bp != nil {
+		if bb, _ := bp.classes[c].Get().(*bodyBuf); bb != nil {
+			bb.b = bb.b[:n]
+			bb.refs.Store(1)
+			if err := readExactly(rd, bb.b); err != nil {
+				bb.release()
+				return nil, err
+			}
+			return bb, nil
+		}
+	}
+	limit := classCap(n)
+	body := make([]byte, 0, min(limit, firstBodyBuffer))
+	for int64(len(body)) < n {
+		if len(body) == cap(body) {
+			grown := make([]byte, len(body), min(limit, 2*int64(cap(body))))
+			copy(grown, body)
+			body = grown
+		}
+		m, err := rd.Read(body[len(body):int(min(int64(cap(body)), n))])
+		body = body[:len(body)+m]
+		if errors.Is(err, io.EOF) && int64(len(body)) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+	}
+	if err := noMore(rd); err != nil {
+		return nil, err
+	}
+	bb := &bodyBuf{b: body}
+	if bp != nil && bodyClass(cap(body)) >= 0 && int64(cap(body)) == limit {
+		bb.pool = bp
+	}
+	bb.refs.Store(1)
+	return bb, nil
+}
+
+// readExactly fills b from rd and checks that nothing follows.
+func readExactly(rd io.Reader, b []byte) error {
+	if _, err := io.ReadFull(rd, b); err != nil {
+		return err
+	}
+	return noMore(rd)
+}
+
+// noMore reports an error when rd has bytes beyond the announced length.
+func noMore(rd io.Reader) error {
+	var one [1]byte
+	if m, _ := rd.Read(one[:]); m > 0 {
+		return errors.New("the body is longer than its Content-Length")
+	}
 	return nil
 }

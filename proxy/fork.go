@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/store"
 )
 
 // Forks. A request is matched to its conversation by a key (see
@@ -319,12 +320,13 @@ func forkID(parent string, h *history, d divergence) string {
 	return tenantPrefix(parent) + "px-f" + x[:20]
 }
 
-// ForkPolicy names the event that links a fork to its parent in the
-// store: a harness.EventPolicy event of the fork, recorded when the proxy
-// makes it, whose Policy is ForkPolicy, Turn and Round the history's
-// position where it diverged (Round 0: the turn's input) and
-// Data["parent"] the parent conversation's id (Data["shared_turns"] how
-// many of its turns the fork holds again). harness log show prints it.
+// ForkPolicy names the event that reports a fork: a harness.EventPolicy
+// event of the fork, recorded when the proxy makes it, whose Policy is
+// ForkPolicy, Turn and Round the history's position where it diverged
+// (Round 0: the turn's input) and Data["parent"] the parent
+// conversation's id (Data["shared_turns"] how many of its turns the fork
+// holds again). The link itself is kept as a store.Fork (Store.Forks),
+// which "harness log" reads.
 const ForkPolicy = "proxy-fork"
 
 // forkSeed is what a new fork takes from its parent: the shared turns and
@@ -397,16 +399,18 @@ func (cv *conversation) seedOf(d divergence) *forkSeed {
 // fork's idle state is
 // its own: no pause is measured until it has relayed an answer. Called
 // with fork locked, its mirror empty.
-func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
+func (p *Proxy) seedFork(ctx context.Context, fork *conversation, s *forkSeed) {
 	round := max(s.at.round, 1)
+	var cleared []*decision
 	for id, ds := range s.decided {
 		fork.decided[id] = append(fork.decided[id], ds...)
 		for _, d := range ds {
 			if d.cleared != nil {
-				p.observeInheritedClear(fork.id, s.parent, s.at.turn, round, d)
+				cleared = append(cleared, d)
 			}
 		}
 	}
+	p.inheritClears(ctx, fork.id, s.parent, s.at.turn, round, cleared)
 	for k, u := range s.usage {
 		if _, ok := fork.usage[k]; !ok {
 			fork.usage[k] = u
@@ -442,8 +446,12 @@ func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
 		p.opts.Store.Observe(harness.Event{Kind: harness.EventPolicy, Time: p.now(), Conversation: fork.id, Turn: s.at.turn, Round: s.at.round,
 			Policy: ForkPolicy, Detail: fmt.Sprintf("forked from conversation %s at turn %d %s", s.parent, s.at.turn, roundWord(s.at.round)),
 			Data: map[string]any{"parent": s.parent, "shared_turns": len(s.turns)}})
+		link := store.Fork{Conversation: fork.id, Parent: s.parent, Turn: s.at.turn, Round: s.at.round, SharedTurns: len(s.turns), Time: p.now()}
+		if err := p.opts.Store.AddFork(ctx, link); err != nil {
+			p.logf("harness proxy: recording %s as a fork of %s: %v", fork.id, s.parent, err)
+		}
 	}
-	p.count(func(st *Stats) { st.Forks++ })
+	p.countIn(p.tenantIn(fork.id), func(st *Stats) { st.Forks++ })
 	p.logf("harness proxy: conversation %s forks from %s at turn %d %s (%d shared turn(s))",
 		fork.id, s.parent, s.at.turn, roundWord(s.at.round), len(s.turns))
 }
@@ -487,7 +495,7 @@ func (p *Proxy) follow(ctx context.Context, c *call) error {
 			cv.mu.Lock()
 			s := cv.seedOf(d)
 			cv.mu.Unlock()
-			p.seedFork(fork, s)
+			p.seedFork(ctx, fork, s)
 		}
 		p.release(cv)
 		if err := fork.awaitInflight(ctx, c.hist); err != nil {

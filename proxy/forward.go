@@ -127,17 +127,8 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ *bodyBuf, er
 	var body []byte
 	var bb *bodyBuf
 	if n := r.ContentLength; n > 0 && n <= p.opts.MaxRequestBytes {
-		// One buffer of the announced size instead of ReadAll's
-		// doublings: a megabyte of history costs a copy, not five, and
-		// the buffer is reused (bodybuf.go).
-		bb = p.bodies.get(int(n))
-		body = bb.b
-		if _, err = io.ReadFull(rd, body); err == nil {
-			var one [1]byte
-			if m, _ := rd.Read(one[:]); m > 0 {
-				err = errors.New("the body is longer than its Content-Length")
-			}
-		}
+		bb, err = p.bodies.read(rd, n)
+		body = bb.bytes()
 	} else {
 		body, err = io.ReadAll(rd)
 	}

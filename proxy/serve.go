@@ -64,7 +64,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	if err != nil {
 		// Not a request this format describes: the upstream judges it.
-		p.count(func(s *Stats) { s.Unreadable++ })
+		p.countIn(p.tenantOf(r), func(s *Stats) { s.Unreadable++ })
 		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
 		p.forward(w, r, &call{format: f, in: body, buf: bb}, nil, start)
 		return
@@ -88,7 +88,6 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
-	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
