@@ -241,15 +241,7 @@ func buildHistory(items []item) *history {
 	lastAssistant := false
 	// One allocation each for the rounds and the results: a long history
 	// would otherwise cost one per element.
-	nRounds, nResults := 0, 0
-	for i := range items {
-		switch items[i].Kind {
-		case itemAssistant:
-			nRounds++
-		case itemResult:
-			nResults++
-		}
-	}
+	nRounds, nResults := countKinds(items)
 	rounds := make([]histRound, 0, nRounds)
 	results := make([]wireResult, 0, nResults)
 	h.Results = make([]*wireResult, 0, nResults)
@@ -318,6 +310,20 @@ func buildHistory(items []item) *history {
 		t.settle()
 	}
 	return h
+}
+
+// countKinds counts the assistant items (at least as many as the rounds
+// they make) and the results of items.
+func countKinds(items []item) (assistants, results int) {
+	for i := range items {
+		switch items[i].Kind {
+		case itemAssistant:
+			assistants++
+		case itemResult:
+			results++
+		}
+	}
+	return assistants, results
 }
 
 func joinInput(a, b string) string {
