@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	benchlab "github.com/agentharness/harness/lab/bench"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
@@ -276,7 +277,7 @@ func mustPresets(t *testing.T, names ...string) []bench.Preset {
 	t.Helper()
 	var out []bench.Preset
 	for _, n := range names {
-		p, err := bench.Lookup(n)
+		p, err := benchlab.Lookup(n) // the product's presets and the lab's ablations
 		if err != nil {
 			t.Fatal(err)
 		}
