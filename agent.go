@@ -160,9 +160,6 @@ func isNil(m Model) bool {
 // Tools returns the specs of the agent's tools in the order given.
 func (a *Agent) Tools() []ToolSpec { return a.eng.Tools() }
 
-// Engine returns the engine whose steps Run loops over.
-func (a *Agent) Engine() *Engine { return a.eng }
-
 // Result is the outcome and the figures of one turn.
 type Result struct {
 	// Answer is the text of the final assistant message.

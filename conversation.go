@@ -46,13 +46,13 @@ type Conversation struct {
 // one.
 func NewConversation(id string) *Conversation {
 	if id == "" {
-		id = NewID("c")
+		id = newID("c")
 	}
 	return &Conversation{ID: id}
 }
 
-// NewID returns prefix + "_" + 16 random hex digits.
-func NewID(prefix string) string {
+// newID returns prefix + "_" + 16 random hex digits.
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return prefix + "_" + hex.EncodeToString(b[:])

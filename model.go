@@ -122,13 +122,13 @@ func (u Usage) Validate() error {
 	return nil
 }
 
-// Uncached is the input billed at the full rate: Input − Cached.
-func (u Usage) Uncached() int { return u.Input - u.Cached }
+// uncached is the input billed at the full rate: Input − Cached.
+func (u Usage) uncached() int { return u.Input - u.Cached }
 
 // Effective is the cache-aware cost in tokens used throughout harness:
 // uncached input + 0.1 × cached input + 4 × output (see docs/design.md, Accounting).
 func (u Usage) Effective() float64 {
-	return float64(u.Uncached()) + 0.1*float64(u.Cached) + 4*float64(u.Output)
+	return float64(u.uncached()) + 0.1*float64(u.Cached) + 4*float64(u.Output)
 }
 
 // SchemaBytes is the size of a tool's schema as it is sent to a model: the

@@ -39,8 +39,8 @@ func TestClearMarksAreNotSummaries(t *testing.T) {
 				t.Errorf("note message %q, want %q", got, tc.first)
 			}
 			for turn := 1; turn <= 3; turn++ {
-				if oldConv.NotesHide(turn, 1) != newConv.NotesHide(turn, 1) {
-					t.Errorf("turn %d: old notes hide %v, new %v", turn, oldConv.NotesHide(turn, 1), newConv.NotesHide(turn, 1))
+				if oldConv.notesHide(turn, 1) != newConv.notesHide(turn, 1) {
+					t.Errorf("turn %d: old notes hide %v, new %v", turn, oldConv.notesHide(turn, 1), newConv.notesHide(turn, 1))
 				}
 			}
 			for _, n := range tc.new {
@@ -139,7 +139,7 @@ func TestStatsMemoIsExact(t *testing.T) {
 		{tool("héllo"), tool("a", "bc"), tool("ünïcode")},
 	} {
 		v.Messages, v.Origins = step, make([]Origin, len(step))
-		if got, want := v.stats(memo), v.Stats(); got != want {
+		if got, want := v.stats(memo), v.plainStats(); got != want {
 			t.Errorf("%v: memo %+v, Stats %+v", step, got, want)
 		}
 	}

@@ -76,7 +76,7 @@ type View struct {
 	// record.
 	notes []*Note
 	// sent are the figures of the request Engine.Request built from the
-	// view, computed once (Stats reads every tool message).
+	// view, computed once (plainStats reads every tool message).
 	sent *RequestStats
 }
 
@@ -205,11 +205,11 @@ func (v *View) SentTools() []ToolSpec {
 	return v.Tools
 }
 
-// Stats computes the figures of the view as it stands: what the request
+// plainStats computes the figures of the view as it stands: what the request
 // built from it sends.
-func (v *View) Stats() RequestStats { return v.stats(nil) }
+func (v *View) plainStats() RequestStats { return v.stats(nil) }
 
-// stats is Stats, with the characters of each tool message's text taken
+// stats is plainStats, with the characters of each tool message's text taken
 // from memo when it holds the same text at the same index (nil: counted).
 func (v *View) stats(memo *charsMemo) RequestStats {
 	sent := v.SentTools()
@@ -265,12 +265,12 @@ func (cm *charsMemo) chars(i int, m *Message) int {
 }
 
 // requestStats is the figures of the request built from the view: those
-// Engine.Request computed, or Stats when the view was not built by it.
+// Engine.Request computed, or plainStats when the view was not built by it.
 func (v *View) requestStats() RequestStats {
 	if v.sent != nil {
 		return *v.sent
 	}
-	return v.Stats()
+	return v.plainStats()
 }
 
 // Request turns the view into a request. Its System is the text of the
@@ -325,11 +325,11 @@ func (v *View) ReplaceWith(i int, parts []Part, cuts []Cut) error {
 	return nil
 }
 
-// ShowsWhole reports whether the view shows the result of callID in full:
+// showsWhole reports whether the view shows the result of callID in full:
 // its tool message is present and no policy trimmed or cleared it in this
 // view. Guards that point the model at an earlier result (dedupe, collapse)
 // use it on CallInfo.View, since a view-only trim is not in the transcript.
-func (v *View) ShowsWhole(callID string) bool {
+func (v *View) showsWhole(callID string) bool {
 	if v.whole != nil {
 		return v.whole[callID]
 	}
@@ -341,7 +341,7 @@ func (v *View) ShowsWhole(callID string) bool {
 	return false
 }
 
-// indexWhole builds the index ShowsWhole uses, so that concurrent calls
+// indexWhole builds the index showsWhole uses, so that concurrent calls
 // only read the view.
 func (v *View) indexWhole() {
 	v.whole = make(map[string]bool)

@@ -1,9 +1,9 @@
 package harness
 
-// NotesHide reports whether a note of c keeps the results of round (turn,
+// notesHide reports whether a note of c keeps the results of round (turn,
 // round) out of every view: a summary standing in for the turn (Note.After
 // at or after it) or a clearing mark at or after the round.
-func (c *Conversation) NotesHide(turn, round int) bool {
+func (c *Conversation) notesHide(turn, round int) bool {
 	for _, n := range c.Notes {
 		if n == nil {
 			continue
@@ -27,7 +27,7 @@ func (info CallInfo) StillShown(turn, round int, res *ToolResult) bool {
 	if turn == info.Turn && round == info.Round {
 		return true
 	}
-	if info.Transcript == nil || res == nil || res.TimedOut || info.Transcript.NotesHide(turn, round) {
+	if info.Transcript == nil || res == nil || res.TimedOut || info.Transcript.notesHide(turn, round) {
 		return false
 	}
 	for _, c := range res.Cuts {
@@ -37,5 +37,5 @@ func (info CallInfo) StillShown(turn, round int, res *ToolResult) bool {
 	}
 	// A per-turn policy may have trimmed it in the request the model just
 	// answered; that cut lives in the view, not the transcript.
-	return info.View == nil || info.View.ShowsWhole(res.CallID)
+	return info.View == nil || info.View.showsWhole(res.CallID)
 }

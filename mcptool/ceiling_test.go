@@ -1,4 +1,4 @@
-package mcptool_test
+package mcptool
 
 import (
 	"context"

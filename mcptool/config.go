@@ -18,9 +18,9 @@ import (
 
 // The transports a server can use.
 const (
-	TypeStdio = "stdio"
-	TypeHTTP  = "http" // streamable HTTP
-	TypeSSE   = "sse"  // the older HTTP+SSE transport
+	typeStdio = "stdio"
+	typeHTTP  = "http" // streamable HTTP
+	typeSSE   = "sse"  // the older HTTP+SSE transport
 )
 
 // Config is a parsed .mcp.json file: the servers in the order the file
@@ -37,8 +37,8 @@ type Config struct {
 type ServerConfig struct {
 	// Name is the key of the entry in "mcpServers".
 	Name string
-	// Type is TypeStdio (the default when Command is set), TypeHTTP or
-	// TypeSSE.
+	// Type is "stdio" (the default when Command is set), "http"
+	// (streamable HTTP) or "sse" (the older HTTP+SSE transport).
 	Type string
 	// Command, Args, Env and Dir start a stdio server. Env is added to the
 	// harness's own environment.
@@ -195,23 +195,23 @@ func (rs *rawServer) expand(sc *ServerConfig, lookup func(string) (string, bool)
 // given, and checks that the transport has what it needs.
 func (rs *rawServer) transport(sc *ServerConfig) error {
 	switch t := strings.ToLower(rs.Type); t {
-	case "", TypeStdio:
+	case "", typeStdio:
 		switch {
 		case sc.Command != "":
-			sc.Type = TypeStdio
+			sc.Type = typeStdio
 		case sc.URL != "" && t == "":
-			sc.Type = TypeHTTP // {"url": ...} alone means streamable HTTP
+			sc.Type = typeHTTP // {"url": ...} alone means streamable HTTP
 		default:
 			return errors.New(`a stdio server needs "command"`)
 		}
-	case TypeHTTP, "streamable-http", "streamablehttp", "streamable_http":
-		sc.Type = TypeHTTP
-	case TypeSSE:
-		sc.Type = TypeSSE
+	case typeHTTP, "streamable-http", "streamablehttp", "streamable_http":
+		sc.Type = typeHTTP
+	case typeSSE:
+		sc.Type = typeSSE
 	default:
 		return fmt.Errorf(`unknown "type" %q (use "stdio", "http" or "sse")`, rs.Type)
 	}
-	if sc.Type != TypeStdio && sc.URL == "" {
+	if sc.Type != typeStdio && sc.URL == "" {
 		return fmt.Errorf(`a %s server needs "url"`, sc.Type)
 	}
 	return nil
@@ -221,12 +221,12 @@ func (rs *rawServer) transport(sc *ServerConfig) error {
 func (rs *rawServer) risks(sc *ServerConfig) error {
 	if rs.Risk != "" {
 		var err error
-		if sc.Risk, err = ParseRisk(rs.Risk); err != nil {
+		if sc.Risk, err = parseRisk(rs.Risk); err != nil {
 			return fmt.Errorf(`"risk": %w`, err)
 		}
 	}
 	for tool, r := range rs.ToolRisk {
-		risk, err := ParseRisk(r)
+		risk, err := parseRisk(r)
 		if err != nil {
 			return fmt.Errorf(`"toolRisk" %q: %w`, tool, err)
 		}

@@ -1,4 +1,4 @@
-package mcptool_test
+package mcptool
 
 import (
 	"os"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/mcptool"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -29,7 +28,7 @@ func TestParseConfig(t *testing.T) {
   },
   "otherClientSetting": true
 }`)
-	cfg, err := mcptool.ParseConfig(data, env)
+	cfg, err := ParseConfig(data, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,16 +40,16 @@ func TestParseConfig(t *testing.T) {
 		t.Fatalf("order %v, want %v (file order)", names, want)
 	}
 	fs := cfg.Servers[0]
-	if fs.Type != mcptool.TypeStdio || fs.Command != "npx" || fs.Args[2] != "/home/u/work" || fs.Env["DEBUG"] != "info" {
+	if fs.Type != typeStdio || fs.Command != "npx" || fs.Args[2] != "/home/u/work" || fs.Env["DEBUG"] != "info" {
 		t.Errorf("fs %+v", fs)
 	}
-	if r := cfg.Servers[1]; r.Type != mcptool.TypeHTTP || r.Headers["Authorization"] != "Bearer abc" {
+	if r := cfg.Servers[1]; r.Type != typeHTTP || r.Headers["Authorization"] != "Bearer abc" {
 		t.Errorf("remote %+v", r)
 	}
-	if r := cfg.Servers[2]; r.Type != mcptool.TypeHTTP {
+	if r := cfg.Servers[2]; r.Type != typeHTTP {
 		t.Errorf("url alone means streamable HTTP: %+v", r)
 	}
-	if r := cfg.Servers[3]; r.Type != mcptool.TypeSSE || r.Timeout != 90*time.Second {
+	if r := cfg.Servers[3]; r.Type != typeSSE || r.Timeout != 90*time.Second {
 		t.Errorf("legacy %+v", r)
 	}
 	typed := cfg.Servers[4]
@@ -85,7 +84,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"wrong field type", `{"mcpServers": {"a": {"command": 3}}}`, `server "a"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := mcptool.ParseConfig([]byte(tc.json), env)
+			_, err := ParseConfig([]byte(tc.json), env)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
@@ -106,7 +105,7 @@ func TestExpansion(t *testing.T) {
 		{"pa$$word $A", "pa$$word $A"},
 		{"${B:-}", ""},
 	} {
-		cfg, err := mcptool.ParseConfig([]byte(`{"mcpServers":{"s":{"command":"c","args":[`+quote(tc.in)+`]}}}`), env)
+		cfg, err := ParseConfig([]byte(`{"mcpServers":{"s":{"command":"c","args":[`+quote(tc.in)+`]}}}`), env)
 		if err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
@@ -127,15 +126,15 @@ func TestLoadConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers":{"a":{"command":"x"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mcptool.LoadConfig(path)
+	cfg, err := LoadConfig(path)
 	if err != nil || len(cfg.Servers) != 1 {
 		t.Fatalf("%v %+v", err, cfg)
 	}
-	if _, err := mcptool.LoadConfig(filepath.Join(dir, "missing.json")); err == nil {
+	if _, err := LoadConfig(filepath.Join(dir, "missing.json")); err == nil {
 		t.Fatal("missing file: no error")
 	}
 	os.WriteFile(path, []byte(`{`), 0o600)
-	if _, err := mcptool.LoadConfig(path); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := LoadConfig(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("error does not name the file: %v", err)
 	}
 }
@@ -151,13 +150,13 @@ func TestParseRisk(t *testing.T) {
 		{"Destructive+Network", harness.Destructive | harness.Network},
 		{(harness.ReadOnly | harness.Network).String(), harness.ReadOnly | harness.Network},
 	} {
-		got, err := mcptool.ParseRisk(tc.in)
+		got, err := parseRisk(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("%q → %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"", "|", "safe", "read"} {
-		if _, err := mcptool.ParseRisk(bad); err == nil {
+		if _, err := parseRisk(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -176,17 +175,17 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	env := envOf(map[string]string{"A": "a"})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := mcptool.ParseConfig(data, env)
+		cfg, err := ParseConfig(data, env)
 		if err != nil {
 			return
 		}
 		for _, s := range cfg.Servers {
 			switch s.Type {
-			case mcptool.TypeStdio:
+			case typeStdio:
 				if s.Command == "" {
 					t.Fatalf("stdio server %q without command", s.Name)
 				}
-			case mcptool.TypeHTTP, mcptool.TypeSSE:
+			case typeHTTP, typeSSE:
 				if s.URL == "" {
 					t.Fatalf("%s server %q without url", s.Type, s.Name)
 				}

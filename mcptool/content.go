@@ -10,26 +10,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Meta keys ConvertResult writes.
+// Meta keys convertResult writes.
 const (
-	// MetaBlobs holds the binary payloads the model is not sent (audio,
+	// metaBlobs holds the binary payloads the model is not sent (audio,
 	// non-image embedded blobs) as a []Blob, so the stored result keeps them.
-	MetaBlobs = "mcp_blobs"
-	// MetaStructuredShape holds the shape of a structuredContent that
+	metaBlobs = "mcp_blobs"
+	// metaStructuredShape holds the shape of a structuredContent that
 	// repeated the text content: the JSON with each repeated string replaced
 	// by "[text part N]" (N from 1).
-	MetaStructuredShape = "mcp_structured_shape"
-	// MetaMCP holds the result's own _meta, when the server sent one.
-	MetaMCP = "mcp_meta"
+	metaStructuredShape = "mcp_structured_shape"
+	// metaMCP holds the result's own _meta, when the server sent one.
+	metaMCP = "mcp_meta"
 )
 
-// shapeMax bounds the shape kept in MetaStructuredShape. A larger shape
+// shapeMax bounds the shape kept in metaStructuredShape. A larger shape
 // means the structured content carries more than the text does, so it is
 // kept whole in Structured instead.
 const shapeMax = 1024
 
-// Blob is a binary payload of a result that the model is not sent.
-type Blob struct {
+// blob is a binary payload of a result that the model is not sent.
+type blob struct {
 	// Part is the index (from 0) of the text part that stands in for it.
 	Part     int    `json:"part"`
 	Kind     string `json:"kind"` // "audio" or "resource"
@@ -38,37 +38,37 @@ type Blob struct {
 	Data     []byte `json:"data"`
 }
 
-// ConvertResult maps an MCP tool result to a harness result, each payload
+// convertResult maps an MCP tool result to a harness result, each payload
 // once:
 //
 //   - text → a text part;
 //   - image → an image part holding the raw bytes;
 //   - audio → a text note ("[audio: audio/wav, 1,234 bytes, not shown]"),
-//     the bytes kept in Meta[MetaBlobs], because harness parts have no
+//     the bytes kept in Meta[metaBlobs], because harness parts have no
 //     audio kind and no provider accepts audio in a tool result;
 //   - resource link → one text line with its URI, name, type, size and
 //     description;
 //   - embedded resource → its text under a one-line header; an image blob
 //     → an image part; a UTF-8 blob of a textual type → its text; another
-//     blob → a note, its bytes in Meta[MetaBlobs];
+//     blob → a note, its bytes in Meta[metaBlobs];
 //   - structuredContent → Structured. When the text parts already carry it
 //     (the same JSON, or a wrapper such as {"content": <the text>}, as the
 //     filesystem server sends), sending both would double the payload:
 //     Structured is left empty and its shape is kept in
-//     Meta[MetaStructuredShape] so the stored result still says how it was
+//     Meta[metaStructuredShape] so the stored result still says how it was
 //     structured.
 //
 // isError becomes IsError. An empty result gets a text part saying so,
 // because an empty tool message reads to a model as a hang.
-func ConvertResult(res *mcp.CallToolResult) *harness.ToolResult {
+func convertResult(res *mcp.CallToolResult) *harness.ToolResult {
 	out := &harness.ToolResult{}
 	if res == nil {
 		out.Parts = []harness.Part{harness.TextPart("(the tool returned no result)")}
 		return out
 	}
 	out.IsError = res.IsError
-	var blobs []Blob
-	addBlob := func(b Blob) {
+	var blobs []blob
+	addBlob := func(b blob) {
 		b.Part = len(out.Parts) - 1
 		blobs = append(blobs, b)
 	}
@@ -82,7 +82,7 @@ func ConvertResult(res *mcp.CallToolResult) *harness.ToolResult {
 			out.Parts = append(out.Parts, harness.TextPart(fmt.Sprintf(
 				"[audio: %s, %s bytes; audio is not shown to the model, the bytes are kept in the transcript]",
 				orDefault(c.MIMEType, "unknown type"), commas(len(c.Data)))))
-			addBlob(Blob{Kind: "audio", MIMEType: c.MIMEType, Data: c.Data})
+			addBlob(blob{Kind: "audio", MIMEType: c.MIMEType, Data: c.Data})
 		case *mcp.ResourceLink:
 			out.Parts = append(out.Parts, harness.TextPart(resourceLinkLine(c)))
 		case *mcp.EmbeddedResource:
@@ -112,7 +112,7 @@ func ConvertResult(res *mcp.CallToolResult) *harness.ToolResult {
 			out.Parts = append(out.Parts, harness.TextPart("[structuredContent could not be encoded: "+err.Error()+"]"))
 		default:
 			if shape, ok := structuredShape(res.StructuredContent, out.Parts); ok {
-				setMeta(out, MetaStructuredShape, shape)
+				setMeta(out, metaStructuredShape, shape)
 			} else {
 				out.Structured = raw
 			}
@@ -122,10 +122,10 @@ func ConvertResult(res *mcp.CallToolResult) *harness.ToolResult {
 		out.Parts = []harness.Part{harness.TextPart("(the tool returned no content)")}
 	}
 	if len(blobs) > 0 {
-		setMeta(out, MetaBlobs, blobs)
+		setMeta(out, metaBlobs, blobs)
 	}
 	if len(res.Meta) > 0 {
-		setMeta(out, MetaMCP, map[string]any(res.Meta))
+		setMeta(out, metaMCP, map[string]any(res.Meta))
 	}
 	return out
 }
@@ -172,7 +172,7 @@ func resourceLinkLine(c *mcp.ResourceLink) string {
 
 // embeddedPart maps an embedded resource to one part, and returns the blob
 // to keep when the part does not carry the bytes.
-func embeddedPart(r *mcp.ResourceContents) (harness.Part, *Blob) {
+func embeddedPart(r *mcp.ResourceContents) (harness.Part, *blob) {
 	header := "[resource " + r.URI
 	if r.MIMEType != "" {
 		header += " (" + r.MIMEType + ")"
@@ -187,7 +187,7 @@ func embeddedPart(r *mcp.ResourceContents) (harness.Part, *Blob) {
 		return harness.TextPart(header + "\n" + string(r.Blob)), nil
 	}
 	note := fmt.Sprintf("%s binary, %s bytes; not shown to the model, the bytes are kept in the transcript", header, commas(len(r.Blob)))
-	return harness.TextPart(note), &Blob{Kind: "resource", URI: r.URI, MIMEType: r.MIMEType, Data: r.Blob}
+	return harness.TextPart(note), &blob{Kind: "resource", URI: r.URI, MIMEType: r.MIMEType, Data: r.Blob}
 }
 
 func textualMIME(m string) bool {

@@ -1,28 +1,28 @@
-package mcptool_test
+package mcptool
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestConvertResultEdges(t *testing.T) {
-	if r := mcptool.ConvertResult(nil); r.FullText() == "" {
+	if r := convertResult(nil); r.FullText() == "" {
 		t.Error("nil result: empty text")
 	}
-	if r := mcptool.ConvertResult(&mcp.CallToolResult{}); !strings.Contains(r.FullText(), "no content") {
+	if r := convertResult(&mcp.CallToolResult{}); !strings.Contains(r.FullText(), "no content") {
 		t.Errorf("empty result: %q", r.FullText())
 	}
-	r := mcptool.ConvertResult(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied"}}})
+	r := convertResult(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "denied"}}})
 	if !r.IsError || r.FullText() != "denied" {
 		t.Errorf("isError: %+v", r)
 	}
 	// A JSON blob is text; an image with no type defaults to PNG.
-	r = mcptool.ConvertResult(&mcp.CallToolResult{Content: []mcp.Content{
+	r = convertResult(&mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://a.json", MIMEType: "application/json", Blob: []byte(`{"a":1}`)}},
 		&mcp.ImageContent{Data: []byte{1, 2}},
 		&mcp.EmbeddedResource{},
@@ -31,8 +31,8 @@ func TestConvertResultEdges(t *testing.T) {
 		t.Errorf("%+v", r.Parts)
 	}
 	// _meta is kept for the log.
-	r = mcptool.ConvertResult(&mcp.CallToolResult{Meta: mcp.Meta{"trace": "t1"}, Content: []mcp.Content{&mcp.TextContent{Text: "x"}}})
-	if m, _ := r.Meta[mcptool.MetaMCP].(map[string]any); m["trace"] != "t1" {
+	r = convertResult(&mcp.CallToolResult{Meta: mcp.Meta{"trace": "t1"}, Content: []mcp.Content{&mcp.TextContent{Text: "x"}}})
+	if m, _ := r.Meta[metaMCP].(map[string]any); m["trace"] != "t1" {
 		t.Errorf("meta %v", r.Meta)
 	}
 }
@@ -56,7 +56,7 @@ func TestConvertStructured(t *testing.T) {
 		{"big remainder stays structured", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: long}}, StructuredContent: map[string]any{"content": long, "extra": strings.Repeat("e", 2000)}}, true, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mcptool.ConvertResult(tc.res)
+			r := convertResult(tc.res)
 			if (len(r.Structured) > 0) != tc.structured {
 				t.Errorf("Structured kept %v, want %v (%s)", len(r.Structured) > 0, tc.structured, r.Structured)
 			}
@@ -86,7 +86,7 @@ func FuzzConvertResult(f *testing.F) {
 		if json.Unmarshal(data, &res) != nil {
 			return
 		}
-		r := mcptool.ConvertResult(&res)
+		r := convertResult(&res)
 		if r.IsError != res.IsError {
 			t.Fatal("IsError lost")
 		}
@@ -99,4 +99,30 @@ func FuzzConvertResult(f *testing.F) {
 		}
 		_ = r.PayloadSize()
 	})
+}
+
+// convertResult maps each MCP content kind to harness parts; a
+// structuredContent that wraps the text is not sent twice.
+func Example_convertResult() {
+	text := "first line of the file\nsecond line of the file\n"
+	res := convertResult(&mcp.CallToolResult{
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: text},
+			&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG...")},
+			&mcp.ResourceLink{URI: "file:///notes/todo.md", Name: "todo.md"},
+		},
+		StructuredContent: map[string]any{"content": text},
+	})
+	for _, p := range res.Parts {
+		fmt.Println(p.Type, p.Size())
+	}
+	fmt.Println(res.Parts[2].Text)
+	shape, _ := res.Meta[metaStructuredShape].(json.RawMessage)
+	fmt.Printf("payload: %d bytes; structured content kept as its shape %s\n", res.PayloadSize(), shape)
+	// Output:
+	// text 47
+	// image 7
+	// text 53
+	// [resource link] file:///notes/todo.md (name: todo.md)
+	// payload: 107 bytes; structured content kept as its shape {"content":"[text part 1]"}
 }

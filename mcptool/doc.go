@@ -20,7 +20,7 @@
 // have no audio kind, and no provider takes audio in a tool result);
 // structuredContent → ToolResult.Structured, unless the text content already
 // carries it, in which case only its shape is kept in Meta (see
-// [ConvertResult]).
+// convertResult).
 //
 // Faults become results the model can read, never a broken loop: a tool's
 // own error (isError) is an IsError result; a server that dies or

@@ -1,4 +1,4 @@
-package mcptool_test
+package mcptool
 
 import (
 	"fmt"
@@ -15,13 +15,12 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/mcptest"
-	"github.com/agentharness/harness/mcptool"
 )
 
 // The end-to-end tests run the real reference servers (internal/mcptest).
 
-func everything(t *testing.T) mcptool.ServerConfig {
-	return mcptool.ServerConfig{Name: "everything", Type: mcptool.TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-everything"), "stdio"}}
+func everything(t *testing.T) ServerConfig {
+	return ServerConfig{Name: "everything", Type: typeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-everything"), "stdio"}}
 }
 
 func TestE2EEverythingListAndCall(t *testing.T) {
@@ -104,7 +103,7 @@ func TestE2EFilesystemAccessDenied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("line one\nline two\nthe end of the notes file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fs := mcptool.ServerConfig{Name: "fs", Type: mcptool.TypeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-filesystem"), root}}
+	fs := ServerConfig{Name: "fs", Type: typeStdio, Command: "node", Args: []string{mcptest.Server(t, "server-filesystem"), root}}
 	_, tools := openTest(t, nil, fs)
 	if r := tools["read_text_file"].Spec.Risk; r != harness.ReadOnly {
 		t.Errorf("read_text_file risk %v", r)
@@ -128,7 +127,7 @@ func TestE2EFilesystemAccessDenied(t *testing.T) {
 
 func TestE2EServerKilledMidCall(t *testing.T) {
 	set, tools := openTest(t, nil, everything(t))
-	srv := set.Server("everything")
+	srv := set.serverNamed("everything")
 	pid := srv.PID()
 	// Kill once the server has read the request, however long that takes:
 	// its stdin was quiet since the tool list.
@@ -201,7 +200,7 @@ func TestE2EStreamableHTTP(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_, tools := openTest(t, nil, mcptool.ServerConfig{Name: "remote", Type: mcptool.TypeHTTP, URL: "http://" + addr + "/mcp"})
+	_, tools := openTest(t, nil, ServerConfig{Name: "remote", Type: typeHTTP, URL: "http://" + addr + "/mcp"})
 	if res := call(t, tools, "get-sum", `{"a":1,"b":2}`); !strings.Contains(res.FullText(), "3") {
 		t.Fatalf("%+v", res)
 	}

@@ -2,7 +2,6 @@ package mcptool_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -73,30 +72,4 @@ func ExampleOpen() {
 	// Output:
 	// forecast read-only
 	// sunny, 21 °C
-}
-
-// ConvertResult maps each MCP content kind to harness parts; a
-// structuredContent that wraps the text is not sent twice.
-func ExampleConvertResult() {
-	text := "first line of the file\nsecond line of the file\n"
-	res := mcptool.ConvertResult(&mcp.CallToolResult{
-		Content: []mcp.Content{
-			&mcp.TextContent{Text: text},
-			&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG...")},
-			&mcp.ResourceLink{URI: "file:///notes/todo.md", Name: "todo.md"},
-		},
-		StructuredContent: map[string]any{"content": text},
-	})
-	for _, p := range res.Parts {
-		fmt.Println(p.Type, p.Size())
-	}
-	fmt.Println(res.Parts[2].Text)
-	shape, _ := res.Meta[mcptool.MetaStructuredShape].(json.RawMessage)
-	fmt.Printf("payload: %d bytes; structured content kept as its shape %s\n", res.PayloadSize(), shape)
-	// Output:
-	// text 47
-	// image 7
-	// text 53
-	// [resource link] file:///notes/todo.md (name: todo.md)
-	// payload: 107 bytes; structured content kept as its shape {"content":"[text part 1]"}
 }

@@ -1,6 +1,6 @@
 //go:build !race
 
-package mcptool_test
+package mcptool
 
 // raceEnabled is set when the tests run under the race detector.
 const raceEnabled = false

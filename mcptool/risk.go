@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// RiskFromAnnotations derives a tool's risk from its MCP annotations,
+// riskFromAnnotations derives a tool's risk from its MCP annotations,
 // following the defaults of the MCP specification:
 //
 //   - no annotations → Destructive (the safe default: nothing is known);
@@ -19,7 +19,7 @@ import (
 //     not idempotent) is Destructive too, because Risk has no weaker flag
 //     for a write that repeats its effect;
 //   - openWorldHint (default true) → also Network.
-func RiskFromAnnotations(a *mcp.ToolAnnotations) harness.Risk {
+func riskFromAnnotations(a *mcp.ToolAnnotations) harness.Risk {
 	if a == nil {
 		return harness.Destructive
 	}
@@ -43,10 +43,10 @@ func RiskFromAnnotations(a *mcp.ToolAnnotations) harness.Risk {
 	return r
 }
 
-// ParseRisk parses a risk written in a config: flags joined by "|", "," or
+// parseRisk parses a risk written in a config: flags joined by "|", "," or
 // "+", each one of read-only (readonly, read_only), idempotent,
 // destructive, network. It accepts what harness.Risk.String prints.
-func ParseRisk(s string) (harness.Risk, error) {
+func parseRisk(s string) (harness.Risk, error) {
 	var r harness.Risk
 	fields := strings.FieldsFunc(s, func(c rune) bool { return c == '|' || c == ',' || c == '+' || c == ' ' })
 	if len(fields) == 0 {

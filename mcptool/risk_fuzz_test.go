@@ -1,9 +1,7 @@
-package mcptool_test
+package mcptool
 
 import (
 	"testing"
-
-	"github.com/agentharness/harness/mcptool"
 )
 
 // FuzzParseRisk: a risk from a config is read or refused, never a panic,
@@ -13,11 +11,11 @@ func FuzzParseRisk(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := mcptool.ParseRisk(s)
+		r, err := parseRisk(s)
 		if err != nil || r == 0 {
 			return
 		}
-		if again, err := mcptool.ParseRisk(r.String()); err != nil || again != r {
+		if again, err := parseRisk(r.String()); err != nil || again != r {
 			t.Fatalf("%q → %v → %q → %v, %v", s, r, r.String(), again, err)
 		}
 	})

@@ -1,10 +1,9 @@
-package mcptool_test
+package mcptool
 
 import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +24,7 @@ func TestRiskFromAnnotations(t *testing.T) {
 		{"additive repeating", &mcp.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}, harness.Destructive},
 		{"open world write", &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &yes}, harness.Idempotent | harness.Network},
 	} {
-		if got := mcptool.RiskFromAnnotations(tc.a); got != tc.want {
+		if got := riskFromAnnotations(tc.a); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

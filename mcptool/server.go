@@ -36,7 +36,7 @@ const (
 // closed, and again after SIGTERM, before it is killed.
 const stopGrace = 2 * time.Second
 
-// Options configure Open and Connect. The zero value (or nil) means
+// Options configure Open. The zero value (or nil) means
 // defaults.
 type Options struct {
 	// CallTimeout bounds each call (default 60 s); a server's own
@@ -106,10 +106,10 @@ func (o *Options) withDefaults() Options {
 	return out
 }
 
-// Server is a connection to one MCP server that restarts itself: when the
+// server is a connection to one MCP server that restarts itself: when the
 // server dies or disconnects, the call in flight gets an IsError result and
 // the next call starts it again. It is safe for concurrent use.
-type Server struct {
+type server struct {
 	cfg    ServerConfig
 	opts   Options
 	client *mcp.Client
@@ -155,11 +155,11 @@ func (c *conn) isClosed() bool {
 	}
 }
 
-// Connect starts (or reaches) one server and lists its tools. The error
+// connect starts (or reaches) one server and lists its tools. The error
 // names the server and, for a stdio server, carries the tail of its
 // stderr.
-func Connect(ctx context.Context, sc ServerConfig, opts *Options) (*Server, error) {
-	s := &Server{cfg: sc, opts: opts.withDefaults()}
+func connect(ctx context.Context, sc ServerConfig, opts *Options) (*server, error) {
+	s := &server{cfg: sc, opts: opts.withDefaults()}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}, &mcp.ClientOptions{
 		ToolListChangedHandler: s.toolsChanged,
 	})
@@ -176,20 +176,20 @@ func Connect(ctx context.Context, sc ServerConfig, opts *Options) (*Server, erro
 }
 
 // Name returns the server's name from the config.
-func (s *Server) Name() string { return s.cfg.Name }
+func (s *server) Name() string { return s.cfg.Name }
 
 // Config returns the server's configuration.
-func (s *Server) Config() ServerConfig { return s.cfg }
+func (s *server) Config() ServerConfig { return s.cfg }
 
 // Restarts counts the times the server was started again after a failure.
-func (s *Server) Restarts() int {
+func (s *server) Restarts() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.restarts
 }
 
 // PID returns the process id of a running stdio server, or 0.
-func (s *Server) PID() int {
+func (s *server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil || s.conn.proc == nil || s.conn.isClosed() {
@@ -199,7 +199,7 @@ func (s *Server) PID() int {
 }
 
 // Close stops the server.
-func (s *Server) Close() error {
+func (s *server) Close() error {
 	s.mu.Lock()
 	c := s.conn
 	s.conn = nil
@@ -210,7 +210,7 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) toolsChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
+func (s *server) toolsChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
 	s.stale.Store(true)
 	if s.opts.OnToolsChanged != nil {
 		s.opts.OnToolsChanged(s.cfg.Name)
@@ -218,7 +218,7 @@ func (s *Server) toolsChanged(ctx context.Context, req *mcp.ToolListChangedReque
 }
 
 // connectLocked starts a session; s.mu is held.
-func (s *Server) connectLocked(ctx context.Context) error {
+func (s *server) connectLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
 	var (
@@ -229,15 +229,15 @@ func (s *Server) connectLocked(ctx context.Context) error {
 	switch {
 	case s.cfg.Transport != nil:
 		transport, err = s.cfg.Transport(ctx)
-	case s.cfg.Type == TypeStdio || (s.cfg.Type == "" && s.cfg.Command != ""):
+	case s.cfg.Type == typeStdio || (s.cfg.Type == "" && s.cfg.Command != ""):
 		var stdout io.ReadCloser
 		proc, stdout, err = startProcess(&s.cfg, s.opts.StderrTail, stopGrace, s.opts.Stderr)
 		if err == nil {
 			transport = &commandTransport{proc: proc, stdout: stdout, maxFrame: s.opts.MaxMessageBytes}
 		}
-	case s.cfg.Type == TypeHTTP:
+	case s.cfg.Type == typeHTTP:
 		transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}
-	case s.cfg.Type == TypeSSE:
+	case s.cfg.Type == typeSSE:
 		transport = detachedTransport{&mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: s.opts.MaxMessageBytes}}
 	default:
 		err = fmt.Errorf("unknown transport type %q", s.cfg.Type)
@@ -275,7 +275,7 @@ func (s *Server) connectLocked(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) startError(err error, proc *process) error {
+func (s *server) startError(err error, proc *process) error {
 	msg := fmt.Sprintf("mcptool: MCP server %q failed to start: %v", s.cfg.Name, err)
 	if proc != nil {
 		if st := proc.exitStatus(); st != "" {
@@ -302,7 +302,7 @@ func (d detachedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // httpClient returns a client that adds the configured headers and bounds
 // a JSON response body to MaxMessageBytes (the go-sdk reads it whole;
 // event streams are bounded per event by MaxEventSize instead).
-func (s *Server) httpClient() *http.Client {
+func (s *server) httpClient() *http.Client {
 	base := s.opts.HTTPClient
 	if base == nil {
 		base = &http.Client{}
@@ -363,7 +363,7 @@ func (l *limitedBody) Close() error { return l.rc.Close() }
 
 // session returns a live session, starting the server again when the last
 // one ended.
-func (s *Server) session(ctx context.Context) (*conn, error) {
+func (s *server) session(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	if c := s.conn; c != nil && c.check != nil {
 		// A call timed out on this session and its health check is
@@ -401,7 +401,7 @@ func (s *Server) session(ctx context.Context) (*conn, error) {
 
 // ListTools returns the server's tools, listing them again (every page)
 // when the server said the list changed or was restarted.
-func (s *Server) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (s *server) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.listed && !s.stale.Load() {
@@ -418,7 +418,7 @@ func (s *Server) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return s.tools, nil
 }
 
-func (s *Server) listLocked(ctx context.Context) error {
+func (s *server) listLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
 	defer cancel()
 	// Cleared before listing: a change announced during the listing makes
@@ -441,7 +441,7 @@ func (s *Server) listLocked(ctx context.Context) error {
 // own error, a refused call, a timeout (TimedOut set), a server that died
 // or disconnected (it is started again on the next call), a server that
 // cannot be started. The error is non-nil only when ctx is done.
-func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*harness.ToolResult, error) {
+func (s *server) Call(ctx context.Context, tool string, args json.RawMessage) (*harness.ToolResult, error) {
 	c, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -463,7 +463,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 	switch {
 	case err == nil:
 		s.answered()
-		return ConvertResult(res), nil
+		return convertResult(res), nil
 	case ctx.Err() != nil:
 		// The caller gave up first (a tool timeout shorter than the
 		// server's): the server's health is still checked, on a context
@@ -497,7 +497,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (*
 // is wedged (alive, answering nothing), so every later call would time out
 // too: its session is closed and the next call starts it again, after a
 // back-off when it keeps wedging (see Options.RestartBackoff).
-func (s *Server) timedOut(ctx context.Context, c *conn, tool string, timeout time.Duration) *harness.ToolResult {
+func (s *server) timedOut(ctx context.Context, c *conn, tool string, timeout time.Duration) *harness.ToolResult {
 	msg := fmt.Sprintf("%s: MCP server %q did not answer within %s; the call was cancelled.", tool, s.cfg.Name, timeout)
 	h := s.checkHealth(ctx, c, tool)
 	<-h.done
@@ -523,7 +523,7 @@ type healthCheck struct {
 // the caller's deadline; when it fails the session is closed as wedged, so
 // the next call starts the server again (see wedge). session waits for the
 // verdict before it hands c to another call.
-func (s *Server) checkHealth(ctx context.Context, c *conn, tool string) *healthCheck {
+func (s *server) checkHealth(ctx context.Context, c *conn, tool string) *healthCheck {
 	s.mu.Lock()
 	if h := c.check; h != nil {
 		s.mu.Unlock()
@@ -550,7 +550,7 @@ func (s *Server) checkHealth(ctx context.Context, c *conn, tool string) *healthC
 // tool nor a ping (alive, answering nothing, so every later call would time
 // out too): the next call starts it again, after a back-off when it keeps
 // wedging (see Options.RestartBackoff).
-func (s *Server) wedge(ctx context.Context, c *conn, tool string) {
+func (s *server) wedge(ctx context.Context, c *conn, tool string) {
 	s.mu.Lock()
 	s.wedged++
 	if n := s.wedged; s.opts.RestartBackoff > 0 {
@@ -564,7 +564,7 @@ func (s *Server) wedge(ctx context.Context, c *conn, tool string) {
 }
 
 // answered resets the wedge count after a call the server answered.
-func (s *Server) answered() {
+func (s *server) answered() {
 	s.mu.Lock()
 	s.wedged, s.notUntil = 0, time.Time{}
 	s.mu.Unlock()
@@ -583,7 +583,7 @@ const pingTimeout = 5 * time.Second
 // connection may go out on a pooled connection that the drop closed (a
 // POST is not retried by net/http), and fail without the server being
 // gone.
-func (s *Server) reachable(ctx context.Context, c *conn) error {
+func (s *server) reachable(ctx context.Context, c *conn) error {
 	if err := s.ping(ctx, c); err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -591,7 +591,7 @@ func (s *Server) reachable(ctx context.Context, c *conn) error {
 }
 
 // ping checks that the session still answers.
-func (s *Server) ping(ctx context.Context, c *conn) error {
+func (s *server) ping(ctx context.Context, c *conn) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
 	defer cancel()
 	return c.sess.Ping(ctx, nil)
@@ -599,7 +599,7 @@ func (s *Server) ping(ctx context.Context, c *conn) error {
 
 // broken closes a failed session and describes why it failed: the error,
 // the exit status and the tail of stderr of a stdio server.
-func (s *Server) broken(c *conn, err error) string {
+func (s *server) broken(c *conn, err error) string {
 	why := err.Error()
 	if c.proc != nil {
 		c.proc.waitExit(500 * time.Millisecond)

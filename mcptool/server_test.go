@@ -1,4 +1,4 @@
-package mcptool_test
+package mcptool
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,9 +24,9 @@ const hangBound = 10 * time.Minute
 // openTest opens the config's servers and closes them when the test ends.
 // Unless opts says otherwise, starts and calls are bounded by hangBound
 // only, so a slow machine cannot turn a large payload into a timeout.
-func openTest(t *testing.T, opts *mcptool.Options, servers ...mcptool.ServerConfig) (*mcptool.Set, map[string]harness.Tool) {
+func openTest(t *testing.T, opts *Options, servers ...ServerConfig) (*Set, map[string]harness.Tool) {
 	t.Helper()
-	o := mcptool.Options{}
+	o := Options{}
 	if opts != nil {
 		o = *opts
 	}
@@ -39,7 +38,7 @@ func openTest(t *testing.T, opts *mcptool.Options, servers ...mcptool.ServerConf
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
-	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: servers}, &o)
+	set, err := Open(ctx, &Config{Servers: servers}, &o)
 	t.Cleanup(func() { set.Close() })
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +142,7 @@ func TestContentKinds(t *testing.T) {
 	if !strings.Contains(res.Parts[5].Text, "binary, 15 bytes") {
 		t.Errorf("embedded blob %q", res.Parts[5].Text)
 	}
-	blobs, _ := res.Meta[mcptool.MetaBlobs].([]mcptool.Blob)
+	blobs, _ := res.Meta[metaBlobs].([]blob)
 	if len(blobs) != 2 || string(blobs[0].Data) != string(testWAV) || blobs[0].Part != 2 || blobs[1].Part != 5 || string(blobs[1].Data) != "%PDF-1.7 binary" {
 		t.Errorf("blobs %+v", blobs)
 	}
@@ -175,7 +174,7 @@ func TestStructuredCountedOnce(t *testing.T) {
 	if got := wrapped.PayloadSize(); got != len(wrappedText) {
 		t.Errorf("wrapped: payload %d, want %d (once)", got, len(wrappedText))
 	}
-	shape, _ := json.Marshal(wrapped.Meta[mcptool.MetaStructuredShape])
+	shape, _ := json.Marshal(wrapped.Meta[metaStructuredShape])
 	if string(shape) != `{"content":"[text part 1]","lines":3}` {
 		t.Errorf("shape %s", shape)
 	}
@@ -194,11 +193,11 @@ func TestToolErrorIsError(t *testing.T) {
 	}
 	// A protocol error (unknown tool) leaves the session up.
 	set, _ := openTest(t, nil, stdioServer(t, "other"))
-	r, err := set.Server("other").Call(context.Background(), "no_such_tool", nil)
+	r, err := set.serverNamed("other").Call(context.Background(), "no_such_tool", nil)
 	if err != nil || !r.IsError || !strings.Contains(r.FullText(), "refused") {
 		t.Fatalf("%v %+v", err, r)
 	}
-	if set.Server("other").Restarts() != 0 {
+	if set.serverNamed("other").Restarts() != 0 {
 		t.Error("a refused call restarted the server")
 	}
 }
@@ -216,7 +215,7 @@ func TestCallTimeout(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"still here"}`); res.FullText() != "still here" {
 		t.Fatalf("after a timeout: %+v", res)
 	}
-	if set.Server("local").Restarts() != 0 {
+	if set.serverNamed("local").Restarts() != 0 {
 		t.Error("a timeout restarted the server")
 	}
 }
@@ -231,14 +230,14 @@ func TestServerExitsMidCall(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"back"}`); res.IsError || res.FullText() != "back" {
 		t.Fatalf("after the crash: %+v", res)
 	}
-	if n := set.Server("local").Restarts(); n != 1 {
+	if n := set.serverNamed("local").Restarts(); n != 1 {
 		t.Errorf("restarts %d", n)
 	}
 }
 
 func TestServerKilledMidCall(t *testing.T) {
 	set, tools := openTest(t, nil, stdioServer(t, "local"))
-	srv := set.Server("local")
+	srv := set.serverNamed("local")
 	pid := srv.PID()
 	if pid == 0 {
 		t.Fatal("no pid")
@@ -265,7 +264,7 @@ func TestStartFailureNamesServerWithStderr(t *testing.T) {
 	bad := stdioServer(t, "database")
 	bad.Env[serverEnv] = "fail-start"
 	ctx := context.Background()
-	set, err := mcptool.Open(ctx, &mcptool.Config{Servers: []mcptool.ServerConfig{stdioServer(t, "good"), bad}}, &mcptool.Options{StartTimeout: hangBound})
+	set, err := Open(ctx, &Config{Servers: []ServerConfig{stdioServer(t, "good"), bad}}, &Options{StartTimeout: hangBound})
 	defer set.Close()
 	if err == nil {
 		t.Fatal("no error")
@@ -276,11 +275,11 @@ func TestStartFailureNamesServerWithStderr(t *testing.T) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
 	}
-	if len(set.Servers()) != 1 || set.Servers()[0].Name() != "good" {
-		t.Errorf("the good server is not kept: %v", set.Servers())
+	if len(set.serverList()) != 1 || set.serverList()[0].Name() != "good" {
+		t.Errorf("the good server is not kept: %v", set.serverList())
 	}
 
-	_, err = mcptool.Connect(ctx, mcptool.ServerConfig{Name: "ghost", Type: mcptool.TypeStdio, Command: "/nonexistent/mcp-server"}, nil)
+	_, err = connect(ctx, ServerConfig{Name: "ghost", Type: typeStdio, Command: "/nonexistent/mcp-server"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"ghost" failed to start`) {
 		t.Errorf("missing command: %v", err)
 	}
@@ -288,7 +287,7 @@ func TestStartFailureNamesServerWithStderr(t *testing.T) {
 
 func TestListChangedRefreshes(t *testing.T) {
 	changed := make(chan string, 4)
-	set, tools := openTest(t, &mcptool.Options{OnToolsChanged: func(s string) { changed <- s }}, stdioServer(t, "local"))
+	set, tools := openTest(t, &Options{OnToolsChanged: func(s string) { changed <- s }}, stdioServer(t, "local"))
 	if res := call(t, tools, "add_tool", `{"name":"fresh"}`); res.IsError {
 		t.Fatal(res.FullText())
 	}
@@ -320,7 +319,7 @@ func TestListChangedRefreshes(t *testing.T) {
 }
 
 func TestMessageLargerThanLimitRestarts(t *testing.T) {
-	set, tools := openTest(t, &mcptool.Options{MaxMessageBytes: 1 << 20}, stdioServer(t, "local"))
+	set, tools := openTest(t, &Options{MaxMessageBytes: 1 << 20}, stdioServer(t, "local"))
 	res := call(t, tools, "big", `{"bytes":2000000}`)
 	if !res.IsError || !strings.Contains(res.FullText(), "stopped during the call") {
 		t.Fatalf("%.300s", res.FullText())
@@ -328,13 +327,13 @@ func TestMessageLargerThanLimitRestarts(t *testing.T) {
 	if res := call(t, tools, "big", `{"bytes":1000}`); res.IsError || len(res.FullText()) != 1000 {
 		t.Fatalf("after restart: %.200s", res.FullText())
 	}
-	if set.Server("local").Restarts() != 1 {
+	if set.serverNamed("local").Restarts() != 1 {
 		t.Error("not restarted")
 	}
 }
 
 func TestNamespacedOnCollision(t *testing.T) {
-	_, tools := openTest(t, &mcptool.Options{Reserved: []string{"mutate"}}, stdioServer(t, "alpha"), stdioServer(t, "beta-2"))
+	_, tools := openTest(t, &Options{Reserved: []string{"mutate"}}, stdioServer(t, "alpha"), stdioServer(t, "beta-2"))
 	if len(tools) != 2*testServerTools {
 		t.Fatalf("%d tools", len(tools))
 	}
@@ -370,7 +369,7 @@ func TestStreamableHTTP(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close) // after the set is closed (cleanups run last first)
 
-	cfg, err := mcptool.ParseConfig([]byte(`{"mcpServers":{"remote":{"type":"http","url":"`+ts.URL+`","headers":{"Authorization":"Bearer ${TOKEN}"}}}}`),
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"remote":{"type":"http","url":"`+ts.URL+`","headers":{"Authorization":"Bearer ${TOKEN}"}}}}`),
 		func(k string) (string, bool) { return map[string]string{"TOKEN": "s3cret"}[k], k == "TOKEN" })
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +397,7 @@ func TestStreamableHTTP(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"still connected"}`); res.FullText() != "still connected" {
 		t.Fatalf("after the drop: %+v", res)
 	}
-	if n := set.Server("remote").Restarts(); n != 0 {
+	if n := set.serverNamed("remote").Restarts(); n != 0 {
 		t.Errorf("restarts %d", n)
 	}
 	// A server that forgot the session (it restarted) answers 404: the
@@ -412,7 +411,7 @@ func TestStreamableHTTP(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"new session"}`); res.FullText() != "new session" {
 		t.Fatalf("after the new session: %+v", res)
 	}
-	if n := set.Server("remote").Restarts(); n != 1 {
+	if n := set.serverNamed("remote").Restarts(); n != 1 {
 		t.Errorf("restarts %d", n)
 	}
 }
@@ -420,7 +419,7 @@ func TestStreamableHTTP(t *testing.T) {
 // TestInProcessTransport uses ServerConfig.Transport (an in-memory server).
 func TestInProcessTransport(t *testing.T) {
 	srv := newTestServer()
-	sc := mcptool.ServerConfig{Name: "mem", Transport: func(ctx context.Context) (mcp.Transport, error) {
+	sc := ServerConfig{Name: "mem", Transport: func(ctx context.Context) (mcp.Transport, error) {
 		st, ct := mcp.NewInMemoryTransports()
 		if _, err := srv.Connect(ctx, st, nil); err != nil {
 			return nil, err
@@ -439,7 +438,7 @@ func TestStreamableHTTPJSONResponseLimit(t *testing.T) {
 	srv := newTestServer()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	t.Cleanup(ts.Close)
-	set, tools := openTest(t, &mcptool.Options{MaxMessageBytes: 1 << 20}, mcptool.ServerConfig{Name: "remote", Type: mcptool.TypeHTTP, URL: ts.URL})
+	set, tools := openTest(t, &Options{MaxMessageBytes: 1 << 20}, ServerConfig{Name: "remote", Type: typeHTTP, URL: ts.URL})
 	if res := call(t, tools, "big", `{"bytes":900000}`); res.IsError || len(res.FullText()) != 900000 {
 		t.Fatalf("just under the limit: %.200s", res.FullText())
 	}
@@ -450,16 +449,16 @@ func TestStreamableHTTPJSONResponseLimit(t *testing.T) {
 	if res := call(t, tools, "echo", `{"text":"after"}`); res.FullText() != "after" {
 		t.Fatalf("after the refused response: %+v", res)
 	}
-	if n := set.Server("remote").Restarts(); n != 1 {
+	if n := set.serverNamed("remote").Restarts(); n != 1 {
 		t.Errorf("restarts %d", n)
 	}
 }
 
 func TestOpenRefusesDuplicateNames(t *testing.T) {
 	a := stdioServer(t, "same")
-	set, err := mcptool.Open(context.Background(), &mcptool.Config{Servers: []mcptool.ServerConfig{a, a}}, nil)
+	set, err := Open(context.Background(), &Config{Servers: []ServerConfig{a, a}}, nil)
 	defer set.Close()
-	if err == nil || !strings.Contains(err.Error(), `two servers are named "same"`) || len(set.Servers()) != 0 {
-		t.Fatalf("%v, %d servers", err, len(set.Servers()))
+	if err == nil || !strings.Contains(err.Error(), `two servers are named "same"`) || len(set.serverList()) != 0 {
+		t.Fatalf("%v, %d servers", err, len(set.serverList()))
 	}
 }

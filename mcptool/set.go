@@ -13,7 +13,7 @@ import (
 // Set is the servers of one config, started together, and their tools.
 type Set struct {
 	opts    Options
-	servers []*Server
+	servers []*server
 }
 
 // Open starts every enabled server of cfg, in parallel, and lists their
@@ -37,11 +37,11 @@ func Open(ctx context.Context, cfg *Config, opts *Options) (*Set, error) {
 			enabled = append(enabled, sc)
 		}
 	}
-	servers := make([]*Server, len(enabled))
+	servers := make([]*server, len(enabled))
 	errs := make([]error, len(enabled))
 	var wg sync.WaitGroup
 	for i, sc := range enabled {
-		wg.Go(func() { servers[i], errs[i] = Connect(ctx, sc, &set.opts) })
+		wg.Go(func() { servers[i], errs[i] = connect(ctx, sc, &set.opts) })
 	}
 	wg.Wait()
 	for _, s := range servers {
@@ -52,16 +52,11 @@ func Open(ctx context.Context, cfg *Config, opts *Options) (*Set, error) {
 	return set, errors.Join(errs...)
 }
 
-// NewSet makes a Set of servers already connected (with Connect).
-func NewSet(opts *Options, servers ...*Server) *Set {
-	return &Set{opts: opts.withDefaults(), servers: servers}
-}
+// serverList returns the servers in config order.
+func (s *Set) serverList() []*server { return append([]*server(nil), s.servers...) }
 
-// Servers returns the servers in config order.
-func (s *Set) Servers() []*Server { return append([]*Server(nil), s.servers...) }
-
-// Server returns the server of that name, or nil.
-func (s *Set) Server(name string) *Server {
+// serverNamed returns the server of that name, or nil.
+func (s *Set) serverNamed(name string) *server {
 	for _, srv := range s.servers {
 		if srv.cfg.Name == name {
 			return srv
@@ -98,7 +93,7 @@ func (k Skipped) Error() string {
 // skipped; err is set when a server could not be listed.
 func (s *Set) Tools(ctx context.Context) (tools []harness.Tool, skipped []Skipped, err error) {
 	type entry struct {
-		srv  *Server
+		srv  *server
 		tool *mcp.Tool
 	}
 	var (
@@ -129,14 +124,7 @@ func (s *Set) Tools(ctx context.Context) (tools []harness.Tool, skipped []Skippe
 	return tools, skipped, errors.Join(errs...)
 }
 
-// Tool returns the harness tool for one MCP tool of srv, offered to the
-// model as name. Its risk comes from the tool's annotations unless the
-// server's config overrides it (ToolRisk, then Risk).
-func Tool(srv *Server, t *mcp.Tool, name string) (harness.Tool, error) {
-	return newTool(srv, t, name)
-}
-
-func newTool(srv *Server, t *mcp.Tool, name string) (harness.Tool, error) {
+func newTool(srv *server, t *mcp.Tool, name string) (harness.Tool, error) {
 	schema, err := inputSchema(t.InputSchema)
 	if err != nil {
 		return harness.Tool{}, err
@@ -170,5 +158,5 @@ func toolRisk(sc ServerConfig, t *mcp.Tool) harness.Risk {
 	if sc.Risk != 0 {
 		return sc.Risk
 	}
-	return RiskFromAnnotations(t.Annotations)
+	return riskFromAnnotations(t.Annotations)
 }

@@ -1,4 +1,4 @@
-package mcptool_test
+package mcptool
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentharness/harness/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,15 +45,15 @@ func runTestServer(mode string) int {
 }
 
 // stdioServer returns the config of the test binary as a stdio server.
-func stdioServer(t testing.TB, name string) mcptool.ServerConfig {
+func stdioServer(t testing.TB, name string) ServerConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcptool.ServerConfig{
+	return ServerConfig{
 		Name:    name,
-		Type:    mcptool.TypeStdio,
+		Type:    typeStdio,
 		Command: exe,
 		Args:    []string{"-test.run=^$"},
 		// A race-enabled binary sleeps 1 s at exit unless told otherwise.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcptool_test
+package mcptool
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/mcptool"
 )
 
 // wedge stops the server's process (SIGSTOP): it stays alive and never
@@ -49,8 +48,8 @@ func TestWedgedServerIsRestarted(t *testing.T) {
 	// The wedged call must time out; the calls after it answer in
 	// milliseconds, so this bound only catches a hang.
 	sc.Timeout = 3 * time.Second
-	set, tools := openTest(t, &mcptool.Options{RestartBackoff: -1}, sc)
-	srv := set.Server("local")
+	set, tools := openTest(t, &Options{RestartBackoff: -1}, sc)
+	srv := set.serverNamed("local")
 	pid := srv.PID()
 	wedge(t, pid)
 	res := call(t, tools, "echo", `{"text":"lost"}`)
@@ -79,8 +78,8 @@ func TestWedgedServerIsRestarted(t *testing.T) {
 func TestWedgedServerRestartBacksOff(t *testing.T) {
 	sc := stdioServer(t, "local")
 	sc.Timeout = 3 * time.Second
-	set, tools := openTest(t, &mcptool.Options{RestartBackoff: time.Hour}, sc)
-	wedge(t, set.Server("local").PID())
+	set, tools := openTest(t, &Options{RestartBackoff: time.Hour}, sc)
+	wedge(t, set.serverNamed("local").PID())
 	if res := call(t, tools, "echo", `{"text":"lost"}`); !res.TimedOut {
 		t.Fatalf("wedged call: %s", res.FullText())
 	}
@@ -88,7 +87,7 @@ func TestWedgedServerRestartBacksOff(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.FullText(), "next restart in") {
 		t.Fatalf("during the back-off: %s", res.FullText())
 	}
-	if n := set.Server("local").Restarts(); n != 0 {
+	if n := set.serverNamed("local").Restarts(); n != 0 {
 		t.Errorf("restarts %d during the back-off", n)
 	}
 }
@@ -108,8 +107,8 @@ func TestWedgedServerIsRestartedWhenTheCallerGivesUpFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := stdioServer(t, "local")
 			sc.Timeout = time.Hour
-			set, tools := openTest(t, &mcptool.Options{RestartBackoff: -1}, sc)
-			srv := set.Server("local")
+			set, tools := openTest(t, &Options{RestartBackoff: -1}, sc)
+			srv := set.serverNamed("local")
 			pid := srv.PID()
 			mark := filepath.Join(t.TempDir(), "running")
 			args := sleepArgs(3_600_000, mark)

@@ -13,6 +13,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/tokens"
 )
@@ -598,7 +599,7 @@ func (c *compaction) measure() {
 
 // tokens is the calibrated count of the request the view makes.
 func (c *compaction) tokens() float64 {
-	n := tokens.RequestOverhead + c.tool
+	n := promptunit.RequestOverhead + c.tool
 	for _, r := range c.raw {
 		n += r
 	}

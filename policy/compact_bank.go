@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/tokens"
 )
@@ -188,7 +189,7 @@ func (k *bank) keepAll(v *harness.View) *harness.Request {
 	buf, n, own := k.keptBuf, 0, false
 	put := func(m *harness.Message) {
 		if !own && n < len(buf) {
-			if tokens.SameMessage(m, &buf[n]) {
+			if promptunit.SameMessage(m, &buf[n]) {
 				n++ // serialized alike: counted alike
 				return
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
-	"github.com/agentharness/harness/tokens"
+	"github.com/agentharness/harness/internal/promptunit"
 )
 
 // placeholderCache remembers, per conversation, what clearing each stored
@@ -145,7 +145,7 @@ func (it *resultItem) cutFor(in int, res *harness.ToolResult) []harness.Cut {
 // one's messages (sharing their memory, so comparing them is cheap) and
 // adds the newest round's at its end, or shifts them by one when a note
 // message appears. A count is reused only for a message a provider would
-// serialize alike (tokens.SameMessage: role, ids, every part and call), so
+// serialize alike (promptunit.SameMessage: role, ids, every part and call), so
 // it is exactly the count CountMessage would give. At most
 // measureMemoConversations conversations are kept. Safe for concurrent use
 // on different conversations.
@@ -213,7 +213,7 @@ func (mm *measureMemo) counts(conv *harness.Conversation, msgs []harness.Message
 // the expected shift d to where it was found.
 func (p *measured) find(m *harness.Message, i int, d *int) (int, bool) {
 	for _, nd := range [...]int{*d, *d + 1, *d - 1} {
-		if j := i - nd; j >= 0 && j < len(p.msgs) && tokens.SameMessage(m, &p.msgs[j]) {
+		if j := i - nd; j >= 0 && j < len(p.msgs) && promptunit.SameMessage(m, &p.msgs[j]) {
 			*d = nd
 			return j, true
 		}

@@ -161,7 +161,7 @@ func TestCompactCalibrationAndBadConfig(t *testing.T) {
 	conv := compactConv([]int{8}, 500)
 	v := harness.BuildView(conv, conv.Turns[0], "", nil, false)
 	window := int(float64(viewTokens(t, v)) / 0.70) // 70%: under HighWater by our count
-	cal := tokens.NewCalibrator(nil)
+	cal := tokens.NewCalibrator()
 	cal.Set("other-tokenizer", 1.3) // 91% by the model's count
 	p := &CompactPolicy{Unbounded: true, Window: window, Model: "other-tokenizer", Calibrator: cal}
 	if err := p.ApplyView(context.Background(), v); err != nil {
@@ -229,7 +229,7 @@ func (r *noteRecorder) AddNote(ctx context.Context, conv *harness.Conversation, 
 func TestCompactHysteresisWithoutThrash(t *testing.T) {
 	const window = 20000
 	conv := compactConv([]int{12}, 1000) // about 60% of the window
-	cal := tokens.NewCalibrator(nil)
+	cal := tokens.NewCalibrator()
 	counter := tokens.NewCache(o200k(t), nil) // one cache for the view and the policy
 	var fractions []float64
 	jitter := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {

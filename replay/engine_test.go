@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -56,7 +57,7 @@ func TestReplayNoneKeepsEverything(t *testing.T) {
 	for i, c := range rep.Calls {
 		// Keeping everything is append-only: each request's cached prefix
 		// is the whole previous request.
-		if i > 0 && c.Cached != rep.Calls[i-1].Input-tokens.RequestOverhead {
+		if i > 0 && c.Cached != rep.Calls[i-1].Input-promptunit.RequestOverhead {
 			t.Errorf("call %d: cached %d, previous input %d", c.Index, c.Cached, rep.Calls[i-1].Input)
 		}
 		if c.Output != c.Recorded.Output || c.Tools != 1 {
@@ -75,7 +76,7 @@ func TestReplayNoneKeepsEverything(t *testing.T) {
 
 // TestReplayCountsMatchRequest rebuilds each request independently and
 // checks the replay's input count against tokens.CountRequest, and the
-// cached prefix against the byte serialization of tokens.AppendUnit.
+// cached prefix against the byte serialization of promptunit.AppendUnit.
 func TestReplayCountsMatchRequest(t *testing.T) {
 	rec := fixture(t)
 	bpe, err := tokens.O200k()
@@ -109,9 +110,9 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 		if want := tokens.CountRequest(bpe, req); c.Input != want {
 			t.Errorf("call %d: input %d, CountRequest %d", c.Index, c.Input, want)
 		}
-		units := [][]byte{[]byte(tokens.ToolsKey(req.Tools))}
+		units := [][]byte{[]byte(promptunit.ToolsKey(req.Tools))}
 		for j := range req.Messages {
-			units = append(units, tokens.AppendUnit(nil, &req.Messages[j]))
+			units = append(units, promptunit.AppendUnit(nil, &req.Messages[j]))
 		}
 		want := 0
 		for j := 0; j < len(units) && j < len(prev) && string(units[j]) == string(prev[j]); j++ {
@@ -128,7 +129,7 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 		}
 		prev = units
 	}
-	if c3, c4 := rep.Calls[3], rep.Calls[4]; c3.Cached >= rep.Calls[2].Input-tokens.RequestOverhead || c4.Cached >= c3.Input-tokens.RequestOverhead {
+	if c3, c4 := rep.Calls[3], rep.Calls[4]; c3.Cached >= rep.Calls[2].Input-promptunit.RequestOverhead || c4.Cached >= c3.Input-promptunit.RequestOverhead {
 		t.Errorf("clearing did not break the cache: %+v %+v", c3, c4)
 	}
 }
@@ -202,8 +203,8 @@ func TestSameMessageMatchesSerialization(t *testing.T) {
 	for i := range variants {
 		for j := range variants {
 			a, b := &variants[i], &variants[j]
-			same := string(tokens.AppendUnit(nil, a)) == string(tokens.AppendUnit(nil, b))
-			if got := tokens.SameMessage(a, b); got != same {
+			same := string(promptunit.AppendUnit(nil, a)) == string(promptunit.AppendUnit(nil, b))
+			if got := promptunit.SameMessage(a, b); got != same {
 				t.Errorf("%d vs %d: sameMessage %v, serialization equal %v", i, j, got, same)
 			}
 		}

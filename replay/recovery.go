@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -109,7 +110,7 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		}
 	}
 	rec.Added = tokens.CountMessage(e.opts.Counter, &msg)
-	rec.Output = rec.Added - tokens.MessageOverhead
+	rec.Output = rec.Added - promptunit.MessageOverhead
 	for i, text := range results {
 		m := harness.Message{Role: harness.RoleTool, ToolCallID: msg.ToolCalls[i].ID, Parts: []harness.Part{harness.TextPart(text)}}
 		rec.Added += tokens.CountMessage(e.opts.Counter, &m)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -150,7 +151,7 @@ func TestReplayKeepToolsOnFinal(t *testing.T) {
 	if !d.Final || d.Tools != 0 || d.Cached != 0 {
 		t.Errorf("withheld: final %v, %d tools, %d cached", d.Final, d.Tools, d.Cached)
 	}
-	if !k.Final || k.Tools != 30 || k.Cached != keep.Calls[1].Input-tokens.RequestOverhead {
+	if !k.Final || k.Tools != 30 || k.Cached != keep.Calls[1].Input-promptunit.RequestOverhead {
 		t.Errorf("kept: final %v, %d tools, %d cached of %d", k.Final, k.Tools, k.Cached, keep.Calls[1].Input)
 	}
 	if keep.Effective >= drop.Effective {

@@ -145,8 +145,8 @@ func (k *Cache) put(text string, id textID, n int, withID bool) {
 	k.cur.byContent[text] = n
 }
 
-// Stats returns how many lookups of cacheable texts hit and missed.
-func (k *Cache) Stats() (hits, misses int) {
+// stats returns how many lookups of cacheable texts hit and missed.
+func (k *Cache) stats() (hits, misses int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.hits, k.miss

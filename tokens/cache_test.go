@@ -41,7 +41,7 @@ func TestCache(t *testing.T) {
 	if calls != before {
 		t.Fatal("promoted entry lost")
 	}
-	if h, m := k.Stats(); h < 4 || m < 5 {
+	if h, m := k.stats(); h < 4 || m < 5 {
 		t.Fatalf("stats %d/%d", h, m)
 	}
 }

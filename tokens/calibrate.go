@@ -13,19 +13,6 @@ const (
 	maxFactor = 2.0
 )
 
-// CalibratorOptions configure a [Calibrator]. The zero value means
-// defaults.
-type CalibratorOptions struct {
-	// Alpha is the weight of a new observation in the exponential moving
-	// average, in (0, 1]; 0 means 0.3. The first observation of a model
-	// sets its factor outright.
-	Alpha float64
-	// MinCounted ignores observations of requests that counted fewer
-	// tokens than this, where fixed framing dominates the ratio; 0 means
-	// 64.
-	MinCounted int
-}
-
 // Calibrator learns, per model, the factor between the input tokens a
 // provider reports and the tokens counted here (reported ÷ counted),
 // smoothed as an exponential moving average and clamped to
@@ -45,25 +32,24 @@ type calibration struct {
 	n      int
 }
 
-// NewCalibrator returns a calibrator; nil options mean defaults.
-func NewCalibrator(opts *CalibratorOptions) *Calibrator {
-	c := &Calibrator{alpha: 0.3, minCounted: 64, factors: map[string]calibration{}}
-	if opts != nil {
-		if opts.Alpha > 0 && opts.Alpha <= 1 {
-			c.alpha = opts.Alpha
-		}
-		if opts.MinCounted > 0 {
-			c.minCounted = opts.MinCounted
-		}
-	}
-	return c
+// NewCalibrator returns a calibrator that weighs each new observation 0.3
+// in its moving average (the first observation of a model sets its factor
+// outright) and ignores requests that counted fewer than 64 tokens, where
+// fixed framing dominates the ratio.
+func NewCalibrator() *Calibrator { return newCalibrator(0.3, 64) }
+
+// newCalibrator returns a calibrator with alpha, the weight of a new
+// observation, and minCounted, the fewest counted tokens an observation
+// needs.
+func newCalibrator(alpha float64, minCounted int) *Calibrator {
+	return &Calibrator{alpha: alpha, minCounted: minCounted, factors: map[string]calibration{}}
 }
 
-// Observe records one request of model that counted counted tokens here
+// observe records one request of model that counted counted tokens here
 // and was reported as reported input tokens by the provider, and returns
-// the updated factor. Observations with counted below MinCounted or
+// the updated factor. Observations with counted below the minimum or
 // reported ≤ 0 (a provider that reports nothing) leave the factor as it is.
-func (c *Calibrator) Observe(model string, counted, reported int) float64 {
+func (c *Calibrator) observe(model string, counted, reported int) float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cal, ok := c.factors[model]
@@ -98,16 +84,16 @@ func (c *Calibrator) Factor(model string) float64 {
 	return 1
 }
 
-// Observations returns how many observations shaped model's factor.
-func (c *Calibrator) Observations(model string) int {
+// observations returns how many observations shaped model's factor.
+func (c *Calibrator) observations(model string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.factors[model].n
 }
 
-// Scale converts a count made here into the model's tokens: counted ×
+// scale converts a count made here into the model's tokens: counted ×
 // factor, rounded up so a budget errs on the safe side.
-func (c *Calibrator) Scale(model string, counted int) int {
+func (c *Calibrator) scale(model string, counted int) int {
 	return int(math.Ceil(float64(counted) * c.Factor(model)))
 }
 

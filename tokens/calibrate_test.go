@@ -10,30 +10,30 @@ import (
 )
 
 func TestCalibratorClampAndSmooth(t *testing.T) {
-	c := NewCalibrator(nil)
+	c := NewCalibrator()
 	if f := c.Factor("m"); f != 1 {
 		t.Fatalf("initial factor %v", f)
 	}
-	if f := c.Observe("m", 10, 100); f != 1 {
+	if f := c.observe("m", 10, 100); f != 1 {
 		t.Fatalf("observation under MinCounted changed factor: %v", f)
 	}
-	if f := c.Observe("m", 1000, 5000); f != maxFactor {
+	if f := c.observe("m", 1000, 5000); f != maxFactor {
 		t.Fatalf("factor not clamped high: %v", f)
 	}
-	if f := c.Observe("m", 1000, 0); f != maxFactor {
+	if f := c.observe("m", 1000, 0); f != maxFactor {
 		t.Fatalf("zero report changed factor: %v", f)
 	}
 	// EMA toward 1.0 with alpha 0.3: 2 + 0.3·(1−2) = 1.7.
-	if f := c.Observe("m", 1000, 1000); math.Abs(f-1.7) > 1e-9 {
+	if f := c.observe("m", 1000, 1000); math.Abs(f-1.7) > 1e-9 {
 		t.Fatalf("EMA step = %v, want 1.7", f)
 	}
-	if f := c.Observe("low", 1000, 100); f != minFactor {
+	if f := c.observe("low", 1000, 100); f != minFactor {
 		t.Fatalf("factor not clamped low: %v", f)
 	}
-	if c.Factor("other") != 1 || c.Observations("m") != 2 {
+	if c.Factor("other") != 1 || c.observations("m") != 2 {
 		t.Fatal("models not kept apart")
 	}
-	if got := c.Scale("low", 101); got != 51 {
+	if got := c.scale("low", 101); got != 51 {
 		t.Fatalf("Scale rounds up: %d", got)
 	}
 	c.Set("x", 9)
@@ -46,7 +46,7 @@ func TestCalibratorClampAndSmooth(t *testing.T) {
 // fed through the Calibrate wrapper, converges on 1.3 from a wrong start.
 func TestCalibrateConverges(t *testing.T) {
 	c := mustO200k(t)
-	cal := NewCalibrator(nil)
+	cal := NewCalibrator()
 	cal.Set("claude-x", 0.8) // a stale factor from an earlier run
 	inner := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		counted := CountRequest(c, req)
@@ -85,7 +85,7 @@ func (s streamer) GenerateStream(ctx context.Context, req *harness.Request, onTe
 
 func TestCalibrateKeepsStreaming(t *testing.T) {
 	c := mustO200k(t)
-	cal := NewCalibrator(&CalibratorOptions{MinCounted: 1})
+	cal := newCalibrator(0.3, 1)
 	inner := streamer{func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		return &harness.Response{Model: "reported-name", Usage: harness.Usage{Input: 2 * CountRequest(c, req)}}, nil
 	}}

@@ -33,7 +33,7 @@ func ExampleCountRequest() {
 // learns the factor from the usage the provider reports.
 func ExampleCalibrate() {
 	c, _ := tokens.O200k()
-	cal := tokens.NewCalibrator(nil)
+	cal := tokens.NewCalibrator()
 	provider := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		n := tokens.CountRequest(c, req)
 		return &harness.Response{Usage: harness.Usage{Input: n * 13 / 10}}, nil

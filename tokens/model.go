@@ -41,7 +41,7 @@ func (w *calibrating) observe(counted int, resp *harness.Response, err error) {
 	if name == "" {
 		name = resp.Model
 	}
-	w.cal.Observe(name, counted, resp.Usage.Input)
+	w.cal.observe(name, counted, resp.Usage.Input)
 }
 
 type calibratingStream struct {

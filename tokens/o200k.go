@@ -8,13 +8,13 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// BPE is a byte-pair-encoding counter over one tiktoken vocabulary. It is
+// bpe is a byte-pair-encoding counter over one tiktoken vocabulary. It is
 // safe for concurrent use: the vocabulary is read-only and the codec's
-// regexp2 splitter keeps a pool of runners, so one BPE can be shared by
+// regexp2 splitter keeps a pool of runners, so one bpe can be shared by
 // every goroutine of a process. Building one compiles the split regexp and,
 // the first time in a process, the vocabulary map (about 200k entries), so
 // construct it once (see [O200k]) rather than per call.
-type BPE struct {
+type bpe struct {
 	codec tokenizer.Codec
 	// delStandIn is set when the codec's splitter never matches DEL
 	// (U+007F) and so drops it from the count; see [standIn].
@@ -35,7 +35,7 @@ const standIn = "\x02"
 
 // newBPE returns a counter for a tiktoken encoding, for example
 // tokenizer.O200kBase or tokenizer.Cl100kBase.
-func newBPE(enc tokenizer.Encoding) (*BPE, error) {
+func newBPE(enc tokenizer.Encoding) (*bpe, error) {
 	c, err := tokenizer.Get(enc)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: encoding %q: %w", enc, err)
@@ -44,7 +44,7 @@ func newBPE(enc tokenizer.Encoding) (*BPE, error) {
 	// does by default; the mode is set before the codec is shared, so no
 	// goroutine ever sees it change.
 	c.SetErrorMode(tokenizer.ErrorModeReplace)
-	b := &BPE{codec: c}
+	b := &bpe{codec: c}
 	if n, err := c.Count("\x7f"); err == nil && n == 0 {
 		b.delStandIn = true
 	}
@@ -53,20 +53,25 @@ func newBPE(enc tokenizer.Encoding) (*BPE, error) {
 
 var (
 	o200kOnce sync.Once
-	o200k     *BPE
+	o200k     *bpe
 	o200kErr  error
 )
 
 // O200k returns the process-wide o200k_base counter (the encoding of
 // gpt-4o, gpt-4.1, gpt-5 and the o-series), building it on first use. The
-// counter is immutable once built, so sharing it is safe.
-func O200k() (*BPE, error) {
+// counter is immutable once built and safe for concurrent use, so sharing
+// it is safe. Building it compiles the split regexp and the vocabulary map
+// (about 200k entries), so it is done once per process.
+func O200k() (Counter, error) {
 	o200kOnce.Do(func() { o200k, o200kErr = newBPE(tokenizer.O200kBase) })
-	return o200k, o200kErr
+	if o200kErr != nil {
+		return nil, o200kErr
+	}
+	return o200k, nil
 }
 
-// Name is the encoding's name, such as "o200k_base".
-func (b *BPE) Name() string { return b.codec.GetName() }
+// name is the encoding's name, such as "o200k_base".
+func (b *bpe) name() string { return b.codec.GetName() }
 
 // Count returns the number of BPE tokens of text. Special-token text such
 // as "<|endoftext|>" is counted as ordinary text, as it would be when sent
@@ -95,13 +100,13 @@ func (b *BPE) Name() string { return b.codec.GetName() }
 // that chunk as its byte length, a strict upper bound (every BPE token
 // covers at least one byte), so a budget computed from it errs on the
 // safe side.
-func (b *BPE) Count(text string) int { return b.countChunked(text, chunkBytes) }
+func (b *bpe) Count(text string) int { return b.countChunked(text, chunkBytes) }
 
-// chunkBytes is the size from which [BPE.Count] looks for a place to cut
+// chunkBytes is the size from which [bpe.Count] looks for a place to cut
 // a long text.
 const chunkBytes = 1024
 
-func (b *BPE) countChunked(text string, size int) int {
+func (b *bpe) countChunked(text string, size int) int {
 	n := 0
 	for len(text) > 0 {
 		cut := len(text)
@@ -129,7 +134,7 @@ func chunkEnd(s string, from int) int {
 	return len(s)
 }
 
-func (b *BPE) countChunk(text string) int {
+func (b *bpe) countChunk(text string) int {
 	if b.delStandIn && strings.IndexByte(text, 0x7f) >= 0 {
 		text = strings.ReplaceAll(text, "\x7f", standIn)
 	}

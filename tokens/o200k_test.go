@@ -9,13 +9,13 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-func mustO200k(t testing.TB) *BPE {
+func mustO200k(t testing.TB) *bpe {
 	t.Helper()
 	c, err := O200k()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c.(*bpe)
 }
 
 // The expected counts were computed independently with the gpt-tokenizer
@@ -43,8 +43,8 @@ func TestO200kKnownCounts(t *testing.T) {
 			t.Errorf("Count(%.40q) = %d, want %d", tc.text, got, tc.want)
 		}
 	}
-	if c.Name() != "o200k_base" {
-		t.Errorf("Name = %q", c.Name())
+	if c.name() != "o200k_base" {
+		t.Errorf("Name = %q", c.name())
 	}
 }
 

@@ -4,40 +4,34 @@ import (
 	"encoding/json"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/provider/catalog"
 )
 
-// Fixed overheads of the chat wire formats, in tokens. Providers wrap each
-// message in framing tokens the text does not contain; these figures are
-// those of OpenAI's chat format (3 framing tokens per message plus one for
-// the role, 3 to prime the reply) and are close for the others. What they
-// miss for a given provider the [Calibrator] learns.
+// Fixed overheads of the chat wire formats, in tokens, beside those of
+// promptunit (MessageOverhead, RequestOverhead).
 const (
-	// MessageOverhead is added once per message: framing and role.
-	MessageOverhead = 4
 	// toolCallOverhead is added per tool call of an assistant message, for
 	// the call's framing beside its id, name and arguments.
 	toolCallOverhead = 3
 	// toolOverhead is added per tool schema offered, beside the tokens of
 	// the schema's JSON.
 	toolOverhead = 3
-	// RequestOverhead is added once per request: the tokens that prime
-	// the assistant's reply.
-	RequestOverhead = 3
 )
 
 // CountRequest counts the input tokens of req: every message (text parts,
 // JSON parts, images, tool calls and call ids, each with its overhead) and
-// every tool schema offered, plus [RequestOverhead]. req.System is counted
+// every tool schema offered, plus the request's fixed overhead (the tokens
+// that prime the reply). req.System is counted
 // only when it is not already the first message (BuildView puts it there).
 // A nil req counts 0.
 func CountRequest(c Counter, req *harness.Request) int {
 	if req == nil {
 		return 0
 	}
-	n := RequestOverhead
+	n := promptunit.RequestOverhead
 	if req.System != "" && !(len(req.Messages) > 0 && req.Messages[0].Role == harness.RoleSystem) {
-		n += MessageOverhead + c.Count(req.System)
+		n += promptunit.MessageOverhead + c.Count(req.System)
 	}
 	for i := range req.Messages {
 		n += CountMessage(c, &req.Messages[i])
@@ -48,9 +42,9 @@ func CountRequest(c Counter, req *harness.Request) int {
 	return n
 }
 
-// CountMessage counts one message with its [MessageOverhead].
+// CountMessage counts one message with its fixed framing overhead.
 func CountMessage(c Counter, m *harness.Message) int {
-	n := MessageOverhead + CountParts(c, m.Parts)
+	n := promptunit.MessageOverhead + CountParts(c, m.Parts)
 	if m.ToolCallID != "" {
 		n += c.Count(m.ToolCallID)
 	}
@@ -61,7 +55,7 @@ func CountMessage(c Counter, m *harness.Message) int {
 }
 
 // CountParts counts content parts: text and JSON by their tokens, images
-// by [ImageTokens] under the rule of c ([WithImageRule]; OpenAI's when c
+// by imageTokens under the rule of c ([WithImageRule]; OpenAI's when c
 // names none).
 func CountParts(c Counter, parts []harness.Part) int {
 	n := 0
@@ -72,7 +66,7 @@ func CountParts(c Counter, parts []harness.Part) int {
 		case harness.PartJSON:
 			n += c.Count(string(p.JSON))
 		case harness.PartImage:
-			n += ImageTokens(imageRuleOf(c), p.Data)
+			n += imageTokens(imageRuleOf(c), p.Data)
 		}
 	}
 	return n
@@ -88,11 +82,11 @@ func CountTool(c Counter, spec harness.ToolSpec) int {
 	return toolOverhead + c.Count(string(b))
 }
 
-// ImageTokens is what an image costs under rule, by its pixel size read
+// imageTokens is what an image costs under rule, by its pixel size read
 // from its header (PNG, JPEG, GIF, WebP: [catalog.ImageSize]), never by
 // its bytes; an image whose header cannot be read is priced as a
 // 1024×1024 one.
-func ImageTokens(rule catalog.ImageRule, data []byte) int {
+func imageTokens(rule catalog.ImageRule, data []byte) int {
 	w, h, _ := catalog.ImageSize(data)
 	return catalog.ImageTokens(rule, w, h)
 }

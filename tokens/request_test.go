@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/provider/catalog"
 )
 
@@ -24,11 +25,11 @@ func TestCountRequest(t *testing.T) {
 		Tools: []harness.ToolSpec{{Name: "read", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 	}
 	spec, _ := json.Marshal(req.Tools[0])
-	want := RequestOverhead +
-		MessageOverhead + 2 + // system (req.System not counted twice)
-		MessageOverhead + 4 +
-		MessageOverhead + toolCallOverhead + c.Count("c1") + c.Count("read") + 13 +
-		MessageOverhead + c.Count("c1") + 2 +
+	want := promptunit.RequestOverhead +
+		promptunit.MessageOverhead + 2 + // system (req.System not counted twice)
+		promptunit.MessageOverhead + 4 +
+		promptunit.MessageOverhead + toolCallOverhead + c.Count("c1") + c.Count("read") + 13 +
+		promptunit.MessageOverhead + c.Count("c1") + 2 +
 		toolOverhead + c.Count(string(spec))
 	if got := CountRequest(c, req); got != want {
 		t.Fatalf("CountRequest = %d, want %d", got, want)
@@ -36,7 +37,7 @@ func TestCountRequest(t *testing.T) {
 
 	// A system prompt that is not among the messages is counted on its own.
 	req2 := &harness.Request{System: "hello world"}
-	if got, want := CountRequest(c, req2), RequestOverhead+MessageOverhead+2; got != want {
+	if got, want := CountRequest(c, req2), promptunit.RequestOverhead+promptunit.MessageOverhead+2; got != want {
 		t.Fatalf("system only = %d, want %d", got, want)
 	}
 	if CountRequest(c, nil) != 0 {
@@ -64,12 +65,12 @@ func TestImageTokens(t *testing.T) {
 		{catalog.ImageAnthropic, 1000, 1000, 1334},
 		{catalog.ImageGemini, 1000, 1000, 258 * 4},
 	} {
-		got := ImageTokens(tc.rule, mk(tc.w, tc.h))
+		got := imageTokens(tc.rule, mk(tc.w, tc.h))
 		if got != tc.want {
 			t.Errorf("%s %dx%d: %d, want %d", tc.rule, tc.w, tc.h, got, tc.want)
 		}
 	}
-	if got := ImageTokens(catalog.ImageOpenAI, []byte("not an image")); got != 765 {
+	if got := imageTokens(catalog.ImageOpenAI, []byte("not an image")); got != 765 {
 		t.Errorf("undecodable image counted %d, want 765 (1024×1024)", got)
 	}
 	// The rule travels with the counter; the bytes of the image never count.

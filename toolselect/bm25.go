@@ -17,11 +17,11 @@ type Ranker interface {
 	Rank(ctx context.Context, query string, tools []harness.ToolSpec) ([]float64, error)
 }
 
-// RankerFunc adapts a function to the Ranker interface.
-type RankerFunc func(ctx context.Context, query string, tools []harness.ToolSpec) ([]float64, error)
+// rankerFunc adapts a function to the Ranker interface.
+type rankerFunc func(ctx context.Context, query string, tools []harness.ToolSpec) ([]float64, error)
 
 // Rank calls f.
-func (f RankerFunc) Rank(ctx context.Context, query string, tools []harness.ToolSpec) ([]float64, error) {
+func (f rankerFunc) Rank(ctx context.Context, query string, tools []harness.ToolSpec) ([]float64, error) {
 	return f(ctx, query, tools)
 }
 
@@ -59,7 +59,7 @@ func (r *BM25) Rank(ctx context.Context, query string, tools []harness.ToolSpec)
 		return nil, err
 	}
 	idx := r.indexFor(tools)
-	terms := Tokenize(query)
+	terms := tokenize(query)
 	q := map[string]float64{}
 	if r.NoSynonyms {
 		for _, t := range terms {
@@ -123,9 +123,9 @@ func (r *BM25) indexFor(tools []harness.ToolSpec) *bm25Index {
 				n += times
 			}
 		}
-		add(Tokenize(t.Name), nameWeight)
-		add(Tokenize(t.Description), 1)
-		add(Tokenize(schemaText(t.InputSchema)), 1)
+		add(tokenize(t.Name), nameWeight)
+		add(tokenize(t.Description), 1)
+		add(tokenize(schemaText(t.InputSchema)), 1)
 		for term := range doc {
 			idx.df[term]++
 		}

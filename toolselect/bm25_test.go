@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 func TestBM25ParametersAndReindex(t *testing.T) {
@@ -16,7 +15,7 @@ func TestBM25ParametersAndReindex(t *testing.T) {
 		{Name: "send_email", Description: "Send an email."},
 		{Name: "get_weather", Description: "Weather for a city.", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"city name, such as Lisbon"}}}`)},
 	}
-	r := &toolselect.BM25{}
+	r := &BM25{}
 	ctx := context.Background()
 	// Enum values and parameter descriptions are searched.
 	s, _ := r.Rank(ctx, "which bills are overdue", specs)
@@ -63,7 +62,7 @@ func FuzzBM25Schema(f *testing.F) {
 	f.Add(`[]`, "list")
 	f.Fuzz(func(t *testing.T, schema, query string) {
 		specs := []harness.ToolSpec{{Name: "t1", Description: "first", InputSchema: json.RawMessage(schema)}, {Name: "t2"}}
-		s, err := (&toolselect.BM25{}).Rank(context.Background(), query, specs)
+		s, err := (&BM25{}).Rank(context.Background(), query, specs)
 		if err != nil || len(s) != 2 {
 			t.Fatalf("%v %v", s, err)
 		}

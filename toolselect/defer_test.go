@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 func TestStub(t *testing.T) {
@@ -28,7 +27,7 @@ func TestStub(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			spec := harness.ToolSpec{Name: "t", Description: c.desc, InputSchema: json.RawMessage(c.schema), Risk: harness.ReadOnly}
-			got := toolselect.Stub(spec)
+			got := Stub(spec)
 			if got.Name != "t" || got.Risk != harness.ReadOnly {
 				t.Errorf("name %q risk %v: the stub must keep the tool's name and risk", got.Name, got.Risk)
 			}
@@ -38,7 +37,7 @@ func TestStub(t *testing.T) {
 			if string(got.InputSchema) != c.want {
 				t.Errorf("schema %s, want %s", got.InputSchema, c.want)
 			}
-			if again := toolselect.Stub(spec); !reflect.DeepEqual(again, got) {
+			if again := Stub(spec); !reflect.DeepEqual(again, got) {
 				t.Errorf("a second stub differs: %+v vs %+v", again, got)
 			}
 		})
@@ -54,7 +53,7 @@ func FuzzStub(f *testing.F) {
 	f.Add(strings.Repeat("é", 300), `[]`)
 	f.Add("", `{"properties":{"\u0000":{"type":"string"}}}`)
 	f.Fuzz(func(t *testing.T, desc, schema string) {
-		got := toolselect.Stub(harness.ToolSpec{Name: "t", Description: desc, InputSchema: json.RawMessage(schema)})
+		got := Stub(harness.ToolSpec{Name: "t", Description: desc, InputSchema: json.RawMessage(schema)})
 		if !json.Valid(got.InputSchema) {
 			t.Fatalf("stub schema %q is not JSON", got.InputSchema)
 		}
@@ -78,7 +77,7 @@ func TestDeferKeepsTheList(t *testing.T) {
 		"Refund the last invoice of customer 4411",
 		"Schedule a meeting with the design team next Tuesday",
 	}
-	sel := &toolselect.Selector{Defer: true}
+	sel := &Selector{Defer: true}
 	var ev events
 	conv := harness.NewConversation("c")
 	var first []byte
@@ -98,12 +97,12 @@ func TestDeferKeepsTheList(t *testing.T) {
 				t.Fatalf("turn %d: tool %d is %s, want %s (the original order)", i+1, j, g.Name, specs[j].Name)
 			case reflect.DeepEqual(g, specs[j]):
 				whole++
-			case !reflect.DeepEqual(g, toolselect.Stub(specs[j])):
+			case !reflect.DeepEqual(g, Stub(specs[j])):
 				t.Fatalf("turn %d: %s is neither whole nor its stub", i+1, g.Name)
 			}
 		}
-		if whole != toolselect.DefaultTopK {
-			t.Errorf("turn %d: %d tools whole, want the first turn's %d", i+1, whole, toolselect.DefaultTopK)
+		if whole != DefaultTopK {
+			t.Errorf("turn %d: %d tools whole, want the first turn's %d", i+1, whole, DefaultTopK)
 		}
 		b, _ := json.Marshal(got)
 		if first == nil {
@@ -113,26 +112,26 @@ func TestDeferKeepsTheList(t *testing.T) {
 		}
 		e := ev.last(t)
 		want := map[bool]string{true: "ranked", false: "deferred"}[i == 0]
-		if e.Data["mode"] != want || e.Data["deferred"] != len(specs)-toolselect.DefaultTopK {
-			t.Errorf("turn %d: event data %v, want mode %s and %d deferred", i+1, e.Data, want, len(specs)-toolselect.DefaultTopK)
+		if e.Data["mode"] != want || e.Data["deferred"] != len(specs)-DefaultTopK {
+			t.Errorf("turn %d: event data %v, want mode %s and %d deferred", i+1, e.Data, want, len(specs)-DefaultTopK)
 		}
-		if i == 0 && !strings.Contains(e.Detail, fmt.Sprintf("%d as stubs", len(specs)-toolselect.DefaultTopK)) {
+		if i == 0 && !strings.Contains(e.Detail, fmt.Sprintf("%d as stubs", len(specs)-DefaultTopK)) {
 			t.Errorf("event %q does not say how many tools are stubs", e.Detail)
 		}
 	}
-	all, stubbed := toolselect.Measure(specs), toolselect.Measure(mustSelect(t, sel, conv, specs))
+	all, stubbed := Measure(specs), Measure(mustSelect(t, sel, conv, specs))
 	if stubbed.Bytes >= all.Bytes {
 		t.Errorf("the deferred list is %d of %d schema bytes: stubs must be shorter than the schemas", stubbed.Bytes, all.Bytes)
 	}
 	for _, s := range specs {
-		if st := toolselect.Stub(s); harness.SchemaBytes(st) > harness.SchemaBytes(s) {
+		if st := Stub(s); harness.SchemaBytes(st) > harness.SchemaBytes(s) {
 			t.Errorf("%s: stub of %d bytes, the tool %d", s.Name, harness.SchemaBytes(st), harness.SchemaBytes(s))
 		}
 	}
 	t.Logf("deferred list: %d of %d schema bytes", stubbed.Bytes, all.Bytes)
 }
 
-func mustSelect(t *testing.T, s *toolselect.Selector, conv *harness.Conversation, specs []harness.ToolSpec) []harness.ToolSpec {
+func mustSelect(t *testing.T, s *Selector, conv *harness.Conversation, specs []harness.ToolSpec) []harness.ToolSpec {
 	t.Helper()
 	got, err := s.Select(t.Context(), conv, conv.Turns[len(conv.Turns)-1].Input, specs)
 	if err != nil {

@@ -85,7 +85,7 @@ func (e *Embedder) toolVectors(ctx context.Context, tools []harness.ToolSpec) ([
 	e.mu.Unlock()
 	texts := make([]string, len(tools))
 	for i, t := range tools {
-		texts[i] = ToolText(t)
+		texts[i] = toolText(t)
 	}
 	batch := e.BatchSize
 	if batch <= 0 {
@@ -105,8 +105,8 @@ func (e *Embedder) toolVectors(ctx context.Context, tools []harness.ToolSpec) ([
 	return vecs, nil
 }
 
-// ToolText is the text an Embedder embeds for a tool.
-func ToolText(t harness.ToolSpec) string {
+// toolText is the text an Embedder embeds for a tool.
+func toolText(t harness.ToolSpec) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(splitWords(t.Name), " "))
 	if t.Description != "" {

@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"unicode"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 // embeddingServer is a loopback server speaking the OpenAI embeddings wire
@@ -111,7 +110,7 @@ func (s *embeddingServer) counts() (int, int) {
 
 func TestEmbedderRanksAndCaches(t *testing.T) {
 	srv := newEmbeddingServer(t)
-	e := &toolselect.Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}
+	e := &Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}
 	specs := loadSpecs(t)
 	ctx := context.Background()
 
@@ -153,7 +152,7 @@ func TestEmbedderRanksAndCaches(t *testing.T) {
 // ranking table; it measures the plumbing, not a real embedding model.
 func TestEmbedderRecall(t *testing.T) {
 	srv := newEmbeddingServer(t)
-	e := &toolselect.Embedder{BaseURL: srv.URL + "/v1/", Model: "test-embed", APIKey: "sk-test"}
+	e := &Embedder{BaseURL: srv.URL + "/v1/", Model: "test-embed", APIKey: "sk-test"}
 	specs := loadSpecs(t)
 	r20, _ := recallAt(t, e, specs, loadCases(t, "ranking_cases.json"), 20)
 	t.Logf("hashed bag-of-words embeddings: recall@20 = %.3f", r20)
@@ -167,22 +166,22 @@ func TestEmbedderErrors(t *testing.T) {
 	specs := loadSpecs(t)[:5]
 	ctx := context.Background()
 
-	_, err := (&toolselect.Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "wrong"}).Rank(ctx, "x", specs)
+	_, err := (&Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "wrong"}).Rank(ctx, "x", specs)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401: Incorrect API key provided") {
 		t.Errorf("401: %v", err)
 	}
-	_, err = (&toolselect.Embedder{BaseURL: srv.URL + "/nope", Model: "test-embed", APIKey: "sk-test"}).Rank(ctx, "x", specs)
+	_, err = (&Embedder{BaseURL: srv.URL + "/nope", Model: "test-embed", APIKey: "sk-test"}).Rank(ctx, "x", specs)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("404: %v", err)
 	}
-	if _, err = (&toolselect.Embedder{}).Rank(ctx, "x", specs); err == nil {
+	if _, err = (&Embedder{}).Rank(ctx, "x", specs); err == nil {
 		t.Error("no URL: no error")
 	}
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"data":[{"index":0,"embedding":[1,0]},{"index":0,"embedding":[0,1]}]}`))
 	}))
 	defer bad.Close()
-	if _, err = (&toolselect.Embedder{BaseURL: bad.URL, Model: "m"}).Rank(ctx, "x", specs[:2]); err == nil || !strings.Contains(err.Error(), "repeated index") {
+	if _, err = (&Embedder{BaseURL: bad.URL, Model: "m"}).Rank(ctx, "x", specs[:2]); err == nil || !strings.Contains(err.Error(), "repeated index") {
 		t.Errorf("repeated index: %v", err)
 	}
 }
@@ -211,7 +210,7 @@ func TestSelectorWithEmbedderFallsBack(t *testing.T) {
 			srv.delay, srv.status = tc.delay, tc.status
 			srv.mu.Unlock()
 			var ev events
-			sel := &toolselect.Selector{Ranker: &toolselect.Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}, Timeout: tc.timeout}
+			sel := &Selector{Ranker: &Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}, Timeout: tc.timeout}
 			got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "Close issue 4512", specs)
 			if err != nil || len(got) != len(specs) {
 				t.Fatalf("%d tools, %v", len(got), err)
@@ -224,7 +223,7 @@ func TestSelectorWithEmbedderFallsBack(t *testing.T) {
 	srv.mu.Lock()
 	srv.delay, srv.status = 0, 0
 	srv.mu.Unlock()
-	sel := &toolselect.Selector{Ranker: &toolselect.Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}, Timeout: hangBound}
+	sel := &Selector{Ranker: &Embedder{BaseURL: srv.URL + "/v1", Model: "test-embed", APIKey: "sk-test"}, Timeout: hangBound}
 	got, _ := sel.Select(context.Background(), nil, "Close issue 4512 as fixed", specs)
 	if len(got) != 20 || !has(got, "close_issue") {
 		t.Errorf("%v", names(got))
@@ -234,7 +233,7 @@ func TestSelectorWithEmbedderFallsBack(t *testing.T) {
 func TestToolText(t *testing.T) {
 	spec := harness.ToolSpec{Name: "getCurrentUser", Description: "Who is signed in.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{"description":"second"},"a":{"type":"string"}}}`)}
-	if got := toolselect.ToolText(spec); got != "get Current User: Who is signed in. Parameters: a b second" {
+	if got := toolText(spec); got != "get Current User: Who is signed in. Parameters: a b second" {
 		t.Errorf("%q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"encoding/json"

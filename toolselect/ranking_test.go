@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 // recallAt returns the mean, over cases, of the share of a case's expected
 // tools found in the ranker's top k, and the cases that missed.
-func recallAt(t *testing.T, r toolselect.Ranker, specs []harness.ToolSpec, cases []rankingCase, k int) (float64, []string) {
+func recallAt(t *testing.T, r Ranker, specs []harness.ToolSpec, cases []rankingCase, k int) (float64, []string) {
 	t.Helper()
 	var sum float64
 	var misses []string
@@ -66,8 +65,8 @@ func TestRankingQuality(t *testing.T) {
 		}
 		for _, r := range []struct {
 			name   string
-			ranker *toolselect.BM25
-		}{{"BM25", &toolselect.BM25{}}, {"BM25 without synonyms", &toolselect.BM25{NoSynonyms: true}}} {
+			ranker *BM25
+		}{{"BM25", &BM25{}}, {"BM25 without synonyms", &BM25{NoSynonyms: true}}} {
 			r5, miss5 := recallAt(t, r.ranker, specs, cases, 5)
 			r20, miss20 := recallAt(t, r.ranker, specs, cases, 20)
 			t.Logf("%s, %s (%d requests × %d tools): recall@5 = %.3f, recall@20 = %.3f", r.name, tc.file, len(cases), len(specs), r5, r20)

@@ -25,8 +25,8 @@ const (
 // user" needs to know who that is.
 func defaultIdentity() []string { return []string{"me", "get_current_user", "whoami"} }
 
-// PolicyName names the selector in events.
-const PolicyName = "toolselect"
+// policyName names the selector in events.
+const policyName = "toolselect"
 
 // Selector chooses the tools of each turn. It implements
 // [harness.Selector]. The zero value uses the defaults; it is safe for
@@ -141,7 +141,7 @@ func (s *Selector) Select(ctx context.Context, conv *harness.Conversation, input
 		threshold = DefaultThreshold
 	}
 	emit := func(kind harness.EventKind, detail string, data map[string]any) {
-		e := harness.Event{Kind: kind, Policy: PolicyName, Detail: detail, Data: data}
+		e := harness.Event{Kind: kind, Policy: policyName, Detail: detail, Data: data}
 		if conv != nil {
 			e.Conversation, e.Turn = conv.ID, len(conv.Turns)
 		}

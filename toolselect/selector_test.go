@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 // events collects the events Select emits.
@@ -66,7 +65,7 @@ func manyTools(n int) []harness.ToolSpec {
 func TestUnderThresholdOffersAll(t *testing.T) {
 	var ev events
 	specs := manyTools(24)
-	sel := &toolselect.Selector{}
+	sel := &Selector{}
 	got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "anything", specs)
 	if err != nil || len(got) != 24 {
 		t.Fatalf("%d tools, %v", len(got), err)
@@ -83,7 +82,7 @@ func TestUnderThresholdOffersAll(t *testing.T) {
 
 func TestSelectionKeepsOrderAndIsDeterministic(t *testing.T) {
 	specs := loadSpecs(t)
-	sel := &toolselect.Selector{}
+	sel := &Selector{}
 	var first []string
 	for i := range 3 {
 		got, err := sel.Select(context.Background(), nil, "Close issue 4512 as fixed", specs)
@@ -139,7 +138,7 @@ func TestMustKeep(t *testing.T) {
 		"list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams", "list_teams")
 	var ev events
 	// Afresh (NoSticky): a kept or settled list would be the earlier turn's.
-	sel := &toolselect.Selector{Pinned: []string{"audit_*"}, NoSticky: true}
+	sel := &Selector{Pinned: []string{"audit_*"}, NoSticky: true}
 	got, err := sel.Select(ev.ctx(), conv, "Close issue 4512 as fixed", specs)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +163,7 @@ func TestMustKeep(t *testing.T) {
 	}
 
 	// More must-keep tools than TopK: all of them, nothing ranked.
-	sel = &toolselect.Selector{TopK: 3, Pinned: []string{"list_*"}}
+	sel = &Selector{TopK: 3, Pinned: []string{"list_*"}}
 	got, _ = sel.Select(context.Background(), nil, "close the bug", specs)
 	n := 0
 	for _, s := range specs {
@@ -176,7 +175,7 @@ func TestMustKeep(t *testing.T) {
 		t.Errorf("%d tools for %d must-keep", len(got), n+3)
 	}
 	// Identity turned off.
-	sel = &toolselect.Selector{Identity: []string{}, TopK: 1}
+	sel = &Selector{Identity: []string{}, TopK: 1}
 	got, _ = sel.Select(context.Background(), nil, "close the bug", specs)
 	if has(got, "me") || len(got) != 1 {
 		t.Errorf("identity off: %v", names(got))
@@ -195,33 +194,33 @@ func TestFallbackToAllTools(t *testing.T) {
 	defer close(release)
 	for _, tc := range []struct {
 		name    string
-		ranker  toolselect.Ranker
+		ranker  Ranker
 		timeout time.Duration
 		want    string
 	}{
-		{"error", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+		{"error", rankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			return nil, errors.New("index unavailable")
 		}), hangBound, "index unavailable"},
-		{"ignores ctx past the timeout", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+		{"ignores ctx past the timeout", rankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			<-release
 			return make([]float64, 84), nil
 		}), 100 * time.Millisecond, "timed out after 100ms"},
-		{"wrong length", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+		{"wrong length", rankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			return []float64{1}, nil
 		}), hangBound, "1 scores for 84 tools"},
-		{"panic", toolselect.RankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
+		{"panic", rankerFunc(func(context.Context, string, []harness.ToolSpec) ([]float64, error) {
 			panic("bad ranker")
 		}), hangBound, "panicked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ev events
-			sel := &toolselect.Selector{Ranker: tc.ranker, Timeout: tc.timeout}
+			sel := &Selector{Ranker: tc.ranker, Timeout: tc.timeout}
 			got, err := sel.Select(ev.ctx(), harness.NewConversation("c"), "close the bug", specs)
 			if err != nil || len(got) != len(specs) {
 				t.Fatalf("%d tools, %v", len(got), err)
 			}
 			e := ev.last(t)
-			if e.Kind != harness.EventWarning || e.Policy != toolselect.PolicyName || !strings.Contains(e.Detail, tc.want) || e.Data["mode"] != "fallback" {
+			if e.Kind != harness.EventWarning || e.Policy != policyName || !strings.Contains(e.Detail, tc.want) || e.Data["mode"] != "fallback" {
 				t.Errorf("event %+v", e)
 			}
 		})
@@ -230,7 +229,7 @@ func TestFallbackToAllTools(t *testing.T) {
 
 func TestMeasure(t *testing.T) {
 	specs := loadSpecs(t)
-	m := toolselect.Measure(specs)
+	m := Measure(specs)
 	sum := 0
 	for _, s := range specs {
 		sum += harness.SchemaBytes(s)
@@ -251,18 +250,18 @@ func TestOffSwitches(t *testing.T) {
 	conv := conversationCalling("get_subscription")
 	cases := []struct {
 		name    string
-		sel     *toolselect.Selector
+		sel     *Selector
 		tools   []harness.ToolSpec
 		want    int    // tools offered
 		keeps   bool   // get_subscription (called recently, not relevant) offered
 		wantErr string // an error from Select
 	}{
-		{"defaults: few tools offered whole", &toolselect.Selector{}, manyTools(10), 10, false, ""},
-		{"AlwaysRank ranks few tools", &toolselect.Selector{AlwaysRank: true, TopK: 4, Identity: []string{}}, manyTools(10), 4, false, ""},
-		{"defaults keep a recent tool", &toolselect.Selector{TopK: 4, NoSticky: true}, specs, 4, true, ""},
-		{"NoRecentTools keeps none", &toolselect.Selector{TopK: 4, NoRecentTools: true, NoSticky: true}, specs, 4, false, ""},
-		{"negative Threshold", &toolselect.Selector{Threshold: -1}, specs, 0, false, "Threshold -1 is negative: 0 is the default (24), AlwaysRank"},
-		{"negative RecentToolMessages", &toolselect.Selector{RecentToolMessages: -1}, specs, 0, false, "RecentToolMessages -1 is negative: 0 is the default (12), NoRecentTools"},
+		{"defaults: few tools offered whole", &Selector{}, manyTools(10), 10, false, ""},
+		{"AlwaysRank ranks few tools", &Selector{AlwaysRank: true, TopK: 4, Identity: []string{}}, manyTools(10), 4, false, ""},
+		{"defaults keep a recent tool", &Selector{TopK: 4, NoSticky: true}, specs, 4, true, ""},
+		{"NoRecentTools keeps none", &Selector{TopK: 4, NoRecentTools: true, NoSticky: true}, specs, 4, false, ""},
+		{"negative Threshold", &Selector{Threshold: -1}, specs, 0, false, "Threshold -1 is negative: 0 is the default (24), AlwaysRank"},
+		{"negative RecentToolMessages", &Selector{RecentToolMessages: -1}, specs, 0, false, "RecentToolMessages -1 is negative: 0 is the default (12), NoRecentTools"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -297,7 +296,7 @@ func TestLiteral(t *testing.T) {
 		{`back\slash`, "backslash"},
 		{"mcp__everything__get-sum", "mcp__everything__get-sums"},
 	} {
-		p := toolselect.Literal(tc.name)
+		p := Literal(tc.name)
 		if ok, _ := path.Match(p, tc.name); !ok {
 			t.Errorf("Literal(%q) = %q does not match its own name", tc.name, p)
 		}

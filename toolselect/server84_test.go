@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/mcptool"
-	"github.com/agentharness/harness/toolselect"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -131,7 +130,7 @@ func TestGenerated84ToolServer(t *testing.T) {
 	}
 	// Selected afresh each turn (NoSticky) the lists follow the subject;
 	// the default keeps or settles them (checked at the end).
-	with := runScript(t, tools, &toolselect.Selector{NoSticky: true}, inputs, script)
+	with := runScript(t, tools, &Selector{NoSticky: true}, inputs, script)
 	without := runScript(t, tools, nil, inputs, script)
 	if len(with.missing) > 0 {
 		t.Fatalf("the script needed tools that were not offered: %v", with.missing)
@@ -185,7 +184,7 @@ func TestGenerated84ToolServer(t *testing.T) {
 	// The default: turn 1 selects; turn 2's comments are not among turn
 	// 1's best, so from turn 2 on every tool is offered: the list changes
 	// once, not at every turn, and no needed tool is missing.
-	sticky := runScript(t, tools, &toolselect.Selector{}, inputs, script)
+	sticky := runScript(t, tools, &Selector{}, inputs, script)
 	if len(sticky.missing) > 0 {
 		t.Fatalf("sticky: the script needed tools that were not offered: %v", sticky.missing)
 	}

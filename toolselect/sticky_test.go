@@ -1,4 +1,4 @@
-package toolselect_test
+package toolselect
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/toolselect"
 )
 
 // stickyRun plays convs conversations of turns requests each, drawn from
@@ -19,7 +18,7 @@ import (
 // expected tools offered, the number of later turns (after each
 // conversation's first) and of those whose list differed from the turn
 // before, and the mean number of tools offered.
-func stickyRun(t *testing.T, sel *toolselect.Selector, specs []harness.ToolSpec, cases []rankingCase, convs, turns int) (recall float64, later, changes int, offered float64) {
+func stickyRun(t *testing.T, sel *Selector, specs []harness.ToolSpec, cases []rankingCase, convs, turns int) (recall float64, later, changes int, offered float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 11))
 	found, wanted, sum := 0, 0, 0
@@ -68,8 +67,8 @@ func TestStickyAcrossTurns(t *testing.T) {
 	const convs, turns = 40, 8
 	for _, file := range []string{"ranking_cases.json", "ranking_heldout.json"} {
 		cases := loadCases(t, file)
-		fr, later, fch, fo := stickyRun(t, &toolselect.Selector{NoSticky: true}, specs, cases, convs, turns)
-		sr, _, sch, so := stickyRun(t, &toolselect.Selector{}, specs, cases, convs, turns)
+		fr, later, fch, fo := stickyRun(t, &Selector{NoSticky: true}, specs, cases, convs, turns)
+		sr, _, sch, so := stickyRun(t, &Selector{}, specs, cases, convs, turns)
 		t.Logf("%s, %d conversations × %d turns: afresh recall %.3f, %d of %d later turns change the list, %.1f tools offered; sticky recall %.3f, %d changes, %.1f tools",
 			file, convs, turns, fr, fch, later, fo, sr, sch, so)
 		if sr < fr {
@@ -96,7 +95,7 @@ func TestStickyKeepsAndSettles(t *testing.T) {
 		"Refund the last invoice of customer 4411",
 		"Thanks. Anything else on the blog?",
 	}
-	run := func(sel *toolselect.Selector) (lists [][]string, modes []string) {
+	run := func(sel *Selector) (lists [][]string, modes []string) {
 		var ev events
 		conv := harness.NewConversation("c")
 		for i, in := range inputs {
@@ -110,9 +109,9 @@ func TestStickyKeepsAndSettles(t *testing.T) {
 		}
 		return lists, modes
 	}
-	lists, modes := run(&toolselect.Selector{})
-	if len(lists[0]) != toolselect.DefaultTopK || !slices.Equal(lists[1], lists[0]) || modes[1] != "kept" {
-		t.Errorf("turn 2 (same subject): %d tools, same as turn 1 %v, mode %s; want the first turn's %d kept", len(lists[1]), slices.Equal(lists[1], lists[0]), modes[1], toolselect.DefaultTopK)
+	lists, modes := run(&Selector{})
+	if len(lists[0]) != DefaultTopK || !slices.Equal(lists[1], lists[0]) || modes[1] != "kept" {
+		t.Errorf("turn 2 (same subject): %d tools, same as turn 1 %v, mode %s; want the first turn's %d kept", len(lists[1]), slices.Equal(lists[1], lists[0]), modes[1], DefaultTopK)
 	}
 	if len(lists[2]) != len(specs) || len(lists[3]) != len(specs) || modes[3] != "kept" {
 		t.Errorf("turns 3 and 4 offered %d and %d tools (mode %s); want all %d from the change of subject on", len(lists[2]), len(lists[3]), modes[3], len(specs))
@@ -120,10 +119,10 @@ func TestStickyKeepsAndSettles(t *testing.T) {
 	if !slices.Contains(lists[2], "list_invoices") {
 		t.Errorf("turn 3 does not offer list_invoices: %v", lists[2])
 	}
-	afresh, _ := run(&toolselect.Selector{NoSticky: true})
+	afresh, _ := run(&Selector{NoSticky: true})
 	for i, l := range afresh {
-		if len(l) != toolselect.DefaultTopK {
-			t.Errorf("NoSticky turn %d offered %d tools, want a selection of %d", i+1, len(l), toolselect.DefaultTopK)
+		if len(l) != DefaultTopK {
+			t.Errorf("NoSticky turn %d offered %d tools, want a selection of %d", i+1, len(l), DefaultTopK)
 		}
 	}
 	if slices.Equal(afresh[2], afresh[0]) {
@@ -149,7 +148,7 @@ func TestSettleStubs(t *testing.T) {
 		"Thanks. Anything else on the blog?",
 	}
 	conv, plain := harness.NewConversation("c"), harness.NewConversation("p")
-	sel := &toolselect.Selector{SettleStubs: true}
+	sel := &Selector{SettleStubs: true}
 	var ev events
 	var lists [][]harness.ToolSpec
 	for i, in := range inputs {
@@ -159,7 +158,7 @@ func TestSettleStubs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		def, err := (&toolselect.Selector{}).Select(context.Background(), plain, in, specs)
+		def, err := (&Selector{}).Select(context.Background(), plain, in, specs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +179,7 @@ func TestSettleStubs(t *testing.T) {
 		switch {
 		case reflect.DeepEqual(tl, full[tl.Name]):
 			whole[tl.Name] = true
-		case !reflect.DeepEqual(tl, toolselect.Stub(full[tl.Name])):
+		case !reflect.DeepEqual(tl, Stub(full[tl.Name])):
 			t.Errorf("turn 3 offers %s neither whole nor as its stub: %+v", tl.Name, tl)
 		}
 	}
@@ -189,7 +188,7 @@ func TestSettleStubs(t *testing.T) {
 			t.Errorf("turn 3 offers %s as a stub: want the first turn's list and the new turn's selection whole", n)
 		}
 	}
-	if len(whole) >= len(specs) || len(whole) > 2*toolselect.DefaultTopK {
+	if len(whole) >= len(specs) || len(whole) > 2*DefaultTopK {
 		t.Errorf("turn 3 offers %d of %d tools whole: want the two selections' union, the rest stubs", len(whole), len(specs))
 	}
 }
@@ -207,12 +206,12 @@ func TestSettleStubsRisk(t *testing.T) {
 	for _, s := range specs {
 		full[s.Name] = s
 	}
-	all := toolselect.Measure(specs).Bytes
+	all := Measure(specs).Bytes
 	for _, file := range []string{"ranking_cases.json", "ranking_heldout.json"} {
 		cases := loadCases(t, file)
 		for _, turns := range []int{2, 3, 4, 8} {
 			rng := rand.New(rand.NewPCG(7, 11))
-			sel := &toolselect.Selector{SettleStubs: true}
+			sel := &Selector{SettleStubs: true}
 			hits, calls, stubTurns, saved := 0, 0, 0, 0
 			for c := range 40 {
 				conv := harness.NewConversation(fmt.Sprintf("conv-%d", c))
@@ -231,7 +230,7 @@ func TestSettleStubsRisk(t *testing.T) {
 					}
 					if len(got) == len(specs) && slices.ContainsFunc(got, func(g harness.ToolSpec) bool { return stubbed[g.Name] }) {
 						stubTurns++
-						saved += all - toolselect.Measure(got).Bytes
+						saved += all - Measure(got).Bytes
 					}
 					round := &harness.Round{Index: 1}
 					for i, want := range cs.Expect {
@@ -260,12 +259,12 @@ func TestSettleStubsRisk(t *testing.T) {
 // TestStickyBadSettings: out-of-range settings are errors naming the switch.
 func TestStickyBadSettings(t *testing.T) {
 	for _, tc := range []struct {
-		sel  *toolselect.Selector
+		sel  *Selector
 		want string
 	}{
-		{&toolselect.Selector{StickyTop: -1}, "StickyTop -1 is negative"},
-		{&toolselect.Selector{StickyShare: 1.5}, "StickyShare 1.5 is outside 0–1"},
-		{&toolselect.Selector{StickyShare: -0.1}, "NoSticky selects afresh"},
+		{&Selector{StickyTop: -1}, "StickyTop -1 is negative"},
+		{&Selector{StickyShare: 1.5}, "StickyShare 1.5 is outside 0–1"},
+		{&Selector{StickyShare: -0.1}, "NoSticky selects afresh"},
 	} {
 		_, err := tc.sel.Select(context.Background(), harness.NewConversation("c"), "x", manyTools(30))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -290,13 +289,13 @@ func BenchmarkSelectLongConversation(b *testing.B) {
 	}
 	last := conv.Turns[len(conv.Turns)-1]
 	last.Rounds = nil
-	if got, err := (&toolselect.Selector{}).Select(context.Background(), conv, last.Input, specs); err != nil || len(got) != toolselect.DefaultTopK {
-		b.Fatalf("turn 200 offers %d tools (%v), want the kept selection of %d", len(got), err, toolselect.DefaultTopK)
+	if got, err := (&Selector{}).Select(context.Background(), conv, last.Input, specs); err != nil || len(got) != DefaultTopK {
+		b.Fatalf("turn 200 offers %d tools (%v), want the kept selection of %d", len(got), err, DefaultTopK)
 	}
 	for _, tc := range []struct {
 		name string
-		sel  *toolselect.Selector
-	}{{"sticky", &toolselect.Selector{}}, {"afresh", &toolselect.Selector{NoSticky: true}}} {
+		sel  *Selector
+	}{{"sticky", &Selector{}}, {"afresh", &Selector{NoSticky: true}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -9,13 +9,13 @@ import (
 // base64 blob in a description) and would only bloat the index.
 const maxTokenLen = 40
 
-// Tokenize splits text into search terms: words are split at anything but
+// tokenize splits text into search terms: words are split at anything but
 // letters and digits, at snake_case and kebab-case separators and at
 // camelCase boundaries ("getCurrentUser" → get, current, user; "HTTPServer"
 // → http, server), lowercased, stripped of common English stop words and
 // reduced to a crude stem ("issues", "issued" → "issu"), so that a request
 // and a tool description meet on the word rather than its form.
-func Tokenize(text string) []string {
+func tokenize(text string) []string {
 	var out []string
 	for _, w := range splitWords(text) {
 		w = strings.ToLower(w)

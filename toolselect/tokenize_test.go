@@ -1,11 +1,9 @@
-package toolselect_test
+package toolselect
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/agentharness/harness/toolselect"
 )
 
 func TestTokenize(t *testing.T) {
@@ -23,7 +21,7 @@ func TestTokenize(t *testing.T) {
 		{"Crème brûlée", "crèm brûlé"},
 		{"", ""},
 	} {
-		if got := strings.Join(toolselect.Tokenize(tc.in), " "); got != tc.want {
+		if got := strings.Join(tokenize(tc.in), " "); got != tc.want {
 			t.Errorf("Tokenize(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -36,8 +34,8 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		a := toolselect.Tokenize(s)
-		b := toolselect.Tokenize(s)
+		a := tokenize(s)
+		b := tokenize(s)
 		if strings.Join(a, "\x00") != strings.Join(b, "\x00") {
 			t.Fatal("not deterministic")
 		}

@@ -33,7 +33,7 @@ func TestMeasuredPeers(t *testing.T) {
 		t.Fatalf("fixture is %d bytes", len(out))
 	}
 	args, _ := json.Marshal(map[string]string{"command": "cat build.log"})
-	rec := &replay.Recording{Source: "cat", Format: replay.FormatOpenAI, ID: "cat",
+	rec := &replay.Recording{Source: "cat", Format: "openai-chat", ID: "cat",
 		Tools: []harness.ToolSpec{{Name: "bash", Description: "run a command"}},
 		Turns: []*replay.Turn{{Input: "what failed?", Calls: []*replay.Call{
 			{Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: "c1", Name: "bash", Args: args}}},
@@ -319,7 +319,7 @@ func TestOpencodePresetByTool(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"q": "x"})
-			rec := &replay.Recording{Source: "cat", Format: replay.FormatOpenAI, ID: "cat",
+			rec := &replay.Recording{Source: "cat", Format: "openai-chat", ID: "cat",
 				Tools: []harness.ToolSpec{{Name: tc.tool, Description: "a tool"}},
 				Turns: []*replay.Turn{{Input: "what failed?", Calls: []*replay.Call{
 					{Assistant: harness.Message{Role: harness.RoleAssistant, ToolCalls: []harness.ToolCall{{ID: "c1", Name: tc.tool, Args: args}}},

@@ -186,7 +186,7 @@ type replayer struct {
 	presets  []Preset
 	shown    bool
 	replayed int // presets replayed in-process (the --through row is not)
-	bpe      *tokens.BPE
+	bpe      tokens.Counter
 	through  *throughSession
 	slots    chan struct{} // one per open recording
 	// ttl is the cache's lifetime the replays are priced with

@@ -20,7 +20,7 @@ import (
 func longRun(n int) *replay.Recording {
 	bash := harness.ToolSpec{Name: "bash", Description: "Execute a bash command",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)}
-	rec := &replay.Recording{ID: fmt.Sprintf("long-%d", n), Source: "synthetic", Format: replay.FormatMiniSWE,
+	rec := &replay.Recording{ID: fmt.Sprintf("long-%d", n), Source: "synthetic", Format: "mini-swe-agent",
 		System: "You are a helpful assistant that can interact with a computer shell to solve programming tasks.",
 		Tools:  []harness.ToolSpec{bash}}
 	turn := &replay.Turn{Input: "<pr_description>Fix the failing parser on nested templates.</pr_description>"}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -87,7 +88,7 @@ func (s *scenario) step(thought string, calls ...callSpec) *replay.Call {
 		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: cs.tool, Args: json.RawMessage(cs.args)})
 		c.Results = append(c.Results, &replay.Result{CallID: id, Tool: cs.tool, Full: []harness.Part{harness.TextPart(cs.output)}, Shown: cs.output})
 	}
-	c.Usage.Output = tokens.CountMessage(s.counter, &c.Assistant) - tokens.MessageOverhead
+	c.Usage.Output = tokens.CountMessage(s.counter, &c.Assistant) - promptunit.MessageOverhead
 	c.HasUsage = true
 	t := s.rec.Turns[len(s.rec.Turns)-1]
 	t.Calls = append(t.Calls, c)

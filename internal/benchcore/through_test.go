@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
-	"github.com/agentharness/harness/tokens"
 )
 
 // throughFront starts the recording upstream's listener and, in front of
@@ -55,7 +55,7 @@ func suiteRecs(t *testing.T, ids ...string) []*replay.Recording {
 // cover the whole previous request while none's does.
 func breaksCaused(none, through *replay.Report) int {
 	broke := func(cs []replay.CallStat, i int) bool {
-		return i > 0 && cs[i].Cached < cs[i-1].Input-tokens.RequestOverhead
+		return i > 0 && cs[i].Cached < cs[i-1].Input-promptunit.RequestOverhead
 	}
 	n := 0
 	for i := range through.Calls {

@@ -14,9 +14,9 @@ import (
 
 // The environment variables read when Options leave a field empty.
 const (
-	EnvAPIKey    = "ANTHROPIC_API_KEY"
-	EnvAuthToken = "ANTHROPIC_AUTH_TOKEN"
-	EnvBaseURL   = "ANTHROPIC_BASE_URL"
+	envAPIKey    = "ANTHROPIC_API_KEY"
+	envAuthToken = "ANTHROPIC_AUTH_TOKEN"
+	envBaseURL   = "ANTHROPIC_BASE_URL"
 )
 
 // Defaults of Options.
@@ -64,7 +64,7 @@ type Options struct {
 }
 
 // ErrNoAPIKey is returned by New when no credential is configured.
-var ErrNoAPIKey = errors.New("anthropic: no API key: set " + EnvAPIKey + " (or " + EnvAuthToken + " for a bearer token)")
+var ErrNoAPIKey = errors.New("anthropic: no API key: set " + envAPIKey + " (or " + envAuthToken + " for a bearer token)")
 
 func (o Options) resolve() (Options, error) {
 	getenv := o.Getenv
@@ -74,15 +74,15 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("anthropic: Options.Model is required")
 	}
-	base, err := endpoint.BaseURL("anthropic", o.BaseURL, getenv(EnvBaseURL), defaultBaseURL)
+	base, err := endpoint.BaseURL("anthropic", o.BaseURL, getenv(envBaseURL), defaultBaseURL)
 	if err != nil {
 		return o, err
 	}
 	o.BaseURL = base
 	if o.APIKey == "" && o.AuthToken == "" {
-		o.APIKey = strings.TrimSpace(getenv(EnvAPIKey))
+		o.APIKey = strings.TrimSpace(getenv(envAPIKey))
 		if o.APIKey == "" {
-			o.AuthToken = strings.TrimSpace(getenv(EnvAuthToken))
+			o.AuthToken = strings.TrimSpace(getenv(envAuthToken))
 		}
 	}
 	if o.APIKey == "" && o.AuthToken == "" {

@@ -48,9 +48,9 @@ func TestAuthHeaderForms(t *testing.T) {
 		opts        func(*Options)
 		key, bearer string
 	}{
-		{"api key from env", map[string]string{EnvAPIKey: "sk-ant-env"}, nil, "sk-ant-env", ""},
-		{"auth token from env", map[string]string{EnvAuthToken: "oauth-tok"}, nil, "", "Bearer oauth-tok"},
-		{"key wins over token", map[string]string{EnvAPIKey: "k", EnvAuthToken: "t"}, nil, "k", ""},
+		{"api key from env", map[string]string{envAPIKey: "sk-ant-env"}, nil, "sk-ant-env", ""},
+		{"auth token from env", map[string]string{envAuthToken: "oauth-tok"}, nil, "", "Bearer oauth-tok"},
+		{"key wins over token", map[string]string{envAPIKey: "k", envAuthToken: "t"}, nil, "k", ""},
 		{"token option", nil, func(o *Options) { o.AuthToken = "opt-tok" }, "", "Bearer opt-tok"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestNewMissingKeyNamesTheVariable(t *testing.T) {
 func TestBaseURLFromEnvironment(t *testing.T) {
 	srv := wiretest.New(t)
 	srv.Enqueue(wiretest.JSON(okBody))
-	env := map[string]string{EnvBaseURL: srv.URL + "/proxy", EnvAPIKey: "k"}
+	env := map[string]string{envBaseURL: srv.URL + "/proxy", envAPIKey: "k"}
 	m, err := New(&Options{Model: "claude-test", Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +101,8 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	if p := srv.Requests()[0].Path; p != "/proxy/v1/messages" {
 		t.Errorf("path = %q", p)
 	}
-	if m.Name() != "claude-test" {
-		t.Errorf("Name = %q", m.Name())
+	if m.modelName() != "claude-test" {
+		t.Errorf("Name = %q", m.modelName())
 	}
 }
 

@@ -31,9 +31,9 @@ const (
 	ImageGemini ImageRule = "gemini"
 )
 
-// ImageFallbackSide is the side of the square an image whose header
+// imageFallbackSide is the side of the square an image whose header
 // cannot be read is priced as.
-const ImageFallbackSide = 1024
+const imageFallbackSide = 1024
 
 // ImageSize reads an image's width and height from its header (PNG, JPEG,
 // GIF or WebP) without decoding its pixels; ok is false for anything else.
@@ -46,12 +46,12 @@ func ImageSize(data []byte) (width, height int, ok bool) {
 }
 
 // ImageTokens is what an image of width × height pixels costs under rule;
-// a size that is not positive is priced as an ImageFallbackSide square.
+// a size that is not positive is priced as an imageFallbackSide square.
 // An empty or unknown rule prices the dearest of the known rules, for
 // callers that bound an image without knowing who will be sent it.
 func ImageTokens(rule ImageRule, width, height int) int {
 	if width <= 0 || height <= 0 {
-		width, height = ImageFallbackSide, ImageFallbackSide
+		width, height = imageFallbackSide, imageFallbackSide
 	}
 	w, h := float64(width), float64(height)
 	switch rule {

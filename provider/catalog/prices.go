@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -104,19 +103,6 @@ func (p *Prices) Lookup(model string) (price Price, entry string, ok bool) {
 		return Price{}, "", false
 	}
 	return p.models[best], best, true
-}
-
-// Models returns the table's entries, sorted.
-func (p *Prices) Models() []string {
-	if p == nil {
-		return nil
-	}
-	out := make([]string, 0, len(p.models))
-	for k := range p.models {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // isFamily reports whether entry k names a family rather than a model.

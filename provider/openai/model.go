@@ -51,8 +51,8 @@ func New(opts *Options) (*Model, error) {
 	return &Model{opts: o, client: openai.NewClient(ropts...)}, nil
 }
 
-// Name returns the model name requests are sent with.
-func (m *Model) Name() string { return m.opts.Model }
+// modelName returns the model name requests are sent with.
+func (m *Model) modelName() string { return m.opts.Model }
 
 // Generate sends req and returns the reply.
 func (m *Model) Generate(ctx context.Context, req *harness.Request) (*harness.Response, error) {

@@ -14,8 +14,8 @@ import (
 
 // The environment variables read when Options leave a field empty.
 const (
-	EnvAPIKey  = "OPENAI_API_KEY"
-	EnvBaseURL = "OPENAI_BASE_URL"
+	envAPIKey  = "OPENAI_API_KEY"
+	envBaseURL = "OPENAI_BASE_URL"
 )
 
 // defaultBaseURL is OpenAI's own endpoint.
@@ -61,7 +61,7 @@ type Options struct {
 }
 
 // ErrNoAPIKey is returned by New when no key is configured.
-var ErrNoAPIKey = errors.New("openai: no API key: set " + EnvAPIKey + " (any non-empty value for a server that checks none, such as a local llama.cpp or Ollama)")
+var ErrNoAPIKey = errors.New("openai: no API key: set " + envAPIKey + " (any non-empty value for a server that checks none, such as a local llama.cpp or Ollama)")
 
 // resolve fills in defaults from the environment and checks the result.
 func (o Options) resolve() (Options, error) {
@@ -72,13 +72,13 @@ func (o Options) resolve() (Options, error) {
 	if strings.TrimSpace(o.Model) == "" {
 		return o, errors.New("openai: Options.Model is required")
 	}
-	base, err := endpoint.BaseURL("openai", o.BaseURL, getenv(EnvBaseURL), defaultBaseURL)
+	base, err := endpoint.BaseURL("openai", o.BaseURL, getenv(envBaseURL), defaultBaseURL)
 	if err != nil {
 		return o, err
 	}
 	o.BaseURL = base
 	if o.APIKey == "" {
-		o.APIKey = strings.TrimSpace(getenv(EnvAPIKey))
+		o.APIKey = strings.TrimSpace(getenv(envAPIKey))
 	}
 	if o.APIKey == "" {
 		return o, ErrNoAPIKey

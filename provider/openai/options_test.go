@@ -33,7 +33,7 @@ func TestNewChecksOptions(t *testing.T) {
 func TestNewFromEnvironment(t *testing.T) {
 	srv := wiretest.New(t)
 	srv.Enqueue(wiretest.JSON(okBody))
-	env := map[string]string{EnvBaseURL: srv.URL + "/compat/v1", EnvAPIKey: "sk-from-env"}
+	env := map[string]string{envBaseURL: srv.URL + "/compat/v1", envAPIKey: "sk-from-env"}
 	m, err := New(&Options{Model: "local", Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +45,15 @@ func TestNewFromEnvironment(t *testing.T) {
 	if r.Path != "/compat/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-from-env" {
 		t.Errorf("%s with %q", r.Path, r.Header.Get("Authorization"))
 	}
-	if m.Name() != "local" {
-		t.Errorf("Name = %q", m.Name())
+	if m.modelName() != "local" {
+		t.Errorf("Name = %q", m.modelName())
 	}
 }
 
 func TestOptionsWinOverEnvironment(t *testing.T) {
 	srv := wiretest.New(t)
 	srv.Enqueue(wiretest.JSON(okBody))
-	env := map[string]string{EnvBaseURL: "http://127.0.0.1:1/v1", EnvAPIKey: "sk-env"}
+	env := map[string]string{envBaseURL: "http://127.0.0.1:1/v1", envAPIKey: "sk-env"}
 	m, err := New(&Options{Model: "m", BaseURL: srv.URL + "/v1/", APIKey: "sk-opt", Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)

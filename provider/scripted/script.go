@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/agentharness/harness"
 )
 
 // Script is a sequence of model steps.
@@ -18,8 +20,9 @@ type Step struct {
 	Expect    *Expect `json:"expect,omitempty"`
 	Text      string  `json:"text,omitempty"`
 	ToolCalls []Call  `json:"tool_calls,omitempty"`
-	// Usage, when set, is reported as is instead of being computed.
-	Usage *Usage `json:"usage,omitempty"`
+	// Usage, when set, is reported as is (its input, cached and output
+	// counts) instead of being computed.
+	Usage *harness.Usage `json:"usage,omitempty"`
 }
 
 // Call is a tool call in a step. Args is any JSON value; ArgsRaw, when set,
@@ -29,13 +32,6 @@ type Call struct {
 	Name    string          `json:"name"`
 	Args    json.RawMessage `json:"args,omitempty"`
 	ArgsRaw *string         `json:"args_raw,omitempty"`
-}
-
-// Usage is a scripted usage report.
-type Usage struct {
-	Input  int `json:"input"`
-	Cached int `json:"cached"`
-	Output int `json:"output"`
 }
 
 // Expect lists what the request of a step must satisfy. Zero fields are not

@@ -3,7 +3,7 @@
 // shell — jailed to one workspace directory so that they are safe to hand to
 // a model.
 //
-// Every path goes through [Workspace.Resolve]: relative paths are taken from
+// Every path goes through the workspace's jail: relative paths are taken from
 // the root, absolute ones must lie inside it, and symbolic links are
 // resolved one component at a time so that a link leading outside is
 // refused; device files, FIFOs and sockets are refused. Writes into .git/ or
@@ -12,12 +12,12 @@
 // through an [os.Root] on the workspace; writes open their parent folder
 // one component at a time without following links. A file with several hard
 // links is read only inside the root's own .harness/ folder, known by its
-// identity ([ErrHardLink]; [Options].AllowHardLinks for trees built of them).
+// identity ([errHardLink]; [Options].AllowHardLinks for trees built of them).
 //
 // read_file, list_dir, glob and grep are [harness.ReadOnly]; write_file,
 // edit_file and shell are [harness.Destructive]. A [Mode] decides what is
 // offered and asked: [ModeReadOnly] offers only read-only tools
-// ([FilterByMode]), [ModeAuto] runs everything, and [ModeAsk] asks an
+// ([filterByMode]), [ModeAuto] runs everything, and [ModeAsk] asks an
 // approver (such as [TerminalApprover], via [ApproverFor]) before every
 // Destructive or Network call, and refuses any call nobody approved, so a
 // mode that asks fails closed when nobody answers.

@@ -102,7 +102,7 @@ func (w *Workspace) globPattern(a *globArgs) (pattern, why string) {
 		prefix, rest := staticPrefix(pattern)
 		r, ok := w.within(filepath.Clean(filepath.FromSlash(prefix)))
 		if !ok {
-			return "", fmt.Sprintf("pattern %s is %v %s", a.Pattern, ErrOutside, w.dir)
+			return "", fmt.Sprintf("pattern %s is %v %s", a.Pattern, errOutside, w.dir)
 		}
 		pattern = path.Join(filepath.ToSlash(r), rest)
 		a.Path = "."

@@ -193,7 +193,7 @@ func (g *grepRun) fail(ctx context.Context, tool, base string, err error) (*harn
 func (g *grepRun) file(ctx context.Context, p string) error {
 	f, _, err := g.w.openRegular(p, p)
 	if err != nil {
-		if errors.Is(err, ErrSpecialFile) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrHardLink) {
+		if errors.Is(err, errSpecialFile) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, errHardLink) {
 			return nil // replaced or removed during the walk, or refused like read_file refuses it
 		}
 		return err

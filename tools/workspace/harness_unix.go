@@ -42,7 +42,7 @@ func (w *Workspace) pinHarness() { w.harnessID() }
 
 // inOwnHarness reports whether the canonical path rel lies, as the tree is
 // now, inside the workspace's own .harness folder: its first component is
-// that folder by identity, whatever it is called. It answers Resolve's
+// that folder by identity, whatever it is called. It answers absPath's
 // check; openInHarness is the one that decides what is read.
 func (w *Workspace) inOwnHarness(rel string) bool {
 	id, ok := w.harnessID()
@@ -68,7 +68,7 @@ func (w *Workspace) inOwnHarness(rel string) bool {
 // (on the open descriptor), and every further component is opened relative
 // to the one before without following symbolic links. So the file read is
 // one that was inside that folder when it was opened, whatever is renamed
-// or exchanged meanwhile. Otherwise it fails with ErrHardLink.
+// or exchanged meanwhile. Otherwise it fails with errHardLink.
 func (w *Workspace) openInHarness(display, rel string, links uint64) (*os.File, fs.FileInfo, error) {
 	refused := hardLinkError(display, links)
 	id, ok := w.harnessID()
@@ -104,7 +104,7 @@ func (w *Workspace) openInHarness(display, rel string, links uint64) (*os.File, 
 	ffd, err := unix.Openat(fd, parts[len(parts)-1], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	unix.Close(fd)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, nil, fmt.Errorf("%s changed after the path was checked: %w", display, ErrOutside)
+		return nil, nil, fmt.Errorf("%s changed after the path was checked: %w", display, errOutside)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", display, err)
@@ -114,7 +114,7 @@ func (w *Workspace) openInHarness(display, rel string, links uint64) (*os.File, 
 	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
-			err = fmt.Errorf("%s is no longer a regular file (it changed after the path was checked): %w", display, ErrSpecialFile)
+			err = fmt.Errorf("%s is no longer a regular file (it changed after the path was checked): %w", display, errSpecialFile)
 		}
 		return nil, nil, err
 	}

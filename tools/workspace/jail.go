@@ -8,24 +8,24 @@ import (
 	"strings"
 )
 
-// Errors of the jail. Resolve wraps them with the path concerned, so test
+// Errors of the jail. resolve wraps them with the path concerned, so test
 // them with errors.Is.
 var (
-	// ErrOutside: the path, or a symbolic link on the way to it, leads
+	// errOutside: the path, or a symbolic link on the way to it, leads
 	// outside the workspace.
-	ErrOutside = errors.New("outside the workspace")
-	// ErrSpecialFile: the path names a device, FIFO or socket.
-	ErrSpecialFile = errors.New("not a regular file or directory")
-	// ErrProtected: a write into .git/ or .harness/.
-	ErrProtected = errors.New("protected folder")
-	// ErrInvalidPath: the path is empty or contains a NUL byte.
-	ErrInvalidPath = errors.New("invalid path")
-	// ErrHardLink: a regular file with more than one hard link, outside
+	errOutside = errors.New("outside the workspace")
+	// errSpecialFile: the path names a device, FIFO or socket.
+	errSpecialFile = errors.New("not a regular file or directory")
+	// errProtected: a write into .git/ or .harness/.
+	errProtected = errors.New("protected folder")
+	// errInvalidPath: the path is empty or contains a NUL byte.
+	errInvalidPath = errors.New("invalid path")
+	// errHardLink: a regular file with more than one hard link, outside
 	// the workspace's own .harness/ folder (the one in the root, known by
 	// its identity, not by a name), while Options.AllowHardLinks is off. Another link may be
 	// a file outside the workspace (ln /etc/passwd x), and nothing on the
 	// file tells where its other names are.
-	ErrHardLink = errors.New("a file with several hard links")
+	errHardLink = errors.New("a file with several hard links")
 )
 
 // maxSymlinkHops is the number of symbolic links followed while resolving
@@ -37,17 +37,17 @@ const maxSymlinkHops = 40
 // commit, and .harness holds the spill files and state of harness itself.
 var protectedDirs = []string{".git", ".harness"}
 
-// Resolve maps path, as a model would send it, to an absolute path inside
+// absPath maps path, as a model would send it, to an absolute path inside
 // the workspace with every symbolic link resolved. Relative paths are taken
 // from the root; absolute paths must lie inside it. It refuses, with an
-// error wrapping ErrOutside, ErrSpecialFile, ErrProtected, ErrInvalidPath,
-// ErrHardLink or fs.ErrNotExist:
+// error wrapping errOutside, errSpecialFile, errProtected, errInvalidPath,
+// errHardLink or fs.ErrNotExist:
 //   - ".." that climbs above the root, and absolute paths outside it;
 //   - symbolic links (the last component or any parent directory) whose
 //     target lies outside the root, and chains of more than 40 links;
 //   - devices, FIFOs and sockets;
 //   - for reads, regular files with more than one hard link, outside
-//     the root's own .harness/ folder, unless Options.AllowHardLinks is set (ErrHardLink);
+//     the root's own .harness/ folder, unless Options.AllowHardLinks is set (errHardLink);
 //   - for reads, paths that do not exist;
 //   - for writes (forWrite), directories, the root itself, and anything in
 //     a .git or .harness folder at any depth (compared case-insensitively,
@@ -57,10 +57,10 @@ var protectedDirs = []string{".git", ".harness"}
 // them). ".." is applied lexically to the path as given and physically to
 // symbolic link targets, so the result is the file the kernel would open.
 //
-// Resolve checks the tree as it is now; the tools also do every operation
+// absPath checks the tree as it is now; the tools also do every operation
 // through an os.Root, so a tree changed between the check and the use still
 // cannot lead outside.
-func (w *Workspace) Resolve(path string, forWrite bool) (string, error) {
+func (w *Workspace) absPath(path string, forWrite bool) (string, error) {
 	rel, _, err := w.resolve(path, forWrite)
 	if err != nil {
 		return "", err
@@ -72,30 +72,30 @@ func (w *Workspace) Resolve(path string, forWrite bool) (string, error) {
 // root), and the target's Lstat info (nil when it does not exist yet).
 func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, error) {
 	if path == "" {
-		return "", nil, fmt.Errorf("empty path: %w", ErrInvalidPath)
+		return "", nil, fmt.Errorf("empty path: %w", errInvalidPath)
 	}
 	if strings.IndexByte(path, 0) >= 0 {
-		return "", nil, fmt.Errorf("%q contains a NUL byte: %w", path, ErrInvalidPath)
+		return "", nil, fmt.Errorf("%q contains a NUL byte: %w", path, errInvalidPath)
 	}
 	var rel string
 	if filepath.IsAbs(path) {
 		r, ok := w.within(filepath.Clean(path))
 		if !ok {
-			return "", nil, fmt.Errorf("%s is %w %s", path, ErrOutside, w.dir)
+			return "", nil, fmt.Errorf("%s is %w %s", path, errOutside, w.dir)
 		}
 		rel = r
 	} else {
 		rel = filepath.Clean(path)
 	}
 	if escapes(rel) {
-		return "", nil, fmt.Errorf("%s climbs above the workspace root: %w", path, ErrOutside)
+		return "", nil, fmt.Errorf("%s climbs above the workspace root: %w", path, errOutside)
 	}
 	cur, fi, err := w.walk(path, rel, forWrite)
 	if err != nil {
 		return "", nil, err
 	}
 	if fi != nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return "", nil, fmt.Errorf("%s is a %s: %w", path, fileKind(fi.Mode()), ErrSpecialFile)
+		return "", nil, fmt.Errorf("%s is a %s: %w", path, fileKind(fi.Mode()), errSpecialFile)
 	}
 	if !forWrite {
 		// A write replaces the name instead of writing through the link,
@@ -112,7 +112,7 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 			return "", nil, fmt.Errorf("%s is a directory, not a file", path)
 		}
 		if p := protectedPart(cur); p != "" {
-			return "", nil, fmt.Errorf("%s is inside %s/, which the tools may read but never write: %w", path, p, ErrProtected)
+			return "", nil, fmt.Errorf("%s is inside %s/, which the tools may read but never write: %w", path, p, errProtected)
 		}
 	}
 	return cur, fi, nil
@@ -120,7 +120,7 @@ func (w *Workspace) resolve(path string, forWrite bool) (string, fs.FileInfo, er
 
 // checkLinks refuses a regular file with more than one hard link outside
 // the workspace's own .harness folder (by identity, see harnessID) unless
-// Options.AllowHardLinks is set (see ErrHardLink). rel is the canonical
+// Options.AllowHardLinks is set (see errHardLink). rel is the canonical
 // path, path the one shown. openRegular decides again, race-free, on what
 // it opens.
 func (w *Workspace) checkLinks(path, rel string, fi fs.FileInfo) error {
@@ -138,7 +138,7 @@ func (w *Workspace) linksRefused(fi fs.FileInfo) bool {
 
 func hardLinkError(path string, links uint64) error {
 	return fmt.Errorf("%s has %d hard links; the tools refuse such files, since another link may be a file outside the workspace: %w",
-		path, links, ErrHardLink)
+		path, links, errHardLink)
 }
 
 // walk resolves rel component by component, following symbolic links
@@ -158,7 +158,7 @@ func (w *Workspace) walk(path, rel string, forWrite bool) (string, fs.FileInfo, 
 			// Only symbolic link targets bring ".." here; cur has no links
 			// in it, so its parent is its lexical parent.
 			if cur == "." {
-				return "", nil, fmt.Errorf("%s: a symbolic link climbs above the workspace root: %w", path, ErrOutside)
+				return "", nil, fmt.Errorf("%s: a symbolic link climbs above the workspace root: %w", path, errOutside)
 			}
 			cur = filepath.Dir(cur)
 			fi = nil
@@ -174,7 +174,7 @@ func (w *Workspace) walk(path, rel string, forWrite bool) (string, fs.FileInfo, 
 			// ".." brought in by a link target cannot be resolved physically
 			// through a missing directory, so it is refused.
 			if slicesContain(todo, "..") {
-				return "", nil, fmt.Errorf("%s: a symbolic link leads through the missing directory %s with \"..\": %w", path, filepath.ToSlash(next), ErrOutside)
+				return "", nil, fmt.Errorf("%s: a symbolic link leads through the missing directory %s with \"..\": %w", path, filepath.ToSlash(next), errOutside)
 			}
 			joined := filepath.Join(append([]string{next}, todo...)...)
 			return joined, nil, nil
@@ -197,7 +197,7 @@ func (w *Workspace) walk(path, rel string, forWrite bool) (string, fs.FileInfo, 
 			if filepath.IsAbs(target) {
 				r, ok := w.within(filepath.Clean(target))
 				if !ok {
-					return "", nil, fmt.Errorf("%s: symbolic link %s points to %s, %w", path, filepath.ToSlash(next), target, ErrOutside)
+					return "", nil, fmt.Errorf("%s: symbolic link %s points to %s, %w", path, filepath.ToSlash(next), target, errOutside)
 				}
 				cur = "."
 				todo = append(splitPath(r), todo...)

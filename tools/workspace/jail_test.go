@@ -91,36 +91,36 @@ func TestResolveEscapesRefused(t *testing.T) {
 		forWrite bool
 		want     error // nil: any error will do
 	}{
-		{"dotdot", "../outside/secret.txt", false, ErrOutside},
-		{"dotdot after a folder", "src/../../outside/secret.txt", false, ErrOutside},
-		{"dotdot only", "..", false, ErrOutside},
-		{"absolute outside", "/etc/passwd", false, ErrOutside},
-		{"absolute sibling", filepath.Join(outside, "secret.txt"), false, ErrOutside},
-		{"absolute prefix trick", root + "-evil/x", false, ErrOutside},
-		{"symlink to absolute outside", "abs-out", false, ErrOutside},
-		{"symlink to relative outside", "rel-out", false, ErrOutside},
-		{"symlinked parent dir (absolute)", "dir-out/secret.txt", false, ErrOutside},
-		{"symlinked parent dir (relative)", "dir-out-rel/secret.txt", false, ErrOutside},
-		{"write through symlinked parent", "dir-out/new.txt", true, ErrOutside},
-		{"chain of symlinks out", "chain1", false, ErrOutside},
-		{"symlink to parent", "up/outside/secret.txt", false, ErrOutside},
-		{"symlink to /etc", "etc/passwd", false, ErrOutside},
-		{"symlink to a device", "devnull", false, ErrOutside},
-		{"link through a missing dir", "via-missing", true, ErrOutside},
+		{"dotdot", "../outside/secret.txt", false, errOutside},
+		{"dotdot after a folder", "src/../../outside/secret.txt", false, errOutside},
+		{"dotdot only", "..", false, errOutside},
+		{"absolute outside", "/etc/passwd", false, errOutside},
+		{"absolute sibling", filepath.Join(outside, "secret.txt"), false, errOutside},
+		{"absolute prefix trick", root + "-evil/x", false, errOutside},
+		{"symlink to absolute outside", "abs-out", false, errOutside},
+		{"symlink to relative outside", "rel-out", false, errOutside},
+		{"symlinked parent dir (absolute)", "dir-out/secret.txt", false, errOutside},
+		{"symlinked parent dir (relative)", "dir-out-rel/secret.txt", false, errOutside},
+		{"write through symlinked parent", "dir-out/new.txt", true, errOutside},
+		{"chain of symlinks out", "chain1", false, errOutside},
+		{"symlink to parent", "up/outside/secret.txt", false, errOutside},
+		{"symlink to /etc", "etc/passwd", false, errOutside},
+		{"symlink to a device", "devnull", false, errOutside},
+		{"link through a missing dir", "via-missing", true, errOutside},
 		{"symlink loop", "loop", false, nil},
-		{"FIFO read", "fifo", false, ErrSpecialFile},
-		{"FIFO write", "fifo", true, ErrSpecialFile},
-		{"socket", "sock", false, ErrSpecialFile},
-		{"write into .git", ".git/config", true, ErrProtected},
-		{"write a new file in .git", ".git/hooks/pre-commit", true, ErrProtected},
-		{"write into nested .git", "sub/.git/HEAD", true, ErrProtected},
-		{"write into .GIT (case)", ".GIT/config", true, ErrProtected},
-		{"write into .harness", ".harness/spill/c1/call-x.txt", true, ErrProtected},
-		{"write via link into .git", "gitlink/config", true, ErrProtected},
+		{"FIFO read", "fifo", false, errSpecialFile},
+		{"FIFO write", "fifo", true, errSpecialFile},
+		{"socket", "sock", false, errSpecialFile},
+		{"write into .git", ".git/config", true, errProtected},
+		{"write a new file in .git", ".git/hooks/pre-commit", true, errProtected},
+		{"write into nested .git", "sub/.git/HEAD", true, errProtected},
+		{"write into .GIT (case)", ".GIT/config", true, errProtected},
+		{"write into .harness", ".harness/spill/c1/call-x.txt", true, errProtected},
+		{"write via link into .git", "gitlink/config", true, errProtected},
 		{"write the root", ".", true, nil},
 		{"write a directory", "src", true, nil},
-		{"NUL byte", "src/main.go\x00.txt", false, ErrInvalidPath},
-		{"empty", "", false, ErrInvalidPath},
+		{"NUL byte", "src/main.go\x00.txt", false, errInvalidPath},
+		{"empty", "", false, errInvalidPath},
 		{"missing file read", "nope.txt", false, fs.ErrNotExist},
 	}
 	if len(cases) < 15 {
@@ -128,12 +128,12 @@ func TestResolveEscapesRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := w.Resolve(c.path, c.forWrite)
+			got, err := w.absPath(c.path, c.forWrite)
 			if err == nil {
-				t.Fatalf("Resolve(%q, %v) = %q, want an error", c.path, c.forWrite, got)
+				t.Fatalf("absPath(%q, %v) = %q, want an error", c.path, c.forWrite, got)
 			}
 			if c.want != nil && !errors.Is(err, c.want) {
-				t.Fatalf("Resolve(%q) error %v, want %v", c.path, err, c.want)
+				t.Fatalf("absPath(%q) error %v, want %v", c.path, err, c.want)
 			}
 			if strings.Contains(err.Error(), "TOP-SECRET") {
 				t.Fatal("the error leaks file content")
@@ -205,13 +205,13 @@ func TestResolveAllowed(t *testing.T) {
 		{"gitignore-like.git", true, "gitignore-like.git"},
 	}
 	for _, c := range cases {
-		got, err := w.Resolve(c.path, c.forWrite)
+		got, err := w.absPath(c.path, c.forWrite)
 		if err != nil {
-			t.Errorf("Resolve(%q, %v): %v", c.path, c.forWrite, err)
+			t.Errorf("absPath(%q, %v): %v", c.path, c.forWrite, err)
 			continue
 		}
 		if want := filepath.Join(w.Dir(), filepath.FromSlash(c.want)); got != want {
-			t.Errorf("Resolve(%q) = %q, want %q", c.path, got, want)
+			t.Errorf("absPath(%q) = %q, want %q", c.path, got, want)
 		}
 	}
 }
@@ -233,8 +233,8 @@ func TestRootThroughSymlink(t *testing.T) {
 	}
 	defer w.Close()
 	for _, p := range []string{filepath.Join(alias, "a.txt"), filepath.Join(real, "a.txt")} {
-		if _, err := w.Resolve(p, false); err != nil {
-			t.Errorf("Resolve(%s): %v", p, err)
+		if _, err := w.absPath(p, false); err != nil {
+			t.Errorf("absPath(%s): %v", p, err)
 		}
 	}
 	if _, err := New(filepath.Join(real, "a.txt"), nil); err == nil {
@@ -258,14 +258,14 @@ func TestDeviceFileRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Resolve("null", false); !errors.Is(err, ErrSpecialFile) {
-		t.Fatalf("device: got %v, want ErrSpecialFile", err)
+	if _, err := w.absPath("null", false); !errors.Is(err, errSpecialFile) {
+		t.Fatalf("device: got %v, want errSpecialFile", err)
 	}
 	mustFail(t, run(t, w, "read_file", map[string]any{"path": "null"}), "character device")
 }
 
 // FuzzResolve checks the jail's invariant on arbitrary paths: whatever
-// Resolve accepts lies inside the root, also after the kernel resolves
+// absPath accepts lies inside the root, also after the kernel resolves
 // every symbolic link; a path accepted for writing is never inside .git or
 // .harness; and nothing panics.
 func FuzzResolve(f *testing.F) {
@@ -280,27 +280,27 @@ func FuzzResolve(f *testing.F) {
 	}
 	w, _, _ := jailFixture(f)
 	f.Fuzz(func(t *testing.T, p string, forWrite bool) {
-		got, err := w.Resolve(p, forWrite)
+		got, err := w.absPath(p, forWrite)
 		if err != nil {
 			return
 		}
 		rel, rerr := filepath.Rel(w.Dir(), got)
 		if rerr != nil || escapes(rel) || filepath.IsAbs(rel) {
-			t.Fatalf("Resolve(%q, %v) = %q: outside the root %s", p, forWrite, got, w.Dir())
+			t.Fatalf("absPath(%q, %v) = %q: outside the root %s", p, forWrite, got, w.Dir())
 		}
 		if real, err := filepath.EvalSymlinks(got); err == nil {
 			if r, err := filepath.Rel(w.Dir(), real); err != nil || escapes(r) {
-				t.Fatalf("Resolve(%q) = %q, which the kernel resolves to %q outside the root", p, got, real)
+				t.Fatalf("absPath(%q) = %q, which the kernel resolves to %q outside the root", p, got, real)
 			}
 			if real != got {
-				t.Fatalf("Resolve(%q) = %q still has links in it (really %q)", p, got, real)
+				t.Fatalf("absPath(%q) = %q still has links in it (really %q)", p, got, real)
 			}
 		}
 		if forWrite && protectedPart(rel) != "" {
-			t.Fatalf("Resolve(%q, write) = %q is inside a protected folder", p, got)
+			t.Fatalf("absPath(%q, write) = %q is inside a protected folder", p, got)
 		}
 		if fi, err := os.Lstat(got); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-			t.Fatalf("Resolve(%q) = %q is a %s", p, got, fileKind(fi.Mode()))
+			t.Fatalf("absPath(%q) = %q is a %s", p, got, fileKind(fi.Mode()))
 		}
 	})
 }

@@ -174,7 +174,7 @@ func (w *Workspace) entryLine(rel, name string, info fs.FileInfo) string {
 			return name + " -> ?  (symbolic link)\n"
 		}
 		note := "symbolic link"
-		if _, _, err := w.resolve(rel, false); errors.Is(err, ErrOutside) {
+		if _, _, err := w.resolve(rel, false); errors.Is(err, errOutside) {
 			// Say so now, rather than let the model find out by trying.
 			note = "symbolic link out of the workspace; the tools will not follow it"
 		}

@@ -77,11 +77,11 @@ func requireApproval(name string, next harness.ToolFunc) harness.ToolFunc {
 	}
 }
 
-// FilterByMode returns the tools mode offers: in ModeReadOnly only tools
+// filterByMode returns the tools mode offers: in ModeReadOnly only tools
 // whose risk is read-only (ReadOnly set, neither Destructive nor Idempotent;
 // a ReadOnly|Network tool stays, since it changes nothing), otherwise all of
 // them. The order is kept; the input is not modified.
-func FilterByMode(tools []harness.Tool, mode Mode) []harness.Tool {
+func filterByMode(tools []harness.Tool, mode Mode) []harness.Tool {
 	out := make([]harness.Tool, 0, len(tools))
 	for _, t := range tools {
 		if mode == ModeReadOnly && !t.Spec.Risk.IsReadOnly() {

@@ -72,13 +72,13 @@ func TestFilterByMode(t *testing.T) {
 	idem := harness.Tool{Spec: harness.ToolSpec{Name: "mkdir", Risk: harness.Idempotent}}
 	bare := harness.Tool{Spec: harness.ToolSpec{Name: "bare"}}
 	all = append(all, fetch, idem, bare)
-	if got := names(FilterByMode(all, ModeReadOnly)); got != "read_file,list_dir,glob,grep,fetch" {
+	if got := names(filterByMode(all, ModeReadOnly)); got != "read_file,list_dir,glob,grep,fetch" {
 		t.Fatalf("read-only: %s", got)
 	}
-	if got := FilterByMode(all, ModeAuto); len(got) != len(all) {
+	if got := filterByMode(all, ModeAuto); len(got) != len(all) {
 		t.Fatalf("auto dropped tools")
 	}
-	if got := FilterByMode(all, ModeAsk); len(got) != len(all) {
+	if got := filterByMode(all, ModeAsk); len(got) != len(all) {
 		t.Fatalf("ask dropped tools")
 	}
 	ro, _ := newTestWorkspace(t, &Options{Shell: true, Mode: ModeReadOnly}, nil)

@@ -24,9 +24,9 @@ func (w *Workspace) openRegular(display, rel string) (*os.File, fs.FileInfo, err
 		if fi.IsDir() {
 			return nil, nil, fmt.Errorf("%s is a directory", display)
 		}
-		return nil, nil, fmt.Errorf("%s is a %s: %w", display, fileKind(fi.Mode()), ErrSpecialFile)
+		return nil, nil, fmt.Errorf("%s is a %s: %w", display, fileKind(fi.Mode()), errSpecialFile)
 	}
-	// Checked again on the descriptor: a link made after Resolve counts.
+	// Checked again on the descriptor: a link made after absPath counts.
 	// Such a file is read only when it is inside the workspace's own
 	// .harness folder, and then through that folder's handle.
 	if w.linksRefused(fi) {

@@ -81,7 +81,7 @@ type Options struct {
 	// AllowHardLinks lets read_file, grep and edit_file read regular
 	// files that have more than one hard link (trees built with hard
 	// links, such as a pnpm store or cp -al). Off, such files are
-	// refused outside the root's own .harness/ folder (ErrHardLink): a
+	// refused outside the root's own .harness/ folder (errHardLink): a
 	// hard link made inside the workspace can name a file outside it, and
 	// no path check can see that. write_file is allowed either way: it replaces the name rather
 	// than writing through the link, so the other file is never touched.
@@ -186,7 +186,7 @@ func (w *Workspace) Tools() []harness.Tool {
 	if w.opts.Shell {
 		all = append(all, harness.Tool{Spec: w.shellSpec(), Func: w.shell})
 	}
-	tools := FilterByMode(all, w.opts.Mode)
+	tools := filterByMode(all, w.opts.Mode)
 	if w.opts.Mode == ModeAsk {
 		for i, t := range tools {
 			if t.Spec.Risk.IsReadOnly() {

@@ -13,7 +13,7 @@ import (
 // temporary file in the same folder, then a rename over the target.
 // Missing parent folders are created. On platforms without openat the
 // write goes through the os.Root, which keeps it inside the workspace but
-// checks .git/ and .harness/ only by the name Resolve saw.
+// checks .git/ and .harness/ only by the name absPath saw.
 func (w *Workspace) replaceFile(rel string, data []byte, perm fs.FileMode, keepPerm bool) error {
 	dir := filepath.Dir(rel)
 	if dir != "." {

@@ -20,7 +20,7 @@ import (
 // bits); otherwise perm is filtered by the umask like any new file.
 //
 // The protection of .git/ and .harness/ holds at the moment of the write,
-// not only when Resolve checked the path: the parent folder is opened one
+// not only when absPath checked the path: the parent folder is opened one
 // component at a time from the root without following symbolic links, each
 // folder is refused if it is a protected folder by identity (device and
 // inode, whatever it is called now), and the temporary file is created,
@@ -113,7 +113,7 @@ func openDirAt(dirfd int, name string) (int, error) {
 		fd, err = unix.Openat(dirfd, name, flags, 0)
 	}
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		return -1, fmt.Errorf("it is no longer a folder (it changed after the path was checked): %w", ErrOutside)
+		return -1, fmt.Errorf("it is no longer a folder (it changed after the path was checked): %w", errOutside)
 	}
 	return fd, err
 }
@@ -152,7 +152,7 @@ func (w *Workspace) noteProtected(dirfd int) {
 	}
 }
 
-// refuseProtected returns ErrProtected when the folder held by dirfd is a
+// refuseProtected returns errProtected when the folder held by dirfd is a
 // protected folder seen before under its own name.
 func (w *Workspace) refuseProtected(dirfd int, shown string) error {
 	var st unix.Stat_t
@@ -163,7 +163,7 @@ func (w *Workspace) refuseProtected(dirfd int, shown string) error {
 	hit := w.protected[statID(&st)]
 	w.protMu.Unlock()
 	if hit {
-		return fmt.Errorf("folder %s is now a protected folder (.git or .harness, renamed or swapped in after the check): %w", filepath.ToSlash(shown), ErrProtected)
+		return fmt.Errorf("folder %s is now a protected folder (.git or .harness, renamed or swapped in after the check): %w", filepath.ToSlash(shown), errProtected)
 	}
 	return nil
 }

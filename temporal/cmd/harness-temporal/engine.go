@@ -98,7 +98,7 @@ func buildEngine(ctx context.Context, f *engineFlags, st store.Store, warn io.Wr
 		return nil, err
 	}
 	provider, modelName, _ := strings.Cut(f.model, ":")
-	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator(nil)
+	cache, cal := tokens.NewCache(counter, nil), tokens.NewCalibrator()
 	if provider != "scripted" {
 		m = tokens.Calibrate(m, modelName, cache, cal)
 	}

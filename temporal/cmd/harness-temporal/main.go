@@ -181,7 +181,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("%w: want one PROMPT argument", errUsage)
 	}
 	if conv == "" {
-		conv = harness.NewID("c")
+		conv = harness.NewConversation("").ID
 	}
 	c, err := cl.dial()
 	if err != nil {

@@ -1,4 +1,6 @@
-package storetest
+// Package storefix holds the fixtures the store tests share: scripted
+// models, tools and conversations, and checks of what a store gives back.
+package storefix
 
 import (
 	"context"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 )
 
 // RichConversation uses every field the transcript has: a result a guard
@@ -115,7 +118,7 @@ func Payload(conv string, turn int, call string) string {
 	return seed + ":" + strings.Repeat(hex.EncodeToString(sum[:]), n/64+1)[:n]
 }
 
-func hashOf(s string) string {
+func HashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
@@ -159,10 +162,10 @@ func FetchTool() harness.Tool {
 
 // NewAgent is an agent with system prompt "sys" and FetchTool that records
 // into s.
-func NewAgent(t testing.TB, s Store, model harness.Model, policies ...harness.ViewPolicy) *harness.Agent {
+func NewAgent(t testing.TB, s store.Store, model harness.Model, policies ...harness.ViewPolicy) *harness.Agent {
 	t.Helper()
 	a, err := harness.New(model, &harness.Options{
-		System: "sys", Tools: []harness.Tool{FetchTool()}, Recorder: s, Observer: s.Observer(nil), Policies: policies,
+		System: "sys", Tools: []harness.Tool{FetchTool()}, Recorder: s, Observer: harness.Observer(s.Observe), Policies: policies,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +265,7 @@ func CutsByCall(conv *harness.Conversation) map[string][]harness.Cut {
 	return out
 }
 
-func jsonOf(t testing.TB, v any) string {
+func JSONOf(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
