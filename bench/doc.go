@@ -1,6 +1,6 @@
 // Package bench compares context policies side by side on recorded agent
-// runs: it names policy presets — harness's defaults, ablations of them,
-// and the documented rules of other systems (each preset's Doc names the rule), implemented here
+// runs: it names policy presets — harness's defaults and the documented
+// rules of other systems (each preset's Doc names the rule), implemented
 // as guards and view policies — replays every recording under every preset
 // with package replay, and reports effective tokens, their ratio to
 // keeping everything, the cached share and evidence retention. With no

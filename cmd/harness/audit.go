@@ -25,8 +25,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+benchcore.ColumnNotes)
 	jsonOut := fs.Bool("json", false, `print the audit as JSON: {"recordings": [each recording's audit], "total": the presets over all of them, as bench --json}`)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
-	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, harness-proxy, the other systems and the bounds, as bench; all adds\n"+
-		"the ablations and ideas; none is always included)")
+	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, harness-proxy, the other systems and the bounds: all of them;\n"+
+		"none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
 	db := fs.String("db", "", "also read every conversation of this transcript store (a file, or a postgres:// URL)")
 	pricesFile := fs.String("prices", "", "price table for the headline's dollars (JSON, or TOML for a .toml file; see harness savings -h)")

@@ -31,7 +31,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"chats, OpenAI chat lists, harness conversations or harness's store (.db: every conversation in it),\n"+
 		"recognised by content; folders are read recursively. With no argument it replays the real recorded runs harness\n"+
 		"ships (bench/data: one table per agent), then the built-in scenario suite (--suite alone), under harness, the\n"+
-		"other systems' rules and the bound floor (--presets all adds the ablations and ideas). A recording is\n"+
+		"other systems' rules and the bound floor (--presets all adds harness-proxy). A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
 		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.\n\n"+
 		"Columns:\n"+benchcore.ColumnNotes)
@@ -247,12 +247,11 @@ func progressBar(w io.Writer) func(done, total int) {
 
 // mainPresets are the presets of the main job (bench with no argument):
 // harness's defaults, every other system's rules and the bounds (floor, oracle),
-// without the ablations, the ideas and the opt-in presets (harness-proxy),
-// which --presets all adds.
+// without the opt-in presets (harness-proxy), which --presets all adds.
 func mainPresets() []bench.Preset {
 	var out []bench.Preset
 	for _, p := range append(bench.Presets(), bench.References()...) {
-		if k := benchcore.Kind(p.Name); k != benchcore.KindAblation && k != benchcore.KindIdea && !p.OptIn {
+		if !p.OptIn {
 			out = append(out, p)
 		}
 	}

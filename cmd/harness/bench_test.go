@@ -228,12 +228,12 @@ func TestBenchPricingFlag(t *testing.T) {
 // no cached prefix left, its default pricing has less cached than a warm
 // one, and a trajectory that records no times keeps its own under every
 // lifetime. A negative lifetime is refused as a usage error. The preset
-// beside none is harness without its clear when idle, which would itself
-// break the prefix at the pause under every pricing.
+// beside none is harness-rs, which has no clear when idle (harness's would
+// itself break the prefix at the pause under every pricing).
 func TestBenchCacheTTL(t *testing.T) {
 	cached := func(file string, args ...string) (none, harness int) {
 		t.Helper()
-		stdout, stderr, code := inproc(t, append([]string{"bench", file, "--json", "--presets", "harness-no-idle"}, args...)...)
+		stdout, stderr, code := inproc(t, append([]string{"bench", file, "--json", "--presets", "harness-rs"}, args...)...)
 		if code != 0 {
 			t.Fatalf("bench %v: exit %d\n%s", args, code, stderr)
 		}

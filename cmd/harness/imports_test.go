@@ -84,8 +84,8 @@ func TestAuditTotal(t *testing.T) {
 		t.Errorf("default presets include ablations or ideas:\n%s", stdout)
 	}
 	all, stderr, code := cli(t, "", "audit", claude, "--presets", "all")
-	if code != 0 || !strings.Contains(all, "harness@previous") {
-		t.Errorf("--presets all: exit %d, harness@previous shown %v\n%s", code, strings.Contains(all, "harness@previous"), stderr)
+	if code != 0 || !strings.Contains(all, " harness-proxy ") || !strings.Contains(all, " oracle ") {
+		t.Errorf("--presets all: exit %d, harness-proxy and oracle shown %v, %v\n%s", code, strings.Contains(all, " harness-proxy "), strings.Contains(all, " oracle "), stderr)
 	}
 }
 

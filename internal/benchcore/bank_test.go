@@ -55,10 +55,11 @@ func TestBankBoundsEveryRun(t *testing.T) {
 	}
 	var ps []Preset
 	for _, n := range []string{"harness", "harness@previous"} {
-		p, _ := Lookup(n)
+		p, _ := lookupContrast(n)
 		ps = append(ps, p)
 	}
-	prev := previousHarness()
+	prev := DefaultHarness()
+	previousHarness(&prev)
 	prev.Unbounded = true
 	ps = append(ps, Preset{Name: "previous-no-bank", Ablation: true, Build: prev.Build})
 	tab, err := Run(context.Background(), recs, &Options{Presets: ps})

@@ -37,12 +37,14 @@ func TestPresetsAreNamedAndDocumented(t *testing.T) {
 			t.Errorf("preset %q: doc %q, duplicate %v", p.Name, p.Doc, seen[p.Name])
 		}
 		seen[p.Name] = true
+		if k := Kind(p.Name); k == KindAblation || k == KindIdea || p.Ablation {
+			t.Errorf("preset %q is an experiment (%s): the lab holds those", p.Name, k)
+		}
 		if _, err := Lookup(p.Name); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, want := range []string{"none", "harness", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush", "anthropic-context-editing",
-		"harness-no-ceiling", "harness-no-spill", "harness-no-turnbudget", "harness-no-compact", "harness+dedupe", "harness+dedupe3"} {
+	for _, want := range []string{"none", "harness", "harness-proxy", "harness-rs", "claude-code", "codex", "swe-agent", "openhands", "crush", "anthropic-context-editing"} {
 		if !seen[want] {
 			t.Errorf("missing preset %s", want)
 		}
@@ -99,7 +101,7 @@ func TestRunOnSuite(t *testing.T) {
 	}
 	var ps []Preset
 	for _, n := range []string{"harness", "codex", "swe-agent", "harness-no-toolselect"} {
-		p, _ := Lookup(n)
+		p, _ := lookupContrast(n)
 		ps = append(ps, p)
 	}
 	tab, err := Run(context.Background(), recs, &Options{Presets: ps})

@@ -84,7 +84,7 @@ func TestDeferPinKeepsClientToolsWhole(t *testing.T) {
 // presetSelector returns the tool selector preset name's replay uses.
 func presetSelector(t *testing.T, name string) *toolselect.Selector {
 	t.Helper()
-	p, err := Lookup(name)
+	p, err := lookupContrast(name)
 	if err != nil {
 		t.Fatal(err)
 	}

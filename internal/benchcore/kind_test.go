@@ -28,16 +28,6 @@ func TestKindLabelsEveryPreset(t *testing.T) {
 	}
 }
 
-// The former names of ablations still find them.
-func TestFormerNamesAreAliases(t *testing.T) {
-	for old, cur := range map[string]string{"harness-compact": "harness-no-compact", "harness-clearold": "harness-no-clearold", "harness-ceiling": "harness-no-ceiling"} {
-		p, err := Lookup(old)
-		if err != nil || p.Name != cur {
-			t.Errorf("Lookup(%q) = %q, %v; want %q", old, p.Name, err, cur)
-		}
-	}
-}
-
 // The page highlights a policy one could adopt, never an ablation or an
 // idea, and its cumulative chart plots cost; the JSON carries no float
 // noise.
@@ -48,7 +38,7 @@ func TestAuditPageHighlightsOnlyPolicies(t *testing.T) {
 	}
 	var ps []Preset
 	for _, n := range []string{"harness", "harness-no-collapse", "harness+finaltools", "codex"} {
-		p, err := Lookup(n)
+		p, err := lookupContrast(n)
 		if err != nil {
 			t.Fatal(err)
 		}

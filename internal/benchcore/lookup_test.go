@@ -2,10 +2,10 @@ package benchcore
 
 import "testing"
 
-// mustLookup is Lookup(name), failing t when there is no such preset.
+// mustLookup is lookupContrast(name), failing t when there is no such preset.
 func mustLookup(t *testing.T, name string) Preset {
 	t.Helper()
-	p, err := Lookup(name)
+	p, err := lookupContrast(name)
 	if err != nil {
 		t.Fatal(err)
 	}

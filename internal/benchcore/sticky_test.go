@@ -52,7 +52,7 @@ func TestStickySelectionShippedRuns(t *testing.T) {
 		}
 		var presets []Preset
 		for _, name := range []string{"harness", "harness-no-sticky"} {
-			p, err := Lookup(name)
+			p, err := lookupContrast(name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func TestAnsweredWithTools(t *testing.T) {
 		t.Run(tt.preset, func(t *testing.T) {
 			pol := trimNewestToo()
 			if tt.preset != pol.Name {
-				p, err := Lookup(tt.preset)
+				p, err := lookupContrast(tt.preset)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -45,7 +45,7 @@ func TestResearchAttribution(t *testing.T) {
 	if name == "" {
 		name = "harness"
 	}
-	base, err := benchcore.Lookup(name)
+	base, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

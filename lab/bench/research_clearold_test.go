@@ -22,7 +22,7 @@ import (
 func TestResearchClearOld(t *testing.T) {
 	recs := researchRecordings(t)
 	c := counter(t)
-	none, _ := benchcore.Lookup("none")
+	none, _ := Lookup("none")
 	type variant struct {
 		name        string
 		chunk, keep int

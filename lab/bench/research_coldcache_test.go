@@ -31,8 +31,8 @@ func TestResearchColdCache(t *testing.T) {
 	if dirs == "" {
 		t.Skip("HARNESS_RESEARCH_SETS is not set")
 	}
-	none, _ := benchcore.Lookup("none")
-	h, _ := benchcore.Lookup("harness")
+	none, _ := Lookup("none")
+	h, _ := Lookup("harness")
 	var b strings.Builder
 	for _, dir := range strings.Split(dirs, ",") {
 		recs, _, err := replay.Load(dir)
@@ -269,7 +269,7 @@ func researchCacheOptions() (benchcore.Options, error) {
 // mustLookup is Lookup(name), failing t when there is no such preset.
 func mustLookup(t *testing.T, name string) benchcore.Preset {
 	t.Helper()
-	p, err := benchcore.Lookup(name)
+	p, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

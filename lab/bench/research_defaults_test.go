@@ -167,7 +167,7 @@ func sweepSet(dir string, vs []defaultsVariant) ([]setFigures, error) {
 	if err != nil {
 		return nil, err
 	}
-	floor, _ := benchcore.Lookup("floor")
+	floor, _ := Lookup("floor")
 	ps := []benchcore.Preset{floor}
 	for _, v := range vs {
 		ps = append(ps, v.preset())

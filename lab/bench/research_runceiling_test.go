@@ -31,7 +31,7 @@ func TestResearchRunCeiling(t *testing.T) {
 		}
 		return benchcore.Preset{Name: name, Doc: "research variant", Build: h.Build}
 	}
-	floor, _ := benchcore.Lookup("floor")
+	floor, _ := Lookup("floor")
 	ps := []benchcore.Preset{floor, variant("harness", nil)}
 	for _, kb := range []int{1, 2, 4} {
 		ps = append(ps, variant(fmt.Sprintf("run%dk", kb), &guard.RunCeiling{MaxBytes: kb << 10}))

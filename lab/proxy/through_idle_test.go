@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/replayengine"
+	benchlab "github.com/agentharness/harness/lab/bench"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/replay"
@@ -277,7 +278,7 @@ func mustPresets(t *testing.T, names ...string) []bench.Preset {
 	t.Helper()
 	var out []bench.Preset
 	for _, n := range names {
-		p, err := bench.Lookup(n)
+		p, err := benchlab.Lookup(n) // the product's presets and the lab's ablations
 		if err != nil {
 			t.Fatal(err)
 		}

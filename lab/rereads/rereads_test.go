@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/replayengine"
+	benchlab "github.com/agentharness/harness/lab/bench"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/tokens"
 )
@@ -222,7 +223,7 @@ func TestResearchRereads(t *testing.T) {
 	if name == "" {
 		name = "harness"
 	}
-	p, err := bench.Lookup(name)
+	p, err := benchlab.Lookup(name) // the product's presets and the lab's ablations
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package benchcore
+package benchlab
 
 import "github.com/agentharness/harness/guard"
 

@@ -1,10 +1,11 @@
-package benchcore
+package benchlab
 
 import (
 	"context"
 	"testing"
 
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/benchcore"
 )
 
 // TestRelevanceAblation runs harness (whose ResultPolicy previews with
@@ -21,7 +22,7 @@ func TestRelevanceAblation(t *testing.T) {
 	if _, ok := headTailResults().Preview.(guard.HeadTail); !ok {
 		t.Fatalf("the ablation's preview is %T", headTailResults().Preview)
 	}
-	recs, err := Suite()
+	recs, err := benchcore.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestRelevanceAblation(t *testing.T) {
 		p, _ := Lookup(n)
 		ps = append(ps, p)
 	}
-	tab, err := Run(context.Background(), recs, &Options{Presets: ps})
+	tab, err := benchcore.Run(context.Background(), recs, &benchcore.Options{Presets: ps})
 	if err != nil {
 		t.Fatal(err)
 	}
