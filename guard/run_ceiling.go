@@ -3,11 +3,11 @@ package guard
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentharness/harness/spill"
-	"path"
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/shellcmd"
+	"github.com/agentharness/harness/spill"
 )
 
 // DefaultRunCeilingBytes is [RunCeiling]'s default ceiling: a test log's
@@ -72,7 +72,7 @@ type RunCeiling struct {
 
 // DefaultShells are the names coding agents give their shell tool.
 func DefaultShells() []string {
-	return []string{"bash", "shell", "exec", "exec_command", "run_command", "shell_command", "run_shell_command", "local_shell"}
+	return shellcmd.Names()
 }
 
 // Guard returns the guard. It keeps no state between calls.
@@ -121,78 +121,9 @@ func isShellTool(name string, shells []string) bool {
 	return false
 }
 
-// runPrograms are the programs that run code: interpreters, test
-// runners, build tools and linters. Their output is a log.
-var runPrograms = map[string]bool{
-	"python": true, "python3": true, "python2": true, "pytest": true, "py.test": true, "tox": true, "nox": true, "coverage": true,
-	"make": true, "cmake": true, "ctest": true, "ninja": true, "npm": true, "npx": true, "pnpm": true, "yarn": true, "node": true,
-	"deno": true, "bun": true, "jest": true, "vitest": true, "mocha": true, "tsc": true, "go": true, "cargo": true, "rustc": true,
-	"mvn": true, "gradle": true, "java": true, "javac": true, "gcc": true, "g++": true, "clang": true, "ruby": true, "rspec": true,
-	"rake": true, "bundle": true, "php": true, "phpunit": true, "dotnet": true, "swift": true, "uv": true, "poetry": true, "pip": true,
-	"pip3": true, "ruff": true, "mypy": true, "flake8": true, "pylint": true, "black": true, "eslint": true, "golangci-lint": true,
-	"sh": true, "bash": true, "zsh": true,
-}
-
 // RunsProgram reports whether a shell call's arguments (a JSON object
 // with a "command" or "cmd" string, or an argv array such as ["bash",
-// "-lc", "…"]) run a program rather than only read (see [RunCeiling]).
+// "-lc", "…"]) run a program rather than only read (see [RunCeiling]):
+// an interpreter, test runner, build tool or linter, or a ./ path.
 // Arguments it cannot read are not a run.
-func RunsProgram(args json.RawMessage) bool {
-	var a struct {
-		Command json.RawMessage `json:"command"`
-		Cmd     json.RawMessage `json:"cmd"`
-	}
-	if json.Unmarshal(args, &a) != nil {
-		return false
-	}
-	raw := a.Command
-	if len(raw) == 0 {
-		raw = a.Cmd
-	}
-	script, ok := commandScript(raw)
-	if !ok {
-		return false
-	}
-	for _, seg := range strings.FieldsFunc(script, func(r rune) bool { return r == '|' || r == ';' || r == '&' || r == '\n' }) {
-		f := strings.Fields(seg)
-		for len(f) > 0 {
-			switch w := f[0]; {
-			case w == "cd" || w == "timeout":
-				f = f[min(2, len(f)):]
-				continue
-			case w == "time" || w == "env" || w == "nice" || w == "(" || w == "{" || strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
-				f = f[1:]
-				continue
-			}
-			break
-		}
-		if len(f) == 0 {
-			continue
-		}
-		prog := path.Base(strings.Trim(f[0], `"'()`))
-		if runPrograms[prog] || strings.HasPrefix(prog, "python") || strings.HasPrefix(f[0], "./") {
-			return true
-		}
-	}
-	return false
-}
-
-// commandScript is the command line of a "command" value: the string, or
-// an argv array's script (the argument after -c or -lc of a shell, else
-// the words joined).
-func commandScript(raw json.RawMessage) (string, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, s != ""
-	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) != nil || len(argv) == 0 {
-		return "", false
-	}
-	for i, w := range argv {
-		if (w == "-c" || w == "-lc") && i+1 < len(argv) {
-			return argv[i+1], true
-		}
-	}
-	return strings.Join(argv, " "), true
-}
+func RunsProgram(args json.RawMessage) bool { return shellcmd.RunsProgram(args) }

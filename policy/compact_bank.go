@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/promptunit"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -21,16 +22,14 @@ type CachePrice struct {
 }
 
 // defaultCompactPrices are the price models a clear for cost must not lose
-// under ([CompactPolicy.Prices]): Anthropic's (cache reads 0.1, writes
-// 1.25: the dearest cache miss), gpt-5-class (cached 0.1), gpt-4.1-class
-// (cached 0.25) and no caching.
+// under ([CompactPolicy.Prices]): every one of catalog.PriceModels, output
+// left out.
 func defaultCompactPrices() []CachePrice {
-	return []CachePrice{
-		{Name: "anthropic", Uncached: 1.25, Cached: 0.1},
-		{Name: "openai", Uncached: 1, Cached: 0.1},
-		{Name: "openai-4.1", Uncached: 1, Cached: 0.25},
-		{Name: "nocache", Uncached: 1, Cached: 1},
+	var out []CachePrice
+	for _, m := range catalog.PriceModels() {
+		out = append(out, CachePrice{Name: m.Name, Uncached: m.CacheWrite, Cached: m.CachedRead})
 	}
+	return out
 }
 
 // maxBooks bounds the conversations whose savings a policy remembers; the

@@ -288,10 +288,13 @@ func (cfg *TurnBudget) measure() measure {
 
 // turnResults is evidence of a view: tool messages in view order (their
 // indexes, texts and measured sizes) and the newest round they come from.
+// A size counts the message's images at their price (imageWeight), which
+// a trim never cuts: images holds that part of each size.
 type turnResults struct {
 	idx    []int
 	texts  []string
 	sizes  []int
+	images []int
 	newest int
 }
 
@@ -304,7 +307,9 @@ func resultsOf(v *harness.View, ms measure, keep func(harness.Origin) bool) turn
 			continue
 		}
 		t := m.Text()
-		ev.idx, ev.texts, ev.sizes = append(ev.idx, i), append(ev.texts, t), append(ev.sizes, ms.count(t))
+		img := imageWeight(m.Parts, ms)
+		ev.idx, ev.texts, ev.sizes = append(ev.idx, i), append(ev.texts, t), append(ev.sizes, ms.count(t)+img)
+		ev.images = append(ev.images, img)
 		ev.newest = max(ev.newest, o.Round)
 	}
 	return ev
@@ -332,12 +337,20 @@ func (ev turnResults) all() []int {
 // when loud and returns the size shown.
 func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults, k, keep int, ms measure, loud bool) (int, error) {
 	i := ev.idx[k]
+	// Images stay whole: the text gets what they leave of the share, never
+	// less than the floor.
+	img := ev.images[k]
+	textKeep := max(keep-img, cfg.MinKeep)
+	if textKeep >= ev.sizes[k]-img {
+		return ev.sizes[k], nil
+	}
 	res := v.Origins[i].Result
 	loc, where, err := cfg.whole(ctx, v, res, locator.Newest(res, v.Messages[i].ToolCallID))
 	if err != nil {
 		return 0, err
 	}
-	text, shown, mark := trimText(ev.texts[k], ev.sizes[k], keep, cfg.Marker, where, ms)
+	text, shown, mark := trimText(ev.texts[k], ev.sizes[k]-img, textKeep, cfg.Marker, where, ms)
+	shown += img
 	cut := harness.Cut{
 		Kind:     harness.CutTrimmed,
 		By:       turnBudgetName,

@@ -99,7 +99,7 @@ func anthropicMessage(body []byte, role string, content span, req *request) erro
 			texts = append(texts, fieldStr(body, fs, "text"))
 		case "tool_use", "server_tool_use":
 			in, _ := get(fs, "input")
-			calls = append(calls, harness.ToolCall{ID: fieldStr(body, fs, "id"), Name: fieldStr(body, fs, "name"), Args: raw(body, in)})
+			calls = append(calls, harness.ToolCall{ID: fieldStr(body, fs, "id"), Name: fieldStr(body, fs, "name"), Args: ownRaw(body, in)})
 		case "tool_result":
 			results = true
 			req.Items = append(req.Items, item{Kind: itemResult, Result: anthropicResult(body, fs)})
@@ -126,16 +126,16 @@ func anthropicText(role, text string, calls []harness.ToolCall) item {
 	return item{Kind: itemUser, Text: text}
 }
 
-func anthropicResult(body []byte, fs []field) *wireResult {
-	r := &wireResult{CallID: fieldStr(body, fs, "tool_use_id"), IsError: boolField(body, fs, "is_error"), Encode: encodeString}
+func anthropicResult(body []byte, fs []field) *parsedResult {
+	r := &parsedResult{CallID: fieldStr(body, fs, "tool_use_id"), IsError: boolField(body, fs, "is_error"), Encode: encodeString}
 	c, ok := get(fs, "content")
 	if !ok {
 		// No content: nothing to bound, and no span to replace.
-		r.Decode = func() (string, bool) { return "", false }
+		r.Decode = noText
 		return r
 	}
 	r.Content = c
-	r.Decode = func() (string, bool) { return contentText(body, c, "text") }
+	r.Decode = func(body []byte) (string, bool) { return contentText(body, c, "text") }
 	return r
 }
 

@@ -54,7 +54,7 @@ func (b arrivalBudget) apply(ctx context.Context, conv string, h *history, fresh
 			continue
 		}
 		if !fresh[r] {
-			spent[r.Turn] += harness.Chars(r.dec.shown().ModelText())
+			spent[r.Turn] += r.dec.shownChars() // counted once per copy
 			continue
 		}
 		if _, seen := byTurn[r.Turn]; !seen {

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -163,4 +167,59 @@ func TestBudgetRoundLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdleClearKeepsBudgetSpill: a result the turn budget trimmed already
+// has a file holding it whole; the idle clear's placeholder names that
+// file instead of writing a second one.
+func TestIdleClearKeepsBudgetSpill(t *testing.T) {
+	opts := &Options{Stack: &stack.Config{NoRunCeiling: true, TurnBudget: &policy.TurnBudget{Chars: 4000, MinKeep: 600}}}
+	x := newIdleRun(t, wireCases[0], opts, nil)
+	x.warmUp()
+	before := x.shownResults(x.r.up.Requests()[7].Body)
+	files := spillFiles(t, x.r.ws)
+	shown := x.shownResults(x.send(8, 6*time.Minute))
+	checked := 0
+	for i, s := range shown[:min(len(before), len(shown))] {
+		trimmed := spillPathRE.FindString(before[i])
+		if trimmed == "" || !strings.Contains(before[i], "evidence budget") || !strings.HasPrefix(s, "[harness proxy: cleared") {
+			continue
+		}
+		checkPlaceholder(t, s, x.steps[i])
+		if m := idlePathRE.FindStringSubmatch(s); m == nil || m[1] != trimmed {
+			t.Errorf("result %d: the placeholder names %v, want the budget's spill file %s", i+1, m, trimmed)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no result both trimmed by the budget and cleared")
+	}
+	if err := x.r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range spillFiles(t, x.r.ws) {
+		if !slices.Contains(files, f) {
+			for i, s := range before {
+				if spillPathRE.FindString(s) != "" && strings.Contains(f, x.steps[i].id+"-") {
+					t.Errorf("the clear wrote %s for result %d, which the budget had spilled", f, i+1)
+				}
+			}
+		}
+	}
+}
+
+// spillFiles lists the files under the workspace's spill folder.
+func spillFiles(t *testing.T, ws string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(filepath.Join(ws, ".harness", "spill"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -63,10 +63,10 @@ func (chatFormat) elem(body []byte, e span, req *request) error {
 	case "tool":
 		// A tool message has no error flag: the client's error text is
 		// its content.
-		r := &wireResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content, NoErrorFlag: true}
-		r.Decode = func() (string, bool) { return contentText(body, content, "text") }
+		r := &parsedResult{CallID: fieldStr(body, fs, "tool_call_id"), Encode: encodeString, Content: content, NoErrorFlag: true}
+		r.Decode = func(body []byte) (string, bool) { return contentText(body, content, "text") }
 		if content.End == 0 {
-			r.Decode = func() (string, bool) { return "", false }
+			r.Decode = noText
 		}
 		req.Items = append(req.Items, item{Kind: itemResult, Result: r})
 	}

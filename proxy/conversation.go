@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash/maphash"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,6 +58,11 @@ type conversation struct {
 	// other replicas began (replica.go).
 	claimSeq int64
 	started  map[roundKey]bool
+	// maxStarted is the latest round whose start the log holds, and
+	// pendingStarts the starts this replica could not claim, with their
+	// times (replica_outage.go).
+	maxStarted    roundKey
+	pendingStarts map[roundKey]time.Time
 }
 
 type roundKey struct{ turn, round int }
@@ -83,6 +87,9 @@ type decision struct {
 	// claimed and clearClaimed are set once the decision and its clear
 	// are in the claim log, or come from the store (replica.go).
 	claimed, clearClaimed bool
+	// unchanged marks a decision sent as the client sent the result
+	// because the claim log did not answer (replica.go).
+	unchanged bool
 	// chars counts the characters of charsOf's model copy (see
 	// shownChars).
 	chars   int
@@ -244,9 +251,12 @@ func (p *Proxy) conversation(id string) *conversation {
 	c := p.convs[id]
 	if c == nil {
 		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
-			started: map[roundKey]bool{}, evidence: map[roundKey]int{}}
+			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}}
 		p.convs[id] = c
 		p.stats.Conversations++
+		if t := p.tenantIn(id); t != "" {
+			p.stats.tenant(t).Conversations++
+		}
 	}
 	c.refs++
 	c.used = p.tick
@@ -394,28 +404,6 @@ func (c *conversation) awaitInflight(ctx context.Context, h *history) error {
 		}
 	}
 	return nil
-}
-
-// elemHashes hashes each history element of body, shifted by the edits
-// (so it hashes the elements as sent when edits were applied to body).
-func elemHashes(seed maphash.Seed, body []byte, elems []span, edits []edit) []uint64 {
-	out := make([]uint64, len(elems))
-	shift, k := 0, 0
-	for i, e := range elems {
-		// Edits before the element (the tools array, when it precedes
-		// the history) shift where it starts.
-		for k < len(edits) && edits[k].Span.End <= e.Start {
-			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
-			k++
-		}
-		start := e.Start + shift
-		for k < len(edits) && edits[k].Span.Start < e.End {
-			shift += len(edits[k].New) - (edits[k].Span.End - edits[k].Span.Start)
-			k++
-		}
-		out[i] = maphash.Bytes(seed, body[start:e.End+shift])
-	}
-	return out
 }
 
 // cacheBreak reports whether the proxy changed an element the client did

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
+	"github.com/agentharness/harness/store"
 )
 
 // Forks. A request is matched to its conversation by a key (see
@@ -61,30 +62,70 @@ type mark struct {
 	answer bool
 }
 
-// histMarks lists the positions of a request's history.
-func histMarks(h *history) []mark {
+// markIter walks a conversation's positions in order, one mark at a
+// time: a request compares its whole history with the mirror, which
+// would otherwise cost a list of both per request.
+type markIter struct {
+	turns int
+	// rounds counts the rounds of turn t (from 0); at is the mark of
+	// turn t's input (r 0) or round r.
+	rounds func(t int) int
+	at     func(t, r int) mark
+	// t and r are the position, i the marks passed.
+	t, r, i int
+}
+
+func (it *markIter) done() bool { return it.t >= it.turns }
+
+func (it *markIter) mark() mark { return it.at(it.t, it.r) }
+
+func (it *markIter) next() {
+	it.i++
+	if it.r < it.rounds(it.t) {
+		it.r++
+		return
+	}
+	it.t, it.r = it.t+1, 0
+}
+
+// list returns the first n marks (all when n < 0).
+func (it markIter) list(n int) []mark {
 	var out []mark
-	for ti, t := range h.Turns {
-		out = append(out, mark{turn: ti + 1, input: t.Input, context: t.Context})
-		for ri, r := range t.Rounds {
-			out = append(out, mark{turn: ti + 1, round: ri + 1, calls: r.Assistant.ToolCalls, hist: r.Results,
-				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)-1})
-		}
+	for ; !it.done() && n != 0; it.next() {
+		out = append(out, it.mark())
+		n--
 	}
 	return out
 }
 
-// mirrorMarks lists the positions of a conversation's mirror.
-func mirrorMarks(mirror []*harness.Turn) []mark {
-	var out []mark
-	for _, t := range mirror {
-		out = append(out, mark{turn: t.Index, input: t.Input, context: t.Context})
-		for ri, r := range t.Rounds {
-			out = append(out, mark{turn: t.Index, round: ri + 1, calls: r.Assistant.ToolCalls, stored: r.Results,
-				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)-1})
-		}
-	}
-	return out
+// histMarks walks the positions of a request's history.
+func histMarks(h *history) markIter {
+	return markIter{turns: len(h.Turns),
+		rounds: func(t int) int { return len(h.Turns[t].Rounds) },
+		at: func(ti, ri int) mark {
+			t := h.Turns[ti]
+			if ri == 0 {
+				return mark{turn: ti + 1, input: t.Input, context: t.Context}
+			}
+			r := t.Rounds[ri-1]
+			return mark{turn: ti + 1, round: ri, calls: r.Assistant.ToolCalls, hist: r.Results,
+				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)}
+		}}
+}
+
+// mirrorMarks walks the positions of a conversation's mirror.
+func mirrorMarks(mirror []*harness.Turn) markIter {
+	return markIter{turns: len(mirror),
+		rounds: func(t int) int { return len(mirror[t].Rounds) },
+		at: func(ti, ri int) mark {
+			t := mirror[ti]
+			if ri == 0 {
+				return mark{turn: t.Index, input: t.Input, context: t.Context}
+			}
+			r := t.Rounds[ri-1]
+			return mark{turn: t.Index, round: ri, calls: r.Assistant.ToolCalls, stored: r.Results,
+				answer: len(r.Assistant.ToolCalls) == 0 && ri == len(t.Rounds)}
+		}}
 }
 
 // resultIDs are the call ids of a round's results that the store holds or
@@ -228,21 +269,21 @@ type divergence struct {
 // would fork its conversation again (TestForkSideRequests).
 func diverge(mirror []*harness.Turn, h *history, side bool) (divergence, bool) {
 	hm, mm := histMarks(h), mirrorMarks(mirror)
-	i, j := 0, 0
-	for i < len(hm) && j < len(mm) {
-		a, b := hm[i], mm[j]
+	for !hm.done() && !mm.done() {
+		a, b := hm.mark(), mm.mark()
 		switch {
 		case sameMark(a, b):
-			i, j = i+1, j+1
+			hm.next()
+			mm.next()
 		case b.answer && a.round == 0 && a.turn == b.turn+1:
-			j++
+			mm.next()
 		case a.answer && b.round == 0 && b.turn == a.turn+1:
-			i++
+			hm.next()
 		case side && b.answer && a.round > 0 && a.turn == b.turn:
-			for j++; i < len(hm) && hm[i].turn == a.turn; i++ {
+			for mm.next(); !hm.done() && hm.mark().turn == a.turn; hm.next() {
 			}
 		default:
-			return divergence{hist: i, shared: j, turn: a.turn, round: a.round}, true
+			return divergence{hist: hm.i, shared: mm.i, turn: a.turn, round: a.round}, true
 		}
 	}
 	return divergence{}, false
@@ -263,7 +304,7 @@ func forkID(parent string, h *history, d divergence) string {
 	}
 	part("fork")
 	part(parent)
-	for _, m := range histMarks(h)[:d.hist+1] {
+	for _, m := range histMarks(h).list(d.hist + 1) {
 		if m.round == 0 {
 			part("turn")
 			part(m.input)
@@ -279,12 +320,13 @@ func forkID(parent string, h *history, d divergence) string {
 	return tenantPrefix(parent) + "px-f" + x[:20]
 }
 
-// ForkPolicy names the event that links a fork to its parent in the
-// store: a harness.EventPolicy event of the fork, recorded when the proxy
-// makes it, whose Policy is ForkPolicy, Turn and Round the history's
-// position where it diverged (Round 0: the turn's input) and
-// Data["parent"] the parent conversation's id (Data["shared_turns"] how
-// many of its turns the fork holds again). harness log show prints it.
+// ForkPolicy names the event that reports a fork: a harness.EventPolicy
+// event of the fork, recorded when the proxy makes it, whose Policy is
+// ForkPolicy, Turn and Round the history's position where it diverged
+// (Round 0: the turn's input) and Data["parent"] the parent
+// conversation's id (Data["shared_turns"] how many of its turns the fork
+// holds again). The link itself is kept as a store.Fork (Store.Forks),
+// which "harness log" reads.
 const ForkPolicy = "proxy-fork"
 
 // forkSeed is what a new fork takes from its parent: the shared turns and
@@ -309,7 +351,7 @@ type forkSeed struct {
 func (cv *conversation) seedOf(d divergence) *forkSeed {
 	s := &forkSeed{parent: cv.id, at: d, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{},
 		evidence: map[roundKey]int{}, prevIn: cv.prevIn, prevOut: cv.prevOut}
-	for _, m := range mirrorMarks(cv.mirror)[:d.shared] {
+	for _, m := range mirrorMarks(cv.mirror).list(d.shared) {
 		src := cv.mirror[m.turn-1]
 		if m.round == 0 {
 			t := *src
@@ -357,16 +399,18 @@ func (cv *conversation) seedOf(d divergence) *forkSeed {
 // fork's idle state is
 // its own: no pause is measured until it has relayed an answer. Called
 // with fork locked, its mirror empty.
-func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
+func (p *Proxy) seedFork(ctx context.Context, fork *conversation, s *forkSeed) {
 	round := max(s.at.round, 1)
+	var cleared []*decision
 	for id, ds := range s.decided {
 		fork.decided[id] = append(fork.decided[id], ds...)
 		for _, d := range ds {
 			if d.cleared != nil {
-				p.observeInheritedClear(fork.id, s.parent, s.at.turn, round, d)
+				cleared = append(cleared, d)
 			}
 		}
 	}
+	p.inheritClears(ctx, fork.id, s.parent, s.at.turn, round, cleared)
 	for k, u := range s.usage {
 		if _, ok := fork.usage[k]; !ok {
 			fork.usage[k] = u
@@ -402,8 +446,12 @@ func (p *Proxy) seedFork(fork *conversation, s *forkSeed) {
 		p.opts.Store.Observe(harness.Event{Kind: harness.EventPolicy, Time: p.now(), Conversation: fork.id, Turn: s.at.turn, Round: s.at.round,
 			Policy: ForkPolicy, Detail: fmt.Sprintf("forked from conversation %s at turn %d %s", s.parent, s.at.turn, roundWord(s.at.round)),
 			Data: map[string]any{"parent": s.parent, "shared_turns": len(s.turns)}})
+		link := store.Fork{Conversation: fork.id, Parent: s.parent, Turn: s.at.turn, Round: s.at.round, SharedTurns: len(s.turns), Time: p.now()}
+		if err := p.opts.Store.AddFork(ctx, link); err != nil {
+			p.logf("harness proxy: recording %s as a fork of %s: %v", fork.id, s.parent, err)
+		}
 	}
-	p.count(func(st *Stats) { st.Forks++ })
+	p.countIn(p.tenantIn(fork.id), func(st *Stats) { st.Forks++ })
 	p.logf("harness proxy: conversation %s forks from %s at turn %d %s (%d shared turn(s))",
 		fork.id, s.parent, s.at.turn, roundWord(s.at.round), len(s.turns))
 }
@@ -447,7 +495,7 @@ func (p *Proxy) follow(ctx context.Context, c *call) error {
 			cv.mu.Lock()
 			s := cv.seedOf(d)
 			cv.mu.Unlock()
-			p.seedFork(fork, s)
+			p.seedFork(ctx, fork, s)
 		}
 		p.release(cv)
 		if err := fork.awaitInflight(ctx, c.hist); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -159,7 +160,7 @@ func turnsOf(conv *harness.Conversation) string {
 }
 
 // storedConvs lists turnsOf of every stored conversation, sorted.
-func storedConvs(t *testing.T, st *sqlite.Store) []string {
+func storedConvs(t *testing.T, st store.Store) []string {
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx)

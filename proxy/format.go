@@ -77,6 +77,19 @@ func raw(b []byte, s span) json.RawMessage {
 	return json.RawMessage(b[s.Start:s.End])
 }
 
+// ownRaw returns a copy of the bytes of s (nil for an empty span): what
+// a parse keeps beyond its request, as a call's arguments, must not hold
+// the body, which later requests would otherwise keep alive.
+func ownRaw(b []byte, s span) json.RawMessage {
+	if s.End <= s.Start {
+		return nil
+	}
+	return append(json.RawMessage(nil), b[s.Start:s.End]...)
+}
+
+// noText is the Decode of a result without text content.
+func noText([]byte) (string, bool) { return "", false }
+
 // encodeString is the model copy as a JSON string, the form every format
 // accepts for a tool result's content.
 func encodeString(text string) []byte {

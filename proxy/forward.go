@@ -45,14 +45,18 @@ func (p *Proxy) target(r *http.Request) string {
 // headers (credentials included, hop-by-hop headers dropped) and body.
 // Accept-Encoding is dropped so the transport negotiates compression and
 // hands the proxy plain bytes to parse.
-func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body []byte) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), rd)
+func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body sentBody) (*http.Request, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, p.target(r), nil)
 	if err != nil {
 		return nil, err
+	}
+	if n := body.size(); body.in != nil && n == 0 {
+		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+	} else if body.in != nil {
+		// Readers of our own, each holding the body's buffer until the
+		// transport closes it; GetBody is the rewind a retry needs.
+		out.Body = body.open()
+		out.GetBody = func() (io.ReadCloser, error) { return body.open(), nil }
 	}
 	out.Header = r.Header.Clone()
 	for _, h := range hopHeaders {
@@ -65,8 +69,8 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body []byt
 	}
 	out.Header.Del("Accept-Encoding")
 	out.Header.Del("Content-Length")
-	if body != nil {
-		out.ContentLength = int64(len(body))
+	if body.in != nil {
+		out.ContentLength = int64(body.size())
 	}
 	return out, nil
 }
@@ -74,11 +78,12 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, body []byt
 // forwardUnchanged proxies a request the proxy does not read (HEAD /,
 // model listings, token counting), streaming both bodies.
 func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
-	body, err := p.readBody(w, r)
+	bb, err := p.readBody(w, r)
 	if err != nil {
 		return
 	}
-	req, err := p.upstreamRequest(r.Context(), r, body)
+	defer bb.release()
+	req, err := p.upstreamRequest(r.Context(), r, sentBody{in: bb.bytes(), buf: bb})
 	if err != nil {
 		proxyError(w, http.StatusBadGateway, "upstream_error", err.Error())
 		return
@@ -93,9 +98,10 @@ func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads the client's body up to the request limit and within
-// the body read timeout; over the limit, the client gets a 413 that names
-// it, over the timeout a 408.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err error) {
+// the body read timeout, into a buffer held once by the caller (nil for
+// no body); over the limit, the client gets a 413 that names it, over the
+// timeout a 408.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ *bodyBuf, err error) {
 	timedOut := false
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -119,20 +125,15 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 	}
 	rd := http.MaxBytesReader(w, r.Body, p.opts.MaxRequestBytes)
 	var body []byte
+	var bb *bodyBuf
 	if n := r.ContentLength; n > 0 && n <= p.opts.MaxRequestBytes {
-		// One allocation of the announced size instead of ReadAll's
-		// doublings: a megabyte of history costs a copy, not five.
-		body = make([]byte, n)
-		if _, err = io.ReadFull(rd, body); err == nil {
-			var one [1]byte
-			if m, _ := rd.Read(one[:]); m > 0 {
-				err = errors.New("the body is longer than its Content-Length")
-			}
-		}
+		bb, err = p.bodies.read(rd, n)
+		body = bb.bytes()
 	} else {
 		body, err = io.ReadAll(rd)
 	}
 	if err != nil {
+		bb.release()
 		var tooBig *http.MaxBytesError
 		var netErr net.Error
 		switch {
@@ -150,7 +151,11 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (_ []byte, err 
 		}
 		return nil, err
 	}
-	return body, nil
+	if bb == nil {
+		bb = &bodyBuf{b: body}
+		bb.refs.Store(1)
+	}
+	return bb, nil
 }
 
 // errResponseTooLarge is reported when the upstream's answer passes the
@@ -206,7 +211,14 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, parse replyPar
 	var out relayed
 	var err error
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		out, err = relayEvents(w, fl, body, parse)
+		br, _ := p.eventReaders.Get().(*bufio.Reader)
+		if br == nil {
+			br = bufio.NewReaderSize(nil, eventBuffer)
+		}
+		br.Reset(body)
+		out, err = relayEvents(w, fl, br, parse)
+		br.Reset(nil)
+		p.eventReaders.Put(br)
 	} else {
 		out, err = relayBody(w, fl, body, parse)
 	}
@@ -224,10 +236,13 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, parse replyPar
 	return out.n, err
 }
 
-// relayEvents copies a text/event-stream event by event; an event over
-// maxParsedReply is relayed as it arrives, unread.
-func relayEvents(w io.Writer, fl http.Flusher, body io.Reader, parse replyParser) (relayed, error) {
-	br := bufio.NewReaderSize(body, 64<<10)
+// eventBuffer is the size of the buffer an event stream is read through
+// (Proxy.eventReaders keeps them for the next answer).
+const eventBuffer = 64 << 10
+
+// relayEvents copies a text/event-stream read through br event by event;
+// an event over maxParsedReply is relayed as it arrives, unread.
+func relayEvents(w io.Writer, fl http.Flusher, br *bufio.Reader, parse replyParser) (relayed, error) {
 	var ev []byte
 	var out relayed
 	// big is set while an event over maxParsedReply is relayed.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -109,12 +110,15 @@ func FuzzParse(f *testing.F) {
 				if r.Content.Start < 0 || r.Content.End > len(b) || r.Content.Start > r.Content.End {
 					t.Fatalf("%s: content span %v of %d bytes", fm.name(), r.Content, len(b))
 				}
-				r.Decode()
+				r.Decode(b)
 				if r.Content.End > r.Content.Start {
 					edits = append(edits, edit{Span: r.Content, New: r.Encode("cut")})
 				}
 			}
 			out := splice(b, edits)
+			if sent := (sentBody{in: b, edits: edits}); sent.size() != len(out) || !bytes.Equal(readAll(t, sent.reader()), out) {
+				t.Fatalf("%s: the body as sent differs from the splice", fm.name())
+			}
 			if json.Valid(b) && !json.Valid(out) {
 				t.Fatalf("%s: the rewrite made invalid JSON: %q", fm.name(), out)
 			}
@@ -144,7 +148,7 @@ func FuzzEvents(f *testing.F) {
 		for _, fm := range formats {
 			p := fm.newReply()
 			var out bytes.Buffer
-			n, err := relayEvents(&out, nil, bytes.NewReader(b), p)
+			n, err := relayEvents(&out, nil, bufio.NewReaderSize(bytes.NewReader(b), eventBuffer), p)
 			if err != nil || n.n != int64(len(b)) || !bytes.Equal(out.Bytes(), b) {
 				t.Fatalf("%s: relayed %d of %d bytes (err %v)", fm.name(), n.n, len(b), err)
 			}
@@ -201,7 +205,7 @@ func summarize(r *request) []string {
 	for _, it := range r.Items {
 		s := fmt.Sprintf("%d %q %v", it.Kind, it.Text, it.Calls)
 		if it.Result != nil {
-			text, ok := it.Result.Decode()
+			text, ok := it.Result.Decode(r.body)
 			s += fmt.Sprintf(" %s %v %v %q %v", it.Result.CallID, it.Result.IsError, it.Result.Content, text, ok)
 		}
 		out = append(out, s)

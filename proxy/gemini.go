@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/gemini"
 )
 
 // geminiFormat is the Gemini API (POST …/models/M:generateContent and
@@ -81,7 +82,7 @@ func geminiContent(body []byte, role string, parts span, req *request) error {
 				return err
 			}
 			args, _ := get(ffs, "args")
-			calls = append(calls, harness.ToolCall{ID: geminiID(body, ffs), Name: fieldStr(body, ffs, "name"), Args: raw(body, args)})
+			calls = append(calls, harness.ToolCall{ID: geminiID(body, ffs), Name: fieldStr(body, ffs, "name"), Args: ownRaw(body, args)})
 			continue
 		}
 		if fr, ok := get(fs, "functionResponse"); ok {
@@ -116,9 +117,9 @@ func geminiID(body []byte, fs []field) string {
 	return fieldStr(body, fs, "name")
 }
 
-func geminiResult(body []byte, fs []field) *wireResult {
-	r := &wireResult{CallID: geminiID(body, fs), Encode: encodeString}
-	r.Decode = func() (string, bool) { return "", false }
+func geminiResult(body []byte, fs []field) *parsedResult {
+	r := &parsedResult{CallID: geminiID(body, fs), Encode: encodeString}
+	r.Decode = noText
 	resp, ok := get(fs, "response")
 	if !ok {
 		return r
@@ -130,7 +131,7 @@ func geminiResult(body []byte, fs []field) *wireResult {
 	for _, key := range []string{"output", "error"} {
 		if s, ok := get(rfs, key); ok && kind(body, s) == '"' {
 			r.Content, r.IsError = s, key == "error"
-			r.Decode = func() (string, bool) { return str(body, s), true }
+			r.Decode = func(body []byte) (string, bool) { return str(body, s), true }
 			return r
 		}
 	}
@@ -158,29 +159,7 @@ type geminiReply struct {
 
 func (geminiFormat) newReply() replyParser { return &geminiReply{} }
 
-type geminiChunk struct {
-	Candidates []struct {
-		Content struct {
-			Parts []struct {
-				Text         string `json:"text"`
-				Thought      bool   `json:"thought"`
-				FunctionCall *struct {
-					ID   string          `json:"id"`
-					Name string          `json:"name"`
-					Args json.RawMessage `json:"args"`
-				} `json:"functionCall"`
-			} `json:"parts"`
-		} `json:"content"`
-	} `json:"candidates"`
-	Usage *struct {
-		Prompt     int `json:"promptTokenCount"`
-		Cached     int `json:"cachedContentTokenCount"`
-		Candidates int `json:"candidatesTokenCount"`
-		Thoughts   int `json:"thoughtsTokenCount"`
-	} `json:"usageMetadata"`
-}
-
-func (p *geminiReply) add(c *geminiChunk) {
+func (p *geminiReply) add(c *gemini.Response) {
 	if u := c.Usage; u != nil {
 		p.r.Seen = true
 		p.r.Usage = harness.Usage{Input: u.Prompt, Cached: u.Cached, Output: u.Candidates + u.Thoughts}
@@ -202,14 +181,14 @@ func (p *geminiReply) add(c *geminiChunk) {
 }
 
 func (p *geminiReply) event(name string, data []byte) {
-	var c geminiChunk
+	var c gemini.Response
 	if json.Unmarshal(data, &c) == nil {
 		p.add(&c)
 	}
 }
 
 func (p *geminiReply) body(data []byte) {
-	var list []geminiChunk
+	var list []gemini.Response
 	if json.Unmarshal(data, &list) == nil {
 		for i := range list {
 			p.add(&list[i])

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -49,18 +50,22 @@ type item struct {
 	// Text stays the whole, which keys the conversation as before.
 	Pieces []piece
 	// Result is set on an itemResult.
-	Result *wireResult
+	Result *parsedResult
 }
 
-// wireResult is one tool result as the client sent it.
-type wireResult struct {
+// parsedResult is one tool result as the client sent it, read when its
+// history element is parsed. It never changes afterwards: a later request
+// that carries the element byte for byte shares it (walkBody), and its
+// spans hold for that request's body too.
+type parsedResult struct {
 	CallID  string
 	IsError bool
-	// Decode returns the result's content as the model reads it; ok is
-	// false when the content holds anything but text (an image), which
-	// the proxy passes through unchanged. It is called only for a result
-	// the proxy has not decided yet, so a long history costs no decoding.
-	Decode func() (text string, ok bool)
+	// Decode returns the result's content in body (the request's) as the
+	// model reads it; ok is false when the content holds anything but
+	// text (an image), which the proxy passes through unchanged. It is
+	// called only for a result the proxy has not decided yet, so a long
+	// history costs no decoding.
+	Decode func(body []byte) (text string, ok bool)
 	// Content is the span of the JSON value the proxy may replace.
 	Content span
 	// Encode returns the JSON value that replaces Content for a model
@@ -69,6 +74,15 @@ type wireResult struct {
 	// NoErrorFlag is set when the format carries no error flag on a
 	// result (the Responses API), so IsError says nothing.
 	NoErrorFlag bool
+	// sum is the maphash of the content's bytes under the proxy's seed,
+	// set once by request.hash before the parse is shared.
+	sum uint64
+}
+
+// wireResult is one tool result of one request: what the client sent,
+// and where this request's history puts it.
+type wireResult struct {
+	*parsedResult
 
 	// Filled in by buildHistory: the call this result answers.
 	Tool string
@@ -108,11 +122,18 @@ type request struct {
 	// Elems are the spans of the history's elements in the body, for the
 	// cache-break check.
 	Elems []span
+	// Items may be shared with later requests' parses (walkBody): they
+	// are never changed once parsed.
 	Items []item
 	// Reused counts the leading elements taken from the previous request's
 	// parse (see walkBody).
 	Reused int
+	// elemSums holds the maphash of each element's bytes (request.hash),
+	// taken from the previous request's parse for the reused ones.
+	elemSums []uint64
 
+	// buf holds body for the proxy's kept parses (bodybuf.go).
+	buf *bodyBuf
 	// body is the parsed body; histStart the offset of the history array;
 	// elemItems[i] the number of items after element i.
 	body      []byte
@@ -203,6 +224,8 @@ func (t *histTurn) harnessTurn(index int) *harness.Turn {
 type histRound struct {
 	Assistant harness.Message
 	Results   []*wireResult
+	// index counts the turn's rounds from 1.
+	index int
 }
 
 // buildHistory groups items into turns and rounds. A user item starts a
@@ -216,6 +239,20 @@ func buildHistory(items []item) *history {
 	var turn *histTurn
 	var round *histRound
 	lastAssistant := false
+	// One allocation each for the rounds and the results: a long history
+	// would otherwise cost one per element.
+	nRounds, nResults := 0, 0
+	for i := range items {
+		switch items[i].Kind {
+		case itemAssistant:
+			nRounds++
+		case itemResult:
+			nResults++
+		}
+	}
+	rounds := make([]histRound, 0, nRounds)
+	results := make([]wireResult, 0, nResults)
+	h.Results = make([]*wireResult, 0, nResults)
 	for i := range items {
 		it := &items[i]
 		switch it.Kind {
@@ -241,13 +278,15 @@ func buildHistory(items []item) *history {
 				mergeAssistant(&round.Assistant, it)
 				continue
 			}
-			round = &histRound{Assistant: harness.Message{Role: harness.RoleAssistant}}
+			rounds = append(rounds, histRound{Assistant: harness.Message{Role: harness.RoleAssistant}, index: len(turn.Rounds) + 1})
+			round = &rounds[len(rounds)-1]
 			mergeAssistant(&round.Assistant, it)
 			turn.Rounds = append(turn.Rounds, round)
 			lastAssistant = true
 		case itemResult:
 			lastAssistant = false
-			r := it.Result
+			results = append(results, wireResult{parsedResult: it.Result})
+			r := &results[len(results)-1]
 			// Results follow the round that made their calls; only a call
 			// id that round does not hold is looked up further back (ids
 			// repeat when a format has none and the function name stands in).
@@ -264,7 +303,7 @@ func buildHistory(items []item) *history {
 				continue
 			}
 			r.Turn = len(h.Turns)
-			r.Round = indexOf(turn.Rounds, owner) + 1
+			r.Round = owner.index
 			r.Message = &owner.Assistant
 			for _, c := range owner.Assistant.ToolCalls {
 				if c.ID == r.CallID {
@@ -295,6 +334,12 @@ func mergeAssistant(m *harness.Message, it *item) {
 	if it.Text != "" {
 		m.Parts = append(m.Parts, harness.TextPart(it.Text))
 	}
+	if m.ToolCalls == nil {
+		// The item's calls, shared: neither is ever changed, and a
+		// later merge appends to a copy (the slice is clipped).
+		m.ToolCalls = slices.Clip(it.Calls)
+		return
+	}
 	m.ToolCalls = append(m.ToolCalls, it.Calls...)
 }
 
@@ -323,15 +368,6 @@ func hasCall(r *histRound, id string) bool {
 		}
 	}
 	return false
-}
-
-func indexOf(rs []*histRound, r *histRound) int {
-	for i := range rs {
-		if rs[i] == r {
-			return i
-		}
-	}
-	return len(rs) - 1
 }
 
 // userItem is a user content of text parts that a classifier may tell

@@ -76,6 +76,7 @@ func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 	if turn > 0 {
 		round = len(c.hist.Turns[turn-1].Rounds) + 1
 	}
+	var records []store.Decision
 	for _, w := range chosen {
 		d := w.dec
 		if d.cleared != nil {
@@ -103,7 +104,9 @@ func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 		c.idleCleared++
 		c.idleBytes += int64(before - len(d.out))
 		p.observeClear(c.conv.id, turn, round, d, text, idle)
+		records = append(records, p.clearRecord(turn, round, d))
 	}
+	p.storeClears(ctx, c.conv.id, records)
 	c.idle = idle
 	return nil
 }
@@ -182,10 +185,11 @@ func viewCleared(cuts []harness.Cut) bool {
 
 // placeholder writes the one line that stands in for res once cleared,
 // and returns it with the file that holds the whole result: the ceiling's
-// spill file when res was spilled, else a new spill file of its own.
+// spill file when res was spilled, the turn budget's when it was trimmed,
+// else a new spill file of its own.
 func (p *Proxy) placeholder(ctx context.Context, convID string, res *harness.ToolResult, args []byte) (string, string, error) {
 	full := res.FullText()
-	path := locator.Spill(res)
+	path := wholeFile(res)
 	if locator.IsCall(path) {
 		saved, err := p.spill.Save(ctx, spill.Entry{Conversation: convID, CallID: res.CallID, Tool: res.Tool, Ext: "txt"}, strings.NewReader(full))
 		if err != nil {
@@ -194,6 +198,18 @@ func (p *Proxy) placeholder(ctx context.Context, convID string, res *harness.Too
 		path = saved.Locator
 	}
 	return idlePlaceholder(res, args, len(full), path), path, nil
+}
+
+// wholeFile is the newest file a cut of res names as holding it whole (a
+// spill, or a trim that spilled), or its call's locator when none does.
+func wholeFile(res *harness.ToolResult) string {
+	for i := len(res.Cuts) - 1; i >= 0; i-- {
+		c := res.Cuts[i]
+		if (c.Kind == harness.CutSpilled || c.Kind == harness.CutTrimmed) && c.Locator != "" && !locator.IsCall(c.Locator) {
+			return c.Locator
+		}
+	}
+	return locator.Call(res.CallID)
 }
 
 // idlePlaceholder is the placeholder of res, made by a call with args,
@@ -228,11 +244,31 @@ func clearedCopy(res *harness.ToolResult, text, path string) *harness.ToolResult
 	return &c
 }
 
-// observeClear records a clear in the store as a policy event about the
-// result (the transcript keeps every result as the client sent it): the
-// store indexes it as a view cut of the request, and a restarted proxy
-// reads the placeholder back from it (restoreClears), so it sends the
-// same bytes.
+// storeClears records the clears of conversation convID as typed
+// decisions, which a restarted proxy reads back (restoreClears) so that
+// it sends the same bytes. A failed write is logged: the clear was made
+// and the request goes on; a restart would then send the results whole.
+func (p *Proxy) storeClears(ctx context.Context, convID string, ds []store.Decision) {
+	if p.opts.Store == nil || len(ds) == 0 {
+		return
+	}
+	if err := p.opts.Store.AddDecisions(ctx, convID, ds); err != nil {
+		p.logf("harness proxy: %s: recording %d idle clear(s): %v", convID, len(ds), err)
+	}
+}
+
+// clearRecord is the typed decision of a clear of d, at the request of
+// turn and round.
+func (p *Proxy) clearRecord(turn, round int, d *decision) store.Decision {
+	res, cut := d.res, d.cleared.Cuts[len(d.cleared.Cuts)-1]
+	return store.Decision{Turn: turn, Round: round, CallID: res.CallID, Tool: res.Tool, ContentSHA256: hex.EncodeToString(d.hash[:]),
+		By: idleClearBy, Text: d.cleared.ModelText(), Locator: cut.Locator, BytesIn: cut.BytesIn, BytesOut: cut.BytesOut, Time: p.now()}
+}
+
+// observeClear reports a clear as a policy event about the result (the
+// transcript keeps every result as the client sent it): the store
+// indexes it as a view cut of the request, which "harness log show"
+// prints.
 func (p *Proxy) observeClear(convID string, turn, round int, d *decision, text string, idle time.Duration) {
 	if p.opts.Store == nil {
 		return
@@ -244,17 +280,23 @@ func (p *Proxy) observeClear(convID string, turn, round int, d *decision, text s
 	p.opts.Store.Observe(e)
 }
 
-// observeInheritedClear records in a new fork a clear its parent made
-// of a shared result (parent names it), so a restarted proxy sends the
-// fork's prefix with the placeholder too (restoreClears).
-func (p *Proxy) observeInheritedClear(fork, parent string, turn, round int, d *decision) {
+// inheritClears records in a new fork the clears its parent made of the
+// shared results ds (parent names it), as events and typed decisions, so
+// a restarted proxy sends the fork's prefix with the placeholders too
+// (restoreClears).
+func (p *Proxy) inheritClears(ctx context.Context, fork, parent string, turn, round int, ds []*decision) {
 	if p.opts.Store == nil {
 		return
 	}
-	e := clearEvent(fork, turn, round, d, d.cleared.ModelText())
-	e.Time = p.now()
-	e.Detail = fmt.Sprintf("the result of call %s as conversation %s cleared it before this fork", d.res.CallID, parent)
-	p.opts.Store.Observe(e)
+	var records []store.Decision
+	for _, d := range ds {
+		e := clearEvent(fork, turn, round, d, d.cleared.ModelText())
+		e.Time = p.now()
+		e.Detail = fmt.Sprintf("the result of call %s as conversation %s cleared it before this fork", d.res.CallID, parent)
+		p.opts.Store.Observe(e)
+		records = append(records, p.clearRecord(turn, round, d))
+	}
+	p.storeClears(ctx, fork, records)
 }
 
 // clearEvent is the policy event of a clear of decision d to text.
@@ -268,24 +310,57 @@ func clearEvent(convID string, turn, round int, d *decision, text string) harnes
 }
 
 // restoreClears gives the decisions restored from the store the clears
-// an earlier proxy recorded (observeClear): the same placeholder, so the
-// same bytes. Called with c.mu held, after the decisions are restored.
+// an earlier proxy recorded (storeClears): the same placeholder, so the
+// same bytes. A clear with no typed decision was stored by a proxy that
+// kept its clears only as policy events (observeClear): those are read
+// too. Called with c.mu held, after the decisions are restored.
 func (c *conversation) restoreClears(ctx context.Context, st store.Store) error {
-	events, err := st.Events(ctx, c.id, 0)
+	records, err := st.Decisions(ctx, c.id)
 	if err != nil {
 		return err
 	}
+	old, err := clearsFromEvents(ctx, st, c.id)
+	if err != nil {
+		return err
+	}
+	typed := map[[2]string]bool{}
+	for _, r := range records {
+		typed[[2]string{r.CallID, r.ContentSHA256}] = true
+	}
+	for _, r := range old {
+		if !typed[[2]string{r.CallID, r.ContentSHA256}] {
+			records = append(records, r)
+		}
+	}
+	for _, r := range records {
+		if r.By != idleClearBy || r.Text == "" {
+			continue
+		}
+		for _, d := range c.decided[r.CallID] {
+			if d.cleared == nil && hex.EncodeToString(d.hash[:]) == r.ContentSHA256 {
+				d.out, d.cleared, d.clearClaimed = encodeString(r.Text), clearedCopy(d.res, r.Text, r.Locator), true
+			}
+		}
+	}
+	return nil
+}
+
+// clearsFromEvents reads the clears of conversation id from the policy
+// events a proxy recorded them as before stores kept them as decisions.
+func clearsFromEvents(ctx context.Context, st store.Store, id string) ([]store.Decision, error) {
+	events, err := st.Events(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Decision
 	for _, e := range events {
 		if e.Kind != harness.EventPolicy || e.Policy != idleClearBy || e.Call == nil || e.Result == nil || len(e.Result.Cuts) == 0 {
 			continue
 		}
 		text, _ := e.Data["marker"].(string)
 		hash, _ := e.Data[metaHash].(string)
-		for _, d := range c.decided[e.Call.ID] {
-			if d.cleared == nil && text != "" && hex.EncodeToString(d.hash[:]) == hash {
-				d.out, d.cleared, d.clearClaimed = encodeString(text), clearedCopy(d.res, text, e.Result.Cuts[0].Locator), true
-			}
-		}
+		out = append(out, store.Decision{Turn: e.Turn, Round: e.Round, CallID: e.Call.ID, Tool: e.Call.Name, ContentSHA256: hash,
+			By: idleClearBy, Text: text, Locator: e.Result.Cuts[0].Locator, Time: e.Time})
 	}
-	return nil
+	return out, nil
 }

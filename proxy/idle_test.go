@@ -119,8 +119,14 @@ func (x *idleRun) send(n int, pause time.Duration) []byte {
 // restarted process would be) and sends the next requests to it.
 func (x *idleRun) restart() *Proxy {
 	x.t.Helper()
+	return x.restartOn(x.r.st)
+}
+
+// restartOn is restart with the second proxy on st.
+func (x *idleRun) restartOn(st store.Store) *Proxy {
+	x.t.Helper()
 	o := x.opts
-	o.Upstream, o.Store, o.Workspace, o.Now = x.r.up.URL, x.r.st, x.r.ws, x.clock.now
+	o.Upstream, o.Store, o.Workspace, o.Now = x.r.up.URL, st, x.r.ws, x.clock.now
 	px, err := New(&o)
 	if err != nil {
 		x.t.Fatal(err)

@@ -143,7 +143,9 @@ func BenchmarkAddedLatency(b *testing.B) {
 			for _, ev := range answer.Events {
 				sse.WriteString(ev.Encode())
 			}
-			client := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			// It closes the request body, as a RoundTripper must.
+			client := &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				req.Body.Close()
 				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 					Body: io.NopCloser(bytes.NewReader(sse.Bytes()))}, nil
 			})}
@@ -160,17 +162,29 @@ func BenchmarkAddedLatency(b *testing.B) {
 				}
 				steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"ls"}`, result: res})
 			}
-			// Warm: every earlier result decided once, as in a live run.
+			// Warm: every earlier result decided once, and the buffers a
+			// request reuses in use, as in a live run (a proxy's first
+			// requests fill its body pool: bodybuf.go).
 			serve(b, px, wc.path, wc.body("m", "bench", steps))
-			bodies := make([][]byte, b.N)
-			for i := range bodies {
+			body := func(i int) []byte {
 				// One call whose output differs each time: a new result to
 				// decide, in the same round (another call id there would
 				// make each request a fork of the conversation).
 				last := step{id: "new", tool: "Bash", args: `{}`, result: fmt.Sprintf("fresh output %d\n", i)}
-				bodies[i] = wc.body("m", "bench", append(steps[:len(steps):len(steps)], last))
+				return wc.body("m", "bench", append(steps[:len(steps):len(steps)], last))
+			}
+			for i := range warmRequests {
+				serve(b, px, wc.path, body(-1-i))
+			}
+			if err := px.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			bodies := make([][]byte, b.N)
+			for i := range bodies {
+				bodies[i] = body(i)
 			}
 			b.SetBytes(int64(len(bodies[0])))
+			b.ReportAllocs()
 			b.ResetTimer()
 			// CPU per request, GC included: on a shared machine the wall
 			// time measures the neighbours too. Each request's own CPU
@@ -189,6 +203,10 @@ func BenchmarkAddedLatency(b *testing.B) {
 		})
 	}
 }
+
+// warmRequests is how many requests like the measured ones
+// BenchmarkAddedLatency sends before measuring.
+const warmRequests = 4
 
 // percentile is the p-th percentile (nearest rank) of sorted durations.
 func percentile(sorted []time.Duration, p int) time.Duration {

@@ -17,8 +17,8 @@ var pageHTML string
 // servePage writes the savings page with the current figures in it, so
 // it shows them before its first refresh.
 func (p *Proxy) servePage(w http.ResponseWriter, r *http.Request) {
-	keep, _ := p.statsFilter(r)
-	s := tenantStats(p.Stats(), keep)
+	keep, tenant := p.statsFilter(r)
+	s := p.statsFor(keep, tenant)
 	if rep, err := p.savings.report(r.Context(), p.opts.Prices, keep); err == nil {
 		s.Savings = &rep
 	}

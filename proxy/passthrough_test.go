@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -263,5 +265,46 @@ func TestForgottenConversationReloads(t *testing.T) {
 	}
 	if s := r.px.Stats(); s.ResultsDecided != 1 || s.ResultsReused != 1 || s.Conversations != 3 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestReadBodyAnnounced: a body read by its Content-Length costs what
+// arrives, not what the client announced, and arrives whole.
+func TestReadBodyAnnounced(t *testing.T) {
+	r := newRig(t, nil)
+	honest := bytes.Repeat([]byte("h"), 3<<20)
+	for _, tc := range []struct {
+		name     string
+		announce int64
+		body     []byte
+		wantErr  bool
+		maxAlloc uint64
+	}{
+		{"announces 64 MiB, sends 10 bytes", 64 << 20, []byte("0123456789"), true, 1 << 20},
+		{"announces 1 MiB, sends nothing", 1 << 20, nil, true, 1 << 20},
+		{"honest 3 MiB", int64(len(honest)), honest, false, 4 * uint64(len(honest))},
+		{"honest 10 bytes", 10, []byte("0123456789"), false, 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/v1/messages", bytes.NewReader(tc.body))
+			req.ContentLength = tc.announce
+			w := httptest.NewRecorder()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			got, err := r.px.readBody(w, req)
+			runtime.ReadMemStats(&after)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want one: %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && !bytes.Equal(got.bytes(), tc.body) {
+				t.Errorf("read %d bytes, want the %d sent", len(got.bytes()), len(tc.body))
+			}
+			if tc.wantErr && w.Code != http.StatusBadRequest {
+				t.Errorf("status %d, want 400", w.Code)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > tc.maxAlloc {
+				t.Errorf("reading allocated %d bytes, want at most %d", alloc, tc.maxAlloc)
+			}
+		})
 	}
 }

@@ -159,6 +159,11 @@ type Proxy struct {
 	// ranker ranks the tools Options.DeferTools selects among (it caches
 	// its index across requests).
 	ranker toolselect.Ranker
+	// eventReaders keeps the buffered readers answers are relayed
+	// through (relayEvents).
+	eventReaders sync.Pool
+	// bodies keeps the buffers request bodies are read into (bodybuf.go).
+	bodies bodyPool
 
 	mu    sync.Mutex
 	convs map[string]*conversation

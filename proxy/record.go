@@ -98,10 +98,14 @@ func (p *Proxy) endTurn(cv *conversation, mt *harness.Turn) {
 // round.
 func (p *Proxy) finish(c *call, rep *reply, status int) {
 	ok := rep != nil && status >= 200 && status < 300
-	p.count(func(s *Stats) {
+	tenant := ""
+	if c.conv != nil {
+		tenant = p.tenantIn(c.conv.id)
+	}
+	p.countIn(tenant, func(s *Stats) {
 		s.Requests++
 		s.BytesIn += int64(len(c.in))
-		s.BytesOut += int64(len(c.out))
+		s.BytesOut += int64(c.outLen())
 		s.ResultsDecided += int64(c.decided)
 		s.ResultsCut += int64(c.cut)
 		s.ResultsReused += int64(c.reused)

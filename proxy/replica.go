@@ -32,8 +32,8 @@ import (
 //
 // Every call to the store here is bounded by replicaTimeout and fails
 // open: the request goes on with the decisions this replica knows, and a
-// decision it could not claim is claimed when the store is back (the
-// winner's bytes then replace it: one cache break).
+// result it could not claim is sent as the client sent it (see
+// claimDecisions).
 
 // errStoreDown is the claim log left alone during an outage.
 var errStoreDown = errors.New("the store did not answer a moment ago")
@@ -53,6 +53,10 @@ const (
 	claimClear    = "c"
 	claimStart    = "q"
 	claimAnswer   = "a"
+	// claimUnchanged marks a result sent as the client sent it while the
+	// log did not answer (replica_outage.go): every replica sends it so
+	// from then on, whatever bytes its decision holds.
+	claimUnchanged = "u"
 )
 
 // claimValue is the JSON of a claim-log entry.
@@ -75,8 +79,9 @@ type claimValue struct {
 type replicas struct {
 	log store.Claimer // nil: not shared
 	id  string
-	// down is set while the store does not answer (logged once), since
-	// failedAt (Unix nanoseconds): the last failure.
+	// down is set while the store does not answer (logged once);
+	// failedAt (Unix nanoseconds) is its last failure, or the last call
+	// let through since (replicaSkip).
 	down     atomic.Bool
 	failedAt atomic.Int64
 }
@@ -107,33 +112,43 @@ func (p *Proxy) replicaOK() {
 	}
 }
 
-// claim writes one entry of conv's log, bounded and failing open (ok
-// false).
-func (p *Proxy) claim(ctx context.Context, conv, key string, v claimValue) (claimValue, bool) {
-	v.By = p.replicas.id
-	if p.replicaSkip() {
-		return v, false
+// claim writes entries to conv's log in one call, bounded and failing
+// open (ok false): it returns the value that holds each key, this
+// replica's or the one another replica claimed first.
+func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []claimValue) ([]claimValue, bool) {
+	if p.replicaSkip() || len(keys) == 0 {
+		return nil, false
 	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return v, false
+	entries := make([]store.Claim, len(keys))
+	for i, k := range keys {
+		vals[i].By = p.replicas.id
+		raw, err := json.Marshal(vals[i])
+		if err != nil {
+			return nil, false
+		}
+		entries[i] = store.Claim{Key: k, Value: raw}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
-	c, err := p.replicas.log.Claim(ctx, conv, key, raw)
+	got, err := p.replicas.log.Claim(ctx, conv, entries)
 	if err != nil {
-		p.replicaFailed("claiming "+key, err)
-		return v, false
+		p.replicaFailed("claiming "+strconv.Itoa(len(keys))+" entries", err)
+		return nil, false
 	}
 	p.replicaOK()
-	if c.Won {
-		return v, true
+	out := make([]claimValue, len(keys))
+	for i, c := range got {
+		out[i] = vals[i]
+		if c.Won {
+			continue
+		}
+		var won claimValue
+		if err := json.Unmarshal(c.Value, &won); err != nil {
+			return nil, false
+		}
+		out[i] = won
 	}
-	var won claimValue
-	if err := json.Unmarshal(c.Value, &won); err != nil {
-		return v, false
-	}
-	return won, true
+	return out, true
 }
 
 // resultKey is the claim-log key of a result's decision or clear.
@@ -146,40 +161,93 @@ func roundClaimKey(kind string, k roundKey) string {
 	return kind + "|" + strconv.Itoa(k.turn) + "|" + strconv.Itoa(k.round)
 }
 
-// claimDecisions claims the decisions and idle clears this request made
-// (and those an earlier request could not claim), adopting the bytes of
-// any another replica claimed first. Called with the conversation locked,
-// before the edits are built.
+// claimBatch is the entries a request writes to the claim log in one
+// call, and what each applies once it holds (nil: nothing).
+type claimBatch struct {
+	keys  []string
+	vals  []claimValue
+	apply []func(won claimValue)
+	// unclaimed are the decisions no replica may know if the call fails.
+	unclaimed []*decision
+}
+
+func (b *claimBatch) add(key string, v claimValue, apply func(claimValue)) {
+	b.keys, b.vals, b.apply = append(b.keys, key), append(b.vals, v), append(b.apply, apply)
+}
+
+// decision adds what d lacks in the log: its decision (adopting another
+// replica's bytes for it), the mark that it went upstream unchanged
+// (replica_outage.go), its idle clear.
+func (b *claimBatch) decision(d *decision, self string) {
+	switch {
+	case d.unchanged:
+		if !d.claimed {
+			b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Opaque: d.opaque}, nil)
+		}
+		b.add(resultKey(claimUnchanged, d), claimValue{}, func(claimValue) { d.claimed, d.unchanged = true, false })
+	case !d.claimed:
+		b.unclaimed = append(b.unclaimed, d)
+		b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque}, func(won claimValue) {
+			d.claimed = true
+			if won.By != self && won.Res != nil {
+				d.res, d.opaque = won.Res, won.Opaque
+				if d.cleared == nil {
+					d.out = won.Out
+				}
+			}
+		})
+	}
+	if d.cleared != nil && !d.clearClaimed {
+		loc := d.cleared.Cuts[len(d.cleared.Cuts)-1].Locator
+		b.add(resultKey(claimClear, d), claimValue{Text: d.cleared.ModelText(), Locator: loc, Out: d.out}, func(won claimValue) {
+			d.clearClaimed = true
+			if won.By != self {
+				d.out, d.cleared = won.Out, clearedCopy(d.res, won.Text, won.Locator)
+			}
+		})
+	}
+}
+
+// claimDecisions claims, in one call to the log, the decisions and idle
+// clears this request made (and those an earlier request could not
+// claim) and the start of its model call, adopting the bytes of any
+// another replica claimed first. Called with the conversation locked,
+// before the edits are built. What cannot be claimed is sent as the
+// client sent it (see replica_outage.go).
 func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 	if p.replicas.log == nil {
 		return
 	}
 	cv := c.conv
+	last := lastRound(c.hist)
+	b := &claimBatch{}
 	for _, r := range c.hist.Results {
 		d := r.dec
 		if d == nil || d.res == nil {
 			continue
 		}
-		if !d.claimed {
-			won, ok := p.claim(ctx, cv.id, resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque})
-			if !ok {
-				continue
-			}
-			d.claimed = true
-			if won.By != p.replicas.id && won.Res != nil {
-				d.res, d.out, d.opaque = won.Res, won.Out, won.Opaque
-			}
+		if !d.claimed && cv.claimSeq > 0 && [2]int{r.Turn, r.Round} != last {
+			// Sent before, yet not in the log: sent while it did not
+			// answer, so as the client sent it.
+			d.sendUnchanged()
 		}
-		if d.cleared != nil && !d.clearClaimed {
-			loc := d.cleared.Cuts[len(d.cleared.Cuts)-1].Locator
-			won, ok := p.claim(ctx, cv.id, resultKey(claimClear, d), claimValue{Text: d.cleared.ModelText(), Locator: loc, Out: d.out})
-			if !ok {
-				continue
-			}
-			d.clearClaimed = true
-			if won.By != p.replicas.id {
-				d.out, d.cleared = won.Out, clearedCopy(d.res, won.Text, won.Locator)
-			}
+		b.decision(d, p.replicas.id)
+	}
+	// The start of the model call, so the replica serving the next
+	// request waits for its answer.
+	start, at := nextRound(c.hist), p.now()
+	b.add(roundClaimKey(claimStart, start), claimValue{At: at}, nil)
+	won, ok := p.claim(ctx, cv.id, b.keys, b.vals)
+	if !ok {
+		for _, d := range b.unclaimed {
+			d.sendUnchanged()
+		}
+		cv.pendingStarts[start] = at
+		return
+	}
+	for i, f := range b.apply {
+		if f != nil {
+			f(won[i])
 		}
 	}
 }
@@ -189,15 +257,17 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 // replicas made, the start and answer of their model calls. When another
 // replica wrote any, the conversation's turns are read again from the
 // store. A round the history carries whose answer another replica has
-// not claimed yet is waited for (up to replicaWait). Called with the
-// conversation locked and loaded; it fails open.
+// not claimed yet, or whose start no replica has (it was answered while
+// the log did not answer: its replica claims it once the log answers), is
+// waited for (up to replicaWait). Called with the conversation locked and
+// loaded; it fails open.
 func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 	if p.replicas.log == nil {
 		return
 	}
 	cv := c.conv
 	foreign := false
-	deadline := time.Now().Add(replicaWait)
+	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
 	for {
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
@@ -206,7 +276,9 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		}
 		p.replicaOK()
 		foreign = foreign || f
-		if !carries(c.hist, pending) || time.Now().After(deadline) {
+		now := time.Now()
+		wait := carries(c.hist, pending) && now.Before(deadline)
+		if !wait && !(cv.unstarted(c.hist) && now.Before(unstartedDeadline)) {
 			break
 		}
 		cv.mu.Unlock()
@@ -283,7 +355,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		return
 	}
 	switch parts[0] {
-	case claimDecision, claimClear:
+	case claimDecision, claimClear, claimUnchanged:
 		raw, err := hex.DecodeString(parts[2])
 		if err != nil || len(raw) != 32 {
 			return
@@ -294,6 +366,10 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				d = x
 			}
 		}
+		if parts[0] == claimDecision && d != nil && d.unchanged {
+			d.claimed = true // sent unchanged: this replica marks it so
+			return
+		}
 		if parts[0] == claimDecision && v.Res != nil {
 			if d == nil {
 				d = &decision{}
@@ -301,6 +377,10 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
 			d.res, d.out, d.opaque, d.claimed = v.Res, v.Out, v.Opaque, true
+		}
+		if parts[0] == claimUnchanged && d != nil && d.res != nil {
+			d.sendUnchanged()
+			d.claimed, d.unchanged = true, false
 		}
 		if parts[0] == claimClear && d != nil && d.res != nil {
 			d.out, d.cleared, d.clearClaimed = v.Out, clearedCopy(d.res, v.Text, v.Locator), true
@@ -313,6 +393,9 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		}
 		k := roundKey{t, r}
 		if parts[0] == claimStart {
+			if k.turn > cv.maxStarted.turn || (k.turn == cv.maxStarted.turn && k.round > cv.maxStarted.round) {
+				cv.maxStarted = k
+			}
 			if !own {
 				cv.started[k] = true
 			}
@@ -328,27 +411,20 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 	}
 }
 
-// claimStarted claims the start of c's model call (before it is
-// forwarded), so the replica serving the next request waits for its
-// answer.
-func (p *Proxy) claimStarted(ctx context.Context, c *call) {
-	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
-		return
-	}
-	p.claim(ctx, c.conv.id, roundClaimKey(claimStart, c.key), claimValue{At: p.now()})
-}
-
 // claimAnswered records, once the answer of c's model call is relayed and
 // what it adds is recorded, when it answered and what it cost, for the
-// replica that serves the next request.
+// replica that serves the next request, with whatever the conversation
+// could not claim while the log did not answer (claimPending).
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
 		return
 	}
-	c.conv.mu.Lock()
-	at, ok := c.conv.times[c.key]
-	usage := c.conv.usage[c.key]
-	c.conv.mu.Unlock()
+	cv := c.conv
+	cv.mu.Lock()
+	at, ok := cv.times[c.key]
+	usage := cv.usage[c.key]
+	pending := len(cv.pendingStarts) > 0
+	cv.mu.Unlock()
 	if !ok {
 		return // not answered
 	}
@@ -357,14 +433,17 @@ func (p *Proxy) claimAnswered(c *call) {
 	done := p.track()
 	go func() {
 		defer done()
+		if pending {
+			p.claimPending(cv)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
 		defer cancel()
 		// The next replica re-reads the turns from the store: they must
 		// be there first (it waits for this entry up to replicaWait).
 		if !p.replicaSkip() {
-			_ = p.rec.flushConv(ctx, c.conv.id)
+			_ = p.rec.flushConv(ctx, cv.id)
 		}
-		p.claim(ctx, c.conv.id, roundClaimKey(claimAnswer, c.key), claimValue{At: at, Usage: usage})
+		p.claim(ctx, cv.id, []string{roundClaimKey(claimAnswer, c.key)}, []claimValue{{At: at, Usage: usage}})
 	}()
 }
 

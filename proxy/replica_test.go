@@ -327,3 +327,101 @@ func TestReplicasAgreeOnIdleClears(t *testing.T) {
 		t.Errorf("replica 1: %d idle clears, %d cache breaks; want none (replica 0 cleared)", s.IdleClears, s.CacheBreaks)
 	}
 }
+
+// TestReplicasOutageKeepsBytes: PostgreSQL is down while two replicas
+// serve requests of one conversation alternately. A result the replica
+// serving a request cannot read or claim is sent as the client sent it,
+// which breaks the cache only for a result the other replica had decided
+// just before (it cannot be read): once per request served during the
+// outage at most, and none after it, where every replica sends what the
+// last request sent. Every round is stored once.
+func TestReplicasOutageKeepsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		down, up   int // the outage spans requests [down, up)
+		wantBreaks int
+	}{
+		{"one request", 3, 4, 1},
+		{"three requests", 3, 6, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReplicaRig(t, 2, true)
+			wc := wireCases[0]
+			const rounds = 9
+			for i := range rounds {
+				r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+			}
+			r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+			var steps []step
+			for i := range rounds + 1 {
+				switch i {
+				case tc.down:
+					if err := pgServer.Down(); err != nil {
+						t.Fatal(err)
+					}
+				case tc.up:
+					if err := pgServer.Up(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if i < tc.down || i >= tc.up {
+					// Settled (outside the outage: the replicas' writes
+					// wait for the store inside it).
+					for _, px := range r.pxs {
+						if err := px.Flush(context.Background()); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
+				}
+				steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
+					result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+			}
+			for _, px := range r.pxs {
+				if err := px.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sent := toolResultsSent(t, r.up.Requests())
+			breaks := 0
+			for i := 1; i < len(sent); i++ {
+				for id, content := range sent[i-1] {
+					if sent[i][id] != content {
+						breaks++
+						t.Logf("request %d sent %s with other bytes than request %d (%d vs %d bytes)", i+1, id, i, len(sent[i][id]), len(content))
+						if i >= tc.up {
+							t.Errorf("request %d, after the outage, sent %s with other bytes than request %d", i+1, id, i)
+						}
+					}
+				}
+			}
+			if breaks > tc.wantBreaks {
+				t.Errorf("%d cache breaks, want at most %d (one per request served during the outage)", breaks, tc.wantBreaks)
+			}
+			st, err := postgres.Open(context.Background(), r.dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			list, err := st.List(context.Background())
+			if err != nil || len(list) != 1 {
+				t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+			}
+			conv, err := st.Load(context.Background(), list[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
+				t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
+			}
+		})
+	}
+}

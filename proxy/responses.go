@@ -93,13 +93,13 @@ func responsesItem(body []byte, fs []field) (item, bool) {
 		}
 		return item{Kind: itemAssistant, Calls: []harness.ToolCall{{ID: fieldStr(body, fs, "call_id"), Name: name, Args: a}}}, true
 	case "function_call_output", "custom_tool_call_output":
-		r := &wireResult{CallID: fieldStr(body, fs, "call_id"), Encode: encodeString, NoErrorFlag: true}
+		r := &parsedResult{CallID: fieldStr(body, fs, "call_id"), Encode: encodeString, NoErrorFlag: true}
 		out, ok := get(fs, "output")
 		if !ok {
-			r.Decode = func() (string, bool) { return "", false }
+			r.Decode = noText
 		} else {
 			r.Content = out
-			r.Decode = func() (string, bool) { return contentText(body, out, "input_text", "output_text", "text") }
+			r.Decode = func(body []byte) (string, bool) { return contentText(body, out, "input_text", "output_text", "text") }
 		}
 		return item{Kind: itemResult, Result: r}, true
 	}

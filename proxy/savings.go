@@ -47,10 +47,11 @@ type savingKey struct{ day, client, project, model string }
 const memoEntries = 1 << 16
 
 // pendingSaving is one finished call waiting to be counted: its edits
-// refer to the request body as received.
+// refer to the request body as received (in, held in buf).
 type pendingSaving struct {
 	s     store.Saving
 	in    []byte
+	buf   *bodyBuf
 	edits []edit
 }
 
@@ -68,7 +69,7 @@ func newSavings(log store.SavingsLog, logf func(string, ...any)) *savings {
 
 // add queues the saving of a finished call.
 func (s *savings) add(c *call, rep *reply, ok bool, at time.Time) {
-	v := store.Saving{At: at, Client: c.client, Model: c.req.Model, BytesIn: int64(len(c.in)), BytesOut: int64(len(c.out))}
+	v := store.Saving{At: at, Client: c.client, Model: c.req.Model, BytesIn: int64(len(c.in)), BytesOut: int64(c.outLen())}
 	if c.conv != nil {
 		v.Conversation = c.conv.id
 	}
@@ -77,7 +78,7 @@ func (s *savings) add(c *call, rep *reply, ok bool, at time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.queue = append(s.queue, pendingSaving{s: v, in: c.in, edits: c.edits})
+	s.queue = append(s.queue, pendingSaving{s: v, in: c.in, buf: c.buf.hold(), edits: c.edits})
 	if !s.running {
 		s.running = true
 		go s.run()
@@ -101,6 +102,7 @@ func (s *savings) run() {
 			v := p.s
 			v.TokensSaved = s.saved(p.in, p.edits)
 			v.Project = s.project(v.Conversation, p.in)
+			p.buf.release()
 			s.keep(v)
 		}
 	}

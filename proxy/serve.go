@@ -13,12 +13,15 @@ import (
 
 // call is one model call passing through the proxy.
 type call struct {
-	format  wireFormat
-	conv    *conversation
-	req     *request
-	hist    *history
-	key     roundKey
-	in, out []byte
+	format wireFormat
+	conv   *conversation
+	req    *request
+	hist   *history
+	key    roundKey
+	// in is the client's body, held in buf; what goes upstream is in
+	// with edits (sent).
+	in  []byte
+	buf *bodyBuf
 	// Figures of the rewrite.
 	decided, reused, cut int
 	cacheBreak           bool
@@ -38,30 +41,44 @@ type call struct {
 	edits  []edit
 }
 
+// sent is the body the call sends upstream.
+func (c *call) sent() sentBody { return sentBody{in: c.in, edits: c.edits, buf: c.buf} }
+
+// outLen is the length of the body the call sends upstream.
+func (c *call) outLen() int { return c.sent().size() }
+
 // serveModelCall rewrites the tool results of a model call, forwards it,
 // relays the answer and records the round.
 func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFormat) {
 	start := time.Now()
-	body, err := p.readBody(w, r)
+	bb, err := p.readBody(w, r)
 	if err != nil {
 		return
 	}
-	req, err := f.parse(body, p.previous(body))
+	defer bb.release()
+	body := bb.bytes()
+	prev := p.previous(body)
+	req, err := f.parse(body, prev)
+	if prev != nil {
+		prev.buf.release()
+	}
 	if err != nil {
 		// Not a request this format describes: the upstream judges it.
-		p.count(func(s *Stats) { s.Unreadable++ })
+		p.countIn(p.tenantOf(r), func(s *Stats) { s.Unreadable++ })
 		p.logf("harness proxy: %s %s: forwarded unchanged (%v)", r.Method, r.URL.Path, err)
-		p.forward(w, r, &call{format: f, in: body, out: body}, nil, start)
+		p.forward(w, r, &call{format: f, in: body, buf: bb}, nil, start)
 		return
 	}
+	req.buf = bb
 	if req.Model == "" {
 		req.Model = geminiModel(r.URL.Path)
 	}
 	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
 		req.Stream = true
 	}
-	p.remember(req)
-	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, rule: requestRule(r.Header),
+	req.hash(p.seed)
+	p.remember(req, prev)
+	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
 	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
 	// prepare may move the call to a fork of the conversation: the one
@@ -71,14 +88,13 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 		proxyError(w, http.StatusServiceUnavailable, "proxy_error", "harness proxy: "+err.Error())
 		return
 	}
-	p.claimStarted(r.Context(), c)
 	p.forward(w, r, c, f.newReply(), start)
 }
 
-// forward sends c.out upstream and relays the answer.
+// forward sends c's body upstream and relays the answer.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse replyParser, start time.Time) {
 	prepared := time.Since(start)
-	up, err := p.upstreamRequest(r.Context(), r, c.out)
+	up, err := p.upstreamRequest(r.Context(), r, c.sent())
 	var resp *http.Response
 	if err == nil {
 		resp, err = p.client.Do(up)
@@ -135,11 +151,9 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	if err != nil {
 		return err
 	}
-	edits = mergeEdits(edits, c.deferred.edits)
-	c.out, c.edits = splice(c.in, edits), edits
-	in := elemHashes(p.seed, c.in, c.req.Elems, nil)
-	out := elemHashes(p.seed, c.out, c.req.Elems, edits)
-	c.cacheBreak = cv.cacheBreak(in, out)
+	c.edits = mergeEdits(edits, c.deferred.edits)
+	in := c.req.elemSums
+	c.cacheBreak = cv.cacheBreak(in, c.sent().elemSums(p.seed, c.req.Elems, in))
 	p.recordHistory(c)
 	return nil
 }
@@ -150,19 +164,16 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	cv := c.conv
 	var transcript *harness.Conversation
 	fresh := map[*wireResult]bool{}
-	// The results of each round decided so far, in body order: a result
-	// decided now sees its round's earlier calls through RoundResults, as
-	// a call does under Engine.RunCalls (Collapse folds a repeat of one),
-	// since the transcript holds only what was decided before this request.
-	round := map[[2]int][]*harness.ToolResult{}
-	for _, r := range c.hist.Results {
+	for i, r := range c.hist.Results {
 		if r.Content.End <= r.Content.Start {
 			continue
 		}
 		content := c.in[r.Content.Start:r.Content.End]
-		fast := maphash.Bytes(p.seed, content)
+		fast := r.sum
+		if fast == 0 {
+			fast = maphash.Bytes(p.seed, content) // a parse request.hash did not see
+		}
 		d, hash := cv.lookup(r.CallID, fast, content)
-		key := [2]int{r.Turn, r.Round}
 		if d != nil {
 			c.reused++
 		} else {
@@ -170,7 +181,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 				transcript = cv.transcript(c.hist)
 			}
 			var err error
-			if d, err = p.decideOne(ctx, c, r, hash, transcript, round[key]); err != nil {
+			if d, err = p.decideOne(ctx, c, r, hash, transcript, roundBefore(c.hist.Results[:i], r)); err != nil {
 				return nil, err
 			}
 			d.fast = fast
@@ -180,7 +191,6 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			fresh[r] = !d.opaque
 		}
 		r.dec = d
-		round[key] = append(round[key], d.shown())
 	}
 	if err := p.budget.apply(ctx, cv.id, c.hist, fresh); err != nil {
 		return nil, err
@@ -202,11 +212,26 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	return edits, nil
 }
 
+// roundBefore returns the results of r's round among earlier (the
+// history's results before r) as decided so far, in body order: a result
+// decided now sees its round's earlier calls through RoundResults, as a
+// call does under Engine.RunCalls (Collapse folds a repeat of one), since
+// the transcript holds only what was decided before this request.
+func roundBefore(earlier []*wireResult, r *wireResult) []*harness.ToolResult {
+	var out []*harness.ToolResult
+	for _, e := range earlier {
+		if e.dec != nil && e.Turn == r.Turn && e.Round == r.Round {
+			out = append(out, e.dec.shown())
+		}
+	}
+	return out
+}
+
 // decideOne decides a result seen for the first time; earlier are the
 // decided results of the calls before it in its round.
 func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]byte, transcript *harness.Conversation, earlier []*harness.ToolResult) (*decision, error) {
 	d := &decision{hash: hash}
-	text, ok := r.Decode()
+	text, ok := r.Decode(c.in)
 	if !ok {
 		// Not text (an image block): shown as sent, and stored as text of
 		// what could be read.
@@ -247,19 +272,40 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 // results already decided.
 func (cv *conversation) transcript(h *history) *harness.Conversation {
 	conv := harness.NewConversation(cv.id)
+	// One allocation each for the turns, the rounds and the results.
+	nRounds := 0
+	for _, t := range h.Turns {
+		nRounds += len(t.Rounds)
+	}
+	turns := make([]harness.Turn, len(h.Turns))
+	rounds := make([]harness.Round, 0, nRounds)
+	ptrs := make([]*harness.Round, 0, nRounds)
+	results := make([]*harness.ToolResult, 0, len(h.Results))
+	if len(h.Turns) > 0 {
+		conv.Turns = make([]*harness.Turn, len(h.Turns))
+	}
 	for ti, t := range h.Turns {
-		turn := t.harnessTurn(ti + 1)
+		turns[ti] = *t.harnessTurn(ti + 1)
+		turn := &turns[ti]
+		conv.Turns[ti] = turn
+		from := len(ptrs)
 		for ri, r := range t.Rounds {
-			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant}
+			at := len(results)
 			for _, res := range r.Results {
-				for _, d := range cv.decided[res.CallID] {
-					round.Results = append(round.Results, d.shown())
-					break
+				if ds := cv.decided[res.CallID]; len(ds) > 0 {
+					results = append(results, ds[0].shown())
 				}
 			}
-			turn.Rounds = append(turn.Rounds, round)
+			round := harness.Round{Index: ri + 1, Assistant: r.Assistant}
+			if len(results) > at {
+				round.Results = results[at:len(results):len(results)]
+			}
+			rounds = append(rounds, round)
+			ptrs = append(ptrs, &rounds[len(rounds)-1])
 		}
-		conv.Turns = append(conv.Turns, turn)
+		if len(ptrs) > from {
+			turn.Rounds = ptrs[from:len(ptrs):len(ptrs)]
+		}
 	}
 	return conv
 }
@@ -268,37 +314,47 @@ func (cv *conversation) transcript(h *history) *harness.Conversation {
 // flight is what matters; a few more cover clients that interleave).
 const recentParses = 16
 
-// previous returns the kept parse whose body this one extends, or nil.
+// previous returns the kept parse whose body this one extends, or nil;
+// the caller releases its body's buffer (prev.buf) once parsed.
 func (p *Proxy) previous(body []byte) *request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.recent) - 1; i >= 0; i-- {
 		if p.recent[i].sharesPrefix(body) {
+			p.recent[i].buf.hold()
 			return p.recent[i]
 		}
 	}
 	return nil
 }
 
-// remember keeps a pristine copy of req's parse (its results are
-// annotated per request, so the kept copy has its own) for the next
-// request of the conversation, replacing the parse it extended.
-func (p *Proxy) remember(req *request) {
+// remember keeps req's parse (its items are never changed; a request
+// annotates its own wireResults, see buildHistory) for the next request
+// of the conversation, replacing the parse it extended (prev, the parse
+// it was read with, or nil).
+func (p *Proxy) remember(req, prev *request) {
 	if req.histStart == 0 || len(req.Elems) <= reuseTail {
 		return
 	}
 	kept := *req
-	kept.Items = copyItems(req.Items)
+	kept.buf.hold()
+	var dropped []*request
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i, r := range p.recent {
-		if r.sharesPrefix(req.body) {
+		// The parse req reused shares its prefix (walkBody compared it).
+		if (r == prev && req.Reused > 0) || r.sharesPrefix(req.body) {
+			dropped = append(dropped, r)
 			p.recent = append(p.recent[:i], p.recent[i+1:]...)
 			break
 		}
 	}
 	p.recent = append(p.recent, &kept)
 	if len(p.recent) > recentParses {
+		dropped = append(dropped, p.recent[0])
 		p.recent = p.recent[1:]
+	}
+	p.mu.Unlock()
+	for _, r := range dropped {
+		r.buf.release()
 	}
 }

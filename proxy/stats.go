@@ -77,6 +77,10 @@ type Stats struct {
 	// served orders ByConversation's ids by their last call (clock).
 	served map[string]uint64
 	clock  uint64
+	// tenants holds each tenant's own totals (tenant.go), in the proxy's
+	// Stats only; own marks a tenant's, which keeps no ByConversation.
+	tenants *tenantTotals
+	own     bool
 }
 
 // statsConversations bounds Stats.ByConversation.
@@ -108,7 +112,7 @@ type ConversationStats struct {
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	s := p.stats
-	s.served = nil
+	s.served, s.tenants = nil, nil
 	if p.stats.ByConversation != nil {
 		s.ByConversation = make(map[string]ConversationStats, len(p.stats.ByConversation))
 		for id, cs := range p.stats.ByConversation {
@@ -123,9 +127,14 @@ func (p *Proxy) Stats() Stats {
 	return s
 }
 
-func (p *Proxy) count(fn func(*Stats)) {
+// countIn adds to the running totals with fn: the proxy's, and tenant's
+// own unless tenant is "" (tenants off).
+func (p *Proxy) countIn(tenant string, fn func(*Stats)) {
 	p.mu.Lock()
 	fn(&p.stats)
+	if tenant != "" {
+		fn(p.stats.tenant(tenant))
+	}
 	p.mu.Unlock()
 }
 
@@ -135,11 +144,14 @@ func (t *Tokens) add(u Tokens) {
 
 // countConversation adds a finished call to its conversation's figures.
 func (s *Stats) countConversation(c *call, used Tokens) {
+	if s.own {
+		return // a tenant's totals: its conversations are the proxy's
+	}
 	s.serve(c.conv.id)
 	cs := s.ByConversation[c.conv.id]
 	cs.Requests++
 	cs.BytesIn += int64(len(c.in))
-	cs.BytesOut += int64(len(c.out))
+	cs.BytesOut += int64(c.outLen())
 	if c.cacheBreak {
 		cs.CacheBreaks++
 	}
@@ -179,7 +191,7 @@ func (p *Proxy) serveStats(w http.ResponseWriter, r *http.Request) {
 	if tenant != "" {
 		w.Header().Set("X-Harness-Tenant", tenant)
 	}
-	s := tenantStats(p.Stats(), keep)
+	s := p.statsFor(keep, tenant)
 	if rep, err := p.savings.report(r.Context(), p.opts.Prices, keep); err != nil {
 		p.logf("harness proxy: reading savings: %v", err)
 	} else {
@@ -207,7 +219,7 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	if c.key.turn > 0 {
 		b.WriteString(" turn " + numfmt.Thousands(int64(c.key.turn)) + " round " + numfmt.Thousands(int64(c.key.round)))
 	}
-	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(len(c.out))) + " bytes, " +
+	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(c.outLen())) + " bytes, " +
 		numfmt.Thousands(int64(c.decided)) + " new result(s), " + numfmt.Thousands(int64(c.cut)) + " cut, " + numfmt.Thousands(int64(c.reused)) + " reused")
 	if c.idleCleared > 0 {
 		b.WriteString(", " + numfmt.Thousands(int64(c.idleCleared)) + " cleared after " + c.idle.Round(time.Second).String() + " idle")

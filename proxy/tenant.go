@@ -88,14 +88,16 @@ func (p *Proxy) statsFilter(r *http.Request) (keep func(convID string) bool, ten
 	return func(id string) bool { return strings.HasPrefix(id, t+"-") }, t
 }
 
-// tenantStats is s as a caller whose filter is keep may see it: only the
-// conversations it keeps, and totals summed from them (the proxy-wide
-// totals would tell one tenant of another's traffic).
-func tenantStats(s Stats, keep func(string) bool) Stats {
+// tenantStats is s as a caller whose filter is keep, of tenant, may see
+// it: only the conversations it keeps, and its tenant's own totals (the
+// proxy-wide totals would tell one tenant of another's traffic). The
+// store's write counters are the proxy's alone: a tenant sees them 0.
+func tenantStats(s Stats, keep func(string) bool, own Stats) Stats {
 	if keep == nil {
 		return s
 	}
-	var out Stats
+	out := own
+	out.ByConversation, out.ConversationsDropped = nil, 0
 	for id, cs := range s.ByConversation {
 		if !keep(id) {
 			continue
@@ -104,18 +106,82 @@ func tenantStats(s Stats, keep func(string) bool) Stats {
 			out.ByConversation = map[string]ConversationStats{}
 		}
 		out.ByConversation[id] = cs
-		out.Conversations++
-		out.Requests += cs.Requests
-		out.BytesIn += cs.BytesIn
-		out.BytesOut += cs.BytesOut
-		out.CacheBreaks += cs.CacheBreaks
-		out.IdleClears += cs.IdleClears
-		out.IdleClearedResults += cs.IdleClearedResults
-		out.IdleClearedBytes += cs.IdleClearedBytes
-		out.Upstream.add(cs.Upstream)
 	}
 	out.BytesRemoved = out.BytesIn - out.BytesOut
 	return out
+}
+
+// statsFor returns the Stats a caller whose filter is keep, of tenant,
+// may see (see statsFilter).
+func (p *Proxy) statsFor(keep func(string) bool, tenant string) Stats {
+	if keep == nil {
+		return p.Stats()
+	}
+	var own Stats
+	if tenant != noTenant {
+		own = p.tenantTotalsOf(tenant)
+	}
+	return tenantStats(p.Stats(), keep, own)
+}
+
+// statsTenants bounds the tenants whose totals a proxy keeps.
+const statsTenants = 4096
+
+// tenantTotals holds each tenant's own totals, for the statsTenants
+// tenants served most recently (credentials are anyone's to make up).
+type tenantTotals struct {
+	by    map[string]*Stats
+	used  map[string]uint64
+	clock uint64
+}
+
+// tenant returns tenant's totals in s (the proxy's), making room for a
+// new tenant by dropping the least recently counted one. Called under the
+// proxy's lock.
+func (s *Stats) tenant(tenant string) *Stats {
+	tt := s.tenants
+	if tt == nil {
+		tt = &tenantTotals{by: map[string]*Stats{}, used: map[string]uint64{}}
+		s.tenants = tt
+	}
+	ts := tt.by[tenant]
+	if ts == nil {
+		if len(tt.by) >= statsTenants {
+			oldest, at := "", uint64(0)
+			for other, u := range tt.used {
+				if oldest == "" || u < at {
+					oldest, at = other, u
+				}
+			}
+			delete(tt.by, oldest)
+			delete(tt.used, oldest)
+		}
+		ts = &Stats{own: true}
+		tt.by[tenant] = ts
+	}
+	tt.clock++
+	tt.used[tenant] = tt.clock
+	return ts
+}
+
+// tenantTotalsOf returns a copy of tenant's own totals.
+func (p *Proxy) tenantTotalsOf(tenant string) Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if tt := p.stats.tenants; tt != nil && tt.by[tenant] != nil {
+		s := *tt.by[tenant]
+		s.own = false
+		return s
+	}
+	return Stats{}
+}
+
+// tenantIn returns the tenant of a conversation ("" when tenants are off).
+func (p *Proxy) tenantIn(convID string) string {
+	if p.opts.TenantSecret == nil {
+		return ""
+	}
+	return strings.TrimSuffix(tenantPrefix(convID), "-")
 }
 
 // ownPage returns path when it names a spill file of a conversation of

@@ -125,3 +125,57 @@ func TestTenantOwnPage(t *testing.T) {
 		t.Errorf("a conversation without a tenant reads a tenant's page")
 	}
 }
+
+// TestTenantOwnTotals: every total a tenant's /stats shows is its own
+// (results decided and cut, conversations, bytes, tokens), not 0 and not
+// another tenant's, also once its conversations have left ByConversation;
+// the admin sees the sum.
+func TestTenantOwnTotals(t *testing.T) {
+	r := newRig(t, &Options{TenantSecret: []byte("server secret"), AdminToken: "admin-token-1"})
+	wc := wireCases[0]
+	type sent struct{ results, cut int }
+	want := map[string]sent{}
+	for key, big := range map[string]bool{"sk-alice-0001": true, "sk-bob-0002": false} {
+		size := 100
+		if big {
+			size = 40 << 10
+		}
+		steps := []step{{id: "call_1", tool: "Bash", args: `{"command":"cat package-lock.json"}`, result: lockFile(size)}}
+		r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 10, Output: 1}))
+		if status, _, _ := r.post(wc.path, wc.body("m", "read it", steps), map[string]string{"x-api-key": key}); status != http.StatusOK {
+			t.Fatalf("status %d", status)
+		}
+		w := sent{results: 1}
+		if big {
+			w.cut = 1
+		}
+		want[key] = w
+	}
+	// The per-conversation figures are bounded; a tenant's totals are not.
+	r.px.mu.Lock()
+	r.px.stats.ByConversation, r.px.stats.served = nil, nil
+	r.px.mu.Unlock()
+	var sum Stats
+	for key, w := range want {
+		s, _, _ := getStats(t, r.srv.URL, map[string]string{"x-api-key": key})
+		if s.Requests != 1 || s.Conversations != 1 || s.ResultsDecided != int64(w.results) || s.ResultsCut != int64(w.cut) ||
+			s.BytesIn == 0 || s.Upstream.Input != 10 {
+			t.Errorf("%s sees requests %d, conversations %d, results %d decided %d cut, %d bytes in, %d input tokens; want 1, 1, %d, %d, its bytes, 10",
+				key, s.Requests, s.Conversations, s.ResultsDecided, s.ResultsCut, s.BytesIn, s.Upstream.Input, w.results, w.cut)
+		}
+		if (w.cut > 0) != (s.BytesRemoved > 0) {
+			t.Errorf("%s: %d bytes removed with %d cut", key, s.BytesRemoved, w.cut)
+		}
+		sum.Requests += s.Requests
+		sum.BytesIn += s.BytesIn
+		sum.ResultsCut += s.ResultsCut
+	}
+	admin, _, _ := getStats(t, r.srv.URL, map[string]string{"Authorization": "Bearer admin-token-1"})
+	if admin.Requests != sum.Requests || admin.BytesIn != sum.BytesIn || admin.ResultsCut != sum.ResultsCut {
+		t.Errorf("admin sees %d requests, %d bytes in, %d cut; the tenants sum to %d, %d, %d",
+			admin.Requests, admin.BytesIn, admin.ResultsCut, sum.Requests, sum.BytesIn, sum.ResultsCut)
+	}
+	if s, _, _ := getStats(t, r.srv.URL, nil); s.Requests != 0 || s.Conversations != 0 {
+		t.Errorf("without a credential: %d requests, %d conversations; want nothing", s.Requests, s.Conversations)
+	}
+}

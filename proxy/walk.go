@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 )
 
 // A request body is one JSON object whose history is one array member
@@ -134,7 +135,9 @@ func walkHistory(b []byte, start int, f elemFormat, req *request, prev *request)
 		n := prev.elemItems[k-1]
 		req.Elems = append(req.Elems, prev.Elems[:k]...)
 		req.elemItems = append(req.elemItems, prev.elemItems[:k]...)
-		req.Items = copyItems(prev.Items[:n])
+		req.Items = make([]item, n, n+8)
+		copy(req.Items, prev.Items[:n])
+		req.elemSums = append(make([]uint64, 0, len(prev.elemSums)+8), prev.elemSums[:min(k, len(prev.elemSums))]...)
 		req.Reused = k
 		j = skipWS(b, cut)
 		if j >= len(b) {
@@ -176,17 +179,23 @@ func walkHistory(b []byte, start int, f elemFormat, req *request, prev *request)
 	}
 }
 
-// copyItems copies items and their results, which buildHistory and the
-// proxy annotate per request.
-func copyItems(items []item) []item {
-	out := make([]item, len(items), len(items)+8)
-	copy(out, items)
-	for i := range out {
-		if r := out[i].Result; r != nil {
-			c := *r
-			c.dec, c.Message = nil, nil
-			out[i].Result = &c
+// hash fills in the maphash of each history element not taken from the
+// previous parse, and of each new result's content: the cache-break check
+// and the decisions' lookup compare those, so a long history is hashed
+// once, not on every request. It must run before the parse is shared
+// (Proxy.remember).
+func (req *request) hash(seed maphash.Seed) {
+	for i := len(req.elemSums); i < len(req.Elems); i++ {
+		e := req.Elems[i]
+		req.elemSums = append(req.elemSums, maphash.Bytes(seed, req.body[e.Start:e.End]))
+	}
+	from := 0
+	if req.Reused > 0 {
+		from = req.elemItems[req.Reused-1]
+	}
+	for _, it := range req.Items[from:] {
+		if r := it.Result; r != nil && r.Content.End > r.Content.Start {
+			r.sum = maphash.Bytes(seed, req.body[r.Content.Start:r.Content.End])
 		}
 	}
-	return out
 }

@@ -20,33 +20,33 @@ func TestAgentFormats(t *testing.T) {
 		system                  bool
 		warn                    []string // substrings every one of which a warning holds
 	}{
-		{"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl", FormatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f", "claude-opus-4-5-20251101", 8, 5, false,
+		{"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl", formatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f", "claude-opus-4-5-20251101", 8, 5, false,
 			[]string{"the system prompt and the tool schemas", "thinking blocks"}},
-		{"claude-code/agent-a4e3ca2.jsonl", FormatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f/agent-a4e3ca2", "claude-opus-4-5-20251101", 1, 0, false,
+		{"claude-code/agent-a4e3ca2.jsonl", formatClaudeCode, "155715ec-f4e9-47ea-859c-2e4cfcceab6f/agent-a4e3ca2", "claude-opus-4-5-20251101", 1, 0, false,
 			[]string{"subagent's own context"}},
-		{"claude-code/persisted.json", FormatClaudeCode, "04c2be8b-aa6b-4b11-b2f4-26623c099ab1", "claude-opus-4-6", 6, 6, false,
+		{"claude-code/persisted.json", formatClaudeCode, "04c2be8b-aa6b-4b11-b2f4-26623c099ab1", "claude-opus-4-6", 6, 6, false,
 			[]string{"3 results were cut by Claude Code itself"}},
-		{"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", FormatCodex, "019ab737-4612-7f91-bf54-c6a3b3870ee6", "gpt-5.1-codex-max", 3, 2, false,
+		{"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", formatCodex, "019ab737-4612-7f91-bf54-c6a3b3870ee6", "gpt-5.1-codex-max", 3, 2, false,
 			[]string{"not recorded by codex: the system prompt and the tool schemas"}},
-		{"codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", FormatCodex, "019c2a58-c0cc-7860-b9ca-7e2dcda03ddb", "gpt-5.2-codex", 4, 4, true,
+		{"codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", formatCodex, "019c2a58-c0cc-7860-b9ca-7e2dcda03ddb", "gpt-5.2-codex", 4, 4, true,
 			[]string{"not recorded by codex: the tool schemas", "1 outputs in this rollout were cut by Codex itself"}},
-		{"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl", FormatCodex, "9aa0221f-be4a-424a-8633-55496d1e2dc3", "", 2, 1, false,
+		{"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl", formatCodex, "9aa0221f-be4a-424a-8633-55496d1e2dc3", "", 2, 1, false,
 			[]string{"no usage recorded"}},
-		{"swe-agent/demo__function_calling_simple.traj", FormatSWEAgent, "demo__function_calling_simple", "", 5, 5, true,
+		{"swe-agent/demo__function_calling_simple.traj", formatSWEAgent, "demo__function_calling_simple", "", 5, 5, true,
 			[]string{"not recorded by swe-agent: the tool schemas", "history processors"}},
-		{"swe-agent/demo__ctf__misc__networking_1.traj", FormatSWEAgent, "demo__ctf__misc__networking_1", "", 4, 3, true,
+		{"swe-agent/demo__ctf__misc__networking_1.traj", formatSWEAgent, "demo__ctf__misc__networking_1", "", 4, 3, true,
 			[]string{"without function calling"}},
-		{"gemini-cli/trajectory.json", FormatGeminiCLI, "trajectory", "", 9, 7, false,
+		{"gemini-cli/trajectory.json", formatGeminiCLI, "trajectory", "", 9, 7, false,
 			[]string{"cut by Gemini CLI itself", "answer no call", "1 replies Gemini CLI writes itself after a compression's summary"}},
-		{"gemini-cli/session-2026-04-06T10-00-hand.json", FormatGeminiCLI, "c88f36a3-hand-written", "gemini-2.5-pro", 2, 2, false,
+		{"gemini-cli/session-2026-04-06T10-00-hand.json", formatGeminiCLI, "c88f36a3-hand-written", "gemini-2.5-pro", 2, 2, false,
 			[]string{"not recorded by gemini-cli"}},
-		{"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl", FormatGeminiCLI, "62a661cc-c012-419e-96b9-d8012ca8849f", "gemini-3.1-pro-preview", 3, 2, false,
+		{"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl", formatGeminiCLI, "62a661cc-c012-419e-96b9-d8012ca8849f", "gemini-3.1-pro-preview", 3, 2, false,
 			[]string{"not recorded by gemini-cli", "cut by Gemini CLI itself"}},
-		{"gemini-cli/output-stream-json.jsonl", FormatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
+		{"gemini-cli/output-stream-json.jsonl", formatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
 			[]string{"not recorded by gemini-cli", "stream-json output records the prompt", "not the context Gemini CLI sends before the prompt"}},
-		{"gemini-cli/output-json.json", FormatGeminiCLI, "03e410cd-39b2-4a0d-acc1-b4f6a2d1c6fe", "gemini-3.1-pro-preview", 1, 0, false,
+		{"gemini-cli/output-json.json", formatGeminiCLI, "03e410cd-39b2-4a0d-acc1-b4f6a2d1c6fe", "gemini-3.1-pro-preview", 1, 0, false,
 			[]string{"json output records only the final answer", "not the prompt, the model calls, the tool calls"}},
-		{"gemini-cli/session-2026-12-05T11-53-92970e04.jsonl", FormatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
+		{"gemini-cli/session-2026-12-05T11-53-92970e04.jsonl", formatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
 			[]string{"not recorded by gemini-cli"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -291,16 +291,16 @@ func TestPartialLastLine(t *testing.T) {
 // called.
 func TestSniff(t *testing.T) {
 	for file, want := range map[string]string{
-		"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl":                       FormatClaudeCode,
-		"claude-code/subagents.json":                                                   FormatClaudeCode,
-		"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl": FormatCodex,
-		"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl": FormatCodex,
-		"swe-agent/demo__function_calling_simple.traj":                                 FormatSWEAgent,
-		"gemini-cli/trajectory.json":                                                   FormatGeminiCLI,
-		"gemini-cli/session-2026-04-06T10-00-hand.json":                                FormatGeminiCLI,
-		"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl":                           FormatGeminiCLI,
-		"gemini-cli/output-stream-json.jsonl":                                          FormatGeminiCLI,
-		"gemini-cli/output-json.json":                                                  FormatGeminiCLI,
+		"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl":                       formatClaudeCode,
+		"claude-code/subagents.json":                                                   formatClaudeCode,
+		"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl": formatCodex,
+		"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl": formatCodex,
+		"swe-agent/demo__function_calling_simple.traj":                                 formatSWEAgent,
+		"gemini-cli/trajectory.json":                                                   formatGeminiCLI,
+		"gemini-cli/session-2026-04-06T10-00-hand.json":                                formatGeminiCLI,
+		"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl":                           formatGeminiCLI,
+		"gemini-cli/output-stream-json.jsonl":                                          formatGeminiCLI,
+		"gemini-cli/output-json.json":                                                  formatGeminiCLI,
 		"chat.json":                                                                    "",
 		"chat.jsonl":                                                                   "",
 		"pydicom-trimmed.traj.json":                                                    "",
@@ -310,7 +310,7 @@ func TestSniff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Sniff(data); got != want {
+		if got := sniff(data); got != want {
 			t.Errorf("%s: %q, want %q", file, got, want)
 		}
 		// Renamed, a file imports the same.

@@ -76,7 +76,7 @@ func newChatBuilder(src *source, format string) *chatBuilder {
 	return &chatBuilder{
 		src:     src,
 		rec:     &Recording{Source: src.name, Format: format},
-		miniSWE: format == FormatMiniSWE,
+		miniSWE: format == formatMiniSWE,
 		pending: map[string]*Call{},
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/agentharness/harness/internal/clientctx"
 )
 
-// FormatClaudeCode is a Claude Code session.
-const FormatClaudeCode = "claude-code"
+// formatClaudeCode is a Claude Code session.
+const formatClaudeCode = "claude-code"
 
 // ccEntry is one line of a Claude Code session file.
 type ccEntry struct {
@@ -136,25 +136,14 @@ type ccSeen map[string]struct{}
 // imported, so that entries a file repeats within itself stay.
 func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
 	src := &source{name: name, data: data}
-	return parseClaudeCodeEach(src, func(fn func(rawValue, string) error) (bool, error) {
-		vals, paths, partial, err := records(src)
-		if err != nil {
-			return false, err
-		}
-		for i, v := range vals {
-			if err := fn(v, paths[i]); err != nil {
-				return false, err
-			}
-		}
-		return partial, nil
-	}, seen)
+	return parseClaudeCodeEach(src, records(src), seen)
 }
 
 // parseClaudeCodeEach is parseClaudeCodeSeen over the records each
 // passes to its function one at a time (see records for partial); each
 // entry is decoded and dropped, so memory holds one entry beyond what the
 // recordings keep.
-func parseClaudeCodeEach(src *source, each func(func(rawValue, string) error) (partial bool, err error), seen ccSeen) ([]*Recording, error) {
+func parseClaudeCodeEach(src *source, each recordIter, seen ccSeen) ([]*Recording, error) {
 	f := &ccFile{name: src.name, runOf: map[string]*ccRun{}}
 	var mine []string
 	partial, err := each(func(v rawValue, path string) error {
@@ -218,7 +207,7 @@ type ccFile struct {
 }
 
 func (f *ccFile) newRun(id string) *ccRun {
-	r := &ccRun{rec: &Recording{Source: f.name, Format: FormatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
+	r := &ccRun{rec: &Recording{Source: f.name, Format: formatClaudeCode, ID: id}, calls: map[string]*Call{}, pending: map[string]*Call{}}
 	f.runs = append(f.runs, r)
 	return r
 }
@@ -421,7 +410,7 @@ func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, 
 	if strings.HasPrefix(id, "agent-") || segments > 1 {
 		rec.ID = session + "/" + id
 	}
-	w := []string{notRecorded(FormatClaudeCode, true, true)}
+	w := []string{notRecorded(formatClaudeCode, true, true)}
 	switch {
 	case strings.HasPrefix(id, "agent-"):
 		w = append(w, "a subagent's own context (isSidechain), imported apart from the session's main chain")

@@ -11,8 +11,8 @@ import (
 	"github.com/agentharness/harness/internal/clientctx"
 )
 
-// FormatCodex is an OpenAI Codex CLI rollout.
-const FormatCodex = "codex"
+// formatCodex is an OpenAI Codex CLI rollout.
+const formatCodex = "codex"
 
 // cxLine is one line of a rollout: {timestamp, type, payload} since Codex
 // 0.4x, or the bare item in the rollouts of earlier versions.
@@ -107,29 +107,34 @@ func parseCodex(name string, data []byte) (*Recording, error) {
 // are (see Supply).
 func parseCodexAll(name string, data []byte) ([]*Recording, error) {
 	src := &source{name: name, data: data}
-	vals, paths, partial, err := records(src)
-	if err != nil {
-		return nil, err
-	}
+	return parseCodexEach(src, records(src))
+}
+
+// parseCodexEach is parseCodexAll over the lines each passes one at a
+// time: each is decoded and dropped, so memory holds one line beyond what
+// the recordings keep.
+func parseCodexEach(src *source, each recordIter) ([]*Recording, error) {
+	name := src.name
 	b := &cxBuilder{}
 	b.start()
-	for i, v := range vals {
+	partial, err := each(func(v rawValue, path string) error {
 		var l cxLine
-		if err := src.decodeAt(v, paths[i], &l); err != nil {
-			return nil, err
+		if err := src.decodeAt(v, path, &l); err != nil {
+			return err
 		}
 		kind, raw := l.Type, l.Payload
 		if len(raw) == 0 {
 			kind, raw = "", v.raw // an item of an older rollout
 		}
 		var it cxItem
-		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, paths[i], &it); err != nil {
-			return nil, err
+		if err := src.decodeAt(rawValue{raw: raw, off: v.off}, path, &it); err != nil {
+			return err
 		}
 		b.now = parseStamp(l.Timestamp)
-		if err := b.add(src, v.off, paths[i], kind, &it); err != nil {
-			return nil, err
-		}
+		return b.add(src, v.off, path, kind, &it)
+	})
+	if err != nil {
+		return nil, err
 	}
 	b.fold.end(b.rec)
 	var out []*Recording
@@ -160,7 +165,7 @@ func (b *cxBuilder) start() {
 	if b.rec != nil {
 		b.fold.end(b.rec)
 	}
-	b.rec = &Recording{Format: FormatCodex}
+	b.rec = &Recording{Format: formatCodex}
 	if len(b.recs) > 0 {
 		b.rec.Model = b.recs[len(b.recs)-1].Model
 	}
@@ -332,7 +337,7 @@ func cxOutput(raw json.RawMessage) (string, bool) {
 }
 
 func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
-	w := []string{notRecorded(FormatCodex, b.system == "", true)}
+	w := []string{notRecorded(formatCodex, b.system == "", true)}
 	if parts > 1 {
 		w = append(w, fmt.Sprintf("the rollout was compacted: this is part %d of %d, each after a compaction starting from its summary as Codex's requests did", part+1, parts))
 	}

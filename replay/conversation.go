@@ -20,7 +20,7 @@ func parseConversation(name string, data []byte) (*Recording, error) {
 	if !ok {
 		return nil, src.errAt(0, "", `not a harness conversation: no "turns" field`, nil)
 	}
-	rec := &Recording{Source: name, Format: FormatConversation}
+	rec := &Recording{Source: name, Format: formatConversation}
 	if id, ok := fields["id"]; ok {
 		if err := src.decodeAt(id, "id", &rec.ID); err != nil {
 			return nil, err

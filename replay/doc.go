@@ -5,13 +5,13 @@
 // the main chain, each compaction segment and each subagent), a Codex CLI
 // rollout (parseCodexAll), a SWE-agent trajectory (parseSWEAgent), a
 // Gemini CLI chat (parseGeminiCLI), opencode's history database
-// ([ParseOpencode]: every session, each compaction's part and each
+// (parseOpencode: every session, each compaction's part and each
 // subagent's session), a mini-swe-agent trajectory
 // (*.traj.json), a plain OpenAI chat-message list (a JSON array, a
 // {"messages": [...]} object, or JSONL with one message per line), a
 // harness conversation (the JSON of a [harness.Conversation]), or harness's
 // own transcript store (the SQLite file of store/sqlite, every
-// conversation in it: parseStore), recognised by content ([Sniff],
+// conversation in it: parseStore), recognised by content (sniff,
 // [ParseAll]) — into a provider-neutral
 // [Recording]: the model calls in the order they were made, each with the
 // position of its request in the source, the assistant message it

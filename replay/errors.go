@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 )
 
 // ParseError reports a recording that cannot be imported: the file, the
@@ -42,22 +43,24 @@ func (e *ParseError) Error() string {
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // source is a file being parsed: its name and bytes, to turn offsets
-// into positions. A JSONL file read one line at a time (jsonlLines) holds
-// only the current line: data starts at byte base, on line number line.
+// into positions. A file read as a stream (streamed) holds only the record
+// being read, if that: a position is found by reading the file named name
+// again up to its offset, which only an error does.
 type source struct {
-	name string
-	data []byte
-	base int64
-	line int // 0: data is the whole file
+	name     string
+	data     []byte
+	streamed bool
 }
 
 // errAt returns a ParseError at byte offset off.
 func (s *source) errAt(off int64, path, msg string, err error) *ParseError {
-	if s.line > 0 {
-		return s.lineErrAt(off, path, msg, err)
+	var line, col int
+	if s.streamed {
+		off, line, col = filePosition(s.name, max(0, off))
+	} else {
+		off = max(0, min(off, int64(len(s.data))))
+		line, col = position(s.data, off)
 	}
-	off = max(0, min(off, int64(len(s.data))))
-	line, col := position(s.data, off)
 	return &ParseError{File: s.name, Offset: off, Line: line, Col: col, Path: path, Msg: msg, Err: err}
 }
 
@@ -79,25 +82,43 @@ func (s *source) jsonErr(base int64, path string, err error) *ParseError {
 	return s.errAt(base, path, "invalid JSON", err)
 }
 
-// streamErr reports an error a json.Decoder met while walking the file.
-// A Decoder's offsets are not exact, so a syntax error is located by
-// unmarshalling the whole file, which finds the same first bad byte.
-func (s *source) streamErr(path string, err error) *ParseError {
+// streamErr reports an error a json.Decoder met while walking the value
+// data, which starts at byte base. A Decoder's offsets are not exact, so a
+// syntax error is located by unmarshalling the value, which finds the
+// same first bad byte.
+func (s *source) streamErr(base int64, data []byte, path string, err error) *ParseError {
 	var v any
-	if uerr := json.Unmarshal(s.data, &v); uerr != nil {
-		return s.jsonErr(0, path, uerr)
+	if uerr := json.Unmarshal(data, &v); uerr != nil {
+		return s.jsonErr(base, path, uerr)
 	}
-	return s.errAt(0, path, "invalid JSON", err)
+	return s.errAt(base, path, "invalid JSON", err)
 }
 
-// lineErrAt is errAt for a file read one line at a time: off is in the
-// current line, or 0 (the file as a whole).
-func (s *source) lineErrAt(off int64, path, msg string, err error) *ParseError {
-	if off < s.base {
-		return &ParseError{File: s.name, Offset: 0, Line: 1, Col: 1, Path: path, Msg: msg, Err: err}
+// filePosition returns off (no further than the file's end) and the
+// 1-based line and byte column it falls on in the file at path, reading
+// it in blocks; (0, 1, 1) when the file cannot be read.
+func filePosition(path string, off int64) (int64, int, int) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 1, 1
 	}
-	off = min(off, s.base+int64(len(s.data)))
-	return &ParseError{File: s.name, Offset: off, Line: s.line, Col: int(off-s.base) + 1, Path: path, Msg: msg, Err: err}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	var n, lineStart int64
+	line := 1
+	for n < off {
+		k, err := f.Read(buf[:min(int64(len(buf)), off-n)])
+		chunk := buf[:k]
+		line += bytes.Count(chunk, []byte{'\n'})
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			lineStart = n + int64(i) + 1
+		}
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	return n, line, int(n-lineStart) + 1
 }
 
 func joinPath(a, b string) string {

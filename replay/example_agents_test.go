@@ -51,8 +51,8 @@ func ExampleSupply() {
 // Import opencode's history database (read-only): each session is a
 // recording, and a session that was compacted gives one per part, the
 // later starting from the summary.
-func ExampleParseOpencode() {
-	recs, err := replay.ParseOpencode(context.Background(), "testdata/opencode/opencode.db")
+func ExampleLoad_opencode() {
+	recs, _, err := replay.Load("testdata/opencode/opencode.db")
 	if err != nil {
 		fmt.Println(err)
 		return

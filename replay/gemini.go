@@ -9,26 +9,11 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/gemini"
 )
 
-// FormatGeminiCLI is a Gemini CLI chat.
-const FormatGeminiCLI = "gemini-cli"
-
-// gemPart is one part of a Gemini Content.
-type gemPart struct {
-	Text         string `json:"text"`
-	Thought      bool   `json:"thought"`
-	FunctionCall *struct {
-		ID   string          `json:"id"`
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"args"`
-	} `json:"functionCall"`
-	FunctionResponse *struct {
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Response json.RawMessage `json:"response"`
-	} `json:"functionResponse"`
-}
+// formatGeminiCLI is a Gemini CLI chat.
+const formatGeminiCLI = "gemini-cli"
 
 // gemSessionMessage is one message of a Gemini CLI session file.
 type gemSessionMessage struct {
@@ -71,6 +56,8 @@ type gemBuilder struct {
 	// acks counts the replies Gemini CLI wrote to one itself.
 	snapshot bool
 	acks     int
+	// notes is the warning for what the format does not record.
+	notes string
 }
 
 type gemPending struct {
@@ -102,48 +89,54 @@ type gemPending struct {
 // records the system prompt or the tool schemas (see Supply).
 func parseGeminiCLI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
-	b := &gemBuilder{src: src, rec: &Recording{Source: name, Format: FormatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}, answered: map[string]bool{}}
+	b := newGemBuilder(src)
 	start := skipSpace(data, 0)
 	first, _ := firstRecord(data)
-	notes := notRecorded(FormatGeminiCLI, true, true)
-	if gemIsStream(first) {
-		if err := b.streamOutput(); err != nil {
-			return nil, err
-		}
-	} else if gemIsOutput(first) {
-		if err := b.jsonOutput(); err != nil {
-			return nil, err
-		}
-		notes = ""
-	} else if start < int64(len(data)) && data[start] == '[' {
-		elems, err := src.arrayElems(0, data, "")
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range elems {
-			var c struct {
-				Role  string    `json:"role"`
-				Parts []gemPart `json:"parts"`
-			}
-			path := fmt.Sprintf("[%d]", i)
-			if err := src.decodeAt(v, path, &c); err != nil {
-				return nil, err
-			}
-			if err := b.content(v.off, path, c.Role, c.Parts); err != nil {
-				return nil, err
-			}
-		}
-	} else if gemIsLog(data) {
-		if err := b.sessionLog(); err != nil {
-			return nil, err
-		}
-	} else if err := b.session(); err != nil {
+	var err error
+	switch {
+	case gemIsStream(first):
+		err = b.streamOutput(records(src))
+	case gemIsOutput(first):
+		err = b.jsonOutput()
+		b.notes = ""
+	case start < int64(len(data)) && data[start] == '[':
+		err = b.contents(records(src))
+	case gemIsLog(data):
+		err = b.sessionLog(records(src))
+	default:
+		err = b.session()
+	}
+	if err != nil {
 		return nil, err
 	}
+	return b.finish()
+}
+
+// newGemBuilder begins the recording of the Gemini CLI file src.
+func newGemBuilder(src *source) *gemBuilder {
+	rec := &Recording{Source: src.name, Format: formatGeminiCLI, ID: strings.TrimSuffix(filepath.Base(src.name), filepath.Ext(src.name))}
+	return &gemBuilder{src: src, rec: rec, answered: map[string]bool{}, notes: notRecorded(formatGeminiCLI, true, true)}
+}
+
+// contents reads a Content list, one element at a time.
+func (b *gemBuilder) contents(each recordIter) error {
+	_, err := each(func(v rawValue, path string) error {
+		var c gemini.Content
+		if err := b.src.decodeAt(v, path, &c); err != nil {
+			return err
+		}
+		return b.content(v.off, path, c.Role, c.Parts)
+	})
+	return err
+}
+
+// finish ends the recording: its last turn and the warnings.
+func (b *gemBuilder) finish() (*Recording, error) {
 	b.fold.end(b.rec)
 	if b.rec.Calls() == 0 {
-		return nil, src.errAt(0, "", "no model content", ErrNoModelCall)
+		return nil, b.src.errAt(0, "", "no model content", ErrNoModelCall)
 	}
+	notes := b.notes
 	var w []string
 	if notes != "" {
 		w = append(w, notes)
@@ -166,7 +159,7 @@ func parseGeminiCLI(name string, data []byte) (*Recording, error) {
 
 // content adds one Content: a user input or function responses, or a
 // model response.
-func (b *gemBuilder) content(off int64, path, role string, parts []gemPart) error {
+func (b *gemBuilder) content(off int64, path, role string, parts []gemini.Part) error {
 	b.n++
 	snapshot := b.snapshot
 	b.snapshot = false
@@ -349,16 +342,11 @@ func gemIsLog(data []byte) bool {
 // written, are the session, as Gemini CLI reads the log when it resumes
 // one; a warning counts the model responses a rewind or a rewritten list
 // removed.
-func (b *gemBuilder) sessionLog() error {
-	vals, paths, partial, err := records(b.src)
+func (b *gemBuilder) sessionLog(each recordIter) error {
+	l := &gemLog{src: b.src, at: map[string]int{}}
+	partial, err := each(l.add)
 	if err != nil {
 		return err
-	}
-	l := &gemLog{src: b.src, at: map[string]int{}}
-	for i, v := range vals {
-		if err := l.add(v, paths[i]); err != nil {
-			return err
-		}
 	}
 	if l.session != "" {
 		b.rec.ID = l.session
@@ -548,7 +536,7 @@ func (b *gemBuilder) messages(elems []rawValue, paths []string) error {
 // leaving out those a call's result already gave; it reports whether
 // the content held any.
 func (b *gemBuilder) userResponses(off int64, content json.RawMessage) bool {
-	var parts []gemPart
+	var parts []gemini.Part
 	if json.Unmarshal(content, &parts) != nil {
 		return false
 	}
@@ -569,7 +557,7 @@ func (b *gemBuilder) userResponses(off int64, content json.RawMessage) bool {
 // sessionResult answers a session file's tool call with the
 // functionResponse parts its result holds.
 func (b *gemBuilder) sessionResult(off int64, path, id, name string, result json.RawMessage) error {
-	var parts []gemPart
+	var parts []gemini.Part
 	if len(result) == 0 || string(result) == "null" || json.Unmarshal(result, &parts) != nil {
 		return nil // not run (cancelled): no result
 	}
@@ -587,7 +575,7 @@ func gemText(raw json.RawMessage) string {
 	if s := jsonString(raw); s != "" {
 		return s
 	}
-	var parts []gemPart
+	var parts []gemini.Part
 	_ = json.Unmarshal(raw, &parts)
 	var out []string
 	for _, p := range parts {

@@ -59,71 +59,78 @@ func gemIsOutput(f map[string]json.RawMessage) bool {
 // streamOutput reads a stream-json output. A user message is a turn's
 // prompt; the assistant's text and tool calls up to the next tool result
 // are one model call; a tool result answers the call of its tool_id.
-func (b *gemBuilder) streamOutput() error {
-	vals, paths, partial, err := records(b.src)
+func (b *gemBuilder) streamOutput(each recordIter) error {
+	st := &gemStream{names: map[string]string{}}
+	partial, err := each(func(v rawValue, path string) error { return b.streamEvent(st, v, path) })
 	if err != nil {
 		return err
 	}
-	var cur *Call
-	answered := false // a tool result came after cur: the next output is a new call
-	names := map[string]string{}
-	errs := 0
-	for i, v := range vals {
-		var e gemStreamEvent
-		if err := b.src.decodeAt(v, paths[i], &e); err != nil {
-			return err
-		}
-		switch e.Type {
-		case "init":
-			if e.SessionID != "" {
-				b.rec.ID = e.SessionID
-			}
-			if e.Model != "auto" {
-				b.rec.Model = e.Model
-			}
-		case "message":
-			if e.Role == "user" {
-				b.n++
-				b.fold.input(b.rec, e.Content, false)
-				cur = nil
-				continue
-			}
-			if e.Role != "assistant" {
-				return b.src.errAt(v.off, paths[i]+".role", fmt.Sprintf("unknown role %q", e.Role), nil)
-			}
-			cur, answered = b.streamCall(cur, answered, v.off, e.Timestamp)
-			if n := len(cur.Assistant.Parts); n > 0 && cur.Assistant.Parts[n-1].Type == harness.PartText {
-				cur.Assistant.Parts[n-1].Text += e.Content
-			} else if e.Content != "" {
-				cur.Assistant.Parts = append(cur.Assistant.Parts, harness.TextPart(e.Content))
-			}
-		case "tool_use":
-			cur, answered = b.streamCall(cur, answered, v.off, e.Timestamp)
-			names[e.ToolID] = e.ToolName
-			if err := b.toolCall(v.off, paths[i]+".parameters", cur, e.ToolID, e.ToolName, e.Parameters); err != nil {
-				return err
-			}
-		case "tool_result":
-			b.n++
-			answered = true
-			b.response(v.off, e.ToolID, names[e.ToolID], gemStreamResponse(e))
-		case "result":
-			if b.rec.Model == "" {
-				b.rec.Model = gemMainModel(e.Stats)
-			}
-			if e.Error != nil {
-				errs++
-			}
-		case "error":
-			errs++
-		}
-	}
 	b.rec.Warnings = append(b.rec.Warnings, gemStreamLacks)
-	if errs > 0 {
-		b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%d errors reported by Gemini CLI (error events or a failed result)", errs))
+	if st.errs > 0 {
+		b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%d errors reported by Gemini CLI (error events or a failed result)", st.errs))
 	}
 	if partial {
 		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the output was still being written): left out")
+	}
+	return nil
+}
+
+// gemStream is the state of a stream-json output being read.
+type gemStream struct {
+	cur      *Call
+	answered bool // a tool result came after cur: the next output is a new call
+	names    map[string]string
+	errs     int
+}
+
+// streamEvent reads one event of a stream-json output.
+func (b *gemBuilder) streamEvent(st *gemStream, v rawValue, path string) error {
+	var e gemStreamEvent
+	if err := b.src.decodeAt(v, path, &e); err != nil {
+		return err
+	}
+	switch e.Type {
+	case "init":
+		if e.SessionID != "" {
+			b.rec.ID = e.SessionID
+		}
+		if e.Model != "auto" {
+			b.rec.Model = e.Model
+		}
+	case "message":
+		if e.Role == "user" {
+			b.n++
+			b.fold.input(b.rec, e.Content, false)
+			st.cur = nil
+			return nil
+		}
+		if e.Role != "assistant" {
+			return b.src.errAt(v.off, path+".role", fmt.Sprintf("unknown role %q", e.Role), nil)
+		}
+		st.cur, st.answered = b.streamCall(st.cur, st.answered, v.off, e.Timestamp)
+		cur := st.cur
+		if n := len(cur.Assistant.Parts); n > 0 && cur.Assistant.Parts[n-1].Type == harness.PartText {
+			cur.Assistant.Parts[n-1].Text += e.Content
+		} else if e.Content != "" {
+			cur.Assistant.Parts = append(cur.Assistant.Parts, harness.TextPart(e.Content))
+		}
+	case "tool_use":
+		st.cur, st.answered = b.streamCall(st.cur, st.answered, v.off, e.Timestamp)
+		st.names[e.ToolID] = e.ToolName
+		return b.toolCall(v.off, path+".parameters", st.cur, e.ToolID, e.ToolName, e.Parameters)
+	case "tool_result":
+		b.n++
+		st.answered = true
+		b.response(v.off, e.ToolID, st.names[e.ToolID], gemStreamResponse(e))
+	case "result":
+		if b.rec.Model == "" {
+			b.rec.Model = gemMainModel(e.Stats)
+		}
+		if e.Error != nil {
+			st.errs++
+		}
+	case "error":
+		st.errs++
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Format != FormatGeminiCLI || rec.ID != "62a661cc-c012-419e-96b9-d8012ca8849f" || rec.Model != "gemini-3.1-pro-preview" {
+	if rec.Format != formatGeminiCLI || rec.ID != "62a661cc-c012-419e-96b9-d8012ca8849f" || rec.Model != "gemini-3.1-pro-preview" {
 		t.Errorf("format %q id %q model %q", rec.Format, rec.ID, rec.Model)
 	}
 	var inputs, context, calls, times []string
@@ -110,7 +110,7 @@ func TestGeminiCLILogRecords(t *testing.T) {
 {"id":"g5","type":"gemini","content":"fi`, []string{"two", "four"}, "1 model responses were removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Sniff([]byte(tc.log)); got != FormatGeminiCLI {
+			if got := sniff([]byte(tc.log)); got != formatGeminiCLI {
 				t.Fatalf("sniffed %q", got)
 			}
 			rec, err := parseGeminiCLI("s.jsonl", []byte(tc.log))

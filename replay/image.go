@@ -15,9 +15,9 @@ func imageRule(rec *Recording) catalog.ImageRule {
 		return catalog.ImageRuleFor(rec.Model)
 	}
 	switch {
-	case rec.Format == FormatClaudeCode:
+	case rec.Format == formatClaudeCode:
 		return catalog.ImageAnthropic
-	case strings.HasPrefix(rec.Format, FormatGeminiCLI):
+	case strings.HasPrefix(rec.Format, formatGeminiCLI):
 		return catalog.ImageGemini
 	}
 	return catalog.ImageOpenAI

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,45 +70,50 @@ func ParseAll(name string, data []byte) ([]*Recording, error) {
 		}
 		return []*Recording{rec}, nil
 	}
-	switch Sniff(data) {
-	case FormatClaudeCode:
+	switch sniff(data) {
+	case formatClaudeCode:
 		return parseClaudeCodeAll(name, data)
-	case FormatCodex:
+	case formatCodex:
 		return parseCodexAll(name, data)
-	case FormatGeminiCLI:
+	case formatGeminiCLI:
 		return one(parseGeminiCLI(name, data))
-	case FormatSWEAgent:
+	case formatSWEAgent:
 		return one(parseSWEAgent(name, data))
 	}
 	return one(parseByName(name, data))
 }
 
-// Sniff names the format data is in, from its first record alone: one
-// of FormatClaudeCode, FormatCodex, FormatGeminiCLI and FormatSWEAgent,
+// sniff names the format data is in, from its first record alone: one
+// of formatClaudeCode, formatCodex, formatGeminiCLI and formatSWEAgent,
 // or "" for the other formats (which Parse tells apart by their fields and
 // the file's name).
-func Sniff(data []byte) string {
+func sniff(data []byte) string {
 	f, ok := firstRecord(data)
 	if !ok {
 		return ""
 	}
+	return sniffFields(f)
+}
+
+// sniffFields is sniff given the fields of the first record.
+func sniffFields(f map[string]json.RawMessage) string {
 	typ := jsonString(f["type"])
 	switch {
 	case (has(f, "sessionId", "messages") || has(f, "sessionId", "projectHash")) && !has(f, "type"):
-		return FormatGeminiCLI
+		return formatGeminiCLI
 	case has(f, "role", "parts"), gemIsStream(f), gemIsOutput(f):
-		return FormatGeminiCLI
+		return formatGeminiCLI
 	case has(f, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
-		return FormatCodex
+		return formatCodex
 	case has(f, "id", "timestamp") && !has(f, "type") && !has(f, "role") && (has(f, "instructions") || has(f, "git")):
-		return FormatCodex // the first line of a rollout before Codex 0.4x
+		return formatCodex // the first line of a rollout before Codex 0.4x
 	case has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
 		(has(f, "sessionId") && typ != "") || typ == "file-history-snapshot":
-		return FormatClaudeCode
+		return formatClaudeCode
 	case has(f, "history") && (has(f, "trajectory") || has(f, "info") || has(f, "environment")):
-		return FormatSWEAgent
+		return formatSWEAgent
 	case has(f, "history") && !has(f, "messages") && !has(f, "turns"):
-		return FormatSWEAgent
+		return formatSWEAgent
 	}
 	return ""
 }
@@ -153,14 +159,14 @@ func parseByName(name string, data []byte) (*Recording, error) {
 }
 
 // ParseFile reads and imports one file. A transcript store (an SQLite
-// file, see parseStore) or opencode's database (ParseOpencode) is imported
+// file, see parseStore) or opencode's database (parseOpencode) is imported
 // when it holds exactly one conversation (model context); otherwise the
 // error wraps ErrManyConversations.
 func ParseFile(path string) (*Recording, error) {
 	if isStore(path) {
 		parse := parseStore
 		if isOpencode(context.Background(), path) {
-			parse = ParseOpencode
+			parse = parseOpencode
 		}
 		recs, err := parse(context.Background(), path)
 		switch {
@@ -253,7 +259,7 @@ func LoadEach(ctx context.Context, supply *Supply, paths []string, yield func(*R
 func loadFile(ctx context.Context, path string, seen ccSeen) ([]*Recording, error) {
 	if isStore(path) {
 		if isOpencode(ctx, path) {
-			return ParseOpencode(ctx, path)
+			return parseOpencode(ctx, path)
 		}
 		return parseStore(ctx, path)
 	}

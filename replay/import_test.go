@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func TestParseMiniSWE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Format != FormatMiniSWE || rec.ID != "pydicom__pydicom-1256" || rec.Model != "deepseek-chat" {
+	if rec.Format != formatMiniSWE || rec.ID != "pydicom__pydicom-1256" || rec.Model != "deepseek-chat" {
 		t.Errorf("format %q id %q model %q", rec.Format, rec.ID, rec.Model)
 	}
 	if !strings.HasPrefix(rec.System, "You are a helpful assistant") || len(rec.Turns) != 1 {
@@ -55,7 +56,7 @@ func TestParseFormatsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Format != FormatOpenAI || rec.System != "You are a coding agent." || len(rec.Turns) != 1 {
+		if rec.Format != formatOpenAI || rec.System != "You are a coding agent." || len(rec.Turns) != 1 {
 			t.Fatalf("%s: %+v", f, rec)
 		}
 		calls := rec.Turns[0].Calls
@@ -117,7 +118,7 @@ func TestLoadMixedFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || recs[0].Format != FormatOpenAI || recs[1].Format != FormatConversation {
+	if len(recs) != 2 || recs[0].Format != formatOpenAI || recs[1].Format != formatConversation {
 		t.Fatalf("imported %d recordings", len(recs))
 	}
 	want := map[string]string{
@@ -202,7 +203,7 @@ func TestLoadPassesOverSavedOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) == 0 || recs[0].Format != FormatClaudeCode {
+	if len(recs) == 0 || recs[0].Format != formatClaudeCode {
 		t.Fatalf("imported %d recordings, want the session's", len(recs))
 	}
 	for _, r := range recs {
@@ -221,5 +222,24 @@ func TestLoadPassesOverSavedOutputs(t *testing.T) {
 	direct, skipped, err := Load(lookalike)
 	if err != nil || len(skipped) != 0 || len(direct) == 0 {
 		t.Errorf("named directly: %d recordings, skipped %+v, error %v; want it read", len(direct), skipped, err)
+	}
+}
+
+// TestFormats: every shipped transcript imports with a Format that
+// Formats lists.
+func TestFormats(t *testing.T) {
+	recs, _, err := Load("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if !slices.Contains(Formats(), r.Format) {
+			t.Errorf("%s: format %q is not in Formats()", r.Source, r.Format)
+		}
+		seen[r.Format] = true
+	}
+	if len(seen) < 8 {
+		t.Errorf("the fixtures gave %d formats, want at least 8", len(seen))
 	}
 }

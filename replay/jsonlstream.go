@@ -11,23 +11,144 @@ import (
 )
 
 // parseFileStream imports the file at path as ParseAll does, leaving out
-// the Claude Code entries seen holds (nil: none). A Claude Code session
-// in JSONL is read one entry at a time: each line is decoded and dropped,
-// so memory is bounded by a few times the longest line (the line as read,
-// then decoded) plus what the recordings keep, whatever the file's size.
-// Other formats are read whole.
+// the Claude Code entries seen holds (nil: none). A Claude Code session, a
+// Codex rollout, and a Gemini CLI Content list, session log or stream-json
+// output are read one record at a time, whether JSONL (a line each) or one
+// JSON array (an element each, however long its line): each record is
+// decoded and dropped, so memory is bounded by a few times the largest
+// record plus what the recordings keep, whatever the file's size. Other
+// formats, and a file whose first record does not name its format, are
+// read whole.
 func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer f.Close()
-	lr := &jsonlLines{r: bufio.NewReaderSize(f, 64<<10)}
-	var head []byte // the blank lines before the first record, and it
+	br := bufio.NewReaderSize(f, 64<<10)
+	src := &source{name: path, streamed: true}
+	var head []byte // what the line reader read before giving up
+	if startsArray(br) {
+		if recs, ok, err := parseArrayStream(src, br, seen); ok {
+			return recs, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		br.Reset(f)
+		head = nil
+	} else {
+		var recs []*Recording
+		var ok bool
+		if recs, head, ok, err = parseLinesStream(src, &jsonlLines{r: br}, seen); ok {
+			return recs, err
+		}
+	}
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	data := append(head, rest...)
+	if sniff(data) == formatClaudeCode {
+		return parseClaudeCodeSeen(path, data, seen)
+	}
+	return ParseAll(path, data)
+}
+
+// startsArray reports whether r starts with a JSON array: "[" after JSON
+// whitespace, within r's buffer. It reads nothing.
+func startsArray(r *bufio.Reader) bool {
+	for n := 1; n <= r.Size(); n++ {
+		b, err := r.Peek(n)
+		if err != nil {
+			return false
+		}
+		if c := b[n-1]; !bytes.ContainsRune([]byte(jsonSpace), rune(c)) {
+			return c == '['
+		}
+	}
+	return false
+}
+
+// streamParser picks the importer that reads a file record by record
+// from its first record's fields; nil when the file is read whole.
+func streamParser(src *source, first map[string]json.RawMessage, array bool, seen ccSeen) func(recordIter) ([]*Recording, error) {
+	gemini := func(read func(*gemBuilder, recordIter) error) func(recordIter) ([]*Recording, error) {
+		return func(each recordIter) ([]*Recording, error) {
+			b := newGemBuilder(src)
+			if err := read(b, each); err != nil {
+				return nil, err
+			}
+			rec, err := b.finish()
+			if err != nil {
+				return nil, err
+			}
+			return []*Recording{rec}, nil
+		}
+	}
+	switch sniffFields(first) {
+	case formatClaudeCode:
+		return func(each recordIter) ([]*Recording, error) { return parseClaudeCodeEach(src, each, seen) }
+	case formatCodex:
+		return func(each recordIter) ([]*Recording, error) { return parseCodexEach(src, each) }
+	case formatGeminiCLI:
+		switch {
+		case gemIsStream(first):
+			return gemini((*gemBuilder).streamOutput)
+		case gemIsOutput(first):
+			return nil
+		case array:
+			return gemini((*gemBuilder).contents)
+		case !has(first, "messages"):
+			return gemini((*gemBuilder).sessionLog)
+		}
+	}
+	return nil
+}
+
+// parseArrayStream imports a file holding one JSON array element by
+// element; ok is false when
+// its first element does not name a format streamParser reads (or is
+// broken), and the file is to be read whole.
+func parseArrayStream(src *source, r io.Reader, seen ccSeen) (recs []*Recording, ok bool, err error) {
+	a := newArrayWalk(src, r, 0)
+	if a.open() != nil {
+		return nil, false, nil
+	}
+	first, path, more, err := a.next()
+	var fields map[string]json.RawMessage
+	if err != nil || !more || json.Unmarshal(first.raw, &fields) != nil || fields == nil {
+		return nil, false, nil
+	}
+	parse := streamParser(src, fields, true, seen)
+	if parse == nil {
+		return nil, false, nil
+	}
+	recs, err = parse(func(fn recordFunc) (bool, error) {
+		if err := fn(first, path); err != nil {
+			return false, err
+		}
+		for {
+			v, path, more, err := a.next()
+			if err != nil || !more {
+				return false, err
+			}
+			if err := fn(v, path); err != nil {
+				return false, err
+			}
+		}
+	})
+	return recs, true, err
+}
+
+// parseLinesStream imports a JSONL file line by line; ok is false when
+// its first record does not name a format streamParser reads, and head is
+// then what was read (the blank lines, then the first line).
+func parseLinesStream(src *source, lr *jsonlLines, seen ccSeen) (recs []*Recording, head []byte, ok bool, err error) {
 	for {
 		text, raw, eof, err := lr.next()
 		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+			return nil, nil, true, fmt.Errorf("replay: %w", err)
 		}
 		head = append(head, raw...)
 		if len(bytes.TrimSpace(text)) > 0 || eof {
@@ -35,21 +156,18 @@ func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 		}
 	}
 	first := bytes.TrimSpace(head)
-	if len(first) > 0 && first[0] != '[' && json.Valid(first) && Sniff(first) == FormatClaudeCode {
-		src := &source{name: path}
-		return parseClaudeCodeEach(src, func(fn func(rawValue, string) error) (bool, error) {
-			return lr.each(src, head, fn)
-		}, seen)
+	var fields map[string]json.RawMessage
+	if len(first) == 0 || first[0] == '[' || json.Unmarshal(first, &fields) != nil || fields == nil {
+		return nil, head, false, nil
 	}
-	rest, err := io.ReadAll(lr.r)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+	parse := streamParser(src, fields, false, seen)
+	if parse == nil {
+		return nil, head, false, nil
 	}
-	data := append(head, rest...)
-	if Sniff(data) == FormatClaudeCode {
-		return parseClaudeCodeSeen(path, data, seen)
-	}
-	return ParseAll(path, data)
+	recs, err = parse(func(fn recordFunc) (bool, error) {
+		return lr.each(head, fn)
+	})
+	return recs, nil, true, err
 }
 
 // jsonlLines reads a JSONL file one line at a time, counting lines and
@@ -79,13 +197,12 @@ func (l *jsonlLines) next() (text, raw []byte, eof bool, err error) {
 // each passes fn the records of a JSONL file as records does, one line
 // at a time: head is what next has read so far (blank lines, then the
 // first record, all at the start of the file), the rest comes from l.
-// src holds the current line while fn runs.
-func (l *jsonlLines) each(src *source, head []byte, fn func(rawValue, string) error) (partial bool, err error) {
+func (l *jsonlLines) each(head []byte, fn recordFunc) (partial bool, err error) {
 	off, line := int64(0), 0
 	for len(head) > 0 {
 		raw, tail, found := bytes.Cut(head, []byte{'\n'})
 		head, line = tail, line+1
-		if p, err := l.record(src, raw, off, line, !found, fn); p || err != nil {
+		if p, err := record(raw, off, line, !found, fn); p || err != nil {
 			return p, err
 		}
 		off += int64(len(raw)) + 1
@@ -98,7 +215,7 @@ func (l *jsonlLines) each(src *source, head []byte, fn func(rawValue, string) er
 		if len(raw) == 0 {
 			return false, nil
 		}
-		if p, err := l.record(src, text, l.off-int64(len(raw)), l.line, eof, fn); p || err != nil {
+		if p, err := record(text, l.off-int64(len(raw)), l.line, eof, fn); p || err != nil {
 			return p, err
 		}
 		if eof {
@@ -109,7 +226,7 @@ func (l *jsonlLines) each(src *source, head []byte, fn func(rawValue, string) er
 
 // record passes fn one line's record (none for a blank line); a last
 // line that is not valid JSON is left out and reported by partial.
-func (l *jsonlLines) record(src *source, text []byte, off int64, line int, last bool, fn func(rawValue, string) error) (partial bool, err error) {
+func record(text []byte, off int64, line int, last bool, fn recordFunc) (partial bool, err error) {
 	text = bytes.TrimRight(text, "\r\n")
 	if len(bytes.TrimSpace(text)) == 0 {
 		return false, nil
@@ -117,6 +234,5 @@ func (l *jsonlLines) record(src *source, text []byte, off int64, line int, last 
 	if last && !json.Valid(text) {
 		return true, nil
 	}
-	src.data, src.base, src.line = text, off, line
 	return false, fn(rawValue{raw: text, off: off}, fmt.Sprintf("line %d", line))
 }

@@ -34,7 +34,7 @@ func (s *source) objectFields(base int64, data []byte, path string) (map[string]
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, s.streamErr(path, err)
+		return nil, s.streamErr(base, data, path, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, s.errAt(base+skipSpace(data, 0), path, fmt.Sprintf("expected a JSON object, found %s", describe(tok)), nil)
@@ -43,18 +43,18 @@ func (s *source) objectFields(base int64, data []byte, path string) (map[string]
 	for dec.More() {
 		kt, err := dec.Token()
 		if err != nil {
-			return nil, s.streamErr(path, err)
+			return nil, s.streamErr(base, data, path, err)
 		}
 		key, _ := kt.(string)
 		off := skipSpace(data, dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, s.streamErr(joinPath(path, key), err)
+			return nil, s.streamErr(base, data, joinPath(path, key), err)
 		}
 		fields[key] = rawValue{raw: raw, off: base + off}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, s.streamErr(path, err)
+		return nil, s.streamErr(base, data, path, err)
 	}
 	if err := trailing(dec); err != nil {
 		return nil, s.errAt(base+dec.InputOffset(), path, "unexpected data after the JSON value", err)
@@ -68,7 +68,7 @@ func (s *source) arrayElems(base int64, data []byte, path string) ([]rawValue, e
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, s.streamErr(path, err)
+		return nil, s.streamErr(base, data, path, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, s.errAt(base+skipSpace(data, 0), path, fmt.Sprintf("expected a JSON array, found %s", describe(tok)), nil)
@@ -78,12 +78,12 @@ func (s *source) arrayElems(base int64, data []byte, path string) ([]rawValue, e
 		off := skipSpace(data, dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, s.streamErr(fmt.Sprintf("%s[%d]", path, len(out)), err)
+			return nil, s.streamErr(base, data, fmt.Sprintf("%s[%d]", path, len(out)), err)
 		}
 		out = append(out, rawValue{raw: raw, off: base + off})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, s.streamErr(path, err)
+		return nil, s.streamErr(base, data, path, err)
 	}
 	if err := trailing(dec); err != nil {
 		return nil, s.errAt(base+dec.InputOffset(), path, "unexpected data after the JSON value", err)

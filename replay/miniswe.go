@@ -46,7 +46,7 @@ func parseMiniSWE(name string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newChatBuilder(src, FormatMiniSWE)
+	b := newChatBuilder(src, formatMiniSWE)
 	for i, v := range elems {
 		if err := b.add(v, fmt.Sprintf("messages[%d]", i)); err != nil {
 			return nil, err

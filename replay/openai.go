@@ -15,7 +15,7 @@ import (
 // prompt_tokens_details.cached_tokens). Every user message starts a turn.
 func parseOpenAI(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
-	b := newChatBuilder(src, FormatOpenAI)
+	b := newChatBuilder(src, formatOpenAI)
 	start := skipSpace(data, 0)
 	switch {
 	case start < int64(len(data)) && data[start] == '[':
@@ -69,14 +69,9 @@ func isJSONL(data []byte) bool {
 // parseJSONL adds one message per non-blank line (see records: a last
 // line cut off mid-write is left out, with a warning).
 func parseJSONL(src *source, b *chatBuilder) error {
-	vals, paths, partial, err := records(src)
+	partial, err := records(src)(b.add)
 	if err != nil {
 		return err
-	}
-	for i, v := range vals {
-		if err := b.add(v, paths[i]); err != nil {
-			return err
-		}
 	}
 	if partial {
 		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the file was still being written): left out")

@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// FormatOpencode is an opencode session, read from the SQLite database
+// formatOpencode is an opencode session, read from the SQLite database
 // opencode keeps its history in.
-const FormatOpencode = "opencode"
+const formatOpencode = "opencode"
 
 // ocRow is one row of opencode's message or part table: its id, the
 // message it belongs to (for a part), when opencode wrote it (Unix
@@ -36,9 +36,9 @@ var ocTables = map[string][]string{
 	"part":    {"id", "message_id", "session_id", "time_created", "data"},
 }
 
-// ErrNotOpencode is wrapped by the error for an SQLite database that does
+// errNotOpencode is wrapped by the error for an SQLite database that does
 // not have opencode's session, message and part tables.
-var ErrNotOpencode = errors.New("not an opencode database")
+var errNotOpencode = errors.New("not an opencode database")
 
 // openReadOnly opens the SQLite database at path without writing to it
 // (the import never changes a database a client may still be using).
@@ -56,7 +56,7 @@ func openReadOnly(path string) (*sql.DB, error) {
 }
 
 // isOpencode reports whether the SQLite database at path has the tables
-// and columns of opencode's history (ParseOpencode reads it). It opens the
+// and columns of opencode's history (parseOpencode reads it). It opens the
 // file read-only; a file that is not an SQLite database is not one.
 func isOpencode(ctx context.Context, path string) bool {
 	if !isStore(path) {
@@ -70,7 +70,7 @@ func isOpencode(ctx context.Context, path string) bool {
 	return ocCheck(ctx, db) == nil
 }
 
-// ocCheck returns an error wrapping ErrNotOpencode unless db has every
+// ocCheck returns an error wrapping errNotOpencode unless db has every
 // column of ocTables.
 func ocCheck(ctx context.Context, db *sql.DB) error {
 	for table, cols := range ocTables {
@@ -94,14 +94,14 @@ func ocCheck(ctx context.Context, db *sql.DB) error {
 		}
 		for _, c := range cols {
 			if !have[c] {
-				return fmt.Errorf("%w (no %s.%s)", ErrNotOpencode, table, c)
+				return fmt.Errorf("%w (no %s.%s)", errNotOpencode, table, c)
 			}
 		}
 	}
 	return nil
 }
 
-// ParseOpencode imports every session of opencode's history database
+// parseOpencode imports every session of opencode's history database
 // (~/.local/share/opencode/opencode.db; opencode 1.18 checked), oldest
 // first, one recording per model context: a session, and after each of
 // its compactions the context that starts from the summary (IDs
@@ -127,15 +127,15 @@ func ocCheck(ctx context.Context, db *sql.DB) error {
 // ones its context messages (Turn.Context), as each was sent on its own.
 // The database is opened read-only, so a running opencode is not
 // disturbed. A database without opencode's tables is refused with an
-// error wrapping ErrNotOpencode and ErrNotTranscript.
-func ParseOpencode(ctx context.Context, path string) ([]*Recording, error) {
+// error wrapping errNotOpencode and ErrNotTranscript.
+func parseOpencode(ctx context.Context, path string) ([]*Recording, error) {
 	db, err := openReadOnly(path)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	if err := ocCheck(ctx, db); err != nil {
-		if errors.Is(err, ErrNotOpencode) {
+		if errors.Is(err, errNotOpencode) {
 			return nil, fmt.Errorf("%s: %w: %w", path, err, ErrNotTranscript)
 		}
 		return nil, fmt.Errorf("replay: %s: %w", path, err)

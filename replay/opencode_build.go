@@ -140,7 +140,7 @@ func buildOpencode(path string, s ocSession, msgs []ocRow, parts map[string][]oc
 
 // start begins a model context: the session's, or one after a compaction.
 func (b *ocBuilder) start() {
-	b.rec = &Recording{Format: FormatOpencode}
+	b.rec = &Recording{Format: formatOpencode}
 	if len(b.recs) > 0 {
 		b.rec.Model = b.recs[len(b.recs)-1].Model
 	}
@@ -399,7 +399,7 @@ func ocTime(ms ...int64) time.Time {
 
 // warnings are the caveats of part i of n of session s, with counts c.
 func (c ocCounts) warnings(s ocSession, i, n int) []string {
-	w := []string{notRecorded(FormatOpencode, true, true)}
+	w := []string{notRecorded(formatOpencode, true, true)}
 	if n > 1 {
 		w = append(w, fmt.Sprintf("the session was compacted: this is part %d of %d, each after a compaction starting from its summary (and the messages opencode kept after it) as one input", i+1, n))
 	}

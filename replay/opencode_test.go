@@ -22,7 +22,7 @@ const ocFixture = "testdata/opencode/opencode.db"
 // TestOpencodeFixture imports the fixture and checks each model context
 // against what the script did.
 func TestOpencodeFixture(t *testing.T) {
-	recs, err := ParseOpencode(context.Background(), ocFixture)
+	recs, err := parseOpencode(context.Background(), ocFixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestOpencodeFixture(t *testing.T) {
 	}
 	before, after := recs[0], recs[1]
 	for i, r := range recs {
-		if r.Format != FormatOpencode || r.Model != "claude-sonnet-4-5" || !strings.HasSuffix(r.ID, "/part-"+string(rune('1'+i))) ||
+		if r.Format != formatOpencode || r.Model != "claude-sonnet-4-5" || !strings.HasSuffix(r.ID, "/part-"+string(rune('1'+i))) ||
 			!strings.HasPrefix(r.Source, ocFixture+"#ses_") {
 			t.Errorf("recording %d: format %q model %q id %q source %q", i, r.Format, r.Model, r.ID, r.Source)
 		}
@@ -158,8 +158,8 @@ func TestOpencodeDetection(t *testing.T) {
 	if isOpencode(ctx, storePath) {
 		t.Error("harness's store is taken for opencode's database")
 	}
-	if _, err := ParseOpencode(ctx, storePath); !errors.Is(err, ErrNotOpencode) || !errors.Is(err, ErrNotTranscript) {
-		t.Errorf("ParseOpencode of harness's store: %v", err)
+	if _, err := parseOpencode(ctx, storePath); !errors.Is(err, errNotOpencode) || !errors.Is(err, ErrNotTranscript) {
+		t.Errorf("parseOpencode of harness's store: %v", err)
 	}
 
 	dir := t.TempDir()
@@ -393,7 +393,7 @@ func TestOpencodeReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseOpencode(context.Background(), ocFixture); err != nil {
+	if _, err := parseOpencode(context.Background(), ocFixture); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(ocFixture)

@@ -7,19 +7,30 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// The formats importers recognise, as reported in [Recording.Format].
+// The formats importers recognise, as reported in [Recording.Format]; the
+// others are beside their importers.
 const (
-	FormatMiniSWE      = "mini-swe-agent"
-	FormatOpenAI       = "openai-chat"
-	FormatConversation = "harness-conversation"
-	FormatStore        = "harness-store"
+	formatMiniSWE      = "mini-swe-agent"
+	formatOpenAI       = "openai-chat"
+	formatConversation = "harness-conversation"
+	formatStore        = "harness-store"
 )
+
+// Formats lists the formats the importers recognise, each as reported in
+// [Recording.Format]: "claude-code", "codex", "gemini-cli", "opencode",
+// "swe-agent", "mini-swe-agent", "openai-chat" (a chat-message list),
+// "harness-conversation" and "harness-store" (harness's transcript
+// store).
+func Formats() []string {
+	return []string{formatClaudeCode, formatCodex, formatGeminiCLI, formatOpencode, formatSWEAgent,
+		formatMiniSWE, formatOpenAI, formatConversation, formatStore}
+}
 
 // Recording is one recorded agent run in provider-neutral form.
 type Recording struct {
 	// Source is the file the recording was read from.
 	Source string `json:"source"`
-	// Format is one of the Format constants.
+	// Format is one of Formats.
 	Format string `json:"format"`
 	// ID names the run (an instance id, a conversation id, the file name).
 	ID string `json:"id"`

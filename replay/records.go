@@ -6,48 +6,55 @@ import (
 	"fmt"
 )
 
-// records returns the JSON values of a file that is either one JSON array
-// (each element a record) or JSONL (one record per non-blank line), each
-// with its byte offset and a path for errors ("[3]" or "line 4").
+// recordFunc is handed one record and a path for errors ("[3]" or
+// "line 4").
+type recordFunc func(v rawValue, path string) error
+
+// recordIter passes fn each record of a file in order, stopping at fn's
+// first error, which it returns. partial reports a last JSONL line left
+// out (see records).
+type recordIter func(fn recordFunc) (partial bool, err error)
+
+// records iterates over the JSON values of a file held whole that is
+// either one JSON array (each element a record) or JSONL (one record per
+// non-blank line), each with its byte offset; an array is walked one
+// element at a time as a file read as a stream is (arrayRecords), so both
+// report the same first error.
 //
 // A last JSONL line that is not valid JSON and has no newline after it is
 // left out and reported by partial: agents append to their session files
 // as they run, so a file read while its agent is running ends mid-line.
 // Any other line that is not valid JSON is an error.
-func records(src *source) (vals []rawValue, paths []string, partial bool, err error) {
+func records(src *source) recordIter {
 	data := src.data
-	start := skipSpace(data, 0)
-	if start >= int64(len(data)) {
-		return nil, nil, false, src.errAt(start, "", "empty file", nil)
-	}
-	if data[start] == '[' {
-		elems, err := src.arrayElems(0, data, "")
-		if err != nil {
-			return nil, nil, false, err
+	return func(fn recordFunc) (bool, error) {
+		start := skipSpace(data, 0)
+		if start >= int64(len(data)) {
+			return false, src.errAt(start, "", "empty file", nil)
 		}
-		for i := range elems {
-			paths = append(paths, fmt.Sprintf("[%d]", i))
+		if ws := len(data) - len(bytes.TrimLeft(data, jsonSpace)); data[ws] == '[' {
+			return false, arrayRecords(src, bytes.NewReader(data), 0)(fn)
 		}
-		return elems, paths, false, nil
-	}
-	off := int64(0)
-	for line := 1; off < int64(len(data)); line++ {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := int64(len(data))
-		if end >= 0 {
-			next = off + int64(end) + 1
-		}
-		text := bytes.TrimRight(data[off:next], "\r\n")
-		if len(bytes.TrimSpace(text)) > 0 {
-			if end < 0 && !json.Valid(text) {
-				return vals, paths, true, nil
+		off := int64(0)
+		for line := 1; off < int64(len(data)); line++ {
+			end := bytes.IndexByte(data[off:], '\n')
+			next := int64(len(data))
+			if end >= 0 {
+				next = off + int64(end) + 1
 			}
-			vals = append(vals, rawValue{raw: text, off: off})
-			paths = append(paths, fmt.Sprintf("line %d", line))
+			text := bytes.TrimRight(data[off:next], "\r\n")
+			if len(bytes.TrimSpace(text)) > 0 {
+				if end < 0 && !json.Valid(text) {
+					return true, nil
+				}
+				if err := fn(rawValue{raw: text, off: off}, fmt.Sprintf("line %d", line)); err != nil {
+					return false, err
+				}
+			}
+			off = next
 		}
-		off = next
+		return false, nil
 	}
-	return vals, paths, false, nil
 }
 
 // firstRecord returns the fields of a file's first record (the first

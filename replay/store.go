@@ -65,16 +65,16 @@ func parseStore(ctx context.Context, path string) ([]*Recording, error) {
 	return recs, err
 }
 
-// StoreWarning is a caveat about a conversation imported from a transcript
+// storeWarning is a caveat about a conversation imported from a transcript
 // store: what its replays cannot count as the run did.
-type StoreWarning struct {
+type storeWarning struct {
 	// Source is the recording's Source ("path#id").
 	Source string `json:"source"`
 	Text   string `json:"text"`
 }
 
 // String is "source: text".
-func (w StoreWarning) String() string { return w.Source + ": " + w.Text }
+func (w storeWarning) String() string { return w.Source + ": " + w.Text }
 
 // PredatesRequests is the text of the warning for a conversation whose
 // requests the store does not hold.
@@ -88,7 +88,7 @@ const PredatesRequests = "the store predates request recording: figures exclude 
 // later), whose requests sent more than one system prompt (a Recording
 // holds one), or that offered one tool with two schemas (a selector, and
 // rounds without a recorded request, get the first).
-func parseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarning, error) {
+func parseStoreWarn(ctx context.Context, path string) ([]*Recording, []storeWarning, error) {
 	if !isStore(path) {
 		return nil, nil, fmt.Errorf("%s: %w (not an SQLite database)", path, ErrNotTranscript)
 	}
@@ -100,29 +100,29 @@ func parseStoreWarn(ctx context.Context, path string) ([]*Recording, []StoreWarn
 		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	defer st.Close()
-	return ReadStore(ctx, st, path, storeWorkspace(path))
-}
-
-// StoreReader is what ReadStore reads of a transcript store (both
-// store/sqlite and store/postgres are one).
-type StoreReader interface {
-	List(ctx context.Context) ([]store.Summary, error)
-	LoadFull(ctx context.Context, id string) (*harness.Conversation, error)
-	Requests(ctx context.Context, convID string, turn int) ([]store.Request, error)
+	return readStore(ctx, st, path, storeWorkspace(path))
 }
 
 // ReadStore imports every conversation of an open transcript store, as
-// parseStoreWarn does a file: each Recording's Source is "source#id", and
-// a streamed result's full payload is read back from its spill file under
+// Load does a store's file: each Recording's Source is "source#id", its
+// Warnings say what its replays cannot count as the run did, and a
+// streamed result's full payload is read back from its spill file under
 // workspace (when not "").
-func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([]*Recording, []StoreWarning, error) {
+func ReadStore(ctx context.Context, st store.Store, source, workspace string) ([]*Recording, error) {
+	recs, _, err := readStore(ctx, st, source, workspace)
+	return recs, err
+}
+
+// readStore is ReadStore that also returns the recordings' warnings, each
+// with its source.
+func readStore(ctx context.Context, st store.Store, source, workspace string) ([]*Recording, []storeWarning, error) {
 	sums, err := st.List(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 	}
 	var (
 		recs  []*Recording
-		warns []StoreWarning
+		warns []storeWarning
 	)
 	for _, sm := range sums {
 		conv, err := st.LoadFull(ctx, sm.ID)
@@ -137,10 +137,10 @@ func ReadStore(ctx context.Context, st StoreReader, source, workspace string) ([
 		if err != nil {
 			return nil, nil, err
 		}
-		rec.Format = FormatStore
+		rec.Format = formatStore
 		rec.Warnings = applyRequests(rec, conv, reqs)
 		for _, text := range rec.Warnings {
-			warns = append(warns, StoreWarning{Source: rec.Source, Text: text})
+			warns = append(warns, storeWarning{Source: rec.Source, Text: text})
 		}
 		recs = append(recs, rec)
 	}
@@ -286,7 +286,7 @@ func fromConversation(source string, conv *harness.Conversation, workspace strin
 	if conv == nil {
 		return nil, fmt.Errorf("replay: %s: no conversation", source)
 	}
-	rec := &Recording{Source: source, Format: FormatConversation, ID: conv.ID}
+	rec := &Recording{Source: source, Format: formatConversation, ID: conv.ID}
 	if rec.ID == "" {
 		rec.ID = source
 	}

@@ -46,7 +46,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath = filepath.Join(ws, sqlite.DefaultPath)
+	dbPath = filepath.Join(ws, ".harness", "harness.db")
 	st, err := sqlite.Open(ctx, dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func recordRuns(t *testing.T) (dbPath string, logText string) {
 		agent, err := harness.New(model, &harness.Options{
 			System: "You read logs.", Tools: w.Tools(), Workspace: ws,
 			Guards:   []harness.Guard{(&guard.ResultPolicy{MaxBytes: 4 << 10}).Guard()},
-			Recorder: st, Observer: st.Observer(nil),
+			Recorder: st, Observer: harness.Observer(st.Observe),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +106,7 @@ func TestParseStore(t *testing.T) {
 	}
 	var rec *Recording
 	for _, r := range recs {
-		if r.Format != FormatStore || !strings.HasPrefix(r.Source, dbPath+"#") || r.Source != dbPath+"#"+r.ID {
+		if r.Format != formatStore || !strings.HasPrefix(r.Source, dbPath+"#") || r.Source != dbPath+"#"+r.ID {
 			t.Errorf("format %q source %q id %q", r.Format, r.Source, r.ID)
 		}
 		if len(r.Turns) == 2 {
@@ -711,7 +711,7 @@ func TestApplyRequestsWarnings(t *testing.T) {
 // TestCallToolsJSON: a recording's JSON keeps a call's nil list (use the
 // recording's) apart from its empty one (the request sent no tools).
 func TestCallToolsJSON(t *testing.T) {
-	rec := &Recording{Source: "s", Format: FormatStore, ID: "c", Warnings: []string{"w"}, Turns: []*Turn{{Input: "q", Calls: []*Call{
+	rec := &Recording{Source: "s", Format: formatStore, ID: "c", Warnings: []string{"w"}, Turns: []*Turn{{Input: "q", Calls: []*Call{
 		{Tools: []harness.ToolSpec{{Name: "read", InputSchema: []byte(`{"type":"object"}`)}}}, {}, {Final: true, Tools: []harness.ToolSpec{}},
 	}}}}
 	b, err := json.Marshal(rec)

@@ -9,8 +9,8 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// FormatSWEAgent is a SWE-agent trajectory (.traj).
-const FormatSWEAgent = "swe-agent"
+// formatSWEAgent is a SWE-agent trajectory (.traj).
+const formatSWEAgent = "swe-agent"
 
 // sweMessage is one message of a trajectory's history.
 type sweMessage struct {
@@ -50,7 +50,7 @@ func parseSWEAgent(name string, data []byte) (*Recording, error) {
 		return nil, err
 	}
 	b := &sweBuilder{src: src, pending: map[string]*Call{},
-		rec: &Recording{Source: name, Format: FormatSWEAgent, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}}
+		rec: &Recording{Source: name, Format: formatSWEAgent, ID: strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))}}
 	for i, v := range elems {
 		if err := b.add(i, v); err != nil {
 			return nil, err
@@ -62,7 +62,7 @@ func parseSWEAgent(name string, data []byte) (*Recording, error) {
 	}
 	rec.Model = sweModel(fields)
 	if b.fc {
-		rec.Warnings = append(rec.Warnings, notRecorded(FormatSWEAgent, rec.System == "", true))
+		rec.Warnings = append(rec.Warnings, notRecorded(formatSWEAgent, rec.System == "", true))
 	} else {
 		rec.Warnings = append(rec.Warnings, "SWE-agent ran without function calling: each action, parsed from the reply, is recorded as a call of tool \"bash\" and the observation after it as its result (the tools are the commands its system prompt documents)")
 	}

@@ -10,10 +10,12 @@ import "context"
 // later one, by any process, gets that first value back. The entries are
 // deleted with their conversation.
 type Claimer interface {
-	// Claim stores value under key in conversation conv unless the key is
-	// there already, and returns the entry that holds: this value (Won
-	// set) or the one stored first.
-	Claim(ctx context.Context, conv, key string, value []byte) (Claim, error)
+	// Claim stores each entry's Value under its Key in conversation conv
+	// unless the key is there already, all in one transaction (one round
+	// trip to a server), and returns the entries that hold, in the order
+	// given: each this value (Won set) or the one stored first. A key
+	// given twice holds its first value.
+	Claim(ctx context.Context, conv string, entries []Claim) ([]Claim, error)
 	// Claims returns the entries of conv whose Seq is above after, in
 	// Seq order. An entry is visible to Claims only once every entry of
 	// its conversation with a lower Seq is, so a reader that remembers

@@ -18,7 +18,7 @@
 // Large results are loaded lazily: [Store.Load] fills what views use (the
 // model's copy of a result that guards cut, the full payload otherwise) and
 // leaves the full payload of a cut result in the store; [Partial] tells such
-// a result apart and [Full] fetches the rest.
+// a result apart and [ResultFetcher.FullResult] fetches the rest.
 //
 // Beside the transcript, a store keeps what every request offered the
 // model — its system prompt and the tool schemas it sent ([Request]) — each

@@ -14,7 +14,7 @@ import (
 )
 
 // A conversation is recorded as it runs, loaded to be continued, and a
-// result that a guard cut comes back with its model copy only; Full fetches
+// result that a guard cut comes back with its model copy only; FullResult fetches
 // what the tool really returned.
 func Example() {
 	ctx := context.Background()
@@ -43,7 +43,7 @@ func Example() {
 		}
 		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("the build logged a lot")}}}, nil
 	})
-	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{tool}, Recorder: s, Observer: s.Observer(nil)})
+	agent, err := harness.New(model, &harness.Options{Tools: []harness.Tool{tool}, Recorder: s, Observer: harness.Observer(s.Observe)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func Example() {
 	}
 	res := loaded.Turns[0].Rounds[0].Results[0]
 	fmt.Printf("loaded: partial=%v, model copy %q\n", store.Partial(res), res.ModelText())
-	full, err := store.Full(ctx, s, loaded.ID, res)
+	full, err := s.FullResult(ctx, loaded.ID, res.CallID)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -112,6 +112,20 @@ type Store interface {
 	// they were stored; turn 0 means every turn.
 	Events(ctx context.Context, convID string, turn int) ([]harness.Event, error)
 
+	// AddFork records that a conversation was forked from another
+	// (at most one link per fork: a later one for the same fork is
+	// dropped). The conversation need not be stored yet.
+	AddFork(ctx context.Context, f Fork) error
+	// Forks returns the fork links of conversation conv (none when it is
+	// no fork), or of every stored fork when conv is "".
+	Forks(ctx context.Context, conv string) ([]Fork, error)
+	// AddDecisions records decisions made for results of conversation
+	// conv, in one transaction. The conversation need not be stored yet.
+	AddDecisions(ctx context.Context, conv string, ds []Decision) error
+	// Decisions returns the decisions recorded for conv, in the order
+	// they were recorded.
+	Decisions(ctx context.Context, conv string) ([]Decision, error)
+
 	// Close releases the store.
 	Close() error
 }

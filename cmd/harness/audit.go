@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/benchcore"
 )
 
 // cmdAudit reports where recorded transcripts spent their context.
@@ -21,7 +22,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"recognised file is imported, each model context (a Claude Code subagent, a part after a compaction)\n"+
 		"audited apart, and a summary per file and in total goes to standard error. The last table sums every\n"+
 		"recording: what each preset would have cost the whole history.\n\n"+
-		"Columns:\n"+bench.ColumnNotes)
+		"Columns:\n"+benchcore.ColumnNotes)
 	jsonOut := fs.Bool("json", false, `print the audit as JSON: {"recordings": [each recording's audit], "total": the presets over all of them, as bench --json}`)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
 	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, harness-proxy, the other systems and the bounds, as bench; all adds\n"+
@@ -134,6 +135,6 @@ func auditPresets() []bench.Preset {
 // auditJSON is one recording of audit --json: the audit's fields and the
 // importer's warnings about its recording.
 type auditJSON struct {
-	*bench.Audit
+	*benchcore.Audit
 	Warnings []string `json:"warnings,omitempty"`
 }

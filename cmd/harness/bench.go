@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/bench/data"
+	"github.com/agentharness/harness/internal/benchcore"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/replay"
 )
@@ -33,7 +34,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"other systems' rules and the bound floor (--presets all adds the ablations and ideas). A recording is\n"+
 		"output-heavy when its largest tool result is at least 10,000 characters and a third of all its\n"+
 		"result characters; --per-run shows the figures of each recording and sums the output-heavy ones.\n\n"+
-		"Columns:\n"+bench.ColumnNotes)
+		"Columns:\n"+benchcore.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
 	presets := fs.String("presets", "", "comma-separated presets to run, or all (default all policies and the bounds \"floor\" and \"oracle\"; with no\n"+
@@ -218,9 +219,9 @@ func cacheOptions(opts *bench.Options, ttl time.Duration) (*bench.Options, error
 	return opts, nil
 }
 
-// pickPricings checks --pricing (see bench.ParsePricings).
+// pickPricings checks --pricing (see benchcore.ParsePricings).
 func pickPricings(list string) ([]string, error) {
-	out, err := bench.ParsePricings(list)
+	out, err := benchcore.ParsePricings(list)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), "bench: "))
 	}
@@ -251,7 +252,7 @@ func progressBar(w io.Writer) func(done, total int) {
 func mainPresets() []bench.Preset {
 	var out []bench.Preset
 	for _, p := range append(bench.Presets(), bench.References()...) {
-		if k := bench.Kind(p.Name); k != bench.KindAblation && k != bench.KindIdea && !p.OptIn {
+		if k := benchcore.Kind(p.Name); k != benchcore.KindAblation && k != benchcore.KindIdea && !p.OptIn {
 			out = append(out, p)
 		}
 	}

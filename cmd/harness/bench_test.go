@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/benchcore"
 	"math"
 	"os"
 	"path/filepath"
@@ -131,7 +131,7 @@ func TestBenchPerRunThroughTheBinary(t *testing.T) {
 	// The default output is the table, the recordings line, the notes on
 	// the columns and the one output-heavy line.
 	def, stderr, code := cli(t, "", "bench", dir, "--presets", "harness,codex")
-	if code != 0 || stderr != "" || strings.Count(def, "\n") != 1+3+1+strings.Count(bench.ColumnNotes, "\n")+1+1 || strings.Count(def, "output-heavy") != 1 || strings.Contains(def, "yes") {
+	if code != 0 || stderr != "" || strings.Count(def, "\n") != 1+3+1+strings.Count(benchcore.ColumnNotes, "\n")+1+1 || strings.Count(def, "output-heavy") != 1 || strings.Contains(def, "yes") {
 		t.Errorf("default output: exit %d\n%s\n%s", code, def, stderr)
 	}
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/replay"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store"
@@ -18,7 +17,6 @@ import (
 // an SQLite file (store/sqlite) or a PostgreSQL database (store/postgres).
 type transcriptStore interface {
 	store.Store
-	Observer(next harness.Observer) harness.Observer
 	EventErr() error
 	// Path names the store in messages (a DSN without its password).
 	Path() string
@@ -68,6 +66,6 @@ func dbRecordings(ctx context.Context, db string) ([]*replay.Recording, error) {
 		return nil, err
 	}
 	defer st.Close()
-	recs, _, err := replay.ReadStore(ctx, st, st.Path(), "")
+	recs, err := replay.ReadStore(ctx, st, st.Path(), "")
 	return recs, err
 }

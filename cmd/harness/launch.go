@@ -84,7 +84,7 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	}
 	db := e.getenv("HARNESS_DB")
 	if db == "" {
-		db = filepath.Join(cwd, filepath.FromSlash(sqlite.DefaultPath))
+		db = filepath.Join(cwd, filepath.FromSlash(defaultDBPath))
 		if err := harnessdir.IgnoreHarness(cwd); err != nil {
 			fmt.Fprintf(e.stderr, "harness %s: .harness/.gitignore: %v\n", c.name, err)
 		}

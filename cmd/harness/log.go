@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -78,7 +77,7 @@ type storeFlags struct {
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace root whose .harness/ holds the store")
-	fs.StringVar(&f.db, "db", "", "transcript store: a file (default WORKSPACE/"+sqlite.DefaultPath+") or a postgres:// URL")
+	fs.StringVar(&f.db, "db", "", "transcript store: a file (default WORKSPACE/"+defaultDBPath+") or a postgres:// URL")
 }
 
 // path is the store's file.
@@ -86,7 +85,7 @@ func (f *storeFlags) path() string {
 	if f.db != "" {
 		return f.db
 	}
-	return filepath.Join(f.workspace, filepath.FromSlash(sqlite.DefaultPath))
+	return filepath.Join(f.workspace, filepath.FromSlash(defaultDBPath))
 }
 
 // storeArgs returns the flags that point another command at the store a
@@ -134,6 +133,10 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// defaultDBPath is where the CLI keeps a workspace's transcript store,
+// relative to the workspace, beside its spill folder (spill.Folder).
+const defaultDBPath = ".harness/harness.db"
 
 // openStore opens the workspace's transcript store; deleting a
 // conversation also removes its spill folder. With mustExist, a missing
@@ -236,24 +239,23 @@ type logListed struct {
 	ForkedFrom *logFork `json:"forked_from,omitempty"`
 }
 
-// forkIDRE matches the ids the proxy gives its forks (proxy.ForkPolicy):
-// only their events are read for the link, not every conversation's.
-var forkIDRE = regexp.MustCompile(`-f[0-9a-f]{12,20}$`)
-
 // withForks returns list with each fork's link to its parent, read from
-// its events.
+// the store's fork links.
 func withForks(ctx context.Context, s store.Store, list []store.Summary) ([]logListed, error) {
+	forks, err := s.Forks(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("log list: %w", err)
+	}
+	byID := make(map[string]store.Fork, len(forks))
+	for _, f := range forks {
+		byID[f.Conversation] = f
+	}
 	out := make([]logListed, len(list))
 	for i, c := range list {
 		out[i].Summary = c
-		if !forkIDRE.MatchString(c.ID) {
-			continue
+		if f, ok := byID[c.ID]; ok {
+			out[i].ForkedFrom = newLogFork(f)
 		}
-		events, err := s.Events(ctx, c.ID, 0)
-		if err != nil {
-			return nil, fmt.Errorf("log list: conversation %s: %w", c.ID, err)
-		}
-		out[i].ForkedFrom = forkOrigin(events)
 	}
 	return out, nil
 }
@@ -300,7 +302,10 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fork := forkOrigin(events)
+	fork, err := forkOf(ctx, s, id, events)
+	if err != nil {
+		return err
+	}
 	if *jsonOut {
 		out := struct {
 			Conversation string             `json:"conversation"`
@@ -335,7 +340,7 @@ func loadOutline(ctx context.Context, s transcriptStore, id string) (*harness.Co
 }
 
 // logFork is where a conversation the proxy forked comes from, read from
-// its proxy.ForkPolicy event ("log show --json": "forked_from"):
+// the store's fork link (store.Fork; "log show --json": "forked_from"):
 //
 //	{"conversation": "px-8f3a…", "turn": 2, "round": 0, "shared_turns": 1}
 type logFork struct {
@@ -357,9 +362,22 @@ func (f *logFork) position() string {
 	return fmt.Sprintf("round %d (its calls)", f.Round)
 }
 
-// forkOrigin returns the fork link among a conversation's events, or nil
-// when it is no fork.
-func forkOrigin(events []harness.Event) *logFork {
+// newLogFork is fork link f as "log" prints it.
+func newLogFork(f store.Fork) *logFork {
+	return &logFork{Conversation: f.Parent, Turn: f.Turn, Round: f.Round, SharedTurns: f.SharedTurns}
+}
+
+// forkOf returns where conversation id was forked from, or nil when it is
+// no fork: its fork link, or else the proxy.ForkPolicy event among its
+// events that a proxy wrote before stores kept fork links.
+func forkOf(ctx context.Context, s store.Store, id string, events []harness.Event) (*logFork, error) {
+	forks, err := s.Forks(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(forks) > 0 {
+		return newLogFork(forks[0]), nil
+	}
 	for _, e := range events {
 		if e.Kind != harness.EventPolicy || e.Policy != proxy.ForkPolicy {
 			continue
@@ -369,15 +387,12 @@ func forkOrigin(events []harness.Event) *logFork {
 			continue
 		}
 		f := &logFork{Conversation: parent, Turn: e.Turn, Round: e.Round}
-		switch n := e.Data["shared_turns"].(type) {
-		case float64:
+		if n, ok := e.Data["shared_turns"].(float64); ok {
 			f.SharedTurns = int(n)
-		case int:
-			f.SharedTurns = n
 		}
-		return f
+		return f, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // logTurn is one turn as "log show --json" prints it, in its "turns"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/benchcore"
 	"github.com/agentharness/harness/policy"
 	"github.com/agentharness/harness/stack"
 )
@@ -130,10 +130,10 @@ func TestDefaultFlagsAreTheHarnessPreset(t *testing.T) {
 		t.Errorf("compaction is tuned away from its defaults: %+v", cp)
 	}
 	sc.Compact = nil // the run's own model and counter, nothing else
-	if want := bench.HarnessStack(); !reflect.DeepEqual(sc, want) {
+	if want := benchcore.HarnessStack(); !reflect.DeepEqual(sc, want) {
 		t.Errorf("harness run's default stack %+v differs from the harness preset's %+v", sc, want)
 	}
-	got, want := shape(stack.New(&sc)), shape(stack.New(ptr(bench.HarnessStack())))
+	got, want := shape(stack.New(&sc)), shape(stack.New(ptr(benchcore.HarnessStack())))
 	if got != want {
 		t.Errorf("stacks differ: run %s, preset %s", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness/bench"
+	"github.com/agentharness/harness/internal/benchcore"
 	"github.com/agentharness/harness/replay"
 )
 
@@ -20,7 +21,7 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 		"or harness's transcript store .harness/harness.db: every conversation in it)\n"+
 		"under a policy preset, with no model, and print what it would have cost, the prompt cache priced as\n"+
 		"bench prices it (--cache-ttl).")
-	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(bench.PresetNames()))
+	policy := fs.String("policy", "harness", "preset to replay under: "+joinNames(benchcore.PresetNames()))
 	emit := fs.String("emit", "", "write one JSON line per model call and per tool result to this file (one conversation)")
 	convID := fs.String("conversation", "", "replay only this conversation of a transcript store (or this model context of a Claude Code or Codex file)")
 	ttl := cacheTTLFlag(fs)
@@ -101,7 +102,7 @@ func replayOne(ctx context.Context, e *env, rec *replay.Recording, preset bench.
 	u := rep.Usage
 	fmt.Fprintf(e.stdout, "%s under %s: %d model calls (%d skipped after a stop); tokens in %d (cached %d), out %d, effective %.1f; evidence retention %d/%d visible, %d/%d recoverable; %s\n",
 		rec.ID, preset.Name, len(rep.Calls), rep.SkippedCalls, u.Input, u.Cached, u.Output, rep.Effective,
-		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles, bench.CacheNote(ttl))
+		rep.Visible, rep.Needles, rep.Recoverable, rep.Needles, benchcore.CacheNote(ttl))
 	return nil
 }
 

@@ -174,7 +174,13 @@ func (r *run) open(ctx context.Context) error {
 	r.closers = append(r.closers, stopTelemetry)
 	opts.Observer = withTelemetry(opts.Observer)
 	if r.st != nil {
-		opts.Recorder, opts.Observer = r.st, r.st.Observer(opts.Observer)
+		next, st := opts.Observer, r.st
+		opts.Recorder, opts.Observer = st, func(e harness.Event) {
+			st.Observe(e)
+			if next != nil {
+				next(e)
+			}
+		}
 	}
 	r.agent, err = harness.New(model, opts)
 	return err

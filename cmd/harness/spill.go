@@ -85,7 +85,7 @@ func cmdSpillGC(ctx context.Context, e *env, args []string) error {
 // store that cannot be read stops the collection: it alone knows which
 // files must stay.
 func spillOnly(ctx context.Context, workspace string) (map[string]bool, error) {
-	path := filepath.Join(workspace, sqlite.DefaultPath)
+	path := filepath.Join(workspace, defaultDBPath)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -23,7 +23,7 @@ func TestSpillGCKeepsOnlyFullCopies(t *testing.T) {
 	whole := spillFile(t, ws, "c1", "call_w", "whole in the store too", tenDays)
 	orphan := spillFile(t, ws, "c1", "call_o", "nobody points here", tenDays)
 
-	st, err := sqlite.Open(ctx, filepath.Join(ws, sqlite.DefaultPath), nil)
+	st, err := sqlite.Open(ctx, filepath.Join(ws, defaultDBPath), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -27,34 +26,95 @@ CREATE INDEX proxy_claims_by_conv ON proxy_claims (conv_id, seq);
 // claimLockSpace tells the claim log's advisory locks from others.
 const claimLockSpace = 0x68636c6d // "hclm"
 
-// Claim implements store.Claimer: INSERT … ON CONFLICT DO NOTHING, then
-// the row that holds is read back.
-func (s *Store) Claim(ctx context.Context, conv, key string, value []byte) (store.Claim, error) {
-	c := store.Claim{Key: key}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(encode($2, 'hex')))`, claimLockSpace, b(conv)); err != nil {
-			return err
-		}
-		err := tx.QueryRow(ctx, `INSERT INTO proxy_claims (conv_id, key, value) VALUES ($1, $2, $3)
-ON CONFLICT (conv_id, key) DO NOTHING RETURNING seq`, b(conv), b(key), value).Scan(&c.Seq)
-		if err == nil {
-			c.Value, c.Won = value, true
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT seq, value FROM proxy_claims WHERE conv_id = $1 AND key = $2`, b(conv), b(key)).Scan(&c.Seq, &c.Value)
-	})
-	if err != nil {
-		return store.Claim{}, fmt.Errorf("postgres store: claiming %q of %s: %w", key, conv, err)
+// Claim implements store.Claimer in one round trip: the lock, an INSERT
+// … ON CONFLICT DO NOTHING of every entry (returning the keys it stored)
+// and a read of the rows that hold are sent as one batch, which the
+// server runs as one transaction.
+func (s *Store) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+	if len(entries) == 0 {
+		return nil, nil
 	}
-	return c, nil
+	keys, values := make([][]byte, 0, len(entries)), make([][]byte, 0, len(entries))
+	first := map[string]bool{}
+	for _, e := range entries {
+		if first[e.Key] {
+			continue
+		}
+		first[e.Key] = true
+		keys, values = append(keys, b(e.Key)), append(values, e.Value)
+	}
+	var batch pgx.Batch
+	batch.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(encode($2, 'hex')))`, claimLockSpace, b(conv))
+	batch.Queue(`INSERT INTO proxy_claims (conv_id, key, value) SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS t(k, v, i)
+ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, values)
+	batch.Queue(`SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND key = ANY($2)`, b(conv), keys)
+	held, won, err := s.sendClaims(ctx, &batch)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: claiming %d entries of %s: %w", len(keys), conv, err)
+	}
+	out := make([]store.Claim, len(entries))
+	for i, e := range entries {
+		h, ok := held[e.Key]
+		if !ok {
+			return nil, fmt.Errorf("postgres store: claiming %q of %s: no entry holds", e.Key, conv)
+		}
+		out[i] = store.Claim{Seq: h.Seq, Key: e.Key, Value: h.Value, Won: won[e.Key] && string(h.Value) == string(e.Value)}
+		if out[i].Won {
+			won[e.Key] = false // a key given twice is won once
+		}
+	}
+	return out, nil
+}
+
+// sendClaims runs Claim's batch and returns the rows that hold by key and
+// the keys the INSERT stored.
+func (s *Store) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]store.Claim, map[string]bool, error) {
+	br := s.reads.SendBatch(ctx, batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, nil, err
+	}
+	won := map[string]bool{}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var k []byte
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		won[string(k)] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	held := map[string]store.Claim{}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c store.Claim
+		var k []byte
+		if err := rows.Scan(&c.Seq, &k, &c.Value); err != nil {
+			return nil, nil, err
+		}
+		c.Key = string(k)
+		held[c.Key] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return held, won, br.Close()
 }
 
 // Claims implements store.Claimer.
 func (s *Store) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND seq > $2 ORDER BY seq`, b(conv), after)
+	rows, err := s.reads.Query(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND seq > $2 ORDER BY seq`, b(conv), after)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claims of %s: %w", conv, err)
 	}

@@ -24,7 +24,7 @@ func ExampleOpen() {
 	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("hello")}}}, nil
 	})
-	agent, err := harness.New(model, &harness.Options{Recorder: s, Observer: s.Observer(nil)})
+	agent, err := harness.New(model, &harness.Options{Recorder: s, Observer: harness.Observer(s.Observe)})
 	if err != nil {
 		log.Fatal(err)
 	}

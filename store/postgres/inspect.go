@@ -15,7 +15,7 @@ import (
 // model's copy, the guards' cuts and markers, and the per-turn trims of
 // every request. It reads no payload.
 func (s *Store) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
-	if err := s.Flush(ctx); err != nil {
+	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}
 	var calls rows.Calls

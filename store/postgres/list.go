@@ -46,7 +46,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		}
 		// The foreign keys cascade from conversations; events and view
 		// cuts have none (an event may come before its conversation).
-		for _, table := range []string{"events", "view_cuts", "proxy_claims", "conversations"} {
+		for _, table := range []string{"events", "view_cuts", "proxy_claims", "proxy_forks", "proxy_decisions", "conversations"} {
 			col := "conv_id"
 			if table == "conversations" {
 				col = "id"

@@ -29,7 +29,7 @@ func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation,
 // read runs fn in one read-only, repeatable-read transaction: a
 // consistent snapshot even while turns are being written.
 func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	return pgx.BeginTxFunc(ctx, s.reads, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
 func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {

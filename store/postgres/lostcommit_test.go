@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"io"
 	"net"
 	"net/url"
@@ -19,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // relay is a loopback TCP proxy in front of the test server's unix
@@ -153,7 +153,7 @@ func TestLostCommitReply(t *testing.T) {
 	for _, e := range observed {
 		s.Observe(e)
 	}
-	round := storetest.BenchRound(1, 1)
+	round := storefix.BenchRound(1, 1)
 	r.armed.Store(true)
 	if err := s.AddRound(ctx, conv, turn, round); err == nil {
 		t.Fatal("the round's write succeeded although its COMMIT's reply was lost")

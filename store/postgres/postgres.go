@@ -23,12 +23,18 @@ import (
 // turn in progress holds one connection until it ends.
 const defaultMaxConns = 32
 
+// readConns is the size of the second pool, which serves reads and the
+// claim log (store.Claimer) only, so a process writing as many turns as
+// its pool holds still reads and claims at once: a proxy claims on its
+// requests' path and records off it.
+const readConns = 8
+
 // Options configure a Store. Nil means defaults.
 type Options struct {
 	// MaxConns bounds the pool's connections (default 32): the turns this
-	// process records at once, plus one for reads and other writes. A
-	// turn that finds the pool full waits for a connection (bounded by its
-	// context).
+	// process records at once, plus one for other writes. A turn that
+	// finds the pool full waits for a connection (bounded by its context).
+	// Reads and claims have 8 connections more of their own.
 	MaxConns int32
 	// OnDelete is called by Delete inside its transaction, before the
 	// deletion is committed, to remove what the conversation keeps outside
@@ -41,9 +47,10 @@ type Options struct {
 
 // Store is the PostgreSQL transcript store. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	opts Options
-	addr string
+	// pool serves writes, reads (and claims) the other one.
+	pool, reads *pgxpool.Pool
+	opts        Options
+	addr        string
 
 	// events holds events observed since the last write (see Observe);
 	// emu orders their inserts, so ids follow the order observed.
@@ -94,7 +101,14 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, 
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
 	}
-	s.pool = pool
+	rcfg := cfg.Copy()
+	rcfg.MaxConns = readConns
+	reads, err := pgxpool.NewWithConfig(ctx, rcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
+	}
+	s.pool, s.reads = pool, reads
 	return s, nil
 }
 
@@ -146,7 +160,7 @@ func (s *Store) Path() string { return s.addr }
 // (their locks are released; their transcript stays as written) and closes
 // the pool.
 func (s *Store) Close() error {
-	err := s.Flush(context.Background())
+	err := s.flush(context.Background())
 	s.tmu.Lock()
 	turns := s.turns
 	s.turns = map[string]*turnLock{}
@@ -155,6 +169,7 @@ func (s *Store) Close() error {
 		l.release()
 	}
 	s.pool.Close()
+	s.reads.Close()
 	return err
 }
 

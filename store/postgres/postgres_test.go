@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness/internal/pgtest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -26,8 +27,8 @@ func TestMain(m *testing.M) {
 func backend(t testing.TB) *storetest.Backend {
 	dsn := server.DSN(t)
 	return &storetest.Backend{
-		Open: func(t testing.TB, opts *storetest.Options) storetest.Store {
-			o := &Options{}
+		Open: func(t testing.TB, opts *storetest.Options) store.Store {
+			o := &Options{OnEventError: func(err error) { t.Errorf("storing an event: %v", err) }}
 			if opts != nil {
 				o.OnDelete = opts.OnDelete
 			}
@@ -40,7 +41,7 @@ func backend(t testing.TB) *storetest.Backend {
 		},
 		Count:     func(t testing.TB, table, conv string) int { return count(t, dsn, table, conv) },
 		TurnLocks: true,
-		Crash:     func(t testing.TB, s storetest.Store) { crash(t, dsn, s.(*Store)) },
+		Crash:     func(t testing.TB, s store.Store) { crash(t, dsn, s.(*Store)) },
 	}
 }
 

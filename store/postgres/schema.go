@@ -18,7 +18,9 @@ import (
 // (codec.Queued.Key), unique, so an event requeued after a COMMIT whose
 // reply was lost is not stored twice (store/sqlite has no such step: its
 // commits have no reply to lose); version 5 the proxy's savings, as
-// store/sqlite's v10 (savings.go).
+// store/sqlite's v10 (savings.go); version 6 the proxy replicas' claims
+// (claim.go); version 7 the proxy's fork links and result decisions
+// (decisions.go).
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -260,6 +262,7 @@ CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE e
 `},
 	savingsMigration,
 	{Version: 6, Name: "proxy replica claims", SQL: claimsSchema},
+	recordsMigration,
 }
 
 // schemaVersion is the schema version this package writes.

@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // TestUpgradeFromV1 writes a database at schema version 1, with rows as
@@ -49,11 +49,11 @@ func TestUpgradeFromV1(t *testing.T) {
 	if conv.Turns[0].Answer() != "nothing" || conv.Turns[0].Context != nil {
 		t.Errorf("old turn loads as %+v", conv.Turns[0])
 	}
-	storetest.CheckAnswered(t, s, "c_old", 1, false)
-	if _, err := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil)).Run(ctx, conv, "and now?"); err != nil {
+	storefix.CheckAnswered(t, s, "c_old", 1, false)
+	if _, err := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil)).Run(ctx, conv, "and now?"); err != nil {
 		t.Fatal(err)
 	}
-	storetest.CheckAnswered(t, s, "c_old", 2, true)
+	storefix.CheckAnswered(t, s, "c_old", 2, true)
 	// The new turn's context is kept.
 	conv, err = s.Load(ctx, "c_old")
 	if err != nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 func openTest(t *testing.T, dsn string) *Store {
@@ -114,7 +114,7 @@ func TestTurnConnectionLost(t *testing.T) {
 	}
 	pid := a.turnOf("c_lost", nil).conn.Conn().PgConn().PID()
 	exec(t, dsn, `SELECT pg_terminate_backend($1)`, int32(pid))
-	round := storetest.BenchRound(1, 1)
+	round := storefix.BenchRound(1, 1)
 	if err := a.AddRound(ctx, conv, turn, round); err == nil {
 		t.Error("a round written on a dead connection did not fail")
 	}
@@ -128,7 +128,7 @@ func TestTurnConnectionLost(t *testing.T) {
 	if n := count(t, dsn, "results", "c_lost"); n != 0 {
 		t.Errorf("%d results of the dead turn stored", n)
 	}
-	if _, err := storetest.NewAgent(t, b, storetest.ToolModel(nil, nil)).Run(ctx, loaded, "next"); err != nil {
+	if _, err := storefix.NewAgent(t, b, storefix.ToolModel(nil, nil)).Run(ctx, loaded, "next"); err != nil {
 		t.Fatalf("the next turn, in another store: %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestServerRestartMidTurn(t *testing.T) {
 	dsn := server.DSN(t)
 	s := openTest(t, dsn)
 	conv := harness.NewConversation("c_restart")
-	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
+	a := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "before"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestServerRestartMidTurn(t *testing.T) {
 	if err := server.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	err := s.AddRound(ctx, conv, turn, storetest.BenchRound(2, 1))
+	err := s.AddRound(ctx, conv, turn, storefix.BenchRound(2, 1))
 	if err == nil {
 		t.Fatal("a round written across a server restart did not fail")
 	}
@@ -190,7 +190,7 @@ func TestResumeAfterServerRestart(t *testing.T) {
 	if err := s.BeginTurn(ctx, conv, turn); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddRound(ctx, conv, turn, storetest.BenchRound(1, 1)); err != nil {
+	if err := s.AddRound(ctx, conv, turn, storefix.BenchRound(1, 1)); err != nil {
 		t.Fatal(err)
 	}
 	old := s.turnOf(conv.ID, turn).conn.Conn().PgConn().PID()
@@ -207,7 +207,7 @@ func TestResumeAfterServerRestart(t *testing.T) {
 	if err := openTest(t, dsn).BeginTurn(ctx, harness.NewConversation(conv.ID), &harness.Turn{Index: 2}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("BeginTurn in another store after the resume: %v", err)
 	}
-	if err := s.AddRound(ctx, conv, turn, storetest.BenchRound(1, 2)); err != nil {
+	if err := s.AddRound(ctx, conv, turn, storefix.BenchRound(1, 2)); err != nil {
 		t.Fatal(err)
 	}
 	turn.Outcome = harness.Answered

@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"testing"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/policy"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // longConversation has turns × rounds rounds of ten results each, every
@@ -17,7 +17,7 @@ func longConversation(id string, turns, rounds int) *harness.Conversation {
 	for ti := 1; ti <= turns; ti++ {
 		t := &harness.Turn{Index: ti, Input: fmt.Sprintf("question %d", ti), Outcome: harness.Answered}
 		for ri := 1; ri <= rounds; ri++ {
-			t.Rounds = append(t.Rounds, storetest.BenchRound(ti, ri))
+			t.Rounds = append(t.Rounds, storefix.BenchRound(ti, ri))
 		}
 		t.Rounds = append(t.Rounds, &harness.Round{Index: rounds + 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("answer")}}})
 		conv.Turns = append(conv.Turns, t)
@@ -101,7 +101,7 @@ func BenchmarkRecordRound(b *testing.B) {
 // earlier round (the common case: a turn's rounds share their list),
 // beside the same round recorded without its request.
 func BenchmarkRecordRound84Tools(b *testing.B) {
-	tools := storetest.Specs(storetest.GraphQLTools(84))
+	tools := storefix.Specs(storefix.GraphQLTools(84))
 	for _, withRequest := range []bool{true, false} {
 		b.Run(map[bool]string{true: "request", false: "no-request"}[withRequest], func(b *testing.B) {
 			ctx := context.Background()

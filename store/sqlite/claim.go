@@ -22,26 +22,36 @@ CREATE TABLE proxy_claims (
 CREATE INDEX proxy_claims_by_conv ON proxy_claims (conv_id, seq);
 `
 
-// Claim implements store.Claimer: INSERT … ON CONFLICT DO NOTHING, then
-// the row that holds is read back.
-func (s *Store) Claim(ctx context.Context, conv, key string, value []byte) (store.Claim, error) {
-	c := store.Claim{Key: key}
+// Claim implements store.Claimer: in one transaction, INSERT … ON
+// CONFLICT DO NOTHING of each entry, then the row that holds is read
+// back.
+func (s *Store) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Claim, len(entries))
 	err := s.tx(ctx, func(w *txw) error {
-		err := w.tx.QueryRowContext(ctx, `INSERT INTO proxy_claims (conv_id, key, value) VALUES (?, ?, ?)
-ON CONFLICT (conv_id, key) DO NOTHING RETURNING seq`, conv, key, value).Scan(&c.Seq)
-		if err == nil {
-			c.Value, c.Won = value, true
-			return nil
+		for i, e := range entries {
+			c := store.Claim{Key: e.Key}
+			err := w.tx.QueryRowContext(ctx, `INSERT INTO proxy_claims (conv_id, key, value) VALUES (?, ?, ?)
+ON CONFLICT (conv_id, key) DO NOTHING RETURNING seq`, conv, e.Key, e.Value).Scan(&c.Seq)
+			switch {
+			case err == nil:
+				c.Value, c.Won = e.Value, true
+			case errors.Is(err, sql.ErrNoRows):
+				err = w.tx.QueryRowContext(ctx, `SELECT seq, value FROM proxy_claims WHERE conv_id = ? AND key = ?`, conv, e.Key).Scan(&c.Seq, &c.Value)
+			}
+			if err != nil {
+				return fmt.Errorf("claiming %q: %w", e.Key, err)
+			}
+			out[i] = c
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		return w.tx.QueryRowContext(ctx, `SELECT seq, value FROM proxy_claims WHERE conv_id = ? AND key = ?`, conv, key).Scan(&c.Seq, &c.Value)
+		return nil
 	})
 	if err != nil {
-		return store.Claim{}, fmt.Errorf("sqlite store: claiming %q of %s: %w", key, conv, err)
+		return nil, fmt.Errorf("sqlite store: claiming %d entries of %s: %w", len(entries), conv, err)
 	}
-	return c, nil
+	return out, nil
 }
 
 // Claims implements store.Claimer.

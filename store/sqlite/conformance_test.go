@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/storetest"
 )
 
@@ -13,8 +14,8 @@ import (
 func backend(t testing.TB) *storetest.Backend {
 	path := filepath.Join(t.TempDir(), "harness.db")
 	return &storetest.Backend{
-		Open: func(t testing.TB, opts *storetest.Options) storetest.Store {
-			o := &Options{}
+		Open: func(t testing.TB, opts *storetest.Options) store.Store {
+			o := &Options{OnEventError: func(err error) { t.Errorf("storing an event: %v", err) }}
 			if opts != nil {
 				o.OnDelete, o.ChunkBytes = opts.OnDelete, opts.ChunkBytes
 			}
@@ -29,7 +30,7 @@ func backend(t testing.TB) *storetest.Backend {
 		Chunks:    true,
 		// A process killed mid-turn leaves its lease; here it is expired
 		// rather than left to a dead pid, which the suite cannot make.
-		Crash: func(t testing.TB, s storetest.Store) {
+		Crash: func(t testing.TB, s store.Store) {
 			st := s.(*Store)
 			if _, err := st.w.Exec(`UPDATE leases SET expires_ns = 0 WHERE owner = ?`, st.owner.id); err != nil {
 				t.Fatal(err)

@@ -8,11 +8,11 @@ import (
 	"github.com/agentharness/harness/store/internal/codec"
 )
 
-// Observe stores one event. Use harness.Observer(s.Observe), or Observer
-// to chain another observer, as harness.Options.Observer.
+// Observe stores one event. Use harness.Observer(s.Observe) as
+// harness.Options.Observer.
 //
 // Events are committed with the next transcript write (the round or turn
-// end they belong to), when 256 are waiting, or by Flush and Close: a run
+// end they belong to), when 256 are waiting, or by Close: a run
 // does not pay a transaction per event, and an event is never stored
 // without the round it describes. Events and Calls flush first. A turn's
 // turn_end is stored once: a second copy, which a driver that retries a
@@ -24,14 +24,10 @@ import (
 // how "harness log show" tells what the model saw of a result in each
 // request. A write error goes to Options.OnEventError and EventErr; it
 // never stops a run.
-func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.Flush) }
+func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.flush) }
 
-// Observer returns an observer that stores each event and then passes it
-// to next (which may be nil).
-func (s *Store) Observer(next harness.Observer) harness.Observer { return codec.Then(s.Observe, next) }
-
-// Flush writes the events still waiting for a transcript write.
-func (s *Store) Flush(ctx context.Context) error {
+// flush writes the events still waiting for a transcript write.
+func (s *Store) flush(ctx context.Context) error {
 	if !s.events.Waiting() {
 		return nil
 	}

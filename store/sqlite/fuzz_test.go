@@ -2,12 +2,12 @@ package sqlite
 
 import (
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // FuzzToolSpecStored checks that any tool schema a request sends comes back
@@ -23,7 +23,7 @@ func FuzzToolSpecStored(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, desc string, schema []byte, risk uint8, system string) {
 		n++
 		spec := harness.ToolSpec{Name: name, Description: desc, InputSchema: schema, Risk: harness.Risk(risk)}
-		storetest.ToolSpecRoundTrip(t, s, fmt.Sprintf("c_fuzz_%d", n), spec, system)
+		storefix.ToolSpecRoundTrip(t, s, fmt.Sprintf("c_fuzz_%d", n), spec, system)
 	})
 }
 

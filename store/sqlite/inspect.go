@@ -19,7 +19,7 @@ import (
 // model's copy, the guards' cuts and markers, and the per-turn trims of
 // every request. It reads no payload.
 func (s *Store) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
-	if err := s.Flush(ctx); err != nil {
+	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}
 	var calls rows.Calls
@@ -46,7 +46,7 @@ WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY id`, Args: args, Row: calls.S
 // Events returns the stored events of a conversation (of one turn, when
 // turn is not 0), in the order they were stored.
 func (s *Store) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
-	if err := s.Flush(ctx); err != nil {
+	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}
 	var out []harness.Event

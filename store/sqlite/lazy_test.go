@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"testing"
 	"time"
 
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // fastest runs fn n times and returns its fastest time, the figure least
@@ -30,10 +30,10 @@ func fastest(t testing.TB, n int, fn func() error) time.Duration {
 func TestLargeResultIsLazy(t *testing.T) {
 	ctx := context.Background()
 	big, small := openTemp(t, nil), openTemp(t, nil)
-	if err := big.Save(ctx, storetest.CutConversation("c_big", 5<<20)); err != nil {
+	if err := big.Save(ctx, storefix.CutConversation("c_big", 5<<20)); err != nil {
 		t.Fatal(err)
 	}
-	if err := small.Save(ctx, storetest.CutConversation("c_small", 5<<10)); err != nil {
+	if err := small.Save(ctx, storefix.CutConversation("c_small", 5<<10)); err != nil {
 		t.Fatal(err)
 	}
 	loadBig := fastest(t, 15, func() error { _, err := big.Load(ctx, "c_big"); return err })
@@ -68,7 +68,7 @@ func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	for _, size := range []int{5 << 10, 5 << 20} {
 		s := openTemp(b, nil)
-		if err := s.Save(ctx, storetest.CutConversation("c", size)); err != nil {
+		if err := s.Save(ctx, storefix.CutConversation("c", size)); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("Load/result=%dKB", size>>10), func(b *testing.B) {

@@ -239,19 +239,11 @@ func resumeTurn(w *txw, convID string, turn *harness.Turn) error {
 	return nil
 }
 
-// Interrupted is store.Interrupted: the outcome stored for a turn whose
-// writer died (or went silent past its lease) before ending it, set when
-// the next writer takes the conversation over. Its rounds stored so far
-// are kept; the round in flight was never stored, and a spill file it was
-// writing is referenced by no stored cut, so spill gc collects it like any
-// unreferenced file. store.TurnResumer's ResumeTurn reopens such a turn.
-const Interrupted = store.Interrupted
-
 // markInterrupted ends the unended turns of a conversation taken over from
 // a holder that is gone.
 func markInterrupted(w *txw, convID string, now time.Time) error {
 	if _, err := w.exec(`UPDATE turns SET outcome = ?, ended_ns = ? WHERE conv_id = ? AND outcome = ''`,
-		string(Interrupted), now.UnixNano(), convID); err != nil {
+		string(store.Interrupted), now.UnixNano(), convID); err != nil {
 		return fmt.Errorf("sqlite store: conversation %s: marking the turn its last writer left: %w", convID, err)
 	}
 	return nil

@@ -142,7 +142,7 @@ func TestConversationLeaseOfKilledProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := loaded.Turns[0].Outcome; got != Interrupted || loaded.Turns[0].Ended.IsZero() {
+	if got := loaded.Turns[0].Outcome; got != store.Interrupted || loaded.Turns[0].Ended.IsZero() {
 		t.Fatalf("turn 1: outcome %q, ended %v", got, loaded.Turns[0].Ended)
 	}
 	if got := loaded.Turns[1].Outcome; got != "" {
@@ -223,7 +223,7 @@ func TestResumeInterruptedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn := loaded.Turns[0]
-	if turn.Outcome != Interrupted || turn.Ended.IsZero() {
+	if turn.Outcome != store.Interrupted || turn.Ended.IsZero() {
 		t.Fatalf("after the takeover: outcome %q, ended %v", turn.Outcome, turn.Ended)
 	}
 	if err := b.ResumeTurn(ctx, loaded, turn); err != nil {

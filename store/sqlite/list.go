@@ -48,7 +48,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		}
 		// Children first, explicitly: the foreign keys cascade too, but
 		// a file opened without them (an older tool) must not keep orphans.
-		for _, table := range []string{"cuts", "result_chunks", "result_bodies", "results", "tool_calls", "messages", "rounds", "turn_context", "turns", "notes", "events", "view_cuts", "leases", "proxy_claims"} {
+		for _, table := range []string{"cuts", "result_chunks", "result_bodies", "results", "tool_calls", "messages", "rounds", "turn_context", "turns", "notes", "events", "view_cuts", "leases", "proxy_claims", "proxy_forks", "proxy_decisions"} {
 			if _, err := w.exec(`DELETE FROM `+table+` WHERE conv_id = ?`, id); err != nil {
 				return fmt.Errorf("sqlite store: deleting %s from %s: %w", id, table, err)
 			}

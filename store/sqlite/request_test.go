@@ -2,11 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 func count(t testing.TB, s *Store, table string) int {
@@ -29,7 +29,7 @@ func TestRequestsDamagedStore(t *testing.T) {
 		{`UPDATE tool_schemas SET risk = 4096`, "not a set of risk flags"},
 	} {
 		s := openTemp(t, nil)
-		a, err := harness.New(storetest.CallEveryRound("query_entity_01"), &harness.Options{System: "sys", Tools: storetest.GraphQLTools(2), MaxRounds: 1, Recorder: s})
+		a, err := harness.New(storefix.CallEveryRound("query_entity_01"), &harness.Options{System: "sys", Tools: storefix.GraphQLTools(2), MaxRounds: 1, Recorder: s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,9 @@ import (
 // version 7 payloads too large for one SQLite value, in chunks;
 // version 8 when each round's response arrived (harness.Round.Answered);
 // version 9 each turn's context messages (harness.Turn.Context);
-// version 10 the proxy's savings (savings.go).
+// version 10 the proxy's savings (savings.go); version 11 the proxy
+// replicas' claims (claim.go); version 12 the proxy's fork links and
+// result decisions (decisions.go).
 var migrations = []migrate.Step{
 	{Version: 1, Name: "transcript", SQL: `
 CREATE TABLE conversations (
@@ -280,6 +282,7 @@ CREATE TABLE turn_context (
 `},
 	savingsMigration,
 	{Version: 11, Name: "proxy replica claims", SQL: claimsSchema},
+	recordsMigration,
 }
 
 // schemaVersion is the schema version this package writes.

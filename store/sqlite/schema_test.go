@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,6 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/store/internal/rows"
-	"github.com/agentharness/harness/store/storetest"
 )
 
 // TestUpgradeFromEveryVersion writes a database at every older version of
@@ -113,12 +113,12 @@ func testUpgradeFrom(t *testing.T, version int) {
 	if err != nil || full.FullText() != "hello world" {
 		t.Errorf("old full result: %v, %v", full, err)
 	}
-	storetest.CheckAnswered(t, s, "c_old", 1, false)
+	storefix.CheckAnswered(t, s, "c_old", 1, false)
 	if conv.Turns[0].Context != nil || conv.Turns[0].Input != "what changed in v1?\ndetails" {
 		t.Errorf("old turn loads with input %q and context %+v", conv.Turns[0].Input, conv.Turns[0].Context)
 	}
 	// The upgraded file takes new turns.
-	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
+	a := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "and now?"); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Errorf("calls after upgrade: %d, %v", len(calls), err)
 	}
 	// The new rounds say when they were answered.
-	storetest.CheckAnswered(t, s, "c_old", 2, true)
+	storefix.CheckAnswered(t, s, "c_old", 2, true)
 	// The old rounds say their requests were not recorded; the new ones
 	// carry theirs.
 	reqs, err := s.Requests(ctx, "c_old", 0)
@@ -184,7 +184,7 @@ func TestUpgradeV3File(t *testing.T) {
 	}
 	testOldRoundsIdle(t, s, "c_v3")
 	// Resumed, the new turn's requests are recorded.
-	a := storetest.NewAgent(t, s, storetest.ToolModel(nil, nil))
+	a := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil))
 	if _, err := a.Run(ctx, conv, "more?"); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func testOldRoundsIdle(t *testing.T, s *Store, id string) {
 		t.Fatal(err)
 	}
 	for i := range conv.Turns {
-		storetest.CheckAnswered(t, s, id, i+1, false)
+		storefix.CheckAnswered(t, s, id, i+1, false)
 	}
 	now := conv.LastTurn().Ended.Add(7 * time.Minute)
 	eng, err := harness.NewEngine(&harness.Options{Now: func() time.Time { return now }})
@@ -253,8 +253,8 @@ func TestUpgradeV4File(t *testing.T) {
 		}
 	}
 	// Resumed with the same reads, the new collapse cut keeps both sources.
-	a, err := harness.New(storetest.ReadsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
-		Tools: []harness.Tool{storetest.ReadLinesTool(storetest.LineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
+	a, err := harness.New(storefix.ReadsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
+		Tools: []harness.Tool{storefix.ReadLinesTool(storefix.LineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
 	})
 	if err != nil {
 		t.Fatal(err)

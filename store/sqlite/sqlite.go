@@ -19,10 +19,6 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// DefaultPath is where harness keeps its transcript store, relative to
-// the workspace.
-const DefaultPath = ".harness/harness.db"
-
 // defaultBusyTimeout is how long a write waits for another process holding
 // the database's write lock.
 const defaultBusyTimeout = 10 * time.Second
@@ -170,7 +166,7 @@ func (s *Store) Path() string { return s.path }
 // Close writes the events still pending, releases the conversations this
 // Store holds (a turn it began and never ended) and closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.Flush(context.Background()), s.releaseAll(), s.r.Close(), s.w.Close())
+	return errors.Join(s.flush(context.Background()), s.releaseAll(), s.r.Close(), s.w.Close())
 }
 
 // EventErr returns the first error met while storing an event, or nil.

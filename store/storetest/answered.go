@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // last response.
 func testRoundAnswerTimes(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	t0 := time.Date(2026, 3, 4, 5, 6, 7, 890, time.UTC)
 	var (
 		mu  sync.Mutex
@@ -24,13 +25,13 @@ func testRoundAnswerTimes(t *testing.T, be *Backend) {
 	)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	wait := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	slow := FetchTool()
+	slow := storefix.FetchTool()
 	fetch := slow.Func
 	slow.Func = func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 		wait(time.Minute) // each fetch takes a minute
 		return fetch(ctx, call)
 	}
-	a, err := harness.New(ToolModel(nil, nil), &harness.Options{System: "sys", Tools: []harness.Tool{slow}, Recorder: s, Now: clock})
+	a, err := harness.New(storefix.ToolModel(nil, nil), &harness.Options{System: "sys", Tools: []harness.Tool{slow}, Recorder: s, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,25 +66,5 @@ func testRoundAnswerTimes(t *testing.T, be *Backend) {
 	v, err := eng.View(ctx, got, got.Turns[0], nil, false, false)
 	if err != nil || v.Idle != time.Hour {
 		t.Errorf("view of the loaded conversation: Idle %s, %v; want 1h since the last response", v.Idle, err)
-	}
-}
-
-// CheckAnswered loads conversation id from s and fails t unless every
-// round of turn (counted from 1) has an answer time (Round.Answered) when
-// timed is set, and none has one otherwise (rounds stored before the
-// schema kept it).
-func CheckAnswered(t testing.TB, s Store, id string, turn int, timed bool) {
-	t.Helper()
-	conv, err := s.Load(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if turn < 1 || turn > len(conv.Turns) {
-		t.Fatalf("conversation %s has %d turns, no turn %d", id, len(conv.Turns), turn)
-	}
-	for _, r := range conv.Turns[turn-1].Rounds {
-		if r.Answered.IsZero() == timed {
-			t.Errorf("turn %d round %d: Answered %v, want a time: %v", turn, r.Index, r.Answered, timed)
-		}
 	}
 }

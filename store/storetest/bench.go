@@ -3,35 +3,13 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"strings"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"sync/atomic"
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 )
-
-// BenchRound is a round of ten results as a coding agent makes them: nine
-// reads of 880 bytes and one 20 KB output a guard cut to 2 KB, with their
-// calls; ids are unique per conversation, turn and round.
-func BenchRound(turn, round int) *harness.Round {
-	small := strings.Repeat("a line of tool output\n", 40)
-	big := strings.Repeat("a line of a large output\n", 800)
-	r := &harness.Round{Index: round, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("looking")}},
-		Usage: harness.Usage{Input: 1000, Output: 50}}
-	for ci := 1; ci <= 10; ci++ {
-		id := fmt.Sprintf("call_t%d_r%d_%d", turn, round, ci)
-		r.Assistant.ToolCalls = append(r.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: "read", Args: []byte(`{"path":"x"}`)})
-		res := &harness.ToolResult{CallID: id, Tool: "read", Parts: []harness.Part{harness.TextPart(small)}}
-		if ci%5 == 0 {
-			res.Parts = []harness.Part{harness.TextPart(big)}
-			res.Model = []harness.Part{harness.TextPart(big[:2000] + "\n[cut]")}
-			res.Cuts = []harness.Cut{{Kind: harness.CutSpilled, BytesIn: len(big), BytesOut: 2006, Locator: ".harness/spill/" + id}}
-		}
-		res.Bytes = res.PayloadSize()
-		r.Results = append(r.Results, res)
-	}
-	return r
-}
 
 // Bench measures appending rounds through the store API, the same way for
 // every backend: "Round" records one round of ten results (BenchRound)
@@ -40,7 +18,7 @@ func BenchRound(turn, round int) *harness.Round {
 // from GOMAXPROCS goroutines at once, each on its own conversation.
 // Both report rounds/s.
 func Bench(b *testing.B, newBackend func(tb testing.TB) *Backend) {
-	tools := Specs(GraphQLTools(20))
+	tools := storefix.Specs(storefix.GraphQLTools(20))
 	b.Run("Round", func(b *testing.B) {
 		s := newBackend(b).Open(b, nil)
 		w := &appender{s: s, conv: harness.NewConversation("c_bench"), tools: tools}
@@ -76,7 +54,7 @@ func Bench(b *testing.B, newBackend func(tb testing.TB) *Backend) {
 
 // appender records BenchRounds into one conversation, 8 per turn.
 type appender struct {
-	s     Store
+	s     store.Store
 	conv  *harness.Conversation
 	turn  *harness.Turn
 	tools []harness.ToolSpec
@@ -90,7 +68,7 @@ func (a *appender) next(ctx context.Context) error {
 			return err
 		}
 	}
-	r := BenchRound(a.turn.Index, len(a.turn.Rounds)+1)
+	r := storefix.BenchRound(a.turn.Index, len(a.turn.Rounds)+1)
 	req := &harness.Request{System: "You are a benchmark.", Tools: a.tools, Turn: a.turn.Index, Round: r.Index}
 	if err := a.s.AddRequest(ctx, a.conv, a.turn, req); err != nil {
 		return err

@@ -18,7 +18,7 @@ func testClaims(t *testing.T, be *Backend) {
 	const writers, keys = 4, 20
 	stores := make([]store.Claimer, writers)
 	for i := range stores {
-		c, ok := be.Open(t, nil).(store.Claimer)
+		c, ok := be.open(t, nil).(store.Claimer)
 		if !ok {
 			t.Skip("this store keeps no claim log (store.Claimer)")
 		}
@@ -28,13 +28,22 @@ func testClaims(t *testing.T, be *Backend) {
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
-			for k := range keys {
-				c, err := stores[w].Claim(ctx, "conv-1", fmt.Sprintf("key-%02d", k), fmt.Appendf(nil, "from %d", w))
+			// Writer w claims the keys w+1 at a time.
+			for k := 0; k < keys; k += w + 1 {
+				var batch []store.Claim
+				for j := k; j < min(k+w+1, keys); j++ {
+					batch = append(batch, store.Claim{Key: fmt.Sprintf("key-%02d", j), Value: fmt.Appendf(nil, "from %d", w)})
+				}
+				cs, err := stores[w].Claim(ctx, "conv-1", batch)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				got[w] = append(got[w], c)
+				if len(cs) != len(batch) {
+					t.Errorf("a claim of %d entries returned %d", len(batch), len(cs))
+					return
+				}
+				got[w] = append(got[w], cs...)
 			}
 		})
 	}
@@ -55,6 +64,11 @@ func testClaims(t *testing.T, be *Backend) {
 		if won != 1 {
 			t.Errorf("key %d: %d stores won it, want 1", k, won)
 		}
+	}
+	// A key given twice in one claim holds its first value, won once.
+	twice, err := stores[0].Claim(ctx, "conv-3", []store.Claim{{Key: "k", Value: []byte("a")}, {Key: "k", Value: []byte("b")}})
+	if err != nil || len(twice) != 2 || string(twice[0].Value) != "a" || string(twice[1].Value) != "a" || !twice[0].Won || twice[1].Won {
+		t.Errorf("a key given twice: %+v (%v); want \"a\" twice, won once", twice, err)
 	}
 	all, err := stores[1].Claims(ctx, "conv-1", 0)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,8 @@ import (
 func testConcurrentRuns(t *testing.T, be *Backend) {
 	const convs, turns = 30, 10
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	a := NewAgent(t, s, ToolModel(nil, nil))
+	s := be.open(t, nil)
+	a := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil))
 	ids := make([]string, convs)
 	errs := make(chan error, convs)
 	var wg sync.WaitGroup
@@ -42,12 +43,7 @@ func testConcurrentRuns(t *testing.T, be *Backend) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if err := s.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EventErr(); err != nil {
-		t.Fatal(err)
-	}
+	flushEvents(ctx, t, s)
 	// Per turn: 2 rounds, 1 assistant message each, 2 calls and results;
 	// events: turn_start, 2 × (request, response), 2 tool_result, turn_end.
 	want := map[string]int{"conversations": convs, "turns": convs * turns, "rounds": 2 * convs * turns, "messages": 2 * convs * turns,
@@ -73,7 +69,7 @@ func testConcurrentRuns(t *testing.T, be *Backend) {
 				t.Errorf("%s turn %d usage %+v, want %+v", id, turn.Index, turn.Usage, want)
 			}
 			for _, res := range turn.Rounds[0].Results {
-				if hashOf(res.FullText()) != hashOf(Payload(id, turn.Index, res.CallID)) {
+				if storefix.HashOf(res.FullText()) != storefix.HashOf(storefix.Payload(id, turn.Index, res.CallID)) {
 					t.Errorf("%s turn %d %s: content hash differs", id, turn.Index, res.CallID)
 				}
 			}
@@ -88,12 +84,12 @@ func testConcurrentRuns(t *testing.T, be *Backend) {
 // processes, each on its own conversation.
 func testTwoStores(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	stores := []Store{be.Open(t, nil), be.Open(t, nil)}
+	stores := []saveStore{be.open(t, nil), be.open(t, nil)}
 	done := make(chan error, 2)
 	for i, s := range stores {
 		go func() {
 			conv := harness.NewConversation([]string{"c_a", "c_b"}[i])
-			agent := NewAgent(t, s, ToolModel(nil, nil))
+			agent := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil))
 			for range 5 {
 				if _, err := agent.Run(ctx, conv, "q"); err != nil {
 					done <- err
@@ -122,7 +118,7 @@ func testTwoStores(t *testing.T, be *Backend) {
 func testConversationBusy(t *testing.T, be *Backend) {
 	needLocks(t, be)
 	ctx := context.Background()
-	a, b := be.Open(t, nil), be.Open(t, nil)
+	a, b := be.open(t, nil), be.open(t, nil)
 	conv := harness.NewConversation("c_busy")
 	turn := &harness.Turn{Index: 1, Input: "first"}
 	if err := a.BeginTurn(ctx, conv, turn); err != nil {
@@ -136,9 +132,9 @@ func testConversationBusy(t *testing.T, be *Backend) {
 		"AddNote":                     b.AddNote(ctx, other, &harness.Note{Text: "x"}),
 		"Save":                        b.Save(ctx, &harness.Conversation{ID: "c_busy"}),
 	}
-	_, runErr := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
+	_, runErr := storefix.NewAgent(t, b, storefix.ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
 	refusals["an agent's run in another store"] = runErr
-	_, runErr = NewAgent(t, a, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
+	_, runErr = storefix.NewAgent(t, a, storefix.ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_busy"), "agent")
 	refusals["an agent's run in the same store"] = runErr
 	refusals["Delete in the same store"] = a.Delete(ctx, "c_busy")
 	for what, err := range refusals {
@@ -147,7 +143,7 @@ func testConversationBusy(t *testing.T, be *Backend) {
 		}
 	}
 	// Another conversation is not held up.
-	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_free"), "q"); err != nil {
+	if _, err := storefix.NewAgent(t, b, storefix.ToolModel(nil, nil)).Run(ctx, harness.NewConversation("c_free"), "q"); err != nil {
 		t.Errorf("another conversation: %v", err)
 	}
 	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("one")}}}
@@ -163,7 +159,7 @@ func testConversationBusy(t *testing.T, be *Backend) {
 	if err != nil || len(got.Turns) != 1 || got.Turns[0].Input != "first" || got.Turns[0].Outcome != harness.Answered || len(got.Notes) != 0 {
 		t.Fatalf("after the refusals: %+v, %v", got, err)
 	}
-	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, got, "second"); err != nil {
+	if _, err := storefix.NewAgent(t, b, storefix.ToolModel(nil, nil)).Run(ctx, got, "second"); err != nil {
 		t.Fatalf("the next turn, from another store: %v", err)
 	}
 	// A store that closes mid-turn lets the conversation go.
@@ -181,7 +177,7 @@ func testConversationBusy(t *testing.T, be *Backend) {
 	if err != nil || len(got.Turns) != 3 || got.Turns[2].Outcome != "" {
 		t.Fatalf("after a store closed mid-turn: %+v, %v", got, err)
 	}
-	if _, err := NewAgent(t, b, ToolModel(nil, nil)).Run(ctx, got, "fourth"); err != nil {
+	if _, err := storefix.NewAgent(t, b, storefix.ToolModel(nil, nil)).Run(ctx, got, "fourth"); err != nil {
 		t.Errorf("the turn after an abandoned one: %v", err)
 	}
 }
@@ -201,10 +197,10 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	var (
 		wg     sync.WaitGroup
 		errs   = make(chan error, writers)
-		stores = make([]Store, writers)
+		stores = make([]saveStore, writers)
 	)
 	for w := range writers {
-		stores[w] = be.Open(t, nil)
+		stores[w] = be.open(t, nil)
 	}
 	start := time.Now()
 	for w := range writers {
@@ -247,7 +243,7 @@ func (r *race) resultOf(c, turn, w int) string {
 // write is writer w: it writes the next turn of one conversation after
 // another until every conversation has its turns, counting refusals, and
 // fails after maxIterations attempts or on any other error.
-func (r *race) write(ctx context.Context, s Store, w, maxIterations int) error {
+func (r *race) write(ctx context.Context, s saveStore, w, maxIterations int) error {
 	for i := 0; ; i++ {
 		if i > maxIterations {
 			return fmt.Errorf("writer %d: no progress after %d attempts", w, i)
@@ -296,7 +292,7 @@ func (r *race) claim(c, turn, w int) error {
 // check loads every conversation from s: each has its turns, each turn
 // whole and written by the writer that claimed it. It returns the rounds
 // loaded.
-func (r *race) check(ctx context.Context, t *testing.T, s Store) int {
+func (r *race) check(ctx context.Context, t *testing.T, s saveStore) int {
 	rounds := 0
 	for c := range r.convs {
 		conv, err := s.LoadFull(ctx, r.convID(c))
@@ -311,7 +307,7 @@ func (r *race) check(ctx context.Context, t *testing.T, s Store) int {
 			want := r.resultOf(c, turn.Index, w)
 			if !ok || turn.Outcome != harness.Answered || len(turn.Rounds) != 2 || len(turn.Rounds[0].Results) != 1 ||
 				turn.Rounds[0].Results[0].FullText() != want || turn.Input != want {
-				t.Errorf("%s turn %d (writer %d, %v): %s", r.convID(c), turn.Index, w, ok, jsonOf(t, turn))
+				t.Errorf("%s turn %d (writer %d, %v): %s", r.convID(c), turn.Index, w, ok, storefix.JSONOf(t, turn))
 			}
 			rounds += len(turn.Rounds)
 		}
@@ -322,7 +318,7 @@ func (r *race) check(ctx context.Context, t *testing.T, s Store) int {
 // writeTurn records the next turn of conversation id (a tool round and an
 // answer) unless it has turns turns already; it returns the index of the
 // turn it wrote, 0 for none.
-func writeTurn(ctx context.Context, s Store, id string, turns, w int, text func(turn int) string) (int, error) {
+func writeTurn(ctx context.Context, s saveStore, id string, turns, w int, text func(turn int) string) (int, error) {
 	conv, err := s.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		conv, err = harness.NewConversation(id), nil
@@ -352,7 +348,7 @@ func writeTurn(ctx context.Context, s Store, id string, turns, w int, text func(
 }
 
 // finished reports whether every conversation has its turns.
-func finished(ctx context.Context, s Store, convs, turns int, id func(int) string) bool {
+func finished(ctx context.Context, s saveStore, convs, turns int, id func(int) string) bool {
 	list, err := s.List(ctx)
 	if err != nil || len(list) < convs {
 		return false

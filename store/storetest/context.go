@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"reflect"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // recorder (BeginTurn), and that deleting the conversation removes them.
 func testTurnContext(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	tests := []struct {
 		name string
 		ctx  []harness.ContextMessage
@@ -33,7 +34,7 @@ func testTurnContext(t *testing.T, be *Backend) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			saved := RichConversation(fmt.Sprintf("c_ctx_saved_%d", i), 100)
+			saved := storefix.RichConversation(fmt.Sprintf("c_ctx_saved_%d", i), 100)
 			saved.Turns[0].Context = tt.ctx
 			if err := s.Save(ctx, saved); err != nil {
 				t.Fatal(err)
@@ -49,7 +50,7 @@ func testTurnContext(t *testing.T, be *Backend) {
 			}
 			full, err := s.LoadFull(ctx, saved.ID)
 			if err != nil || !reflect.DeepEqual(full, saved) {
-				t.Errorf("LoadFull of a conversation with context differs (%v)\n%s", err, jsonOf(t, full))
+				t.Errorf("LoadFull of a conversation with context differs (%v)\n%s", err, storefix.JSONOf(t, full))
 			}
 
 			// A recorded turn keeps its context from BeginTurn on.
@@ -67,7 +68,7 @@ func testTurnContext(t *testing.T, be *Backend) {
 				t.Fatal(err)
 			}
 			if len(got.Turns) != 1 || got.Turns[0].Input != "fix the build" || !reflect.DeepEqual(got.Turns[0].Context, tt.ctx) {
-				t.Errorf("a recorded turn loads as %s, want context %+v", jsonOf(t, got.Turns), tt.ctx)
+				t.Errorf("a recorded turn loads as %s, want context %+v", storefix.JSONOf(t, got.Turns), tt.ctx)
 			}
 			if n := be.Count(t, "turn_context", rec.ID); n != len(tt.ctx) {
 				t.Errorf("%d context rows stored, want %d", n, len(tt.ctx))

@@ -46,7 +46,7 @@ func largeResults() []*harness.ToolResult {
 // all the same.
 func testLargePayloads(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, &Options{ChunkBytes: largeChunk})
+	s := be.open(t, &Options{ChunkBytes: largeChunk})
 	conv := harness.NewConversation("c_large")
 	turn := &harness.Turn{Index: 1, Input: "dump it all"}
 	want := largeResults()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,15 +19,15 @@ import (
 // in one round shows in that round only.
 func testRequestsRecorded(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	tools := GraphQLTools(3)
+	s := be.open(t, nil)
+	tools := storefix.GraphQLTools(3)
 	narrow := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		if v.Turn.Index == 1 && v.Round == 2 {
 			v.Tools = v.Tools[:1]
 		}
 		return nil
 	})
-	a, err := harness.New(CallEveryRound("query_entity_01"), &harness.Options{
+	a, err := harness.New(storefix.CallEveryRound("query_entity_01"), &harness.Options{
 		System: "You query the API.", Tools: tools, MaxRounds: 2, Recorder: s, Policies: []harness.ViewPolicy{narrow},
 	})
 	if err != nil {
@@ -42,7 +43,7 @@ func testRequestsRecorded(t *testing.T, be *Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := Specs(tools)
+	all := storefix.Specs(tools)
 	want := []struct {
 		turn, round int
 		tools       []harness.ToolSpec
@@ -93,10 +94,10 @@ func testRequestsRecorded(t *testing.T, be *Backend) {
 // other one still uses.
 func testRequestsDeduplicated(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	tools := GraphQLTools(84)
+	s := be.open(t, nil)
+	tools := storefix.GraphQLTools(84)
 	run := func(id string, tools []harness.Tool) {
-		a, err := harness.New(CallEveryRound(tools[0].Spec.Name), &harness.Options{System: "sys", Tools: tools, MaxRounds: 8, Recorder: s})
+		a, err := harness.New(storefix.CallEveryRound(tools[0].Spec.Name), &harness.Options{System: "sys", Tools: tools, MaxRounds: 8, Recorder: s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func testRequestsDeduplicated(t *testing.T, be *Backend) {
 // round and is not stored; the next turn records normally.
 func testRequestsOfAFailedCall(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	fail := true
 	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		if fail {
@@ -154,7 +155,7 @@ func testRequestsOfAFailedCall(t *testing.T, be *Backend) {
 		}
 		return &harness.Response{Message: harness.Message{Parts: []harness.Part{harness.TextPart("ok")}}}, nil
 	})
-	a, err := harness.New(model, &harness.Options{System: "sys", Tools: GraphQLTools(2), Recorder: s})
+	a, err := harness.New(model, &harness.Options{System: "sys", Tools: storefix.GraphQLTools(2), Recorder: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,8 @@ func testRequestsOfAFailedCall(t *testing.T, be *Backend) {
 // holds no requests; its rounds say so.
 func testSavedConversationHasNoRequests(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	if err := s.Save(ctx, RichConversation("c_saved", 100)); err != nil {
+	s := be.open(t, nil)
+	if err := s.Save(ctx, storefix.RichConversation("c_saved", 100)); err != nil {
 		t.Fatal(err)
 	}
 	reqs, err := s.Requests(ctx, "c_saved", 0)
@@ -198,7 +199,7 @@ func testSavedConversationHasNoRequests(t *testing.T, be *Backend) {
 // back byte for byte with their risk (invalid UTF-8, NUL, schemas that are
 // not JSON, empty fields), once however often they are sent.
 func testToolSpecsByteForByte(t *testing.T, be *Backend) {
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	cases := []struct {
 		spec   harness.ToolSpec
 		system string
@@ -210,63 +211,6 @@ func testToolSpecsByteForByte(t *testing.T, be *Backend) {
 		{harness.ToolSpec{Name: `back\slash \x00`, Description: `\\x41`}, `\000`},
 	}
 	for n, c := range cases {
-		ToolSpecRoundTrip(t, s, fmt.Sprintf("c_spec_%d", n), c.spec, c.system)
-	}
-}
-
-// ToolSpecRoundTrip records three rounds of a new conversation id whose
-// requests send spec (with another schema, in two orders) and system, and
-// fails t unless Requests gives both back byte for byte, with their sizes
-// and one tool list for the rounds that sent the same one.
-func ToolSpecRoundTrip(t testing.TB, s Store, id string, spec harness.ToolSpec, system string) {
-	t.Helper()
-	ctx := context.Background()
-	other := harness.ToolSpec{Name: "other", Description: spec.Description}
-	conv := harness.NewConversation(id)
-	turn := &harness.Turn{Index: 1, Input: "q"}
-	if err := s.BeginTurn(ctx, conv, turn); err != nil {
-		t.Fatal(err)
-	}
-	for round, tools := range [][]harness.ToolSpec{{spec, other}, {spec, other}, {other, spec, spec}} {
-		req := &harness.Request{System: system, Tools: tools, Turn: 1, Round: round + 1}
-		if err := s.AddRequest(ctx, conv, turn, req); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.AddRound(ctx, conv, turn, &harness.Round{Index: round + 1, Assistant: harness.Message{Role: harness.RoleAssistant}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.EndTurn(ctx, conv, turn); err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := s.Requests(ctx, conv.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := spec
-	if len(want.InputSchema) == 0 {
-		want.InputSchema = nil // none and empty send the same: nothing
-	}
-	for i, q := range reqs {
-		if q.System != system || q.SystemBytes != len(system) || !q.Recorded {
-			t.Fatalf("%s request %d: system %q (%d bytes), want %q", id, i, q.System, q.SystemBytes, system)
-		}
-		at := 0
-		if i == 2 {
-			at = 1
-		}
-		if !reflect.DeepEqual(q.Tools[at], want) {
-			t.Fatalf("%s request %d: got %#v, want %#v", id, i, q.Tools[at], want)
-		}
-		bytes := 0
-		for _, tool := range q.Tools {
-			bytes += harness.SchemaBytes(tool)
-		}
-		if q.ToolBytes != bytes {
-			t.Fatalf("%s request %d: %d tool bytes, the schemas are %d", id, i, q.ToolBytes, bytes)
-		}
-	}
-	if reqs[0].ToolSet != reqs[1].ToolSet || reqs[0].ToolSet == reqs[2].ToolSet {
-		t.Fatalf("%s: tool lists %s %s %s", id, reqs[0].ToolSet, reqs[1].ToolSet, reqs[2].ToolSet)
+		storefix.ToolSpecRoundTrip(t, s, fmt.Sprintf("c_spec_%d", n), c.spec, c.system)
 	}
 }

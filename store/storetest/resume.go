@@ -25,7 +25,7 @@ func textRound(i int, text string) *harness.Round {
 func testResumeTurn(t *testing.T, be *Backend) {
 	needLocks(t, be)
 	ctx := context.Background()
-	a, b := be.Open(t, nil), be.Open(t, nil)
+	a, b := be.open(t, nil), be.open(t, nil)
 	rb, ok := b.(store.TurnResumer)
 	if !ok {
 		t.Skip("this store does not implement store.TurnResumer")
@@ -59,7 +59,7 @@ func testResumeTurn(t *testing.T, be *Backend) {
 	if got, err := b.Load(ctx, "c_resume"); err != nil || got.Turns[0].Outcome != "" {
 		t.Fatalf("stored after ResumeTurn: %+v, %v", got, err)
 	}
-	c := be.Open(t, nil)
+	c := be.open(t, nil)
 	turnC, onC := handOver(t, b, c, loaded, resumed)
 	turnC.Outcome, turnC.Usage = harness.Answered, harness.Usage{Input: 30, Output: 4}
 	turnC.Ended = turnC.Started.Add(1)
@@ -80,7 +80,7 @@ func testResumeTurn(t *testing.T, be *Backend) {
 // runs; once b suspends it, c resumes it at once (nothing marks it
 // interrupted) and b's own writes are refused. It returns c's Turn and
 // conversation.
-func handOver(t *testing.T, b, c Store, loaded *harness.Conversation, resumed *harness.Turn) (*harness.Turn, *harness.Conversation) {
+func handOver(t *testing.T, b, c saveStore, loaded *harness.Conversation, resumed *harness.Turn) (*harness.Turn, *harness.Conversation) {
 	t.Helper()
 	ctx := context.Background()
 	rb := b.(store.TurnResumer)
@@ -113,7 +113,7 @@ func handOver(t *testing.T, b, c Store, loaded *harness.Conversation, resumed *h
 // resumeRefused checks that got's ended turn cannot be resumed, nor a
 // turn never begun, and that b resumes its own turn in progress with
 // another Turn of its index, after which the earlier turn is refused.
-func resumeRefused(t *testing.T, b Store, got *harness.Conversation) {
+func resumeRefused(t *testing.T, b saveStore, got *harness.Conversation) {
 	t.Helper()
 	ctx := context.Background()
 	rb := b.(store.TurnResumer)
@@ -144,7 +144,7 @@ func resumeRefused(t *testing.T, b Store, got *harness.Conversation) {
 
 // crash makes s look like a process that died mid-turn (Backend.Crash),
 // or closes it where the backend cannot.
-func crash(t *testing.T, be *Backend, s Store) {
+func crash(t *testing.T, be *Backend, s saveStore) {
 	t.Helper()
 	if be.Crash != nil {
 		be.Crash(t, s)

@@ -16,7 +16,7 @@ import (
 // same database, and kept when their conversation is deleted.
 func testSavings(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	log, ok := s.(store.SavingsLog)
 	if !ok {
 		t.Fatalf("%T does not keep savings (store.SavingsLog)", s)
@@ -45,7 +45,7 @@ func testSavings(t *testing.T, be *Backend) {
 	if got, err := log.Savings(ctx, day.Add(time.Hour)); err != nil || !reflect.DeepEqual(got, want[1:]) {
 		t.Errorf("Savings since the second = %+v (%v), want %+v", got, err, want[1:])
 	}
-	other, ok := be.Open(t, nil).(store.SavingsLog)
+	other, ok := be.open(t, nil).(store.SavingsLog)
 	if !ok {
 		t.Fatal("second store keeps no savings")
 	}

@@ -4,11 +4,9 @@
 // payloads, cut refs, requests stored once, notes, events and view cuts,
 // listing and deletion, stale and concurrent writers, one turn at a time
 // per conversation, a turn resumed by another store after a crash, the
-// proxy's savings), run against a backend by [Run]. The stores
-// (store/sqlite, store/postgres) run it in their own tests.
-//
-// It also holds the fixtures those tests share (scripted models, tools and
-// conversations) and [Bench], the benchmark every backend runs alike.
+// proxy's savings, its fork links and decisions), run against a backend
+// by [Run]. The stores (store/sqlite, store/postgres) run it in their own
+// tests, and [Bench], the benchmark every backend runs alike.
 package storetest
 
 import (
@@ -19,20 +17,12 @@ import (
 	"github.com/agentharness/harness/store"
 )
 
-// Store is what the suite tests: a transcript store that also saves whole
-// conversations, flushes its events and reports event errors, as both
-// stores do.
-type Store interface {
+// saveStore is what the suite tests: a transcript store that also saves
+// whole conversations, as both stores do.
+type saveStore interface {
 	store.Store
 	// Save stores a whole conversation that is not in the store yet.
 	Save(ctx context.Context, conv *harness.Conversation) error
-	// Flush writes the events still waiting for a transcript write.
-	Flush(ctx context.Context) error
-	// EventErr returns the first error met while storing an event.
-	EventErr() error
-	// Observer returns an event sink that stores each event, then
-	// passes it to next.
-	Observer(next harness.Observer) harness.Observer
 }
 
 // Options configure a store the suite opens. Nil means defaults.
@@ -49,8 +39,10 @@ type Options struct {
 type Backend struct {
 	// Open opens a store on the database; several stores opened on one
 	// backend stand for several processes sharing it. The backend closes
-	// them when the test ends (closing one twice must be harmless).
-	Open func(t testing.TB, opts *Options) Store
+	// them when the test ends (closing one twice must be harmless), and
+	// fails t on an event the store could not write (the stores'
+	// Options.OnEventError).
+	Open func(t testing.TB, opts *Options) store.Store
 	// Count returns the rows of a table of the schema (both stores name
 	// their tables alike), only those of conversation conv when it is not
 	// "".
@@ -70,7 +62,7 @@ type Backend struct {
 	// a process leaves it (an SQLite lease whose holder is gone, a
 	// PostgreSQL session that ended without unlocking), and the store is
 	// not used again. Without it the suite closes the store instead.
-	Crash func(t testing.TB, s Store)
+	Crash func(t testing.TB, s store.Store)
 }
 
 // Run runs the conformance suite; newBackend gives each test a fresh
@@ -89,6 +81,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"ListAndDelete", testListAndDelete},
 		{"EventsKeepInvalidArguments", testEventsKeepInvalidArguments},
 		{"ForkLink", testForkLink},
+		{"ForksAndDecisions", testForksAndDecisions},
 		{"Resume", testResume},
 		{"EventsAndViewCuts", testEventsAndViewCuts},
 		{"TurnEndStoredOnce", testTurnEndStoredOnce},
@@ -121,4 +114,25 @@ func needLocks(t *testing.T, be *Backend) {
 	if !be.TurnLocks {
 		t.Skip("this store does not lock a conversation for a turn (Backend.TurnLocks)")
 	}
+}
+
+// flushEvents makes s write the events it holds: reading events does
+// (store.Store.Events), and a write error fails the test through the
+// backend (Backend.Open).
+func flushEvents(ctx context.Context, t *testing.T, s saveStore) {
+	t.Helper()
+	if _, err := s.Events(ctx, "", 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// open opens a store on be (Backend.Open) and fails t unless it also
+// saves whole conversations.
+func (be *Backend) open(t testing.TB, opts *Options) saveStore {
+	t.Helper()
+	s, ok := be.Open(t, opts).(saveStore)
+	if !ok {
+		t.Fatal("storetest: the store has no Save(ctx, conv) method")
+	}
+	return s
 }

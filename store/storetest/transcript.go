@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentharness/harness/store/internal/storefix"
 	"math"
 	"reflect"
 	"slices"
@@ -21,8 +22,8 @@ import (
 
 func testSaveLoadRoundTrip(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	conv := RichConversation("c_rich", 5000)
+	s := be.open(t, nil)
+	conv := storefix.RichConversation("c_rich", 5000)
 	if err := s.Save(ctx, conv); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func testSaveLoadRoundTrip(t *testing.T, be *Backend) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(conv, got) {
-		t.Fatalf("LoadFull differs from what was saved:\n%s\n---\n%s", jsonOf(t, conv), jsonOf(t, got))
+		t.Fatalf("LoadFull differs from what was saved:\n%s\n---\n%s", storefix.JSONOf(t, conv), storefix.JSONOf(t, got))
 	}
 	lazy, err := s.Load(ctx, conv.ID)
 	if err != nil {
@@ -55,7 +56,7 @@ func testSaveLoadRoundTrip(t *testing.T, be *Backend) {
 		t.Errorf("the view of a lazily loaded conversation differs from the full one")
 	}
 	// Nothing is lost: the full payload comes back by call id.
-	full, err := store.Full(ctx, s, conv.ID, cut)
+	full, err := s.FullResult(ctx, conv.ID, cut.CallID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,21 +73,21 @@ func testSaveLoadRoundTrip(t *testing.T, be *Backend) {
 		t.Errorf("saving a conversation twice must fail")
 	}
 	// Ids, inputs and texts hold any bytes.
-	odd := RichConversation("c_\x00\xff odd id", 100)
+	odd := storefix.RichConversation("c_\x00\xff odd id", 100)
 	odd.Turns[0].Input = "nul \x00 and \xfe\xff bytes, \\x00 escapes"
 	odd.Notes[0].Text = "\x00"
 	if err := s.Save(ctx, odd); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.LoadFull(ctx, odd.ID); err != nil || !reflect.DeepEqual(got, odd) {
-		t.Errorf("a conversation of odd bytes: %v\n%s", err, jsonOf(t, got))
+		t.Errorf("a conversation of odd bytes: %v\n%s", err, storefix.JSONOf(t, got))
 	}
 }
 
 func testNotFound(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	if err := s.Save(ctx, RichConversation("c_1", 100)); err != nil {
+	s := be.open(t, nil)
+	if err := s.Save(ctx, storefix.RichConversation("c_1", 100)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Load(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -108,7 +109,7 @@ func testNotFound(t *testing.T, be *Backend) {
 
 func testReusedCallIDs(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	conv := harness.NewConversation("c_reuse")
 	turn := &harness.Turn{Index: 1, Input: "x"}
 	for i, text := range []string{"first", "second"} {
@@ -128,8 +129,8 @@ func testReusedCallIDs(t *testing.T, be *Backend) {
 
 func testStaleConversation(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	if err := s.Save(ctx, RichConversation("c_1", 100)); err != nil {
+	s := be.open(t, nil)
+	if err := s.Save(ctx, storefix.RichConversation("c_1", 100)); err != nil {
 		t.Fatal(err)
 	}
 	fresh := harness.NewConversation("c_1") // same id, not loaded
@@ -146,7 +147,7 @@ func testStaleConversation(t *testing.T, be *Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewAgent(t, s, ToolModel(nil, nil)).Run(ctx, loaded, "third"); err != nil {
+	if _, err := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil)).Run(ctx, loaded, "third"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -158,7 +159,7 @@ func testListAndDelete(t *testing.T, be *Backend) {
 		deleted []string
 		fail    bool
 	)
-	s := be.Open(t, &Options{OnDelete: func(ctx context.Context, id string) error {
+	s := be.open(t, &Options{OnDelete: func(ctx context.Context, id string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -168,7 +169,7 @@ func testListAndDelete(t *testing.T, be *Backend) {
 		return nil
 	}})
 	for _, id := range []string{"c_a", "c_b"} {
-		if err := s.Save(ctx, RichConversation(id, 5000)); err != nil {
+		if err := s.Save(ctx, storefix.RichConversation(id, 5000)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,13 +181,13 @@ func testListAndDelete(t *testing.T, be *Backend) {
 		t.Fatalf("%d conversations listed", len(list))
 	}
 	sm := list[0]
-	x := RichConversation("x", 5000).Turns[0].Rounds[0].Results
+	x := storefix.RichConversation("x", 5000).Turns[0].Rounds[0].Results
 	want := store.Summary{ID: sm.ID, Title: "build it", Created: time.Unix(1_800_000_000, 123456789), Updated: sm.Updated,
 		Turns: 2, Rounds: 4, Calls: 3, ResultBytes: int64(5000 + x[1].Bytes + 15),
 		ModelBytes: int64(len(x[0].ModelText()) + x[1].Bytes + 15),
 		Usage:      harness.Usage{Input: 300, Cached: 100, CacheWrite: 7, Output: 40}, Notes: 2}
-	if jsonOf(t, sm) != jsonOf(t, want) {
-		t.Errorf("summary:\n%s\nwant\n%s", jsonOf(t, sm), jsonOf(t, want))
+	if storefix.JSONOf(t, sm) != storefix.JSONOf(t, want) {
+		t.Errorf("summary:\n%s\nwant\n%s", storefix.JSONOf(t, sm), storefix.JSONOf(t, want))
 	}
 	if !list[0].Updated.After(list[1].Updated) && !list[0].Updated.Equal(list[1].Updated) {
 		t.Errorf("list not most recent first: %v, %v", list[0].Updated, list[1].Updated)
@@ -225,12 +226,12 @@ func testListAndDelete(t *testing.T, be *Backend) {
 
 func testEventsKeepInvalidArguments(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	s.Observe(harness.Event{Kind: harness.EventToolResult, Conversation: "c_e", Turn: 1, Round: 1,
 		Call: &harness.ToolCall{ID: "x", Name: "t", Args: json.RawMessage("{not json")}, Data: map[string]any{"ratio": math.NaN(), "n": 3}})
 	events, err := s.Events(ctx, "c_e", 0)
-	if err != nil || s.EventErr() != nil {
-		t.Fatal(err, s.EventErr())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(events) != 1 || string(events[0].Call.Args) != `"{not json"` || events[0].Data["ratio"] != "NaN" || events[0].Data["n"] != 3.0 {
 		t.Errorf("event stored as %+v", events)
@@ -244,8 +245,8 @@ func testEventsKeepInvalidArguments(t *testing.T, be *Backend) {
 // keeps every event.
 func testForkLink(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	fork := RichConversation("c_p-f0123456789ab", 1000)
+	s := be.open(t, nil)
+	fork := storefix.RichConversation("c_p-f0123456789ab", 1000)
 	if err := s.Save(ctx, fork); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func testForkLink(t *testing.T, be *Backend) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = be.Open(t, nil)
+	s = be.open(t, nil)
 	events, err := s.Events(ctx, fork.ID, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -278,15 +279,15 @@ func testForkLink(t *testing.T, be *Backend) {
 // conversation and runs a second turn whose request shows turn 1.
 func testResume(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	conv := harness.NewConversation("")
-	if _, err := NewAgent(t, s, ToolModel(nil, nil)).Run(ctx, conv, "first question"); err != nil {
+	if _, err := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil)).Run(ctx, conv, "first question"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = be.Open(t, nil)
+	s = be.open(t, nil)
 	loaded, err := s.Load(ctx, conv.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +296,7 @@ func testResume(t *testing.T, be *Backend) {
 		mu   sync.Mutex
 		reqs []*harness.Request
 	)
-	res, err := NewAgent(t, s, ToolModel(&reqs, &mu)).Run(ctx, loaded, "second question")
+	res, err := storefix.NewAgent(t, s, storefix.ToolModel(&reqs, &mu)).Run(ctx, loaded, "second question")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func testResume(t *testing.T, be *Backend) {
 		texts = append(texts, string(m.Role)+":"+m.Text())
 	}
 	joined := strings.Join(texts, "\n")
-	for _, want := range []string{"user:first question", "tool:" + Payload(conv.ID, 1, "t1_a"), "assistant:answer of turn 1", "user:second question"} {
+	for _, want := range []string{"user:first question", "tool:" + storefix.Payload(conv.ID, 1, "t1_a"), "assistant:answer of turn 1", "user:second question"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the resumed request lacks %.60q:\n%.500s", want, joined)
 		}
@@ -325,7 +326,7 @@ func testResume(t *testing.T, be *Backend) {
 // and reports both per call.
 func testEventsAndViewCuts(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	big := strings.Repeat("0123456789", 1500) // 15,000 chars per result
 	model := harness.ModelFunc(func(ctx context.Context, req *harness.Request) (*harness.Response, error) {
 		if req.Final {
@@ -336,16 +337,13 @@ func testEventsAndViewCuts(t *testing.T, be *Backend) {
 	bigTool := harness.Tool{Spec: harness.ToolSpec{Name: "big", Risk: harness.ReadOnly}, Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
 		return harness.TextResult(big), nil
 	}}
-	a, err := harness.New(model, &harness.Options{Tools: []harness.Tool{bigTool}, MaxRounds: 3, Recorder: s, Observer: s.Observer(nil),
+	a, err := harness.New(model, &harness.Options{Tools: []harness.Tool{bigTool}, MaxRounds: 3, Recorder: s, Observer: harness.Observer(s.Observe),
 		Policies: []harness.ViewPolicy{&policy.TurnBudget{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv := harness.NewConversation("c_budget")
 	if _, err := a.Run(ctx, conv, "go"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EventErr(); err != nil {
 		t.Fatal(err)
 	}
 	calls, err := s.Calls(ctx, conv.ID, 1)
@@ -395,7 +393,7 @@ func testEventsAndViewCuts(t *testing.T, be *Backend) {
 // turn, or of the same turn of another conversation, is kept.
 func testTurnEndStoredOnce(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	conv := harness.NewConversation("c_end")
 	turn := &harness.Turn{Index: 1, Input: "go", Started: time.Now()}
 	conv.Turns = append(conv.Turns, turn)
@@ -414,12 +412,7 @@ func testTurnEndStoredOnce(t *testing.T, be *Backend) {
 	}
 	end(conv.ID, 1, "late")
 	end(conv.ID, 2, "next turn")
-	if err := s.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EventErr(); err != nil {
-		t.Fatal(err)
-	}
+	flushEvents(ctx, t, s)
 	for _, c := range []struct {
 		conv string
 		turn int
@@ -445,7 +438,7 @@ func testTurnEndStoredOnce(t *testing.T, be *Backend) {
 // clearing mark of its own (no text) and a summary.
 func testNotes(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	note := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		if v.Round == 2 {
 			v.AddNote(&harness.Note{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1})
@@ -454,7 +447,7 @@ func testNotes(t *testing.T, be *Backend) {
 		return nil
 	})
 	conv := harness.NewConversation("c_notes")
-	if _, err := NewAgent(t, s, ToolModel(nil, nil), note).Run(ctx, conv, "q"); err != nil {
+	if _, err := storefix.NewAgent(t, s, storefix.ToolModel(nil, nil), note).Run(ctx, conv, "q"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddNote(ctx, conv, &harness.Note{After: 1, Text: "between turns"}); err != nil {
@@ -466,7 +459,7 @@ func testNotes(t *testing.T, be *Backend) {
 	}
 	want := []*harness.Note{{After: 0, Text: "summary \x00 of round 1", By: "compact", ClearTurn: 1, ClearRound: 1}, {By: "compact", ClearTurn: 1, ClearRound: 1}, {After: 1, Text: "between turns"}}
 	if !reflect.DeepEqual(got.Notes, want) {
-		t.Errorf("notes %s, want %s", jsonOf(t, got.Notes), jsonOf(t, want))
+		t.Errorf("notes %s, want %s", storefix.JSONOf(t, got.Notes), storefix.JSONOf(t, want))
 	}
 	if got.Notes[0].IsClearMark() || !got.Notes[1].IsClearMark() || got.Summary() != got.Notes[2] {
 		t.Errorf("kinds after load: mark %v %v, summary %+v", got.Notes[0].IsClearMark(), got.Notes[1].IsClearMark(), got.Summary())
@@ -482,9 +475,9 @@ func testNotes(t *testing.T, be *Backend) {
 // cuts gives back the cuts the run made, Refs included.
 func testCutRefsSurviveReopen(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	a, err := harness.New(ReadsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
-		Tools: []harness.Tool{ReadLinesTool(LineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
+	s := be.open(t, nil)
+	a, err := harness.New(storefix.ReadsModel([2]int{1, 30}, [2]int{31, 60}, [2]int{21, 50}), &harness.Options{
+		Tools: []harness.Tool{storefix.ReadLinesTool(storefix.LineFile(80))}, Guards: []harness.Guard{(&guard.Collapse{}).Guard()}, Recorder: s,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -500,14 +493,14 @@ func testCutRefsSurviveReopen(t *testing.T, be *Backend) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = be.Open(t, nil)
-	liveCuts := CutsByCall(conv)
+	s = be.open(t, nil)
+	liveCuts := storefix.CutsByCall(conv)
 	for name, load := range map[string]func(context.Context, string) (*harness.Conversation, error){"Load": s.Load, "LoadFull": s.LoadFull} {
 		got, err := load(ctx, conv.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := CutsByCall(got); !reflect.DeepEqual(g, liveCuts) {
+		if g := storefix.CutsByCall(got); !reflect.DeepEqual(g, liveCuts) {
 			t.Errorf("%s: cuts %+v, the run made %+v", name, g, liveCuts)
 		}
 	}
@@ -531,7 +524,7 @@ func testCutRefsSurviveReopen(t *testing.T, be *Backend) {
 // they load exactly as saved.
 func testCutRefsByteForByte(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
+	s := be.open(t, nil)
 	refs := [][]string{nil, {}, {"call_a", "call_b"}, {"\xff\xfe", "x\x00y", `"quoted"`, "é🙂", "", "<&>"}}
 	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant}}
 	for i, r := range refs {
@@ -564,8 +557,8 @@ func testCutRefsByteForByte(t *testing.T, be *Backend) {
 // store and List counts it, while FullResult returns all 5 MB.
 func testLazyPayloads(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	s := be.Open(t, nil)
-	if err := s.Save(ctx, CutConversation("c_big", 5<<20)); err != nil {
+	s := be.open(t, nil)
+	if err := s.Save(ctx, storefix.CutConversation("c_big", 5<<20)); err != nil {
 		t.Fatal(err)
 	}
 	conv, err := s.Load(ctx, "c_big")
@@ -580,7 +573,7 @@ func testLazyPayloads(t *testing.T, be *Backend) {
 		t.Errorf("an uncut result loads as %+v", small)
 	}
 	full, err := s.FullResult(ctx, "c_big", "call_0")
-	if err != nil || len(full.FullText()) != 5<<20 || full.FullText() != CutConversation("x", 5<<20).Turns[0].Rounds[0].Results[0].FullText() {
+	if err != nil || len(full.FullText()) != 5<<20 || full.FullText() != storefix.CutConversation("x", 5<<20).Turns[0].Rounds[0].Results[0].FullText() {
 		t.Errorf("FullResult: %v", err)
 	}
 	list, err := s.List(ctx)

@@ -140,17 +140,6 @@ func (q *Events) Observe(e harness.Event, flush func(context.Context) error) {
 	}
 }
 
-// Then returns an observer that calls first and then next (which may be
-// nil): how a store's Observer chains another.
-func Then(first, next harness.Observer) harness.Observer {
-	return func(e harness.Event) {
-		first(e)
-		if next != nil {
-			next(e)
-		}
-	}
-}
-
 // Take removes and returns the waiting events with their keys.
 func (q *Events) Take() []Queued {
 	q.mu.Lock()
