@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/agentharness/harness/internal/harnessdir"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -39,7 +40,7 @@ func (s *absSpill) Save(ctx context.Context, e spill.Entry, content io.Reader) (
 		return saved, err
 	}
 	// Out of the project's git status; a failure only leaves it there.
-	_ = spill.IgnoreHarness(dir.Workspace)
+	_ = harnessdir.IgnoreHarness(dir.Workspace)
 	saved.Locator = filepath.Join(dir.Workspace, filepath.FromSlash(saved.Locator))
 	saved.Hint = hint
 	return saved, nil

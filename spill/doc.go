@@ -12,7 +12,7 @@
 // through an [os.Root] so a symbolic link cannot lead a write out of the
 // workspace.
 //
-// Spill files are kept until removed: gC deletes those older than a
-// duration ("harness spill gc --older-than 7d") and [RemoveConversation]
+// Spill files are kept until removed: "harness spill gc --older-than 7d"
+// deletes those older than a duration, and [RemoveConversation]
 // deletes one conversation's folder when the conversation is deleted.
 package spill

@@ -26,7 +26,7 @@ func Example() {
 			return harness.TextResult("hi"), nil
 		}}
 	script, _ := scripted.Parse([]byte(`{"steps":[{"tool_calls":[{"name":"echo","args":{}}]},{"text":"done"}]}`))
-	agent, _ := harness.New(scripted.New(script, nil), &harness.Options{Tools: []harness.Tool{echo}, Observer: tel.Observer(nil)})
+	agent, _ := harness.New(scripted.New(script, nil), &harness.Options{Tools: []harness.Tool{echo}, Observer: tel(nil)})
 	agent.Run(context.Background(), harness.NewConversation(""), "say hi")
 
 	var names []string

@@ -11,7 +11,7 @@
 // exists:
 //
 //	tel, _ := telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp, Provider: "openai", Model: "gpt-4.1"})
-//	opts.Observer = tel.Observer(opts.Observer)
+//	opts.Observer = tel(opts.Observer)
 //
 // Nothing is recorded unless providers are given; the CLI builds them from
 // the standard OTEL_* environment variables (off by default).
@@ -66,9 +66,9 @@ type Options struct {
 	AgentName string
 }
 
-// Telemetry records one agent's events. It is safe for concurrent use,
+// recorder records one agent's events. It is safe for concurrent use,
 // as an Observer must be.
-type Telemetry struct {
+type recorder struct {
 	opts     Options
 	tracer   trace.Tracer
 	tokens   genaiconv.ClientTokenUsage
@@ -95,9 +95,13 @@ type chatSpan struct {
 	start time.Time
 }
 
-// New returns a Telemetry that records on the given providers.
-func New(opts *Options) (*Telemetry, error) {
-	t := &Telemetry{turns: map[turnKey]*turnSpans{}}
+// New returns middleware for an agent's Observer that records on the
+// given providers (nil options: no-op providers): the observer it returns
+// records each event, then passes it to next (which may be nil). Every
+// observer it returns shares one record of the open spans, so it is safe
+// for concurrent use.
+func New(opts *Options) (func(next harness.Observer) harness.Observer, error) {
+	t := &recorder{turns: map[turnKey]*turnSpans{}}
 	if opts != nil {
 		t.opts = *opts
 	}
@@ -120,12 +124,12 @@ func New(opts *Options) (*Telemetry, error) {
 	if t.duration, err = genaiconv.NewClientOperationDuration(meter); err != nil {
 		return nil, err
 	}
-	return t, nil
+	return t.observer, nil
 }
 
-// Observer returns an Observer that records each event, then passes it to
+// observer returns an Observer that records each event, then passes it to
 // next (which may be nil).
-func (t *Telemetry) Observer(next harness.Observer) harness.Observer {
+func (t *recorder) observer(next harness.Observer) harness.Observer {
 	return func(e harness.Event) {
 		t.record(e)
 		if next != nil {
@@ -134,7 +138,7 @@ func (t *Telemetry) Observer(next harness.Observer) harness.Observer {
 	}
 }
 
-func (t *Telemetry) record(e harness.Event) {
+func (t *recorder) record(e harness.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at := e.Time
@@ -163,7 +167,7 @@ func (t *Telemetry) record(e harness.Event) {
 	}
 }
 
-func (t *Telemetry) startTurn(key turnKey, at time.Time) *turnSpans {
+func (t *recorder) startTurn(key turnKey, at time.Time) *turnSpans {
 	ctx, span := t.tracer.Start(context.Background(), "invoke_agent "+t.opts.AgentName,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(at),
 		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentNameKey.String(t.opts.AgentName),
@@ -175,14 +179,14 @@ func (t *Telemetry) startTurn(key turnKey, at time.Time) *turnSpans {
 
 // turn returns the turn's spans, starting them for an event whose turn
 // start was not seen (an observer attached mid-turn).
-func (t *Telemetry) turn(key turnKey, at time.Time) *turnSpans {
+func (t *recorder) turn(key turnKey, at time.Time) *turnSpans {
 	if ts := t.turns[key]; ts != nil {
 		return ts
 	}
 	return t.startTurn(key, at)
 }
 
-func (t *Telemetry) endTurn(key turnKey, e harness.Event, at time.Time) {
+func (t *recorder) endTurn(key turnKey, e harness.Event, at time.Time) {
 	ts := t.turn(key, at)
 	failed := e.Outcome == harness.Error || e.Outcome == harness.Cancelled
 	for round := range ts.chats {
@@ -201,7 +205,7 @@ func (t *Telemetry) endTurn(key turnKey, e harness.Event, at time.Time) {
 	delete(t.turns, key)
 }
 
-func (t *Telemetry) startChat(ts *turnSpans, e harness.Event, at time.Time) {
+func (t *recorder) startChat(ts *turnSpans, e harness.Event, at time.Time) {
 	if old, ok := ts.chats[e.Round]; ok {
 		// The request was rebuilt (the context was too large) and sent again.
 		old.span.End(trace.WithTimestamp(at))
@@ -220,7 +224,7 @@ func (t *Telemetry) startChat(ts *turnSpans, e harness.Event, at time.Time) {
 
 // endChat ends a round's chat span with its usage and records the
 // metrics; end, when set, is the turn end that cut the call short.
-func (t *Telemetry) endChat(ts *turnSpans, e harness.Event, at time.Time, end *harness.Event) {
+func (t *recorder) endChat(ts *turnSpans, e harness.Event, at time.Time, end *harness.Event) {
 	c, ok := ts.chats[e.Round]
 	if !ok {
 		return
@@ -244,7 +248,7 @@ func (t *Telemetry) endChat(ts *turnSpans, e harness.Event, at time.Time, end *h
 
 // toolSpan records a finished call: its span starts Duration before the
 // event that reports it.
-func (t *Telemetry) toolSpan(ts *turnSpans, e harness.Event, at time.Time) {
+func (t *recorder) toolSpan(ts *turnSpans, e harness.Event, at time.Time) {
 	if e.Call == nil {
 		return
 	}
@@ -282,7 +286,7 @@ func (t *Telemetry) toolSpan(ts *turnSpans, e harness.Event, at time.Time) {
 	span.End(trace.WithTimestamp(at))
 }
 
-func (t *Telemetry) provider() genaiconv.ProviderNameAttr {
+func (t *recorder) provider() genaiconv.ProviderNameAttr {
 	return genaiconv.ProviderNameAttr(t.opts.Provider)
 }
 

@@ -39,7 +39,7 @@ func recorded(t *testing.T, script string, tools []harness.Tool, guards []harnes
 	var seen atomic.Int32 // the observer is called from parallel calls
 	agent, err := harness.New(scripted.New(s, nil), &harness.Options{
 		Tools: tools, Guards: guards, Workspace: t.TempDir(),
-		Observer: tel.Observer(func(harness.Event) { seen.Add(1) }),
+		Observer: tel(func(harness.Event) { seen.Add(1) }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -198,10 +198,10 @@ func TestNoProvidersIsANoOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	obs := tel.Observer(func(harness.Event) { n++ })
+	obs := tel(func(harness.Event) { n++ })
 	obs(harness.Event{Kind: harness.EventTurnStart, Conversation: "c", Turn: 1})
 	obs(harness.Event{Kind: harness.EventTurnEnd, Conversation: "c", Turn: 1, Outcome: harness.Answered})
-	tel.Observer(nil)(harness.Event{Kind: harness.EventResponse})
+	tel(nil)(harness.Event{Kind: harness.EventResponse})
 	if n != 2 {
 		t.Fatalf("%d events passed on", n)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentharness/harness/internal/harnessdir"
 	"github.com/agentharness/harness/proxy"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store/sqlite"
@@ -84,7 +85,7 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	db := e.getenv("HARNESS_DB")
 	if db == "" {
 		db = filepath.Join(cwd, filepath.FromSlash(defaultDBPath))
-		if err := spill.IgnoreHarness(cwd); err != nil {
+		if err := harnessdir.IgnoreHarness(cwd); err != nil {
 			fmt.Fprintf(e.stderr, "harness %s: .harness/.gitignore: %v\n", c.name, err)
 		}
 	}
@@ -137,7 +138,7 @@ func launchReusing(ctx context.Context, e *env, c launchClient, bin, cwd, runnin
 	if err != nil {
 		return err
 	}
-	if err := spill.IgnoreHarness(cwd); err != nil {
+	if err := harnessdir.IgnoreHarness(cwd); err != nil {
 		fmt.Fprintf(e.stderr, "harness %s: .harness/.gitignore: %v\n", c.name, err)
 	}
 	return launchResult(runLaunched(e, c, bin, base, append(pre, args...)))

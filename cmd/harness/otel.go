@@ -85,7 +85,7 @@ func telemetryFromEnv(ctx context.Context, e *env, provider, model string) (func
 			fmt.Fprintf(e.stderr, "warning: exporting telemetry: %v\n", err)
 		}
 	}
-	return tel.Observer, shutdown, nil
+	return tel, shutdown, nil
 }
 
 // signalOn reads whether one signal (TRACES, METRICS) is exported.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentharness/harness/spill"
+	"github.com/agentharness/harness/internal/harnessdir"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -64,7 +64,7 @@ func cmdSpillGC(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := spill.GCWith(ctx, *workspace, age, &spill.GCOptions{Keep: func(loc string) bool { return keep[loc] }})
+	rep, err := harnessdir.GCWith(ctx, *workspace, age, &harnessdir.GCOptions{Keep: func(loc string) bool { return keep[loc] }})
 	if err != nil {
 		return err
 	}

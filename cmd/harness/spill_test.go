@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/harnessdir"
 	"github.com/agentharness/harness/spill"
 )
 
@@ -29,13 +30,13 @@ func spillFile(t *testing.T, ws, conv, call, text string, age time.Duration) str
 
 // spillGC runs "harness spill gc --older-than 7d --json" on ws and
 // returns its report.
-func spillGC(t *testing.T, ws string) spill.GCReport {
+func spillGC(t *testing.T, ws string) harnessdir.GCReport {
 	t.Helper()
 	stdout, stderr, code := inproc(t, "spill", "gc", "--older-than", "7d", "--workspace", ws, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep spill.GCReport
+	var rep harnessdir.GCReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}

@@ -12,7 +12,7 @@ import (
 // SpillOnly returns the locators of the spill files that hold the only
 // full copy of a stored result: a result cut with harness.CutSpilled whose
 // stored payload is smaller than the result (a stream that overflowed the
-// ceiling: the store keeps its preview). spill.GCWith keeps them. The test
+// ceiling: the store keeps its preview). harnessdir.GCWith (internal) keeps them. The test
 // compares characters stored with bytes received, so a result of
 // multi-byte text stored whole counts too: it errs on keeping a file.
 func (s *Store) SpillOnly(ctx context.Context) (map[string]bool, error) {

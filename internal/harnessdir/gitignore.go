@@ -1,10 +1,12 @@
-package spill
+package harnessdir
 
 import (
 	"errors"
 	"io/fs"
 	"os"
 	"path"
+
+	"github.com/agentharness/harness/spill"
 )
 
 // gitignoreAll is the .gitignore IgnoreHarness writes: nothing in the
@@ -21,7 +23,7 @@ func IgnoreHarness(workspace string) error {
 		return err
 	}
 	defer root.Close()
-	dir := path.Dir(Folder)
+	dir := path.Dir(spill.Folder)
 	if err := root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package spill
+package harnessdir
 
 import (
 	"context"
@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"time"
+
+	"github.com/agentharness/harness/spill"
 )
 
 // GCReport says what gC removed.
@@ -56,16 +57,16 @@ func GCWith(ctx context.Context, workspace string, olderThan time.Duration, opts
 		return rep, fmt.Errorf("spill: gc: opening the workspace: %w", err)
 	}
 	defer root.Close()
-	if fi, err := root.Lstat(Folder); errors.Is(err, fs.ErrNotExist) {
+	if fi, err := root.Lstat(spill.Folder); errors.Is(err, fs.ErrNotExist) {
 		return rep, nil
 	} else if err != nil {
 		return rep, fmt.Errorf("spill: gc: %w", err)
 	} else if !fi.IsDir() {
-		return rep, fmt.Errorf("spill: gc: %s is not a directory", Folder)
+		return rep, fmt.Errorf("spill: gc: %s is not a directory", spill.Folder)
 	}
 	cutoff := time.Now().Add(-olderThan)
 	var folders []string
-	err = fs.WalkDir(root.FS(), Folder, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), spill.Folder, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func GCWith(ctx context.Context, workspace string, olderThan time.Duration, opts
 			return cerr
 		}
 		if d.IsDir() {
-			if p != Folder {
+			if p != spill.Folder {
 				folders = append(folders, p)
 			}
 			return nil
@@ -112,19 +113,4 @@ func GCWith(ctx context.Context, workspace string, olderThan time.Duration, opts
 		}
 	}
 	return rep, nil
-}
-
-// RemoveConversation removes the spill folder of one conversation and
-// everything in it. A conversation that never spilled is not an error.
-func RemoveConversation(workspace, conversation string) error {
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return fmt.Errorf("spill: opening the workspace: %w", err)
-	}
-	defer root.Close()
-	folder := path.Join(Folder, conversationFolder(conversation))
-	if err := root.RemoveAll(folder); err != nil {
-		return fmt.Errorf("spill: removing %s: %w", folder, err)
-	}
-	return nil
 }
