@@ -44,15 +44,35 @@ func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 			return recs, err
 		}
 	}
-	rest, err := io.ReadAll(br)
+	data, err := readWhole(br, head, maxWholeFile)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("replay: %s: %w", path, err)
 	}
-	data := append(head, rest...)
 	if sniff(data) == formatClaudeCode {
 		return parseClaudeCodeSeen(path, data, seen)
 	}
 	return ParseAll(path, data)
+}
+
+// maxWholeFile bounds a file read whole (formats that are not streamed,
+// and files whose first record names no format): with it, an import holds
+// at most a few times this much, however large the file.
+const maxWholeFile = 256 << 20
+
+// errTooLargeToReadWhole is a file over maxWholeFile in a format read whole.
+var errTooLargeToReadWhole = errors.New("over 256 MiB in a format read whole (SWE-agent and mini-swe-agent trajectories, chat-message lists, a Gemini CLI session file or json output): only Claude Code sessions, Codex rollouts and Gemini CLI logs are read a record at a time at any size; split the file or import its records in one of those formats")
+
+// readWhole returns head and the rest of r, or errTooLargeToReadWhole
+// once they pass limit bytes (reading at most one byte more).
+func readWhole(r io.Reader, head []byte, limit int64) ([]byte, error) {
+	rest, err := io.ReadAll(io.LimitReader(r, limit+1-int64(len(head))))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(head)+len(rest)) > limit {
+		return nil, errTooLargeToReadWhole
+	}
+	return append(head, rest...), nil
 }
 
 // startsArray reports whether r starts with a JSON array: "[" after JSON

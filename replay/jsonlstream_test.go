@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -351,4 +352,39 @@ func FuzzParseFileStream(f *testing.F) {
 		}
 		assertStreamAgrees(t, name, data)
 	})
+}
+
+// TestReadWholeIsBounded: a file in a format read whole is refused with an
+// error naming the formats that stream once it passes the limit, and
+// reading it stops one byte past the limit.
+func TestReadWholeIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		head    string
+		rest    string
+		limit   int64
+		wantErr bool
+	}{
+		{"under", `{"a":`, `1}`, 16, false},
+		{"at the limit", `{"a":`, `12345678901}`, 17, false},
+		{"over", `{"a":`, `123456789012}`, 17, true},
+		{"head alone over", `{"a":123456789012}`, ``, 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := strings.NewReader(tc.rest)
+			got, err := readWhole(r, []byte(tc.head), tc.limit)
+			if tc.wantErr {
+				if !errors.Is(err, errTooLargeToReadWhole) || !strings.Contains(err.Error(), "Codex rollouts") {
+					t.Fatalf("err %v, want errTooLargeToReadWhole naming the streamed formats", err)
+				}
+				if read := int64(len(tc.rest) - r.Len()); read > tc.limit+1 {
+					t.Errorf("read %d bytes past a limit of %d", read, tc.limit)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.head+tc.rest {
+				t.Fatalf("readWhole = %q, %v; want %q", got, err, tc.head+tc.rest)
+			}
+		})
+	}
 }

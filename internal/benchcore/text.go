@@ -116,9 +116,8 @@ func writeHeader(tw io.Writer, ps []Pricing) {
 // ColumnNotes explains the columns that are not self-evident (kind,
 // needles, above none); it is printed under every table and in the CLI's
 // help.
-const ColumnNotes = `kind: ours (harness's defaults), other system (its documented rules), ablation (harness with one default off),
-  idea (harness with something added or retuned, measured but not the default), baseline (none),
-  bound (floor: no tool output; oracle: only the results the agent will use, whole, the rest empty)
+const ColumnNotes = `kind: ours (harness's defaults), other system (its documented rules), baseline (none), bound (floor: no tool
+  output; oracle: only the results the agent will use, whole, the rest empty)
 needles: strings the agent used (in a later call or its answer) that first reached it in a tool result;
   visible = still shown in the request that used them, recoverable = visible or held by a spill file or the store
 above none: recordings on which the preset cost more effective tokens than keeping everything
