@@ -172,18 +172,25 @@ func (s *Stats) serve(id string) {
 		s.ByConversation, s.served = map[string]ConversationStats{}, map[string]uint64{}
 	}
 	if _, ok := s.ByConversation[id]; !ok && len(s.ByConversation) >= statsConversations {
-		oldest, at := "", uint64(0)
-		for other, t := range s.served {
-			if oldest == "" || t < at {
-				oldest, at = other, t
-			}
-		}
+		oldest := leastRecent(s.served)
 		delete(s.ByConversation, oldest)
 		delete(s.served, oldest)
 		s.ConversationsDropped++
 	}
 	s.clock++
 	s.served[id] = s.clock
+}
+
+// leastRecent returns the key of used with the lowest clock ("" when
+// used is empty): the entry a bounded map drops to make room.
+func leastRecent(used map[string]uint64) string {
+	oldest, at := "", uint64(0)
+	for k, t := range used {
+		if oldest == "" || t < at {
+			oldest, at = k, t
+		}
+	}
+	return oldest
 }
 
 func (p *Proxy) serveStats(w http.ResponseWriter, r *http.Request) {

@@ -147,12 +147,7 @@ func (s *Stats) tenant(tenant string) *Stats {
 	ts := tt.by[tenant]
 	if ts == nil {
 		if len(tt.by) >= statsTenants {
-			oldest, at := "", uint64(0)
-			for other, u := range tt.used {
-				if oldest == "" || u < at {
-					oldest, at = other, u
-				}
-			}
+			oldest := leastRecent(tt.used)
 			delete(tt.by, oldest)
 			delete(tt.used, oldest)
 		}
