@@ -9,6 +9,7 @@ import (
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
 	"github.com/agentharness/harness/store/internal/migrate"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // recordsMigration is migration 7: the proxy's typed records, its fork
@@ -62,28 +63,17 @@ ON CONFLICT (conv_id) DO NOTHING`, b(f.Conversation), b(f.Parent), f.Turn, f.Rou
 
 // Forks implements store.Store.
 func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
-	q, args := `SELECT conv_id, parent, turn, round, shared_turns, time_ns FROM proxy_forks ORDER BY conv_id`, []any(nil)
+	q, args := `SELECT `+rows.ForkColumns+` FROM proxy_forks ORDER BY conv_id`, []any(nil)
 	if conv != "" {
-		q, args = `SELECT conv_id, parent, turn, round, shared_turns, time_ns FROM proxy_forks WHERE conv_id = $1`, []any{b(conv)}
+		q, args = `SELECT `+rows.ForkColumns+` FROM proxy_forks WHERE conv_id = $1`, []any{b(conv)}
 	}
 	var out []store.Fork
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		rs, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var f store.Fork
-			var id, parent []byte
-			var ns int64
-			if err := rs.Scan(&id, &parent, &f.Turn, &f.Round, &f.SharedTurns, &ns); err != nil {
-				return err
-			}
-			f.Conversation, f.Parent, f.Time = string(id), string(parent), codec.FromNS(ns)
+		return queryIn(ctx, tx)(q, args, func(sc rows.Scanner) error {
+			f, err := rows.ScanFork(sc)
 			out = append(out, f)
-		}
-		return rs.Err()
+			return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: fork links: %w", err)
@@ -116,24 +106,12 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, b(conv), d.Turn, d.
 func (s *Store) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
 	var out []store.Decision
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		rs, err := tx.Query(ctx, `SELECT turn, round, call_id, tool, content_sha256, decided_by, text, locator, bytes_in, bytes_out, time_ns
-FROM proxy_decisions WHERE conv_id = $1 ORDER BY seq`, b(conv))
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var d store.Decision
-			var call, tool, hash, by, text, loc []byte
-			var ns int64
-			if err := rs.Scan(&d.Turn, &d.Round, &call, &tool, &hash, &by, &text, &loc, &d.BytesIn, &d.BytesOut, &ns); err != nil {
+		return queryIn(ctx, tx)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = $1 ORDER BY seq`, []any{b(conv)},
+			func(sc rows.Scanner) error {
+				d, err := rows.ScanDecision(sc)
+				out = append(out, d)
 				return err
-			}
-			d.CallID, d.Tool, d.ContentSHA256, d.By, d.Text, d.Locator = string(call), string(tool), string(hash), string(by), string(text), string(loc)
-			d.Time = codec.FromNS(ns)
-			out = append(out, d)
-		}
-		return rs.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: decisions of %s: %w", conv, err)

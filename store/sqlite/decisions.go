@@ -8,6 +8,7 @@ import (
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
 	"github.com/agentharness/harness/store/internal/migrate"
+	"github.com/agentharness/harness/store/internal/rows"
 )
 
 // recordsMigration is migration 12: the proxy's typed records, its fork
@@ -63,27 +64,17 @@ func (s *Store) AddFork(ctx context.Context, f store.Fork) error {
 
 // Forks implements store.Store.
 func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
-	q, args := `SELECT conv_id, parent, turn, round, shared_turns, time_ns FROM proxy_forks ORDER BY conv_id`, []any(nil)
+	q, args := `SELECT `+rows.ForkColumns+` FROM proxy_forks ORDER BY conv_id`, []any(nil)
 	if conv != "" {
-		q, args = `SELECT conv_id, parent, turn, round, shared_turns, time_ns FROM proxy_forks WHERE conv_id = ?`, []any{conv}
+		q, args = `SELECT `+rows.ForkColumns+` FROM proxy_forks WHERE conv_id = ?`, []any{conv}
 	}
 	var out []store.Fork
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var f store.Fork
-			var ns int64
-			if err := rows.Scan(&f.Conversation, &f.Parent, &f.Turn, &f.Round, &f.SharedTurns, &ns); err != nil {
-				return err
-			}
-			f.Time = codec.FromNS(ns)
+		return queryIn(ctx, tx)(q, args, func(sc rows.Scanner) error {
+			f, err := rows.ScanFork(sc)
 			out = append(out, f)
-		}
-		return rows.Err()
+			return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: fork links: %w", err)
@@ -116,22 +107,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, conv, d.Turn, d.Round, d.CallID, d
 func (s *Store) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
 	var out []store.Decision
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT turn, round, call_id, tool, content_sha256, decided_by, text, locator, bytes_in, bytes_out, time_ns
-FROM proxy_decisions WHERE conv_id = ? ORDER BY seq`, conv)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var d store.Decision
-			var ns int64
-			if err := rows.Scan(&d.Turn, &d.Round, &d.CallID, &d.Tool, &d.ContentSHA256, &d.By, &d.Text, &d.Locator, &d.BytesIn, &d.BytesOut, &ns); err != nil {
+		return queryIn(ctx, tx)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = ? ORDER BY seq`, []any{conv},
+			func(sc rows.Scanner) error {
+				d, err := rows.ScanDecision(sc)
+				out = append(out, d)
 				return err
-			}
-			d.Time = codec.FromNS(ns)
-			out = append(out, d)
-		}
-		return rows.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: decisions of %s: %w", conv, err)
