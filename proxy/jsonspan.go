@@ -308,26 +308,6 @@ type edit struct {
 	New  []byte
 }
 
-// splice returns b with the edits applied; edits must be sorted by start
-// and must not overlap. Bytes outside the edits are copied unchanged.
-func splice(b []byte, edits []edit) []byte {
-	if len(edits) == 0 {
-		return b
-	}
-	n := len(b)
-	for _, e := range edits {
-		n += len(e.New) - (e.Span.End - e.Span.Start)
-	}
-	out := make([]byte, 0, n)
-	at := 0
-	for _, e := range edits {
-		out = append(out, b[at:e.Span.Start]...)
-		out = append(out, e.New...)
-		at = e.Span.End
-	}
-	return append(out, b[at:]...)
-}
-
 // unquote returns the string a JSON string literal holds.
 func unquote(lit []byte) (string, error) {
 	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 {

@@ -89,3 +89,24 @@ func TestSentBody(t *testing.T) {
 		t.Errorf("a nil body reads as %T", r)
 	}
 }
+
+// splice returns b with the edits applied, copied: the reference the
+// in-place sentBody is checked against; edits must be sorted by start
+// and must not overlap. Bytes outside the edits are copied unchanged.
+func splice(b []byte, edits []edit) []byte {
+	if len(edits) == 0 {
+		return b
+	}
+	n := len(b)
+	for _, e := range edits {
+		n += len(e.New) - (e.Span.End - e.Span.Start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, e := range edits {
+		out = append(out, b[at:e.Span.Start]...)
+		out = append(out, e.New...)
+		at = e.Span.End
+	}
+	return append(out, b[at:]...)
+}
