@@ -161,9 +161,3 @@ func boolField(b []byte, fs []field, key string) bool {
 	s, ok := get(fs, key)
 	return ok && kind(b, s) == 't'
 }
-
-// usageInts decodes a small usage object into v, ignoring errors (a
-// usage report the proxy cannot read is left out of /stats).
-func usageInts(data []byte, v any) bool {
-	return json.Unmarshal(data, v) == nil
-}

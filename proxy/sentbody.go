@@ -27,22 +27,6 @@ func (s sentBody) size() int {
 	return n
 }
 
-// pieces calls fn with the body's bytes in order, stopping at its first
-// error.
-func (s sentBody) pieces(fn func([]byte) error) error {
-	at := 0
-	for _, e := range s.edits {
-		if err := fn(s.in[at:e.Span.Start]); err != nil {
-			return err
-		}
-		if err := fn(e.New); err != nil {
-			return err
-		}
-		at = e.Span.End
-	}
-	return fn(s.in[at:])
-}
-
 // reader returns a reader of the body as sent (nil for a body that is
 // nil), each call a new one from its start.
 func (s sentBody) reader() io.Reader {

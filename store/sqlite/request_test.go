@@ -2,21 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"github.com/agentharness/harness/store/internal/storefix"
 	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store/internal/storefix"
 )
-
-func count(t testing.TB, s *Store, table string) int {
-	t.Helper()
-	var n int
-	if err := s.r.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // TestRequestsDamagedStore: a round that refers to a list or a prompt the
 // store lost is an error naming it, not a request without tools.
