@@ -130,7 +130,11 @@ func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []cl
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
-	got, err := p.replicas.log.Claim(ctx, conv, entries)
+	var got []store.Claim
+	err := p.onceMoreIfAnswering(ctx, func() (err error) {
+		got, err = p.replicas.log.Claim(ctx, conv, entries)
+		return err
+	})
 	if err != nil {
 		p.replicaFailed("claiming "+strconv.Itoa(len(keys))+" entries", err)
 		return nil, false
@@ -149,6 +153,18 @@ func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []cl
 		out[i] = won
 	}
 	return out, true
+}
+
+// onceMoreIfAnswering runs call, and once more when it fails while the
+// store answers: a restart breaks the pool's connections, each failing
+// one call, and such a failure is no outage (the recorder's writes are
+// retried for the same reason, applyOrWait).
+func (p *Proxy) onceMoreIfAnswering(ctx context.Context, call func() error) error {
+	err := call()
+	if err != nil && p.rec.probe != nil && p.rec.probe(ctx) == nil {
+		err = call()
+	}
+	return err
 }
 
 // resultKey is the claim-log key of a result's decision or clear.
@@ -322,7 +338,11 @@ func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[rou
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
-	entries, err := p.replicas.log.Claims(rctx, cv.id, cv.claimSeq)
+	var entries []store.Claim
+	err := p.onceMoreIfAnswering(rctx, func() (err error) {
+		entries, err = p.replicas.log.Claims(rctx, cv.id, cv.claimSeq)
+		return err
+	})
 	if err != nil {
 		return false, nil, err
 	}
