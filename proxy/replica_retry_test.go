@@ -65,3 +65,26 @@ func TestClaimThroughBrokenConnections(t *testing.T) {
 		}
 	}
 }
+
+// brokenConnsStore is a store whose claim log fails as brokenConnsClaimer's.
+type brokenConnsStore struct {
+	store.Store
+	*brokenConnsClaimer
+}
+
+// TestProbeThroughBrokenConnections: the probe that tells a store that
+// does not answer from a call that failed on its own reads again through
+// connections a restart broke, so the recorder and the claim log declare
+// no outage (which skips claims for a moment) while the store answers.
+func TestProbeThroughBrokenConnections(t *testing.T) {
+	tests := []struct {
+		broken   int
+		wantDown bool
+	}{{0, false}, {brokenConns, false}, {brokenConns + 1, true}}
+	for _, tt := range tests {
+		probe := storeProbe(brokenConnsStore{brokenConnsClaimer: &brokenConnsClaimer{broken: tt.broken}})
+		if down := probe(context.Background()) != nil; down != tt.wantDown {
+			t.Errorf("%d broken connections: probe failed %v, want %v", tt.broken, down, tt.wantDown)
+		}
+	}
+}
