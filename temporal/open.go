@@ -18,7 +18,7 @@ func IsDSN(db string) bool {
 // OpenStore opens the workers' transcript store at db, picked by its
 // scheme: store/postgres for a postgres:// URL, else store/sqlite (the
 // file is created if missing).
-func OpenStore(ctx context.Context, db string) (store.Store, error) {
+func OpenStore(ctx context.Context, db string) (store.DB, error) {
 	if IsDSN(db) {
 		return postgres.Open(ctx, db, nil)
 	}
