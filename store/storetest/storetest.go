@@ -1,11 +1,11 @@
 // Package storetest is the conformance suite of the transcript stores:
 // every behaviour a [store.DB] promises that does not depend on how it
-// keeps its bytes (round trips byte for byte, lazy payloads, large
-// payloads, cut refs, requests stored once, notes, events and view cuts,
-// listing and deletion, stale and concurrent writers, one turn at a time
-// per conversation, a turn resumed by another store after a crash, the
-// proxy's savings, its fork links and decisions), run against a backend
-// by [Run]. The stores (store/sqlite, store/postgres) run it in their own
+// keeps its bytes (round trips byte for byte, lazy payloads and outlines,
+// large payloads, cut refs, requests stored once, notes, events and view
+// cuts, listing and deletion, stale and concurrent writers, one turn at a
+// time per conversation, a turn resumed by another store after a crash,
+// the proxy's claims, savings, fork links and decisions, the spill files
+// only the store depends on), run against a backend by [Run]. The stores (store/sqlite, store/postgres) run it in their own
 // tests, and [Bench], the benchmark every backend runs alike.
 package storetest
 
