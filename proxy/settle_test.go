@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
 // heldRound is a store whose AddRound waits until release is closed, as
 // a write waiting for a database that does not answer does.
 type heldRound struct {
-	*sqlite.Store
+	store.DB
 	release chan struct{}
 }
 
 func (h *heldRound) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	<-h.release
-	return h.Store.AddRound(ctx, conv, turn, round)
+	return h.DB.AddRound(ctx, conv, turn, round)
 }
 
 // newHeldRound opens a store whose rounds wait for release, with a
@@ -32,7 +33,7 @@ func newHeldRound(t *testing.T) (*heldRound, *recorder, chan time.Time) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &heldRound{Store: st, release: make(chan struct{})}
+	h := &heldRound{DB: st, release: make(chan struct{})}
 	r := newRecorder(h, t.Logf)
 	bound := make(chan time.Time)
 	r.after = func(time.Duration) <-chan time.Time { return bound }

@@ -19,12 +19,18 @@ import (
 // the rest). Views only use the model copy, so resuming costs the same
 // whatever the size of the payloads.
 func (s *pgStore) Load(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, false)
+	return s.load(ctx, id, rows.PayloadsModel)
 }
 
 // LoadFull returns a stored conversation with every full payload.
 func (s *pgStore) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, true)
+	return s.load(ctx, id, rows.PayloadsAll)
+}
+
+// LoadOutline returns a stored conversation without any result's
+// payload (see store.DB.LoadOutline).
+func (s *pgStore) LoadOutline(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, rows.PayloadsNone)
 }
 
 // read runs fn in one read-only, repeatable-read transaction: a
@@ -33,8 +39,8 @@ func (s *pgStore) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.reads, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
-func (s *pgStore) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
-	conv, err := loadBatch(ctx, s.reads, id, full)
+func (s *pgStore) load(ctx context.Context, id string, which rows.Payloads) (*harness.Conversation, error) {
+	conv, err := loadBatch(ctx, s.reads, id, which)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: loading %s: %w", id, err)
 	}
@@ -67,9 +73,9 @@ func found(id string, n int) error {
 // table and the COMMIT go to the server as one batch. A replica that
 // reads again a conversation another replica advanced does so on its
 // requests' path, where each round trip counts.
-func loadBatch(ctx context.Context, pool *pgxpool.Pool, id string, full bool) (*harness.Conversation, error) {
+func loadBatch(ctx context.Context, pool *pgxpool.Pool, id string, which rows.Payloads) (*harness.Conversation, error) {
 	l := rows.NewLoader(id)
-	steps := loadSteps(l, id, full)
+	steps := loadSteps(l, id, which)
 	var batch pgx.Batch
 	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	batch.Queue(existsSQL, b(id))
@@ -120,7 +126,7 @@ func scanAll(br pgx.BatchResults, fn func(rows.Scanner) error) error {
 
 // loadSteps are the queries that read conversation id into l, table by
 // table.
-func loadSteps(l *rows.Loader, id string, full bool) []rows.Step {
+func loadSteps(l *rows.Loader, id string, which rows.Payloads) []rows.Step {
 	results := func(sc rows.Scanner) error {
 		_, _, err := l.ScanResult(sc)
 		return err
@@ -134,7 +140,7 @@ FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn 
 WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRound},
 		{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = $1 ORDER BY turn, round, dropped, seq`,
 			Args: []any{b(id)}, Row: l.ScanCall},
-		{What: "results", SQL: resultsSQL, Args: []any{full, b(id)}, Row: results},
+		{What: "results", SQL: resultsSQL, Args: []any{which == rows.PayloadsAll, b(id), which == rows.PayloadsNone}, Row: results},
 		{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = $1 ORDER BY turn, round, seq, n`,
 			Args: []any{b(id)}, Row: l.ScanCut},
 		{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = $1 ORDER BY seq`, Args: []any{b(id)}, Row: l.ScanNote},
@@ -143,12 +149,12 @@ WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRou
 
 // resultsSQL selects the results of a conversation ($2) and the payload
 // columns only for results whose model copy is the payload, or all when
-// $1 (LoadFull): a CASE that is false never reads the body's out-of-line
-// (TOAST) value.
+// $1 (LoadFull), or none when $3 (LoadOutline): a CASE that is false never
+// reads the body's out-of-line (TOAST) value.
 const resultsSQL = `SELECT ` + rows.ResultColumns + `,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = $2 ORDER BY r.turn, r.round, r.seq`
 
