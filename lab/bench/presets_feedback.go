@@ -1,0 +1,93 @@
+package benchlab
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/guard"
+	"github.com/agentharness/harness/internal/benchcore"
+	"github.com/agentharness/harness/internal/replayengine"
+	"github.com/agentharness/harness/spill"
+)
+
+// feedbackRule is an idea of live feedback: a read of a spill file is a
+// miss the conversation has paid for, so once the agent has read one back
+// the ceiling of the conversation's later results rises.
+type feedbackRule struct {
+	// from is the ceiling before the first read of a spill file, to the
+	// ceiling after (0: none).
+	from, to int
+	// noRunAfter leaves guard.RunCeiling out after the first read too.
+	noRunAfter bool
+}
+
+// feedbackPresets are the rules of live feedback measured against
+// harness's defaults: the replay tells them of each recovery round as it
+// happens (replayengine.Config.Reread).
+func feedbackPresets() []Preset {
+	return []Preset{
+		feedbackPreset("harness+feedback", "harness whose ceiling rises from 24 KiB to 64 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10}),
+		feedbackPreset("harness+feedback/run", "harness+feedback whose run ceiling (guard.RunCeiling) also stops once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10, noRunAfter: true}),
+		feedbackPreset("harness@12k+feedback", "harness with a 12 KiB ceiling that rises to 24 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 12 << 10, to: 24 << 10}),
+	}
+}
+
+func feedbackPreset(name, doc string, r feedbackRule) Preset {
+	return Preset{Name: name, Doc: doc, Ablation: true, Build: r.build}
+}
+
+// build is harness's defaults with the ceiling (and the run ceiling, with
+// noRunAfter) switched by what the replay reports the agent read back.
+func (r feedbackRule) build(env replayengine.Env) (*replayengine.Config, error) {
+	h := benchcore.DefaultHarness()
+	h.Stack.NoCeiling = true
+	h.Stack.NoRunCeiling = r.noRunAfter
+	cfg, err := h.Build(env)
+	if err != nil {
+		return nil, err
+	}
+	var missed atomic.Bool
+	before := (&guard.ResultPolicy{MaxBytes: r.from}).Guard()
+	after := (&guard.ResultPolicy{MaxBytes: r.to, NoCeiling: r.to == 0}).Guard()
+	guards := []harness.Guard{switchGuard(&missed, before, after)}
+	if r.noRunAfter {
+		guards = append(guards, switchGuard(&missed, (&guard.RunCeiling{}).Guard(), nil))
+	}
+	cfg.Guards = append(guards, cfg.Guards...)
+	cfg.Reread = func(calls []harness.ToolCall) {
+		if readsSpill(calls) {
+			missed.Store(true)
+		}
+	}
+	return cfg, nil
+}
+
+// switchGuard is before until missed is set, then after (nil: no guard).
+func switchGuard(missed *atomic.Bool, before, after harness.Guard) harness.Guard {
+	return func(next harness.ToolFunc) harness.ToolFunc {
+		b := before(next)
+		a := next
+		if after != nil {
+			a = after(next)
+		}
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			if missed.Load() {
+				return a(ctx, call)
+			}
+			return b(ctx, call)
+		}
+	}
+}
+
+// readsSpill reports whether one of calls names a spill file in its
+// arguments: a path under spill.Folder.
+func readsSpill(calls []harness.ToolCall) bool {
+	for _, c := range calls {
+		if strings.Contains(string(c.Args), spill.Folder+"/") {
+			return true
+		}
+	}
+	return false
+}
