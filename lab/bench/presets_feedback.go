@@ -3,6 +3,7 @@ package benchlab
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agentharness/harness"
@@ -21,6 +22,10 @@ type feedbackRule struct {
 	from, to int
 	// noRunAfter leaves guard.RunCeiling out after the first read too.
 	noRunAfter bool
+	// sameCall raises the ceiling only for a later call with the same tool
+	// and arguments as one whose spill file was read back (the agent
+	// reading the same file or running the same search again).
+	sameCall bool
 }
 
 // feedbackPresets are the rules of live feedback measured against
@@ -30,6 +35,7 @@ func feedbackPresets() []Preset {
 	return []Preset{
 		feedbackPreset("harness+feedback", "harness whose ceiling rises from 24 KiB to 64 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10}),
 		feedbackPreset("harness+feedback/run", "harness+feedback whose run ceiling (guard.RunCeiling) also stops once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10, noRunAfter: true}),
+		feedbackPreset("harness+feedback/same", "harness+feedback whose raised ceiling holds only for a later call with the same tool and arguments as one whose spill file the agent read back", feedbackRule{from: 24 << 10, to: 64 << 10, sameCall: true}),
 		feedbackPreset("harness@12k+feedback", "harness with a 12 KiB ceiling that rises to 24 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 12 << 10, to: 24 << 10}),
 	}
 }
@@ -51,6 +57,9 @@ func (r feedbackRule) build(env replayengine.Env) (*replayengine.Config, error) 
 	var missed atomic.Bool
 	before := (&guard.ResultPolicy{MaxBytes: r.from}).Guard()
 	after := (&guard.ResultPolicy{MaxBytes: r.to, NoCeiling: r.to == 0}).Guard()
+	if r.sameCall {
+		return r.buildSameCall(cfg, before, after)
+	}
 	guards := []harness.Guard{switchGuard(&missed, before, after)}
 	if r.noRunAfter {
 		guards = append(guards, switchGuard(&missed, (&guard.RunCeiling{}).Guard(), nil))
@@ -90,4 +99,49 @@ func readsSpill(calls []harness.ToolCall) bool {
 		}
 	}
 	return false
+}
+
+// buildSameCall is build for sameCall: the ceiling remembers which call
+// each spill file holds, and a read of one marks that call's tool and
+// arguments; a later call with the same tool and arguments gets after.
+func (r feedbackRule) buildSameCall(cfg *replayengine.Config, before, after harness.Guard) (*replayengine.Config, error) {
+	var mu sync.Mutex
+	spilled := map[string]string{} // spill locator → tool and arguments
+	missed := map[string]bool{}    // tool and arguments read back
+	key := func(c *harness.ToolCall) string { return c.Name + "\x00" + string(c.Args) }
+	g := func(next harness.ToolFunc) harness.ToolFunc {
+		b, a := before(next), after(next)
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			mu.Lock()
+			raised := missed[key(call)]
+			mu.Unlock()
+			if raised {
+				return a(ctx, call)
+			}
+			res, err := b(ctx, call)
+			if res != nil {
+				for _, c := range res.Cuts {
+					if c.Kind == harness.CutSpilled {
+						mu.Lock()
+						spilled[c.Locator] = key(call)
+						mu.Unlock()
+					}
+				}
+			}
+			return res, err
+		}
+	}
+	cfg.Guards = append([]harness.Guard{g}, cfg.Guards...)
+	cfg.Reread = func(calls []harness.ToolCall) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range calls {
+			for loc, k := range spilled {
+				if strings.Contains(string(c.Args), loc) {
+					missed[k] = true
+				}
+			}
+		}
+	}
+	return cfg, nil
 }
