@@ -26,6 +26,13 @@ type feedbackRule struct {
 	// and arguments as one whose spill file was read back (the agent
 	// reading the same file or running the same search again).
 	sameCall bool
+	// lowerAfter, when > 0, lowers the ceiling instead: from to to once the
+	// conversation has spilled lowerAfter results and read none back,
+	// and back to from at its first read of a spill file.
+	lowerAfter int
+	// deaf lowers without listening: no read of a spill file returns the
+	// ceiling to from (the control of lowerAfter's feedback).
+	deaf bool
 }
 
 // feedbackPresets are the rules of live feedback measured against
@@ -36,6 +43,9 @@ func feedbackPresets() []Preset {
 		feedbackPreset("harness+feedback", "harness whose ceiling rises from 24 KiB to 64 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10}),
 		feedbackPreset("harness+feedback/run", "harness+feedback whose run ceiling (guard.RunCeiling) also stops once the agent reads back a spill file", feedbackRule{from: 24 << 10, to: 64 << 10, noRunAfter: true}),
 		feedbackPreset("harness+feedback/same", "harness+feedback whose raised ceiling holds only for a later call with the same tool and arguments as one whose spill file the agent read back", feedbackRule{from: 24 << 10, to: 64 << 10, sameCall: true}),
+		feedbackPreset("harness+feedback/lower2", "harness whose ceiling falls from 24 KiB to 12 KiB once a conversation has spilled 2 results and read none back, and returns to 24 KiB at its first read of a spill file", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 2}),
+		feedbackPreset("harness+lower2", "harness whose ceiling falls from 24 KiB to 12 KiB once a conversation has spilled 2 results, whatever it reads back (harness+feedback/lower2 without the feedback)", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 2, deaf: true}),
+		feedbackPreset("harness+feedback/lower4", "harness+feedback/lower2 after 4 spilled results", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 4}),
 		feedbackPreset("harness@12k+feedback", "harness with a 12 KiB ceiling that rises to 24 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 12 << 10, to: 24 << 10}),
 	}
 }
@@ -59,6 +69,9 @@ func (r feedbackRule) build(env replayengine.Env) (*replayengine.Config, error) 
 	after := (&guard.ResultPolicy{MaxBytes: r.to, NoCeiling: r.to == 0}).Guard()
 	if r.sameCall {
 		return r.buildSameCall(cfg, before, after)
+	}
+	if r.lowerAfter > 0 {
+		return r.buildLower(cfg, before, after)
 	}
 	guards := []harness.Guard{switchGuard(&missed, before, after)}
 	if r.noRunAfter {
@@ -141,6 +154,35 @@ func (r feedbackRule) buildSameCall(cfg *replayengine.Config, before, after harn
 					missed[k] = true
 				}
 			}
+		}
+	}
+	return cfg, nil
+}
+
+// buildLower is build for lowerAfter: after (the lower ceiling) once
+// the conversation has spilled lowerAfter results with no read of a spill
+// file, before again from its first read.
+func (r feedbackRule) buildLower(cfg *replayengine.Config, before, after harness.Guard) (*replayengine.Config, error) {
+	var spills atomic.Int64
+	var missed atomic.Bool
+	g := func(next harness.ToolFunc) harness.ToolFunc {
+		b, a := before(next), after(next)
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			run := b
+			if !missed.Load() && spills.Load() >= int64(r.lowerAfter) {
+				run = a
+			}
+			res, err := run(ctx, call)
+			if res != nil && len(res.Cuts) > 0 && res.Cuts[len(res.Cuts)-1].Kind == harness.CutSpilled {
+				spills.Add(1)
+			}
+			return res, err
+		}
+	}
+	cfg.Guards = append([]harness.Guard{g}, cfg.Guards...)
+	cfg.Reread = func(calls []harness.ToolCall) {
+		if !r.deaf && readsSpill(calls) {
+			missed.Store(true)
 		}
 	}
 	return cfg, nil
