@@ -45,6 +45,8 @@ func feedbackPresets() []Preset {
 		feedbackPreset("harness+feedback/same", "harness+feedback whose raised ceiling holds only for a later call with the same tool and arguments as one whose spill file the agent read back", feedbackRule{from: 24 << 10, to: 64 << 10, sameCall: true}),
 		feedbackPreset("harness+feedback/lower2", "harness whose ceiling falls from 24 KiB to 12 KiB once a conversation has spilled 2 results and read none back, and returns to 24 KiB at its first read of a spill file", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 2}),
 		feedbackPreset("harness+lower2", "harness whose ceiling falls from 24 KiB to 12 KiB once a conversation has spilled 2 results, whatever it reads back (harness+feedback/lower2 without the feedback)", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 2, deaf: true}),
+		feedbackPreset("harness+lower3", "harness+lower2 from the fourth spilled result", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 3, deaf: true}),
+		feedbackPreset("harness+lower4", "harness+lower2 from the fifth spilled result", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 4, deaf: true}),
 		feedbackPreset("harness+feedback/lower4", "harness+feedback/lower2 after 4 spilled results", feedbackRule{from: 24 << 10, to: 12 << 10, lowerAfter: 4}),
 		feedbackPreset("harness@12k+feedback", "harness with a 12 KiB ceiling that rises to 24 KiB for the rest of a conversation once the agent reads back a spill file", feedbackRule{from: 12 << 10, to: 24 << 10}),
 	}
