@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
@@ -104,7 +106,7 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 		t.Fatalf("effective %v, want 154", got)
 	}
 	spec := a.Tools()[0]
-	if res.ToolSchemas != 2 || res.ToolSchemaBytes != 2*harness.SchemaBytes(spec) {
+	if res.ToolSchemas != 2 || res.ToolSchemaBytes != 2*toolschema.Bytes(spec.Name, spec.Description, spec.InputSchema) {
 		t.Fatalf("tool schemas %d (%d bytes)", res.ToolSchemas, res.ToolSchemaBytes)
 	}
 	if want := len("echo:hello"); res.EvidenceChars != want || res.PeakEvidenceChars != want {

@@ -6,7 +6,10 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentharness/harness/internal/toolschema"
 )
 
 // Origin says where a message of a [View] comes from in the transcript.
@@ -224,7 +227,7 @@ func (v *View) stats(memo *charsMemo) RequestStats {
 		}
 	}
 	for _, t := range sent {
-		s.ToolBytes += SchemaBytes(t)
+		s.ToolBytes += toolschema.Bytes(t.Name, t.Description, t.InputSchema)
 	}
 	return s
 }
@@ -245,18 +248,18 @@ type textChars struct {
 	chars int
 }
 
-// chars is Chars(m.Text()), from the memo when it has it. mu must be
+// chars is utf8.RuneCountInString(m.Text()), from the memo when it has it. mu must be
 // held; a nil memo counts.
 func (cm *charsMemo) chars(i int, m *Message) int {
 	if cm == nil || len(m.Parts) != 1 || m.Parts[0].Type != PartText {
-		return Chars(m.Text())
+		return utf8.RuneCountInString(m.Text())
 	}
 	t := m.Parts[0].Text
 	p := unsafe.StringData(t)
 	if i < len(cm.at) && cm.at[i].p == p && cm.at[i].n == len(t) {
 		return cm.at[i].chars
 	}
-	n := Chars(t)
+	n := utf8.RuneCountInString(t)
 	if i >= len(cm.at) {
 		cm.at = append(cm.at, make([]textChars, i+1-len(cm.at))...)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -173,7 +174,7 @@ func textOnly(parts []harness.Part) (string, bool) {
 			return "", false
 		}
 	}
-	return harness.PartsText(parts), true
+	return harness.Message{Parts: parts}.Text(), true
 }
 
 // collapseSource is an earlier result the model still sees: its call id
@@ -263,7 +264,7 @@ func collapseText(text string, sources []collapseSource, whole string, minLines 
 			size, chars := 0, 0
 			for _, l := range lines[i : i+bestN] {
 				size += len(l) + 1
-				chars += harness.Chars(l) + 1
+				chars += utf8.RuneCountInString(l) + 1
 			}
 			marker := collapseMarker(blk, chars, whole)
 			if len(marker) < size {

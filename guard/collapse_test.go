@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -98,7 +99,7 @@ func expand(t testing.TB, model string, sources map[string]string, self string) 
 		block := srcLines[n(5)-1 : n(6)]
 		chars := 0
 		for _, b := range block {
-			chars += harness.Chars(b) + 1
+			chars += utf8.RuneCountInString(b) + 1
 		}
 		if chars != n(4) {
 			t.Fatalf("marker says %d chars, block has %d", n(4), chars)

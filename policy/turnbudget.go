@@ -283,7 +283,7 @@ func (cfg *TurnBudget) measure() measure {
 	if cfg.Counter != nil {
 		return measure{count: cfg.Counter.Count, unit: "tokens"}
 	}
-	return measure{count: harness.Chars, chars: true, unit: "chars"}
+	return measure{count: utf8.RuneCountInString, chars: true, unit: "chars"}
 }
 
 // turnResults is evidence of a view: tool messages in view order (their
@@ -434,7 +434,7 @@ func fillKeepingNewest(v *harness.View, idx, sizes []int, newest, budget, minKee
 // measure counts text in the budget's unit.
 type measure struct {
 	count func(string) int
-	// chars is set when count is harness.Chars, which allows linear cuts.
+	// chars is set when count is utf8.RuneCountInString (characters), which allows linear cuts.
 	chars bool
 	unit  string
 }
