@@ -103,8 +103,7 @@ type Options struct {
 	// Now is the clock the engine reads (nil: time.Now): the times of a
 	// turn's start and end (Turn.Started, Turn.Ended) and of each response
 	// (Round.Answered), and so View.Idle, the time since the
-	// conversation's previous response, unless the context says
-	// otherwise (WithIdle).
+	// conversation's previous response.
 	Now func() time.Time
 	// KeepToolsOnFinal keeps the tool schemas in the synthesis request,
 	// with calls forbidden (tool_choice "none"), instead of leaving them
@@ -171,7 +170,7 @@ type Result struct {
 	// including calls policies made (PolicyUsage).
 	Usage Usage
 	// PolicyUsage is the part of Usage spent by policies' own model calls,
-	// such as a compaction summary. Policies report it with View.Spend.
+	// such as a compaction summary. Policies add it to View.Spent.
 	PolicyUsage Usage
 	// Requests counts model calls; ToolRounds the rounds that ran tools.
 	Requests   int

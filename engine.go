@@ -231,7 +231,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 // Request.
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv, turn)
+	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(conv, turn)
 	pctx := e.withObserverOf(ctx, conv, turn)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
@@ -252,18 +252,15 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// idle is View.Idle for a view of turn: what ctx says (WithIdle), else
-// the time since the conversation's last response: when this process
+// idle is View.Idle for a view of turn: the time since the
+// conversation's last response: when this process
 // turned it into a round, or, for a conversation loaded from a store,
 // which this process has not answered, the newest stored round's Answered.
 // A newest round stored without one (before rounds recorded it) leaves
 // the old rule: a turn's first request counts from the end of the turn
 // before (its last response came just before), and a later one is
 // unknown (0).
-func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.Duration {
-	if d := idleFrom(ctx); d > 0 {
-		return d
-	}
+func (e *Engine) idle(conv *Conversation, turn *Turn) time.Duration {
 	since := conv.answered
 	if since.IsZero() {
 		if r := conv.lastRound(); r != nil {

@@ -29,7 +29,7 @@ func TestEngineStepsFromOutside(t *testing.T) {
 	views := 0
 	count := harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
 		views++
-		v.Spend(harness.Usage{Input: 1})
+		v.Spent = v.Spent.Add(harness.Usage{Input: 1})
 		return nil
 	})
 	eng, err := harness.NewEngine(&harness.Options{System: "be brief", Guards: []harness.Guard{shorten}, Policies: []harness.ViewPolicy{count}})

@@ -359,7 +359,7 @@ func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults
 		Locator:  loc,
 	}
 	others := nonTextParts(v.Messages[i].Parts)
-	if err := v.ReplaceText(i, text, cut); err != nil {
+	if err := v.Replace(i, []harness.Part{harness.TextPart(text)}, cut); err != nil {
 		return 0, fmt.Errorf("turn budget: %w", err)
 	}
 	if len(others) > 0 {

@@ -156,7 +156,7 @@ func lastNObservations(n int) harness.ViewPolicy {
 		for k := 0; k < len(idx)-n; k++ {
 			i := idx[k]
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, fmt.Sprintf("Old environment output: (%d lines omitted)", strings.Count(text, "\n")+1),
+			if err := v.Replace(i, []harness.Part{harness.TextPart(fmt.Sprintf("Old environment output: (%d lines omitted)", strings.Count(text, "\n")+1))},
 				harness.Cut{Kind: harness.CutCleared, By: "swe-agent", BytesIn: len(text)}); err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func observationMasking(window int) harness.ViewPolicy {
 				continue
 			}
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, "<MASKED>", harness.Cut{Kind: harness.CutCleared, By: "openhands", BytesIn: len(text)}); err != nil {
+			if err := v.Replace(i, []harness.Part{harness.TextPart("<MASKED>")}, harness.Cut{Kind: harness.CutCleared, By: "openhands", BytesIn: len(text)}); err != nil {
 				return err
 			}
 		}
@@ -213,7 +213,7 @@ func clearToolUses(c tokens.Counter, trigger, keep, clearAtLeast int) harness.Vi
 		}
 		for _, i := range idx[:len(idx)-keep] {
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, placeholder, harness.Cut{Kind: harness.CutCleared, By: "anthropic-context-editing", BytesIn: len(text)}); err != nil {
+			if err := v.Replace(i, []harness.Part{harness.TextPart(placeholder)}, harness.Cut{Kind: harness.CutCleared, By: "anthropic-context-editing", BytesIn: len(text)}); err != nil {
 				return err
 			}
 		}

@@ -93,7 +93,7 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 		if v.Round == 4 {
 			for i, m := range v.Messages {
 				if m.Role == harness.RoleTool {
-					_ = v.ReplaceText(i, "[cleared]", harness.Cut{Kind: harness.CutCleared})
+					_ = v.Replace(i, []harness.Part{harness.TextPart("[cleared]")}, harness.Cut{Kind: harness.CutCleared})
 					break
 				}
 			}
