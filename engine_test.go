@@ -77,7 +77,7 @@ func TestEngineStepsFromOutside(t *testing.T) {
 	if admitted != 1 || last.Role != harness.RoleTool || last.Text() != "[short] hello" || views != 3 {
 		t.Fatalf("admitted %d times, %d views, last message %s %q", admitted, views, last.Role, last.Text())
 	}
-	if err := eng.EndTurn(ctx, conv, turn, harness.Answered, harness.Usage{}, "", nil); err != nil || turn.Outcome != harness.Answered {
+	if _, err := eng.EndTurn(ctx, conv, turn, harness.Answered, harness.Usage{}, ""); err != nil || turn.Outcome != harness.Answered {
 		t.Fatalf("end: %v %s", err, turn.Outcome)
 	}
 }

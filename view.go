@@ -87,8 +87,8 @@ type View struct {
 
 // AddNote appends a note (a compaction summary or clearing mark) to the
 // view's conversation, so this view's later policies and every later view
-// see it, and leaves it for the engine to record (NoteRecorder) once the
-// policies are done.
+// see it, and leaves it for the engine to record (the Recorder's AddNote)
+// once the policies are done.
 func (v *View) AddNote(n *Note) {
 	v.Conversation.Notes = append(v.Conversation.Notes, n)
 	v.notes = append(v.notes, n)
