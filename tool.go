@@ -218,9 +218,6 @@ func (r *ToolResult) PayloadSize() int {
 	return n
 }
 
-// Cut reports whether any guard or policy reduced the model's copy.
-func (r *ToolResult) Cut() bool { return len(r.Cuts) > 0 }
-
 // structuredDuplicated reports whether some text or JSON part already holds
 // the structured payload (compared as JSON values, so whitespace and key
 // order do not matter).

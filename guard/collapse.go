@@ -89,7 +89,7 @@ func (c *Collapse) Guard() harness.Guard {
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 			res, err := next(ctx, call)
-			if err != nil || res == nil || res.Stream != nil || res.Cut() || !cfg.applies(call.Name) {
+			if err != nil || res == nil || res.Stream != nil || len(res.Cuts) > 0 || !cfg.applies(call.Name) {
 				return res, err
 			}
 			info, ok := harness.CallInfoFrom(ctx)

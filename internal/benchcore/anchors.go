@@ -91,7 +91,7 @@ func tokenRule(c tokens.Counter, by string, tools func(string) bool, limit int, 
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 			res, err := next(ctx, call)
-			if err != nil || res == nil || !tools(call.Name) || res.Cut() {
+			if err != nil || res == nil || !tools(call.Name) || len(res.Cuts) > 0 {
 				return res, err
 			}
 			text := res.ModelText()
