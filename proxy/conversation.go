@@ -358,7 +358,7 @@ func (c *conversation) restore(res *harness.ToolResult) {
 	}
 	d := &decision{res: res, claimed: true}
 	copy(d.hash[:], raw)
-	if res.Cut() || res.Model != nil {
+	if len(res.Cuts) > 0 || res.Model != nil {
 		// A model copy of its own: cut, or a stub's schema appended.
 		d.out = encodeString(res.ModelText())
 	}

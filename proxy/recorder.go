@@ -17,7 +17,7 @@ import (
 // the rounds a turn already holds (one entry per stored round).
 type recordStore interface {
 	harness.Recorder
-	harness.RequestRecorder
+	AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error
 	store.TurnResumer
 	Requests(ctx context.Context, convID string, turn int) ([]store.Request, error)
 }

@@ -3,11 +3,13 @@ package replayengine
 import (
 	"context"
 	"fmt"
-	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -461,7 +463,7 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 		e.waiting = append(e.waiting, len(e.report.Results))
 		e.report.Results = append(e.report.Results, ResultStat{
 			CallID: call.ID, Tool: call.Name, Args: string(call.Args), Turn: turn.Index, Round: round.Index,
-			FullChars: harness.Chars(rr.FullText()), ShownChars: harness.Chars(res.ModelText()),
+			FullChars: utf8.RuneCountInString(rr.FullText()), ShownChars: utf8.RuneCountInString(res.ModelText()),
 			State: state(res.Cuts, nil),
 		})
 	}
@@ -477,7 +479,7 @@ func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) Call
 	for i := range v.Messages {
 		m := &v.Messages[i]
 		if m.Role == harness.RoleTool && !e.opts.NoShown {
-			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
+			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: utf8.RuneCountInString(m.Text())})
 		}
 	}
 	if len(e.waiting) > 0 {
