@@ -148,44 +148,19 @@ type CompactPolicy struct {
 	// more than keeping everything (the bench's presets of other systems
 	// set it, as their rules know no bank).
 	Unbounded bool
-	// KeepQuoted makes a cleared result keep, below its placeholder, the
-	// lines of it that the agent's own messages and calls quoted (an
-	// identifier-like word of the result, not in the messages up to the
-	// call that made it, used in a message after it), with QuotedContext
-	// lines either side; the placeholder says how to get the rest. What
-	// counts as quoted is read from the transcript up to the mark of the
-	// clear that first covered the result and the rounds every clear keeps
-	// after its mark (the fewer of KeepRounds and ClearOldKeepRounds), all
-	// there when the clear was decided, so every later view shows the
-	// identical text and the prompt cache holds; the savings bank prices
-	// the digest, as it is what stays. A digest no shorter than the result
-	// leaves the result whole. Off by default.
-	KeepQuoted bool
-	// QuotedContext is the lines of context KeepQuoted keeps either side
-	// of a quoted line (zero means 3; a negative value is an error).
-	QuotedContext int
-	// NoQuotedContext makes KeepQuoted keep the quoted lines alone, with
-	// no context.
-	NoQuotedContext bool
-	// ClearFrom, when positive, makes a clear for cost take only the
-	// results whose stored model copy counts at least this many tokens
-	// (and results that point at others); smaller ones stay whole until
-	// the window's clear takes everything. Only what it takes counts
-	// towards ClearOld, the payback and the bank. The threshold is
-	// recorded with the clear's mark, so every later view clears alike.
-	// Zero takes every result; negative is an error.
-	ClearFrom int
-	// KeepPreviews makes a clear for cost leave whole the results a
-	// ceiling cut to a preview at arrival (a Cut of kind CutSpilled or
-	// CutTruncated on the stored result): the preview is already the
-	// lines chosen to show, and the agent quotes them again far more
-	// often than the rest of what clears take. The window's clear takes
-	// them; the mark records the rule, as with ClearFrom. Off by default.
-	KeepPreviews bool
+	// Rule decides which old results the clears for cost take and what a
+	// cleared result shows (see [ClearRule]); the zero Rule takes every one
+	// and shows a one-line placeholder. The savings bank prices what the
+	// rule leaves, as it is what stays.
+	Rule ClearRule
+	// Rules are the other rules a view may find named in the marks of
+	// earlier clears (a policy whose Rule changed reads the marks its old
+	// Rule wrote), so it reproduces what they took.
+	Rules []ClearRule
 	// NoKeepActive turns off what every clear does by default: leave whole
-	// every result the agent quoted (KeepQuoted's word rule: a word of the
-	// result, in none of the messages up to the call that made it, used in
-	// a message after it) in one of the newest ActiveRounds rounds up to
+	// every result the agent quoted (an identifier-like word of the result,
+	// in none of the messages up to the call that made it, used in a
+	// message after it) in one of the newest ActiveRounds rounds up to
 	// the rounds every clear keeps after its mark (the fewer of KeepRounds
 	// and ClearOldKeepRounds): the results the agent is working with.
 	// Those rounds were all there when the clear was decided, so every
@@ -232,10 +207,9 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
-	quoted         bool // KeepQuoted
-	quotedCtx      int
-	costRule       clearRule // ClearFrom and KeepPreviews
-	active         int       // the working-set rule's rounds (NoKeepActive); 0: off
+	own            *ClearRule  // Rule; nil: the default
+	rules          []ClearRule // Rules
+	active         int         // the working-set rule's rounds (NoKeepActive); 0: off
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -310,13 +284,10 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = defaultCompactSummaryTokens
 	}
-	c.quoted = p.KeepQuoted
-	if c.costRule = (clearRule{from: p.ClearFrom, keepPreviews: p.KeepPreviews}); p.ClearFrom < 0 {
-		return c, errClearFrom
+	if c.own, err = rulesOf(p); err != nil {
+		return c, err
 	}
-	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
-		return c, fmt.Errorf("compact: %w", err)
-	}
+	c.rules = p.Rules
 	if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, defaultCompactActiveRounds, p.NoKeepActive, "NoKeepActive turns the rule off"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
@@ -359,7 +330,7 @@ type compaction struct {
 	pending compactPos
 	// rule says which results the clear being decided or reproduced
 	// takes (the zero rule: all; see takes).
-	rule clearRule
+	rule markRule
 	// act is the working-set rule's memory when items is nil.
 	act *activeState
 	// forced are the marks of forced clears, which took the working set
@@ -423,7 +394,7 @@ func (c *compaction) apply() error {
 	if c.clearIdle > 0 && v.Idle > c.clearIdle && !v.Overflow {
 		// The cache is cold: a clear now costs no miss, so it needs no
 		// chunk, no payback and no bank.
-		c.rule = c.costRule
+		c.rule = markRule{rule: c.own}
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearIdleKeep); ok && (!c.clearIdleBank || c.covered(next)) {
 			why := fmt.Sprintf("after %s idle (the prompt cache had expired)", v.Idle.Round(time.Second))
 			if now, err = c.commitClear(next, cleared, now, "clear-idle", why, "idle_seconds", v.Idle.Seconds()); err != nil {
@@ -435,7 +406,7 @@ func (c *compaction) apply() error {
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.
-		c.rule = c.costRule
+		c.rule = markRule{rule: c.own}
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) && c.covered(next) {
 			if now, err = c.commitClear(next, cleared, now, "clear-old", "to save their cost", "clear_old", c.clearOld); err != nil {
 				return err
@@ -443,7 +414,7 @@ func (c *compaction) apply() error {
 			mark = next
 		}
 	}
-	c.rule = clearRule{} // the window's clear takes every result
+	c.rule = markRule{} // the window's clear takes every result
 	if c.window <= 0 {
 		if !v.Overflow {
 			return nil
@@ -473,7 +444,7 @@ func (c *compaction) apply() error {
 	if forced {
 		// A request that does not fit keeps no working set: the mark
 		// records it, so every later view clears alike.
-		c.rule = clearRule{all: true}
+		c.rule = markRule{all: true}
 	}
 	next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds)
 	if !forced && c.bank != nil && (!ok || !c.covered(next)) {
@@ -555,16 +526,29 @@ func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, b
 // item is the conversation's entry for the result message i shows.
 func (c *compaction) item(i int) *resultItem {
 	res := c.v.Origins[i].Result
-	h := c.horizon(i)
-	if c.last != nil && c.lastAt == i && c.last.res == res && c.last.horizon == h {
+	h, known := compactPos{}, false
+	horizon := func() compactPos {
+		if !known {
+			h, known = c.horizon(i), true
+		}
+		return h
+	}
+	if c.last != nil && c.lastAt == i && c.last.res == res && (!c.last.quoted || c.last.horizon == horizon()) {
 		return c.last // clearable, then saving, of the same message
 	}
-	if it := c.items.current(i, res, h); it != nil {
+	if it := c.items.current(i, res, horizon); it != nil {
 		c.last, c.lastAt = it, i
 		return it
 	}
 	call, hasArg := c.callOf(i, res)
-	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, h, func() string { return c.renderPlaceholder(i, res, call, hasArg) })
+	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, horizon, func(old *resultItem) *resultItem {
+		it := &resultItem{}
+		if old != nil {
+			it.stored = old.stored // the stored result's count holds
+		}
+		it.text, it.take, it.quoted, it.horizon = c.ask(i, c.own, &it.stored)
+		return it
+	})
 	c.lastAt = i
 	return c.last
 }
@@ -930,9 +914,9 @@ func (c *compaction) placeholder(i int) string {
 	if c.items != nil {
 		return c.item(i).text
 	}
-	res := c.v.Origins[i].Result
-	call, hasArg := c.callOf(i, res)
-	return c.renderPlaceholder(i, res, call, hasArg)
+	stored := 0
+	text, _, _, _ := c.ask(i, c.own, &stored)
+	return text
 }
 
 // placeholderTokens counts the tool message that shows the placeholder of
@@ -953,10 +937,9 @@ func (c *compaction) placeholderTokens(i int) int {
 	return it.tokens
 }
 
-// renderPlaceholder writes the placeholder of res, shown by message i and
-// made by call (hasArg: the view holds the call), and with KeepQuoted the
-// lines the agent quoted from it (see quotedDigest).
-func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
+// about names res in its placeholder (made by call; hasArg: the view
+// holds the call), and says how to get it back.
+func (c *compaction) about(res *harness.ToolResult, call harness.ToolCall, hasArg bool) (about, back string) {
 	what := res.Tool
 	if hasArg {
 		args := canonjson.OrRaw(call.Args)
@@ -973,13 +956,7 @@ func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harn
 	if res.IsError {
 		kind = "error result"
 	}
-	back := locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
-	if digest := c.digest(i, res); digest != "" {
-		ctx := max(c.quotedCtx, 0)
-		return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes); below are the lines of it you quoted, with %d lines of context. To see all of it, %s.]\n%s",
-			kind, what, res.CallID, size, ctx, back, digest)
-	}
-	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
+	return fmt.Sprintf("the %s of %s (call %s, %d bytes)", kind, what, res.CallID, size), locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
 }
 
 // setNoteMessage shows text as the note message at the top of the view,
