@@ -18,10 +18,7 @@ import (
 	"github.com/agentharness/harness/tokens"
 )
 
-// Defaults of [CompactPolicy] (harness-rs: start above 75% of the window,
-// stop at or under 55%; keep the recent 6 turns, summary ≤ 600 tokens;
-// Anthropic's context editing keeps the last 3 tool uses and clears at
-// least a chunk to amortise cache misses).
+// Defaults of [CompactPolicy].
 const (
 	defaultCompactHighWater     = 0.75
 	defaultCompactTarget        = 0.55
@@ -31,8 +28,8 @@ const (
 	// defaultCompactClearFraction is ClearAtLeast's default, as a fraction
 	// of the window.
 	defaultCompactClearFraction = 0.10
-	// DefaultCompactClearOld is ClearOld's default, in tokens (see
-	// CompactPolicy.ClearOld for how it was chosen).
+	// DefaultCompactClearOld is CompactPolicy.ClearOld's default, in
+	// tokens.
 	DefaultCompactClearOld = 12_000
 	// defaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
 	defaultCompactClearOldKeepRounds = 4
@@ -60,14 +57,15 @@ const compactName = "compact"
 //   - After a pause longer than the prompt cache lives (ClearWhenIdle),
 //     when a clear breaks no warm cache.
 //
-// Each decision is recorded once in the transcript as a clear mark, so
-// every later view, in this process or another, clears exactly the same
-// results and the cache breaks only at a clear. A result another shown
-// result points at (a Collapse marker, a suppressed repeat) is kept with
-// it. Tokens are counted with Counter on the request as it would be sent,
-// scaled by Calibrator for Model. Run the policy last: it measures what the
-// other policies built. A CompactPolicy may serve many conversations at
-// once; do not copy it after first use.
+// Rule ([ClearRule]) decides which results a clear for cost takes and what
+// a cleared result shows. Each decision is recorded once in the transcript
+// as a clear mark, so every later view, in this process or another, clears
+// exactly the same results and the cache breaks only at a clear. A result
+// another shown result points at (a Collapse marker, a suppressed repeat)
+// is kept with it. Tokens are counted with Counter on the request as it
+// would be sent, scaled by Calibrator for Model. Run the policy last: it
+// measures what the other policies built. A CompactPolicy may serve many
+// conversations at once; do not copy it after first use.
 type CompactPolicy struct {
 	// HighWater and Target are fractions of the window (defaults 0.75 and
 	// 0.55).
@@ -92,9 +90,9 @@ type CompactPolicy struct {
 	// KeepRounds is how many of the newest rounds keep their results
 	// (default 3).
 	KeepRounds int
-	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
-	// old results are cleared, all at once, when clearing them saves at
-	// least this many. Zero means DefaultCompactClearOld (12,000);
+	// ClearOld is the cost trigger (docs/design.md, "Clearing for cost"),
+	// in tokens: old results are cleared, all at once, when clearing them
+	// saves at least this many. Zero means DefaultCompactClearOld (12,000);
 	// NoClearOld turns the trigger off. A negative value is an error.
 	ClearOld int
 	// NoClearOld turns the cost trigger off: old results are cleared only
@@ -140,7 +138,8 @@ type CompactPolicy struct {
 	// do not offer it.
 	NoRecall bool
 	// Prices are the price models a clear for cost must not lose under
-	// (see "The savings bank"); nil means defaultCompactPrices().
+	// (docs/design.md, "The savings bank"); nil means the list-price
+	// models of the providers the policy knows.
 	Prices []CachePrice
 	// Unbounded turns the savings bank off: a clear for cost then needs
 	// only to be expected to repay its cache miss, and the window's
@@ -169,12 +168,12 @@ type CompactPolicy struct {
 	// agent no longer quotes (its miss starts earlier in the prefix, which
 	// the savings bank prices); a result once cleared stays cleared. The
 	// savings bank prices the results kept whole, as they are what stays.
-	// With the cost trigger's 4 kept rounds the rounds read end one round
-	// before a clear for cost. A clear forced by a request that would not fit (or
-	// Overflow) keeps no working set, and its mark says so.
+	// With the cost trigger's default kept rounds the rounds read end one
+	// round before a clear for cost. A clear forced by a request that would
+	// not fit (or Overflow) keeps no working set, and its mark says so.
 	NoKeepActive bool
 	// ActiveRounds is how many rounds the working-set rule reads (zero
-	// means defaultCompactActiveRounds; a negative value is an error;
+	// means 3; a negative value is an error;
 	// NoKeepActive turns the rule off).
 	ActiveRounds int
 
