@@ -324,8 +324,8 @@ type compaction struct {
 	items  *resultItems
 	last   *resultItem
 	lastAt int
-	// pending is the mark being decided: the horizon of the digests of
-	// results no recorded mark covers yet (see horizonOf).
+	// pending is the mark being decided: the horizon of the results no
+	// recorded mark covers yet (see horizonOf).
 	pending compactPos
 	// rule says which results the clear being decided or reproduced
 	// takes (the zero rule: all; see takes).

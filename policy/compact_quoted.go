@@ -8,7 +8,7 @@ import (
 	"github.com/agentharness/harness/internal/canonjson"
 )
 
-// quotedWordChars is the shortest word a digest looks for: shorter ones
+// quotedWordChars is the shortest word counted as quoted: shorter ones
 // (if, err, len) are in every result and tell nothing.
 const quotedWordChars = 6
 
@@ -151,8 +151,8 @@ func quotedBy(conv *harness.Conversation, pos, mark compactPos, after int, words
 	return quoted
 }
 
-// horizonOf is the mark a digest of the result at pos reads the
-// transcript up to: the oldest recorded mark at or after pos (the clear
+// horizonOf is the mark up to which the transcript is read for what was
+// quoted from the result at pos: the oldest recorded mark at or after pos (the clear
 // that first covered it; marks only move forward, so it never changes
 // once recorded), else pending, the mark being decided.
 func horizonOf(conv *harness.Conversation, pos, pending compactPos) compactPos {

@@ -152,7 +152,7 @@ func rulesOf(p *CompactPolicy) (*ClearRule, error) {
 		}
 	}
 	for i := range p.Rules {
-		if err := checkRule("Rules", &p.Rules[i]); err != nil {
+		if err := checkRule(fmt.Sprintf("Rules[%d]", i), &p.Rules[i]); err != nil {
 			return nil, err
 		}
 	}

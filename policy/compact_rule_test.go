@@ -262,7 +262,7 @@ func TestCompactRuleErrors(t *testing.T) {
 		{&CompactPolicy{Rule: ClearRule{Name: "x"}}, `compact: Rule "x" has no Clear`},
 		{&CompactPolicy{Rule: ClearRule{Clear: take}}, `compact: Rule's Name "" is not words separated by single spaces`},
 		{&CompactPolicy{Rule: ClearRule{Name: "a  b", Clear: take}}, `compact: Rule's Name "a  b" is not words`},
-		{&CompactPolicy{Rules: []ClearRule{{Name: "keep all", Clear: take}}}, `compact: Rules's Name "keep all" ends in "all"`},
+		{&CompactPolicy{Rules: []ClearRule{{Name: "keep all", Clear: take}}}, `compact: Rules[0]'s Name "keep all" ends in "all"`},
 	} {
 		if err := tc.pol.ApplyView(context.Background(), v); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err %v, want one with %q", err, tc.want)
