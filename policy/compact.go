@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -525,31 +526,34 @@ func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, b
 // item is the conversation's entry for the result message i shows.
 func (c *compaction) item(i int) *resultItem {
 	res := c.v.Origins[i].Result
-	h, known := compactPos{}, false
-	horizon := func() compactPos {
-		if !known {
-			h, known = c.horizon(i), true
-		}
-		return h
-	}
-	if c.last != nil && c.lastAt == i && c.last.res == res && (!c.last.quoted || c.last.horizon == horizon()) {
+	if c.last != nil && c.lastAt == i && c.last.res == res && c.fresh(c.last, i) {
 		return c.last // clearable, then saving, of the same message
 	}
-	if it := c.items.current(i, res, horizon); it != nil {
+	if it := c.items.current(i, res); it != nil && c.fresh(it, i) {
 		c.last, c.lastAt = it, i
 		return it
 	}
 	call, hasArg := c.callOf(i, res)
-	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, horizon, func(old *resultItem) *resultItem {
-		it := &resultItem{}
+	it := c.items.lookup(i, res)
+	if it == nil || it.hasArg != hasArg || it.recall != c.recall || !bytes.Equal(it.args, call.Args) || !c.fresh(it, i) {
+		old := it
+		it = &resultItem{res: res, args: call.Args, hasArg: hasArg, recall: c.recall, clearable: -1}
 		if old != nil {
 			it.stored = old.stored // the stored result's count holds
 		}
 		it.text, it.take, it.quoted, it.horizon = c.ask(i, c.own, &it.stored)
-		return it
-	})
-	c.lastAt = i
-	return c.last
+		it.parts = []harness.Part{harness.TextPart(it.text)}
+		c.items.byRes[res] = it
+	}
+	c.items.place(i, it)
+	c.last, c.lastAt = it, i
+	return it
+}
+
+// fresh reports whether it holds for message i: it read nothing of what
+// the agent quoted, or read it up to the result's horizon.
+func (c *compaction) fresh(it *resultItem, i int) bool {
+	return !it.quoted || it.horizon == c.horizon(i)
 }
 
 // clearMark is the newest clearing mark recorded in conv's notes.
@@ -936,10 +940,11 @@ func (c *compaction) placeholderTokens(i int) int {
 	return it.tokens
 }
 
-// about names res in its placeholder (made by call; hasArg: the view
-// holds the call), and says how to get it back.
-func (c *compaction) about(res *harness.ToolResult, call harness.ToolCall, hasArg bool) (about, back string) {
-	what := res.Tool
+// describe gives the pieces of res's placeholder (made by call; hasArg:
+// the view holds the call): its kind, what made it, its size and how to
+// get it back.
+func (c *compaction) describe(res *harness.ToolResult, call harness.ToolCall, hasArg bool) (kind, what string, size int, back string) {
+	what = res.Tool
 	if hasArg {
 		args := canonjson.OrRaw(call.Args)
 		if utf8.RuneCountInString(args) > 80 {
@@ -947,15 +952,15 @@ func (c *compaction) about(res *harness.ToolResult, call harness.ToolCall, hasAr
 		}
 		what += " " + args
 	}
-	size := res.Bytes
+	size = res.Bytes
 	if size <= 0 {
 		size = res.PayloadSize()
 	}
-	kind := "result"
+	kind = "result"
 	if res.IsError {
 		kind = "error result"
 	}
-	return fmt.Sprintf("the %s of %s (call %s, %d bytes)", kind, what, res.CallID, size), locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
+	return kind, what, size, locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
 }
 
 // setNoteMessage shows text as the note message at the top of the view,

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 
@@ -99,37 +98,30 @@ func (pc *placeholderCache) open(conv *harness.Conversation) (*resultItems, func
 	return ri, ri.mu.Unlock
 }
 
-// get returns the entry of res, shown by message i, for a placeholder
-// rendered with args (hasArg: the call is known) and recall, made anew by
-// render (given the entry it replaces, or nil) when there is none or it was
-// rendered otherwise. horizon is the result's horizon (see horizonOf), asked
-// only of an entry whose rule read it.
-func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, recall bool, horizon func() compactPos, render func(old *resultItem) *resultItem) *resultItem {
-	var it *resultItem
+// lookup returns the entry of res, shown by message i, or nil: the
+// caller checks that it was rendered as it would render it now.
+func (ri *resultItems) lookup(i int, res *harness.ToolResult) *resultItem {
 	if i < len(ri.at) && ri.at[i] != nil && ri.at[i].res == res {
-		it = ri.at[i]
-	} else {
-		it = ri.byRes[res]
+		return ri.at[i]
 	}
-	if it == nil || it.hasArg != hasArg || it.recall != recall || !bytes.Equal(it.args, args) || (it.quoted && it.horizon != horizon()) {
-		it = render(it)
-		it.res, it.args, it.hasArg, it.recall, it.clearable = res, args, hasArg, recall, -1
-		it.parts = []harness.Part{harness.TextPart(it.text)}
-		ri.byRes[res] = it
-	}
+	return ri.byRes[res]
+}
+
+// place makes it the entry of message i, found current in this pass.
+func (ri *resultItems) place(i int, it *resultItem) {
 	if i >= len(ri.at) {
 		ri.at = append(ri.at, make([]*resultItem, i+1-len(ri.at))...)
 	}
 	ri.at[i] = it
 	it.checked = ri.pass
-	return it
 }
 
 // current returns the entry of message i when this pass already found it
-// current for res (the call cannot change within a pass), or nil.
-func (ri *resultItems) current(i int, res *harness.ToolResult, horizon func() compactPos) *resultItem {
+// current for res (the call cannot change within a pass), or nil; the
+// caller checks its horizon.
+func (ri *resultItems) current(i int, res *harness.ToolResult) *resultItem {
 	if i < len(ri.at) {
-		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass && (!it.quoted || it.horizon == horizon()) {
+		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass {
 			return it
 		}
 	}
