@@ -18,16 +18,18 @@ import (
 // in this process or another, asks the same rule (found by Name in the
 // policy's Rule or Rules) which results that clear took. A mark whose name
 // no rule has clears every result at or before it: read back wrongly, a mark
-// clears more, never less, and every view still agrees.
+// clears more, never less, and every view still agrees. Marks in the words
+// stored before rules had names ("clear-from N", "keep-previews") read as
+// they were written.
 type ClearRule struct {
 	// Name identifies the rule in the marks: words separated by single
 	// spaces, the last of which is not "all". Required when Clear is set.
 	Name string
-	// Clear is asked of each old result a clear may take (one that points
-	// at others, such as a collapse marker, is always taken): whether the
-	// rule takes it, and the text it shows once cleared ("" is the default
-	// placeholder). The text is asked of the policy's own Rule, whichever
-	// clear took the result. Clear must depend on the candidate alone, so
+	// Clear is asked about each old result: whether a clear for cost under
+	// the rule takes it (one that points at others, such as a collapse
+	// marker, is always taken), and the text it shows once cleared by any
+	// clear ("" is the default placeholder; the text is always the
+	// policy's own Rule's). Clear must depend on the candidate alone, so
 	// every view gives the same answers and the prompt cache holds.
 	Clear func(ClearCandidate) (take bool, text string)
 }
