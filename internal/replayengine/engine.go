@@ -43,6 +43,17 @@ type Config struct {
 	// that selection, not the run's. Without one, a call that recorded
 	// its list offers exactly that list.
 	Selector harness.Selector
+	// Reread, when set, is told of each recovery round (see [Recovery]) as
+	// a live agent makes it: the round's calls (a read of a spill file,
+	// the recall tool, a read-only call run again), once the request the
+	// round precedes is built and before the results of that request's
+	// calls go through the guards. It is how a preset whose guards adapt
+	// to what the agent reads back learns of the reads: in a live run the
+	// round is one more round of tool calls in the transcript, which the
+	// replay prices instead of running (the requests of Report.Calls do
+	// not hold it). Needles the recording itself never showed are read
+	// back too (the bench leaves them out of the price, not out of this).
+	Reread func(calls []harness.ToolCall)
 }
 
 // Policy names a configuration. New is called once per replay, with a

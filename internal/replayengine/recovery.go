@@ -116,6 +116,9 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		m := harness.Message{Role: harness.RoleTool, ToolCallID: msg.ToolCalls[i].ID, Parts: []harness.Part{harness.TextPart(text)}}
 		rec.Added += tokens.CountMessage(e.opts.Counter, &m)
 	}
+	if e.cfg.Reread != nil {
+		e.cfg.Reread(slices.Clone(msg.ToolCalls))
+	}
 	e.recovered = append(e.recovered, results...)
 	e.report.Recoveries = append(e.report.Recoveries, rec)
 }
