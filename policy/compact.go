@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -20,10 +21,7 @@ import (
 	"github.com/agentharness/harness/tokens"
 )
 
-// Defaults of [CompactPolicy] (harness-rs: start above 75% of the window,
-// stop at or under 55%; keep the recent 6 turns, summary ≤ 600 tokens;
-// Anthropic's context editing keeps the last 3 tool uses and clears at
-// least a chunk to amortise cache misses).
+// Defaults of [CompactPolicy].
 const (
 	defaultCompactHighWater     = 0.75
 	defaultCompactTarget        = 0.55
@@ -33,8 +31,8 @@ const (
 	// defaultCompactClearFraction is ClearAtLeast's default, as a fraction
 	// of the window.
 	defaultCompactClearFraction = 0.10
-	// DefaultCompactClearOld is ClearOld's default, in tokens (see
-	// CompactPolicy.ClearOld for how it was chosen).
+	// DefaultCompactClearOld is CompactPolicy.ClearOld's default, in
+	// tokens.
 	DefaultCompactClearOld = 12_000
 	// defaultCompactClearOldKeepRounds is ClearOldKeepRounds' default.
 	defaultCompactClearOldKeepRounds = 4
@@ -62,14 +60,15 @@ const compactName = "compact"
 //   - After a pause longer than the prompt cache lives (ClearWhenIdle),
 //     when a clear breaks no warm cache.
 //
-// Each decision is recorded once in the transcript as a clear mark, so
-// every later view, in this process or another, clears exactly the same
-// results and the cache breaks only at a clear. A result another shown
-// result points at (a Collapse marker, a suppressed repeat) is kept with
-// it. Tokens are counted with Counter on the request as it would be sent,
-// scaled by Calibrator for Model. Run the policy last: it measures what the
-// other policies built. A CompactPolicy may serve many conversations at
-// once; do not copy it after first use.
+// Rule ([ClearRule]) decides which results a clear for cost takes and what
+// a cleared result shows. Each decision is recorded once in the transcript
+// as a clear mark, so every later view, in this process or another, clears
+// exactly the same results and the cache breaks only at a clear. A result
+// another shown result points at (a Collapse marker, a suppressed repeat)
+// is kept with it. Tokens are counted with Counter on the request as it
+// would be sent, scaled by Calibrator for Model. Run the policy last: it
+// measures what the other policies built. A CompactPolicy may serve many
+// conversations at once; do not copy it after first use.
 type CompactPolicy struct {
 	// HighWater and Target are fractions of the window (defaults 0.75 and
 	// 0.55).
@@ -94,9 +93,9 @@ type CompactPolicy struct {
 	// KeepRounds is how many of the newest rounds keep their results
 	// (default 3).
 	KeepRounds int
-	// ClearOld is the cost trigger (see "Clearing for cost"), in tokens:
-	// old results are cleared, all at once, when clearing them saves at
-	// least this many. Zero means DefaultCompactClearOld (12,000);
+	// ClearOld is the cost trigger (docs/design.md, "Clearing for cost"),
+	// in tokens: old results are cleared, all at once, when clearing them
+	// saves at least this many. Zero means DefaultCompactClearOld (12,000);
 	// NoClearOld turns the trigger off. A negative value is an error.
 	ClearOld int
 	// NoClearOld turns the cost trigger off: old results are cleared only
@@ -141,7 +140,8 @@ type CompactPolicy struct {
 	// do not offer it.
 	NoRecall bool
 	// Prices are the price models a clear for cost must not lose under
-	// (see "The savings bank"); nil means defaultCompactPrices().
+	// (docs/design.md, "The savings bank"); nil means the list-price
+	// models of the providers the policy knows.
 	Prices []CachePrice
 	// Unbounded turns the savings bank off: a clear for cost then needs
 	// only to be expected to repay its cache miss, and the window's
@@ -149,44 +149,19 @@ type CompactPolicy struct {
 	// more than keeping everything (the bench's presets of other systems
 	// set it, as their rules know no bank).
 	Unbounded bool
-	// KeepQuoted makes a cleared result keep, below its placeholder, the
-	// lines of it that the agent's own messages and calls quoted (an
-	// identifier-like word of the result, not in the messages up to the
-	// call that made it, used in a message after it), with QuotedContext
-	// lines either side; the placeholder says how to get the rest. What
-	// counts as quoted is read from the transcript up to the mark of the
-	// clear that first covered the result and the rounds every clear keeps
-	// after its mark (the fewer of KeepRounds and ClearOldKeepRounds), all
-	// there when the clear was decided, so every later view shows the
-	// identical text and the prompt cache holds; the savings bank prices
-	// the digest, as it is what stays. A digest no shorter than the result
-	// leaves the result whole. Off by default.
-	KeepQuoted bool
-	// QuotedContext is the lines of context KeepQuoted keeps either side
-	// of a quoted line (zero means 3; a negative value is an error).
-	QuotedContext int
-	// NoQuotedContext makes KeepQuoted keep the quoted lines alone, with
-	// no context.
-	NoQuotedContext bool
-	// ClearFrom, when positive, makes a clear for cost take only the
-	// results whose stored model copy counts at least this many tokens
-	// (and results that point at others); smaller ones stay whole until
-	// the window's clear takes everything. Only what it takes counts
-	// towards ClearOld, the payback and the bank. The threshold is
-	// recorded with the clear's mark, so every later view clears alike.
-	// Zero takes every result; negative is an error.
-	ClearFrom int
-	// KeepPreviews makes a clear for cost leave whole the results a
-	// ceiling cut to a preview at arrival (a Cut of kind CutSpilled or
-	// CutTruncated on the stored result): the preview is already the
-	// lines chosen to show, and the agent quotes them again far more
-	// often than the rest of what clears take. The window's clear takes
-	// them; the mark records the rule, as with ClearFrom. Off by default.
-	KeepPreviews bool
+	// Rule decides which old results the clears for cost take and what a
+	// cleared result shows (see [ClearRule]); the zero Rule takes every one
+	// and shows a one-line placeholder. The savings bank prices what the
+	// rule leaves, as it is what stays.
+	Rule ClearRule
+	// Rules are the other rules a view may find named in the marks of
+	// earlier clears (a policy whose Rule changed reads the marks its old
+	// Rule wrote), so it reproduces what they took.
+	Rules []ClearRule
 	// NoKeepActive turns off what every clear does by default: leave whole
-	// every result the agent quoted (KeepQuoted's word rule: a word of the
-	// result, in none of the messages up to the call that made it, used in
-	// a message after it) in one of the newest ActiveRounds rounds up to
+	// every result the agent quoted (an identifier-like word of the result,
+	// in none of the messages up to the call that made it, used in a
+	// message after it) in one of the newest ActiveRounds rounds up to
 	// the rounds every clear keeps after its mark (the fewer of KeepRounds
 	// and ClearOldKeepRounds): the results the agent is working with.
 	// Those rounds were all there when the clear was decided, so every
@@ -195,12 +170,12 @@ type CompactPolicy struct {
 	// agent no longer quotes (its miss starts earlier in the prefix, which
 	// the savings bank prices); a result once cleared stays cleared. The
 	// savings bank prices the results kept whole, as they are what stays.
-	// With the cost trigger's 4 kept rounds the rounds read end one round
-	// before a clear for cost. A clear forced by a request that would not fit (or
-	// Overflow) keeps no working set, and its mark says so.
+	// With the cost trigger's default kept rounds the rounds read end one
+	// round before a clear for cost. A clear forced by a request that would
+	// not fit (or Overflow) keeps no working set, and its mark says so.
 	NoKeepActive bool
 	// ActiveRounds is how many rounds the working-set rule reads (zero
-	// means defaultCompactActiveRounds; a negative value is an error;
+	// means 3; a negative value is an error;
 	// NoKeepActive turns the rule off).
 	ActiveRounds int
 
@@ -233,10 +208,9 @@ type compactConfig struct {
 	summarizer     harness.Model
 	summaryTokens  int
 	recall         bool
-	quoted         bool // KeepQuoted
-	quotedCtx      int
-	costRule       clearRule // ClearFrom and KeepPreviews
-	active         int       // the working-set rule's rounds (NoKeepActive); 0: off
+	own            *ClearRule  // Rule; nil: the default
+	rules          []ClearRule // Rules
+	active         int         // the working-set rule's rounds (NoKeepActive); 0: off
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
@@ -311,13 +285,10 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 	if c.summaryTokens <= 0 {
 		c.summaryTokens = defaultCompactSummaryTokens
 	}
-	c.quoted = p.KeepQuoted
-	if c.costRule = (clearRule{from: p.ClearFrom, keepPreviews: p.KeepPreviews}); p.ClearFrom < 0 {
-		return c, errClearFrom
+	if c.own, err = rulesOf(p); err != nil {
+		return c, err
 	}
-	if c.quotedCtx, err = offOrDefault("QuotedContext", p.QuotedContext, defaultQuotedContext, p.NoQuotedContext, "NoQuotedContext keeps no context"); err != nil {
-		return c, fmt.Errorf("compact: %w", err)
-	}
+	c.rules = p.Rules
 	if c.active, err = offOrDefault("ActiveRounds", p.ActiveRounds, defaultCompactActiveRounds, p.NoKeepActive, "NoKeepActive turns the rule off"); err != nil {
 		return c, fmt.Errorf("compact: %w", err)
 	}
@@ -355,12 +326,12 @@ type compaction struct {
 	items  *resultItems
 	last   *resultItem
 	lastAt int
-	// pending is the mark being decided: the horizon of the digests of
-	// results no recorded mark covers yet (see horizonOf).
+	// pending is the mark being decided: the horizon of the results no
+	// recorded mark covers yet (see horizonOf).
 	pending compactPos
 	// rule says which results the clear being decided or reproduced
 	// takes (the zero rule: all; see takes).
-	rule clearRule
+	rule markRule
 	// act is the working-set rule's memory when items is nil.
 	act *activeState
 	// forced are the marks of forced clears, which took the working set
@@ -424,7 +395,7 @@ func (c *compaction) apply() error {
 	if c.clearIdle > 0 && v.Idle > c.clearIdle && !v.Overflow {
 		// The cache is cold: a clear now costs no miss, so it needs no
 		// chunk, no payback and no bank.
-		c.rule = c.costRule
+		c.rule = markRule{rule: c.own}
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), 0, c.clearIdleKeep); ok && (!c.clearIdleBank || c.covered(next)) {
 			why := fmt.Sprintf("after %s idle (the prompt cache had expired)", v.Idle.Round(time.Second))
 			if now, err = c.commitClear(next, cleared, now, "clear-idle", why, "idle_seconds", v.Idle.Seconds()); err != nil {
@@ -436,7 +407,7 @@ func (c *compaction) apply() error {
 	if c.clearOld > 0 && !v.Overflow {
 		// Cost first: it needs no window, and a window clear below then
 		// starts from what it left.
-		c.rule = c.costRule
+		c.rule = markRule{rule: c.own}
 		if next, cleared, ok := c.chooseMark(mark, math.Inf(1), float64(c.clearOld), c.clearOldKeep); ok && c.pays(next, requestsSoFar(v)) && c.covered(next) {
 			if now, err = c.commitClear(next, cleared, now, "clear-old", "to save their cost", "clear_old", c.clearOld); err != nil {
 				return err
@@ -444,7 +415,7 @@ func (c *compaction) apply() error {
 			mark = next
 		}
 	}
-	c.rule = clearRule{} // the window's clear takes every result
+	c.rule = markRule{} // the window's clear takes every result
 	if c.window <= 0 {
 		if !v.Overflow {
 			return nil
@@ -474,7 +445,7 @@ func (c *compaction) apply() error {
 	if forced {
 		// A request that does not fit keeps no working set: the mark
 		// records it, so every later view clears alike.
-		c.rule = clearRule{all: true}
+		c.rule = markRule{all: true}
 	}
 	next, cleared, ok := c.chooseMark(mark, now-goal, chunk, c.keepRounds)
 	if !forced && c.bank != nil && (!ok || !c.covered(next)) {
@@ -556,18 +527,34 @@ func (c *compaction) callOf(i int, res *harness.ToolResult) (harness.ToolCall, b
 // item is the conversation's entry for the result message i shows.
 func (c *compaction) item(i int) *resultItem {
 	res := c.v.Origins[i].Result
-	h := c.horizon(i)
-	if c.last != nil && c.lastAt == i && c.last.res == res && c.last.horizon == h {
+	if c.last != nil && c.lastAt == i && c.last.res == res && c.fresh(c.last, i) {
 		return c.last // clearable, then saving, of the same message
 	}
-	if it := c.items.current(i, res, h); it != nil {
+	if it := c.items.current(i, res); it != nil && c.fresh(it, i) {
 		c.last, c.lastAt = it, i
 		return it
 	}
 	call, hasArg := c.callOf(i, res)
-	c.last = c.items.get(i, res, call.Args, hasArg, c.recall, h, func() string { return c.renderPlaceholder(i, res, call, hasArg) })
-	c.lastAt = i
-	return c.last
+	it := c.items.lookup(i, res)
+	if it == nil || it.hasArg != hasArg || it.recall != c.recall || !bytes.Equal(it.args, call.Args) || !c.fresh(it, i) {
+		old := it
+		it = &resultItem{res: res, args: call.Args, hasArg: hasArg, recall: c.recall, clearable: -1}
+		if old != nil {
+			it.stored = old.stored // the stored result's count holds
+		}
+		it.text, it.take, it.quoted, it.horizon = c.ask(i, c.own, &it.stored)
+		it.parts = []harness.Part{harness.TextPart(it.text)}
+		c.items.byRes[res] = it
+	}
+	c.items.place(i, it)
+	c.last, c.lastAt = it, i
+	return it
+}
+
+// fresh reports whether it holds for message i: it read nothing of what
+// the agent quoted, or read it up to the result's horizon.
+func (c *compaction) fresh(it *resultItem, i int) bool {
+	return !it.quoted || it.horizon == c.horizon(i)
 }
 
 // clearMark is the newest clearing mark recorded in conv's notes.
@@ -931,9 +918,9 @@ func (c *compaction) placeholder(i int) string {
 	if c.items != nil {
 		return c.item(i).text
 	}
-	res := c.v.Origins[i].Result
-	call, hasArg := c.callOf(i, res)
-	return c.renderPlaceholder(i, res, call, hasArg)
+	stored := 0
+	text, _, _, _ := c.ask(i, c.own, &stored)
+	return text
 }
 
 // placeholderTokens counts the tool message that shows the placeholder of
@@ -954,11 +941,11 @@ func (c *compaction) placeholderTokens(i int) int {
 	return it.tokens
 }
 
-// renderPlaceholder writes the placeholder of res, shown by message i and
-// made by call (hasArg: the view holds the call), and with KeepQuoted the
-// lines the agent quoted from it (see quotedDigest).
-func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harness.ToolCall, hasArg bool) string {
-	what := res.Tool
+// describe gives the pieces of res's placeholder (made by call; hasArg:
+// the view holds the call): its kind, what made it, its size and how to
+// get it back.
+func (c *compaction) describe(res *harness.ToolResult, call harness.ToolCall, hasArg bool) (kind, what string, size int, back string) {
+	what = res.Tool
 	if hasArg {
 		args := canonjson.OrRaw(call.Args)
 		if utf8.RuneCountInString(args) > 80 {
@@ -966,21 +953,15 @@ func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harn
 		}
 		what += " " + args
 	}
-	size := res.Bytes
+	size = res.Bytes
 	if size <= 0 {
 		size = res.PayloadSize()
 	}
-	kind := "result"
+	kind = "result"
 	if res.IsError {
 		kind = "error result"
 	}
-	back := locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
-	if digest := c.digest(i, res); digest != "" {
-		ctx := max(c.quotedCtx, 0)
-		return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes); below are the lines of it you quoted, with %d lines of context. To see all of it, %s.]\n%s",
-			kind, what, res.CallID, size, ctx, back, digest)
-	}
-	return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back)
+	return kind, what, size, locator.HowToGetBack(locator.Spill(res), res.CallID, c.recall)
 }
 
 // setNoteMessage shows text as the note message at the top of the view,

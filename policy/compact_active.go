@@ -87,14 +87,14 @@ func (c *compaction) forcedMarks() map[compactPos]bool {
 	}
 	c.forced = map[compactPos]bool{}
 	for _, n := range c.v.Conversation.Notes {
-		if n != nil && n.ClearTurn != 0 && ruleOf(n.By).all {
+		if n != nil && n.ClearTurn != 0 && c.ruleOf(n.By).all {
 			c.forced[compactPos{n.ClearTurn, n.ClearRound}] = true
 		}
 	}
 	return c.forced
 }
 
-// activeAt reports whether a word of res's model copy (KeepQuoted's word
+// activeAt reports whether a word of res's model copy (the quoted-word
 // rule: see quotedWords and messageWords) is used in an assistant message
 // of the window of mark, after pos, and in none up to pos (the call that
 // made the result names its own pattern or path, which every line of it

@@ -275,12 +275,12 @@ func fuzzConv(script string) *harness.Conversation {
 	return conv
 }
 
-// FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow checks activeAt against
-// KeepQuoted's rule (quotedBy) read over the same rounds — the newest
+// FuzzKeepActiveIsQuotedByOverItsWindow checks activeAt against
+// the quoted-word rule (quotedBy) read over the same rounds — the newest
 // active rounds up to the window's end, and every round up to the result
 // for the words that are no quote — and that rounds appended after a
 // complete window change nothing (every later view decides alike).
-func FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow(f *testing.F) {
+func FuzzKeepActiveIsQuotedByOverItsWindow(f *testing.F) {
 	f.Add("find parse_line|parse_line calls split_field|!answer emit_row|more|still", "later emit_row split_field", uint8(2), uint8(1), uint8(0), uint8(0))
 	f.Add("a|b split_field|c|d emit_row|e|f", "g", uint8(3), uint8(2), uint8(1), uint8(2))
 	f.Add("|||", "", uint8(0), uint8(0), uint8(9), uint8(1))
@@ -320,7 +320,7 @@ func FuzzKeepActiveIsKeepQuotedsRuleOverItsWindow(f *testing.F) {
 		}
 		want := holdsQuoted(res.ModelText(), quotedBy(conv, pos, compactPos{1, len(rounds)}, 0, wordsOf))
 		if got != want {
-			t.Fatalf("activeAt = %v, KeepQuoted's rule over the window = %v (window rounds %d-%d)", got, want, max(0, end-n)+1, end)
+			t.Fatalf("activeAt = %v, quotedBy over the window = %v (window rounds %d-%d)", got, want, max(0, end-n)+1, end)
 		}
 		if left > 0 {
 			return // the window's end is not there yet
@@ -348,7 +348,7 @@ func TestCompactForcedClearTakesTheWorkingSet(t *testing.T) {
 	all := 0
 	for _, note := range conv.Notes {
 		if note != nil && note.ClearTurn != 0 {
-			if !ruleOf(note.By).all {
+			if !(&compactConfig{}).ruleOf(note.By).all {
 				t.Errorf("a forced clear recorded %q, want its rule to take the working set", note.By)
 			}
 			all++

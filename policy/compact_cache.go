@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 
@@ -17,10 +16,10 @@ import (
 // again, and reproducing a clear costs a lookup per cleared result, with
 // nothing allocated, however many results were cleared before it. A
 // placeholder depends only on the stored result, its call's arguments,
-// whether it names the recall tool and, with KeepQuoted, the mark its
-// digest reads up to, so an entry is used only when all four are what
-// they were. At most placeholderConversations conversations
-// are kept. Safe for concurrent use.
+// whether it names the recall tool and, when the policy's rule read what
+// the agent quoted, the mark that was read up to, so an entry is used only
+// when all four are what they were. At most placeholderConversations
+// conversations are kept. Safe for concurrent use.
 type placeholderCache struct {
 	mu    sync.Mutex
 	convs map[*harness.Conversation]*resultItems
@@ -42,8 +41,8 @@ type resultItems struct {
 	at []*resultItem
 	// rounds is chooseMark's buffer, reused by every pass.
 	rounds []compactPos
-	// words remembers roundWords of the conversation's rounds
-	// (KeepQuoted): a round's assistant message never changes.
+	// words remembers roundWords of the conversation's rounds: a round's
+	// assistant message never changes.
 	words map[*harness.Round][]string
 	// active is the working-set rule's memory (nil until asked).
 	active *activeState
@@ -59,8 +58,13 @@ type resultItem struct {
 	args    []byte
 	hasArg  bool
 	recall  bool
-	// horizon is the mark the digest was read up to (KeepQuoted).
+	// quoted: the rule read what the agent quoted, up to horizon (see
+	// ClearCandidate.Quoted), so the entry holds only while that is the
+	// result's horizon.
+	quoted  bool
 	horizon compactPos
+	// take is the policy's rule's answer (see ClearRule.Clear).
+	take bool
 	// clearable records compaction.clearable (-1 unknown, 0 no, 1 yes).
 	clearable int8
 	text      string
@@ -94,35 +98,30 @@ func (pc *placeholderCache) open(conv *harness.Conversation) (*resultItems, func
 	return ri, ri.mu.Unlock
 }
 
-// get returns the entry of res, shown by message i, for a placeholder
-// rendered with args (hasArg: the call is known) and recall, made anew
-// (render writes the text) when there is none or it was rendered
-// otherwise.
-func (ri *resultItems) get(i int, res *harness.ToolResult, args []byte, hasArg, recall bool, horizon compactPos, render func() string) *resultItem {
-	var it *resultItem
+// lookup returns the entry of res, shown by message i, or nil: the
+// caller checks that it was rendered as it would render it now.
+func (ri *resultItems) lookup(i int, res *harness.ToolResult) *resultItem {
 	if i < len(ri.at) && ri.at[i] != nil && ri.at[i].res == res {
-		it = ri.at[i]
-	} else {
-		it = ri.byRes[res]
+		return ri.at[i]
 	}
-	if it == nil || it.hasArg != hasArg || it.recall != recall || it.horizon != horizon || !bytes.Equal(it.args, args) {
-		text := render()
-		it = &resultItem{res: res, args: args, hasArg: hasArg, recall: recall, horizon: horizon, clearable: -1, text: text, parts: []harness.Part{harness.TextPart(text)}}
-		ri.byRes[res] = it
-	}
+	return ri.byRes[res]
+}
+
+// place makes it the entry of message i, found current in this pass.
+func (ri *resultItems) place(i int, it *resultItem) {
 	if i >= len(ri.at) {
 		ri.at = append(ri.at, make([]*resultItem, i+1-len(ri.at))...)
 	}
 	ri.at[i] = it
 	it.checked = ri.pass
-	return it
 }
 
 // current returns the entry of message i when this pass already found it
-// current for res (the call cannot change within a pass), or nil.
-func (ri *resultItems) current(i int, res *harness.ToolResult, horizon compactPos) *resultItem {
+// current for res (the call cannot change within a pass), or nil; the
+// caller checks its horizon.
+func (ri *resultItems) current(i int, res *harness.ToolResult) *resultItem {
 	if i < len(ri.at) {
-		if it := ri.at[i]; it != nil && it.res == res && it.horizon == horizon && it.checked == ri.pass {
+		if it := ri.at[i]; it != nil && it.res == res && it.checked == ri.pass {
 			return it
 		}
 	}

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 
@@ -9,61 +8,28 @@ import (
 	"github.com/agentharness/harness/internal/canonjson"
 )
 
-// quotedWordChars is the shortest word a digest looks for: shorter ones
+// quotedWordChars is the shortest word counted as quoted: shorter ones
 // (if, err, len) are in every result and tell nothing.
 const quotedWordChars = 6
 
-// quotedDigest keeps the lines of text that hold one of quoted (whole
-// words, see quotedWord), with ctx lines either side, in order; a gap
-// between kept blocks is one "…" line and each block starts with the
-// numbers of its lines. It returns "" when no line holds a quoted word.
-// The digest depends only on its arguments.
-func quotedDigest(text string, quoted map[string]bool, ctx int) string {
+// quotedLines lists the lines of text (numbered from 0, as
+// strings.SplitAfter with "\n" splits them, less a final empty one) that
+// hold one of quoted (whole words, see quotedWords).
+func quotedLines(text string, quoted map[string]bool) []int {
 	if len(quoted) == 0 || text == "" {
-		return ""
+		return nil
 	}
-	ctx = max(ctx, 0)
 	lines := strings.SplitAfter(text, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	keep := make([]bool, len(lines))
-	found := false
+	var out []int
 	for i, l := range lines {
-		if !holdsQuoted(l, quoted) {
-			continue
-		}
-		found = true
-		for j := max(0, i-ctx); j <= min(len(lines)-1, i+ctx); j++ {
-			keep[j] = true
+		if holdsQuoted(l, quoted) {
+			out = append(out, i)
 		}
 	}
-	if !found {
-		return ""
-	}
-	var b strings.Builder
-	for i := 0; i < len(lines); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(lines) && keep[j] {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString("…\n")
-		}
-		fmt.Fprintf(&b, "[lines %d-%d]\n", i+1, j)
-		for _, l := range lines[i:j] {
-			b.WriteString(l)
-			if !strings.HasSuffix(l, "\n") {
-				b.WriteByte('\n')
-			}
-		}
-		i = j
-	}
-	return b.String()
+	return out
 }
 
 // holdsQuoted reports whether line holds a word of quoted.
@@ -185,8 +151,8 @@ func quotedBy(conv *harness.Conversation, pos, mark compactPos, after int, words
 	return quoted
 }
 
-// horizonOf is the mark a digest of the result at pos reads the
-// transcript up to: the oldest recorded mark at or after pos (the clear
+// horizonOf is the mark up to which the transcript is read for what was
+// quoted from the result at pos: the oldest recorded mark at or after pos (the clear
 // that first covered it; marks only move forward, so it never changes
 // once recorded), else pending, the mark being decided.
 func horizonOf(conv *harness.Conversation, pos, pending compactPos) compactPos {
@@ -206,16 +172,9 @@ func horizonOf(conv *harness.Conversation, pos, pending compactPos) compactPos {
 	return h
 }
 
-// defaultQuotedContext is QuotedContext's default: the lines within 3 of
-// a quoted line.
-const defaultQuotedContext = 3
-
-// horizon is the mark the digest of message i's result reads the
-// transcript up to (the zero mark without KeepQuoted: no digest).
+// horizon is the mark what the agent quoted from message i's result is
+// read up to (see horizonOf).
 func (c *compaction) horizon(i int) compactPos {
-	if !c.quoted {
-		return compactPos{}
-	}
 	pos, ok := c.resultPos(i)
 	if !ok {
 		return compactPos{}
@@ -223,20 +182,18 @@ func (c *compaction) horizon(i int) compactPos {
 	return horizonOf(c.v.Conversation, pos, c.pending)
 }
 
-// digest is the KeepQuoted digest of res, shown by message i, or "".
-func (c *compaction) digest(i int, res *harness.ToolResult) string {
-	if !c.quoted {
-		return ""
-	}
+// quotedFrom lists the words the agent quoted from message i's result, read
+// up to horizon (see quotedBy).
+func (c *compaction) quotedFrom(i int, horizon compactPos) map[string]bool {
 	pos, ok := c.resultPos(i)
 	if !ok {
-		return ""
+		return nil
 	}
 	var wordsOf func(*harness.Round) []string
 	if c.items != nil {
 		wordsOf = c.items.roundWords
 	}
-	return quotedDigest(res.ModelText(), quotedBy(c.v.Conversation, pos, horizonOf(c.v.Conversation, pos, c.pending), c.keptAfterMark(), wordsOf), c.quotedCtx)
+	return quotedBy(c.v.Conversation, pos, horizon, c.keptAfterMark(), wordsOf)
 }
 
 // keptAfterMark is how many rounds with results after its mark every

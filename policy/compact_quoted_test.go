@@ -11,33 +11,50 @@ import (
 	"github.com/agentharness/harness/tokens"
 )
 
-func TestQuotedDigest(t *testing.T) {
+func TestQuotedLines(t *testing.T) {
 	text := "alpha\nbeta fooBar1 x\ngamma\ndelta\nepsilon\nzeta\neta\ntheta baz_qux\niota"
 	for _, tc := range []struct {
 		name   string
+		text   string
 		quoted []string
-		ctx    int
-		want   string
+		want   []int
 	}{
-		{"nothing quoted", nil, 3, ""},
-		{"no line holds it", []string{"absent_1"}, 3, ""},
-		{"one line, no context", []string{"fooBar1"}, 0, "[lines 2-2]\nbeta fooBar1 x\n"},
-		{"one line, context clipped at the start", []string{"fooBar1"}, 1, "[lines 1-3]\nalpha\nbeta fooBar1 x\ngamma\n"},
-		{"two blocks with a gap", []string{"fooBar1", "baz_qux"}, 1, "[lines 1-3]\nalpha\nbeta fooBar1 x\ngamma\n…\n[lines 7-9]\neta\ntheta baz_qux\niota\n"},
-		{"overlapping context merges", []string{"fooBar1", "baz_qux"}, 3, "[lines 1-9]\n" + text + "\n"},
-		{"a word inside a longer one is not quoted", []string{"fooBar"}, 0, ""},
-		{"negative context is none", []string{"baz_qux"}, -2, "[lines 8-8]\ntheta baz_qux\n"},
+		{"nothing quoted", text, nil, nil},
+		{"no line holds it", text, []string{"absent_1"}, nil},
+		{"one line", text, []string{"fooBar1"}, []int{1}},
+		{"two lines", text, []string{"baz_qux", "fooBar1"}, []int{1, 7}},
+		{"a word inside a longer one is not quoted", text, []string{"fooBar"}, nil},
+		{"a final newline adds no line", "x\nfooBar1\n", []string{"fooBar1"}, []int{1}},
+		{"no text", "", []string{"fooBar1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := map[string]bool{}
 			for _, w := range tc.quoted {
 				q[w] = true
 			}
-			if got := quotedDigest(text, q, tc.ctx); got != tc.want {
-				t.Fatalf("got %q\nwant %q", got, tc.want)
+			if got := quotedLines(tc.text, q); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+// quotedRule is a rule whose cleared results keep, below the placeholder,
+// the lines the agent quoted from them, each after its number.
+func quotedRule() ClearRule {
+	return ClearRule{Name: "quoted", Clear: func(c ClearCandidate) (bool, string) {
+		lines := c.Quoted()
+		if len(lines) == 0 {
+			return true, ""
+		}
+		all := strings.SplitAfter(c.Result.ModelText(), "\n")
+		var b strings.Builder
+		fmt.Fprintf(&b, "[cleared to save context: %s; below are the lines of it you quoted. To see all of it, %s.]\n", c.About, c.Back)
+		for _, i := range lines {
+			fmt.Fprintf(&b, "%d: %s", i+1, all[i])
+		}
+		return true, b.String()
+	}}
 }
 
 // readRound is round i of a hand-built transcript: the assistant says
@@ -112,9 +129,11 @@ func quotedRun(t *testing.T, n int, p *CompactPolicy) []*harness.Request {
 
 func callIDOf(i int) string { return fmt.Sprintf("call%03d", i) }
 
-func TestCompactKeepQuotedKeepsTheQuotedLinesIdenticallyInEveryLaterView(t *testing.T) {
+// A rule's text, read from what the agent quoted, is the same in every
+// view from the clear on.
+func TestCompactRuleTextIsIdenticalInEveryLaterView(t *testing.T) {
 	c := tokens.NewCache(o200k(t), nil)
-	reqs := quotedRun(t, 40, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, KeepQuoted: true})
+	reqs := quotedRun(t, 40, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: c, Rule: quotedRule()})
 	// The text each cleared call shows, from the request that cleared it on.
 	shown := map[string]string{}
 	digests := 0
@@ -135,7 +154,7 @@ func TestCompactKeepQuotedKeepsTheQuotedLinesIdenticallyInEveryLaterView(t *test
 			if want := fmt.Sprintf("field_%s_7 =", m.ToolCallID); !strings.Contains(text, want) {
 				t.Fatalf("digest of %s lacks the quoted line %q:\n%s", m.ToolCallID, want, text)
 			}
-			if !strings.Contains(text, `call recall with {"call_id":"`+m.ToolCallID+`"}`) || !strings.Contains(text, "[lines 4-10]") {
+			if !strings.Contains(text, `call recall with {"call_id":"`+m.ToolCallID+`"}`) || !strings.Contains(text, "\n7: ") {
 				t.Fatalf("digest of %s does not say how to get the rest or which lines it keeps:\n%s", m.ToolCallID, text)
 			}
 			if strings.Contains(text, fmt.Sprintf("field_%s_12 =", m.ToolCallID)) {
@@ -148,14 +167,14 @@ func TestCompactKeepQuotedKeepsTheQuotedLinesIdenticallyInEveryLaterView(t *test
 	}
 }
 
-func TestCompactKeepQuotedOffShowsOnlyThePlaceholder(t *testing.T) {
+func TestCompactDefaultRuleShowsOnlyThePlaceholder(t *testing.T) {
 	reqs := quotedRun(t, 40, &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: tokens.NewCache(o200k(t), nil)})
 	cleared := 0
 	for _, m := range reqs[len(reqs)-1].Messages {
 		if m.Role == harness.RoleTool && strings.HasPrefix(m.Text(), "[cleared") {
 			cleared++
 			if strings.Contains(m.Text(), "\n") {
-				t.Fatalf("a placeholder of more than one line without KeepQuoted: %q", m.Text())
+				t.Fatalf("a placeholder of more than one line under the default rule: %q", m.Text())
 			}
 		}
 	}

@@ -186,20 +186,6 @@ func TestCompactCalibrationAndBadConfig(t *testing.T) {
 			t.Fatalf("negative ClearOld: %v", err)
 		}
 	}
-	// QuotedContext spells off the same way.
-	if err := (&CompactPolicy{KeepQuoted: true, QuotedContext: -1}).ApplyView(context.Background(), v); err == nil ||
-		!strings.Contains(err.Error(), "compact: QuotedContext -1 is negative: 0 is the default (3), NoQuotedContext keeps no context") {
-		t.Fatalf("negative QuotedContext: %v", err)
-	}
-	for _, c := range []struct {
-		p    *CompactPolicy
-		want int
-	}{{&CompactPolicy{KeepQuoted: true}, defaultQuotedContext}, {&CompactPolicy{KeepQuoted: true, QuotedContext: 1}, 1}, {&CompactPolicy{KeepQuoted: true, NoQuotedContext: true}, 0}} {
-		cfg, err := c.p.config()
-		if err != nil || cfg.quotedCtx != c.want {
-			t.Errorf("QuotedContext %d, NoQuotedContext %v: context %d, %v; want %d", c.p.QuotedContext, c.p.NoQuotedContext, cfg.quotedCtx, err, c.want)
-		}
-	}
 }
 
 // noteRecorder is a harness.Recorder that persists notes.

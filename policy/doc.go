@@ -9,12 +9,13 @@
 //     water-filled (waterFill) before the final round, or as each
 //     round's results arrive ([OnArrival], the newest round whole).
 //   - [CompactPolicy]: clears old results in large chunks, so prompt caches
-//     break rarely: for cost, once results older than the newest 8 rounds
-//     add up to 12,000 tokens and the clear repays its cache miss
-//     (ClearOld), and when the window fills, with hysteresis; a model can
-//     summarise old turns. Its marks and summaries are notes it adds
-//     through View.AddNote; a summary's model call is added to
-//     View.Spent.
+//     break rarely: for cost, once old results add up to ClearOld tokens
+//     and the clear repays its cache miss, after a pause the cache did not
+//     outlive, and when the window fills, with hysteresis; a model can
+//     summarise old turns. Which results a clear for cost takes, and what
+//     a cleared one shows, is a [ClearRule]. Its marks and summaries are
+//     notes it adds through View.AddNote; a summary's model call is added
+//     to View.Spent.
 //
 // Per-call guards, which decide a result's model copy when it arrives, are
 // in package guard; package stack puts both in their order. Every cut a
@@ -24,5 +25,5 @@
 //
 // Options follow one convention: a zero field is the default, a No… field
 // turns a part off (StuckPolicy.NoAlternate, CompactPolicy.NoClearOld),
-// and a negative count where one once meant off is an error.
+// and a negative count is an error.
 package policy

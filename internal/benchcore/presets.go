@@ -69,14 +69,9 @@ type HarnessConfig struct {
 	// finalTools sends the tool schemas on the synthesis call, calls
 	// disabled (harness.Options.KeepToolsOnFinal, replayengine.Config.KeepToolsOnFinal).
 	FinalTools bool
-	// quoted is CompactPolicy.KeepQuoted: a cleared result keeps the lines
-	// the agent quoted from it.
-	Quoted bool
-	// clearFrom is CompactPolicy.ClearFrom: a clear for cost takes only
-	// results of at least this many tokens.
-	ClearFrom int
-	// keepPreviews is CompactPolicy.KeepPreviews.
-	KeepPreviews bool
+	// Rule is CompactPolicy.Rule: which old results a clear for cost
+	// takes and what a cleared result shows (the zero Rule: the default).
+	Rule policy.ClearRule
 	// active is CompactPolicy.ActiveRounds (0: its default): a clear
 	// leaves whole the results the agent quoted in that many of its
 	// newest rounds; noActive is CompactPolicy.NoKeepActive.
@@ -109,8 +104,8 @@ func (h HarnessConfig) Build(env replayengine.Env) (*replayengine.Config, error)
 	if !sc.NoCompact {
 		idle, noIdle := h.idleAfter(env)
 		w := ModelWindow(env.Model)
-		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.ClearOld, NoClearOld: h.NoClearOld, ClearOldKeepRounds: h.ClearOldKeep, Unbounded: h.Unbounded, KeepQuoted: h.Quoted,
-			NoKeepActive: h.NoActive, ActiveRounds: h.Active, ClearFrom: h.ClearFrom, KeepPreviews: h.KeepPreviews, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.ClearIdleKeep, ClearWhenIdleBanked: h.ClearIdleBank}
+		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.ClearOld, NoClearOld: h.NoClearOld, ClearOldKeepRounds: h.ClearOldKeep, Unbounded: h.Unbounded, Rule: h.Rule,
+			NoKeepActive: h.NoActive, ActiveRounds: h.Active, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.ClearIdleKeep, ClearWhenIdleBanked: h.ClearIdleBank}
 		if h.ClearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.ClearAt) / float64(w), Target: float64(h.ClearAt) / 2 / float64(w), ClearAtLeast: h.ClearAt / 3, NoClearOld: true, Unbounded: h.Unbounded}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/benchcore"
+	"github.com/agentharness/harness/lab/compactrules"
 	"github.com/agentharness/harness/policy"
 )
 
@@ -76,7 +77,7 @@ func ablations() []benchcore.Preset {
 		abl("harness+finaltools", "harness with harness.Options.KeepToolsOnFinal: the synthesis call (after the round limit or a stop) still sends the tool schemas, calls forbidden by tool_choice none, so it keeps the cached prefix", func(h *benchcore.HarnessConfig) { h.FinalTools = true }),
 		abl("harness-no-clearold", "harness whose compaction clears only near the window (75% → 55%), without the cost trigger (CompactPolicy.NoClearOld): the default before it was measured", func(h *benchcore.HarnessConfig) { h.NoClearOld = true }),
 		abl("harness-no-bank", "harness whose clears for cost need only be expected to repay their cache miss (CompactPolicy.Unbounded): without the savings bank a clear late in a run can make it cost more than keeping everything; the default before the bank", func(h *benchcore.HarnessConfig) { h.Unbounded = true }),
-		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (policy.CompactPolicy.KeepQuoted)", func(h *benchcore.HarnessConfig) { h.Quoted = true }),
+		abl("harness+quoted", "harness whose clears keep, below each placeholder, the lines of the result the agent had quoted by the clear's mark, with 3 lines of context (compactrules.KeepQuoted)", func(h *benchcore.HarnessConfig) { h.Rule = compactrules.KeepQuoted(3) }),
 		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 4 (ClearOldKeepRounds 3) and read 2 rounds for the results the agent is working with instead of 3 (ActiveRounds 2)", func(h *benchcore.HarnessConfig) {
 			h.Active, h.ClearOldKeep = 2, 3
 		}),
@@ -84,8 +85,8 @@ func ablations() []benchcore.Preset {
 		abl("harness+active/24k", "harness+active clearing old results once they add up to 24,000 tokens instead of 12,000", func(h *benchcore.HarnessConfig) {
 			h.Active, h.ClearOldKeep, h.ClearOld = 2, 3, 24_000
 		}),
-		abl("harness+active+quoted", "harness+active whose cleared results also keep the lines the agent had quoted (policy.CompactPolicy.KeepQuoted)", func(h *benchcore.HarnessConfig) {
-			h.Active, h.ClearOldKeep, h.Quoted = 2, 3, true
+		abl("harness+active+quoted", "harness+active whose cleared results also keep the lines the agent had quoted (compactrules.KeepQuoted)", func(h *benchcore.HarnessConfig) {
+			h.Active, h.ClearOldKeep, h.Rule = 2, 3, compactrules.KeepQuoted(3)
 		}),
 		abl("harness+clearold/6k", "harness clearing old results once they add up to 6,000 tokens instead of 12,000", func(h *benchcore.HarnessConfig) { h.ClearOld = 6_000 }),
 		abl("harness+clearold/24k", "harness clearing old results once they add up to 24,000 tokens instead of 12,000", func(h *benchcore.HarnessConfig) { h.ClearOld = 24_000 }),

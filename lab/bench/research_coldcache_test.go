@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/agentharness/harness/internal/benchcore"
+	"github.com/agentharness/harness/lab/compactrules"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,7 @@ func coldClearBound(recs []*replay.Recording, reports [][]*replayengine.Report) 
 // under harness, the anchors that keep about its visible share, and
 // harness with CompactPolicy.ClearWhenIdle: at catalog.CacheLifetime of the
 // recorded model ("auto": 5 minutes for Claude, an hour for OpenAI's
-// models), alone, with KeepQuoted, keeping 8 rounds at an idle clear, with
+// models), alone, with compactrules.KeepQuoted, keeping 8 rounds at an idle clear, with
 // ActiveRounds 6, covered by the savings bank (ClearWhenIdleBanked), and at
 // catalog.DefaultCacheLifetime for every model. Each replay is
 // priced twice, with the cache expiring after catalog.DefaultCacheLifetime (the bench's
@@ -175,7 +176,7 @@ func TestResearchClearWhenIdle(t *testing.T) {
 	const anchors = 4 // ps[2:6]
 	ps = append(ps,
 		mustLookup(t, "harness-no-idle"),
-		variant("harness/quoted", func(h *benchcore.HarnessConfig) { h.Quoted = true }),
+		variant("harness/quoted", func(h *benchcore.HarnessConfig) { h.Rule = compactrules.KeepQuoted(3) }),
 		variant("harness/idle-keep8", func(h *benchcore.HarnessConfig) { h.ClearIdleKeep = 8 }),
 		variant("harness/active6", func(h *benchcore.HarnessConfig) { h.Active = 6 }),
 		variant("harness/idle-banked", func(h *benchcore.HarnessConfig) { h.ClearIdleBank = true }),

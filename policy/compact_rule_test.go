@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +36,21 @@ func alternating(n, small, big int) []int {
 		}
 	}
 	return out
+}
+
+// sizeRule is a rule whose clears for cost take only the results of at
+// least from tokens (the zero rule for 0), named as the old words were.
+func sizeRule(from int) ClearRule {
+	if from == 0 {
+		return ClearRule{}
+	}
+	return ClearRule{Name: "clear-from " + strconv.Itoa(from), Clear: func(c ClearCandidate) (bool, string) { return c.Tokens() >= from, "" }}
+}
+
+// previewRule is a rule whose clears for cost leave whole the results a
+// ceiling cut to a preview.
+func previewRule() ClearRule {
+	return ClearRule{Name: "keep-previews", Clear: func(c ClearCandidate) (bool, string) { return !previewed(c.Result), "" }}
 }
 
 // clearedRounds applies pol to a fresh view of conv's only turn and
@@ -75,7 +92,7 @@ func TestCompactClearFromTakesOnlyResultsOfItsSize(t *testing.T) {
 				res := conv.Turns[0].Rounds[tc.pointer-1].Results[0]
 				res.Cuts = []harness.Cut{{Kind: harness.CutDeduped, By: "collapse", Of: "call_t1_r2", Refs: []string{"call_t1_r2"}}}
 			}
-			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, ClearFrom: tc.from}
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, Rule: sizeRule(tc.from)}
 			_, got := clearedRounds(t, conv, pol)
 			for r := 1; r <= len(tc.sizes); r++ {
 				want := tc.wantBig
@@ -118,7 +135,7 @@ func TestCompactClearFromTriggerCountsOnlyWhatItTakes(t *testing.T) {
 		clear bool
 	}{{0, true}, {1000, false}} {
 		conv := sizedConv(sizes)
-		pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 6000, ClearOldKeepRounds: 3, ClearFrom: tc.from}
+		pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 6000, ClearOldKeepRounds: 3, Rule: sizeRule(tc.from)}
 		if _, _ = clearedRounds(t, conv, pol); conv.Clears() != tc.clear {
 			t.Errorf("ClearFrom %d: cleared %v, want %v", tc.from, conv.Clears(), tc.clear)
 		}
@@ -132,7 +149,7 @@ func TestCompactClearFromLaterViewsAreIdentical(t *testing.T) {
 	counter := tokens.NewCache(o200k(t), nil)
 	sizes := alternating(40, 150, 1000)
 	conv := sizedConv(sizes[:30])
-	pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, ClearFrom: 400}
+	pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, Rule: sizeRule(400)}
 	if _, got := clearedRounds(t, conv, pol); !got[2] || got[1] {
 		t.Fatalf("the first clear took rounds 1, 2: %v, %v; want false, true", got[1], got[2])
 	}
@@ -140,7 +157,7 @@ func TestCompactClearFromLaterViewsAreIdentical(t *testing.T) {
 	conv.Turns[0].Rounds = append(conv.Turns[0].Rounds, full.Turns[0].Rounds[30:]...)
 	// No new clear: only the recorded one is reproduced.
 	quiet := func(from int) *CompactPolicy {
-		return &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, NoClearOld: true, ClearFrom: from}
+		return &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, NoClearOld: true, Rule: sizeRule(from)}
 	}
 	a, _ := clearedRounds(t, conv, quiet(400))
 	b, got := clearedRounds(t, conv, quiet(0))
@@ -153,7 +170,7 @@ func TestCompactClearFromLaterViewsAreIdentical(t *testing.T) {
 	}
 	// The window's clear takes every result, small ones before the mark too.
 	window := int(float64(viewTokens(t, a)) / 0.8)
-	_, got = clearedRounds(t, conv, &CompactPolicy{Unbounded: true, Window: window, Counter: counter, NoClearOld: true, ClearFrom: 400})
+	_, got = clearedRounds(t, conv, &CompactPolicy{Unbounded: true, Window: window, Counter: counter, NoClearOld: true, Rule: sizeRule(400)})
 	if !got[1] || !got[3] {
 		t.Fatalf("the window's clear left small rounds 1, 3 whole: %v %v", got[1], got[3])
 	}
@@ -169,14 +186,14 @@ func TestCompactClearFromAfterClearKeepsTheSmallResults(t *testing.T) {
 	counter := tokens.NewCache(o200k(t), nil)
 	sizes := alternating(20, 150, 1000)
 	conv := sizedConv(sizes)
-	cfg, err := (&CompactPolicy{Window: 1 << 22, Counter: counter, ClearFrom: 400}).config()
+	cfg, err := (&CompactPolicy{Window: 1 << 22, Counter: counter, Rule: sizeRule(400)}).config()
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
 	before := viewJSON(v)
 	c := newCompaction(context.Background(), v, cfg)
-	c.rule = cfg.costRule
+	c.rule = markRule{rule: cfg.own}
 	hv := c.afterClear(compactPos{1, 17})
 	if viewJSON(v) != before || len(conv.Notes) != 0 {
 		t.Fatal("afterClear changed the view or the conversation")
@@ -196,39 +213,112 @@ func TestCompactClearFromAfterClearKeepsTheSmallResults(t *testing.T) {
 }
 
 func TestClearRuleOfItsMark(t *testing.T) {
+	cfg, err := (&CompactPolicy{Rule: sizeRule(500), Rules: []ClearRule{previewRule(), {Name: "keep small", Clear: func(ClearCandidate) (bool, string) { return true, "" }}}}).config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, preview, small := cfg.own, &cfg.rules[0], &cfg.rules[1]
 	for _, tc := range []struct {
 		by   string
-		want clearRule
+		want markRule
 	}{
-		{compactName, clearRule{}},
-		{"", clearRule{}},
-		{clearRule{from: 500}.by(), clearRule{from: 500}},
-		{clearRule{keepPreviews: true}.by(), clearRule{keepPreviews: true}},
-		{clearRule{from: 500, keepPreviews: true}.by(), clearRule{from: 500, keepPreviews: true}},
-		{clearRule{}.by(), clearRule{}},
-		{"compact clear-from 12", clearRule{from: 12}},
-		{"compact keep-previews clear-from 12", clearRule{from: 12, keepPreviews: true}},
-		{"compact clear-from x", clearRule{}},
-		{"compact clear-from", clearRule{}},
-		{"compact clear-from -3", clearRule{}},
-		{"compact clear-from 0", clearRule{}},
-		{"compact clear-from 12 keep-everything", clearRule{}},
-		{clearRule{all: true}.by(), clearRule{all: true}},
-		{"compact all", clearRule{all: true}},
-		{"compact clear-from 12 all", clearRule{from: 12, all: true}},
-		{"other clear-from 12", clearRule{}},
+		{compactName, markRule{}},
+		{"", markRule{}},
+		{markRule{rule: own}.by(), markRule{rule: own}},
+		{markRule{rule: preview}.by(), markRule{rule: preview}},
+		{"compact keep small", markRule{rule: small}},
+		{"compact keep small all", markRule{rule: small, all: true}},
+		{"compact  keep   small ", markRule{rule: small}},
+		{markRule{}.by(), markRule{}},
+		{markRule{all: true}.by(), markRule{all: true}},
+		{"compact all", markRule{all: true}},
+		{"compact unknown rule", markRule{}},
+		{"other clear-from 500", markRule{}},
+		// The old words, of a rule no Rule names.
+		{"compact clear-from 12", markRule{from: 12}},
+		{"compact keep-previews clear-from 12", markRule{from: 12, keepPreviews: true}},
+		{"compact clear-from 500 keep-previews", markRule{from: 500, keepPreviews: true}},
+		{"compact clear-from x", markRule{}},
+		{"compact clear-from", markRule{}},
+		{"compact clear-from -3", markRule{}},
+		{"compact clear-from 0", markRule{}},
+		{"compact clear-from 12 keep-everything", markRule{}},
+		{"compact clear-from 12 all", markRule{from: 12, all: true}},
+		{"compact all clear-from 12", markRule{from: 12, all: true}},
 	} {
-		if got := ruleOf(tc.by); got != tc.want {
+		if got := cfg.ruleOf(tc.by); got != tc.want {
 			t.Errorf("ruleOf(%q) = %+v, want %+v", tc.by, got, tc.want)
 		}
 	}
 }
 
-func TestCompactClearFromNegativeIsAnError(t *testing.T) {
+func TestCompactRuleErrors(t *testing.T) {
 	v := harness.BuildView(compactConv([]int{2}, 10), nil, "sys", nil, false)
-	err := (&CompactPolicy{ClearFrom: -1}).ApplyView(context.Background(), v)
-	if err == nil || !strings.Contains(err.Error(), "ClearFrom") {
-		t.Fatalf("err %v, want one naming ClearFrom", err)
+	take := func(ClearCandidate) (bool, string) { return true, "" }
+	for _, tc := range []struct {
+		pol  *CompactPolicy
+		want string
+	}{
+		{&CompactPolicy{Rule: ClearRule{Name: "x"}}, `compact: Rule "x" has no Clear`},
+		{&CompactPolicy{Rule: ClearRule{Clear: take}}, `compact: Rule's Name "" is not words separated by single spaces`},
+		{&CompactPolicy{Rule: ClearRule{Name: "a  b", Clear: take}}, `compact: Rule's Name "a  b" is not words`},
+		{&CompactPolicy{Rules: []ClearRule{{Name: "keep all", Clear: take}}}, `compact: Rules[0]'s Name "keep all" ends in "all"`},
+	} {
+		if err := tc.pol.ApplyView(context.Background(), v); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err %v, want one with %q", err, tc.want)
+		}
+	}
+}
+
+// A transcript stored before rules were named, its marks in the old words
+// (testdata/oldmarks.json: the marks and the view the policy built from
+// them then), gives the same view byte for byte: read by the old words, and
+// by rules of those names.
+func TestCompactOldMarksReadAlike(t *testing.T) {
+	var fixture struct {
+		Marks []struct {
+			By          string
+			Turn, Round int
+		}
+		View json.RawMessage
+	}
+	b, err := os.ReadFile("testdata/oldmarks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &fixture); err != nil {
+		t.Fatal(err)
+	}
+	counter := tokens.NewCache(o200k(t), nil)
+	both := ClearRule{Name: "clear-from 400 keep-previews", Clear: func(c ClearCandidate) (bool, string) { return c.Tokens() >= 400 && !previewed(c.Result), "" }}
+	for _, tc := range []struct {
+		name  string
+		rules []ClearRule
+	}{
+		{"the old words", nil},
+		{"rules of their names", []ClearRule{sizeRule(400), previewRule(), both}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conv := sizedConv(alternating(30, 150, 1000))
+			for _, r := range []int{14, 22} {
+				conv.Turns[0].Rounds[r-1].Results[0].Cuts = []harness.Cut{{Kind: harness.CutSpilled, By: "result"}}
+			}
+			for _, m := range fixture.Marks {
+				conv.Notes = append(conv.Notes, &harness.Note{By: m.By, ClearTurn: m.Turn, ClearRound: m.Round})
+			}
+			v := harness.BuildView(conv, conv.Turns[0], "sys", nil, false)
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, NoClearOld: true, NoClearWhenIdle: true, Rules: tc.rules}
+			if err := pol.ApplyView(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if err := json.Compact(&want, fixture.View); err != nil {
+				t.Fatal(err)
+			}
+			if got := viewJSON(v); got != want.String() {
+				t.Fatalf("the view differs from the one the old marks gave:\n%.600s\nwant\n%.600s", got, want.String())
+			}
+		})
 	}
 }
 
@@ -239,19 +329,19 @@ func TestCompactKeepPreviews(t *testing.T) {
 	previews := map[int]harness.CutKind{2: harness.CutSpilled, 7: harness.CutTruncated, 9: harness.CutTrimmed}
 	for _, tc := range []struct {
 		name   string
-		keep   bool
+		rule   ClearRule
 		whole  []int // old rounds left whole
 		wantBy string
 	}{
-		{"off: every old result", false, nil, compactName},
-		{"on: spilled and truncated stay", true, []int{2, 7}, "compact keep-previews"},
+		{"off: every old result", ClearRule{}, nil, compactName},
+		{"on: spilled and truncated stay", previewRule(), []int{2, 7}, "compact keep-previews"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conv := sizedConv(alternating(30, 600, 600))
 			for r, kind := range previews {
 				conv.Turns[0].Rounds[r-1].Results[0].Cuts = []harness.Cut{{Kind: kind, By: "result"}}
 			}
-			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, KeepPreviews: tc.keep}
+			pol := &CompactPolicy{Unbounded: true, Window: 1 << 22, Counter: counter, ClearOld: 1000, ClearOldKeepRounds: 3, Rule: tc.rule}
 			first, got := clearedRounds(t, conv, pol)
 			for r := 1; r <= 27; r++ {
 				if want := !slices.Contains(tc.whole, r); got[r] != want {
@@ -305,15 +395,15 @@ func TestCompactClearRulesHoldInEveryLaterRequest(t *testing.T) {
 		pol   *CompactPolicy
 		guard harness.Guard
 	}{
-		{"ClearFrom", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, ClearFrom: 400}, small},
-		{"KeepPreviews", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, KeepPreviews: true}, preview},
+		{"ClearFrom", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, Rule: sizeRule(400)}, small},
+		{"KeepPreviews", &CompactPolicy{Unbounded: true, Window: 1 << 20, Counter: counter, Rule: previewRule()}, preview},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reqs, evs, notes, _ := clearOldRun(t, 60, 1500, tc.pol, tc.guard)
 			if len(evs) < 2 {
 				t.Fatalf("%d clears, want at least two (a reproduced ruled mark and a new one)", len(evs))
 			}
-			want := clearRule{from: tc.pol.ClearFrom, keepPreviews: tc.pol.KeepPreviews}.by()
+			want := compactName + " " + tc.pol.Rule.Name
 			for _, n := range notes {
 				if n.By != want {
 					t.Fatalf("a mark by %q, want %q", n.By, want)
@@ -361,20 +451,26 @@ func TestCompactClearRulesHoldInEveryLaterRequest(t *testing.T) {
 // and every rule survives the round trip.
 func FuzzClearRuleOf(f *testing.F) {
 	for _, s := range []string{"", compactName, "compact clear-from 500", "compact keep-previews", "compact clear-from 7 keep-previews",
-		"compact keep-previews clear-from 7", "compact clear-from", "compact clear-from -1", "compact clear-from 99999999999999999999", "result", " compact  clear-from  3 "} {
+		"compact keep-previews clear-from 7", "compact clear-from", "compact clear-from -1", "compact clear-from 99999999999999999999", "result", " compact  clear-from  3 ",
+		"compact named rule", "compact named rule all", "compact all all"} {
 		f.Add(s, 0, false)
 	}
 	f.Add("", 1000, true)
+	take := func(ClearCandidate) (bool, string) { return true, "" }
+	cfg, err := (&CompactPolicy{Rule: ClearRule{Name: "named rule", Clear: take}, Rules: []ClearRule{{Name: "clear-from 7", Clear: take}}}).config()
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, by string, from int, keep bool) {
-		r := ruleOf(by)
+		r := cfg.ruleOf(by)
 		if r.from < 0 {
 			t.Fatalf("ruleOf(%q) has a negative size %d", by, r.from)
 		}
-		if again := ruleOf(r.by()); again != r {
+		if again := cfg.ruleOf(r.by()); again != r {
 			t.Fatalf("ruleOf(%q) = %+v, whose By %q reads as %+v", by, r, r.by(), again)
 		}
-		if from > 0 {
-			if w := (clearRule{from: from, keepPreviews: keep}); ruleOf(w.by()) != w {
+		if from > 0 && from != 7 {
+			if w := (markRule{from: from, keepPreviews: keep}); cfg.ruleOf(w.by()) != w {
 				t.Fatalf("%+v does not survive its By %q", w, w.by())
 			}
 		}
