@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // responsesFormat is the OpenAI Responses API (POST /v1/responses), the
@@ -116,18 +117,6 @@ type responsesReply struct {
 
 func (responsesFormat) newReply() replyParser { return &responsesReply{} }
 
-type responsesItemJSON struct {
-	Type      string `json:"type"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Input     string `json:"input"`
-	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-}
-
 type responsesUsage struct {
 	Input   int `json:"input_tokens"`
 	Details struct {
@@ -137,23 +126,54 @@ type responsesUsage struct {
 }
 
 type responsesObject struct {
-	Output []responsesItemJSON `json:"output"`
-	Usage  *responsesUsage     `json:"usage"`
+	Output []openai.Item   `json:"output"`
+	Usage  *responsesUsage `json:"usage"`
 }
 
-func (p *responsesReply) addItem(it responsesItemJSON) {
+// outputItem is an answer's item as the reply reads it: its text parts,
+// and a call's arguments and a custom tool's input as the strings they
+// are.
+type outputItem struct {
+	openai.Item
+	parts       []openai.ContentPart
+	args, input string
+}
+
+// readItems reads items; ok is false when one does not have the shape
+// the reply reads (content parts, string arguments and input), which
+// leaves the event or body they came in out whole, as one that does not
+// decode.
+func readItems(items []openai.Item) (out []outputItem, ok bool) {
+	out = make([]outputItem, len(items))
+	for i, it := range items {
+		o := outputItem{Item: it}
+		if len(it.Content) > 0 && json.Unmarshal(it.Content, &o.parts) != nil {
+			return nil, false
+		}
+		var okA, okI bool
+		o.args, okA = openai.String(it.Arguments)
+		o.input, okI = openai.String(it.Input)
+		if !okA || !okI {
+			return nil, false
+		}
+		out[i] = o
+	}
+	return out, true
+}
+
+func (p *responsesReply) addItem(it outputItem) {
 	p.items++
 	switch it.Type {
 	case "message":
-		for _, c := range it.Content {
+		for _, c := range it.parts {
 			if c.Type == "output_text" {
 				p.r.Text = joinInput(p.r.Text, c.Text)
 			}
 		}
 	case "function_call":
-		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(it.Arguments)})
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(it.args)})
 	case "custom_tool_call":
-		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(encodeString(it.Input))})
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(encodeString(it.input))})
 	}
 }
 
@@ -167,24 +187,35 @@ func (p *responsesReply) addUsage(u *responsesUsage) {
 
 func (p *responsesReply) event(name string, data []byte) {
 	var ev struct {
-		Type     string             `json:"type"`
-		Item     *responsesItemJSON `json:"item"`
-		Response *responsesObject   `json:"response"`
+		Type     string           `json:"type"`
+		Item     *openai.Item     `json:"item"`
+		Response *responsesObject `json:"response"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	var item, output []outputItem
+	ok := true
+	if ev.Item != nil {
+		item, ok = readItems([]openai.Item{*ev.Item})
+	}
+	if ev.Response != nil && ok {
+		output, ok = readItems(ev.Response.Output)
+	}
+	if !ok {
 		return
 	}
 	switch ev.Type {
 	case "response.output_item.done":
 		if ev.Item != nil {
-			p.addItem(*ev.Item)
+			p.addItem(item[0])
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		if ev.Response == nil {
 			return
 		}
 		if p.items == 0 {
-			for _, it := range ev.Response.Output {
+			for _, it := range output {
 				p.addItem(it)
 			}
 		}
@@ -197,7 +228,11 @@ func (p *responsesReply) body(data []byte) {
 	if json.Unmarshal(data, &obj) != nil {
 		return
 	}
-	for _, it := range obj.Output {
+	output, ok := readItems(obj.Output)
+	if !ok {
+		return
+	}
+	for _, it := range output {
 		p.addItem(it)
 	}
 	p.addUsage(obj.Usage)
