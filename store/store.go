@@ -81,7 +81,7 @@ type Store interface {
 
 	// Observe stores one event; harness.Observer(s.Observe) is an event
 	// sink for harness.Options.Observer. Observers cannot fail, so
-	// implementations report write errors by other means (see sqlite).
+	// implementations report write errors by other means ([DB.EventErr]).
 	// A turn's harness.EventTurnEnd is stored once, as its end is: a later
 	// copy (emitted again by a driver that retried a failed end write) is
 	// dropped.

@@ -30,7 +30,7 @@ const claimLockSpace = 0x68636c6d // "hclm"
 // … ON CONFLICT DO NOTHING of every entry (returning the keys it stored)
 // and a read of the rows that hold are sent as one batch, which the
 // server runs as one transaction.
-func (s *Store) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -68,7 +68,7 @@ ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, 
 
 // sendClaims runs Claim's batch and returns the rows that hold by key and
 // the keys the INSERT stored.
-func (s *Store) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]store.Claim, map[string]bool, error) {
+func (s *pgStore) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]store.Claim, map[string]bool, error) {
 	br := s.reads.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -113,7 +113,7 @@ func (s *Store) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]st
 }
 
 // Claims implements store.Claimer.
-func (s *Store) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
+func (s *pgStore) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
 	rows, err := s.reads.Query(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND seq > $2 ORDER BY seq`, b(conv), after)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claims of %s: %w", conv, err)

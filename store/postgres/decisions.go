@@ -52,7 +52,7 @@ ON CONFLICT (conv_id) DO NOTHING;
 `}
 
 // AddFork implements store.Store.
-func (s *Store) AddFork(ctx context.Context, f store.Fork) error {
+func (s *pgStore) AddFork(ctx context.Context, f store.Fork) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO proxy_forks (conv_id, parent, turn, round, shared_turns, time_ns) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (conv_id) DO NOTHING`, b(f.Conversation), b(f.Parent), f.Turn, f.Round, f.SharedTurns, codec.NS(f.Time))
 	if err != nil {
@@ -62,7 +62,7 @@ ON CONFLICT (conv_id) DO NOTHING`, b(f.Conversation), b(f.Parent), f.Turn, f.Rou
 }
 
 // Forks implements store.Store.
-func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
+func (s *pgStore) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
 	q, args := `SELECT `+rows.ForkColumns+` FROM proxy_forks ORDER BY conv_id`, []any(nil)
 	if conv != "" {
 		q, args = `SELECT `+rows.ForkColumns+` FROM proxy_forks WHERE conv_id = $1`, []any{b(conv)}
@@ -82,7 +82,7 @@ func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
 }
 
 // AddDecisions implements store.Store.
-func (s *Store) AddDecisions(ctx context.Context, conv string, ds []store.Decision) error {
+func (s *pgStore) AddDecisions(ctx context.Context, conv string, ds []store.Decision) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -103,7 +103,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, b(conv), d.Turn, d.
 }
 
 // Decisions implements store.Store.
-func (s *Store) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
+func (s *pgStore) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
 	var out []store.Decision
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		return queryIn(ctx, tx)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = $1 ORDER BY seq`, []any{b(conv)},

@@ -25,8 +25,7 @@
 // one process records at once.
 //
 // A turn owned by something that outlives its process (a durable workflow)
-// is continued by another store with [Store.ResumeTurn]
-// (store.TurnResumer), which takes the lock as BeginTurn does; a store whose
+// is continued by another store with ResumeTurn (store.TurnResumer), which takes the lock as BeginTurn does; a store whose
 // turn connection broke resumes on a new connection under a new lock. A
 // session the server has not yet seen die keeps its lock until the server's
 // TCP keepalives end it.

@@ -27,10 +27,10 @@ import (
 // how "harness log show" tells what the model saw of a result in each
 // request. A write error goes to Options.OnEventError and EventErr; it
 // never stops a run.
-func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.flush) }
+func (s *pgStore) Observe(e harness.Event) { s.events.Observe(e, s.flush) }
 
 // flush writes the events still waiting for a transcript write.
-func (s *Store) flush(ctx context.Context) error {
+func (s *pgStore) flush(ctx context.Context) error {
 	if !s.events.Waiting() {
 		return nil
 	}
@@ -78,7 +78,7 @@ ON CONFLICT (event_key, event_cut) WHERE event_key IS NOT NULL DO NOTHING`, b(v.
 
 // Events returns the stored events of a conversation (of one turn, when
 // turn is not 0), in the order they were stored.
-func (s *Store) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
+func (s *pgStore) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
 	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // is not 0) with, for each, the sizes of what the tool returned and of the
 // model's copy, the guards' cuts and markers, and the per-turn trims of
 // every request. It reads no payload.
-func (s *Store) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
+func (s *pgStore) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
 	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // List describes every stored conversation, most recently updated first.
 // It reads counts and sizes from the result rows, never the payloads.
-func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
+func (s *pgStore) List(ctx context.Context) ([]store.Summary, error) {
 	var out []store.Summary
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		return query(ctx, tx, rows.ListSQL, nil, func(sc rows.Scanner) error {
@@ -31,7 +31,7 @@ func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
 // Options.OnDelete (which removes its spill folder) before committing: if
 // that fails, nothing is deleted. A conversation with a turn in progress
 // is refused with store.ErrConversationBusy.
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *pgStore) Delete(ctx context.Context, id string) error {
 	return s.pooled(ctx, id, func(w *txw) error {
 		row, err := w.queryRow(`SELECT COUNT(*) FROM conversations WHERE id = $1`, b(id))
 		if err != nil {

@@ -17,22 +17,22 @@ import (
 // Structured nil (store.Partial reports it; FullResult or store.Full fetch
 // the rest). Views only use the model copy, so resuming costs the same
 // whatever the size of the payloads.
-func (s *Store) Load(ctx context.Context, id string) (*harness.Conversation, error) {
+func (s *pgStore) Load(ctx context.Context, id string) (*harness.Conversation, error) {
 	return s.load(ctx, id, false)
 }
 
 // LoadFull returns a stored conversation with every full payload.
-func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
+func (s *pgStore) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
 	return s.load(ctx, id, true)
 }
 
 // read runs fn in one read-only, repeatable-read transaction: a
 // consistent snapshot even while turns are being written.
-func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *pgStore) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.reads, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
-func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
+func (s *pgStore) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
 	var conv *harness.Conversation
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -120,7 +120,7 @@ func query(ctx context.Context, tx pgx.Tx, q string, args []any, fn func(rows.Sc
 // FullResult returns the stored result of callID with its full payload
 // (the newest, when a model reused a call id in two rounds). It is what the
 // recall tool serves; a missing conversation or call wraps store.ErrNotFound.
-func (s *Store) FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
+func (s *pgStore) FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
 	var res *harness.ToolResult
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var k rows.Key

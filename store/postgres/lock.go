@@ -69,7 +69,7 @@ func busy(convID string) error {
 
 // lockTurn takes the conversation's lock for a turn on a connection of its
 // own, at once or not at all.
-func (s *Store) lockTurn(ctx context.Context, convID string, turn *harness.Turn) (*turnLock, error) {
+func (s *pgStore) lockTurn(ctx context.Context, convID string, turn *harness.Turn) (*turnLock, error) {
 	s.tmu.Lock()
 	if held := s.turns[convID]; held != nil {
 		held.refuse(turn)
@@ -105,7 +105,7 @@ func (s *Store) lockTurn(ctx context.Context, convID string, turn *harness.Turn)
 }
 
 // unlockTurn ends the turn in progress of a conversation, if any.
-func (s *Store) unlockTurn(convID string) {
+func (s *pgStore) unlockTurn(convID string) {
 	s.tmu.Lock()
 	l := s.turns[convID]
 	delete(s.turns, convID)
@@ -117,7 +117,7 @@ func (s *Store) unlockTurn(convID string) {
 
 // turnOf returns the lock of the turn in progress of a conversation when
 // turn (nil: any turn) may write through it, or nil.
-func (s *Store) turnOf(convID string, turn *harness.Turn) *turnLock {
+func (s *pgStore) turnOf(convID string, turn *harness.Turn) *turnLock {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	if l := s.turns[convID]; l != nil && (turn == nil || l.owns(turn)) {
@@ -131,7 +131,7 @@ func (s *Store) turnOf(convID string, turn *harness.Turn) *turnLock {
 // in this store, else on a pooled one under the conversation's
 // transaction-scoped lock, refused with store.ErrConversationBusy while
 // another turn holds it.
-func (s *Store) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
+func (s *pgStore) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
 	if l := s.turnOf(convID, turn); l != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -144,7 +144,7 @@ func (s *Store) turnTx(ctx context.Context, convID string, turn *harness.Turn, f
 
 // pooled runs fn in one transaction on a pooled connection; lockConv, when
 // not "", is the conversation it locks for the transaction.
-func (s *Store) pooled(ctx context.Context, lockConv string, fn func(w *txw) error) error {
+func (s *pgStore) pooled(ctx context.Context, lockConv string, fn func(w *txw) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres store: %w", err)

@@ -29,7 +29,7 @@ const defaultMaxConns = 32
 // requests' path and records off it.
 const readConns = 8
 
-// Options configure a Store. Nil means defaults.
+// Options configure a store. Nil means defaults.
 type Options struct {
 	// MaxConns bounds the pool's connections (default 32): the turns this
 	// process records at once, plus one for other writes. A turn that
@@ -41,12 +41,12 @@ type Options struct {
 	// the database (its spill folder). An error aborts the deletion.
 	OnDelete func(ctx context.Context, conversation string) error
 	// OnEventError receives the error of an event that could not be
-	// stored. Observers cannot fail a run; see also Store.EventErr.
+	// stored. Observers cannot fail a run; see also store.DB.EventErr.
 	OnEventError func(e error)
 }
 
-// Store is the PostgreSQL transcript store. It is safe for concurrent use.
-type Store struct {
+// pgStore is the PostgreSQL transcript store. It is safe for concurrent use.
+type pgStore struct {
 	// pool serves writes, reads (and claims) the other one.
 	pool, reads *pgxpool.Pool
 	opts        Options
@@ -66,16 +66,20 @@ type Store struct {
 	turns map[string]*turnLock
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.DB = (*pgStore)(nil)
 
 // Open connects to the database dsn names (a postgres:// URL or a
 // key=value string, as libpq takes them) and brings its schema up to date.
-func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
-	return open(ctx, dsn, opts, 0)
+func Open(ctx context.Context, dsn string, opts *Options) (store.DB, error) {
+	s, err := open(ctx, dsn, opts, 0)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
 }
 
-func open(ctx context.Context, dsn string, opts *Options, version int) (*Store, error) {
-	s := &Store{turns: map[string]*turnLock{}}
+func open(ctx context.Context, dsn string, opts *Options, version int) (*pgStore, error) {
+	s := &pgStore{turns: map[string]*turnLock{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -154,12 +158,12 @@ func address(c pgconn.Config) string {
 }
 
 // Path names the database for messages: its address without the password.
-func (s *Store) Path() string { return s.addr }
+func (s *pgStore) Path() string { return s.addr }
 
 // Close writes the events still pending, ends the turns still in progress
 // (their locks are released; their transcript stays as written) and closes
 // the pool.
-func (s *Store) Close() error {
+func (s *pgStore) Close() error {
 	err := s.flush(context.Background())
 	s.tmu.Lock()
 	turns := s.turns
@@ -174,7 +178,7 @@ func (s *Store) Close() error {
 }
 
 // EventErr returns the first error met while storing an event, or nil.
-func (s *Store) EventErr() error { return s.events.Err() }
+func (s *pgStore) EventErr() error { return s.events.Err() }
 
 // lockKey is the advisory lock key of a conversation: the first 8 bytes
 // of a SHA-256 of its id. Two ids sharing a key (one chance in 2^64) would

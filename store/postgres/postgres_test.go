@@ -41,14 +41,14 @@ func backend(t testing.TB) *storetest.Backend {
 		},
 		Count:     func(t testing.TB, table, conv string) int { return count(t, dsn, table, conv) },
 		TurnLocks: true,
-		Crash:     func(t testing.TB, s store.Store) { crash(t, dsn, s.(*Store)) },
+		Crash:     func(t testing.TB, s store.Store) { crash(t, dsn, s.(*pgStore)) },
 	}
 }
 
 // crash ends the sessions of s's turns on the server without unlocking,
 // as the death of its process does, and waits until the server has ended
 // them (and so released their locks).
-func crash(t testing.TB, dsn string, s *Store) {
+func crash(t testing.TB, dsn string, s *pgStore) {
 	t.Helper()
 	s.tmu.Lock()
 	turns := s.turns

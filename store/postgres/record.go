@@ -18,7 +18,7 @@ import (
 // refused too: the caller's conversation is stale (another process added
 // a turn since it was loaded), and recording it would interleave two
 // histories.
-func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *pgStore) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if conv.ID == "" {
 		return errors.New("postgres store: the conversation has no id")
 	}
@@ -72,7 +72,7 @@ func addContext(w *txw, convID string, turn *harness.Turn) {
 // every result with its full payload, its model copy and its cuts, and
 // the system prompt and tool schemas of the request that produced it
 // (from AddRequest), in one transaction sent as one batch.
-func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
+func (s *pgStore) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	req := s.requests.Take(conv.ID, turn.Index, round.Index)
 	return s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
 		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
@@ -177,7 +177,7 @@ func nullBytes(v []byte) []byte {
 // request of the turn that produced no round (its model call failed), and
 // releases the conversation's lock. A turn that has ended already, or was
 // never begun, is refused.
-func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *pgStore) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	s.requests.Drop(conv.ID, turn.Index)
 	err := s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
 		if err := endTurn(w, conv.ID, turn); err != nil {
@@ -211,7 +211,7 @@ WHERE conv_id = $7 AND idx = $8 AND outcome = ''::bytea AND ended_ns = 0`, b(str
 // stay in the store. During a turn of the conversation in this store, the
 // note is part of it; while a turn elsewhere holds the conversation, it is
 // refused with store.ErrConversationBusy.
-func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
+func (s *pgStore) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
 	return s.turnTx(ctx, conv.ID, nil, func(w *txw) error {
 		now := time.Now()
 		w.queue("conversation "+conv.ID, `INSERT INTO conversations (id, created_ns, updated_ns) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING`,
@@ -232,7 +232,7 @@ VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE conv_id = $1), $2
 // import, a replay, a fixture) in one transaction. A conversation loaded
 // without its full payloads (see store.Partial) is refused: saving it would
 // store model copies as if they were what the tools returned.
-func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
+func (s *pgStore) Save(ctx context.Context, conv *harness.Conversation) error {
 	if err := codec.CheckSavable(conv); err != nil {
 		return fmt.Errorf("postgres store: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 // schemas it sends) until AddRound stores the round it produced, in the
 // same transaction. A retried request replaces the one before it; the
 // requests of a turn whose model call failed are dropped at EndTurn.
-func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
+func (s *pgStore) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
 	if err := s.requests.Add(conv, turn, req); err != nil {
 		return fmt.Errorf("postgres store: %w", err)
 	}
@@ -85,7 +85,7 @@ func collectRequestGarbage(w *txw) {
 // only, when turn is not 0). Rounds that share a tool list share one
 // slice of schemas. A round stored without its request (Save) has
 // Recorded false.
-func (s *Store) Requests(ctx context.Context, convID string, turn int) ([]store.Request, error) {
+func (s *pgStore) Requests(ctx context.Context, convID string, turn int) ([]store.Request, error) {
 	var out []store.Request
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error

@@ -22,7 +22,7 @@ import (
 // store.Interrupted. A turn this Store holds already is resumed on its
 // connection, or, when that connection broke (the server restarted), on a
 // new one under a new lock.
-func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *pgStore) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if conv == nil || conv.ID == "" || turn == nil {
 		return errors.New("postgres store: ResumeTurn needs a conversation with an id and a turn")
 	}
@@ -60,7 +60,7 @@ func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn
 
 // SuspendTurn implements store.TurnResumer: it unlocks the conversation
 // and returns the turn's connection to the pool, leaving the turn open.
-func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *pgStore) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if conv == nil || turn == nil {
 		return errors.New("postgres store: SuspendTurn needs a conversation and a turn")
 	}
@@ -72,7 +72,7 @@ func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, tur
 
 // resumeLock returns the lock of turn's conversation for turn: the one
 // this Store holds for a turn of its index (fresh false), or a new one.
-func (s *Store) resumeLock(ctx context.Context, convID string, turn *harness.Turn) (l *turnLock, fresh bool, err error) {
+func (s *pgStore) resumeLock(ctx context.Context, convID string, turn *harness.Turn) (l *turnLock, fresh bool, err error) {
 	s.tmu.Lock()
 	if l := s.turns[convID]; l != nil {
 		defer s.tmu.Unlock()

@@ -32,10 +32,10 @@ CREATE TABLE savings (
 CREATE INDEX savings_by_time ON savings (at_ns);
 `}
 
-var _ store.SavingsLog = (*Store)(nil)
+var _ store.SavingsLog = (*pgStore)(nil)
 
 // AddSaving stores one call's saving.
-func (s *Store) AddSaving(ctx context.Context, v store.Saving) error {
+func (s *pgStore) AddSaving(ctx context.Context, v store.Saving) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO savings (at_ns, conv_id, client, project, model, bytes_in, bytes_out, tokens_saved, input_tokens, cached_tokens, output_tokens)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, v.At.UnixNano(), b(v.Conversation), b(v.Client), b(v.Project), b(v.Model), v.BytesIn, v.BytesOut, v.TokensSaved, v.Input, v.Cached, v.Output)
 	if err != nil {
@@ -45,7 +45,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, v.At.UnixNano(), b(v.Con
 }
 
 // Savings returns the savings stored at or after since, oldest first.
-func (s *Store) Savings(ctx context.Context, since time.Time) ([]store.Saving, error) {
+func (s *pgStore) Savings(ctx context.Context, since time.Time) ([]store.Saving, error) {
 	var out []store.Saving
 	from := int64(0)
 	if !since.IsZero() {

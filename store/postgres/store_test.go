@@ -14,9 +14,9 @@ import (
 	"github.com/agentharness/harness/store"
 )
 
-func openTest(t *testing.T, dsn string) *Store {
+func openTest(t *testing.T, dsn string) *pgStore {
 	t.Helper()
-	s, err := Open(context.Background(), dsn, nil)
+	s, err := open(context.Background(), dsn, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

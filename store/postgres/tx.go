@@ -77,7 +77,7 @@ func (w *txw) rollback() {
 // describe it are committed at once, and a run costs one transaction per
 // transcript write instead of one per event. lockConv, when not "", is a
 // conversation the transaction locks first (see turnTx).
-func (s *Store) write(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error) error {
+func (s *pgStore) write(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error) error {
 	err := s.attempt(ctx, conn, lockConv, fn, true)
 	var ee *eventError
 	if errors.As(err, &ee) {
@@ -93,7 +93,7 @@ type eventError struct{ err error }
 
 func (e *eventError) Error() string { return e.err.Error() }
 
-func (s *Store) attempt(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error, withEvents bool) error {
+func (s *pgStore) attempt(ctx context.Context, conn *pgx.Conn, lockConv string, fn func(w *txw) error, withEvents bool) error {
 	w := &txw{ctx: ctx, conn: conn}
 	w.queue("begin", "BEGIN")
 	if lockConv != "" {
