@@ -20,10 +20,6 @@ func (anthropicFormat) name() string { return "anthropic" }
 
 func (anthropicFormat) cacheLifetime(body []byte) time.Duration { return anthropicLifetime(body) }
 
-func (f anthropicFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
-
 func (anthropicFormat) historyKey() string { return "messages" }
 
 func (anthropicFormat) top(body []byte, top []field, req *request) error {

@@ -19,10 +19,6 @@ func (chatFormat) name() string { return "openai-chat" }
 
 func (chatFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
 
-func (f chatFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
-
 func (chatFormat) historyKey() string { return "messages" }
 
 func (chatFormat) top(body []byte, top []field, req *request) error {

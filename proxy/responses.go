@@ -20,10 +20,6 @@ func (responsesFormat) name() string { return "openai-responses" }
 
 func (responsesFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
 
-func (f responsesFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
-
 func (responsesFormat) historyKey() string { return "input" }
 
 func (responsesFormat) top(body []byte, top []field, req *request) error {
