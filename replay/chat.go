@@ -150,22 +150,8 @@ func (b *chatBuilder) addTool(v rawValue, path string, m *chatMessage, text stri
 		r.IsError = m.Extra.ExceptionInfo != ""
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 	return nil
-}
-
-// sortResults puts c's results in the order of its tool calls.
-func sortResults(c *Call) {
-	order := map[string]int{}
-	for i, tc := range c.Assistant.ToolCalls {
-		order[tc.ID] = i
-	}
-	rs := c.Results
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && order[rs[j].CallID] < order[rs[j-1].CallID]; j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
 }
 
 // chatContent reads a message's content: a string, null, or an array of

@@ -58,7 +58,7 @@ type ccCounts struct {
 // hooks dump them). It returns the main chain as Claude Code sent it to the
 // model; parseClaudeCodeAll returns every model context in the file.
 func parseClaudeCode(name string, data []byte) (*Recording, error) {
-	recs, err := parseClaudeCodeAll(name, data)
+	recs, err := parseClaudeCodeAll(name, data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,24 +94,19 @@ func parseClaudeCode(name string, data []byte) (*Recording, error) {
 // they read: a session that was resumed or copied repeats its parent's
 // entries under the same uuids, and a later file's copies of entries an
 // earlier file held are left out (a warning says how many), so each
-// model call counts once.
-func parseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
-	return parseClaudeCodeSeen(name, data, nil)
+// model call counts once: parseClaudeCodeAll leaves out the entries seen
+// holds (nil: none) and adds the file's own to seen once the file is
+// imported, so that entries a file repeats within itself stay.
+func parseClaudeCodeAll(name string, data []byte, seen ccSeen) ([]*Recording, error) {
+	src := &source{name: name, data: data}
+	return parseClaudeCodeEach(src, records(src), seen)
 }
 
 // ccSeen holds the uuids of the Claude Code entries one load has
 // imported, across its files.
 type ccSeen map[string]struct{}
 
-// parseClaudeCodeSeen is parseClaudeCodeAll leaving out the entries seen
-// holds (nil: none); it adds the file's own to seen once the file is
-// imported, so that entries a file repeats within itself stay.
-func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
-	src := &source{name: name, data: data}
-	return parseClaudeCodeEach(src, records(src), seen)
-}
-
-// parseClaudeCodeEach is parseClaudeCodeSeen over the records each
+// parseClaudeCodeEach is parseClaudeCodeAll over the records each
 // passes to its function one at a time (see records for partial); each
 // entry is decoded and dropped, so memory holds one entry beyond what the
 // recordings keep.
@@ -369,7 +364,7 @@ func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 		}
 	}
 	c.Results = append(c.Results, res)
-	sortResults(c)
+	c.sortResults()
 }
 
 // warn sets the run's warnings: what the format leaves out and what this

@@ -305,7 +305,7 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 		}
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 }
 
 // cxOutput reads a tool output: a string, or {content, success} (the

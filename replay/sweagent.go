@@ -159,7 +159,7 @@ func (b *sweBuilder) observation(v rawValue, path string, m *sweMessage, text st
 		}
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 	return nil
 }
 
