@@ -16,9 +16,19 @@ type StreamEvent struct {
 	Message *struct {
 		Usage *Usage `json:"usage"`
 	} `json:"message"`
-	Usage        *Usage `json:"usage"`
-	ContentBlock *Block `json:"content_block"`
-	Delta        *Delta `json:"delta"`
+	Usage        *Usage      `json:"usage"`
+	ContentBlock *BlockStart `json:"content_block"`
+	Delta        *Delta      `json:"delta"`
+}
+
+// BlockStart is the block a content_block_start opens: its type, a
+// tool_use's id and name, a text block's first text. A tool_use's input
+// comes in the deltas (the start's is empty), so it is not read.
+type BlockStart struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // Delta is a content_block_delta's piece: text_delta's text or
