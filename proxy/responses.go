@@ -113,19 +113,6 @@ type responsesReply struct {
 
 func (responsesFormat) newReply() replyParser { return &responsesReply{} }
 
-type responsesUsage struct {
-	Input   int `json:"input_tokens"`
-	Details struct {
-		Cached int `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
-	Output int `json:"output_tokens"`
-}
-
-type responsesObject struct {
-	Output []openai.Item   `json:"output"`
-	Usage  *responsesUsage `json:"usage"`
-}
-
 // outputItem is an answer's item as the reply reads it: its text parts,
 // and a call's arguments and a custom tool's input as the strings they
 // are.
@@ -173,20 +160,16 @@ func (p *responsesReply) addItem(it outputItem) {
 	}
 }
 
-func (p *responsesReply) addUsage(u *responsesUsage) {
+func (p *responsesReply) addUsage(u *openai.ResponsesUsage) {
 	if u == nil {
 		return
 	}
 	p.r.Seen = true
-	p.r.Usage = harness.Usage{Input: u.Input, Cached: u.Details.Cached, Output: u.Output}
+	p.r.Usage = u.Usage()
 }
 
 func (p *responsesReply) event(name string, data []byte) {
-	var ev struct {
-		Type     string           `json:"type"`
-		Item     *openai.Item     `json:"item"`
-		Response *responsesObject `json:"response"`
-	}
+	var ev openai.ResponsesEvent
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
@@ -220,7 +203,7 @@ func (p *responsesReply) event(name string, data []byte) {
 }
 
 func (p *responsesReply) body(data []byte) {
-	var obj responsesObject
+	var obj openai.Response
 	if json.Unmarshal(data, &obj) != nil {
 		return
 	}

@@ -1,6 +1,10 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentharness/harness"
+)
 
 // Item is one item of a Responses request's input or an answer's output
 // (and of a Codex rollout's response_item lines): a message (Role, Content
@@ -18,4 +22,36 @@ type Item struct {
 	Input     json.RawMessage `json:"input"`
 	Output    json.RawMessage `json:"output"`
 	Action    json.RawMessage `json:"action"`
+}
+
+// ResponsesEvent is one event of a streamed Responses answer: its type,
+// the item of response.output_item.done, the response of
+// response.completed (or .incomplete, .failed).
+type ResponsesEvent struct {
+	Type     string    `json:"type"`
+	Item     *Item     `json:"item"`
+	Response *Response `json:"response"`
+}
+
+// Response is a whole Responses answer, or the response of a stream's
+// response.completed (or .incomplete, .failed) event: its output items
+// and usage.
+type Response struct {
+	Output []Item          `json:"output"`
+	Usage  *ResponsesUsage `json:"usage"`
+}
+
+// ResponsesUsage is a Responses answer's usage: the input's tokens (cached
+// ones included), the cached part of them and the output's.
+type ResponsesUsage struct {
+	Input   int `json:"input_tokens"`
+	Details struct {
+		Cached int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	Output int `json:"output_tokens"`
+}
+
+// Usage returns u as harness counts it.
+func (u *ResponsesUsage) Usage() harness.Usage {
+	return harness.Usage{Input: u.Input, Cached: u.Details.Cached, Output: u.Output}
 }
