@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -61,18 +60,15 @@ type RunCeiling struct {
 	// Preview chooses what of a cut output is shown (default [Relevant]).
 	Preview Preview
 	// Shells names the shell tools (compared case-insensitively); nil
-	// means DefaultShells().
+	// means the names coding agents give theirs (bash, shell, exec,
+	// exec_command, run_command, shell_command, run_shell_command,
+	// local_shell).
 	Shells []string
 	// NoSpill cuts without spilling (see ResultPolicy.NoSpill).
 	NoSpill bool
 	// Store is where a cut output is spilled (see ResultPolicy.Store);
 	// nil means the call's workspace, as the result ceiling's default.
 	Store spill.Store
-}
-
-// DefaultShells are the names coding agents give their shell tool.
-func DefaultShells() []string {
-	return shellcmd.Names()
 }
 
 // Guard returns the guard. It keeps no state between calls.
@@ -86,7 +82,7 @@ func (r *RunCeiling) Guard() harness.Guard {
 	}
 	shells := cfg.Shells
 	if shells == nil {
-		shells = DefaultShells()
+		shells = shellcmd.Names()
 	}
 	minBytes := cfg.MinBytes
 	if minBytes <= 0 {
@@ -100,7 +96,7 @@ func (r *RunCeiling) Guard() harness.Guard {
 		// sees stays collapsed instead of being previewed again from its
 		// full payload.
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
-			if call == nil || !isShellTool(call.Name, shells) || !RunsProgram(call.Args) {
+			if call == nil || !isShellTool(call.Name, shells) || !shellcmd.RunsProgram(call.Args) {
 				return next(ctx, call)
 			}
 			res, err := next(ctx, call)
@@ -120,10 +116,3 @@ func isShellTool(name string, shells []string) bool {
 	}
 	return false
 }
-
-// RunsProgram reports whether a shell call's arguments (a JSON object
-// with a "command" or "cmd" string, or an argv array such as ["bash",
-// "-lc", "…"]) run a program rather than only read (see [RunCeiling]):
-// an interpreter, test runner, build tool or linter, or a ./ path.
-// Arguments it cannot read are not a run.
-func RunsProgram(args json.RawMessage) bool { return shellcmd.RunsProgram(args) }

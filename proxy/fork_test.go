@@ -506,7 +506,7 @@ func TestForkInheritsClear(t *testing.T) {
 	up := wiretest.New(t)
 	db := filepath.Join(t.TempDir(), "harness.db")
 	ws := t.TempDir()
-	start := func() (*Proxy, *httptest.Server, *sqlite.Store) {
+	start := func() (*Proxy, *httptest.Server, store.DB) {
 		st, err := sqlite.Open(context.Background(), db, nil)
 		if err != nil {
 			t.Fatal(err)

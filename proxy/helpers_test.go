@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
@@ -120,7 +121,7 @@ type rig struct {
 	up       *wiretest.Server
 	px       *Proxy
 	srv      *httptest.Server
-	st       *sqlite.Store
+	st       store.DB
 	ws       string
 	log      *syncWriter
 	dbPath   string

@@ -8,22 +8,21 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/sqlite"
 )
 
 // clearEventsHidden is a store whose events leave out the idle clears:
 // a proxy restarted on it can restore them from the typed decisions
 // only.
-type clearEventsHidden struct{ *sqlite.Store }
+type clearEventsHidden struct{ store.DB }
 
 func (s clearEventsHidden) Events(ctx context.Context, conv string, turn int) ([]harness.Event, error) {
-	events, err := s.Store.Events(ctx, conv, turn)
+	events, err := s.DB.Events(ctx, conv, turn)
 	return slices.DeleteFunc(events, func(e harness.Event) bool { return e.Policy == idleClearBy }), err
 }
 
 // eventsOnly is a store as a proxy that kept its clears only as policy
 // events wrote it: no typed decision is recorded.
-type eventsOnly struct{ *sqlite.Store }
+type eventsOnly struct{ store.DB }
 
 func (eventsOnly) AddDecisions(context.Context, string, []store.Decision) error { return nil }
 
@@ -34,11 +33,11 @@ func (eventsOnly) AddDecisions(context.Context, string, []store.Decision) error 
 func TestIdleClearRestored(t *testing.T) {
 	cases := []struct {
 		name            string
-		first, restart  func(*sqlite.Store) store.Store
+		first, restart  func(store.DB) store.Store
 		typedDecisionsN int
 	}{
-		{"from the typed decisions", func(s *sqlite.Store) store.Store { return s }, func(s *sqlite.Store) store.Store { return clearEventsHidden{s} }, 3},
-		{"from an old store's events", func(s *sqlite.Store) store.Store { return eventsOnly{s} }, func(s *sqlite.Store) store.Store { return s }, 0},
+		{"from the typed decisions", func(s store.DB) store.Store { return s }, func(s store.DB) store.Store { return clearEventsHidden{s} }, 3},
+		{"from an old store's events", func(s store.DB) store.Store { return eventsOnly{s} }, func(s store.DB) store.Store { return s }, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
 // brokenOnce is a store whose first BeginTurn fails as a connection a
 // database restart broke does, while the store answers again.
 type brokenOnce struct {
-	*sqlite.Store
+	store.DB
 	failed atomic.Bool
 }
 
@@ -22,7 +23,7 @@ func (b *brokenOnce) BeginTurn(ctx context.Context, conv *harness.Conversation, 
 	if b.failed.CompareAndSwap(false, true) {
 		return errors.New("begin: write failed: write unix: broken pipe")
 	}
-	return b.Store.BeginTurn(ctx, conv, turn)
+	return b.DB.BeginTurn(ctx, conv, turn)
 }
 
 // TestRecorderRetriesBrokenWrite: a write that fails while the store
@@ -34,7 +35,7 @@ func TestRecorderRetriesBrokenWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := &brokenOnce{Store: st}
+	b := &brokenOnce{DB: st}
 	r := newRecorder(b, t.Logf)
 	r.probe = func(context.Context) error { return nil } // the store answers
 	r.outage, r.back = func(error) {}, func() {}

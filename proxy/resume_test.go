@@ -19,11 +19,11 @@ import (
 	"github.com/agentharness/harness/store/sqlite"
 )
 
-// node is one proxy process: its own sqlite.Store on the shared database
+// node is one proxy process: its own store.DB on the shared database
 // file, its proxy and its server, in front of the shared upstream.
 type node struct {
 	t   *testing.T
-	st  *sqlite.Store
+	st  store.DB
 	px  *Proxy
 	srv *httptest.Server
 	log *syncWriter
@@ -164,7 +164,7 @@ var resumeScript = []scriptTurn{
 // both turns answered, every round once in order with its calls and
 // results, nothing interrupted. The store holds forks more conversations
 // besides, each named by the conversation's id and a suffix.
-func wantTranscript(t *testing.T, st *sqlite.Store, forks int) {
+func wantTranscript(t *testing.T, st store.DB, forks int) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx)
@@ -384,7 +384,7 @@ func TestResumeAcrossProxies(t *testing.T) {
 // holdClaim makes st the writer of the conversation's last turn, as a
 // proxy is while it writes a round: a crash now leaves its lease behind.
 // It returns the conversation and the turn.
-func holdClaim(t *testing.T, st *sqlite.Store) (*harness.Conversation, *harness.Turn) {
+func holdClaim(t *testing.T, st store.DB) (*harness.Conversation, *harness.Turn) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := st.List(ctx)

@@ -204,16 +204,12 @@ type Skipped struct {
 // largest record and what the recordings keep, not the file's size; other
 // files are read whole.
 func Load(paths ...string) (recs []*Recording, skipped []Skipped, err error) {
-	return LoadContext(context.Background(), paths...)
+	return LoadWith(context.Background(), nil, paths...)
 }
 
-// LoadContext is Load with a context for reading transcript stores.
-func LoadContext(ctx context.Context, paths ...string) (recs []*Recording, skipped []Skipped, err error) {
-	return LoadWith(ctx, nil, paths...)
-}
-
-// LoadWith is LoadContext that fills in what the formats leave out from
-// supply (nil: nothing; see Supply.Apply). Every model context a file
+// LoadWith is Load with a context for reading transcript stores, that
+// fills in what the formats leave out from supply (nil: nothing; see
+// Supply.Apply). Every model context a file
 // holds is imported (ParseAll): a Claude Code session gives its main
 // chain and each subagent.
 func LoadWith(ctx context.Context, supply *Supply, paths ...string) (recs []*Recording, skipped []Skipped, err error) {

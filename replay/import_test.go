@@ -226,7 +226,7 @@ func TestLoadPassesOverSavedOutputs(t *testing.T) {
 }
 
 // TestFormats: every shipped transcript imports with a Format that
-// Formats lists.
+// formats lists.
 func TestFormats(t *testing.T) {
 	recs, _, err := Load("testdata")
 	if err != nil {
@@ -234,8 +234,8 @@ func TestFormats(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, r := range recs {
-		if !slices.Contains(Formats(), r.Format) {
-			t.Errorf("%s: format %q is not in Formats()", r.Source, r.Format)
+		if !slices.Contains(formats(), r.Format) {
+			t.Errorf("%s: format %q is not in formats()", r.Source, r.Format)
 		}
 		seen[r.Format] = true
 	}

@@ -16,12 +16,9 @@ const (
 	formatStore        = "harness-store"
 )
 
-// Formats lists the formats the importers recognise, each as reported in
-// [Recording.Format]: "claude-code", "codex", "gemini-cli", "opencode",
-// "swe-agent", "mini-swe-agent", "openai-chat" (a chat-message list),
-// "harness-conversation" and "harness-store" (harness's transcript
-// store).
-func Formats() []string {
+// formats lists the formats the importers recognise, each as reported in
+// [Recording.Format].
+func formats() []string {
 	return []string{formatClaudeCode, formatCodex, formatGeminiCLI, formatOpencode, formatSWEAgent,
 		formatMiniSWE, formatOpenAI, formatConversation, formatStore}
 }
@@ -30,7 +27,10 @@ func Formats() []string {
 type Recording struct {
 	// Source is the file the recording was read from.
 	Source string `json:"source"`
-	// Format is one of Formats.
+	// Format names the format it was imported from: "claude-code",
+	// "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent",
+	// "openai-chat" (a chat-message list), "harness-conversation" or
+	// "harness-store" (harness's transcript store).
 	Format string `json:"format"`
 	// ID names the run (an instance id, a conversation id, the file name).
 	ID string `json:"id"`

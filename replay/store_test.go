@@ -99,7 +99,7 @@ func TestParseStore(t *testing.T) {
 	ctx := context.Background()
 	dbPath, logText := recordRuns(t)
 
-	recs, skipped, err := replay.LoadContext(ctx, dbPath)
+	recs, skipped, err := replay.LoadWith(ctx, nil, dbPath)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("load: %v, skipped %+v", err, skipped)
 	}
@@ -405,7 +405,7 @@ func TestStoreReplayWarnings(t *testing.T) {
 			t.Errorf("v3 recording: system %q, %d tools, %d calls", rec.System, len(rec.Tools), rec.Calls())
 		}
 		// It still imports and replays.
-		if recs, skipped, err := replay.LoadContext(ctx, p); err != nil || len(recs) != 1 || len(skipped) != 0 {
+		if recs, skipped, err := replay.LoadWith(ctx, nil, p); err != nil || len(recs) != 1 || len(skipped) != 0 {
 			t.Errorf("Load: %d recordings, skipped %v, %v", len(recs), skipped, err)
 		}
 		none := replayengine.Policy{Name: "none", New: func(replayengine.Env) (*replayengine.Config, error) { return &replayengine.Config{}, nil }}

@@ -12,7 +12,8 @@
 // the next writer takes the conversation over, unless that writer resumes
 // it ([TurnResumer], for turns a durable workflow owns).
 // Package store/sqlite is the implementation on a single SQLite file,
-// store/postgres the one several processes share on PostgreSQL; both pass
+// store/postgres the one several processes share on PostgreSQL; both open
+// a [DB] (every interface here, and what their users need beside) and pass
 // the conformance suite of store/storetest.
 //
 // Large results are loaded lazily: [Store.Load] fills what views use (the

@@ -18,19 +18,11 @@ func IsDSN(db string) bool {
 // OpenStore opens the workers' transcript store at db, picked by its
 // scheme: store/postgres for a postgres:// URL, else store/sqlite (the
 // file is created if missing).
-func OpenStore(ctx context.Context, db string) (store.Store, error) {
+func OpenStore(ctx context.Context, db string) (store.DB, error) {
 	if IsDSN(db) {
-		st, err := postgres.Open(ctx, db, nil)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return st, nil
+		return postgres.Open(ctx, db, nil)
 	}
-	st, err := sqlite.Open(ctx, db, nil)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return sqlite.Open(ctx, db, nil)
 }
 
 // OpenJournal opens the step journal at path, picked like OpenStore: a

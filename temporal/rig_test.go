@@ -64,7 +64,7 @@ func openRig(ctx context.Context, dir string, block *blocker, clock *storeClock)
 	if block != nil {
 		jr, model = block.journal(j), block.model(model)
 	}
-	rec := st
+	var rec store.Store = st
 	if clock != nil {
 		rec, jr = &timedStore{Store: st, clock: clock}, &timedJournal{Journal: jr, clock: clock}
 	}

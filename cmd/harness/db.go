@@ -13,15 +13,6 @@ import (
 	"github.com/agentharness/harness/store/sqlite"
 )
 
-// transcriptStore is what the commands use of a transcript store, whether
-// an SQLite file (store/sqlite) or a PostgreSQL database (store/postgres).
-type transcriptStore interface {
-	store.Store
-	EventErr() error
-	// Path names the store in messages (a DSN without its password).
-	Path() string
-}
-
 // isDSN reports whether --db names a PostgreSQL database rather than a
 // file: a postgres:// or postgresql:// URL.
 func isDSN(db string) bool {
@@ -32,25 +23,17 @@ func isDSN(db string) bool {
 // PostgreSQL database for a postgres:// URL, else an SQLite file, which
 // must exist when mustExist. Deleting a conversation also removes its
 // spill folder under workspace.
-func openDB(ctx context.Context, p, workspace string, mustExist bool) (transcriptStore, error) {
+func openDB(ctx context.Context, p, workspace string, mustExist bool) (store.DB, error) {
 	onDelete := func(ctx context.Context, id string) error { return spill.RemoveConversation(workspace, id) }
 	if isDSN(p) {
-		st, err := postgres.Open(ctx, p, &postgres.Options{OnDelete: onDelete})
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return st, nil
+		return postgres.Open(ctx, p, &postgres.Options{OnDelete: onDelete})
 	}
 	if mustExist {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
 		}
 	}
-	st, err := sqlite.Open(ctx, p, &sqlite.Options{OnDelete: onDelete})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return sqlite.Open(ctx, p, &sqlite.Options{OnDelete: onDelete})
 }
 
 // dbRecordings imports the conversations of the store --db names for
@@ -58,7 +41,7 @@ func openDB(ctx context.Context, p, workspace string, mustExist bool) (transcrip
 // database is read conversation by conversation.
 func dbRecordings(ctx context.Context, db string) ([]*replay.Recording, error) {
 	if !isDSN(db) {
-		recs, _, err := replay.LoadContext(ctx, db)
+		recs, _, err := replay.LoadWith(ctx, nil, db)
 		return recs, err
 	}
 	st, err := postgres.Open(ctx, db, nil)

@@ -141,7 +141,7 @@ const defaultDBPath = ".harness/harness.db"
 // openStore opens the workspace's transcript store; deleting a
 // conversation also removes its spill folder. With mustExist, a missing
 // file is an error instead of a new store.
-func openStore(ctx context.Context, f *storeFlags, mustExist bool) (transcriptStore, error) {
+func openStore(ctx context.Context, f *storeFlags, mustExist bool) (store.DB, error) {
 	return openDB(ctx, f.path(), f.workspace, mustExist)
 }
 
@@ -151,7 +151,7 @@ func openStore(ctx context.Context, f *storeFlags, mustExist bool) (transcriptSt
 // all the same, unless its schema is older than this harness writes (it
 // is then opened writable once, to bring it up to date); a PostgreSQL
 // database as openStore opens it.
-func openStoreToRead(ctx context.Context, f *storeFlags) (transcriptStore, error) {
+func openStoreToRead(ctx context.Context, f *storeFlags) (store.DB, error) {
 	p := f.path()
 	if isDSN(p) {
 		return openStore(ctx, f, true)
@@ -283,7 +283,9 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	conv, err := loadOutline(ctx, s, id)
+	// No result payloads: showing a conversation that holds a huge result
+	// costs what its outline costs; sizes, cuts and markers come from Calls.
+	conv, err := s.LoadOutline(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -323,20 +325,6 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	writeConversation(e.stdout, conv, fork, calls, reqs, *turn)
 	writeResent(e.stdout, events, *turn)
 	return nil
-}
-
-// loadOutline loads what "log show" prints of conversation id: its turns
-// and rounds without result payloads where the store can leave them out
-// (SQLite's LoadOutline), so showing a conversation that holds a huge
-// result costs what its outline costs; sizes, cuts and markers come from
-// the store's Calls.
-func loadOutline(ctx context.Context, s transcriptStore, id string) (*harness.Conversation, error) {
-	if o, ok := s.(interface {
-		LoadOutline(context.Context, string) (*harness.Conversation, error)
-	}); ok {
-		return o.LoadOutline(ctx, id)
-	}
-	return s.Load(ctx, id)
 }
 
 // logFork is where a conversation the proxy forked comes from, read from
@@ -845,7 +833,7 @@ func logJSON(w io.Writer, v any) error {
 // openRunStore opens the transcript store of "harness run" and returns the
 // conversation to run: the stored one named by --conversation, or a new
 // one. With --no-store the store is nil and the conversation new.
-func openRunStore(ctx context.Context, cfg *runConfig) (transcriptStore, *harness.Conversation, error) {
+func openRunStore(ctx context.Context, cfg *runConfig) (store.DB, *harness.Conversation, error) {
 	if cfg.noStore {
 		if cfg.conversation != "" {
 			return nil, nil, fmt.Errorf("%w: --conversation needs the store; drop --no-store", errUsage)
@@ -874,7 +862,7 @@ func openRunStore(ctx context.Context, cfg *runConfig) (transcriptStore, *harnes
 
 // recallOptions lets recall fetch the payloads a resumed conversation was
 // loaded without; nil without a store.
-func recallOptions(st transcriptStore) *recall.Options {
+func recallOptions(st store.DB) *recall.Options {
 	if st == nil {
 		return nil
 	}
@@ -883,7 +871,7 @@ func recallOptions(st transcriptStore) *recall.Options {
 
 // closeRunStore closes the store after a run, saying so when events could
 // not be stored (the transcript itself fails the run instead).
-func closeRunStore(e *env, st transcriptStore) {
+func closeRunStore(e *env, st store.DB) {
 	if st == nil {
 		return
 	}

@@ -20,13 +20,13 @@ import (
 func TestLogForkLinks(t *testing.T) {
 	cases := []struct {
 		name   string
-		record func(s *sqlite.Store) error
+		record func(s store.DB) error
 		inList bool
 	}{
-		{"typed link", func(s *sqlite.Store) error {
+		{"typed link", func(s store.DB) error {
 			return s.AddFork(context.Background(), store.Fork{Conversation: "c_child", Parent: "c_parent", Turn: 2, SharedTurns: 1})
 		}, true},
-		{"fork event of an old proxy", func(s *sqlite.Store) error {
+		{"fork event of an old proxy", func(s store.DB) error {
 			s.Observe(harness.Event{Kind: harness.EventPolicy, Time: time.Now(), Conversation: "c_child", Turn: 2, Policy: proxy.ForkPolicy,
 				Data: map[string]any{"parent": "c_parent", "shared_turns": 1}})
 			return nil // stored by Close

@@ -148,7 +148,7 @@ func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply, flags 
 
 // openStore stops the proxy (which writes what it still holds) and opens
 // its store, closed when the test ends.
-func (r *e2eRig) openStore(t *testing.T) *sqlite.Store {
+func (r *e2eRig) openStore(t *testing.T) store.DB {
 	t.Helper()
 	r.shutdown(t)
 	st, err := sqlite.Open(context.Background(), r.db, nil)

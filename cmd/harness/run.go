@@ -14,6 +14,7 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/mcpflags"
 	"github.com/agentharness/harness/stack"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -119,7 +120,7 @@ type run struct {
 	cfg   *runConfig
 	agent *harness.Agent
 	conv  *harness.Conversation
-	st    transcriptStore
+	st    store.DB
 	out   *runOutput
 	// closers release the workspace tools, the MCP servers and the store,
 	// in reverse order.

@@ -13,7 +13,6 @@ import (
 	"github.com/agentharness/harness/internal/numfmt"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/proxy"
-	"github.com/agentharness/harness/store"
 )
 
 const savingsSummary = `Print what the proxy saved: the tokens its cuts removed from the requests
@@ -52,11 +51,7 @@ func cmdSavings(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	log, ok := s.(store.SavingsLog)
-	if !ok {
-		return fmt.Errorf("the store at %s keeps no savings", s.Path())
-	}
-	rows, err := log.Savings(ctx, from)
+	rows, err := s.Savings(ctx, from)
 	if err != nil {
 		return err
 	}

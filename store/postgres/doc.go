@@ -1,4 +1,4 @@
-// Package postgres is the transcript store ([store.Store]) on PostgreSQL,
+// Package postgres is the transcript store ([store.DB]) on PostgreSQL,
 // through github.com/jackc/pgx/v5: the same behaviour as store/sqlite (one
 // conformance suite, store/storetest, runs against both), for several
 // harness processes on several machines sharing one store.

@@ -18,12 +18,18 @@ import (
 // the rest). Views only use the model copy, so resuming costs the same
 // whatever the size of the payloads.
 func (s *pgStore) Load(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, false)
+	return s.load(ctx, id, rows.PayloadsModel)
 }
 
 // LoadFull returns a stored conversation with every full payload.
 func (s *pgStore) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, true)
+	return s.load(ctx, id, rows.PayloadsAll)
+}
+
+// LoadOutline returns a stored conversation without any result's
+// payload (see store.DB.LoadOutline).
+func (s *pgStore) LoadOutline(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, rows.PayloadsNone)
 }
 
 // read runs fn in one read-only, repeatable-read transaction: a
@@ -32,11 +38,11 @@ func (s *pgStore) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, s.reads, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
-func (s *pgStore) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
+func (s *pgStore) load(ctx context.Context, id string, which rows.Payloads) (*harness.Conversation, error) {
 	var conv *harness.Conversation
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		conv, err = loadTx(ctx, tx, id, full)
+		conv, err = loadTx(ctx, tx, id, which)
 		return err
 	})
 	if err != nil {
@@ -58,7 +64,7 @@ func exists(ctx context.Context, tx pgx.Tx, id string) error {
 }
 
 // loadTx reads conversation id in one read transaction, table by table.
-func loadTx(ctx context.Context, tx pgx.Tx, id string, full bool) (*harness.Conversation, error) {
+func loadTx(ctx context.Context, tx pgx.Tx, id string, which rows.Payloads) (*harness.Conversation, error) {
 	if err := exists(ctx, tx, id); err != nil {
 		return nil, err
 	}
@@ -76,7 +82,7 @@ FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn 
 WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRound},
 		rows.Step{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = $1 ORDER BY turn, round, dropped, seq`,
 			Args: []any{b(id)}, Row: l.ScanCall},
-		rows.Step{What: "results", SQL: resultsSQL, Args: []any{full, b(id)}, Row: results},
+		rows.Step{What: "results", SQL: resultsSQL, Args: []any{which == rows.PayloadsAll, b(id), which == rows.PayloadsNone}, Row: results},
 		rows.Step{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = $1 ORDER BY turn, round, seq, n`,
 			Args: []any{b(id)}, Row: l.ScanCut},
 		rows.Step{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = $1 ORDER BY seq`, Args: []any{b(id)}, Row: l.ScanNote})
@@ -88,12 +94,12 @@ WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRou
 
 // resultsSQL selects the results of a conversation ($2) and the payload
 // columns only for results whose model copy is the payload, or all when
-// $1 (LoadFull): a CASE that is false never reads the body's out-of-line
-// (TOAST) value.
+// $1 (LoadFull), or none when $3 (LoadOutline): a CASE that is false never
+// reads the body's out-of-line (TOAST) value.
 const resultsSQL = `SELECT ` + rows.ResultColumns + `,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
-	CASE WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.text END,
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.parts END,
+	CASE WHEN $3 THEN NULL WHEN $1 OR (r.model_text IS NULL AND r.model IS NULL) THEN b.structured END
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = $2 ORDER BY r.turn, r.round, r.seq`
 

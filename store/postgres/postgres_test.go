@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 func backend(t testing.TB) *storetest.Backend {
 	dsn := server.DSN(t)
 	return &storetest.Backend{
-		Open: func(t testing.TB, opts *storetest.Options) store.Store {
+		Open: func(t testing.TB, opts *storetest.Options) store.DB {
 			o := &Options{OnEventError: func(err error) { t.Errorf("storing an event: %v", err) }}
 			if opts != nil {
 				o.OnDelete = opts.OnDelete
@@ -41,7 +41,7 @@ func backend(t testing.TB) *storetest.Backend {
 		},
 		Count:     func(t testing.TB, table, conv string) int { return count(t, dsn, table, conv) },
 		TurnLocks: true,
-		Crash:     func(t testing.TB, s store.Store) { crash(t, dsn, s.(*pgStore)) },
+		Crash:     func(t testing.TB, s store.DB) { crash(t, dsn, s.(*pgStore)) },
 	}
 }
 

@@ -25,7 +25,7 @@ CREATE INDEX proxy_claims_by_conv ON proxy_claims (conv_id, seq);
 // Claim implements store.Claimer: in one transaction, INSERT … ON
 // CONFLICT DO NOTHING of each entry, then the row that holds is read
 // back.
-func (s *Store) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+func (s *sqliteStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -55,7 +55,7 @@ ON CONFLICT (conv_id, key) DO NOTHING RETURNING seq`, conv, e.Key, e.Value).Scan
 }
 
 // Claims implements store.Claimer.
-func (s *Store) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
+func (s *sqliteStore) Claims(ctx context.Context, conv string, after int64) ([]store.Claim, error) {
 	var out []store.Claim
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT seq, key, value FROM proxy_claims WHERE conv_id = ? AND seq > ? ORDER BY seq`, conv, after)

@@ -14,7 +14,7 @@ import (
 func backend(t testing.TB) *storetest.Backend {
 	path := filepath.Join(t.TempDir(), "harness.db")
 	return &storetest.Backend{
-		Open: func(t testing.TB, opts *storetest.Options) store.Store {
+		Open: func(t testing.TB, opts *storetest.Options) store.DB {
 			o := &Options{OnEventError: func(err error) { t.Errorf("storing an event: %v", err) }}
 			if opts != nil {
 				o.OnDelete, o.ChunkBytes = opts.OnDelete, opts.ChunkBytes
@@ -30,8 +30,8 @@ func backend(t testing.TB) *storetest.Backend {
 		Chunks:    true,
 		// A process killed mid-turn leaves its lease; here it is expired
 		// rather than left to a dead pid, which the suite cannot make.
-		Crash: func(t testing.TB, s store.Store) {
-			st := s.(*Store)
+		Crash: func(t testing.TB, s store.DB) {
+			st := s.(*sqliteStore)
 			if _, err := st.w.Exec(`UPDATE leases SET expires_ns = 0 WHERE owner = ?`, st.owner.id); err != nil {
 				t.Fatal(err)
 			}

@@ -50,7 +50,7 @@ ORDER BY id;
 `}
 
 // AddFork implements store.Store.
-func (s *Store) AddFork(ctx context.Context, f store.Fork) error {
+func (s *sqliteStore) AddFork(ctx context.Context, f store.Fork) error {
 	err := s.tx(ctx, func(w *txw) error {
 		_, err := w.exec(`INSERT OR IGNORE INTO proxy_forks (conv_id, parent, turn, round, shared_turns, time_ns) VALUES (?, ?, ?, ?, ?, ?)`,
 			f.Conversation, f.Parent, f.Turn, f.Round, f.SharedTurns, codec.NS(f.Time))
@@ -63,7 +63,7 @@ func (s *Store) AddFork(ctx context.Context, f store.Fork) error {
 }
 
 // Forks implements store.Store.
-func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
+func (s *sqliteStore) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
 	q, args := `SELECT `+rows.ForkColumns+` FROM proxy_forks ORDER BY conv_id`, []any(nil)
 	if conv != "" {
 		q, args = `SELECT `+rows.ForkColumns+` FROM proxy_forks WHERE conv_id = ?`, []any{conv}
@@ -83,7 +83,7 @@ func (s *Store) Forks(ctx context.Context, conv string) ([]store.Fork, error) {
 }
 
 // AddDecisions implements store.Store.
-func (s *Store) AddDecisions(ctx context.Context, conv string, ds []store.Decision) error {
+func (s *sqliteStore) AddDecisions(ctx context.Context, conv string, ds []store.Decision) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -104,7 +104,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, conv, d.Turn, d.Round, d.CallID, d
 }
 
 // Decisions implements store.Store.
-func (s *Store) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
+func (s *sqliteStore) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
 	var out []store.Decision
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		return queryIn(ctx, tx)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = ? ORDER BY seq`, []any{conv},

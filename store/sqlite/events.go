@@ -24,10 +24,10 @@ import (
 // how "harness log show" tells what the model saw of a result in each
 // request. A write error goes to Options.OnEventError and EventErr; it
 // never stops a run.
-func (s *Store) Observe(e harness.Event) { s.events.Observe(e, s.flush) }
+func (s *sqliteStore) Observe(e harness.Event) { s.events.Observe(e, s.flush) }
 
 // flush writes the events still waiting for a transcript write.
-func (s *Store) flush(ctx context.Context) error {
+func (s *sqliteStore) flush(ctx context.Context) error {
 	if !s.events.Waiting() {
 		return nil
 	}

@@ -56,7 +56,7 @@ func Example() {
 
 // The store keeps what every request offered beside the transcript: the
 // system prompt and the tool schemas it sent, each distinct one once.
-func ExampleStore_Requests() {
+func ExampleOpen_requests() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "harness-store")
 	defer os.RemoveAll(dir)
@@ -103,7 +103,7 @@ func ExampleStore_Requests() {
 // A second writer continues a turn whose first writer went away (here its
 // lease expires at once): ResumeTurn takes the conversation over and the
 // turn ends as the new writer says, with the rounds of both.
-func ExampleStore_ResumeTurn() {
+func ExampleOpen_resumeTurn() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "harness-store")
 	defer os.RemoveAll(dir)

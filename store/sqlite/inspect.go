@@ -18,7 +18,7 @@ import (
 // is not 0) with, for each, the sizes of what the tool returned and of the
 // model's copy, the guards' cuts and markers, and the per-turn trims of
 // every request. It reads no payload.
-func (s *Store) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
+func (s *sqliteStore) Calls(ctx context.Context, convID string, turn int) ([]store.CallRecord, error) {
 	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ WHERE conv_id = ? AND (? = 0 OR turn = ?) ORDER BY id`, Args: args, Row: calls.S
 
 // Events returns the stored events of a conversation (of one turn, when
 // turn is not 0), in the order they were stored.
-func (s *Store) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
+func (s *sqliteStore) Events(ctx context.Context, convID string, turn int) ([]harness.Event, error) {
 	if err := s.flush(ctx); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func newLeaseOwner() leaseOwner {
 // nothing for LeaseTTL), or when the holder was a process on this machine
 // that no longer exists (killed in the middle of a turn). Every claim
 // renews the lease; EndTurn and Close release it.
-func (s *Store) claim(w *txw, convID string, now time.Time) error {
+func (s *sqliteStore) claim(w *txw, convID string, now time.Time) error {
 	var (
 		owner, host string
 		pid         int
@@ -104,7 +104,7 @@ func (h *hold) owns(turn *harness.Turn) bool {
 // (ResumeTurn), a turn of the held index is let in, even one refused
 // before; fresh reports whether the reservation is new (so that a failed
 // resume leaves an older one alone).
-func (s *Store) reserve(convID string, turn *harness.Turn, resume bool) (fresh bool, err error) {
+func (s *sqliteStore) reserve(convID string, turn *harness.Turn, resume bool) (fresh bool, err error) {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	if h := s.turns[convID]; h != nil {
@@ -127,7 +127,7 @@ func (s *Store) reserve(convID string, turn *harness.Turn, resume bool) (fresh b
 
 // unreserve forgets turn as the conversation's turn in progress (when it
 // is).
-func (s *Store) unreserve(convID string, turn *harness.Turn) {
+func (s *sqliteStore) unreserve(convID string, turn *harness.Turn) {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	if h := s.turns[convID]; h != nil && h.owns(turn) {
@@ -137,7 +137,7 @@ func (s *Store) unreserve(convID string, turn *harness.Turn) {
 
 // held reports whether a turn of the conversation is in progress in this
 // Store.
-func (s *Store) held(convID string) bool {
+func (s *sqliteStore) held(convID string) bool {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	return s.turns[convID] != nil
@@ -147,7 +147,7 @@ func (s *Store) held(convID string) bool {
 // turn of the conversation runs in this Store (see hold). Writes of no
 // turn but a note pass only when no turn runs (deleting or saving the
 // conversation under its own turn would pull it from under that turn).
-func (s *Store) mine(convID string, turn *harness.Turn) error {
+func (s *sqliteStore) mine(convID string, turn *harness.Turn) error {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	if h := s.turns[convID]; h != nil && !h.owns(turn) {
@@ -158,7 +158,7 @@ func (s *Store) mine(convID string, turn *harness.Turn) error {
 
 // busyHere is the error of a conversation another turn of this Store is
 // recording.
-func (s *Store) busyHere(convID string, h *hold) error {
+func (s *sqliteStore) busyHere(convID string, h *hold) error {
 	return fmt.Errorf("sqlite store: conversation %s: %w (turn %d, by this process: pid %d on %s); wait for that turn to end, or continue in another conversation",
 		convID, store.ErrConversationBusy, h.index, s.owner.pid, s.owner.host)
 }
@@ -168,7 +168,7 @@ func (s *Store) busyHere(convID string, h *hold) error {
 // expired, which marks its unended turn Interrupted as any takeover does)
 // and, in the same transaction, reopens turn when that mark is what ended
 // it. The turn must be the conversation's last, with the same input.
-func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *sqliteStore) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if conv == nil || conv.ID == "" || turn == nil {
 		return errors.New("sqlite store: ResumeTurn needs a conversation with an id and a turn")
 	}
@@ -195,7 +195,7 @@ func (s *Store) ResumeTurn(ctx context.Context, conv *harness.Conversation, turn
 // SuspendTurn implements store.TurnResumer: it releases this Store's lease
 // on the conversation and forgets turn as its turn in progress, with the
 // events observed since the last write, in one transaction.
-func (s *Store) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *sqliteStore) SuspendTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if conv == nil || turn == nil {
 		return errors.New("sqlite store: SuspendTurn needs a conversation and a turn")
 	}
@@ -250,7 +250,7 @@ func markInterrupted(w *txw, convID string, now time.Time) error {
 }
 
 // release gives up this Store's claim on the conversation.
-func (s *Store) release(w *txw, convID string) error {
+func (s *sqliteStore) release(w *txw, convID string) error {
 	if _, err := w.exec(`DELETE FROM leases WHERE conv_id = ? AND owner = ?`, convID, s.owner.id); err != nil {
 		return fmt.Errorf("sqlite store: conversation %s: releasing it: %w", convID, err)
 	}
@@ -259,7 +259,7 @@ func (s *Store) release(w *txw, convID string) error {
 
 // releaseOutsideTurn gives up the claim a write outside a turn took (a
 // note, a save) unless a turn of this Store holds the conversation.
-func (s *Store) releaseOutsideTurn(w *txw, convID string) error {
+func (s *sqliteStore) releaseOutsideTurn(w *txw, convID string) error {
 	if s.held(convID) {
 		return nil
 	}
@@ -267,7 +267,7 @@ func (s *Store) releaseOutsideTurn(w *txw, convID string) error {
 }
 
 // releaseAll gives up every claim of this Store (on Close).
-func (s *Store) releaseAll() error {
+func (s *sqliteStore) releaseAll() error {
 	if !s.claimed.Load() {
 		return nil
 	}

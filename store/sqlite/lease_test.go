@@ -18,9 +18,9 @@ import (
 
 // openAt opens a second, independent Store (its own *sql.DB handles and
 // owner) on path, as another process would.
-func openAt(t *testing.T, path string, opts *Options) *Store {
+func openAt(t *testing.T, path string, opts *Options) *sqliteStore {
 	t.Helper()
-	s, err := Open(context.Background(), path, opts)
+	s, err := open(context.Background(), path, opts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // List describes every stored conversation, most recently updated first.
 // It reads counts and sizes from the result rows, never the payloads.
-func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
+func (s *sqliteStore) List(ctx context.Context) ([]store.Summary, error) {
 	var out []store.Summary
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		return query(ctx, tx, rows.ListSQL, nil, func(sc rows.Scanner) error {
@@ -31,7 +31,7 @@ func (s *Store) List(ctx context.Context) ([]store.Summary, error) {
 // Options.OnDelete (which removes its spill folder) before committing: if
 // that fails, nothing is deleted. A conversation a turn is being recorded
 // on (by this Store or another) is refused with store.ErrConversationBusy.
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *sqliteStore) Delete(ctx context.Context, id string) error {
 	if err := s.mine(id, nil); err != nil {
 		return err
 	}

@@ -16,43 +16,22 @@ import (
 // Structured nil (store.Partial reports it; FullResult or store.Full fetch
 // the rest). Views only use the model copy, so resuming costs the same
 // whatever the size of the payloads.
-func (s *Store) Load(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, false)
+func (s *sqliteStore) Load(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, rows.PayloadsModel)
 }
 
 // LoadFull returns a stored conversation with every full payload.
-func (s *Store) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.load(ctx, id, true)
+func (s *sqliteStore) LoadFull(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, rows.PayloadsAll)
 }
 
 // LoadOutline returns a stored conversation without any result's
-// payload: turns, rounds, messages and calls, and each result with its
-// sizes, cuts, metadata and the model copy a guard wrote, Parts and
-// Structured nil.
-// What it costs does not depend on the size of any result, which is what
-// a reader of the transcript's shape (harness log show) needs.
-func (s *Store) LoadOutline(ctx context.Context, id string) (*harness.Conversation, error) {
-	return s.loadPayloads(ctx, id, payloadsNone)
+// payload (see store.DB.LoadOutline).
+func (s *sqliteStore) LoadOutline(ctx context.Context, id string) (*harness.Conversation, error) {
+	return s.load(ctx, id, rows.PayloadsNone)
 }
 
-// payloads says which result payloads a load reads.
-type payloads int
-
-const (
-	// payloadsModel reads a payload only when it is the model's copy.
-	payloadsModel payloads = iota
-	payloadsAll
-	payloadsNone
-)
-
-func (s *Store) load(ctx context.Context, id string, full bool) (*harness.Conversation, error) {
-	if full {
-		return s.loadPayloads(ctx, id, payloadsAll)
-	}
-	return s.loadPayloads(ctx, id, payloadsModel)
-}
-
-func (s *Store) loadPayloads(ctx context.Context, id string, which payloads) (*harness.Conversation, error) {
+func (s *sqliteStore) load(ctx context.Context, id string, which rows.Payloads) (*harness.Conversation, error) {
 	// One read transaction: a consistent snapshot even while a run on the
 	// same file is writing.
 	var conv *harness.Conversation
@@ -68,7 +47,7 @@ func (s *Store) loadPayloads(ctx context.Context, id string, which payloads) (*h
 }
 
 // read runs fn in one read-only transaction.
-func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *sqliteStore) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -91,7 +70,7 @@ func exists(ctx context.Context, tx *sql.Tx, id string) error {
 
 // loadTx reads conversation id in one read transaction, table by table,
 // then the payloads stored in chunks.
-func loadTx(ctx context.Context, tx *sql.Tx, id string, which payloads) (*harness.Conversation, error) {
+func loadTx(ctx context.Context, tx *sql.Tx, id string, which rows.Payloads) (*harness.Conversation, error) {
 	if err := exists(ctx, tx, id); err != nil {
 		return nil, err
 	}
@@ -114,7 +93,7 @@ FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn 
 WHERE r.conv_id = ? ORDER BY r.turn, r.idx`, Args: []any{id}, Row: l.ScanRound},
 		rows.Step{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = ? ORDER BY turn, round, dropped, seq`,
 			Args: []any{id}, Row: l.ScanCall},
-		rows.Step{What: "results", SQL: resultsSQL, Args: []any{which == payloadsAll, id, which == payloadsNone}, Row: results},
+		rows.Step{What: "results", SQL: resultsSQL, Args: []any{which == rows.PayloadsAll, id, which == rows.PayloadsNone}, Row: results},
 		rows.Step{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = ? ORDER BY turn, round, seq, n`,
 			Args: []any{id}, Row: l.ScanCut},
 		rows.Step{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = ? ORDER BY seq`, Args: []any{id}, Row: l.ScanNote})
@@ -163,7 +142,7 @@ func query(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(rows.S
 // FullResult returns the stored result of callID with its full payload
 // (the newest, when a model reused a call id in two rounds). It is what the
 // recall tool serves; a missing conversation or call wraps store.ErrNotFound.
-func (s *Store) FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
+func (s *sqliteStore) FullResult(ctx context.Context, convID, callID string) (*harness.ToolResult, error) {
 	var res *harness.ToolResult
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var (

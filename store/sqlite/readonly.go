@@ -20,7 +20,7 @@ var ErrOutdated = errors.New("sqlite store: the schema is older than this harnes
 // file read-only; when it cannot (a WAL-mode file in a folder it may not
 // create the -shm file in, as on a read-only file system) and no -wal
 // file holds uncheckpointed writes, it opens it immutable.
-func (s *Store) openReadOnly(ctx context.Context) error {
+func (s *sqliteStore) openReadOnly(ctx context.Context) error {
 	if _, err := os.Stat(s.path); err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}

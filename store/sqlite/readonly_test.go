@@ -55,7 +55,7 @@ func TestReadOnly(t *testing.T) {
 	n := entries()
 
 	for _, immutable := range []bool{true, false} {
-		ro, err := openStore(ctx, &Store{path: path, owner: newLeaseOwner(), immutable: immutable}, &Options{ReadOnly: true}, 0)
+		ro, err := openStore(ctx, &sqliteStore{path: path, owner: newLeaseOwner(), immutable: immutable}, &Options{ReadOnly: true}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestReadOnly(t *testing.T) {
 
 // checkReadOnly checks that ro reads the conversation TestReadOnly stored
 // and refuses a write, and closes it.
-func checkReadOnly(t *testing.T, ro *Store) {
+func checkReadOnly(t *testing.T, ro *sqliteStore) {
 	t.Helper()
 	ctx := context.Background()
 	list, err := ro.List(ctx)

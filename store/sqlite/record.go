@@ -37,7 +37,7 @@ func (w *txw) exec(query string, args ...any) (sql.Result, error) {
 // observed since the last write (see Observe): a round and the events that
 // describe it are committed at once, and a run costs one transaction per
 // transcript write instead of one per event.
-func (s *Store) write(ctx context.Context, fn func(w *txw) error) error {
+func (s *sqliteStore) write(ctx context.Context, fn func(w *txw) error) error {
 	events := s.events.Take()
 	err := s.tx(ctx, func(w *txw) error {
 		if err := fn(w); err != nil {
@@ -66,7 +66,7 @@ type eventError struct{ err error }
 func (e *eventError) Error() string { return e.err.Error() }
 
 // tx runs fn in one write transaction.
-func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
+func (s *sqliteStore) tx(ctx context.Context, fn func(w *txw) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
@@ -97,7 +97,7 @@ func (s *Store) tx(ctx context.Context, fn func(w *txw) error) error {
 // Close); a holder that crashed is recovered at once on the same machine
 // (its process is gone) and elsewhere after Options.LeaseTTL without a
 // write; the turn it left unended is then stored as Interrupted.
-func (s *Store) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *sqliteStore) BeginTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	if turn == nil {
 		return errors.New("sqlite store: BeginTurn needs a turn")
 	}
@@ -150,7 +150,7 @@ ON CONFLICT(id) DO UPDATE SET updated_ns = excluded.updated_ns`, convID, now.Uni
 // every result with its full payload, its model copy and its cuts, and
 // the system prompt and tool schemas of the request that produced it
 // (from AddRequest), in one transaction.
-func (s *Store) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
+func (s *sqliteStore) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
 	req := s.requests.Take(conv.ID, turn.Index, round.Index)
 	if err := s.mine(conv.ID, turn); err != nil {
 		return err
@@ -264,7 +264,7 @@ func addResult(w *txw, convID string, turn, round, seq int, res *harness.ToolRes
 
 // EndTurn stores the turn's outcome, end time and usage, and forgets any
 // request of the turn that produced no round (its model call failed).
-func (s *Store) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
+func (s *sqliteStore) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
 	s.requests.Drop(conv.ID, turn.Index)
 	if err := s.mine(conv.ID, turn); err != nil {
 		return err
@@ -301,7 +301,7 @@ WHERE conv_id = ? AND idx = ? AND outcome = '' AND ended_ns = 0`, string(turn.Ou
 // stay in the store. A turn of this Store may add notes to its
 // conversation (compaction runs inside a turn); a turn of another Store
 // refuses it with store.ErrConversationBusy.
-func (s *Store) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
+func (s *sqliteStore) AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error {
 	return s.write(ctx, func(w *txw) error {
 		now := time.Now()
 		if _, err := w.exec(`INSERT INTO conversations (id, created_ns, updated_ns) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING`,
@@ -334,7 +334,7 @@ VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE conv_id = ?), ?, ?
 // import, a replay, a fixture) in one transaction. A conversation loaded
 // without its full payloads (see store.Partial) is refused: saving it would
 // store model copies as if they were what the tools returned.
-func (s *Store) Save(ctx context.Context, conv *harness.Conversation) error {
+func (s *sqliteStore) Save(ctx context.Context, conv *harness.Conversation) error {
 	if err := codec.CheckSavable(conv); err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}

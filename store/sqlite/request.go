@@ -15,7 +15,7 @@ import (
 // schemas it sends) until AddRound stores the round it produced, in the
 // same transaction. A retried request replaces the one before it; the
 // requests of a turn whose model call failed are dropped at EndTurn.
-func (s *Store) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
+func (s *sqliteStore) AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
 	if err := s.requests.Add(conv, turn, req); err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
@@ -77,7 +77,7 @@ func collectRequestGarbage(w *txw) error {
 // slice of schemas, so a conversation offering the same 84 tools in every
 // round loads them once. A round stored before request recording has
 // Recorded false.
-func (s *Store) Requests(ctx context.Context, convID string, turn int) ([]store.Request, error) {
+func (s *sqliteStore) Requests(ctx context.Context, convID string, turn int) ([]store.Request, error) {
 	var out []store.Request
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var err error

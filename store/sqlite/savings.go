@@ -31,10 +31,10 @@ CREATE TABLE savings (
 CREATE INDEX savings_by_time ON savings (at_ns);
 `}
 
-var _ store.SavingsLog = (*Store)(nil)
+var _ store.SavingsLog = (*sqliteStore)(nil)
 
 // AddSaving stores one call's saving.
-func (s *Store) AddSaving(ctx context.Context, v store.Saving) error {
+func (s *sqliteStore) AddSaving(ctx context.Context, v store.Saving) error {
 	err := s.tx(ctx, func(w *txw) error {
 		_, err := w.exec(`INSERT INTO savings (at_ns, conv_id, client, project, model, bytes_in, bytes_out, tokens_saved, input_tokens, cached_tokens, output_tokens)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, v.At.UnixNano(), v.Conversation, v.Client, v.Project, v.Model, v.BytesIn, v.BytesOut, v.TokensSaved, v.Input, v.Cached, v.Output)
@@ -47,7 +47,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, v.At.UnixNano(), v.Conversation, v.Cl
 }
 
 // Savings returns the savings stored at or after since, oldest first.
-func (s *Store) Savings(ctx context.Context, since time.Time) ([]store.Saving, error) {
+func (s *sqliteStore) Savings(ctx context.Context, since time.Time) ([]store.Saving, error) {
 	var out []store.Saving
 	from := int64(0)
 	if !since.IsZero() {

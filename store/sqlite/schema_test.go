@@ -76,7 +76,7 @@ func testUpgradeFrom(t *testing.T, version int) {
 		t.Fatal(err)
 	}
 
-	s, err := Open(ctx, path, nil)
+	s, err := open(ctx, path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestUpgradeV3File(t *testing.T) {
 // before rounds were timed, load without an answer time, and that a new
 // turn's first request counts its idle time from the end of the turn
 // before, as it did before the times were stored.
-func testOldRoundsIdle(t *testing.T, s *Store, id string) {
+func testOldRoundsIdle(t *testing.T, s *sqliteStore, id string) {
 	t.Helper()
 	ctx := context.Background()
 	conv, err := s.Load(ctx, id)
@@ -281,7 +281,7 @@ func mustTx(t *testing.T, db *sql.DB) *sql.Tx {
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "new.db")
-	s, err := Open(ctx, path, nil)
+	s, err := open(ctx, path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 
 // openCopy opens a copy of testdata/name and checks that it migrated to
 // the current schema version.
-func openCopy(t *testing.T, name string) *Store {
+func openCopy(t *testing.T, name string) *sqliteStore {
 	t.Helper()
 	ctx := context.Background()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -307,7 +307,7 @@ func openCopy(t *testing.T, name string) *Store {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path, nil)
+	s, err := open(ctx, path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func openCopy(t *testing.T, name string) *Store {
 
 // checkUpgradedContext checks that an upgraded file keeps a new turn's
 // context messages.
-func checkUpgradedContext(t *testing.T, s *Store) {
+func checkUpgradedContext(t *testing.T, s *sqliteStore) {
 	t.Helper()
 	ctx := context.Background()
 	conv := harness.NewConversation("c_new_context")

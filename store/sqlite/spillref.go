@@ -10,12 +10,8 @@ import (
 )
 
 // SpillOnly returns the locators of the spill files that hold the only
-// full copy of a stored result: a result cut with harness.CutSpilled whose
-// stored payload is smaller than the result (a stream that overflowed the
-// ceiling: the store keeps its preview). harnessdir.GCWith (internal) keeps them. The test
-// compares characters stored with bytes received, so a result of
-// multi-byte text stored whole counts too: it errs on keeping a file.
-func (s *Store) SpillOnly(ctx context.Context) (map[string]bool, error) {
+// full copy of a stored result (see store.DB.SpillOnly).
+func (s *sqliteStore) SpillOnly(ctx context.Context) (map[string]bool, error) {
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)

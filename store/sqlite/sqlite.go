@@ -23,7 +23,7 @@ import (
 // the database's write lock.
 const defaultBusyTimeout = 10 * time.Second
 
-// Options configure a Store. Nil means defaults.
+// Options configure a store. Nil means defaults.
 type Options struct {
 	// BusyTimeout bounds the wait for another process's write lock
 	// (default 10 s).
@@ -34,7 +34,7 @@ type Options struct {
 	// aborts the deletion.
 	OnDelete func(ctx context.Context, conversation string) error
 	// OnEventError receives the error of an event that could not be
-	// stored. Observers cannot fail a run; see also Store.EventErr.
+	// stored. Observers cannot fail a run; see also store.DB.EventErr.
 	OnEventError func(e error)
 	// ChunkBytes is the size above which a result's payload is stored in
 	// chunks of this size (default defaultChunkBytes, at most 512 MiB):
@@ -52,8 +52,9 @@ type Options struct {
 	ReadOnly bool
 }
 
-// Store is the SQLite transcript store. It is safe for concurrent use.
-type Store struct {
+// sqliteStore is the SQLite transcript store. It is safe for concurrent
+// use.
+type sqliteStore struct {
 	path string
 	opts Options
 	// w is the one writing connection; r a pool of read-only connections.
@@ -79,20 +80,24 @@ type Store struct {
 	immutable bool
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.DB = (*sqliteStore)(nil)
 
 // Open opens (creating it if needed, with its directory) the store at
 // path and brings its schema up to date.
-func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
-	return open(ctx, path, opts, 0)
+func Open(ctx context.Context, path string, opts *Options) (store.DB, error) {
+	s, err := open(ctx, path, opts, 0)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
 }
 
-func open(ctx context.Context, path string, opts *Options, version int) (*Store, error) {
-	return openStore(ctx, &Store{path: path, owner: newLeaseOwner()}, opts, version)
+func open(ctx context.Context, path string, opts *Options, version int) (*sqliteStore, error) {
+	return openStore(ctx, &sqliteStore{path: path, owner: newLeaseOwner()}, opts, version)
 }
 
 // openStore opens s, whose path and owner are set.
-func openStore(ctx context.Context, s *Store, opts *Options, version int) (*Store, error) {
+func openStore(ctx context.Context, s *sqliteStore, opts *Options, version int) (*sqliteStore, error) {
 	path := s.path
 	if opts != nil {
 		s.opts = *opts
@@ -161,16 +166,16 @@ func openStore(ctx context.Context, s *Store, opts *Options, version int) (*Stor
 }
 
 // Path returns the database file's path.
-func (s *Store) Path() string { return s.path }
+func (s *sqliteStore) Path() string { return s.path }
 
 // Close writes the events still pending, releases the conversations this
 // Store holds (a turn it began and never ended) and closes the database.
-func (s *Store) Close() error {
+func (s *sqliteStore) Close() error {
 	return errors.Join(s.flush(context.Background()), s.releaseAll(), s.r.Close(), s.w.Close())
 }
 
 // EventErr returns the first error met while storing an event, or nil.
-func (s *Store) EventErr() error { return s.events.Err() }
+func (s *sqliteStore) EventErr() error { return s.events.Err() }
 
 func boolInt(b bool) int {
 	if b {

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-func openTemp(t testing.TB, opts *Options) *Store {
+func openTemp(t testing.TB, opts *Options) *sqliteStore {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "harness.db"), opts)
+	s, err := open(context.Background(), filepath.Join(t.TempDir(), "sub", "harness.db"), opts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func testConcurrentRuns(t *testing.T, be *Backend) {
 // processes, each on its own conversation.
 func testTwoStores(t *testing.T, be *Backend) {
 	ctx := context.Background()
-	stores := []saveStore{be.open(t, nil), be.open(t, nil)}
+	stores := []store.DB{be.open(t, nil), be.open(t, nil)}
 	done := make(chan error, 2)
 	for i, s := range stores {
 		go func() {
@@ -197,7 +197,7 @@ func testRacingWriters(t *testing.T, be *Backend) {
 	var (
 		wg     sync.WaitGroup
 		errs   = make(chan error, writers)
-		stores = make([]saveStore, writers)
+		stores = make([]store.DB, writers)
 	)
 	for w := range writers {
 		stores[w] = be.open(t, nil)
@@ -243,7 +243,7 @@ func (r *race) resultOf(c, turn, w int) string {
 // write is writer w: it writes the next turn of one conversation after
 // another until every conversation has its turns, counting refusals, and
 // fails after maxIterations attempts or on any other error.
-func (r *race) write(ctx context.Context, s saveStore, w, maxIterations int) error {
+func (r *race) write(ctx context.Context, s store.DB, w, maxIterations int) error {
 	for i := 0; ; i++ {
 		if i > maxIterations {
 			return fmt.Errorf("writer %d: no progress after %d attempts", w, i)
@@ -292,7 +292,7 @@ func (r *race) claim(c, turn, w int) error {
 // check loads every conversation from s: each has its turns, each turn
 // whole and written by the writer that claimed it. It returns the rounds
 // loaded.
-func (r *race) check(ctx context.Context, t *testing.T, s saveStore) int {
+func (r *race) check(ctx context.Context, t *testing.T, s store.DB) int {
 	rounds := 0
 	for c := range r.convs {
 		conv, err := s.LoadFull(ctx, r.convID(c))
@@ -318,7 +318,7 @@ func (r *race) check(ctx context.Context, t *testing.T, s saveStore) int {
 // writeTurn records the next turn of conversation id (a tool round and an
 // answer) unless it has turns turns already; it returns the index of the
 // turn it wrote, 0 for none.
-func writeTurn(ctx context.Context, s saveStore, id string, turns, w int, text func(turn int) string) (int, error) {
+func writeTurn(ctx context.Context, s store.DB, id string, turns, w int, text func(turn int) string) (int, error) {
 	conv, err := s.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		conv, err = harness.NewConversation(id), nil
@@ -348,7 +348,7 @@ func writeTurn(ctx context.Context, s saveStore, id string, turns, w int, text f
 }
 
 // finished reports whether every conversation has its turns.
-func finished(ctx context.Context, s saveStore, convs, turns int, id func(int) string) bool {
+func finished(ctx context.Context, s store.DB, convs, turns int, id func(int) string) bool {
 	list, err := s.List(ctx)
 	if err != nil || len(list) < convs {
 		return false

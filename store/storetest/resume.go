@@ -26,10 +26,7 @@ func testResumeTurn(t *testing.T, be *Backend) {
 	needLocks(t, be)
 	ctx := context.Background()
 	a, b := be.open(t, nil), be.open(t, nil)
-	rb, ok := b.(store.TurnResumer)
-	if !ok {
-		t.Skip("this store does not implement store.TurnResumer")
-	}
+	rb := b
 	conv := harness.NewConversation("c_resume")
 	turn := &harness.Turn{Index: 1, Input: "durable"}
 	if err := a.BeginTurn(ctx, conv, turn); err != nil {
@@ -80,10 +77,10 @@ func testResumeTurn(t *testing.T, be *Backend) {
 // runs; once b suspends it, c resumes it at once (nothing marks it
 // interrupted) and b's own writes are refused. It returns c's Turn and
 // conversation.
-func handOver(t *testing.T, b, c saveStore, loaded *harness.Conversation, resumed *harness.Turn) (*harness.Turn, *harness.Conversation) {
+func handOver(t *testing.T, b, c store.DB, loaded *harness.Conversation, resumed *harness.Turn) (*harness.Turn, *harness.Conversation) {
 	t.Helper()
 	ctx := context.Background()
-	rb := b.(store.TurnResumer)
+	rb := b
 	// Another store is refused while the resumed turn runs.
 	if err := c.BeginTurn(ctx, loaded, &harness.Turn{Index: 2, Input: "x"}); !errors.Is(err, store.ErrConversationBusy) {
 		t.Fatalf("BeginTurn during the resumed turn: %v", err)
@@ -101,7 +98,7 @@ func handOver(t *testing.T, b, c saveStore, loaded *harness.Conversation, resume
 		t.Fatalf("the suspended turn as stored: %+v, %v", onC, err)
 	}
 	turnC := onC.Turns[0]
-	if err := c.(store.TurnResumer).ResumeTurn(ctx, onC, turnC); err != nil {
+	if err := c.ResumeTurn(ctx, onC, turnC); err != nil {
 		t.Fatalf("ResumeTurn of a suspended turn by a live store: %v", err)
 	}
 	if err := b.AddRound(ctx, loaded, resumed, textRound(3, "late")); !errors.Is(err, store.ErrConversationBusy) {
@@ -113,10 +110,10 @@ func handOver(t *testing.T, b, c saveStore, loaded *harness.Conversation, resume
 // resumeRefused checks that got's ended turn cannot be resumed, nor a
 // turn never begun, and that b resumes its own turn in progress with
 // another Turn of its index, after which the earlier turn is refused.
-func resumeRefused(t *testing.T, b saveStore, got *harness.Conversation) {
+func resumeRefused(t *testing.T, b store.DB, got *harness.Conversation) {
 	t.Helper()
 	ctx := context.Background()
-	rb := b.(store.TurnResumer)
+	rb := b
 	if err := rb.ResumeTurn(ctx, got, got.Turns[0]); !errors.Is(err, store.ErrTurnEnded) {
 		t.Fatalf("ResumeTurn of a turn that ended: %v, want ErrTurnEnded", err)
 	}
@@ -144,7 +141,7 @@ func resumeRefused(t *testing.T, b saveStore, got *harness.Conversation) {
 
 // crash makes s look like a process that died mid-turn (Backend.Crash),
 // or closes it where the backend cannot.
-func crash(t *testing.T, be *Backend, s saveStore) {
+func crash(t *testing.T, be *Backend, s store.DB) {
 	t.Helper()
 	if be.Crash != nil {
 		be.Crash(t, s)

@@ -1,11 +1,11 @@
 // Package storetest is the conformance suite of the transcript stores:
-// every behaviour a [store.Store] promises that does not depend on how it
-// keeps its bytes (round trips byte for byte, lazy payloads, large
-// payloads, cut refs, requests stored once, notes, events and view cuts,
-// listing and deletion, stale and concurrent writers, one turn at a time
-// per conversation, a turn resumed by another store after a crash, the
-// proxy's savings, its fork links and decisions), run against a backend
-// by [Run]. The stores (store/sqlite, store/postgres) run it in their own
+// every behaviour a [store.DB] promises that does not depend on how it
+// keeps its bytes (round trips byte for byte, lazy payloads and outlines,
+// large payloads, cut refs, requests stored once, notes, events and view
+// cuts, listing and deletion, stale and concurrent writers, one turn at a
+// time per conversation, a turn resumed by another store after a crash,
+// the proxy's claims, savings, fork links and decisions, the spill files
+// only the store depends on), run against a backend by [Run]. The stores (store/sqlite, store/postgres) run it in their own
 // tests, and [Bench], the benchmark every backend runs alike.
 package storetest
 
@@ -13,17 +13,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 )
-
-// saveStore is what the suite tests: a transcript store that also saves
-// whole conversations, as both stores do.
-type saveStore interface {
-	store.Store
-	// Save stores a whole conversation that is not in the store yet.
-	Save(ctx context.Context, conv *harness.Conversation) error
-}
 
 // Options configure a store the suite opens. Nil means defaults.
 type Options struct {
@@ -42,7 +33,7 @@ type Backend struct {
 	// them when the test ends (closing one twice must be harmless), and
 	// fails t on an event the store could not write (the stores'
 	// Options.OnEventError).
-	Open func(t testing.TB, opts *Options) store.Store
+	Open func(t testing.TB, opts *Options) store.DB
 	// Count returns the rows of a table of the schema (both stores name
 	// their tables alike), only those of conversation conv when it is not
 	// "".
@@ -62,7 +53,7 @@ type Backend struct {
 	// a process leaves it (an SQLite lease whose holder is gone, a
 	// PostgreSQL session that ended without unlocking), and the store is
 	// not used again. Without it the suite closes the store instead.
-	Crash func(t testing.TB, s store.Store)
+	Crash func(t testing.TB, s store.DB)
 }
 
 // Run runs the conformance suite; newBackend gives each test a fresh
@@ -89,6 +80,8 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"CutRefsSurviveReopen", testCutRefsSurviveReopen},
 		{"CutRefsByteForByte", testCutRefsByteForByte},
 		{"LazyPayloads", testLazyPayloads},
+		{"LoadOutline", testLoadOutline},
+		{"SpillOnly", testSpillOnly},
 		{"LargePayloads", testLargePayloads},
 		{"RequestsRecorded", testRequestsRecorded},
 		{"RequestsDeduplicated", testRequestsDeduplicated},
@@ -119,20 +112,15 @@ func needLocks(t *testing.T, be *Backend) {
 // flushEvents makes s write the events it holds: reading events does
 // (store.Store.Events), and a write error fails the test through the
 // backend (Backend.Open).
-func flushEvents(ctx context.Context, t *testing.T, s saveStore) {
+func flushEvents(ctx context.Context, t *testing.T, s store.DB) {
 	t.Helper()
 	if _, err := s.Events(ctx, "", 0); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// open opens a store on be (Backend.Open) and fails t unless it also
-// saves whole conversations.
-func (be *Backend) open(t testing.TB, opts *Options) saveStore {
+// open opens a store on be (Backend.Open).
+func (be *Backend) open(t testing.TB, opts *Options) store.DB {
 	t.Helper()
-	s, ok := be.Open(t, opts).(saveStore)
-	if !ok {
-		t.Fatal("storetest: the store has no Save(ctx, conv) method")
-	}
-	return s
+	return be.Open(t, opts)
 }

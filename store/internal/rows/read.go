@@ -305,3 +305,16 @@ func ScanEvent(sc Scanner) (harness.Event, error) {
 	err := json.Unmarshal(body, &e)
 	return e, err
 }
+
+// Payloads says which result payloads a load reads.
+type Payloads int
+
+const (
+	// PayloadsModel reads a payload only when it is the model's copy
+	// (store.Store.Load).
+	PayloadsModel Payloads = iota
+	// PayloadsAll reads every payload (store.Store.LoadFull).
+	PayloadsAll
+	// PayloadsNone reads none (store.DB.LoadOutline).
+	PayloadsNone
+)

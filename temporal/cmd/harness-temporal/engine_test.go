@@ -14,13 +14,14 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
 	"github.com/agentharness/harness/internal/mcptest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/sqlite"
 )
 
 // workerFixture is a workspace holding a file whose every line matches
 // "needle" (grep's 1000 matches: about 200 KB, far above the 24 KiB
 // ceiling), a store and a one-step script for --model.
-func workerFixture(t *testing.T) (root, script string, st *sqlite.Store) {
+func workerFixture(t *testing.T) (root, script string, st store.DB) {
 	t.Helper()
 	dir := t.TempDir()
 	root = filepath.Join(dir, "ws")
@@ -60,7 +61,7 @@ func parseEngineFlags(t *testing.T, args ...string) *engineFlags {
 
 // workerEngineOf builds the worker's engine on the fixture's workspace,
 // script and store with the engine flags args.
-func workerEngineOf(t *testing.T, root, script string, st *sqlite.Store, args ...string) (*workerEngine, error) {
+func workerEngineOf(t *testing.T, root, script string, st store.DB, args ...string) (*workerEngine, error) {
 	t.Helper()
 	f := parseEngineFlags(t, append([]string{"--model", "scripted:" + script, "--workspace", root}, args...)...)
 	return buildEngine(context.Background(), f, st, io.Discard)

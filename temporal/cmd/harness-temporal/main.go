@@ -153,7 +153,7 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	defer c.Close()
 	w := worker.New(c, cl.queue, htemporal.WorkerOptions(worker.Options{}))
 	(&htemporal.Activities{Engine: we.engine, Store: st, Model: we.model, Journal: j}).Register(w)
-	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, storeName(st, db))
+	fmt.Fprintf(stderr, "harness-temporal: worker on %s, task queue %q, store %s\n", cl.hostPort, cl.queue, st.Path())
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -234,12 +234,4 @@ func newModel(spec string, counter tokens.Counter) (harness.Model, error) {
 // knownProvider reports whether newModel knows provider.
 func knownProvider(provider string) bool {
 	return provider == "scripted" || provider == "openai" || provider == "anthropic"
-}
-
-// storeName names the store in messages: a DSN without its password.
-func storeName(st any, db string) string {
-	if p, ok := st.(interface{ Path() string }); ok {
-		return p.Path()
-	}
-	return db
 }
