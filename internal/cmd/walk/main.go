@@ -11,7 +11,7 @@
 // proxy is one proxied Anthropic request, import one import through
 // replay.ParseAll. A stop is a function (closures count as the function
 // they are in) with a block the path ran; a return is a distinct call,
-// from a block the path ran, to another stop: a call by name, or a method
+// from a block the path ran, to a stop: a call by name, or a method
 // call resolved by its name to the stops of that name (in the caller's
 // package when it has one). Calls through function values are not seen.
 // -v lists the stops per file, the files holding one stop and the
