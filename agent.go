@@ -31,6 +31,22 @@ type Approver func(ctx context.Context, call ToolCall, spec ToolSpec) (bool, err
 // Recorder persists the transcript as a run goes. An error from it stops
 // the run: a transcript that cannot be written is not a transcript.
 // See package store.
+//
+// A recorder that also has either of these methods records what the
+// transcript does not hold, and the engine calls it:
+//
+//	AddNote(ctx context.Context, conv *Conversation, note *Note) error
+//	AddRequest(ctx context.Context, conv *Conversation, turn *Turn, req *Request) error
+//
+// AddNote gets each note a view policy added (View.AddNote), once the
+// view's policies are done. AddRequest gets every request before its model
+// call, for the system prompt and tool schemas it sends (part of every
+// request's cost, so a replay or an audit needs them); req.Turn and
+// req.Round say which round it will produce. A request retried after
+// ErrContextTooLarge is passed again for the same round; the last one
+// passed produced it. AddRequest must not modify req and must copy what it
+// keeps (the slices are shared with the view and the agent). An error from
+// either stops the run before the model is called.
 type Recorder interface {
 	// BeginTurn is called once the turn has its index and input.
 	BeginTurn(ctx context.Context, conv *Conversation, turn *Turn) error
@@ -41,28 +57,15 @@ type Recorder interface {
 	EndTurn(ctx context.Context, conv *Conversation, turn *Turn) error
 }
 
-// NoteRecorder is implemented by recorders that persist notes (see
-// [AddNote]).
-type NoteRecorder interface {
-	AddNote(ctx context.Context, conv *Conversation, note *Note) error
-}
-
-// RequestRecorder is implemented by recorders that also persist what each
-// request offered the model: the system prompt and the tool schemas sent
-// (none on a synthesis call, unless Options.KeepToolsOnFinal). The
-// transcript holds neither, yet both are part of every request's cost, so
-// a replay or an audit of a store needs them.
-type RequestRecorder interface {
-	// AddRequest is called before each model call with the request about
-	// to be sent; req.Turn and req.Round say which round it will produce.
-	// A request retried after ErrContextTooLarge is passed again for the
-	// same round, and the last one passed is the one that produced it; a
-	// request whose model call fails produces no round. The recorder must
-	// not modify req, and must copy what it keeps (the slices are shared
-	// with the view and the agent). An error stops the run before the
-	// model is called.
-	AddRequest(ctx context.Context, conv *Conversation, turn *Turn, req *Request) error
-}
+// noteRecorder and requestRecorder are a Recorder's optional methods.
+type (
+	noteRecorder interface {
+		AddNote(ctx context.Context, conv *Conversation, note *Note) error
+	}
+	requestRecorder interface {
+		AddRequest(ctx context.Context, conv *Conversation, turn *Turn, req *Request) error
+	}
+)
 
 // Options configure an Agent. The zero value (or nil) means defaults.
 type Options struct {
@@ -90,8 +93,8 @@ type Options struct {
 	Approver Approver
 	// Observer receives events.
 	Observer Observer
-	// Recorder persists the transcript; when it is also a RequestRecorder
-	// it gets every request's system prompt and tool schemas.
+	// Recorder persists the transcript; when it has AddRequest it gets
+	// every request's system prompt and tool schemas (see Recorder).
 	Recorder Recorder
 	// OnText, when set and the model is a StreamingModel, receives
 	// assistant text as it is generated.
@@ -103,8 +106,7 @@ type Options struct {
 	// Now is the clock the engine reads (nil: time.Now): the times of a
 	// turn's start and end (Turn.Started, Turn.Ended) and of each response
 	// (Round.Answered), and so View.Idle, the time since the
-	// conversation's previous response, unless the context says
-	// otherwise (WithIdle).
+	// conversation's previous response.
 	Now func() time.Time
 	// KeepToolsOnFinal keeps the tool schemas in the synthesis request,
 	// with calls forbidden (tool_choice "none"), instead of leaving them
@@ -171,7 +173,7 @@ type Result struct {
 	// including calls policies made (PolicyUsage).
 	Usage Usage
 	// PolicyUsage is the part of Usage spent by policies' own model calls,
-	// such as a compaction summary. Policies report it with View.Spend.
+	// such as a compaction summary. Policies add it to View.Spent.
 	PolicyUsage Usage
 	// Requests counts model calls; ToolRounds the rounds that ran tools.
 	Requests   int
@@ -186,17 +188,11 @@ type Result struct {
 	ToolSchemaBytes int
 }
 
-// Effective is the turn's cache-aware cost in tokens (see Usage.Effective).
-func (r *Result) Effective() float64 { return r.Usage.Effective() }
-
-// Tally returns the figures of turn's rounds as Agent.Run counts them in
-// its Result: requests, tool rounds, usage, evidence and tool schemas,
-// with policyUsage (what policies' own model calls spent) as PolicyUsage
-// and in Usage. Turn and Answer are set from turn; Outcome is left empty.
-// A driver that runs a turn's steps itself (a durable workflow's
-// activities) ends the turn with Tally(turn, spent).EndData(), so that its
-// log carries the figures Agent.Run's does.
-func Tally(turn *Turn, policyUsage Usage) *Result {
+// tally returns the figures of turn's rounds: requests, tool rounds,
+// usage, evidence and tool schemas, with policyUsage (what policies' own
+// model calls spent) as PolicyUsage and in Usage. Turn and Answer are set
+// from turn; Outcome is left empty.
+func tally(turn *Turn, policyUsage Usage) *Result {
 	res := &Result{Turn: turn, PolicyUsage: policyUsage, Answer: turn.Answer()}
 	for _, r := range turn.Rounds {
 		if r != nil {
@@ -207,16 +203,16 @@ func Tally(turn *Turn, policyUsage Usage) *Result {
 	return res
 }
 
-// EndData returns the figures Engine.EndTurn reports with EventTurnEnd for
+// endData returns the figures Engine.EndTurn reports with EventTurnEnd for
 // the turn r describes: requests, tool rounds, evidence characters (summed
 // and the peak request's), tool schemas sent and their bytes, and
 // effective tokens.
-func (r *Result) EndData() map[string]any {
+func (r *Result) endData() map[string]any {
 	return map[string]any{
 		"requests": r.Requests, "tool_rounds": r.ToolRounds,
 		"evidence_chars": r.EvidenceChars, "peak_evidence_chars": r.PeakEvidenceChars,
 		"tool_schemas": r.ToolSchemas, "tool_schema_bytes": r.ToolSchemaBytes,
-		"effective_tokens": r.Effective(),
+		"effective_tokens": r.Usage.Effective(),
 	}
 }
 
@@ -310,14 +306,13 @@ func (a *Agent) ask(ctx context.Context, conv *Conversation, turn *Turn, tools [
 	}
 }
 
-// finish ends the turn: the outcome, the usage with what policies spent,
-// the EventTurnEnd figures and the recorded end. A recorder error turns
-// the outcome into Error.
+// finish ends the turn (Engine.EndTurn) with outcome and what the
+// turn's policies spent, and returns the turn's figures. A recorder error
+// turns the outcome into Error.
 func (a *Agent) finish(ctx context.Context, conv *Conversation, res *Result, outcome Outcome, err error) (*Result, error) {
 	turn := res.Turn
-	res.Outcome, res.Answer = outcome, turn.Answer()
-	res.Usage = res.Usage.Add(res.PolicyUsage)
-	if rerr := a.eng.EndTurn(ctx, conv, turn, outcome, res.Usage, errString(err), res.EndData()); rerr != nil && err == nil {
+	res, rerr := a.eng.EndTurn(ctx, conv, turn, outcome, res.PolicyUsage, errString(err))
+	if rerr != nil && err == nil {
 		err = rerr
 		turn.Outcome, res.Outcome = Error, Error
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
@@ -100,11 +102,11 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 		t.Fatalf("usage %+v, want %+v", res.Usage, want)
 	}
 	// effective = uncached + 0.1 cached + 4 output = 80 + 14 + 60
-	if got := res.Effective(); got != 154 {
+	if got := res.Usage.Effective(); got != 154 {
 		t.Fatalf("effective %v, want 154", got)
 	}
 	spec := a.Tools()[0]
-	if res.ToolSchemas != 2 || res.ToolSchemaBytes != 2*harness.SchemaBytes(spec) {
+	if res.ToolSchemas != 2 || res.ToolSchemaBytes != 2*toolschema.Bytes(spec.Name, spec.Description, spec.InputSchema) {
 		t.Fatalf("tool schemas %d (%d bytes)", res.ToolSchemas, res.ToolSchemaBytes)
 	}
 	if want := len("echo:hello"); res.EvidenceChars != want || res.PeakEvidenceChars != want {
@@ -117,22 +119,26 @@ func TestRunAnswersAndAccounts(t *testing.T) {
 	if tm := second.Messages[3]; tm.Role != harness.RoleTool || tm.ToolCallID != "a" || tm.Text() != "echo:hello" {
 		t.Fatalf("tool message %+v", tm)
 	}
-	if end := last; end.Kind != harness.EventTurnEnd || end.Data["evidence_chars"] != res.EvidenceChars || end.Data["tool_schemas"] != res.ToolSchemas || end.Data["effective_tokens"] != res.Effective() {
+	if end := last; end.Kind != harness.EventTurnEnd || end.Data["evidence_chars"] != res.EvidenceChars || end.Data["tool_schemas"] != res.ToolSchemas || end.Data["effective_tokens"] != res.Usage.Effective() {
 		t.Fatalf("turn end event %+v does not carry the turn's figures", end)
 	}
 	want := []harness.EventKind{harness.EventTurnStart, harness.EventRequest, harness.EventResponse, harness.EventToolResult, harness.EventRequest, harness.EventResponse, harness.EventTurnEnd}
 	if fmt.Sprint(events) != fmt.Sprint(want) {
 		t.Fatalf("events %v, want %v", events, want)
 	}
-	// A driver that ends the turn itself tallies the same figures from
-	// the stored rounds alone.
-	tally := harness.Tally(conv.Turns[0], res.PolicyUsage)
-	tally.Outcome = res.Outcome
-	if !reflect.DeepEqual(tally, res) {
-		t.Errorf("Tally = %+v, Run's result %+v", tally, res)
+	// A driver that ends the turn itself gets the same figures, tallied
+	// from the stored rounds alone.
+	var ended []harness.Event
+	eng, err := harness.NewEngine(&harness.Options{Observer: func(e harness.Event) { ended = append(ended, e) }})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(tally.EndData(), last.Data) {
-		t.Errorf("Tally's EndData %v, the turn end event's %v", tally.EndData(), last.Data)
+	got, err := eng.EndTurn(context.Background(), conv, conv.Turns[0], res.Outcome, res.PolicyUsage, "")
+	if err != nil || !reflect.DeepEqual(got, res) {
+		t.Errorf("EndTurn = %+v (%v), Run's result %+v", got, err, res)
+	}
+	if len(ended) != 1 || !reflect.DeepEqual(ended[0].Data, last.Data) {
+		t.Errorf("EndTurn's turn end events %+v, Run's figures %v", ended, last.Data)
 	}
 }
 
@@ -630,7 +636,7 @@ func TestPolicyModelCallsCountInTurnUsage(t *testing.T) {
 	summarize := harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
 		// A policy that calls a model (a compaction summary) says so
 		// through the view.
-		v.Spend(harness.Usage{Input: 1000, Output: 50})
+		v.Spent = v.Spent.Add(harness.Usage{Input: 1000, Output: 50})
 		return nil
 	})
 	m := &stepModel{steps: []func(*harness.Request) *harness.Response{answer("ok")}}
@@ -745,15 +751,6 @@ func TestViewIdle(t *testing.T) {
 	want := []time.Duration{0, time.Second, 10 * time.Minute}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Errorf("idle per request %v, want %v", seen, want)
-	}
-	eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{policy}, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn, _ := eng.BeginTurn(context.Background(), conv, "third")
-	v, err := eng.View(harness.WithIdle(context.Background(), time.Hour), conv, turn, nil, false, false)
-	if err != nil || v.Idle != time.Hour {
-		t.Errorf("WithIdle: Idle %s, %v; want 1h", v.Idle, err)
 	}
 }
 

@@ -130,13 +130,13 @@ type Round struct {
 //   - a summary (Text set) stands in the view for the turns up to and
 //     including After: BuildView shows the newest summary's Text in their
 //     place;
-//   - a clearing mark (IsClearMark: no Text, ClearTurn set) records that
+//   - a clearing mark (no Text, ClearTurn set) records that
 //     views show the tool results of round (ClearTurn, ClearRound) and of
 //     every earlier round as one-line placeholders. A mark never copies a
 //     summary's text and stands in for no turns.
 //
 // Notes stored before the two kinds were told apart (a clearing note that
-// carried the newest summary's Text and After, or ClearedNotice) read as a
+// carried the newest summary's Text and After, or the clearing notice) read as a
 // summary that also clears, and views built from them are unchanged.
 type Note struct {
 	// After is the index of the last turn the note replaces in views.
@@ -151,16 +151,6 @@ type Note struct {
 	ClearTurn  int `json:"clear_turn,omitempty"`
 	ClearRound int `json:"clear_round,omitempty"`
 }
-
-// IsClearMark reports whether n is a clearing mark only: it clears results
-// (ClearTurn set) and carries no summary text.
-func (n *Note) IsClearMark() bool { return n != nil && n.Text == "" && n.ClearTurn > 0 }
-
-// ClearedNotice is the message BuildView puts where a summary would go
-// when the conversation has a clearing mark but no summary: it tells the
-// model why some results are one-line placeholders and how to get them.
-const ClearedNotice = "Note: to save context, the results of some earlier tool calls are shown as one-line placeholders. " +
-	"Each placeholder says how to get the full result back if you need it."
 
 // Summary returns the summary BuildView shows for c: of the notes with
 // Text, the one with the largest After (the later of equals), or nil.

@@ -31,7 +31,7 @@ import (
 //		if len(round.Assistant.ToolCalls) == 0 { break }
 //		final = view.Stop != "" || toolRounds >= eng.MaxRounds()
 //	}
-//	err = eng.EndTurn(ctx, conv, turn, outcome, usage)
+//	res, err := eng.EndTurn(ctx, conv, turn, outcome, policyUsage, "")
 //
 // Each step is deterministic given the transcript and the options, so a
 // driver that rebuilds conv from a store between steps gets the same
@@ -231,7 +231,7 @@ func (e *Engine) SelectTools(ctx context.Context, conv *Conversation, turn *Turn
 // Request.
 func (e *Engine) View(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, error) {
 	v := BuildView(conv, turn, e.opts.System, tools, final)
-	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(ctx, conv, turn)
+	v.Overflow, v.KeepToolsOnFinal, v.Idle = overflow, e.opts.KeepToolsOnFinal, e.idle(conv, turn)
 	pctx := e.withObserverOf(ctx, conv, turn)
 	for _, p := range e.opts.Policies {
 		if err := p.ApplyView(pctx, v); err != nil {
@@ -252,18 +252,15 @@ func (e *Engine) now() time.Time {
 	return time.Now()
 }
 
-// idle is View.Idle for a view of turn: what ctx says (WithIdle), else
-// the time since the conversation's last response: when this process
+// idle is View.Idle for a view of turn: the time since the
+// conversation's last response: when this process
 // turned it into a round, or, for a conversation loaded from a store,
 // which this process has not answered, the newest stored round's Answered.
 // A newest round stored without one (before rounds recorded it) leaves
 // the old rule: a turn's first request counts from the end of the turn
 // before (its last response came just before), and a later one is
 // unknown (0).
-func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.Duration {
-	if d := idleFrom(ctx); d > 0 {
-		return d
-	}
+func (e *Engine) idle(conv *Conversation, turn *Turn) time.Duration {
 	since := conv.answered
 	if since.IsZero() {
 		if r := conv.lastRound(); r != nil {
@@ -285,7 +282,7 @@ func (e *Engine) idle(ctx context.Context, conv *Conversation, turn *Turn) time.
 
 // recordNotes persists the notes the policies added to v.
 func (e *Engine) recordNotes(ctx context.Context, conv *Conversation, v *View) error {
-	nr, ok := e.opts.Recorder.(NoteRecorder)
+	nr, ok := e.opts.Recorder.(noteRecorder)
 	for _, n := range v.notes {
 		if !ok {
 			break
@@ -303,7 +300,7 @@ func (e *Engine) recordNotes(ctx context.Context, conv *Conversation, v *View) e
 // (View.Stop, the stuck verdict), the same view rebuilt as final with Stop
 // and StopReason kept, so the model answers with tools withheld. It
 // reports EventRequest, and the stop as an EventPolicy, and hands the
-// request to a RequestRecorder. The returned view's Spent sums what the
+// request to the recorder (its AddRequest, if any). The returned view's Spent sums what the
 // policies of every view built spent.
 func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, tools []ToolSpec, final, overflow bool) (*View, *Request, error) {
 	v, err := e.View(ctx, conv, turn, tools, final, overflow)
@@ -323,7 +320,7 @@ func (e *Engine) Request(ctx context.Context, conv *Conversation, turn *Turn, to
 	v.sent = &sent
 	e.emit(ctx, conv, turn, Event{Kind: EventRequest, Round: v.Round, Stats: &stats})
 	req := v.Request(e.opts.MaxOutputTokens)
-	if rr, ok := e.opts.Recorder.(RequestRecorder); ok {
+	if rr, ok := e.opts.Recorder.(requestRecorder); ok {
 		if err := rr.AddRequest(ctx, conv, turn, req); err != nil {
 			return nil, nil, fmt.Errorf("harness: recording the request of turn %d round %d: %w", turn.Index, v.Round, err)
 		}
@@ -369,20 +366,26 @@ func (e *Engine) AppendRound(ctx context.Context, conv *Conversation, turn *Turn
 	return nil
 }
 
-// EndTurn closes turn with outcome and its total usage, reports
-// EventTurnEnd with data (the figures a driver wants logged) and records
-// the end, even when ctx is done, so the store never holds a turn without
-// an outcome. detail is the error that ended the turn, or "".
-func (e *Engine) EndTurn(ctx context.Context, conv *Conversation, turn *Turn, outcome Outcome, usage Usage, detail string, data map[string]any) error {
-	turn.Outcome, turn.Ended, turn.Usage = outcome, e.now(), usage
-	u := usage
-	e.emit(ctx, conv, turn, Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: detail, Data: data})
+// EndTurn closes turn with outcome and returns its figures as Agent.Run
+// does: requests, tool rounds, evidence and tool schemas tallied from the
+// turn's rounds, and as usage the rounds' usage plus policyUsage, what the
+// policies' own model calls spent (the Spent of the views built). It sets
+// the turn's outcome, end time and usage, reports EventTurnEnd with the
+// figures and records the end, even when ctx is done, so the store never
+// holds a turn without an outcome. detail is the error that ended the
+// turn, or "". The Result is never nil; the error is the recorder's.
+func (e *Engine) EndTurn(ctx context.Context, conv *Conversation, turn *Turn, outcome Outcome, policyUsage Usage, detail string) (*Result, error) {
+	res := tally(turn, policyUsage)
+	res.Outcome = outcome
+	turn.Outcome, turn.Ended, turn.Usage = outcome, e.now(), res.Usage
+	u := res.Usage
+	e.emit(ctx, conv, turn, Event{Kind: EventTurnEnd, Outcome: outcome, Usage: &u, Detail: detail, Data: res.endData()})
 	if e.opts.Recorder != nil {
 		if err := e.opts.Recorder.EndTurn(context.WithoutCancel(ctx), conv, turn); err != nil {
-			return fmt.Errorf("harness: recording the end of turn %d: %w", turn.Index, err)
+			return res, fmt.Errorf("harness: recording the end of turn %d: %w", turn.Index, err)
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // CallInfo is what the guards of a call of round see: the conversation as

@@ -64,7 +64,6 @@ type ctxKey int
 const (
 	callInfoKey ctxKey = iota
 	emitterKey
-	idleKey // see WithIdle
 )
 
 // CallInfo tells a tool or guard where the call it is handling stands.

@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentharness/harness/internal/toolschema"
 )
 
 // RunCalls runs the calls of round, whose request was built from view,
@@ -263,24 +264,6 @@ func wholeRunes(b []byte) int {
 	return len(b)
 }
 
-// ShortFormNote is what an argument error says of a tool the request
-// showed in a short form (toolselect.Stub): its full input schema, and to
-// call again. The engine's argument check ends its error result with it;
-// harness proxy --defer-tools appends it to a client's error result for a
-// stubbed tool.
-func ShortFormNote(schema json.RawMessage) string { return schemaNote(shortForm, schema) }
-
-// shortForm and notOffered say why an argument error carries the schema.
-const (
-	shortForm  = "the tool list shows a short form"
-	notOffered = "the tool list does not offer it"
-)
-
-// schemaNote gives the model a tool's full input schema, saying why.
-func schemaNote(why string, schema json.RawMessage) string {
-	return fmt.Sprintf("Its full input schema (%s): %s. Fix the arguments and call again.", why, schema)
-}
-
 // ArgumentsError is the error result the engine gives a call of spec
 // whose arguments fail its schema (err says how). When the request's view did not show the model the schema the
 // engine checks, the result carries the full schema, so the model learns
@@ -293,7 +276,7 @@ func schemaNote(why string, schema json.RawMessage) string {
 func ArgumentsError(v *View, spec ToolSpec, err error) *ToolResult {
 	if v != nil && len(spec.InputSchema) > 0 {
 		if why := schemaHidden(v.Tools, spec); why != "" {
-			return ErrorResult("%s: %v. %s", spec.Name, err, schemaNote(why, spec.InputSchema))
+			return ErrorResult("%s: %v. %s", spec.Name, err, toolschema.Note(why, spec.InputSchema))
 		}
 	}
 	return ErrorResult("%s: %v. Fix the arguments and call again.", spec.Name, err)
@@ -308,8 +291,8 @@ func schemaHidden(offered []ToolSpec, spec ToolSpec) string {
 			if bytes.Equal(shown.InputSchema, spec.InputSchema) {
 				return ""
 			}
-			return shortForm
+			return toolschema.ShortForm
 		}
 	}
-	return notOffered
+	return toolschema.NotOffered
 }

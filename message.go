@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 )
 
 // Role says who produced a [Message].
@@ -80,11 +79,11 @@ type Message struct {
 }
 
 // Text joins the message's text parts and the text form of its JSON parts.
-func (m Message) Text() string { return PartsText(m.Parts) }
+func (m Message) Text() string { return partsText(m.Parts) }
 
-// PartsText joins the text parts and serialized JSON parts of parts with
+// partsText joins the text parts and serialized JSON parts of parts with
 // newlines between them. Images are left out.
-func PartsText(parts []Part) string {
+func partsText(parts []Part) string {
 	switch len(parts) {
 	case 0:
 		return ""
@@ -111,7 +110,3 @@ func PartsText(parts []Part) string {
 	}
 	return b.String()
 }
-
-// Chars counts the characters (Unicode code points) of s. Budgets and
-// evidence figures in harness are in characters, not bytes.
-func Chars(s string) int { return utf8.RuneCountInString(s) }

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 )
@@ -129,14 +128,4 @@ func (u Usage) uncached() int { return u.Input - u.Cached }
 // uncached input + 0.1 × cached input + 4 × output (see docs/design.md, Accounting).
 func (u Usage) Effective() float64 {
 	return float64(u.uncached()) + 0.1*float64(u.Cached) + 4*float64(u.Output)
-}
-
-// SchemaBytes is the size of a tool's schema as it is sent to a model: the
-// JSON of its name, description and input schema.
-func SchemaBytes(spec ToolSpec) int {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return len(spec.Name) + len(spec.Description) + len(spec.InputSchema)
-	}
-	return len(b)
 }

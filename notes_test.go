@@ -3,6 +3,8 @@ package harness
 import (
 	"reflect"
 	"testing"
+
+	"github.com/agentharness/harness/internal/clearnote"
 )
 
 // TestClearMarksAreNotSummaries checks that a clearing mark of its own and
@@ -23,9 +25,9 @@ func TestClearMarksAreNotSummaries(t *testing.T) {
 		old, new []*Note
 		first    string
 	}{
-		{"clear before any summary", []*Note{{Text: ClearedNotice, By: "compact", ClearTurn: 2, ClearRound: 1}}, []*Note{mark}, ClearedNotice},
+		{"clear before any summary", []*Note{{Text: clearnote.Text, By: "compact", ClearTurn: 2, ClearRound: 1}}, []*Note{mark}, clearnote.Text},
 		{"clear after a summary", []*Note{summary, {After: 1, Text: summary.Text, By: "compact", ClearTurn: 2, ClearRound: 1}}, []*Note{summary, mark}, summary.Text},
-		{"summary after a clear", []*Note{{Text: ClearedNotice, By: "compact", ClearTurn: 2, ClearRound: 1}, {After: 1, Text: summary.Text, By: "compact", ClearTurn: 2, ClearRound: 1}}, []*Note{mark, summary}, summary.Text},
+		{"summary after a clear", []*Note{{Text: clearnote.Text, By: "compact", ClearTurn: 2, ClearRound: 1}, {After: 1, Text: summary.Text, By: "compact", ClearTurn: 2, ClearRound: 1}}, []*Note{mark, summary}, summary.Text},
 		{"summary only", []*Note{summary}, []*Note{summary}, summary.Text},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +46,7 @@ func TestClearMarksAreNotSummaries(t *testing.T) {
 				}
 			}
 			for _, n := range tc.new {
-				if n.ClearTurn > 0 && (!n.IsClearMark() || n.Text != "") {
+				if n.ClearTurn > 0 && n.Text != "" {
 					t.Errorf("mark %+v carries text", n)
 				}
 			}
@@ -66,11 +68,8 @@ func TestViewEdits(t *testing.T) {
 	v.add(Message{Role: RoleSystem, Parts: []Part{TextPart("sys")}}, Origin{})
 	v.add(user("a"), Origin{Turn: 1})
 	v.add(user("b"), Origin{Turn: 2})
-	if i, ins := v.SetNoteMessage("note"); i != 1 || !ins {
-		t.Fatalf("first SetNoteMessage: %d %v", i, ins)
-	}
-	if i, ins := v.SetNoteMessage("note2"); i != 1 || ins {
-		t.Fatalf("second SetNoteMessage: %d %v", i, ins)
+	if err := v.Insert(1, user("note"), Origin{}); err != nil {
+		t.Fatal(err)
 	}
 	if err := v.Insert(4, user("c"), Origin{Turn: 3}); err != nil {
 		t.Fatal(err)
@@ -79,24 +78,24 @@ func TestViewEdits(t *testing.T) {
 		t.Error("insert out of range: no error")
 	}
 	v.Keep(func(i int) bool { return v.Origins[i].Turn != 1 })
-	want := []string{"sys:0", "note2:0", "b:2", "c:3"}
+	want := []string{"sys:0", "note:0", "b:2", "c:3"}
 	if got := texts(v); !reflect.DeepEqual(got, want) {
 		t.Errorf("view %v, want %v", got, want)
 	}
 }
 
-// TestViewReplaceWithSharesSlices checks that ReplaceWith shows the parts
+// TestViewReplaceSharesSlices checks that Replace shows the parts
 // given and records the cuts: shared on a message with no cuts (no room to
 // append in place, so a later cut never writes into them), appended after
 // the cuts a message already has; out of range is an error.
-func TestViewReplaceWithSharesSlices(t *testing.T) {
+func TestViewReplaceSharesSlices(t *testing.T) {
 	parts := []Part{TextPart("[placeholder]")}
 	cuts := []Cut{{Kind: CutCleared, By: "compact"}}
 	v := &View{}
 	v.add(Message{Role: RoleTool, Parts: []Part{TextPart("long result")}}, Origin{Turn: 1})
 	v.add(Message{Role: RoleTool, Parts: []Part{TextPart("other")}}, Origin{Turn: 1, Cuts: []Cut{{Kind: CutTrimmed}}})
 	for i := range 2 {
-		if err := v.ReplaceWith(i, parts, cuts); err != nil {
+		if err := v.Replace(i, parts, cuts...); err != nil {
 			t.Fatal(err)
 		}
 		if v.Messages[i].Text() != "[placeholder]" || &v.Messages[i].Parts[0] != &parts[0] {
@@ -113,7 +112,7 @@ func TestViewReplaceWithSharesSlices(t *testing.T) {
 	if len(cuts) != 1 || cuts[0].Kind != CutCleared {
 		t.Errorf("a later cut changed the shared slice: %v", cuts)
 	}
-	if err := v.ReplaceWith(2, parts, cuts); err == nil {
+	if err := v.Replace(2, parts, cuts...); err == nil {
 		t.Error("out of range: no error")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/agentharness/harness"
 )
 
-// requestLog is a Recorder that is also a RequestRecorder: it keeps a
+// requestLog is a Recorder with AddRequest: it keeps a
 // line per request and per round.
 type requestLog struct {
 	mu    sync.Mutex

@@ -202,10 +202,10 @@ func (r *ToolResult) FullParts() []Part {
 }
 
 // ModelText is the text the model is shown of this result.
-func (r *ToolResult) ModelText() string { return PartsText(r.ModelParts()) }
+func (r *ToolResult) ModelText() string { return partsText(r.ModelParts()) }
 
 // FullText is the text of the full payload.
-func (r *ToolResult) FullText() string { return PartsText(r.FullParts()) }
+func (r *ToolResult) FullText() string { return partsText(r.FullParts()) }
 
 // PayloadSize is the size of the full payload as the model would be sent
 // it: text parts, JSON parts and structured content serialized, each
@@ -217,9 +217,6 @@ func (r *ToolResult) PayloadSize() int {
 	}
 	return n
 }
-
-// Cut reports whether any guard or policy reduced the model's copy.
-func (r *ToolResult) Cut() bool { return len(r.Cuts) > 0 }
 
 // structuredDuplicated reports whether some text or JSON part already holds
 // the structured payload (compared as JSON values, so whitespace and key

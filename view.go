@@ -6,7 +6,12 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentharness/harness/internal/clearnote"
+
+	"github.com/agentharness/harness/internal/toolschema"
 )
 
 // Origin says where a message of a [View] comes from in the transcript.
@@ -57,9 +62,8 @@ type View struct {
 	Overflow bool
 
 	// Idle is how long the conversation was idle before this request: the
-	// time since the engine last answered it (Options.Now's clock), or
-	// what the driver says (WithIdle; a replay's clock reads the recorded
-	// times). For a conversation loaded from a store it is the time since
+	// time since the engine last answered it, by Options.Now's clock (a
+	// replay's clock reads the recorded times). For a conversation loaded from a store it is the time since
 	// the newest stored round's response arrived (Round.Answered), for
 	// every request of a turn; when that round was stored without the time
 	// (an older harness), a turn's first request counts from the end of
@@ -69,8 +73,9 @@ type View struct {
 	Idle time.Duration
 
 	// Spent sums what policies spent on their own model calls while
-	// building this view (a compaction summary), reported with Spend. The
-	// agent adds it to the turn's usage (Result.PolicyUsage).
+	// building this view (a compaction summary): a policy that calls a
+	// model adds the reply's usage to it. The agent adds it to the turn's
+	// usage (Result.PolicyUsage).
 	Spent Usage
 	// notes are the notes policies added (AddNote), for the engine to
 	// record.
@@ -80,14 +85,10 @@ type View struct {
 	sent *RequestStats
 }
 
-// Spend reports that a policy spent u on a model call of its own while
-// building the view.
-func (v *View) Spend(u Usage) { v.Spent = v.Spent.Add(u) }
-
 // AddNote appends a note (a compaction summary or clearing mark) to the
 // view's conversation, so this view's later policies and every later view
-// see it, and leaves it for the engine to record (NoteRecorder) once the
-// policies are done.
+// see it, and leaves it for the engine to record (the Recorder's AddNote)
+// once the policies are done.
 func (v *View) AddNote(n *Note) {
 	v.Conversation.Notes = append(v.Conversation.Notes, n)
 	v.notes = append(v.notes, n)
@@ -109,7 +110,8 @@ func (f ViewPolicyFunc) ApplyView(ctx context.Context, v *View) error { return f
 // system prompt, every turn's input (with its context messages, Turn.Context),
 // assistant messages and the model's copy of every tool result, in order. The
 // newest summary note (Conversation.Summary) stands in for the turns it
-// covers; without one, a clearing mark puts ClearedNotice in its place.
+// covers; without one, a clearing mark puts a notice in its place that
+// tells the model why some results are placeholders.
 func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, final bool) *View {
 	v := &View{Conversation: conv, Turn: turn, Final: final, Tools: tools}
 	if turn != nil {
@@ -130,7 +132,7 @@ func BuildView(conv *Conversation, turn *Turn, system string, tools []ToolSpec, 
 	if n := summary; n != nil {
 		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(n.Text)}}, Origin{})
 	} else if conv.Clears() {
-		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(ClearedNotice)}}, Origin{})
+		v.add(Message{Role: RoleUser, Parts: []Part{TextPart(clearnote.Text)}}, Origin{})
 	}
 	for _, t := range conv.Turns {
 		if t.Index <= skip {
@@ -224,7 +226,7 @@ func (v *View) stats(memo *charsMemo) RequestStats {
 		}
 	}
 	for _, t := range sent {
-		s.ToolBytes += SchemaBytes(t)
+		s.ToolBytes += toolschema.Bytes(t.Name, t.Description, t.InputSchema)
 	}
 	return s
 }
@@ -245,18 +247,18 @@ type textChars struct {
 	chars int
 }
 
-// chars is Chars(m.Text()), from the memo when it has it. mu must be
+// chars is utf8.RuneCountInString(m.Text()), from the memo when it has it. mu must be
 // held; a nil memo counts.
 func (cm *charsMemo) chars(i int, m *Message) int {
 	if cm == nil || len(m.Parts) != 1 || m.Parts[0].Type != PartText {
-		return Chars(m.Text())
+		return utf8.RuneCountInString(m.Text())
 	}
 	t := m.Parts[0].Text
 	p := unsafe.StringData(t)
 	if i < len(cm.at) && cm.at[i].p == p && cm.at[i].n == len(t) {
 		return cm.at[i].chars
 	}
-	n := Chars(t)
+	n := utf8.RuneCountInString(t)
 	if i >= len(cm.at) {
 		cm.at = append(cm.at, make([]textChars, i+1-len(cm.at))...)
 	}
@@ -293,26 +295,14 @@ func (v *View) Request(maxOutput int) *Request {
 	return req
 }
 
-// ReplaceText replaces the content of message i with text, recording the
-// cut. Policies use it to trim or clear tool messages.
-func (v *View) ReplaceText(i int, text string, cut Cut) error {
-	if i < 0 || i >= len(v.Messages) {
-		return fmt.Errorf("view: message %d out of range", i)
-	}
-	m := v.Messages[i]
-	m.Parts = []Part{TextPart(text)}
-	v.Messages[i] = m
-	v.Origins[i].Cuts = append(v.Origins[i].Cuts, cut)
-	return nil
-}
-
-// ReplaceWith replaces the content of message i with parts, recording
-// cuts, like ReplaceText. Both slices are kept, not copied, so a policy
-// that shows the same replacement in every view (a placeholder rendered
-// once) passes the same slices each time and rebuilding the view
-// allocates nothing for it; neither may be modified afterwards. A message
-// with no cuts yet shares cuts; one with cuts gets them appended.
-func (v *View) ReplaceWith(i int, parts []Part, cuts []Cut) error {
+// Replace replaces the content of message i with parts, recording cuts
+// (what the policy did: a trim, a clear). Policies use it to trim or clear
+// tool messages. Neither slice is copied, so a policy that shows the same
+// replacement in every view (a placeholder rendered once) passes the same
+// slices each time and rebuilding the view allocates nothing for it;
+// neither may be modified afterwards. A message with no cuts yet shares
+// cuts; one with cuts gets them appended.
+func (v *View) Replace(i int, parts []Part, cuts ...Cut) error {
 	if i < 0 || i >= len(v.Messages) {
 		return fmt.Errorf("view: message %d out of range", i)
 	}
@@ -382,22 +372,4 @@ func (v *View) Keep(keep func(i int) bool) {
 	clear(v.Messages[n:])
 	clear(v.Origins[n:])
 	v.Messages, v.Origins = v.Messages[:n], v.Origins[:n]
-}
-
-// SetNoteMessage makes text the note message of the view: the user message
-// that stands for the notes, right after the system prompt (where BuildView
-// puts a summary or ClearedNotice). It replaces the message there when one
-// is present and inserts one otherwise, and returns its index and whether
-// it was inserted.
-func (v *View) SetNoteMessage(text string) (i int, inserted bool) {
-	if len(v.Messages) > 0 && v.Messages[0].Role == RoleSystem && v.Origins[0].Turn == 0 {
-		i = 1
-	}
-	msg := Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
-	if i < len(v.Messages) && v.Origins[i].Turn == 0 && v.Messages[i].Role == RoleUser {
-		v.Messages[i] = msg
-		return i, false
-	}
-	_ = v.Insert(i, msg, Origin{})
-	return i, true
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -88,7 +89,7 @@ func (c *Collapse) Guard() harness.Guard {
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 			res, err := next(ctx, call)
-			if err != nil || res == nil || res.Stream != nil || res.Cut() || !cfg.applies(call.Name) {
+			if err != nil || res == nil || res.Stream != nil || len(res.Cuts) > 0 || !cfg.applies(call.Name) {
 				return res, err
 			}
 			info, ok := harness.CallInfoFrom(ctx)
@@ -173,7 +174,7 @@ func textOnly(parts []harness.Part) (string, bool) {
 			return "", false
 		}
 	}
-	return harness.PartsText(parts), true
+	return harness.Message{Parts: parts}.Text(), true
 }
 
 // collapseSource is an earlier result the model still sees: its call id
@@ -263,7 +264,7 @@ func collapseText(text string, sources []collapseSource, whole string, minLines 
 			size, chars := 0, 0
 			for _, l := range lines[i : i+bestN] {
 				size += len(l) + 1
-				chars += harness.Chars(l) + 1
+				chars += utf8.RuneCountInString(l) + 1
 			}
 			marker := collapseMarker(blk, chars, whole)
 			if len(marker) < size {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -98,7 +99,7 @@ func expand(t testing.TB, model string, sources map[string]string, self string) 
 		block := srcLines[n(5)-1 : n(6)]
 		chars := 0
 		for _, b := range block {
-			chars += harness.Chars(b) + 1
+			chars += utf8.RuneCountInString(b) + 1
 		}
 		if chars != n(4) {
 			t.Fatalf("marker says %d chars, block has %d", n(4), chars)
@@ -168,7 +169,7 @@ func TestCollapseLeavesAlone(t *testing.T) {
 				tc.prep(conv)
 			}
 			res := runCollapse(t, tc.c, info, "call_b", tc.out, nil)
-			if res.Cut() || res.ModelText() != tc.out {
+			if len(res.Cuts) > 0 || res.ModelText() != tc.out {
 				t.Errorf("collapsed:\n%s", res.ModelText())
 			}
 		})
@@ -194,7 +195,7 @@ func TestCollapseSkipsCutAndNonText(t *testing.T) {
 	res, _ := (&Collapse{}).Guard()(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
 		return harness.TextResult(lineRange(file, 1, 40)), nil
 	})(context.Background(), &harness.ToolCall{ID: "b"})
-	if res.Cut() {
+	if len(res.Cuts) > 0 {
 		t.Error("collapsed without a transcript")
 	}
 }
@@ -287,7 +288,7 @@ func FuzzCollapse(f *testing.F) {
 			t.Fatal("the stored output changed")
 		}
 		got := res.ModelText()
-		if !res.Cut() {
+		if len(res.Cuts) == 0 {
 			if got != out {
 				t.Fatal("uncut copy differs")
 			}

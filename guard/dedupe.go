@@ -165,7 +165,7 @@ func canonicalArgs(raw []byte) (string, bool) {
 // would read it, its images, and whether it is an error.
 func payloadDigest(res *harness.ToolResult) [sha256.Size]byte {
 	h := sha256.New()
-	h.Write([]byte(harness.PartsText(res.FullParts())))
+	h.Write([]byte(res.FullText()))
 	return finishDigest(h, res)
 }
 

@@ -34,7 +34,7 @@ func (g *resultGuard) applyCeiling(ctx context.Context, call *harness.ToolCall, 
 		return
 	}
 	m := cutMarker{mode: modeTruncated, tool: markerSafe(call.Name, 64), size: int64(size - weight), limit: limit}
-	source := []byte(harness.PartsText(parts))
+	source := []byte(harness.Message{Parts: parts}.Text())
 	fill := true
 	cut := harness.Cut{Kind: harness.CutTruncated, By: ResultPolicyName, BytesIn: size, Locator: locator.Call(call.ID)}
 	if page := spillPagePath(res, info); page != "" {
@@ -133,7 +133,7 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 				return doc, "json"
 			}
 		}
-		return []byte(harness.PartsText(parts)), "txt"
+		return []byte(harness.Message{Parts: parts}.Text()), "txt"
 	}
 	doc := spillDoc{Tool: call.Name, CallID: call.ID, IsError: res.IsError, Parts: make([]harness.Part, len(parts))}
 	for i, p := range parts {
@@ -149,7 +149,7 @@ func spillContent(call *harness.ToolCall, res *harness.ToolResult) ([]byte, stri
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(doc); err != nil {
-		return []byte(harness.PartsText(parts)), "txt"
+		return []byte(harness.Message{Parts: parts}.Text()), "txt"
 	}
 	if pretty, ok := spillPrettyJSON(b.Bytes()); ok {
 		return pretty, "json"

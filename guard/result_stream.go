@@ -59,9 +59,9 @@ func (g *resultGuard) consumeStream(ctx context.Context, call *harness.ToolCall,
 		return nil, nil
 	}
 
-	prefix := harness.PartsText(res.FullParts())
+	prefix := res.FullText()
 	if prefix != "" {
-		prefix += "\n" // how PartsText joins the stream's part to them
+		prefix += "\n" // how Message.Text joins the stream's part to them
 	}
 	existing := res.PayloadSize()
 	probe := make([]byte, max(limit-existing, 0)+1)

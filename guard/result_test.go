@@ -79,7 +79,7 @@ func rpLog(n int) string {
 	return b.String()
 }
 
-func rpModelText(res *harness.ToolResult) string { return harness.PartsText(res.Model) }
+func rpModelText(res *harness.ToolResult) string { return harness.Message{Parts: res.Model}.Text() }
 
 func rpSpillFiles(t *testing.T, ws string) []string {
 	t.Helper()

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentharness/harness/internal/clearnote"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/internal/locator"
@@ -104,8 +106,7 @@ type CompactPolicy struct {
 	// never clears (default 4).
 	ClearOldKeepRounds int
 	// ClearWhenIdle clears at a request that comes more than this long
-	// after the previous response (View.Idle, when the driver knows it:
-	// see harness.WithIdle) every old result the cost trigger may clear
+	// after the previous response (harness.View.Idle) every old result the cost trigger may clear
 	// (all but the newest ClearWhenIdleKeepRounds rounds and the working
 	// set), however few, without asking the savings bank: the provider's
 	// prompt cache has expired, so the clear breaks no cache that is
@@ -510,7 +511,7 @@ func (c *compaction) commitMark(ctx context.Context, next compactPos) error {
 	// note message stays the summary, or becomes the notice if none.
 	c.v.AddNote(&harness.Note{By: c.rule.by(), ClearTurn: next.turn, ClearRound: next.round})
 	c.forced = nil
-	text := harness.ClearedNotice
+	text := clearnote.Text
 	if summary := c.v.Conversation.Summary(); summary != nil {
 		text = summary.Text
 	}
@@ -682,10 +683,10 @@ func (c *compaction) clearThrough(mark compactPos) int {
 			// The same parts and cut as every earlier view: nothing is
 			// allocated to reproduce a clear.
 			it := c.item(i)
-			err = c.v.ReplaceWith(i, it.parts, it.cutFor(in, res))
+			err = c.v.Replace(i, it.parts, it.cutFor(in, res)...)
 		} else {
 			text := c.placeholder(i)
-			err = c.v.ReplaceText(i, text, harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)})
+			err = c.v.Replace(i, []harness.Part{harness.TextPart(text)}, harness.Cut{Kind: harness.CutCleared, By: compactName, BytesIn: in, BytesOut: len(text), Locator: locator.Spill(res)})
 		}
 		if err != nil {
 			continue // i is in range by construction
@@ -986,7 +987,7 @@ func (c *compaction) renderPlaceholder(i int, res *harness.ToolResult, call harn
 // where BuildView puts the newest note (after the system prompt), so this
 // request already looks like the next round's.
 func (c *compaction) setNoteMessage(text string) {
-	i, inserted := c.v.SetNoteMessage(text)
+	i, inserted := noteMessage(c.v, text)
 	n := tokens.CountMessage(c.counter, &c.v.Messages[i])
 	if inserted {
 		c.raw = slices.Insert(c.raw, i, n)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/agentharness/harness/internal/clearnote"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/tokens"
 )
@@ -72,7 +74,7 @@ func TestMeasureMemoIsExact(t *testing.T) {
 		base = append(base, msg(harness.RoleAssistant, fmt.Sprintf("thinking about step %d", i)), msg(harness.RoleTool, strings.Repeat("result line\n", i+1)))
 	}
 	grown := append(slices.Clone(base), msg(harness.RoleAssistant, "one more"))
-	noted := slices.Insert(slices.Clone(grown), 1, msg(harness.RoleUser, harness.ClearedNotice))
+	noted := slices.Insert(slices.Clone(grown), 1, msg(harness.RoleUser, clearnote.Text))
 	changed := slices.Clone(noted)
 	changed[5] = msg(harness.RoleTool, "[cleared]")
 	removed := slices.Delete(slices.Clone(changed), 1, 2)

@@ -23,7 +23,10 @@ func TestCompactClearWhenIdle(t *testing.T) {
 	const rounds = 10
 	view := func(p *CompactPolicy, idles ...time.Duration) []*harness.View {
 		t.Helper()
-		eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{p}})
+		// The rounds were answered at t0; each view is built idles[k] later.
+		t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		now := t0
+		eng, err := harness.NewEngine(&harness.Options{Policies: []harness.ViewPolicy{p}, Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,14 +42,15 @@ func TestCompactClearWhenIdle(t *testing.T) {
 			res.CallID, res.Tool = id, "read"
 			round := &harness.Round{Index: i + 1, Assistant: harness.Message{Role: harness.RoleAssistant,
 				ToolCalls: []harness.ToolCall{{ID: id, Name: "read", Args: []byte(fmt.Sprintf(`{"path":"part%d"}`, i))}}},
-				Results: []*harness.ToolResult{res}}
+				Results: []*harness.ToolResult{res}, Answered: t0}
 			if err := eng.AppendRound(ctx, conv, turn, round); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var out []*harness.View
 		for _, d := range idles {
-			v, err := eng.View(harness.WithIdle(ctx, d), conv, turn, nil, false, false)
+			now = t0.Add(d)
+			v, err := eng.View(ctx, conv, turn, nil, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}

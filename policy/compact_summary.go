@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/agentharness/harness/internal/clearnote"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
 )
@@ -43,7 +45,7 @@ func (c *compaction) summarize(now, goal float64) error {
 	// in for turns.
 	note := &harness.Note{After: upto, Text: text, By: compactName}
 	v.AddNote(note)
-	v.Spend(resp.Usage)
+	v.Spent = v.Spent.Add(resp.Usage)
 
 	// Show the view BuildView will build from now on: the note in place
 	// of the turns it covers.
@@ -87,7 +89,7 @@ func (c *compaction) askSummarizer(prev *harness.Note, from, upto int) (*harness
 	if shown == nil && v.Conversation.Clears() {
 		// The summariser is told what the view told the model: before any
 		// summary, the clearing notice stands where a summary would.
-		shown = &harness.Note{Text: harness.ClearedNotice}
+		shown = &harness.Note{Text: clearnote.Text}
 	}
 	req := &harness.Request{
 		System: summarySystem,

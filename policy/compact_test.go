@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentharness/harness/internal/clearnote"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/scripted"
 	"github.com/agentharness/harness/tokens"
@@ -131,10 +133,10 @@ func TestCompactClearsOldResultsToTarget(t *testing.T) {
 		t.Fatalf("spilled placeholder: %q", first)
 	}
 	// The decision is recorded once, and the notice is already in place.
-	if len(conv.Notes) != 1 || !conv.Notes[0].IsClearMark() {
+	if len(conv.Notes) != 1 || conv.Notes[0].Text != "" || conv.Notes[0].ClearTurn == 0 {
 		t.Fatalf("notes %+v", conv.Notes)
 	}
-	if v.Messages[1].Text() != harness.ClearedNotice {
+	if v.Messages[1].Text() != clearnote.Text {
 		t.Fatalf("notice not shown: %q", v.Messages[1].Text())
 	}
 	if len(events) != 1 || events[0].Data["stage"] != "clear" {

@@ -13,8 +13,8 @@
 //     add up to 12,000 tokens and the clear repays its cache miss
 //     (ClearOld), and when the window fills, with hysteresis; a model can
 //     summarise old turns. Its marks and summaries are notes it adds
-//     through View.AddNote; a summary's model call is reported with
-//     View.Spend.
+//     through View.AddNote; a summary's model call is added to
+//     View.Spent.
 //
 // Per-call guards, which decide a result's model copy when it arrives, are
 // in package guard; package stack puts both in their order. Every cut a

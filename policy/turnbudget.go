@@ -283,7 +283,7 @@ func (cfg *TurnBudget) measure() measure {
 	if cfg.Counter != nil {
 		return measure{count: cfg.Counter.Count, unit: "tokens"}
 	}
-	return measure{count: harness.Chars, chars: true, unit: "chars"}
+	return measure{count: utf8.RuneCountInString, chars: true, unit: "chars"}
 }
 
 // turnResults is evidence of a view: tool messages in view order (their
@@ -359,7 +359,7 @@ func (cfg *TurnBudget) trim(ctx context.Context, v *harness.View, ev turnResults
 		Locator:  loc,
 	}
 	others := nonTextParts(v.Messages[i].Parts)
-	if err := v.ReplaceText(i, text, cut); err != nil {
+	if err := v.Replace(i, []harness.Part{harness.TextPart(text)}, cut); err != nil {
 		return 0, fmt.Errorf("turn budget: %w", err)
 	}
 	if len(others) > 0 {
@@ -434,7 +434,7 @@ func fillKeepingNewest(v *harness.View, idx, sizes []int, newest, budget, minKee
 // measure counts text in the budget's unit.
 type measure struct {
 	count func(string) int
-	// chars is set when count is harness.Chars, which allows linear cuts.
+	// chars is set when count is utf8.RuneCountInString (characters), which allows linear cuts.
 	chars bool
 	unit  string
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -100,7 +101,7 @@ func TestTurnBudgetOnArrival(t *testing.T) {
 			}
 			// The earlier turn's 50,000-char result stays as its last
 			// request (with tools) showed it: whole.
-			if got := harness.Chars(last.Messages[3].Text()); got != 50_000 {
+			if got := utf8.RuneCountInString(last.Messages[3].Text()); got != 50_000 {
 				t.Errorf("the ended turn's result shows %d chars, want 50,000", got)
 			}
 		})
@@ -193,8 +194,8 @@ func TestTurnBudgetArrive(t *testing.T) {
 		}
 		var got []int
 		for _, m := range v.Messages {
-			got = append(got, harness.Chars(m.Text()))
-			if harness.Chars(m.Text()) < harness.Chars(v.Origins[0].Result.FullText()) && !strings.Contains(m.Text(), defaultTurnMarker) {
+			got = append(got, utf8.RuneCountInString(m.Text()))
+			if utf8.RuneCountInString(m.Text()) < utf8.RuneCountInString(v.Origins[0].Result.FullText()) && !strings.Contains(m.Text(), defaultTurnMarker) {
 				t.Errorf("%s trimmed without the marker", m.ToolCallID)
 			}
 		}
@@ -245,8 +246,8 @@ func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
 	prev := 0
 	for k, req := range requests {
 		newest := req.Messages[len(req.Messages)-1]
-		if k > 0 && harness.Chars(newest.Text()) != 8000 {
-			t.Errorf("request %d shows the body just read as %d chars, want it whole", k+1, harness.Chars(newest.Text()))
+		if k > 0 && utf8.RuneCountInString(newest.Text()) != 8000 {
+			t.Errorf("request %d shows the body just read as %d chars, want it whole", k+1, utf8.RuneCountInString(newest.Text()))
 		}
 		if k == 0 {
 			continue
@@ -262,7 +263,7 @@ func TestTurnBudgetOnArrivalInAgent(t *testing.T) {
 	}
 	for _, r := range res.Turn.Rounds {
 		for _, tr := range r.Results {
-			if harness.Chars(tr.FullText()) != 8000 || tr.Cut() {
+			if utf8.RuneCountInString(tr.FullText()) != 8000 || len(tr.Cuts) > 0 {
 				t.Errorf("%s: the stored result was changed by a view policy", tr.CallID)
 			}
 		}
@@ -307,7 +308,7 @@ func FuzzTurnBudgetOnArrival(f *testing.F) {
 				if m.Role != harness.RoleTool || o.Result == nil {
 					continue
 				}
-				if o.Result.Cut() || o.Result.Model != nil {
+				if len(o.Result.Cuts) > 0 || o.Result.Model != nil {
 					t.Fatalf("request %d: stored result %s changed", k+1, m.ToolCallID)
 				}
 				if len(o.Cuts) == 0 {

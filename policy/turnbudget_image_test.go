@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/png"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/provider/catalog"
@@ -53,7 +54,7 @@ func TestTurnBudgetCountsImagesAtTheirPrice(t *testing.T) {
 				if m.Role != harness.RoleTool || v.Origins[i].Turn != turn.Index {
 					continue
 				}
-				got = append(got, harness.Chars(m.Text()))
+				got = append(got, utf8.RuneCountInString(m.Text()))
 				for _, p := range m.Parts {
 					if p.Type == harness.PartImage {
 						images++
@@ -91,8 +92,8 @@ func FuzzTurnBudgetImages(f *testing.F) {
 			if m.Role != harness.RoleTool || v.Origins[i].Turn != turn.Index {
 				continue
 			}
-			full := harness.Chars(v.Origins[i].Result.FullText())
-			got := harness.Chars(m.Text())
+			full := utf8.RuneCountInString(v.Origins[i].Result.FullText())
+			got := utf8.RuneCountInString(m.Text())
 			if got > full || got < min(full, floor) {
 				t.Errorf("%s: %d of %d chars shown, floor %d", m.ToolCallID, got, full, floor)
 			}

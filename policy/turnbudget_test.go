@@ -60,7 +60,7 @@ func turnEvidence(v *harness.View) []int {
 	var out []int
 	for i, m := range v.Messages {
 		if m.Role == harness.RoleTool && v.Origins[i].Turn == v.Turn.Index {
-			out = append(out, harness.Chars(m.Text()))
+			out = append(out, utf8.RuneCountInString(m.Text()))
 		}
 	}
 	return out
@@ -103,7 +103,7 @@ func TestTurnBudgetSeedExamples(t *testing.T) {
 				res := v.Origins[i].Result
 				full := res.FullText()
 				text := m.Text()
-				if harness.Chars(full) <= harness.Chars(text) {
+				if utf8.RuneCountInString(full) <= utf8.RuneCountInString(text) {
 					if text != full || len(v.Origins[i].Cuts) != 0 {
 						t.Errorf("%s: an untouched result changed", res.CallID)
 					}
@@ -120,16 +120,16 @@ func TestTurnBudgetSeedExamples(t *testing.T) {
 				if !strings.HasPrefix(full, prefix) {
 					t.Errorf("%s: the kept part is not the head of the full result", res.CallID)
 				}
-				removed := harness.Chars(full) - harness.Chars(prefix)
-				if !strings.Contains(text, fmt.Sprintf("[%d of %d chars removed;", removed, harness.Chars(full))) {
-					t.Errorf("%s: marker does not say %d of %d removed: %q", res.CallID, removed, harness.Chars(full), text[len(prefix):])
+				removed := utf8.RuneCountInString(full) - utf8.RuneCountInString(prefix)
+				if !strings.Contains(text, fmt.Sprintf("[%d of %d chars removed;", removed, utf8.RuneCountInString(full))) {
+					t.Errorf("%s: marker does not say %d of %d removed: %q", res.CallID, removed, utf8.RuneCountInString(full), text[len(prefix):])
 				}
 				cuts := v.Origins[i].Cuts
 				if len(cuts) != 1 || cuts[0].Kind != harness.CutTrimmed || cuts[0].By != "turnbudget" ||
 					cuts[0].BytesIn != len(full) || cuts[0].BytesOut != len(text) || cuts[0].Locator != "call:"+res.CallID {
 					t.Errorf("%s: cut = %+v", res.CallID, cuts)
 				}
-				if res.Cut() || res.Model != nil || res.FullText() != full {
+				if len(res.Cuts) > 0 || res.Model != nil || res.FullText() != full {
 					t.Errorf("%s: the stored result was modified", res.CallID)
 				}
 			}
@@ -150,7 +150,7 @@ func TestTurnBudgetScope(t *testing.T) {
 			t.Errorf("message %d (%s, turn %d) changed; only the current turn's tool messages may", i, m.Role, o.Turn)
 		}
 	}
-	if got := harness.Chars(v.Messages[3].Text()); got != 50_000 {
+	if got := utf8.RuneCountInString(v.Messages[3].Text()); got != 50_000 {
 		t.Errorf("the earlier turn's result has %d chars, want it whole (50,000)", got)
 	}
 }
@@ -199,8 +199,8 @@ func TestTurnBudgetSpillLocator(t *testing.T) {
 		if c := v.Origins[i].Cuts; len(c) != 1 || c[0].Locator != ".harness/spill/c_test/call_r1_2-fetch.txt" || c[0].BytesIn != 7000 {
 			t.Errorf("cut = %+v", c)
 		}
-		if harness.Chars(m.Text()) != 2500 {
-			t.Errorf("size %d, want the cap 2500", harness.Chars(m.Text()))
+		if utf8.RuneCountInString(m.Text()) != 2500 {
+			t.Errorf("size %d, want the cap 2500", utf8.RuneCountInString(m.Text()))
 		}
 	}
 }
@@ -265,7 +265,7 @@ func TestTurnBudgetTinyBudgetStillMarks(t *testing.T) {
 		if m.Role != harness.RoleTool || v.Origins[i].Turn != 2 {
 			continue
 		}
-		if n := harness.Chars(m.Text()); n != 20 {
+		if n := utf8.RuneCountInString(m.Text()); n != 20 {
 			t.Errorf("%s: %d chars, want the cap 20", m.ToolCallID, n)
 		}
 		if !strings.HasSuffix(m.Text(), shortTurnMarker) {
@@ -348,7 +348,7 @@ func TestTurnBudgetInAgent(t *testing.T) {
 	}
 	for _, r := range res.Turn.Rounds[:4] {
 		for _, tr := range r.Results {
-			if harness.Chars(tr.FullText()) != 8000 || tr.Cut() {
+			if utf8.RuneCountInString(tr.FullText()) != 8000 || len(tr.Cuts) > 0 {
 				t.Errorf("%s: the stored result was changed by a view policy", tr.CallID)
 			}
 		}
@@ -367,7 +367,7 @@ func FuzzTrimText(f *testing.F) {
 		if limit < 0 || limit > 1<<20 {
 			t.Skip()
 		}
-		ms := measure{count: harness.Chars, chars: true, unit: "chars"}
+		ms := measure{count: utf8.RuneCountInString, chars: true, unit: "chars"}
 		if tokens {
 			ms = measure{count: func(s string) int { return len(strings.Fields(s)) + strings.Count(s, "…") }, unit: "tokens"}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -93,7 +94,7 @@ func shownChars(t *testing.T, raw string) int {
 	t.Helper()
 	var s string
 	if err := json.Unmarshal([]byte(raw), &s); err == nil {
-		return harness.Chars(s)
+		return utf8.RuneCountInString(s)
 	}
 	var blocks []struct {
 		Text string `json:"text"`
@@ -103,7 +104,7 @@ func shownChars(t *testing.T, raw string) int {
 	}
 	n := 0
 	for _, b := range blocks {
-		n += harness.Chars(b.Text)
+		n += utf8.RuneCountInString(b.Text)
 	}
 	return n
 }

@@ -279,14 +279,15 @@ func (p *Proxy) release(c *conversation) {
 const maxConversations = 256
 
 // evict forgets the least recently used idle conversation beyond the
-// bound. Called with p.mu held.
+// bound whose writes are done (one whose writes wait for the store would
+// be read back without them). Called with p.mu held.
 func (p *Proxy) evict() {
 	if p.opts.Store == nil || len(p.convs) <= p.maxConvs {
 		return
 	}
 	var victim *conversation
 	for _, c := range p.convs {
-		if c.refs == 0 && (victim == nil || c.used < victim.used) {
+		if c.refs == 0 && (victim == nil || c.used < victim.used) && !p.rec.pending(c.id) {
 			victim = c
 		}
 	}
@@ -305,10 +306,13 @@ func (c *conversation) load(ctx context.Context, st store.Store, rec *recorder) 
 		return nil
 	}
 	c.loaded = true
-	// A conversation forgotten and seen again may still have writes
-	// queued: the store must hold them before it is read back (only this
-	// conversation's; the wait ends with the request).
-	if err := rec.flushConv(ctx, c.id); err != nil {
+	// Writes queued for the conversation must be in the store before it
+	// is read back (evict keeps a conversation until its writes are
+	// done, so this finds none but by a race). The wait is bounded: past
+	// it (the store does not answer), what the store holds is read, and
+	// a round still queued that this request queues again is stored once
+	// (turnwriter.go).
+	if err := rec.settle(ctx, c.id); err != nil && !errors.Is(err, errUnsettled) {
 		return err
 	}
 	conv, err := st.Load(ctx, c.id)
@@ -354,7 +358,7 @@ func (c *conversation) restore(res *harness.ToolResult) {
 	}
 	d := &decision{res: res, claimed: true}
 	copy(d.hash[:], raw)
-	if res.Cut() || res.Model != nil {
+	if len(res.Cuts) > 0 || res.Model != nil {
 		// A model copy of its own: cut, or a stub's schema appended.
 		d.out = encodeString(res.ModelText())
 	}

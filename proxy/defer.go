@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -220,7 +222,7 @@ func (d deferred) sent(tools []harness.ToolSpec) []harness.ToolSpec {
 // schemaNote returns the text to append to a result that answers a call
 // of a stubbed tool whose arguments did not fit, or "": the full input
 // schema, worded as the engine's argument check words it
-// (harness.ShortFormNote). A format whose results carry an error flag
+// (toolschema.Note). A format whose results carry an error flag
 // must have it set.
 func (d deferred) schemaNote(r *wireResult, text string) string {
 	spec, ok := d.stubbed[r.Tool]
@@ -231,7 +233,7 @@ func (d deferred) schemaNote(r *wireResult, text string) string {
 	if json.Compact(&c, spec.InputSchema) != nil {
 		return ""
 	}
-	return "\n\n" + harness.ShortFormNote(c.Bytes())
+	return "\n\n" + toolschema.Note(toolschema.ShortForm, c.Bytes())
 }
 
 // offeredTools reads a Messages tools array: each tool with a name and

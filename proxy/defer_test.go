@@ -15,7 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/toolselect"
 )
@@ -337,7 +338,7 @@ func TestDeferToolsStubs(t *testing.T) {
 					if sh.rule == opencodeRule {
 						full = opencodeSchema(full)
 					}
-					want += "\n\n" + harness.ShortFormNote(json.RawMessage(full))
+					want += "\n\n" + toolschema.Note(toolschema.ShortForm, json.RawMessage(full))
 				}
 				if shown := resultText(res[0]); shown != want {
 					t.Errorf("the stub's error result reached the upstream as\n%s\nwant\n%s", shown, want)

@@ -176,7 +176,7 @@ func checkStored(t *testing.T, r *rig, lock string) {
 		t.Errorf("turn usage %+v", turn.Usage)
 	}
 	res := turn.Rounds[0].Results
-	if len(res) != 1 || !res[0].Cut() {
+	if len(res) != 1 || len(res[0].Cuts) == 0 {
 		t.Fatalf("round 1 results %+v", res)
 	}
 	full, err := r.st.FullResult(context.Background(), conv.ID, "call_1")

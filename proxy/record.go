@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -298,7 +299,7 @@ func evidenceChars(h *history) int {
 // counted once per copy (a history sends every old result again).
 func (d *decision) shownChars() int {
 	if s := d.shown(); d.charsOf != s {
-		d.chars, d.charsOf = harness.Chars(s.ModelText()), s
+		d.chars, d.charsOf = utf8.RuneCountInString(s.ModelText()), s
 	}
 	return d.chars
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -16,7 +17,7 @@ import (
 // the rounds a turn already holds (one entry per stored round).
 type recordStore interface {
 	harness.Recorder
-	harness.RequestRecorder
+	AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error
 	store.TurnResumer
 	Requests(ctx context.Context, convID string, turn int) ([]store.Request, error)
 }
@@ -38,6 +39,8 @@ type recorder struct {
 	probe  func(context.Context) error
 	outage func(error)
 	back   func()
+	// after is the timer of settle's bound (time.After; tests fire it).
+	after func(time.Duration) <-chan time.Time
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -52,8 +55,9 @@ type recorder struct {
 type convQueue struct {
 	id    string
 	queue []op
-	// running is set while a goroutine writes the queue.
-	running bool
+	// running is set while a goroutine writes the queue; written once
+	// every write queued is done, the turns not yet suspended.
+	running, written bool
 }
 
 // opKind says what a queued write does.
@@ -92,7 +96,7 @@ type busyRetry struct {
 var defaultBusy = busyRetry{policy: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second, MaxRetries: math.MaxInt32}, budget: time.Minute}
 
 func newRecorder(st recordStore, logf func(string, ...any)) *recorder {
-	r := &recorder{st: st, logf: logf, busy: defaultBusy, convs: map[string]*convQueue{}}
+	r := &recorder{st: st, logf: logf, busy: defaultBusy, convs: map[string]*convQueue{}, after: time.After}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -113,6 +117,7 @@ func (r *recorder) add(convID string, o op) {
 		r.convs[convID] = q
 	}
 	q.queue = append(q.queue, o)
+	q.written = false
 	if !q.running {
 		q.running = true
 		go r.run(q)
@@ -131,6 +136,10 @@ func (r *recorder) run(q *convQueue) {
 		batch := q.queue
 		q.queue = nil
 		if len(batch) == 0 {
+			// Written: the next replica may read it back (flushConv)
+			// while the turns are suspended.
+			q.written = true
+			r.cond.Broadcast()
 			r.mu.Unlock()
 			// Suspend outside the lock; a write queued meanwhile finds q
 			// still running and is taken by the loop below.
@@ -180,13 +189,58 @@ func (r *recorder) flush(ctx context.Context) error {
 	return waitUntil(ctx, &r.mu, r.cond, func() bool { return len(r.convs) == 0 })
 }
 
-// flushConv waits until no write of conversation convID is queued or
-// running.
+// flushConv waits until the store holds every write of conversation
+// convID queued so far (its turns may still be being suspended: the
+// writer of the next request retries while they are, see turnwriter.go).
 func (r *recorder) flushConv(ctx context.Context, convID string) error {
 	if r.st == nil {
 		return nil
 	}
-	return waitUntil(ctx, &r.mu, r.cond, func() bool { return r.convs[convID] == nil })
+	return waitUntil(ctx, &r.mu, r.cond, func() bool { q := r.convs[convID]; return q == nil || q.written })
+}
+
+// settleWait bounds how long reading a conversation back from the store
+// waits for its queued writes (see settle).
+const settleWait = 5 * time.Second
+
+// errUnsettled is settle's verdict on writes still queued after its
+// bound.
+var errUnsettled = errors.New("its writes are still queued")
+
+// settle waits until no write of conversation convID is queued or
+// running, for up to settleWait: a write waiting for a store that does
+// not answer (up to outageBudget) must not hold the request that reads
+// the conversation back. It returns errUnsettled when the bound ends the
+// wait, ctx's error when ctx does.
+func (r *recorder) settle(ctx context.Context, convID string) error {
+	if r.st == nil {
+		return nil
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	bound := r.after(settleWait)
+	go func() {
+		select {
+		case <-bound:
+			cancel(errUnsettled)
+		case <-wctx.Done():
+		}
+	}()
+	if r.flushConv(wctx, convID) == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errUnsettled
+}
+
+// pending reports whether writes of conversation convID are queued or
+// running (suspending its turns included).
+func (r *recorder) pending(convID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.convs[convID] != nil
 }
 
 // close records what is queued and stops taking writes.

@@ -131,7 +131,7 @@ func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []cl
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
 	var got []store.Claim
-	err := p.onceMoreIfAnswering(ctx, func() (err error) {
+	err := p.retryWhileAnswering(ctx, func() (err error) {
 		got, err = p.replicas.log.Claim(ctx, conv, entries)
 		return err
 	})
@@ -155,17 +155,23 @@ func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []cl
 	return out, true
 }
 
-// onceMoreIfAnswering runs call, and once more when it fails while the
-// store answers: a restart breaks the pool's connections, each failing
-// one call, and such a failure is no outage (the recorder's writes are
-// retried for the same reason, applyOrWait).
-func (p *Proxy) onceMoreIfAnswering(ctx context.Context, call func() error) error {
+// retryWhileAnswering runs call, and again, up to brokenConns times,
+// while it fails and the store answers: a restart breaks every pooled
+// connection, each failing one call before the pool replaces it, and
+// such failures are no outage (the recorder's writes are retried for the
+// same reason, applyOrWait).
+func (p *Proxy) retryWhileAnswering(ctx context.Context, call func() error) error {
 	err := call()
-	if err != nil && p.rec.probe != nil && p.rec.probe(ctx) == nil {
+	for i := 0; err != nil && i < brokenConns && p.rec.probe != nil && p.rec.probe(ctx) == nil; i++ {
 		err = call()
 	}
 	return err
 }
+
+// brokenConns is how many times a claim-log call is tried again while
+// the store answers: the connections of a store's pool for reads and
+// claims (8 for PostgreSQL), which a restart may all have broken.
+const brokenConns = 8
 
 // resultKey is the claim-log key of a result's decision or clear.
 func resultKey(kind string, d *decision) string {
@@ -339,7 +345,7 @@ func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[rou
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
 	var entries []store.Claim
-	err := p.onceMoreIfAnswering(rctx, func() (err error) {
+	err := p.retryWhileAnswering(rctx, func() (err error) {
 		entries, err = p.replicas.log.Claims(rctx, cv.id, cv.claimSeq)
 		return err
 	})

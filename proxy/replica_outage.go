@@ -173,7 +173,9 @@ func (p *Proxy) claimPending(cv *conversation) {
 }
 
 // storeProbe returns a cheap read that fails while the store does not
-// answer (nil when the store has no claim log to read).
+// answer (nil when the store has no claim log to read). A read failing
+// on a connection a restart broke is made again, up to brokenConns
+// times: the store that answers it is no outage.
 func storeProbe(st store.Store) func(context.Context) error {
 	c, ok := st.(store.Claimer)
 	if !ok {
@@ -182,7 +184,12 @@ func storeProbe(st store.Store) func(context.Context) error {
 	return func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, replicaTimeout)
 		defer cancel()
-		_, err := c.Claims(ctx, "\x00probe", 1<<62)
+		var err error
+		for range brokenConns + 1 {
+			if _, err = c.Claims(ctx, "\x00probe", 1<<62); err == nil || ctx.Err() != nil {
+				break
+			}
+		}
 		return err
 	}
 }

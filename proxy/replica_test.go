@@ -39,6 +39,8 @@ type replicaRig struct {
 	pxs  []*Proxy
 	urls []string
 	logs []*syncWriter
+	// calls counts each replica's calls to the store.
+	calls []*countingStore
 }
 
 func newReplicaRig(t *testing.T, n int, shared bool) *replicaRig {
@@ -55,15 +57,20 @@ func newReplicaRigAt(t *testing.T, n int, shared bool, now func() time.Time) *re
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
+		rs, ok := any(st).(replicaStore)
+		if !ok {
+			t.Fatalf("the PostgreSQL store is no replicaStore")
+		}
+		cs := &countingStore{replicaStore: rs}
 		log := &syncWriter{w: &bytes.Buffer{}}
-		px, err := New(&Options{Upstream: r.up.URL, Store: st, Workspace: r.ws, Log: log, Shared: shared, Now: now})
+		px, err := New(&Options{Upstream: r.up.URL, Store: cs, Workspace: r.ws, Log: log, Shared: shared, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(px)
 		t.Cleanup(srv.Close)
 		t.Cleanup(func() { px.Close() })
-		r.pxs, r.urls, r.logs = append(r.pxs, px), append(r.urls, srv.URL), append(r.logs, log)
+		r.pxs, r.urls, r.logs, r.calls = append(r.pxs, px), append(r.urls, srv.URL), append(r.logs, log), append(r.calls, cs)
 	}
 	return r
 }

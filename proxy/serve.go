@@ -256,7 +256,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 			res.Model = []harness.Part{harness.TextPart(res.ModelText() + note)}
 			d.out = r.Encode(res.ModelText())
 		}
-		if res.Cut() {
+		if len(res.Cuts) > 0 {
 			d.out = r.Encode(res.ModelText())
 		}
 	}

@@ -182,7 +182,7 @@ func chatContent(raw json.RawMessage) (string, []harness.Part, error) {
 			return "", nil, fmt.Errorf("content part of unknown type %q", it.Type)
 		}
 	}
-	return harness.PartsText(parts), parts, nil
+	return harness.Message{Parts: parts}.Text(), parts, nil
 }
 
 // imagePart decodes a data: URL; an image known only by its URL is kept

@@ -341,7 +341,7 @@ func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 	if err != nil {
 		parts = []harness.Part{harness.TextPart(string(b.Content))}
 	}
-	shown := harness.PartsText(parts)
+	shown := harness.Message{Parts: parts}.Text()
 	res := &Result{CallID: b.ToolUseID, Shown: shown, Full: parts, IsError: b.IsError, Offset: v.off}
 	for _, tc := range c.Assistant.ToolCalls {
 		if tc.ID == b.ToolUseID {

@@ -3,8 +3,6 @@ package replay
 import (
 	"strings"
 	"testing"
-
-	"github.com/agentharness/harness"
 )
 
 // TestGeminiCLILogMapping imports the session log Gemini CLI 0.61.0
@@ -64,8 +62,8 @@ func TestGeminiCLILogMapping(t *testing.T) {
 	if len(context) != 1 || !strings.HasPrefix(context[0], "<session_context>") || rec.Turns[0].Context[0].AfterInput {
 		t.Errorf("turn context %.40q, want the session context before the question", context)
 	}
-	if rec.Calls() != 3 || harness.PartsText(last.Assistant.Parts) != "The lock file pins zod at version 3.23.8." {
-		t.Errorf("%d calls, last answers %q", rec.Calls(), harness.PartsText(last.Assistant.Parts))
+	if rec.Calls() != 3 || last.Assistant.Text() != "The lock file pins zod at version 3.23.8." {
+		t.Errorf("%d calls, last answers %q", rec.Calls(), last.Assistant.Text())
 	}
 	all := strings.Join(rec.Warnings, "\n")
 	for _, w := range []string{"not recorded by gemini-cli: the system prompt and the tool schemas", "1 responses were cut by Gemini CLI itself"} {
@@ -120,7 +118,7 @@ func TestGeminiCLILogRecords(t *testing.T) {
 			var answers []string
 			for _, turn := range rec.Turns {
 				for _, c := range turn.Calls {
-					answers = append(answers, harness.PartsText(c.Assistant.Parts))
+					answers = append(answers, c.Assistant.Text())
 				}
 			}
 			if strings.Join(answers, ",") != strings.Join(tc.answers, ",") || rec.ID != "s" {

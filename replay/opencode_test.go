@@ -51,7 +51,7 @@ func TestOpencodeFixture(t *testing.T) {
 		len(ctx) != 1 || !ctx[0].AfterInput || !strings.HasPrefix(ctx[0].Text, "Continue if you have next steps") {
 		t.Errorf("after the compaction, the first input is %q with context %+v", in, ctx)
 	}
-	if len(after.Turns) != 2 || harness.PartsText(after.Turns[0].Calls[0].Assistant.Parts) == "" ||
+	if len(after.Turns) != 2 || after.Turns[0].Calls[0].Assistant.Text() == "" ||
 		!slices.Equal(ocCallList(after), []string{"call_ls bash"}) || !strings.HasPrefix(after.Turns[1].Input, `"Second question`) {
 		t.Errorf("after the compaction: %d turns, calls %q", len(after.Turns), ocCallList(after))
 	}
@@ -237,7 +237,7 @@ func TestOpencodeRows(t *testing.T) {
 			want: want{calls: []string{"c1 bash"}, inputs: []string{"hi"}, parts: 1, warn: []string{"1 reasoning parts left out"},
 				check: func(t *testing.T, recs []*Recording) {
 					cs := recs[0].Turns[0].Calls
-					if len(cs) != 2 || cs[0].Usage != (harness.Usage{Input: 16, Cached: 4, CacheWrite: 2, Output: 5}) || harness.PartsText(cs[1].Assistant.Parts) != "done" ||
+					if len(cs) != 2 || cs[0].Usage != (harness.Usage{Input: 16, Cached: 4, CacheWrite: 2, Output: 5}) || cs[1].Assistant.Text() != "done" ||
 						cs[0].Time.UnixMilli() != 4 || cs[1].Time.UnixMilli() != 8 {
 						t.Errorf("calls %+v", cs)
 					}

@@ -116,7 +116,7 @@ type Result struct {
 }
 
 // FullText is the text of the full output.
-func (r *Result) FullText() string { return harness.PartsText(r.Full) }
+func (r *Result) FullText() string { return harness.Message{Parts: r.Full}.Text() }
 
 // Calls counts the recorded model calls.
 func (rec *Recording) Calls() int {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 )
@@ -41,7 +42,7 @@ func (s *Supply) Apply(rec *Recording) {
 	switch {
 	case missSys && s.System != "":
 		rec.System = s.System
-		rec.Warnings = append(rec.Warnings, fmt.Sprintf("system prompt supplied by the user (%d characters), not recorded", harness.Chars(s.System)))
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("system prompt supplied by the user (%d characters), not recorded", utf8.RuneCountInString(s.System)))
 	case missSys && s.SystemTokens > 0:
 		rec.System = standInSystem(s.SystemTokens)
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("system prompt not recorded: a stand-in of about %d tokens is counted in its place", s.SystemTokens))

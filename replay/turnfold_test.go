@@ -229,7 +229,7 @@ func TestGeminiContextTurns(t *testing.T) {
 	}
 	first := rec.Turns[0]
 	if len(first.Context) != 2 || !strings.HasPrefix(first.Context[0].Text, "<session_context>") || !strings.HasPrefix(first.Context[1].Text, "<state_snapshot>") ||
-		!strings.HasPrefix(first.Input, "agent teams shouldn't persist") || harness.PartsText(first.Calls[0].Assistant.Parts) == gemCompressionAck {
+		!strings.HasPrefix(first.Input, "agent teams shouldn't persist") || first.Calls[0].Assistant.Text() == gemCompressionAck {
 		t.Errorf("turn 1: context %d, input %.30q, %d calls; want the session context and the snapshot before the first prompt, and no call for the canned answer", len(first.Context), first.Input, len(first.Calls))
 	}
 	for i, turn := range rec.Turns {

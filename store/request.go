@@ -36,7 +36,8 @@ type Request struct {
 	// two requests with the same ToolSet sent the same schemas.
 	ToolSet string `json:"tool_set,omitempty"`
 	// SystemBytes is the size of System; ToolBytes sums
-	// harness.SchemaBytes over Tools.
+	// each tool's schema as sent to the model (name, description and
+	// input schema, as JSON) over Tools.
 	SystemBytes int `json:"system_bytes"`
 	ToolBytes   int `json:"tool_bytes"`
 }

@@ -71,12 +71,13 @@ type TurnResumer interface {
 // Store persists conversations. Implementations are safe for concurrent use;
 // runs on different conversations may record at the same time.
 type Store interface {
-	// Recorder, NoteRecorder and RequestRecorder let the store record a
-	// run as it goes (harness.Options.Recorder), with the system prompt
-	// and tool schemas of every request.
+	// Recorder lets the store record a run as it goes
+	// (harness.Options.Recorder), with the notes view policies add and
+	// the system prompt and tool schemas of every request (the
+	// recorder's optional AddNote and AddRequest).
 	harness.Recorder
-	harness.NoteRecorder
-	harness.RequestRecorder
+	AddNote(ctx context.Context, conv *harness.Conversation, note *harness.Note) error
+	AddRequest(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error
 	ResultFetcher
 
 	// Observe stores one event; harness.Observer(s.Observe) is an event

@@ -361,22 +361,20 @@ func (a *Activities) appendRound(ctx context.Context, ref stepRef, conv *harness
 		}
 		round.Results = append(round.Results, res)
 	}
-	if rr, ok := a.Store.(harness.RequestRecorder); ok {
-		var tools []harness.ToolSpec
-		if !round.Final {
-			tools = a.specs(ref.Tools)
-		}
-		req := &harness.Request{System: p.System, Tools: tools, Final: round.Final, Turn: ref.Turn, Round: ref.Round}
-		if err := rr.AddRequest(ctx, conv, turn, req); err != nil {
-			return err
-		}
+	var tools []harness.ToolSpec
+	if !round.Final {
+		tools = a.specs(ref.Tools)
+	}
+	req := &harness.Request{System: p.System, Tools: tools, Final: round.Final, Turn: ref.Turn, Round: ref.Round}
+	if err := a.Store.AddRequest(ctx, conv, turn, req); err != nil {
+		return err
 	}
 	return a.Engine.AppendRound(ctx, conv, turn, round)
 }
 
 // EndTurn records the turn's outcome and usage (its rounds' plus what the
 // policies spent), with the figures Agent.Run reports at a turn's end
-// (harness.Tally), and clears the turn's journal. A turn already ended is
+// (Engine.EndTurn tallies them), and clears the turn's journal. A turn already ended is
 // left alone; one that a takeover marked store.Interrupted (its worker
 // died) is resumed and ended. An attempt whose store write failed has
 // reported turn_end, and the store keeps that copy waiting for its next
@@ -395,8 +393,7 @@ func (a *Activities) EndTurn(ctx context.Context, in endInput) (endOutput, error
 		if err := a.resume(ctx, conv, turn); err != nil {
 			return endOutput{}, err
 		}
-		res := harness.Tally(turn, in.PolicyUsage)
-		if err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, res.Usage, in.Detail, res.EndData()); err != nil {
+		if _, err := a.Engine.EndTurn(ctx, conv, turn, in.Outcome, in.PolicyUsage, in.Detail); err != nil {
 			return endOutput{}, errors.Join(err, a.suspend(ctx, conv, turn))
 		}
 	}

@@ -165,7 +165,7 @@ func modelCopy(t *testing.T, res *harness.ToolResult) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return harness.PartsText(res.ModelParts()) + "\ncuts " + string(cuts)
+	return res.ModelText() + "\ncuts " + string(cuts)
 }
 
 // TestDefaultStack runs a turn on a worker whose engine has the default
@@ -186,14 +186,14 @@ func TestDefaultStack(t *testing.T) {
 	if big == nil || big.PayloadSize() != full || big.Bytes != full {
 		t.Fatalf("the big result is not stored whole: %s", sizes(big))
 	}
-	if n := len(harness.PartsText(big.ModelParts())); n > guard.DefaultMaxBytes || !big.Cut() || big.Cuts[0].By != guard.ResultPolicyName {
+	if n := len(big.ModelText()); n > guard.DefaultMaxBytes || len(big.Cuts) == 0 || big.Cuts[0].By != guard.ResultPolicyName {
 		t.Errorf("the big result's model copy has %d bytes, cuts %+v: want the ceiling's preview", n, big.Cuts)
 	}
 	spilled := filepath.Join(dir, "ws", filepath.FromSlash(big.Cuts[0].Locator))
 	if fi, err := os.Stat(spilled); err != nil || fi.Size() != int64(full) {
 		t.Errorf("spill file %s: %v (want %d bytes)", spilled, err, full)
 	}
-	if !strings.Contains(harness.PartsText(want["c2"].ModelParts()), "[collapsed:") {
+	if !strings.Contains(want["c2"].ModelText(), "[collapsed:") {
 		t.Fatalf("in process, the second read is not collapsed: %s", modelCopy(t, want["c2"]))
 	}
 	for _, id := range []string{"c1", "c2", "c3"} {
@@ -211,5 +211,5 @@ func sizes(res *harness.ToolResult) string {
 	if res == nil {
 		return "no result"
 	}
-	return fmt.Sprintf("%d bytes (payload %d, model copy %d), cuts %+v", res.Bytes, res.PayloadSize(), len(harness.PartsText(res.ModelParts())), res.Cuts)
+	return fmt.Sprintf("%d bytes (payload %d, model copy %d), cuts %+v", res.Bytes, res.PayloadSize(), len(res.ModelText()), res.Cuts)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
@@ -124,8 +126,8 @@ func TestDeferKeepsTheList(t *testing.T) {
 		t.Errorf("the deferred list is %d of %d schema bytes: stubs must be shorter than the schemas", stubbed.Bytes, all.Bytes)
 	}
 	for _, s := range specs {
-		if st := Stub(s); harness.SchemaBytes(st) > harness.SchemaBytes(s) {
-			t.Errorf("%s: stub of %d bytes, the tool %d", s.Name, harness.SchemaBytes(st), harness.SchemaBytes(s))
+		if st := Stub(s); toolschema.Bytes(st.Name, st.Description, st.InputSchema) > toolschema.Bytes(s.Name, s.Description, s.InputSchema) {
+			t.Errorf("%s: stub of %d bytes, the tool %d", s.Name, toolschema.Bytes(st.Name, st.Description, st.InputSchema), toolschema.Bytes(s.Name, s.Description, s.InputSchema))
 		}
 	}
 	t.Logf("deferred list: %d of %d schema bytes", stubbed.Bytes, all.Bytes)

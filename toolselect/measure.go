@@ -3,11 +3,13 @@ package toolselect
 import (
 	"path"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
 // Schemas counts tool schemas as a request sends them: how many, and
-// their bytes as harness.SchemaBytes measures them (the JSON of name,
+// their bytes as a model is sent them (the JSON of name,
 // description and input schema).
 type Schemas struct {
 	Tools int `json:"tools"`
@@ -18,7 +20,7 @@ type Schemas struct {
 func Measure(tools []harness.ToolSpec) Schemas {
 	s := Schemas{Tools: len(tools)}
 	for _, t := range tools {
-		s.Bytes += harness.SchemaBytes(t)
+		s.Bytes += toolschema.Bytes(t.Name, t.Description, t.InputSchema)
 	}
 	return s
 }

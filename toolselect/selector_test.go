@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
@@ -232,7 +234,7 @@ func TestMeasure(t *testing.T) {
 	m := Measure(specs)
 	sum := 0
 	for _, s := range specs {
-		sum += harness.SchemaBytes(s)
+		sum += toolschema.Bytes(s.Name, s.Description, s.InputSchema)
 	}
 	if m.Tools != 84 || m.Bytes != sum || sum == 0 {
 		t.Fatalf("%+v, want %d bytes", m, sum)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/numfmt"
@@ -615,7 +616,7 @@ func writeContext(w io.Writer, t *harness.Turn) {
 			where = "after the input"
 		}
 		fmt.Fprintf(w, "  context %d (%s, %s chars): %s\n", i+1, where,
-			numfmt.Thousands(int64(harness.Chars(cm.Text))), logLine(cm.Text, 200))
+			numfmt.Thousands(int64(utf8.RuneCountInString(cm.Text))), logLine(cm.Text, 200))
 	}
 }
 

@@ -295,7 +295,7 @@ func (r *e2eRig) checkLockResult(t *testing.T, shownRaw []string) string {
 		for _, turn := range conv.Turns {
 			for _, round := range turn.Rounds {
 				for _, res := range round.Results {
-					if res.Cut() && res.FullText() == string(spilled) {
+					if len(res.Cuts) > 0 && res.FullText() == string(spilled) {
 						found, foundID, r.conv = true, s.ID, s.ID
 						if turn.Answer() != "" && !strings.Contains(turn.Answer(), e2eAnswer) {
 							t.Errorf("stored answer %q", turn.Answer())

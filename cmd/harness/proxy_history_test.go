@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/replay"
@@ -77,7 +78,7 @@ func checkOwnHistory(t *testing.T, h ownHistory) {
 		got = append(got, l.CallID+" "+l.Tool)
 		// The full text is at least what the client sent (more where
 		// the client cut its own copy and kept the rest).
-		if n := harness.Chars(h.sent[l.CallID]); l.Chars < n {
+		if n := utf8.RuneCountInString(h.sent[l.CallID]); l.Chars < n {
 			t.Errorf("audit: result %s has %d characters, the client sent %d", l.CallID, l.Chars, n)
 		}
 	}
@@ -117,7 +118,7 @@ func checkOwnRecording(t *testing.T, h ownHistory) {
 			}
 			for _, r := range c.Results {
 				if sent, ok := h.sent[r.CallID]; !ok || r.Shown != sent {
-					t.Errorf("result %s: recorded as shown %d characters, the client sent %d (%v)", r.CallID, harness.Chars(r.Shown), harness.Chars(sent), ok)
+					t.Errorf("result %s: recorded as shown %d characters, the client sent %d (%v)", r.CallID, utf8.RuneCountInString(r.Shown), utf8.RuneCountInString(sent), ok)
 				}
 			}
 			last = c
@@ -126,7 +127,7 @@ func checkOwnRecording(t *testing.T, h ownHistory) {
 	if !slices.Equal(calls, h.calls) {
 		t.Errorf("tool calls %q, want %q", calls, h.calls)
 	}
-	if last == nil || harness.PartsText(last.Assistant.Parts) != e2eAnswer {
+	if last == nil || last.Assistant.Text() != e2eAnswer {
 		t.Errorf("the last call does not answer %q", e2eAnswer)
 	}
 	if h.proxy != nil {

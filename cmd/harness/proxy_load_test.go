@@ -108,7 +108,9 @@ type loadFigures struct {
 // TestProxyLoad measures replicas of "harness proxy" under load (set
 // HARNESS_LOAD=1; sizes: HARNESS_LOAD_CONVS, HARNESS_LOAD_ROUNDS,
 // HARNESS_LOAD_REPLICAS (a list such as 1,2,4), HARNESS_LOAD_RESTART_EVERY
-// (seconds between PostgreSQL restarts in the second pass; 0 skips it)).
+// (seconds between PostgreSQL restarts in the second pass; 0 skips it)),
+// HARNESS_LOAD_PASSES (2: the PostgreSQL configurations without restarts
+// run again in reverse order)).
 // Each configuration runs CONVS concurrent streamed conversations of
 // ROUNDS rounds, each request landing on replica (conversation + round)
 // mod N, with a 30 KiB tool result per round (cut by the ceiling); one
@@ -134,6 +136,16 @@ func TestProxyLoad(t *testing.T) {
 	for _, n := range counts {
 		figs = append(figs, runLoad(t, "postgres", n, convs, rounds, result, 0))
 	}
+	t.Log(p99Ratios(figs[1:]))
+	if loadEnv("HARNESS_LOAD_PASSES", 1) > 1 {
+		// Again in reverse order (1, 2, 4, 4, 2, 1): a machine whose load
+		// drifts during the run weighs on every replica count alike.
+		from := len(figs)
+		for i := len(counts) - 1; i >= 0; i-- {
+			figs = append(figs, runLoad(t, "postgres", counts[i], convs, rounds, result, 0))
+		}
+		t.Log(p99Ratios(figs[from:]))
+	}
 	if restartEvery > 0 {
 		for _, n := range counts {
 			figs = append(figs, runLoad(t, "postgres", n, convs, rounds, result, time.Duration(restartEvery)*time.Second))
@@ -155,6 +167,26 @@ func TestProxyLoad(t *testing.T) {
 			t.Errorf("%s: %d failed, %d lost, %d stored twice, %d cache breaks; want 0", f.label, f.failed, f.lost, f.dup, f.breaks)
 		}
 	}
+}
+
+// p99Ratios reports, for one pass, each PostgreSQL configuration's p99
+// over one PostgreSQL replica's.
+func p99Ratios(pass []loadFigures) string {
+	var one time.Duration
+	for _, f := range pass {
+		if f.label == "postgres 1" {
+			one = f.p99
+		}
+	}
+	if one == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("p99 over one PostgreSQL replica's:")
+	for _, f := range pass {
+		fmt.Fprintf(&b, " %s %.2f×;", f.label, float64(f.p99)/float64(one))
+	}
+	return b.String()
 }
 
 func cmpOr(a, b string) string {

@@ -345,7 +345,7 @@ func writeResultJSON(w io.Writer, conv *harness.Conversation, r *harness.Result)
 		ToolSchemas       int             `json:"tool_schemas"`
 		ToolSchemaBytes   int             `json:"tool_schema_bytes"`
 	}{
-		Conversation: conv.ID, Outcome: r.Outcome, Answer: r.Answer, Usage: r.Usage, Effective: r.Effective(),
+		Conversation: conv.ID, Outcome: r.Outcome, Answer: r.Answer, Usage: r.Usage, Effective: r.Usage.Effective(),
 		Requests: r.Requests, ToolRounds: r.ToolRounds, EvidenceChars: r.EvidenceChars,
 		PeakEvidenceChars: r.PeakEvidenceChars, ToolSchemas: r.ToolSchemas, ToolSchemaBytes: r.ToolSchemaBytes,
 	}

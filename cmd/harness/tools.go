@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/mcpflags"
 	"github.com/agentharness/harness/tools/recall"
@@ -103,7 +105,7 @@ func measureTools(ctx context.Context, builtin, mcpTools []harness.Tool, prompt 
 		tools  []harness.Tool
 	}{{"builtin", builtin}, {"mcp", mcpTools}} {
 		for _, t := range group.tools {
-			rep.rows = append(rep.rows, toolRow{Name: t.Spec.Name, Source: group.source, Risk: t.Spec.Risk.String(), SchemaBytes: harness.SchemaBytes(t.Spec)})
+			rep.rows = append(rep.rows, toolRow{Name: t.Spec.Name, Source: group.source, Risk: t.Spec.Risk.String(), SchemaBytes: toolschema.Bytes(t.Spec.Name, t.Spec.Description, t.Spec.InputSchema)})
 			specs = append(specs, t.Spec)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -35,19 +36,19 @@ func codexCut(text string) string {
 // and a note that suggests head/tail/grep.
 func sweAgentCut(text string) string {
 	const limit = 100_000
-	if harness.Chars(text) <= limit {
+	if utf8.RuneCountInString(text) <= limit {
 		return text
 	}
 	return headChars(text, limit) + fmt.Sprintf("<response clipped><NOTE>Observations should not exceeded %d characters. %d characters were elided. "+
 		"Please try a different command that produces less output or use head/tail/grep/redirect the output to a file. Do not use interactive pagers.</NOTE>",
-		limit, harness.Chars(text)-limit)
+		limit, utf8.RuneCountInString(text)-limit)
 }
 
 // openHandsCut is OpenHands' truncate_content over 30,000 characters: the
 // middle is cut out.
 func openHandsCut(text string) string {
 	const limit = 30_000
-	if harness.Chars(text) <= limit {
+	if utf8.RuneCountInString(text) <= limit {
 		return text
 	}
 	return headChars(text, limit/2) + "\n[... Observation truncated due to length ...]\n" + tailChars(text, limit/2)
@@ -57,7 +58,7 @@ func openHandsCut(text string) string {
 // tail with the number of lines dropped.
 func crushShellCut(text string) string {
 	const limit = 30_000
-	if harness.Chars(text) <= limit {
+	if utf8.RuneCountInString(text) <= limit {
 		return text
 	}
 	head, tail := headChars(text, limit/2), tailChars(text, limit/2)
@@ -90,7 +91,7 @@ func tokenRule(c tokens.Counter, by string, tools func(string) bool, limit int, 
 	return func(next harness.ToolFunc) harness.ToolFunc {
 		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
 			res, err := next(ctx, call)
-			if err != nil || res == nil || !tools(call.Name) || res.Cut() {
+			if err != nil || res == nil || !tools(call.Name) || len(res.Cuts) > 0 {
 				return res, err
 			}
 			text := res.ModelText()
@@ -155,7 +156,7 @@ func lastNObservations(n int) harness.ViewPolicy {
 		for k := 0; k < len(idx)-n; k++ {
 			i := idx[k]
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, fmt.Sprintf("Old environment output: (%d lines omitted)", strings.Count(text, "\n")+1),
+			if err := v.Replace(i, []harness.Part{harness.TextPart(fmt.Sprintf("Old environment output: (%d lines omitted)", strings.Count(text, "\n")+1))},
 				harness.Cut{Kind: harness.CutCleared, By: "swe-agent", BytesIn: len(text)}); err != nil {
 				return err
 			}
@@ -174,7 +175,7 @@ func observationMasking(window int) harness.ViewPolicy {
 				continue
 			}
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, "<MASKED>", harness.Cut{Kind: harness.CutCleared, By: "openhands", BytesIn: len(text)}); err != nil {
+			if err := v.Replace(i, []harness.Part{harness.TextPart("<MASKED>")}, harness.Cut{Kind: harness.CutCleared, By: "openhands", BytesIn: len(text)}); err != nil {
 				return err
 			}
 		}
@@ -212,7 +213,7 @@ func clearToolUses(c tokens.Counter, trigger, keep, clearAtLeast int) harness.Vi
 		}
 		for _, i := range idx[:len(idx)-keep] {
 			text := v.Messages[i].Text()
-			if err := v.ReplaceText(i, placeholder, harness.Cut{Kind: harness.CutCleared, By: "anthropic-context-editing", BytesIn: len(text)}); err != nil {
+			if err := v.Replace(i, []harness.Part{harness.TextPart(placeholder)}, harness.Cut{Kind: harness.CutCleared, By: "anthropic-context-editing", BytesIn: len(text)}); err != nil {
 				return err
 			}
 		}
@@ -287,7 +288,7 @@ const geminiThreshold = 40_000
 // characters, naming the file that holds it all ("" when none was saved).
 func geminiCut(text, loc string) string {
 	head, tail := headChars(text, geminiThreshold/5), tailChars(text, geminiThreshold*4/5)
-	omitted := harness.Chars(text) - harness.Chars(head) - harness.Chars(tail)
+	omitted := utf8.RuneCountInString(text) - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
 	see := ""
 	if loc != "" {
 		see = " For full output see: " + loc

@@ -52,9 +52,9 @@ func FuzzAnchorCuts(f *testing.F) {
 			size  func(string) int
 		}{
 			{"codex", codexCut, 10_000, func(s string) int { return len(s) }},
-			{"swe", sweAgentCut, 100_000, harness.Chars},
-			{"oh", openHandsCut, 30_000, harness.Chars},
-			{"crush", crushShellCut, 30_000, harness.Chars},
+			{"swe", sweAgentCut, 100_000, utf8.RuneCountInString},
+			{"oh", openHandsCut, 30_000, utf8.RuneCountInString},
+			{"crush", crushShellCut, 30_000, utf8.RuneCountInString},
 		} {
 			got := a.cut(text)
 			if a.size(text) <= a.limit {

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/internal/toolschema"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/canonjson"
@@ -168,7 +171,7 @@ func auditOne(rec *replay.Recording, none *replayengine.Report) Audit {
 			at.ToolSchemas += st.Tools
 			if st.Tools > 0 {
 				for _, tl := range rec.Tools {
-					at.ToolSchemaBytes += harness.SchemaBytes(tl)
+					at.ToolSchemaBytes += toolschema.Bytes(tl.Name, tl.Description, tl.InputSchema)
 				}
 			}
 			for _, r := range c.Results {
@@ -179,7 +182,7 @@ func auditOne(rec *replay.Recording, none *replayengine.Report) Audit {
 					}
 				}
 				tools[r.CallID] = call.Name
-				chars := harness.Chars(r.FullText())
+				chars := utf8.RuneCountInString(r.FullText())
 				all = append(all, AuditResult{CallID: r.CallID, Tool: call.Name, Args: string(call.Args), Chars: chars, Turn: ti + 1, Call: n})
 				key := call.Name + "(" + canonjson.OrRaw(call.Args) + ")"
 				path, from, to, IsRead := readRange(call)

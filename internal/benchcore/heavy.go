@@ -1,7 +1,8 @@
 package benchcore
 
 import (
-	"github.com/agentharness/harness"
+	"unicode/utf8"
+
 	"github.com/agentharness/harness/replay"
 )
 
@@ -70,7 +71,7 @@ func Weigh(rec *replay.Recording) OutputWeight {
 	for _, t := range rec.Turns {
 		for _, c := range t.Calls {
 			for _, r := range c.Results {
-				n := harness.Chars(r.FullText())
+				n := utf8.RuneCountInString(r.FullText())
 				w.ResultChars += n
 				if n > w.LargestChars {
 					w.LargestChars, w.LargestCall, w.LargestTool = n, r.CallID, resultTool(c, r)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/replay"
@@ -53,7 +54,7 @@ func TestWeighThresholds(t *testing.T) {
 			w := Weigh(recordingOf(tc.texts...))
 			total := 0
 			for _, s := range tc.texts {
-				total += harness.Chars(s)
+				total += utf8.RuneCountInString(s)
 			}
 			if w.LargestChars != tc.largest || w.LargestCall != tc.call || w.ResultChars != total || w.OutputHeavy != tc.heavy ||
 				math.Abs(w.LargestShare-tc.share) > 1e-12 {

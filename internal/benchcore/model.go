@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/shellcmd"
@@ -52,7 +53,7 @@ func capGuard(rules ...capRule) harness.Guard {
 					continue
 				}
 				text := res.ModelText()
-				size := harness.Chars(text)
+				size := utf8.RuneCountInString(text)
 				if r.bytes {
 					size = len(text)
 				}
@@ -62,7 +63,7 @@ func capGuard(rules ...capRule) harness.Guard {
 				if r.spillPreview > 0 || r.spillShow != nil {
 					if loc, ok := saveSpill(ctx, call, text); ok {
 						show := fmt.Sprintf("Output too large (%d characters). Full output saved to: %s\n\nPreview (first %d characters):\n%s",
-							harness.Chars(text), loc, r.spillPreview, headChars(text, r.spillPreview))
+							utf8.RuneCountInString(text), loc, r.spillPreview, headChars(text, r.spillPreview))
 						if r.spillShow != nil {
 							show = r.spillShow(text, loc)
 						}
@@ -106,7 +107,7 @@ func headChars(s string, n int) string {
 
 // tailChars returns the last n characters of s.
 func tailChars(s string, n int) string {
-	total := harness.Chars(s)
+	total := utf8.RuneCountInString(s)
 	if total <= n {
 		return s
 	}

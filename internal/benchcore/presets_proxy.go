@@ -173,7 +173,7 @@ func arriveRound(ctx context.Context, tb *policy.TurnBudget, v *harness.View, tu
 	}
 	for j, i := range idx {
 		for _, c := range sub.Origins[j].Cuts[len(v.Origins[i].Cuts):] {
-			if err := v.ReplaceText(i, sub.Messages[j].Text(), c); err != nil {
+			if err := v.Replace(i, []harness.Part{harness.TextPart(sub.Messages[j].Text())}, c); err != nil {
 				return 0, fmt.Errorf("bench: turn budget on arrival: %w", err)
 			}
 		}

@@ -3,11 +3,13 @@ package replayengine
 import (
 	"context"
 	"fmt"
-	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -43,6 +45,17 @@ type Config struct {
 	// that selection, not the run's. Without one, a call that recorded
 	// its list offers exactly that list.
 	Selector harness.Selector
+	// Reread, when set, is told of each recovery round (see [Recovery]) as
+	// a live agent makes it: the round's calls (a read of a spill file,
+	// the recall tool, a read-only call run again), once the request the
+	// round precedes is built and before the results of that request's
+	// calls go through the guards. It is how a preset whose guards adapt
+	// to what the agent reads back learns of the reads: in a live run the
+	// round is one more round of tool calls in the transcript, which the
+	// replay prices instead of running (the requests of Report.Calls do
+	// not hold it). Needles the recording itself never showed are read
+	// back too (the bench leaves them out of the price, not out of this).
+	Reread func(calls []harness.ToolCall)
 }
 
 // Policy names a configuration. New is called once per replay, with a
@@ -450,7 +463,7 @@ func (e *engine) results(ctx context.Context, turn *harness.Turn, round *harness
 		e.waiting = append(e.waiting, len(e.report.Results))
 		e.report.Results = append(e.report.Results, ResultStat{
 			CallID: call.ID, Tool: call.Name, Args: string(call.Args), Turn: turn.Index, Round: round.Index,
-			FullChars: harness.Chars(rr.FullText()), ShownChars: harness.Chars(res.ModelText()),
+			FullChars: utf8.RuneCountInString(rr.FullText()), ShownChars: utf8.RuneCountInString(res.ModelText()),
 			State: state(res.Cuts, nil),
 		})
 	}
@@ -466,7 +479,7 @@ func (e *engine) measure(v *harness.View, evidence int, count tokens.Count) Call
 	for i := range v.Messages {
 		m := &v.Messages[i]
 		if m.Role == harness.RoleTool && !e.opts.NoShown {
-			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: harness.Chars(m.Text())})
+			st.Shown = append(st.Shown, Shown{CallID: m.ToolCallID, State: state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts), Chars: utf8.RuneCountInString(m.Text())})
 		}
 	}
 	if len(e.waiting) > 0 {

@@ -3,10 +3,12 @@ package replayengine
 import (
 	"context"
 	"fmt"
-	"github.com/agentharness/harness/replay"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/promptunit"
@@ -66,8 +68,8 @@ func TestReplayNoneKeepsEverything(t *testing.T) {
 		}
 	}
 	for _, r := range rep.Results {
-		if r.State != "whole" || harness.Chars(r.ModelText) != r.FullChars {
-			t.Errorf("%s: state %s, shown %d of %d", r.CallID, r.State, harness.Chars(r.ModelText), r.FullChars)
+		if r.State != "whole" || utf8.RuneCountInString(r.ModelText) != r.FullChars {
+			t.Errorf("%s: state %s, shown %d of %d", r.CallID, r.State, utf8.RuneCountInString(r.ModelText), r.FullChars)
 		}
 	}
 	if got, want := rep.Effective, rep.Usage.Effective(); got != want || rep.Usage.Output != rec.RecordedUsage().Output {
@@ -91,7 +93,7 @@ func TestReplayCountsMatchRequest(t *testing.T) {
 		if v.Round == 4 {
 			for i, m := range v.Messages {
 				if m.Role == harness.RoleTool {
-					_ = v.ReplaceText(i, "[cleared]", harness.Cut{Kind: harness.CutCleared})
+					_ = v.Replace(i, []harness.Part{harness.TextPart("[cleared]")}, harness.Cut{Kind: harness.CutCleared})
 					break
 				}
 			}

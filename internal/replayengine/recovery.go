@@ -3,11 +3,13 @@ package replayengine
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentharness/harness/replay"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
@@ -116,6 +118,9 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		m := harness.Message{Role: harness.RoleTool, ToolCallID: msg.ToolCalls[i].ID, Parts: []harness.Part{harness.TextPart(text)}}
 		rec.Added += tokens.CountMessage(e.opts.Counter, &m)
 	}
+	if e.cfg.Reread != nil {
+		e.cfg.Reread(slices.Clone(msg.ToolCalls))
+	}
 	e.recovered = append(e.recovered, results...)
 	e.report.Recoveries = append(e.report.Recoveries, rec)
 }
@@ -159,11 +164,11 @@ func (e *engine) recoveryRead(v *harness.View, n Needle) *recoveryRead {
 	// The preset's cut hides it: the agent narrows the call to the
 	// needle's lines, a page no longer than the cut it was shown; a cut
 	// that shows next to nothing (a bound's) shows no page either.
-	if harness.Chars(shown) < recoveryMinPage {
+	if utf8.RuneCountInString(shown) < recoveryMinPage {
 		return nil
 	}
 	r.key += ":narrow"
-	r.source, r.offsets, r.limit = full, []int{i}, min(recoveryPageBytes, harness.Chars(shown))
+	r.source, r.offsets, r.limit = full, []int{i}, min(recoveryPageBytes, utf8.RuneCountInString(shown))
 	return r
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentharness/harness/replay"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/replay"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/toolselect"
@@ -139,8 +141,8 @@ func TestReplayRevealsUnofferedTools(t *testing.T) {
 						// not offer, kept whole in every later request.
 						spec := harness.ToolSpec{Name: tool[strings.TrimPrefix(sh.CallID, revealPrefix)], InputSchema: json.RawMessage(schema)}
 						want := harness.ArgumentsError(&harness.View{}, spec, errRevealed).ModelText()
-						if !strings.Contains(want, "Its full input schema (the tool list does not offer it): "+schema) || sh.Chars != harness.Chars(want) {
-							t.Errorf("reveal result %s shows %d chars in the last request: want the engine's error whole (%d chars: %q)", sh.CallID, sh.Chars, harness.Chars(want), want)
+						if !strings.Contains(want, "Its full input schema (the tool list does not offer it): "+schema) || sh.Chars != utf8.RuneCountInString(want) {
+							t.Errorf("reveal result %s shows %d chars in the last request: want the engine's error whole (%d chars: %q)", sh.CallID, sh.Chars, utf8.RuneCountInString(want), want)
 						}
 					}
 				}

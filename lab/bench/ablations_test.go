@@ -22,7 +22,7 @@ func TestLabPresets(t *testing.T) {
 		}
 		seen[p.Name] = true
 	}
-	for _, want := range []string{"harness-no-ceiling", "harness-no-spill", "harness-no-turnbudget", "harness-no-compact", "harness+dedupe", "harness+dedupe3", "harness@previous", "harness+clearfrom/500"} {
+	for _, want := range []string{"harness-no-ceiling", "harness-no-spill", "harness-no-turnbudget", "harness-no-compact", "harness+dedupe", "harness+dedupe3", "harness@previous", "harness+clearfrom/500", "harness+feedback"} {
 		if !seen[want] {
 			t.Errorf("missing lab preset %s", want)
 		}

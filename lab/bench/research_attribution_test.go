@@ -4,13 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentharness/harness/internal/benchcore"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agentharness/harness/internal/benchcore"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -349,7 +351,7 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 		if r.arrival < 0 {
 			continue
 		}
-		f := float64(harness.Chars(r.full))
+		f := float64(utf8.RuneCountInString(r.full))
 		none := f * (1 + 0.1*float64(total-1-r.arrival))
 		kept := 0.0
 		for i, s := range r.shown {
@@ -437,9 +439,9 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 	a.Needles += len(needles)
 	for _, n := range needles {
 		if r := results[n.CallID]; r != nil {
-			count(&a.NeedB, sizeBand(harness.Chars(r.full)))
+			count(&a.NeedB, sizeBand(utf8.RuneCountInString(r.full)))
 			count(&a.NeedK, callKind(r.tool, r.args))
-			if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && harness.Chars(r.full) >= 1_000 {
+			if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && utf8.RuneCountInString(r.full) >= 1_000 {
 				count(&a.Age, fmt.Sprintf("%s %s", ageBand(k-r.arrival), callKind(r.tool, r.args)))
 				count(&a.Age, fmt.Sprintf("%s all", ageBand(k-r.arrival)))
 			}
@@ -451,7 +453,7 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 		if r == nil {
 			continue
 		}
-		count(&a.LostB, sizeBand(harness.Chars(r.full)))
+		count(&a.LostB, sizeBand(utf8.RuneCountInString(r.full)))
 		count(&a.LostK, callKind(r.tool, r.args))
 		if l.cause == "clear-old" && r.cleared >= 0 {
 			var quoted []string
@@ -504,7 +506,7 @@ func (r *attrResult) shownBefore(k int) float64 {
 // collapse) before it was cleared: its full text is longer than the pre
 // characters shown.
 func arrivalCut(r *attrResult, pre float64) string {
-	if float64(harness.Chars(r.full)) > pre+16 {
+	if float64(utf8.RuneCountInString(r.full)) > pre+16 {
 		return " / cut at arrival"
 	}
 	return " / whole"
@@ -580,7 +582,7 @@ func nearQuoted(full string, quoted []string, needle string, ctx int) (bool, int
 	near, chars := false, 0
 	for i, l := range lines {
 		if keep[i] {
-			chars += harness.Chars(l)
+			chars += utf8.RuneCountInString(l)
 			near = near || (needle != "" && strings.Contains(l, needle))
 		}
 	}

@@ -80,7 +80,7 @@ func system(req *harness.Request) []anthropic.TextBlockParam {
 			continue
 		}
 		found = true
-		if t := harness.PartsText(msg.Parts); t != "" {
+		if t := msg.Text(); t != "" {
 			out = append(out, anthropic.TextBlockParam{Text: t})
 		}
 	}

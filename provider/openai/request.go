@@ -116,7 +116,7 @@ func messages(req *harness.Request) ([]openai.ChatCompletionMessageParamUnion, e
 		}
 		switch msg.Role {
 		case harness.RoleSystem:
-			out = append(out, openai.SystemMessage(harness.PartsText(msg.Parts)))
+			out = append(out, openai.SystemMessage(msg.Text()))
 		case harness.RoleUser:
 			out = append(out, userMessage(msg.Parts))
 		case harness.RoleAssistant:
@@ -146,7 +146,7 @@ func userMessage(parts []harness.Part) openai.ChatCompletionMessageParamUnion {
 		}
 	}
 	if !imgs {
-		return openai.UserMessage(harness.PartsText(parts))
+		return openai.UserMessage(harness.Message{Parts: parts}.Text())
 	}
 	var content []openai.ChatCompletionContentPartUnionParam
 	for _, p := range parts {
@@ -225,7 +225,7 @@ func imagePart(p harness.Part) openai.ChatCompletionContentPartUnionParam {
 // and the tool calls with their arguments verbatim.
 func assistantMessage(msg harness.Message) openai.ChatCompletionMessageParamUnion {
 	var a openai.ChatCompletionAssistantMessageParam
-	text := harness.PartsText(msg.Parts)
+	text := msg.Text()
 	if text != "" || len(msg.ToolCalls) == 0 {
 		a.Content.OfString = openai.String(text)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/tokens"
@@ -186,7 +187,7 @@ func check(e *Expect, req *harness.Request) error {
 		all.WriteByte('\n')
 		if m.Role == harness.RoleTool {
 			lastTool = t
-			evidence += harness.Chars(t)
+			evidence += utf8.RuneCountInString(t)
 		}
 	}
 	text := all.String()

@@ -68,12 +68,11 @@ func (s *pgStore) Forks(ctx context.Context, conv string) ([]store.Fork, error) 
 		q, args = `SELECT `+rows.ForkColumns+` FROM proxy_forks WHERE conv_id = $1`, []any{b(conv)}
 	}
 	var out []store.Fork
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		return queryIn(ctx, tx)(q, args, func(sc rows.Scanner) error {
-			f, err := rows.ScanFork(sc)
-			out = append(out, f)
-			return err
-		})
+	// One statement sees one snapshot: no transaction, one round trip.
+	err := queryIn(ctx, s.reads)(q, args, func(sc rows.Scanner) error {
+		f, err := rows.ScanFork(sc)
+		out = append(out, f)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: fork links: %w", err)
@@ -105,14 +104,14 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, b(conv), d.Turn, d.
 // Decisions implements store.Store.
 func (s *pgStore) Decisions(ctx context.Context, conv string) ([]store.Decision, error) {
 	var out []store.Decision
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		return queryIn(ctx, tx)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = $1 ORDER BY seq`, []any{b(conv)},
-			func(sc rows.Scanner) error {
-				d, err := rows.ScanDecision(sc)
-				out = append(out, d)
-				return err
-			})
-	})
+	// One statement: one round trip (a proxy reads them on its requests'
+	// path when it first sees a conversation).
+	err := queryIn(ctx, s.reads)(`SELECT `+rows.DecisionColumns+` FROM proxy_decisions WHERE conv_id = $1 ORDER BY seq`, []any{b(conv)},
+		func(sc rows.Scanner) error {
+			d, err := rows.ScanDecision(sc)
+			out = append(out, d)
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: decisions of %s: %w", conv, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
@@ -39,12 +40,7 @@ func (s *pgStore) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 func (s *pgStore) load(ctx context.Context, id string, which rows.Payloads) (*harness.Conversation, error) {
-	var conv *harness.Conversation
-	err := s.read(ctx, func(tx pgx.Tx) error {
-		var err error
-		conv, err = loadTx(ctx, tx, id, which)
-		return err
-	})
+	conv, err := loadBatch(ctx, s.reads, id, which)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: loading %s: %w", id, err)
 	}
@@ -54,42 +50,101 @@ func (s *pgStore) load(ctx context.Context, id string, which rows.Payloads) (*ha
 // exists refuses a conversation the store does not hold.
 func exists(ctx context.Context, tx pgx.Tx, id string) error {
 	var n int
-	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM conversations WHERE id = $1`, b(id)).Scan(&n); err != nil {
+	if err := tx.QueryRow(ctx, existsSQL, b(id)).Scan(&n); err != nil {
 		return err
 	}
+	return found(id, n)
+}
+
+// existsSQL counts the conversations of id $1 (0 or 1).
+const existsSQL = `SELECT COUNT(*) FROM conversations WHERE id = $1`
+
+// found is exists' verdict on n, the count existsSQL returned.
+func found(id string, n int) error {
 	if n == 0 {
 		return fmt.Errorf("conversation %q: %w", id, store.ErrNotFound)
 	}
 	return nil
 }
 
-// loadTx reads conversation id in one read transaction, table by table.
-func loadTx(ctx context.Context, tx pgx.Tx, id string, which rows.Payloads) (*harness.Conversation, error) {
-	if err := exists(ctx, tx, id); err != nil {
+// loadBatch reads conversation id table by table in one round trip: the
+// BEGIN of a read-only, repeatable-read transaction (one snapshot even
+// while turns are being written), the check that it exists, a query per
+// table and the COMMIT go to the server as one batch. A replica that
+// reads again a conversation another replica advanced does so on its
+// requests' path, where each round trip counts.
+func loadBatch(ctx context.Context, pool *pgxpool.Pool, id string, which rows.Payloads) (*harness.Conversation, error) {
+	l := rows.NewLoader(id)
+	steps := loadSteps(l, id, which)
+	var batch pgx.Batch
+	batch.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	batch.Queue(existsSQL, b(id))
+	for _, st := range steps {
+		batch.Queue(st.SQL, st.Args...)
+	}
+	batch.Queue(`COMMIT`)
+	br := pool.SendBatch(ctx, &batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
 		return nil, err
 	}
-	l := rows.NewLoader(id)
+	var n int
+	if err := br.QueryRow().Scan(&n); err != nil {
+		return nil, err
+	}
+	if err := found(id, n); err != nil {
+		return nil, err
+	}
+	for _, st := range steps {
+		if err := scanAll(br, st.Row); err != nil {
+			return nil, fmt.Errorf("%s: %w", st.What, err)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	if err := br.Close(); err != nil {
+		return nil, err
+	}
+	return l.Conv, nil
+}
+
+// scanAll reads the next result of br, calling fn for each row.
+func scanAll(br pgx.BatchResults, fn func(rows.Scanner) error) error {
+	rs, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := fn(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// loadSteps are the queries that read conversation id into l, table by
+// table.
+func loadSteps(l *rows.Loader, id string, which rows.Payloads) []rows.Step {
 	results := func(sc rows.Scanner) error {
 		_, _, err := l.ScanResult(sc)
 		return err
 	}
-	err := rows.Run(queryIn(ctx, tx),
-		rows.Step{What: "turns", SQL: `SELECT ` + rows.TurnColumns + ` FROM turns WHERE conv_id = $1 ORDER BY idx`, Args: []any{b(id)}, Row: l.ScanTurn},
-		rows.Step{What: "turn context", SQL: `SELECT ` + rows.ContextColumns + ` FROM turn_context WHERE conv_id = $1 ORDER BY turn, seq`,
+	return []rows.Step{
+		{What: "turns", SQL: `SELECT ` + rows.TurnColumns + ` FROM turns WHERE conv_id = $1 ORDER BY idx`, Args: []any{b(id)}, Row: l.ScanTurn},
+		{What: "turn context", SQL: `SELECT ` + rows.ContextColumns + ` FROM turn_context WHERE conv_id = $1 ORDER BY turn, seq`,
 			Args: []any{b(id)}, Row: l.ScanContext},
-		rows.Step{What: "rounds", SQL: `SELECT ` + rows.RoundColumns + `
+		{What: "rounds", SQL: `SELECT ` + rows.RoundColumns + `
 FROM rounds r LEFT JOIN messages m ON m.conv_id = r.conv_id AND m.turn = r.turn AND m.round = r.idx
 WHERE r.conv_id = $1 ORDER BY r.turn, r.idx`, Args: []any{b(id)}, Row: l.ScanRound},
-		rows.Step{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = $1 ORDER BY turn, round, dropped, seq`,
+		{What: "tool calls", SQL: `SELECT ` + rows.CallColumns + ` FROM tool_calls WHERE conv_id = $1 ORDER BY turn, round, dropped, seq`,
 			Args: []any{b(id)}, Row: l.ScanCall},
-		rows.Step{What: "results", SQL: resultsSQL, Args: []any{which == rows.PayloadsAll, b(id), which == rows.PayloadsNone}, Row: results},
-		rows.Step{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = $1 ORDER BY turn, round, seq, n`,
+		{What: "results", SQL: resultsSQL, Args: []any{which == rows.PayloadsAll, b(id), which == rows.PayloadsNone}, Row: results},
+		{What: "cuts", SQL: `SELECT turn, round, seq, ` + rows.CutColumns + ` FROM cuts WHERE conv_id = $1 ORDER BY turn, round, seq, n`,
 			Args: []any{b(id)}, Row: l.ScanCut},
-		rows.Step{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = $1 ORDER BY seq`, Args: []any{b(id)}, Row: l.ScanNote})
-	if err != nil {
-		return nil, err
+		{What: "notes", SQL: `SELECT ` + rows.NoteColumns + ` FROM notes WHERE conv_id = $1 ORDER BY seq`, Args: []any{b(id)}, Row: l.ScanNote},
 	}
-	return l.Conv, nil
 }
 
 // resultsSQL selects the results of a conversation ($2) and the payload
@@ -103,13 +158,18 @@ const resultsSQL = `SELECT ` + rows.ResultColumns + `,
 FROM results r LEFT JOIN result_bodies b ON b.conv_id = r.conv_id AND b.turn = r.turn AND b.round = r.round AND b.seq = r.seq
 WHERE r.conv_id = $2 ORDER BY r.turn, r.round, r.seq`
 
+// querier runs a query: a transaction, or a pool for one statement.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // queryIn is query in tx, for rows.Run.
-func queryIn(ctx context.Context, tx pgx.Tx) rows.Query {
+func queryIn(ctx context.Context, tx querier) rows.Query {
 	return func(q string, args []any, fn func(rows.Scanner) error) error { return query(ctx, tx, q, args, fn) }
 }
 
 // query runs q and calls fn for each row.
-func query(ctx context.Context, tx pgx.Tx, q string, args []any, fn func(rows.Scanner) error) error {
+func query(ctx context.Context, tx querier, q string, args []any, fn func(rows.Scanner) error) error {
 	rs, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return err

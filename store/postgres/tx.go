@@ -26,12 +26,39 @@ func (w *txw) queue(label, sql string, args ...any) {
 	w.labels = append(w.labels, label)
 }
 
-// queryRow sends the queued statements, then runs a query at once.
+// queryRow sends the queued statements and a query, in one round trip,
+// and returns the query's row, which the caller scans at once (before
+// any other statement of the transaction).
 func (w *txw) queryRow(sql string, args ...any) (pgx.Row, error) {
-	if _, err := w.flush(); err != nil {
-		return nil, err
+	if w.batch.Len() == 0 {
+		return w.conn.QueryRow(w.ctx, sql, args...), nil
 	}
-	return w.conn.QueryRow(w.ctx, sql, args...), nil
+	batch, labels := w.batch, w.labels
+	w.batch, w.labels = pgx.Batch{}, nil
+	batch.Queue(sql, args...)
+	br := w.conn.SendBatch(w.ctx, &batch)
+	for _, l := range labels {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, fmt.Errorf("%s: %w", l, err)
+		}
+	}
+	return batchRow{br: br, row: br.QueryRow()}, nil
+}
+
+// batchRow is the row of a query sent last in a batch: scanning it ends
+// the batch.
+type batchRow struct {
+	br  pgx.BatchResults
+	row pgx.Row
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // exec sends the queued statements, then runs one at once and returns the

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 )
 
@@ -41,7 +43,7 @@ func NewRequest(req *harness.Request) *Request {
 		if t.InputSchema != nil {
 			t.InputSchema = append(json.RawMessage(nil), t.InputSchema...)
 		}
-		p.Specs[i], p.Hashes[i], p.Bytes[i] = t, SchemaHash(t), harness.SchemaBytes(t)
+		p.Specs[i], p.Hashes[i], p.Bytes[i] = t, SchemaHash(t), toolschema.Bytes(t.Name, t.Description, t.InputSchema)
 		p.SetBytes += p.Bytes[i]
 	}
 	p.SetHash = SetHash(p.Hashes)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
@@ -43,16 +44,16 @@ func EncodeResult(res *harness.ToolResult) (*ResultRow, error) {
 		row.Bytes = res.PayloadSize()
 	}
 	fullParts := res.FullParts()
-	full := harness.PartsText(fullParts)
-	row.FullChars = harness.Chars(full)
+	full := harness.Message{Parts: fullParts}.Text()
+	row.FullChars = utf8.RuneCountInString(full)
 	row.ModelBytes, row.ModelChars = Size(fullParts), row.FullChars
 	var err error
 	if res.Model != nil {
 		if row.ModelText, row.ModelIsText, row.ModelJSON, err = EncodeParts(res.Model); err != nil {
 			return nil, fmt.Errorf("model copy: %w", err)
 		}
-		mt := harness.PartsText(res.Model)
-		row.ModelBytes, row.ModelChars = Size(res.Model), harness.Chars(mt)
+		mt := harness.Message{Parts: res.Model}.Text()
+		row.ModelBytes, row.ModelChars = Size(res.Model), utf8.RuneCountInString(mt)
 		row.Marker = Marker(full, mt)
 	}
 	if row.Text, row.TextIsText, row.PartsJSON, err = EncodeParts(res.Parts); err != nil {

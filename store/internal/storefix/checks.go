@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentharness/harness/internal/toolschema"
+
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/store"
 )
@@ -77,7 +79,7 @@ func ToolSpecRoundTrip(t testing.TB, s store.Store, id string, spec harness.Tool
 		}
 		bytes := 0
 		for _, tool := range q.Tools {
-			bytes += harness.SchemaBytes(tool)
+			bytes += toolschema.Bytes(tool.Name, tool.Description, tool.InputSchema)
 		}
 		if q.ToolBytes != bytes {
 			t.Fatalf("%s request %d: %d tool bytes, the schemas are %d", id, i, q.ToolBytes, bytes)

@@ -131,13 +131,13 @@ func TestBuildEngine(t *testing.T) {
 			}
 			res := grepBig(t, we.engine)
 			if res.IsError {
-				t.Fatalf("grep failed: %s", harness.PartsText(res.Parts))
+				t.Fatalf("grep failed: %s", harness.Message{Parts: res.Parts}.Text())
 			}
 			if res.Bytes <= 4*guard.DefaultMaxBytes || res.PayloadSize() != res.Bytes {
 				t.Fatalf("result has %d bytes (payload %d), want the whole grep output, far above the ceiling", res.Bytes, res.PayloadSize())
 			}
-			if cut := modelBytes(res) <= guard.DefaultMaxBytes; cut != c.cut || res.Cut() != c.cut {
-				t.Errorf("model copy %d of %d bytes, cut %v (cuts %+v), want cut %v", modelBytes(res), res.Bytes, res.Cut(), res.Cuts, c.cut)
+			if cut := modelBytes(res) <= guard.DefaultMaxBytes; cut != c.cut || (len(res.Cuts) > 0) != c.cut {
+				t.Errorf("model copy %d of %d bytes, cut %v (cuts %+v), want cut %v", modelBytes(res), res.Bytes, len(res.Cuts) > 0, res.Cuts, c.cut)
 			}
 			spilled, _ := filepath.Glob(filepath.Join(root, ".harness", "spill", "*"))
 			if (len(spilled) > 0) != c.spill {
@@ -209,13 +209,13 @@ func TestBuildEngineShell(t *testing.T) {
 			res := callShell(t, we.engine, "touch made && echo hello")
 			_, statErr := os.Stat(filepath.Join(root, "made"))
 			if ran := statErr == nil; ran != c.ran {
-				t.Errorf("the command ran = %v, want %v (result %q)", ran, c.ran, harness.PartsText(res.Parts))
+				t.Errorf("the command ran = %v, want %v (result %q)", ran, c.ran, harness.Message{Parts: res.Parts}.Text())
 			}
-			if c.ran && !strings.Contains(harness.PartsText(res.Parts), "hello") {
-				t.Errorf("result %q lacks the command's output", harness.PartsText(res.Parts))
+			if c.ran && !strings.Contains(harness.Message{Parts: res.Parts}.Text(), "hello") {
+				t.Errorf("result %q lacks the command's output", harness.Message{Parts: res.Parts}.Text())
 			}
 			if !c.ran && !res.IsError {
-				t.Errorf("a refused call is not an error result: %q", harness.PartsText(res.Parts))
+				t.Errorf("a refused call is not an error result: %q", harness.Message{Parts: res.Parts}.Text())
 			}
 		})
 	}
@@ -270,8 +270,8 @@ func TestBuildEngineMCP(t *testing.T) {
 			t.Fatalf("tools %v lack get-sum or grep", names)
 		}
 		res := callTool(t, we.engine, "get-sum", json.RawMessage(`{"a":2,"b":40}`))
-		if res.IsError || !strings.Contains(harness.PartsText(res.Parts), "42") {
-			t.Errorf("get-sum = %q (error %v), want 42", harness.PartsText(res.Parts), res.IsError)
+		if res.IsError || !strings.Contains(harness.Message{Parts: res.Parts}.Text(), "42") {
+			t.Errorf("get-sum = %q (error %v), want 42", harness.Message{Parts: res.Parts}.Text(), res.IsError)
 		}
 		autoCount := len(names)
 
