@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/anthropic"
 )
 
 // anthropicFormat is the Anthropic Messages API (POST /v1/messages):
@@ -18,10 +19,6 @@ type anthropicFormat struct{}
 func (anthropicFormat) name() string { return "anthropic" }
 
 func (anthropicFormat) cacheLifetime(body []byte) time.Duration { return anthropicLifetime(body) }
-
-func (f anthropicFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
 
 func (anthropicFormat) historyKey() string { return "messages" }
 
@@ -157,47 +154,24 @@ func (anthropicFormat) newReply() replyParser {
 	return &anthropicReply{blocks: map[int]*anthropicBlock{}}
 }
 
-// anthropicUsage is the usage object of the Messages API.
-type anthropicUsage struct {
-	Input       int `json:"input_tokens"`
-	CacheRead   int `json:"cache_read_input_tokens"`
-	CacheCreate int `json:"cache_creation_input_tokens"`
-	Output      int `json:"output_tokens"`
-}
-
 // add folds u in: the Messages API reports input at message_start and the
 // cumulative output (sometimes input again) at message_delta.
-func (p *anthropicReply) add(u *anthropicUsage) {
+func (p *anthropicReply) add(u *anthropic.Usage) {
 	if u == nil {
 		return
 	}
 	p.r.Seen = true
-	if in := u.Input + u.CacheRead + u.CacheCreate; in > 0 {
-		// Input counts every prompt token, cached ones included.
-		p.r.Usage.Input, p.r.Usage.Cached, p.r.Usage.CacheWrite = in, u.CacheRead, u.CacheCreate
+	w := u.Usage()
+	if w.Input > 0 {
+		p.r.Usage.Input, p.r.Usage.Cached, p.r.Usage.CacheWrite = w.Input, w.Cached, w.CacheWrite
 	}
-	if u.Output > 0 {
-		p.r.Usage.Output = u.Output
+	if w.Output > 0 {
+		p.r.Usage.Output = w.Output
 	}
 }
 
 func (p *anthropicReply) event(name string, data []byte) {
-	var ev struct {
-		Type    string `json:"type"`
-		Index   int    `json:"index"`
-		Message *struct {
-			Usage *anthropicUsage `json:"usage"`
-		} `json:"message"`
-		Usage        *anthropicUsage `json:"usage"`
-		ContentBlock *struct {
-			Type, ID, Name, Text string
-		} `json:"content_block"`
-		Delta *struct {
-			Type        string `json:"type"`
-			Text        string `json:"text"`
-			PartialJSON string `json:"partial_json"`
-		} `json:"delta"`
-	}
+	var ev anthropic.StreamEvent
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
@@ -224,13 +198,7 @@ func (p *anthropicReply) event(name string, data []byte) {
 }
 
 func (p *anthropicReply) body(data []byte) {
-	var msg struct {
-		Content []struct {
-			Type, ID, Name, Text string
-			Input                json.RawMessage
-		} `json:"content"`
-		Usage *anthropicUsage `json:"usage"`
-	}
+	var msg anthropic.Response
 	if json.Unmarshal(data, &msg) != nil {
 		return
 	}

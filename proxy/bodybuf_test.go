@@ -90,7 +90,7 @@ func TestArgsOwnTheirBytes(t *testing.T) {
 	for _, wc := range wireCases {
 		t.Run(wc.name, func(t *testing.T) {
 			body := wc.body("m", "go", []step{{id: "call_1", tool: "Bash", args: `{"command":"ls"}`, result: "a\n"}})
-			req, err := wc.format.parse(body, nil)
+			req, err := walkBody(body, wc.format, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,10 +19,6 @@ func (chatFormat) name() string { return "openai-chat" }
 
 func (chatFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
 
-func (f chatFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
-
 func (chatFormat) historyKey() string { return "messages" }
 
 func (chatFormat) top(body []byte, top []field, req *request) error {
@@ -111,25 +107,24 @@ func (chatFormat) offeredTools(body []byte, s span, rule mcpRule) ([]offeredTool
 	return out, false, nil
 }
 
-// chatCalls reads an assistant message's tool_calls.
+// chatCalls reads an assistant message's tool_calls: none when they do
+// not decode, or when a call's arguments are not a JSON string.
 func chatCalls(body []byte, fs []field) []harness.ToolCall {
 	tc, ok := get(fs, "tool_calls")
 	if !ok || kind(body, tc) != '[' {
 		return nil
 	}
-	var calls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
+	var calls []openai.ToolCall
 	if json.Unmarshal(body[tc.Start:tc.End], &calls) != nil {
 		return nil
 	}
 	out := make([]harness.ToolCall, len(calls))
 	for i, c := range calls {
-		out[i] = harness.ToolCall{ID: c.ID, Name: c.Function.Name, Args: json.RawMessage(c.Function.Arguments)}
+		args, ok := openai.String(c.Function.Arguments)
+		if !ok {
+			return nil
+		}
+		out[i] = harness.ToolCall{ID: c.ID, Name: c.Function.Name, Args: json.RawMessage(args)}
 	}
 	return out
 }
@@ -151,31 +146,18 @@ type chatCall struct {
 
 func (chatFormat) newReply() replyParser { return &chatReply{calls: map[int]*chatCall{}} }
 
-type chatToolCall struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatChoice struct {
-	Delta   *chatMessage `json:"delta"`
-	Message *chatMessage `json:"message"`
-}
-
-type chatMessage struct {
-	Content   *string        `json:"content"`
-	ToolCalls []chatToolCall `json:"tool_calls"`
-}
-
-type chatChunk struct {
-	Choices []chatChoice      `json:"choices"`
-	Usage   *openai.ChatUsage `json:"usage"`
-}
-
-func (p *chatReply) add(c *chatChunk) {
+// add folds chunk c in; a chunk with a call whose arguments are not a
+// JSON string is left out whole, as one that does not decode.
+func (p *chatReply) add(c *openai.ChatChunk) {
+	for _, ch := range c.Choices {
+		for _, m := range []*openai.ChatAnswer{ch.Delta, ch.Message} {
+			for _, tc := range answerCalls(m) {
+				if _, ok := openai.String(tc.Function.Arguments); !ok {
+					return
+				}
+			}
+		}
+	}
 	if c.Usage != nil {
 		p.r.Seen = true
 		p.r.Usage = c.Usage.Usage()
@@ -207,13 +189,21 @@ func (p *chatReply) add(c *chatChunk) {
 				call.id = tc.ID
 			}
 			call.name += tc.Function.Name
-			call.args.WriteString(tc.Function.Arguments)
+			args, _ := openai.String(tc.Function.Arguments)
+			call.args.WriteString(args)
 		}
 	}
 }
 
+func answerCalls(m *openai.ChatAnswer) []openai.ToolCall {
+	if m == nil {
+		return nil
+	}
+	return m.ToolCalls
+}
+
 func (p *chatReply) event(name string, data []byte) {
-	var c chatChunk
+	var c openai.ChatChunk
 	if json.Unmarshal(data, &c) == nil {
 		p.add(&c)
 	}

@@ -92,7 +92,7 @@ func TestConversationKey(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := func(body, session string) string {
-				req, err := tc.f.parse([]byte(body), nil)
+				req, err := walkBody([]byte(body), tc.f, nil)
 				if err != nil {
 					t.Fatalf("parse: %v\n%s", err, body)
 				}

@@ -255,7 +255,7 @@ const deferPrompt = "Add 1 and 2 with the get-sum tool."
 // sentTools reads the tools array of a body as the proxy reads it.
 func sentTools(t *testing.T, sh deferShape, body []byte) ([]offeredTool, string) {
 	t.Helper()
-	req, err := sh.format.parse(body, nil)
+	req, err := walkBody(body, sh.format, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestElemHashesAfterToolEdits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.body)
-			req, err := anthropicFormat{}.parse(in, nil)
+			req, err := walkBody(in, anthropicFormat{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,7 +498,7 @@ func TestElemHashesAfterToolEdits(t *testing.T) {
 			res := req.Items[len(req.Items)-1].Result
 			edits := mergeEdits([]edit{{Span: res.Content, New: []byte(`"cut"`)}}, toolEdits)
 			out := splice(in, edits)
-			sent, err := anthropicFormat{}.parse(out, nil)
+			sent, err := walkBody(out, anthropicFormat{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -647,7 +647,7 @@ func TestMCPRule(t *testing.T) {
 				h.Set("User-Agent", tc.ua)
 			}
 			body := []byte(tc.body)
-			req, err := tc.format.parse(body, nil)
+			req, err := walkBody(body, tc.format, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

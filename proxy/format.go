@@ -14,11 +14,10 @@ import (
 type wireFormat interface {
 	// name names the format in /stats and on stderr.
 	name() string
-	// parse reads a request body, reusing prev (the previous request of
-	// the same client, or nil) where the body shares its prefix. An error
-	// means the body is not this format's request; the proxy then forwards
-	// it unchanged.
-	parse(body []byte, prev *request) (*request, error)
+	// elemFormat reads a request body (see walkBody); a body it cannot
+	// read is not this format's request, and the proxy forwards it
+	// unchanged.
+	elemFormat
 	// newReply returns a parser of one upstream answer.
 	newReply() replyParser
 	// cacheLifetime is how long the upstream keeps the prompt cache of

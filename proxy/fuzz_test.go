@@ -93,7 +93,7 @@ func FuzzParse(f *testing.F) {
 	formats := []wireFormat{anthropicFormat{}, responsesFormat{}, chatFormat{}, geminiFormat{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, fm := range formats {
-			req, err := fm.parse(b, nil)
+			req, err := walkBody(b, fm, nil)
 			if err != nil {
 				continue
 			}
@@ -122,7 +122,7 @@ func FuzzParse(f *testing.F) {
 			if json.Valid(b) && !json.Valid(out) {
 				t.Fatalf("%s: the rewrite made invalid JSON: %q", fm.name(), out)
 			}
-			again, err := fm.parse(out, nil)
+			again, err := walkBody(out, fm, nil)
 			if err != nil {
 				t.Fatalf("%s: the rewritten body no longer parses: %v", fm.name(), err)
 			}
@@ -175,11 +175,11 @@ func TestReuseMatchesFullParse(t *testing.T) {
 					steps[0].result = "changed" // the client rewrote an old result
 					body = wc.body("m", "hi", steps)
 				}
-				got, err := wc.format.parse(body, prev)
+				got, err := walkBody(body, wc.format, prev)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := wc.format.parse(body, nil)
+				want, err := walkBody(body, wc.format, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

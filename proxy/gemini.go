@@ -22,10 +22,6 @@ func (geminiFormat) name() string { return "gemini" }
 // cacheLifetime is 0: Gemini documents no lifetime of its implicit cache.
 func (geminiFormat) cacheLifetime([]byte) time.Duration { return 0 }
 
-func (f geminiFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
-
 func (geminiFormat) historyKey() string { return "contents" }
 
 // sessionContext: Gemini CLI opens a session with its <session_context>

@@ -200,7 +200,7 @@ func (s *syncWriter) String() string {
 // as format f reads them.
 func contents(t *testing.T, f wireFormat, body []byte) []string {
 	t.Helper()
-	req, err := f.parse(body, nil)
+	req, err := walkBody(body, f, nil)
 	if err != nil {
 		t.Fatalf("%s: parse: %v", f.name(), err)
 	}
@@ -216,7 +216,7 @@ func contents(t *testing.T, f wireFormat, body []byte) []string {
 // elements returns the raw bytes of the history elements of body.
 func elements(t *testing.T, f wireFormat, body []byte) []string {
 	t.Helper()
-	req, err := f.parse(body, nil)
+	req, err := walkBody(body, f, nil)
 	if err != nil {
 		t.Fatalf("%s: parse: %v", f.name(), err)
 	}

@@ -113,11 +113,11 @@ func TestDecidesOnce(t *testing.T) {
 // contents: same bytes before, between and after them.
 func sameOutside(t *testing.T, f wireFormat, client, sent []byte) {
 	t.Helper()
-	rc, err := f.parse(client, nil)
+	rc, err := walkBody(client, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := f.parse(sent, nil)
+	rs, err := walkBody(sent, f, nil)
 	if err != nil {
 		t.Fatalf("the proxy sent a body its own format cannot read: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // responsesFormat is the OpenAI Responses API (POST /v1/responses), the
@@ -18,10 +19,6 @@ type responsesFormat struct{}
 func (responsesFormat) name() string { return "openai-responses" }
 
 func (responsesFormat) cacheLifetime(body []byte) time.Duration { return openAILifetime(body) }
-
-func (f responsesFormat) parse(body []byte, prev *request) (*request, error) {
-	return walkBody(body, f, prev)
-}
 
 func (responsesFormat) historyKey() string { return "input" }
 
@@ -116,75 +113,88 @@ type responsesReply struct {
 
 func (responsesFormat) newReply() replyParser { return &responsesReply{} }
 
-type responsesItemJSON struct {
-	Type      string `json:"type"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Input     string `json:"input"`
-	Content   []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+// outputItem is an answer's item as the reply reads it: its text parts,
+// and a call's arguments and a custom tool's input as the strings they
+// are.
+type outputItem struct {
+	openai.Item
+	parts       []openai.ContentPart
+	args, input string
 }
 
-type responsesUsage struct {
-	Input   int `json:"input_tokens"`
-	Details struct {
-		Cached int `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
-	Output int `json:"output_tokens"`
+// readItems reads items; ok is false when one does not have the shape
+// the reply reads (content parts, string arguments and input), which
+// leaves the event or body they came in out whole, as one that does not
+// decode.
+func readItems(items []openai.Item) (out []outputItem, ok bool) {
+	out = make([]outputItem, len(items))
+	for i, it := range items {
+		o := outputItem{Item: it}
+		if len(it.Content) > 0 && json.Unmarshal(it.Content, &o.parts) != nil {
+			return nil, false
+		}
+		var okA, okI bool
+		o.args, okA = openai.String(it.Arguments)
+		o.input, okI = openai.String(it.Input)
+		if !okA || !okI {
+			return nil, false
+		}
+		out[i] = o
+	}
+	return out, true
 }
 
-type responsesObject struct {
-	Output []responsesItemJSON `json:"output"`
-	Usage  *responsesUsage     `json:"usage"`
-}
-
-func (p *responsesReply) addItem(it responsesItemJSON) {
+func (p *responsesReply) addItem(it outputItem) {
 	p.items++
 	switch it.Type {
 	case "message":
-		for _, c := range it.Content {
+		for _, c := range it.parts {
 			if c.Type == "output_text" {
 				p.r.Text = joinInput(p.r.Text, c.Text)
 			}
 		}
 	case "function_call":
-		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(it.Arguments)})
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(it.args)})
 	case "custom_tool_call":
-		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(encodeString(it.Input))})
+		p.r.Calls = append(p.r.Calls, harness.ToolCall{ID: it.CallID, Name: it.Name, Args: json.RawMessage(encodeString(it.input))})
 	}
 }
 
-func (p *responsesReply) addUsage(u *responsesUsage) {
+func (p *responsesReply) addUsage(u *openai.ResponsesUsage) {
 	if u == nil {
 		return
 	}
 	p.r.Seen = true
-	p.r.Usage = harness.Usage{Input: u.Input, Cached: u.Details.Cached, Output: u.Output}
+	p.r.Usage = u.Usage()
 }
 
 func (p *responsesReply) event(name string, data []byte) {
-	var ev struct {
-		Type     string             `json:"type"`
-		Item     *responsesItemJSON `json:"item"`
-		Response *responsesObject   `json:"response"`
-	}
+	var ev openai.ResponsesEvent
 	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	var item, output []outputItem
+	ok := true
+	if ev.Item != nil {
+		item, ok = readItems([]openai.Item{*ev.Item})
+	}
+	if ev.Response != nil && ok {
+		output, ok = readItems(ev.Response.Output)
+	}
+	if !ok {
 		return
 	}
 	switch ev.Type {
 	case "response.output_item.done":
 		if ev.Item != nil {
-			p.addItem(*ev.Item)
+			p.addItem(item[0])
 		}
 	case "response.completed", "response.incomplete", "response.failed":
 		if ev.Response == nil {
 			return
 		}
 		if p.items == 0 {
-			for _, it := range ev.Response.Output {
+			for _, it := range output {
 				p.addItem(it)
 			}
 		}
@@ -193,11 +203,15 @@ func (p *responsesReply) event(name string, data []byte) {
 }
 
 func (p *responsesReply) body(data []byte) {
-	var obj responsesObject
+	var obj openai.Response
 	if json.Unmarshal(data, &obj) != nil {
 		return
 	}
-	for _, it := range obj.Output {
+	output, ok := readItems(obj.Output)
+	if !ok {
+		return
+	}
+	for _, it := range output {
 		p.addItem(it)
 	}
 	p.addUsage(obj.Usage)

@@ -58,7 +58,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	defer bb.release()
 	body := bb.bytes()
 	prev := p.previous(body)
-	req, err := f.parse(body, prev)
+	req, err := walkBody(body, f, prev)
 	if prev != nil {
 		prev.buf.release()
 	}

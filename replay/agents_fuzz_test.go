@@ -24,7 +24,7 @@ func FuzzParseClaudeCode(f *testing.F) {
 		`{"type":"user","uuid":"r","parentUuid":"a","isSidechain":true,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"ok"}]}]}}`))
 	f.Add([]byte(`[{"type":"user","isCompactSummary":true,"message":{"content":"sum"}},{"type":"system","subtype":"compact_boundary"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := parseClaudeCodeAll("f.jsonl", data)
+		recs, err := parseClaudeCodeAll("f.jsonl", data, nil)
 		checkAll(t, "f.jsonl", data, recs, err)
 	})
 }

@@ -96,7 +96,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := parseClaudeCodeAll("persisted.json", data)
+	recs, err := parseClaudeCodeAll("persisted.json", data, nil)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d recordings, %v", len(recs), err)
 	}
@@ -130,7 +130,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err = parseClaudeCodeAll("subagents.json", data)
+	recs, err = parseClaudeCodeAll("subagents.json", data, nil)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%d recordings (want the main chain and one subagent), %v", len(recs), err)
 	}
@@ -157,7 +157,7 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err = parseClaudeCodeAll("compacted.json", data)
+	recs, err = parseClaudeCodeAll("compacted.json", data, nil)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%d recordings (want one per compaction segment), %v", len(recs), err)
 	}

@@ -13,26 +13,11 @@ import (
 // chatMessage is one OpenAI chat message as recorded, with the fields
 // mini-swe-agent adds under "extra".
 type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-	Name       string          `json:"name"`
+	openai.ChatMessage
 	// Usage is not part of the chat format; some recorders put the
 	// response's usage beside the assistant message.
 	Usage *openai.ChatUsage `json:"usage"`
 	Extra *chatExtra        `json:"extra"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name string `json:"name"`
-		// Arguments is a JSON string holding the arguments object; some
-		// recorders store the object itself.
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
 }
 
 type chatExtra struct {
@@ -165,22 +150,8 @@ func (b *chatBuilder) addTool(v rawValue, path string, m *chatMessage, text stri
 		r.IsError = m.Extra.ExceptionInfo != ""
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 	return nil
-}
-
-// sortResults puts c's results in the order of its tool calls.
-func sortResults(c *Call) {
-	order := map[string]int{}
-	for i, tc := range c.Assistant.ToolCalls {
-		order[tc.ID] = i
-	}
-	rs := c.Results
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && order[rs[j].CallID] < order[rs[j-1].CallID]; j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
 }
 
 // chatContent reads a message's content: a string, null, or an array of
@@ -196,13 +167,7 @@ func chatContent(raw json.RawMessage) (string, []harness.Part, error) {
 		}
 		return s, []harness.Part{harness.TextPart(s)}, nil
 	}
-	var items []struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		ImageURL *struct {
-			URL string `json:"url"`
-		} `json:"image_url"`
-	}
+	var items []openai.ContentPart
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return "", nil, fmt.Errorf("content is neither a string nor an array of content parts")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/anthropic"
 )
 
 // formatClaudeCode is a Claude Code session.
@@ -17,47 +18,18 @@ const formatClaudeCode = "claude-code"
 
 // ccEntry is one line of a Claude Code session file.
 type ccEntry struct {
-	Type             string          `json:"type"`
-	Subtype          string          `json:"subtype"`
-	UUID             string          `json:"uuid"`
-	ParentUUID       string          `json:"parentUuid"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	IsAPIError       bool            `json:"isApiErrorMessage"`
-	AgentID          string          `json:"agentId"`
-	SessionID        string          `json:"sessionId"`
-	Timestamp        string          `json:"timestamp"`
-	Message          *ccMessage      `json:"message"`
-	ToolUseResult    json.RawMessage `json:"toolUseResult"`
-}
-
-type ccMessage struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-	Usage   *struct {
-		Input         int `json:"input_tokens"`
-		CacheCreation int `json:"cache_creation_input_tokens"`
-		CacheRead     int `json:"cache_read_input_tokens"`
-		Output        int `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-type ccBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ToolName  string          `json:"tool_name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *struct {
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-	} `json:"source"`
+	Type             string             `json:"type"`
+	Subtype          string             `json:"subtype"`
+	UUID             string             `json:"uuid"`
+	ParentUUID       string             `json:"parentUuid"`
+	IsSidechain      bool               `json:"isSidechain"`
+	IsCompactSummary bool               `json:"isCompactSummary"`
+	IsAPIError       bool               `json:"isApiErrorMessage"`
+	AgentID          string             `json:"agentId"`
+	SessionID        string             `json:"sessionId"`
+	Timestamp        string             `json:"timestamp"`
+	Message          *anthropic.Message `json:"message"`
+	ToolUseResult    json.RawMessage    `json:"toolUseResult"`
 }
 
 // ccRun is one model context of a session being built: the main chain
@@ -86,7 +58,7 @@ type ccCounts struct {
 // hooks dump them). It returns the main chain as Claude Code sent it to the
 // model; parseClaudeCodeAll returns every model context in the file.
 func parseClaudeCode(name string, data []byte) (*Recording, error) {
-	recs, err := parseClaudeCodeAll(name, data)
+	recs, err := parseClaudeCodeAll(name, data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,24 +94,19 @@ func parseClaudeCode(name string, data []byte) (*Recording, error) {
 // they read: a session that was resumed or copied repeats its parent's
 // entries under the same uuids, and a later file's copies of entries an
 // earlier file held are left out (a warning says how many), so each
-// model call counts once.
-func parseClaudeCodeAll(name string, data []byte) ([]*Recording, error) {
-	return parseClaudeCodeSeen(name, data, nil)
+// model call counts once: parseClaudeCodeAll leaves out the entries seen
+// holds (nil: none) and adds the file's own to seen once the file is
+// imported, so that entries a file repeats within itself stay.
+func parseClaudeCodeAll(name string, data []byte, seen ccSeen) ([]*Recording, error) {
+	src := &source{name: name, data: data}
+	return parseClaudeCodeEach(src, records(src), seen)
 }
 
 // ccSeen holds the uuids of the Claude Code entries one load has
 // imported, across its files.
 type ccSeen map[string]struct{}
 
-// parseClaudeCodeSeen is parseClaudeCodeAll leaving out the entries seen
-// holds (nil: none); it adds the file's own to seen once the file is
-// imported, so that entries a file repeats within itself stay.
-func parseClaudeCodeSeen(name string, data []byte, seen ccSeen) ([]*Recording, error) {
-	src := &source{name: name, data: data}
-	return parseClaudeCodeEach(src, records(src), seen)
-}
-
-// parseClaudeCodeEach is parseClaudeCodeSeen over the records each
+// parseClaudeCodeEach is parseClaudeCodeAll over the records each
 // passes to its function one at a time (see records for partial); each
 // entry is decoded and dropped, so memory holds one entry beyond what the
 // recordings keep.
@@ -275,7 +242,7 @@ func (f *ccFile) recordings() []*Recording {
 // add appends one user or assistant entry to the run.
 func (r *ccRun) add(src *source, v rawValue, path string, e *ccEntry, counts *ccCounts) error {
 	m := e.Message
-	blocks, text, err := ccContent(m.Content)
+	blocks, text, err := anthropic.Content(m.Content)
 	if err != nil {
 		return src.errAt(v.off, path+".message.content", err.Error(), nil)
 	}
@@ -330,7 +297,7 @@ func (r *ccRun) addInput(texts []string) {
 	}
 }
 
-func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock, stamp string) error {
+func (r *ccRun) addAssistant(v rawValue, m *anthropic.Message, blocks []anthropic.Block, stamp string) error {
 	c := r.calls[m.ID]
 	if c == nil || m.ID == "" {
 		r.msgs++
@@ -344,9 +311,8 @@ func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock, stamp s
 	if r.rec.Model == "" {
 		r.rec.Model = m.Model
 	}
-	if u := m.Usage; u != nil {
-		c.Usage = harness.Usage{Input: u.Input + u.CacheCreation + u.CacheRead, Cached: u.CacheRead, CacheWrite: u.CacheCreation, Output: u.Output}
-		c.HasUsage = true
+	if m.Usage != nil {
+		c.Usage, c.HasUsage = m.Usage.Usage(), true
 	}
 	for _, b := range blocks {
 		switch b.Type {
@@ -364,7 +330,7 @@ func (r *ccRun) addAssistant(v rawValue, m *ccMessage, blocks []ccBlock, stamp s
 }
 
 // addResult pairs one tool_result block with the call that asked for it.
-func (r *ccRun) addResult(v rawValue, b ccBlock, tur json.RawMessage) {
+func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 	c, ok := r.pending[b.ToolUseID]
 	if !ok {
 		r.orphans++
@@ -398,7 +364,7 @@ func (r *ccRun) addResult(v rawValue, b ccBlock, tur json.RawMessage) {
 		}
 	}
 	c.Results = append(c.Results, res)
-	sortResults(c)
+	c.sortResults()
 }
 
 // warn sets the run's warnings: what the format leaves out and what this
@@ -447,27 +413,11 @@ func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, 
 	rec.Warnings = append(rec.Warnings, w...)
 }
 
-// ccContent reads a message's content: a string or a list of blocks.
-func ccContent(raw json.RawMessage) ([]ccBlock, string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return nil, s, nil
-	}
-	var blocks []ccBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, "", fmt.Errorf("content is neither a string nor a list of content blocks")
-	}
-	return blocks, "", nil
-}
-
 // ccResultParts reads a tool_result's content: a string or a list of text
 // and image blocks (tool_reference blocks, from tool search, become the
 // tool's name).
 func ccResultParts(raw json.RawMessage) ([]harness.Part, error) {
-	blocks, text, err := ccContent(raw)
+	blocks, text, err := anthropic.Content(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func TestClaudeCodeResumedCountedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := parseClaudeCodeAll(p, data)
+		recs, err := parseClaudeCodeAll(p, data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

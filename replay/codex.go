@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/clientctx"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // formatCodex is an OpenAI Codex CLI rollout.
@@ -25,16 +26,8 @@ type cxLine struct {
 // cxItem is a response item, an event or the session's metadata (the
 // fields of all three; each kind uses some).
 type cxItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Input     json.RawMessage `json:"input"`
-	CallID    string          `json:"call_id"`
-	Output    json.RawMessage `json:"output"`
-	Action    json.RawMessage `json:"action"`
-	Message   string          `json:"message"`
+	openai.Item
+	Message string `json:"message"`
 	// session_meta (and the first line of older rollouts)
 	ID               string `json:"id"`
 	CLIVersion       string `json:"cli_version"`
@@ -312,7 +305,7 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 		}
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 }
 
 // cxOutput reads a tool output: a string, or {content, success} (the

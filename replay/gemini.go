@@ -271,7 +271,7 @@ func (b *gemBuilder) response(off int64, id, name string, resp json.RawMessage) 
 		r.Full = []harness.Part{harness.TextPart(text)}
 	}
 	p.c.Results = append(p.c.Results, r)
-	sortResults(p.c)
+	p.c.sortResults()
 }
 
 // gemResponseText is what a function response shows the model: its

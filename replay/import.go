@@ -72,7 +72,7 @@ func ParseAll(name string, data []byte) ([]*Recording, error) {
 	}
 	switch sniff(data) {
 	case formatClaudeCode:
-		return parseClaudeCodeAll(name, data)
+		return parseClaudeCodeAll(name, data, nil)
 	case formatCodex:
 		return parseCodexAll(name, data)
 	case formatGeminiCLI:

@@ -49,7 +49,7 @@ func parseFileStream(path string, seen ccSeen) ([]*Recording, error) {
 		return nil, fmt.Errorf("replay: %s: %w", path, err)
 	}
 	if sniff(data) == formatClaudeCode {
-		return parseClaudeCodeSeen(path, data, seen)
+		return parseClaudeCodeAll(path, data, seen)
 	}
 	return ParseAll(path, data)
 }

@@ -148,3 +148,18 @@ func (rec *Recording) eachResult(fn func(t, c int, r *Result)) {
 		}
 	}
 }
+
+// sortResults puts c's results in the order of its tool calls: the
+// importers pair results with calls as they come, in any order.
+func (c *Call) sortResults() {
+	order := map[string]int{}
+	for i, tc := range c.Assistant.ToolCalls {
+		order[tc.ID] = i
+	}
+	rs := c.Results
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && order[rs[j].CallID] < order[rs[j-1].CallID]; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wire/openai"
 )
 
 // formatSWEAgent is a SWE-agent trajectory (.traj).
@@ -14,12 +15,12 @@ const formatSWEAgent = "swe-agent"
 
 // sweMessage is one message of a trajectory's history.
 type sweMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Action     string          `json:"action"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
-	ToolCallID []string        `json:"tool_call_ids"`
-	IsDemo     bool            `json:"is_demo"`
+	Role       string            `json:"role"`
+	Content    json.RawMessage   `json:"content"`
+	Action     string            `json:"action"`
+	ToolCalls  []openai.ToolCall `json:"tool_calls"`
+	ToolCallID []string          `json:"tool_call_ids"`
+	IsDemo     bool              `json:"is_demo"`
 }
 
 // parseSWEAgent imports a SWE-agent trajectory ({trajectory, history,
@@ -158,7 +159,7 @@ func (b *sweBuilder) observation(v rawValue, path string, m *sweMessage, text st
 		}
 	}
 	c.Results = append(c.Results, r)
-	sortResults(c)
+	c.sortResults()
 	return nil
 }
 
