@@ -80,8 +80,8 @@ type CompactPolicy struct {
 	// Model names the model, for the window table and the calibration.
 	Model string
 	// Windows is the table Model is looked up in (default
-	// tokens.DefaultWindows()).
-	Windows tokens.Windows
+	// catalog.DefaultWindows()).
+	Windows catalog.Windows
 	// Counter counts tokens (default: the shared o200k counter behind a
 	// per-policy cache).
 	Counter tokens.Counter
@@ -194,7 +194,7 @@ type compactConfig struct {
 	high, target   float64
 	window         int
 	model          string
-	windows        tokens.Windows
+	windows        catalog.Windows
 	counter        tokens.Counter
 	factor         float64
 	clearAtLeast   int
@@ -250,7 +250,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		return c, fmt.Errorf("compact: Target %.2f is above HighWater %.2f", c.target, c.high)
 	}
 	if c.windows == nil {
-		c.windows = tokens.DefaultWindows()
+		c.windows = catalog.DefaultWindows()
 	}
 	if c.window <= 0 {
 		c.window, _ = c.windows.Lookup(c.model)

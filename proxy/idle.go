@@ -12,6 +12,7 @@ import (
 	"github.com/agentharness/harness/internal/canonjson"
 	"github.com/agentharness/harness/internal/locator"
 	"github.com/agentharness/harness/policy"
+	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/tokens"
@@ -156,7 +157,7 @@ func idleChoice(ctx context.Context, h *history, lifetime, idle time.Duration) (
 	// for the tokenizer; an empty window table keeps the policy from ever
 	// compacting for size.
 	pol := policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
-		Windows: tokens.Windows{}, Counter: tokens.CounterFunc(func(s string) int { return (len(s) + 3) / 4 })}
+		Windows: catalog.Windows{}, Counter: tokens.CounterFunc(func(s string) int { return (len(s) + 3) / 4 })}
 	if err := pol.ApplyView(ctx, v); err != nil {
 		return nil, fmt.Errorf("proxy: idle clear: %w", err)
 	}

@@ -10,6 +10,6 @@
 // documented per-message overheads); a per-model [Calibrator], fed by the
 // [Calibrate] model wrapper, that learns the ratio between the input
 // tokens a provider reports and the tokens counted here, so budgets hold
-// for models whose tokenizer is not o200k; and a table of context windows
-// per model family ([Windows], [DefaultWindows]).
+// for models whose tokenizer is not o200k. Context windows per model
+// family are provider facts, in package provider/catalog.
 package tokens

@@ -48,17 +48,3 @@ func ExampleCalibrate() {
 	fmt.Printf("%.1f\n", cal.Factor("claude-sonnet-4-5"))
 	// Output: 1.3
 }
-
-func ExampleWindows_Lookup() {
-	w := tokens.DefaultWindows()
-	w["my-finetune"] = 32768
-	for _, m := range []string{"gpt-4o-mini", "claude-3-5-sonnet-20241022", "my-finetune-v2", "unknown"} {
-		n, ok := w.Lookup(m)
-		fmt.Println(m, n, ok)
-	}
-	// Output:
-	// gpt-4o-mini 128000 true
-	// claude-3-5-sonnet-20241022 200000 true
-	// my-finetune-v2 32768 true
-	// unknown 0 false
-}

@@ -15,7 +15,6 @@ import (
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/spill"
 	"github.com/agentharness/harness/stack"
-	"github.com/agentharness/harness/tokens"
 )
 
 // proxyPresetName names the preset that replays harness proxy's rule.
@@ -55,7 +54,7 @@ func (pc proxyConfig) Build(env replayengine.Env) (*replayengine.Config, error) 
 		// proxy/idle.go's policy: the idle clear alone, never for size (no
 		// window) nor for cost; the clear's choice reads no token count.
 		pols = append(pols, spillCleared{&policy.CompactPolicy{ClearWhenIdle: lifetime, NoClearOld: true, NoRecall: true, Unbounded: true,
-			Windows: tokens.Windows{}, Counter: env.Counter}, tb.Spill})
+			Windows: catalog.Windows{}, Counter: env.Counter}, tb.Spill})
 	}
 	return &replayengine.Config{Guards: st.Guards, Policies: append(pols, st.Policies...), Recall: st.Recall}, nil
 }

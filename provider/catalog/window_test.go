@@ -1,4 +1,4 @@
-package tokens
+package catalog
 
 import "testing"
 
