@@ -15,6 +15,7 @@ type UpstreamError struct {
 	Reason string
 }
 
+// Error names the upstream failure's reason.
 func (e *UpstreamError) Error() string { return "proxy: upstream " + e.Reason }
 
 // api is a provider's family of wire formats: the requests that go to

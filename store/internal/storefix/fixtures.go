@@ -118,6 +118,7 @@ func Payload(conv string, turn int, call string) string {
 	return seed + ":" + strings.Repeat(hex.EncodeToString(sum[:]), n/64+1)[:n]
 }
 
+// HashOf returns the hex SHA-256 of s, as the stores hash a payload.
 func HashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
@@ -265,6 +266,8 @@ func CutsByCall(conv *harness.Conversation) map[string][]harness.Cut {
 	return out
 }
 
+// JSONOf returns v as indented JSON, failing t if it does not marshal,
+// so a test's diff shows two values field by field.
 func JSONOf(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", " ")
