@@ -23,11 +23,10 @@ const maxRankMemo = 512
 // messages), so a turn that offers another list than the turn before
 // breaks the provider's prompt cache for the whole conversation, and its
 // first request pays every token of it again (Anthropic writes it at
-// 1.25 ×). Measured with 100 tools offered to the Claude Code and Codex
-// recordings (docs/design.md, "Tool selection across turns"), reselecting
-// every turn cost more than offering every tool, up to 2.37 × none on one
-// session. A new list is worth that only when the turn needs tools the old
-// one lacks: one of the new input's best-ranked tools, or a must-keep tool.
+// 1.25 ×). Reselecting every turn can cost more than offering every tool
+// (docs/design.md, "Tool selection across turns"). A new list is worth
+// that only when the turn needs tools the old one lacks: one of the new
+// input's best-ranked tools, or a must-keep tool.
 
 // defaultStickyShare is the share of a new selection's relevance a kept
 // one must reach (see Selector.StickyShare).
