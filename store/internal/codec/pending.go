@@ -17,7 +17,22 @@ import (
 // per round. It is safe for concurrent use; the zero value is empty.
 type Pending struct {
 	mu sync.Mutex
-	m  map[pendingKey]*Request
+	m  map[pendingKey]pendingEntry
+	// seq orders entries by when they were put, so the oldest goes first
+	// when MaxPending is reached.
+	seq uint64
+}
+
+// MaxPending is how many requests a store keeps waiting for their rounds.
+// A request whose round another process stores (proxy replicas with no
+// affinity) is never taken by this one, so without a bound they would
+// pile up; past it the oldest is forgotten and its round, if this store
+// ever writes it, is recorded without its request.
+const MaxPending = 4096
+
+type pendingEntry struct {
+	r   *Request
+	seq uint64
 }
 
 type pendingKey struct {
@@ -45,19 +60,46 @@ func (p *Pending) Put(conv string, turn, round int, r *Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = map[pendingKey]*Request{}
+		p.m = map[pendingKey]pendingEntry{}
 	}
-	p.m[pendingKey{conv, turn, round}] = r
+	k := pendingKey{conv, turn, round}
+	if _, ok := p.m[k]; !ok && len(p.m) >= MaxPending {
+		p.dropOldest()
+	}
+	p.seq++
+	p.m[k] = pendingEntry{r: r, seq: p.seq}
 }
 
-// Take removes and returns the request of a round, or nil.
+// dropOldest forgets the entry put longest ago. A linear scan, made only
+// when the bound is reached.
+func (p *Pending) dropOldest() {
+	var oldest pendingKey
+	first := true
+	var min uint64
+	for k, e := range p.m {
+		if first || e.seq < min {
+			oldest, min, first = k, e.seq, false
+		}
+	}
+	delete(p.m, oldest)
+}
+
+// Take removes and returns the request of a round, or nil. It also
+// forgets the requests of the turn's earlier rounds: rounds are stored in
+// order, so those rounds are stored already (by another process, which
+// did not have them) and their requests can never be taken.
 func (p *Pending) Take(conv string, turn, round int) *Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := pendingKey{conv, turn, round}
-	r := p.m[k]
+	e := p.m[k]
 	delete(p.m, k)
-	return r
+	for o := range p.m {
+		if o.conv == conv && o.turn == turn && o.round < round {
+			delete(p.m, o)
+		}
+	}
+	return e.r
 }
 
 // Drop forgets the requests of a turn (a model call that failed leaves

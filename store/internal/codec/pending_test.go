@@ -48,3 +48,48 @@ func TestEventKeys(t *testing.T) {
 		t.Error("events wait after Take")
 	}
 }
+
+// TestPendingIsBounded: requests whose rounds another process stored are
+// forgotten once a later round of their turn is taken, and past
+// MaxPending the oldest request goes first, so a proxy replica that serves
+// requests of conversations other replicas record does not grow without
+// bound.
+func TestPendingIsBounded(t *testing.T) {
+	var p Pending
+	conv := &harness.Conversation{ID: "c"}
+	turn := &harness.Turn{Index: 1}
+	for round := 1; round <= 3; round++ {
+		if err := p.Add(conv, turn, &harness.Request{Turn: 1, Round: round, System: fmt.Sprint("system ", round)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Put("other", 1, 1, &Request{System: "other"})
+	if r := p.Take("c", 1, 3); r == nil || r.System != "system 3" {
+		t.Fatalf("Take of round 3: %+v", r)
+	}
+	if r := p.Take("c", 1, 1); r != nil {
+		t.Errorf("round 1's request outlived the take of round 3: %+v", r)
+	}
+	if p.Len() != 1 || p.Take("other", 1, 1) == nil {
+		t.Errorf("another conversation's request was dropped: %d left", p.Len())
+	}
+
+	for i := range MaxPending + 10 {
+		p.Put(fmt.Sprint("conv ", i), 1, 1, &Request{System: fmt.Sprint(i)})
+	}
+	if p.Len() != MaxPending {
+		t.Fatalf("%d requests kept, want at most %d", p.Len(), MaxPending)
+	}
+	for i := range 10 {
+		if r := p.Take(fmt.Sprint("conv ", i), 1, 1); r != nil {
+			t.Errorf("conv %d: the oldest requests should have gone first", i)
+		}
+	}
+	if r := p.Take(fmt.Sprint("conv ", MaxPending+9), 1, 1); r == nil {
+		t.Error("the newest request was dropped")
+	}
+	p.Put("conv 10", 1, 1, &Request{System: "again"})
+	if p.Len() != MaxPending-1 {
+		t.Errorf("replacing a kept request changed the count to %d", p.Len())
+	}
+}
