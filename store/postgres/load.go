@@ -112,16 +112,7 @@ func loadBatch(ctx context.Context, pool *pgxpool.Pool, id string, which rows.Pa
 // scanAll reads the next result of br, calling fn for each row.
 func scanAll(br pgx.BatchResults, fn func(rows.Scanner) error) error {
 	rs, err := br.Query()
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		if err := fn(rs); err != nil {
-			return err
-		}
-	}
-	return rs.Err()
+	return eachRow(rs, err, fn)
 }
 
 // loadSteps are the queries that read conversation id into l, table by
@@ -171,6 +162,12 @@ func queryIn(ctx context.Context, tx querier) rows.Query {
 // query runs q and calls fn for each row.
 func query(ctx context.Context, tx querier, q string, args []any, fn func(rows.Scanner) error) error {
 	rs, err := tx.Query(ctx, q, args...)
+	return eachRow(rs, err, fn)
+}
+
+// eachRow calls fn for each row of rs, the answer of a query that
+// failed with err when err is not nil, and closes rs.
+func eachRow(rs pgx.Rows, err error, fn func(rows.Scanner) error) error {
 	if err != nil {
 		return err
 	}
