@@ -269,11 +269,11 @@ func (c *compaction) ask(i int, r *ClearRule, stored *int) (text string, take, q
 	res := c.v.Origins[i].Result
 	call, hasArg := c.callOf(i, res)
 	kind, what, size, back := c.describe(res, call, hasArg)
-	if r == nil {
-		return fmt.Sprintf("[cleared to save context: the %s of %s (call %s, %d bytes). To see it again, %s.]", kind, what, res.CallID, size, back), true, false, compactPos{}
-	}
 	about := fmt.Sprintf("the %s of %s (call %s, %d bytes)", kind, what, res.CallID, size)
 	def := "[cleared to save context: " + about + ". To see it again, " + back + ".]"
+	if r == nil {
+		return def, true, false, compactPos{}
+	}
 	take, text = r.Clear(ClearCandidate{Result: res, About: about, Back: back,
 		Tokens: func() int {
 			if *stored == 0 {
