@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -74,11 +75,10 @@ func (p *Pending) Put(conv string, turn, round int, r *Request) {
 // when the bound is reached.
 func (p *Pending) dropOldest() {
 	var oldest pendingKey
-	first := true
-	var min uint64
+	seq := uint64(math.MaxUint64)
 	for k, e := range p.m {
-		if first || e.seq < min {
-			oldest, min, first = k, e.seq, false
+		if e.seq < seq {
+			oldest, seq = k, e.seq
 		}
 	}
 	delete(p.m, oldest)
