@@ -32,8 +32,6 @@ CREATE TABLE savings (
 CREATE INDEX savings_by_time ON savings (at_ns);
 `}
 
-var _ store.SavingsLog = (*pgStore)(nil)
-
 // AddSaving stores one call's saving.
 func (s *pgStore) AddSaving(ctx context.Context, v store.Saving) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO savings (at_ns, conv_id, client, project, model, bytes_in, bytes_out, tokens_saved, input_tokens, cached_tokens, output_tokens)

@@ -31,8 +31,6 @@ CREATE TABLE savings (
 CREATE INDEX savings_by_time ON savings (at_ns);
 `}
 
-var _ store.SavingsLog = (*sqliteStore)(nil)
-
 // AddSaving stores one call's saving.
 func (s *sqliteStore) AddSaving(ctx context.Context, v store.Saving) error {
 	err := s.tx(ctx, func(w *txw) error {
