@@ -44,9 +44,10 @@ func (s *pgStore) Delete(ctx context.Context, id string) error {
 		if n == 0 {
 			return fmt.Errorf("postgres store: deleting %q: %w", id, store.ErrNotFound)
 		}
-		// The foreign keys cascade from conversations; events and view
-		// cuts have none (an event may come before its conversation).
-		for _, table := range []string{"events", "view_cuts", "proxy_claims", "proxy_forks", "proxy_decisions", "conversations"} {
+		// The foreign keys cascade from conversations; events, view
+		// cuts and requests have none (each may come before its
+		// conversation or round).
+		for _, table := range []string{"events", "view_cuts", "round_requests", "proxy_claims", "proxy_forks", "proxy_decisions", "conversations"} {
 			col := "conv_id"
 			if table == "conversations" {
 				col = "id"

@@ -132,14 +132,26 @@ func (s *pgStore) turnOf(convID string, turn *harness.Turn) *turnLock {
 // transaction-scoped lock, refused with store.ErrConversationBusy while
 // another turn holds it.
 func (s *pgStore) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
-	if l := s.turnOf(convID, turn); l != nil {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.conn != nil {
-			return s.write(ctx, l.conn.Conn(), "", fn)
-		}
+	if ok, err := s.heldTx(ctx, convID, turn, fn); ok {
+		return err
 	}
 	return s.pooled(ctx, convID, fn)
+}
+
+// heldTx runs fn in one transaction on the turn's connection when turn
+// (nil: any turn) holds conversation convID in this store, and reports
+// whether it did.
+func (s *pgStore) heldTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) (bool, error) {
+	l := s.turnOf(convID, turn)
+	if l == nil {
+		return false, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return false, nil
+	}
+	return true, s.write(ctx, l.conn.Conn(), "", fn)
 }
 
 // pooled runs fn in one transaction on a pooled connection; lockConv, when

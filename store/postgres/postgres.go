@@ -57,10 +57,6 @@ type pgStore struct {
 	events codec.Events
 	emu    sync.Mutex
 
-	// requests holds what each request in flight offers, until AddRound
-	// stores it with its round (see AddRequest).
-	requests codec.Pending
-
 	// turns holds the turns in progress, by conversation (see lock.go).
 	tmu   sync.Mutex
 	turns map[string]*turnLock

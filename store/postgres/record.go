@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/internal/codec"
 )
 
@@ -69,13 +70,12 @@ func addContext(w *txw, convID string, turn *harness.Turn) {
 }
 
 // AddRound stores a complete round: its assistant message and calls,
-// every result with its full payload, its model copy and its cuts, and
-// the system prompt and tool schemas of the request that produced it
-// (from AddRequest), in one transaction sent as one batch.
+// every result with its full payload, its model copy and its cuts, in
+// one transaction sent as one batch. The request that produced it is
+// stored apart (AddRequest), before or after it.
 func (s *pgStore) AddRound(ctx context.Context, conv *harness.Conversation, turn *harness.Turn, round *harness.Round) error {
-	req := s.requests.Take(conv.ID, turn.Index, round.Index)
 	return s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
-		if err := addRound(w, conv.ID, turn.Index, round, req); err != nil {
+		if err := addRound(w, conv.ID, turn.Index, round); err != nil {
 			return err
 		}
 		touch(w, conv.ID, time.Now())
@@ -87,26 +87,16 @@ func touch(w *txw, convID string, now time.Time) {
 	w.queue("conversation "+convID, `UPDATE conversations SET updated_ns = $1 WHERE id = $2`, now.UnixNano(), b(convID))
 }
 
-// addRound queues round r; req, when not nil, is the request that
-// produced it.
-func addRound(w *txw, convID string, turn int, r *harness.Round, req *codec.Request) error {
+// addRound queues round r. Its request is not part of it: the rows of
+// round_requests hold requests (see AddRequest).
+func addRound(w *txw, convID string, turn int, r *harness.Round) error {
 	where := fmt.Sprintf("turn %d round %d of %s", turn, r.Index, convID)
 	u, st := r.Usage, r.Stats
-	var (
-		recorded      bool
-		system, tools string
-	)
-	if req != nil {
-		if err := writeRequest(w, where, req); err != nil {
-			return fmt.Errorf("postgres store: %w", err)
-		}
-		recorded, system, tools = true, req.SystemHash, req.SetHash
-	}
 	w.queue(where, `INSERT INTO rounds (conv_id, turn, idx, final, input_tokens, cached_tokens, cache_write_tokens, output_tokens,
-	req_messages, req_evidence_chars, req_tools, req_tool_bytes, req_recorded, req_system, req_tool_set, answered_ns)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+	req_messages, req_evidence_chars, req_tools, req_tool_bytes, answered_ns)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		b(convID), turn, r.Index, r.Final, u.Input, u.Cached, u.CacheWrite, u.Output,
-		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, recorded, system, tools, codec.NS(r.Answered))
+		st.Messages, st.EvidenceChars, st.Tools, st.ToolBytes, codec.NS(r.Answered))
 	m := r.Assistant
 	parts, err := codec.EncodePartsJSON(m.Parts)
 	if err != nil {
@@ -173,12 +163,11 @@ func nullBytes(v []byte) []byte {
 	return append(make([]byte, 0, len(v)), v...)
 }
 
-// EndTurn stores the turn's outcome, end time and usage, forgets any
+// EndTurn stores the turn's outcome, end time and usage, removes any
 // request of the turn that produced no round (its model call failed), and
 // releases the conversation's lock. A turn that has ended already, or was
 // never begun, is refused.
 func (s *pgStore) EndTurn(ctx context.Context, conv *harness.Conversation, turn *harness.Turn) error {
-	s.requests.Drop(conv.ID, turn.Index)
 	err := s.turnTx(ctx, conv.ID, turn, func(w *txw) error {
 		if err := endTurn(w, conv.ID, turn); err != nil {
 			return err
@@ -203,6 +192,12 @@ WHERE conv_id = $7 AND idx = $8 AND outcome = ''::bytea AND ended_ns = 0`, b(str
 	}
 	if n == 0 {
 		return fmt.Errorf("postgres store: end of turn %d of %s: the turn was never begun, or has ended", turn.Index, convID)
+	}
+	if turn.Outcome != store.Interrupted {
+		// The turn takes no more rounds (an interrupted one may be
+		// reopened, and take the rounds of the requests it made).
+		w.queue(fmt.Sprintf("requests of turn %d of %s", turn.Index, convID), `DELETE FROM round_requests q WHERE q.conv_id = $1 AND q.turn = $2
+AND NOT EXISTS (SELECT 1 FROM rounds r WHERE r.conv_id = q.conv_id AND r.turn = q.turn AND r.idx = q.round)`, b(convID), turn.Index)
 	}
 	return nil
 }
@@ -248,6 +243,9 @@ func (s *pgStore) Save(ctx context.Context, conv *harness.Conversation) error {
 		if n > 0 {
 			return fmt.Errorf("postgres store: conversation %s is already stored", conv.ID)
 		}
+		// Requests stored for the id before (AddRequest writes them
+		// apart from rounds) are not this conversation's.
+		w.queue("conversation "+conv.ID, `DELETE FROM round_requests WHERE conv_id = $1`, b(conv.ID))
 		now := time.Now()
 		created := now.UnixNano()
 		if len(conv.Turns) > 0 && !conv.Turns[0].Started.IsZero() {
@@ -266,7 +264,7 @@ func (s *pgStore) Save(ctx context.Context, conv *harness.Conversation) error {
 				t.Usage.Input, t.Usage.Cached, t.Usage.CacheWrite, t.Usage.Output)
 			addContext(w, conv.ID, t)
 			for _, r := range t.Rounds {
-				if err := addRound(w, conv.ID, t.Index, r, nil); err != nil {
+				if err := addRound(w, conv.ID, t.Index, r); err != nil {
 					return err
 				}
 			}

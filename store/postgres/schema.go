@@ -20,7 +20,9 @@ import (
 // commits have no reply to lose); version 5 the proxy's savings, as
 // store/sqlite's v10 (savings.go); version 6 the proxy replicas' claims
 // (claim.go); version 7 the proxy's fork links and result decisions
-// (decisions.go).
+// (decisions.go); version 8 each round's request apart from the round
+// (request.go: the proxy replica that stores a round may not be the one
+// that served its request; store/sqlite keeps them in rounds).
 //
 // Every string a model, a tool or a user wrote (ids, inputs, texts,
 // names, locators) is bytea: PostgreSQL's text refuses NUL and invalid
@@ -263,6 +265,7 @@ CREATE UNIQUE INDEX view_cuts_by_key ON view_cuts (event_key, event_cut) WHERE e
 	savingsMigration,
 	{Version: 6, Name: "proxy replica claims", SQL: claimsSchema},
 	recordsMigration,
+	requestsMigration,
 }
 
 // schemaVersion is the schema version this package writes.

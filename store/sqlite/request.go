@@ -63,7 +63,7 @@ func writeRequest(w *txw, p *codec.Request) error {
 // collectRequestGarbage removes the system prompts, tool lists and
 // schemas no stored round refers to any more (after a deletion).
 func collectRequestGarbage(w *txw) error {
-	for _, q := range codec.RequestGarbage() {
+	for _, q := range codec.RequestGarbage("") {
 		if _, err := w.exec(q); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 
 	"github.com/agentharness/harness/internal/toolschema"
 
@@ -48,6 +49,19 @@ func NewRequest(req *harness.Request) *Request {
 	}
 	p.SetHash = SetHash(p.Hashes)
 	return p
+}
+
+// RequestOf is what req offers for its round of turn, copied and hashed
+// (NewRequest). A conversation without an id, or a missing turn or
+// request, is an error.
+func RequestOf(conv *harness.Conversation, turn *harness.Turn, req *harness.Request) (*Request, error) {
+	switch {
+	case conv == nil || conv.ID == "":
+		return nil, errors.New("the conversation has no id")
+	case turn == nil || req == nil:
+		return nil, errors.New("AddRequest needs a turn and a request")
+	}
+	return NewRequest(req), nil
 }
 
 // Hash domains keep the three kinds of content hash apart.
@@ -102,12 +116,21 @@ func Short(h string) string { return h[:min(len(h), 12)] }
 // that remove the system prompts, tool lists and schemas no stored round
 // refers to any more, in order: members before their lists, lists before
 // the schemas they held. Prompts and lists are shared between
-// conversations, so only those nothing uses go.
-func RequestGarbage() []string {
+// conversations, so only those nothing uses go. requests, when not "", is
+// a table that also refers to them (columns system and tool_set): a store
+// that keeps each round's request in a row of its own.
+func RequestGarbage(requests string) []string {
+	unused := func(col, hash string) string {
+		q := `NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_` + col + ` = ` + hash + `)`
+		if requests != "" {
+			q += ` AND NOT EXISTS (SELECT 1 FROM ` + requests + ` q WHERE q.` + col + ` = ` + hash + `)`
+		}
+		return q
+	}
 	return []string{
-		`DELETE FROM tool_set_members WHERE set_hash IN (SELECT hash FROM tool_sets t WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = t.hash))`,
-		`DELETE FROM tool_sets WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_tool_set = tool_sets.hash)`,
+		`DELETE FROM tool_set_members WHERE set_hash IN (SELECT hash FROM tool_sets t WHERE ` + unused("tool_set", "t.hash") + `)`,
+		`DELETE FROM tool_sets WHERE ` + unused("tool_set", "tool_sets.hash"),
 		`DELETE FROM tool_schemas WHERE NOT EXISTS (SELECT 1 FROM tool_set_members m WHERE m.schema_hash = tool_schemas.hash)`,
-		`DELETE FROM system_prompts WHERE NOT EXISTS (SELECT 1 FROM rounds r WHERE r.req_system = system_prompts.hash)`,
+		`DELETE FROM system_prompts WHERE ` + unused("system", "system_prompts.hash"),
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"math"
 	"sync"
 	"time"
@@ -13,9 +12,11 @@ import (
 )
 
 // Pending holds what each request in flight offers until its round is
-// stored: the round row does not exist before the model answers, and
-// writing both in the round's transaction keeps a run at one transaction
-// per round. It is safe for concurrent use; the zero value is empty.
+// stored in the same process: the round row does not exist before the
+// model answers, and writing both in the round's transaction keeps a run
+// at one transaction per round (store/sqlite; store/postgres, whose
+// rounds another process may store, writes each request when it is made).
+// It is safe for concurrent use; the zero value is empty.
 type Pending struct {
 	mu sync.Mutex
 	m  map[pendingKey]pendingEntry
@@ -25,8 +26,8 @@ type Pending struct {
 }
 
 // MaxPending is how many requests a store keeps waiting for their rounds.
-// A request whose round another process stores (proxy replicas with no
-// affinity) is never taken by this one, so without a bound they would
+// A request whose round another process stores (two processes on one
+// database) is never taken by this one, so without a bound they would
 // pile up; past it the oldest is forgotten and its round, if this store
 // ever writes it, is recorded without its request.
 const MaxPending = 4096
@@ -42,16 +43,14 @@ type pendingKey struct {
 }
 
 // Add keeps what req offers for its round of turn: the request's
-// system prompt and tool schemas, copied and hashed (NewRequest). A
-// conversation without an id, or a missing turn or request, is an error.
+// system prompt and tool schemas, copied and hashed (RequestOf, which
+// refuses a conversation without an id, or a missing turn or request).
 func (p *Pending) Add(conv *harness.Conversation, turn *harness.Turn, req *harness.Request) error {
-	switch {
-	case conv == nil || conv.ID == "":
-		return errors.New("the conversation has no id")
-	case turn == nil || req == nil:
-		return errors.New("AddRequest needs a turn and a request")
+	r, err := RequestOf(conv, turn, req)
+	if err != nil {
+		return err
 	}
-	p.Put(conv.ID, turn.Index, req.Round, NewRequest(req))
+	p.Put(conv.ID, turn.Index, req.Round, r)
 	return nil
 }
 
