@@ -41,7 +41,7 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 // refuses a missing conversation as store.ErrNotFound in one too;
 // Decisions and Forks take one each. Resuming a turn another writer
 // suspended takes three (the lock, then the check of the turn with its
-// BEGIN, then the COMMIT), a round one, suspending one.
+// BEGIN, then the COMMIT), a request one, a round one, suspending one.
 func TestRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	dsn := server.DSN(t)
@@ -142,14 +142,18 @@ func TestRoundTrips(t *testing.T) {
 	}
 	// What a replica writes for a round of a turn another writer
 	// suspended: the lock, the check of the turn with its BEGIN, the
-	// COMMIT; the round; the unlock. Twice: the first prepares the
-	// statements.
+	// COMMIT; the request with its system prompt and tool list; the
+	// round; the unlock. Twice: the first prepares the statements.
+	tools := []harness.ToolSpec{{Name: "Bash", Description: "run"}, {Name: "Read", Description: "read"}}
 	writes := []struct {
 		name  string
 		write func() error
 		want  int64
 	}{
 		{"ResumeTurn", func() error { return s.ResumeTurn(ctx, conv, turn3) }, 3},
+		{"AddRequest", func() error {
+			return s.AddRequest(ctx, conv, turn3, &harness.Request{Turn: 3, Round: round + 1, System: "sys", Tools: tools})
+		}, 1},
 		{"AddRound", func() error {
 			round++
 			return s.AddRound(ctx, conv, turn3, &harness.Round{Index: round})

@@ -214,3 +214,82 @@ func testToolSpecsByteForByte(t *testing.T, be *Backend) {
 		storefix.ToolSpecRoundTrip(t, s, fmt.Sprintf("c_spec_%d", n), c.spec, c.system)
 	}
 }
+
+// testRequestsByRound records requests through the store's methods, as a
+// driver does: a request retried for the same round replaces the one
+// before it, a request that sends nothing (a final round's) is recorded
+// as such, and a request whose model call failed is not reported, nor
+// attached to a later round. Deleting the conversation leaves nothing of
+// what its requests sent, the replaced ones included.
+func testRequestsByRound(t *testing.T, be *Backend) {
+	ctx := context.Background()
+	s := be.open(t, nil)
+	specs := storefix.Specs(storefix.GraphQLTools(3))
+	conv := harness.NewConversation("c_rounds")
+	type write struct {
+		round  int
+		system string
+		tools  []harness.ToolSpec
+		stored bool // the model answered: its round is stored
+	}
+	turns := []struct {
+		writes  []write
+		outcome harness.Outcome
+	}{
+		{[]write{{1, "first try", specs, false}, {1, "sys", specs[:1], true}, {2, "", nil, true}}, harness.Answered},
+		{[]write{{1, "sys", specs[1:], false}}, harness.Error},
+		{[]write{{1, "sys", specs[2:], true}}, harness.Answered},
+	}
+	for ti, tt := range turns {
+		turn := &harness.Turn{Index: ti + 1, Input: "go"}
+		if err := s.BeginTurn(ctx, conv, turn); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.writes {
+			req := &harness.Request{System: w.system, Tools: w.tools, Turn: turn.Index, Round: w.round}
+			if err := s.AddRequest(ctx, conv, turn, req); err != nil {
+				t.Fatal(err)
+			}
+			if !w.stored {
+				continue
+			}
+			r := &harness.Round{Index: w.round, Final: w.tools == nil, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("ok")}}}
+			if err := s.AddRound(ctx, conv, turn, r); err != nil {
+				t.Fatal(err)
+			}
+			turn.Rounds = append(turn.Rounds, r)
+		}
+		turn.Outcome = tt.outcome
+		if err := s.EndTurn(ctx, conv, turn); err != nil {
+			t.Fatal(err)
+		}
+		conv.Turns = append(conv.Turns, turn)
+	}
+	reqs, err := s.Requests(ctx, conv.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		turn, round int
+		system      string
+		tools       []harness.ToolSpec
+	}{{1, 1, "sys", specs[:1]}, {1, 2, "", nil}, {3, 1, "sys", specs[2:]}}
+	if len(reqs) != len(want) {
+		t.Fatalf("%d requests, want %d: %+v", len(reqs), len(want), reqs)
+	}
+	for i, w := range want {
+		q := reqs[i]
+		if q.Turn != w.turn || q.Round != w.round || !q.Recorded || q.System != w.system || !reflect.DeepEqual(q.Tools, w.tools) {
+			t.Errorf("request %d: turn %d round %d recorded=%v system %q tools %v; want turn %d round %d, system %q tools %v",
+				i, q.Turn, q.Round, q.Recorded, q.System, q.ToolNames(), w.turn, w.round, w.system, (&store.Request{Tools: w.tools}).ToolNames())
+		}
+	}
+	if err := s.Delete(ctx, conv.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"tool_schemas", "tool_sets", "tool_set_members", "system_prompts"} {
+		if n := be.Count(t, table, ""); n != 0 {
+			t.Errorf("%s keeps %d rows after the conversation was deleted", table, n)
+		}
+	}
+}

@@ -86,6 +86,7 @@ func Run(t *testing.T, newBackend func(t testing.TB) *Backend) {
 		{"RequestsRecorded", testRequestsRecorded},
 		{"RequestsDeduplicated", testRequestsDeduplicated},
 		{"RequestsOfAFailedCall", testRequestsOfAFailedCall},
+		{"RequestsByRound", testRequestsByRound},
 		{"SavedConversationHasNoRequests", testSavedConversationHasNoRequests},
 		{"ToolSpecsByteForByte", testToolSpecsByteForByte},
 		{"ConcurrentRuns", testConcurrentRuns},
