@@ -9,7 +9,9 @@
 // and invalid UTF-8 come back byte for byte; payloads live apart from the
 // result rows that listing and loading read, one bytea whatever their size
 // (up to PostgreSQL's 1 GiB per value); each distinct system prompt, tool
-// schema and tool list is stored once by content hash.
+// schema and tool list is stored once by content hash. A round's request
+// is stored when it is made, apart from the round, which another process
+// may store: reads join the two.
 //
 // # One turn at a time per conversation
 //
@@ -18,8 +20,8 @@
 // write of the turn goes through it, and EndTurn releases both. Another
 // turn, in this process or another, is refused at once with an error
 // wrapping [store.ErrConversationBusy]; Save, Delete and writes of a turn
-// that does not hold the lock take the same key as a transaction-scoped
-// lock and are refused the same way. A process that dies mid-turn loses its
+// that does not hold the lock (but a request's) take the same key as a
+// transaction-scoped lock and are refused the same way. A process that dies mid-turn loses its
 // connection and with it the lock, so no lease outlives its holder. Each
 // turn in progress holds one connection: Options.MaxConns bounds the turns
 // one process records at once.
