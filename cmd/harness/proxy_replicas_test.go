@@ -210,7 +210,8 @@ func resultsIn(t *testing.T, body []byte) map[string]string {
 // tool result (each over the ceiling, so cut) is sent upstream with the
 // same bytes in every request after the first that carries it. A replica
 // killed mid-stream: the client's retry on the other one is sent upstream
-// byte for byte as the first try was. Every round is stored once. Two
+// byte for byte as the first try was. Every round is stored once, and
+// "harness log show" shows each one's request (its system prompt). Two
 // credentials are two tenants: each one's /stats shows only its own
 // conversation, a request without a credential sees nothing, and
 // "harness log list --tenant" lists a tenant's conversations only.
@@ -320,6 +321,24 @@ func TestProxyReplicasPostgres(t *testing.T) {
 		for i, rd := range conv.Turns[0].Rounds {
 			if rd.Index != i+1 || len(rd.Results) != 1 || rd.Results[0].CallID != fmt.Sprintf("call_%d", i) {
 				t.Errorf("stored round %d: index %d, %d results", i+1, rd.Index, len(rd.Results))
+			}
+		}
+		// Each round's request (its system prompt), though the replica
+		// that stored the round is not the one that served it.
+		stdout, stderr, code := inproc(t, "log", "show", c.ID, "--db", dsn, "--json")
+		var shown struct {
+			Requests []struct {
+				Round       int  `json:"round"`
+				Recorded    bool `json:"recorded"`
+				SystemBytes int  `json:"system_bytes"`
+			} `json:"requests"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &shown); code != 0 || err != nil || len(shown.Requests) < rounds {
+			t.Fatalf("log show %s: exit %d, %v, %d requests:\n%s", c.ID, code, err, len(shown.Requests), stderr)
+		}
+		for _, q := range shown.Requests {
+			if !q.Recorded || q.SystemBytes != len("you are a coding agent") {
+				t.Errorf("log show: round %d: recorded %v, %d bytes of system prompt; want the request's", q.Round, q.Recorded, q.SystemBytes)
 			}
 		}
 	}
