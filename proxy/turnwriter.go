@@ -51,7 +51,7 @@ type turnRec struct {
 func (w *turnWriter) apply(ctx context.Context, o op) error {
 	switch o.kind {
 	case opRequest:
-		// Kept in memory by the store until its round is stored.
+		// PostgreSQL stores it at once, so any replica may store its round.
 		if tr := w.rec(o.turn); !tr.closed {
 			return w.r.st.AddRequest(ctx, w.conv, tr.t, o.req)
 		}

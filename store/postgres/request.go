@@ -115,7 +115,7 @@ const gcLock = 0x6861726e65737331 // "harness1"
 // collectRequestGarbage queues the removal of the system prompts, tool
 // lists and schemas no stored round refers to any more (after a deletion).
 // They are shared between conversations, so only those nothing uses go;
-// the exclusive lock waits for the rounds being written to commit.
+// the exclusive lock waits for the requests being written to commit.
 func collectRequestGarbage(w *txw) {
 	w.queue("its system prompts and tool schemas", `SELECT pg_advisory_xact_lock($1)`, int64(gcLock))
 	for _, q := range codec.RequestGarbage("round_requests") {
