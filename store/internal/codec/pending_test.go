@@ -51,8 +51,8 @@ func TestEventKeys(t *testing.T) {
 
 // TestPendingIsBounded: requests whose rounds another process stored are
 // forgotten once a later round of their turn is taken, and past
-// MaxPending the oldest request goes first, so a proxy replica that serves
-// requests of conversations other replicas record does not grow without
+// MaxPending the oldest request goes first, so a process that makes
+// requests whose rounds another process records does not grow without
 // bound.
 func TestPendingIsBounded(t *testing.T) {
 	var p Pending
