@@ -15,8 +15,9 @@ import (
 // TestRequestsFromAnotherStore: two stores on one database stand for two
 // proxy replicas serving one conversation alternately. The store that
 // writes a round is never the one that wrote its request, and the request
-// comes before its round, or after it (even after the turn has ended);
-// every round loads with its own request all the same.
+// comes before its round (while the other store holds the conversation:
+// it is not refused as busy), or after it (even after the turn has
+// ended); every round loads with its own request all the same.
 func TestRequestsFromAnotherStore(t *testing.T) {
 	ctx := context.Background()
 	dsn := server.DSN(t)
@@ -49,14 +50,14 @@ func TestRequestsFromAnotherStore(t *testing.T) {
 				}
 			}
 			for r := 1; r <= rounds; r++ {
-				if tt.requestFirst {
-					addRequest(r)
-				}
 				// The other store writes the round, as the replica the
 				// next request reaches does.
 				w := stores[(r+1)%2]
 				if err := w.ResumeTurn(ctx, conv, turn); err != nil {
 					t.Fatal(err)
+				}
+				if tt.requestFirst {
+					addRequest(r) // while w holds the conversation
 				}
 				if err := w.AddRound(ctx, conv, turn, &harness.Round{Index: r, Assistant: harness.Message{Role: harness.RoleAssistant}}); err != nil {
 					t.Fatal(err)
