@@ -132,7 +132,7 @@ func (s *pgStore) turnOf(convID string, turn *harness.Turn) *turnLock {
 // transaction-scoped lock, refused with store.ErrConversationBusy while
 // another turn holds it.
 func (s *pgStore) turnTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) error {
-	if ok, err := s.heldTx(ctx, convID, turn, fn); ok {
+	if ok, err := s.heldTx(ctx, convID, turn, true, fn); ok {
 		return err
 	}
 	return s.pooled(ctx, convID, fn)
@@ -140,15 +140,17 @@ func (s *pgStore) turnTx(ctx context.Context, convID string, turn *harness.Turn,
 
 // heldTx runs fn in one transaction on the turn's connection when turn
 // (nil: any turn) holds conversation convID in this store, and reports
-// whether it did.
-func (s *pgStore) heldTx(ctx context.Context, convID string, turn *harness.Turn, fn func(w *txw) error) (bool, error) {
+// whether it did. A write that needs no lock (needsLock false) passes over
+// a connection known to be broken; one that does fails on it, since the
+// lock went with it.
+func (s *pgStore) heldTx(ctx context.Context, convID string, turn *harness.Turn, needsLock bool, fn func(w *txw) error) (bool, error) {
 	l := s.turnOf(convID, turn)
 	if l == nil {
 		return false, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conn == nil {
+	if l.conn == nil || (!needsLock && l.conn.Conn().IsClosed()) {
 		return false, nil
 	}
 	return true, s.write(ctx, l.conn.Conn(), "", fn)

@@ -15,8 +15,9 @@ import (
 
 // AddRequest stores what a request offers (its system prompt and the tool
 // schemas it sends) for the round it will produce, in a transaction of its
-// own: on the turn's connection while this store holds the turn, else on
-// a pooled one, never waiting for the conversation's lock. The round may
+// own: on the turn's connection while this store holds the turn and the
+// connection lives, else on a pooled one, never waiting for the
+// conversation's lock. The round may
 // be stored before or after it, by this or another process (a proxy
 // replica stores a round when the conversation's next request reaches it,
 // which another replica may have served); Requests reads the two
@@ -37,7 +38,7 @@ ON CONFLICT (conv_id, turn, round) DO UPDATE SET system = excluded.system, tool_
 			b(conv.ID), turn.Index, req.Round, p.SystemHash, p.SetHash)
 		return nil
 	}
-	if ok, err := s.heldTx(ctx, conv.ID, turn, write); ok {
+	if ok, err := s.heldTx(ctx, conv.ID, turn, false, write); ok {
 		return err
 	}
 	return s.pooled(ctx, "", write)

@@ -212,3 +212,29 @@ func TestUpgradeKeepsRoundRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestAfterTurnConnectionLost: a request made after the connection
+// of its turn died (its process's session ended, or the server restarted
+// it) fails at most once, as pgx learns the connection is gone, then is
+// stored on a pooled connection: it needs no lock.
+func TestRequestAfterTurnConnectionLost(t *testing.T) {
+	ctx := context.Background()
+	dsn := server.DSN(t)
+	s := openTest(t, dsn)
+	conv := harness.NewConversation("c_lost_req")
+	turn := &harness.Turn{Index: 1, Input: "go"}
+	if err := s.BeginTurn(ctx, conv, turn); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, dsn, `SELECT pg_terminate_backend($1)`, int32(s.turnOf(conv.ID, nil).conn.Conn().PgConn().PID()))
+	req := &harness.Request{Turn: 1, Round: 1, System: "sys"}
+	if err := s.AddRequest(ctx, conv, turn, req); err != nil {
+		t.Logf("the first try: %v", err)
+		if err := s.AddRequest(ctx, conv, turn, req); err != nil {
+			t.Fatalf("the second try: %v", err)
+		}
+	}
+	if n := count(t, dsn, "round_requests", conv.ID); n != 1 {
+		t.Errorf("%d requests stored, want 1", n)
+	}
+}
