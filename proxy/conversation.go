@@ -63,6 +63,15 @@ type conversation struct {
 	// times (replica_outage.go).
 	maxStarted    roundKey
 	pendingStarts map[roundKey]time.Time
+	// delta is what this replica added to the mirror since its last
+	// mirror claim, from shape deltaFrom, and deltaN numbers its mirror
+	// claims; foreign holds other replicas' mirror claims not applied
+	// yet, in log order, and marks the marks read (replica_mirror.go).
+	delta     []mirrorAdd
+	deltaFrom mirrorShape
+	deltaN    int64
+	foreign   []foreignClaim
+	marks     map[string]bool
 }
 
 type roundKey struct{ turn, round int }
@@ -251,7 +260,7 @@ func (p *Proxy) conversation(id string) *conversation {
 	c := p.convs[id]
 	if c == nil {
 		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
-			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}}
+			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}, marks: map[string]bool{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 		if t := p.tenantIn(id); t != "" {

@@ -77,6 +77,10 @@ type op struct {
 	turn  harness.Turn
 	round *harness.Round
 	req   *harness.Request
+	// foreign, when set, marks a write another replica queued first
+	// (replica_mirror.go): it is skipped when foreign reports that
+	// replica stored it.
+	foreign func(context.Context) bool
 }
 
 // busyRetry is how a write refused because another writer holds the
@@ -157,6 +161,9 @@ func (r *recorder) run(q *convQueue) {
 		}
 		r.mu.Unlock()
 		for _, o := range batch {
+			if o.foreign != nil && o.foreign(ctx) {
+				continue
+			}
 			if err := r.applyOrWait(ctx, w, o); err != nil {
 				r.fail(err)
 			}

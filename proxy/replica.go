@@ -73,6 +73,9 @@ type claimValue struct {
 	// At and Usage are a model call's start or answer.
 	At    time.Time     `json:"at,omitzero"`
 	Usage harness.Usage `json:"usage,omitzero"`
+	// Before and Adds are a mirror claim's (replica_mirror.go).
+	Before *mirrorShape `json:"before,omitempty"`
+	Adds   []mirrorAdd  `json:"adds,omitempty"`
 }
 
 // replicas is the proxy's side of the claim log.
@@ -318,9 +321,30 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		// sent is not this replica's last request, so the next check for
 		// cache breaks has nothing of its own to compare with.
 		cv.prevIn, cv.prevOut = nil, nil
-		if err := p.reloadMirror(ctx, cv); err != nil {
-			p.replicaFailed("reloading "+cv.id, err)
+	}
+	if p.adopt(c) {
+		return
+	}
+	// A mirror claim that does not fit: the conversation is read again
+	// once its writes are stored.
+	for deadline := time.Now().Add(replicaWait); cv.unmarked() && time.Now().Before(deadline); {
+		cv.mu.Unlock()
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
 		}
+		cv.mu.Lock()
+		if ctx.Err() != nil {
+			return
+		}
+		if _, _, err := p.readClaims(ctx, cv); err != nil {
+			p.replicaFailed("reading the claim log", err)
+			return
+		}
+	}
+	cv.foreign = nil
+	if err := p.reloadMirror(ctx, cv); err != nil {
+		p.replicaFailed("reloading "+cv.id, err)
 	}
 }
 
@@ -411,6 +435,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		if parts[0] == claimClear && d != nil && d.res != nil {
 			d.out, d.cleared, d.clearClaimed = v.Out, clearedCopy(d.res, v.Text, v.Locator), true
 		}
+	case claimMirror:
+		if !own && v.Before != nil {
+			cv.foreign = append(cv.foreign, foreignClaim{mark: claimStored + "|" + parts[1] + "|" + parts[2], before: *v.Before, adds: v.Adds})
+		}
+	case claimStored:
+		cv.marks[key] = true
 	case claimStart, claimAnswer:
 		t, err1 := strconv.Atoi(parts[1])
 		r, err2 := strconv.Atoi(parts[2])
@@ -437,22 +467,31 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 	}
 }
 
-// claimAnswered records, once the answer of c's model call is relayed and
-// what it adds is recorded, when it answered and what it cost, for the
-// replica that serves the next request, with whatever the conversation
-// could not claim while the log did not answer (claimPending).
+// claimAnswered claims, once the answer of c's model call is relayed, when
+// it answered and what it cost, and what the request added to the mirror
+// (a mirror claim), for the replica that serves the next request; then,
+// once those writes are stored, their mark (replica_mirror.go). With them
+// goes whatever the conversation could not claim while the log did not
+// answer (claimPending).
 func (p *Proxy) claimAnswered(c *call) {
-	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
+	if p.replicas.log == nil || c.conv == nil {
 		return
 	}
 	cv := c.conv
 	cv.mu.Lock()
-	at, ok := cv.times[c.key]
-	usage := cv.usage[c.key]
+	var keys []string
+	var vals []claimValue
+	if at, ok := cv.times[c.key]; ok && c.key.turn > 0 {
+		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
+	}
+	mkey, markKey, mv, added := p.takeDelta(cv)
+	if added {
+		keys, vals = append(keys, mkey), append(vals, mv)
+	}
 	pending := len(cv.pendingStarts) > 0
 	cv.mu.Unlock()
-	if !ok {
-		return // not answered
+	if len(keys) == 0 && !pending {
+		return
 	}
 	// Off the request's path (the response ends without waiting for the
 	// store); Flush and Close wait for it.
@@ -462,14 +501,14 @@ func (p *Proxy) claimAnswered(c *call) {
 		if pending {
 			p.claimPending(cv)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
-		defer cancel()
-		// The next replica re-reads the turns from the store: they must
-		// be there first (it waits for this entry up to replicaWait).
-		if !p.replicaSkip() {
-			_ = p.rec.flushConv(ctx, cv.id)
+		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || !added {
+			return
 		}
-		p.claim(ctx, cv.id, []string{roundClaimKey(claimAnswer, c.key)}, []claimValue{{At: at, Usage: usage}})
+		ctx, cancel := context.WithTimeout(context.Background(), outageBudget)
+		defer cancel()
+		if p.rec.flushConv(ctx, cv.id) == nil {
+			p.claimRetrying(cv.id, []string{markKey}, []claimValue{{}})
+		}
 	}()
 }
 
