@@ -68,6 +68,9 @@ const (
 	opRequest
 	opRound
 	opEnd
+	// opMark writes nothing: it closes mark once every write queued
+	// before it is done.
+	opMark
 )
 
 // op is one queued write of a turn: turn is a snapshot of the proxy's
@@ -77,10 +80,20 @@ type op struct {
 	turn  harness.Turn
 	round *harness.Round
 	req   *harness.Request
+	mark  chan struct{}
 	// foreign, when set, marks a write another replica queued first
-	// (replica_mirror.go): it is skipped when foreign reports that
-	// replica stored it.
-	foreign func(context.Context) bool
+	// (replica_mirror.go): it is skipped when that replica stored it.
+	foreign storedElsewhere
+}
+
+// storedElsewhere tells whether another replica stored the writes it
+// guards.
+type storedElsewhere interface {
+	// settled reports, without waiting, whether stored will not wait.
+	settled() bool
+	// stored waits, bounded, and reports whether the other replica
+	// stored them.
+	stored(ctx context.Context) bool
 }
 
 // busyRetry is how a write refused because another writer holds the
@@ -161,8 +174,19 @@ func (r *recorder) run(q *convQueue) {
 		}
 		r.mu.Unlock()
 		for _, o := range batch {
-			if o.foreign != nil && o.foreign(ctx) {
+			if o.kind == opMark {
+				close(o.mark)
 				continue
+			}
+			if o.foreign != nil {
+				if !o.foreign.settled() {
+					// The other replica's writes may need a turn this
+					// writer holds.
+					w.suspendAll(ctx)
+				}
+				if o.foreign.stored(ctx) {
+					continue
+				}
 			}
 			if err := r.applyOrWait(ctx, w, o); err != nil {
 				r.fail(err)
@@ -204,6 +228,17 @@ func (r *recorder) flushConv(ctx context.Context, convID string) error {
 		return nil
 	}
 	return waitUntil(ctx, &r.mu, r.cond, func() bool { q := r.convs[convID]; return q == nil || q.written })
+}
+
+// marker returns a channel closed once every write of conversation
+// convID queued so far is done (nil: none will be).
+func (r *recorder) marker(convID string) <-chan struct{} {
+	if r.st == nil || r.isClosing() {
+		return nil
+	}
+	ch := make(chan struct{})
+	r.add(convID, op{kind: opMark, mark: ch})
+	return ch
 }
 
 // settleWait bounds how long reading a conversation back from the store

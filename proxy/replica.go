@@ -485,8 +485,12 @@ func (p *Proxy) claimAnswered(c *call) {
 		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
 	}
 	mkey, markKey, mv, added := p.takeDelta(cv)
+	var stored <-chan struct{}
 	if added {
 		keys, vals = append(keys, mkey), append(vals, mv)
+		// The writes of the claim, not the later ones: those may wait
+		// for a mark of the replica that waits for this one.
+		stored = p.rec.marker(cv.id)
 	}
 	pending := len(cv.pendingStarts) > 0
 	cv.mu.Unlock()
@@ -501,13 +505,13 @@ func (p *Proxy) claimAnswered(c *call) {
 		if pending {
 			p.claimPending(cv)
 		}
-		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || !added {
+		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || stored == nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), outageBudget)
-		defer cancel()
-		if p.rec.flushConv(ctx, cv.id) == nil {
+		select {
+		case <-stored:
 			p.claimRetrying(cv.id, []string{markKey}, []claimValue{{}})
+		case <-time.After(outageBudget):
 		}
 	}()
 }

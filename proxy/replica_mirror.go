@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -199,7 +200,7 @@ func (p *Proxy) adopt(c *call) bool {
 // read, they are queued as foreign writes.
 func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 	cv, h := c.conv, c.hist
-	var steps []func(guard func(context.Context) bool)
+	var steps []func(guard storedElsewhere)
 	s := f.before
 	for _, a := range f.adds {
 		if a.Turn < 1 || a.Turn > len(h.Turns) {
@@ -211,7 +212,7 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 			if a.Turn != s.Turns || s.Ended {
 				return false
 			}
-			steps = append(steps, func(g func(context.Context) bool) {
+			steps = append(steps, func(g storedElsewhere) {
 				mt := cv.mirror[a.Turn-1]
 				mt.Outcome, mt.Ended = a.End, a.At
 				p.queueForeign(cv, op{kind: opEnd, turn: *mt, foreign: g})
@@ -220,7 +221,7 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 			if a.Turn != s.Turns+1 || a.Sig != inputSig(ht.Input) {
 				return false
 			}
-			steps = append(steps, func(g func(context.Context) bool) {
+			steps = append(steps, func(g storedElsewhere) {
 				mt := ht.harnessTurn(a.Turn)
 				mt.Started = a.At
 				cv.mirror = append(cv.mirror, mt)
@@ -235,7 +236,7 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 			if !ok || a.Sig != roundSig(m) {
 				return false
 			}
-			steps = append(steps, func(g func(context.Context) bool) {
+			steps = append(steps, func(g storedElsewhere) {
 				mt := cv.mirror[a.Turn-1]
 				mt.Rounds = append(mt.Rounds, round)
 				mt.Usage = mt.Usage.Add(round.Usage)
@@ -244,9 +245,9 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 		}
 		s = a.next(s)
 	}
-	var guard func(context.Context) bool // nil: stored already
+	var guard storedElsewhere // nil: stored already
 	if !cv.marks[f.mark] {
-		guard = p.storedMark(cv, f.mark)
+		guard = &markGuard{p: p, cv: cv, mark: f.mark}
 	}
 	for _, step := range steps {
 		step(guard)
@@ -295,15 +296,32 @@ func (cv *conversation) unmarked() bool {
 	return false
 }
 
-// storedMark returns the guard of foreign writes: whether the replica
-// that claimed them has stored them (awaitMark, asked once).
-func (p *Proxy) storedMark(cv *conversation, mark string) func(context.Context) bool {
-	var once sync.Once
-	var stored bool
-	return func(ctx context.Context) bool {
-		once.Do(func() { stored = p.awaitMark(ctx, cv, mark) })
-		return stored
+// markGuard guards the foreign writes of a mirror claim: they are
+// stored once the claim's mark is in the log (awaitMark, asked once).
+type markGuard struct {
+	p    *Proxy
+	cv   *conversation
+	mark string
+	once sync.Once
+	done atomic.Bool
+	ok   bool
+}
+
+func (g *markGuard) settled() bool {
+	if g.done.Load() {
+		return true
 	}
+	g.cv.mu.Lock()
+	defer g.cv.mu.Unlock()
+	return g.cv.marks[g.mark]
+}
+
+func (g *markGuard) stored(ctx context.Context) bool {
+	g.once.Do(func() {
+		g.ok = g.p.awaitMark(ctx, g.cv, g.mark)
+		g.done.Store(true)
+	})
+	return g.ok
 }
 
 // awaitMark waits until cv's log holds mark: for up to markWait while the
