@@ -64,12 +64,10 @@ type conversation struct {
 	maxStarted    roundKey
 	pendingStarts map[roundKey]time.Time
 	// delta is what this replica added to the mirror since its last
-	// mirror claim, from shape deltaFrom, and deltaN numbers its mirror
-	// claims; foreign holds other replicas' mirror claims not applied
+	// mirror claim, from shape deltaFrom; foreign holds other replicas' mirror claims not applied
 	// yet, in log order, and marks the marks read (replica_mirror.go).
 	delta     []mirrorAdd
 	deltaFrom mirrorShape
-	deltaN    int64
 	foreign   []foreignClaim
 	marks     map[string]bool
 }

@@ -56,8 +56,9 @@ type convQueue struct {
 	id    string
 	queue []op
 	// running is set while a goroutine writes the queue; written once
-	// every write queued is done, the turns not yet suspended.
-	running, written bool
+	// every write queued is done, the turns not yet suspended; failed
+	// when a write failed since the last marker.
+	running, written, failed bool
 }
 
 // opKind says what a queued write does.
@@ -68,8 +69,8 @@ const (
 	opRequest
 	opRound
 	opEnd
-	// opMark writes nothing: it closes mark once every write queued
-	// before it is done.
+	// opMark writes nothing: it sends on mark, once every write queued
+	// before it is done, whether those since the last marker succeeded.
 	opMark
 )
 
@@ -80,7 +81,8 @@ type op struct {
 	turn  harness.Turn
 	round *harness.Round
 	req   *harness.Request
-	mark  chan struct{}
+	// mark is an opMark's.
+	mark chan bool
 	// foreign, when set, marks a write another replica queued first
 	// (replica_mirror.go): it is skipped when that replica stored it.
 	foreign storedElsewhere
@@ -175,7 +177,8 @@ func (r *recorder) run(q *convQueue) {
 		r.mu.Unlock()
 		for _, o := range batch {
 			if o.kind == opMark {
-				close(o.mark)
+				o.mark <- !q.failed
+				q.failed = false
 				continue
 			}
 			if o.foreign != nil {
@@ -189,6 +192,7 @@ func (r *recorder) run(q *convQueue) {
 				}
 			}
 			if err := r.applyOrWait(ctx, w, o); err != nil {
+				q.failed = true
 				r.fail(err)
 			}
 		}
@@ -230,13 +234,14 @@ func (r *recorder) flushConv(ctx context.Context, convID string) error {
 	return waitUntil(ctx, &r.mu, r.cond, func() bool { q := r.convs[convID]; return q == nil || q.written })
 }
 
-// marker returns a channel closed once every write of conversation
-// convID queued so far is done (nil: none will be).
-func (r *recorder) marker(convID string) <-chan struct{} {
+// marker returns a channel that receives, once every write of
+// conversation convID queued so far is done, whether those queued since
+// the last marker succeeded (nil: nothing will be sent).
+func (r *recorder) marker(convID string) <-chan bool {
 	if r.st == nil || r.isClosing() {
 		return nil
 	}
-	ch := make(chan struct{})
+	ch := make(chan bool, 1)
 	r.add(convID, op{kind: opMark, mark: ch})
 	return ch
 }

@@ -24,11 +24,12 @@ import (
 // bytes. Each replica also claims the start ("q") and the answer ("a") of
 // every model call, with its usage and time, so the replica that serves
 // the next request knows when the conversation last answered (the idle
-// clear's pause) and what the round cost. At the start of every request
-// a replica reads the log's entries it has not seen; when another replica
-// wrote any, it re-reads the conversation's turns from the store, so its
-// mirror (and with it the rounds it records and the forks it finds)
-// matches what the other replica saw.
+// clear's pause) and what the round cost, and with the answer what the
+// request added to its mirror (replica_mirror.go). At the start of every
+// request a replica reads the log's entries it has not seen and applies
+// them, so its mirror (and with it the rounds it records and the forks it
+// finds) matches what the other replicas saw, without waiting for their
+// writes to reach the store.
 //
 // Every call to the store here is bounded by replicaTimeout and fails
 // open: the request goes on with the decisions this replica knows, and a
@@ -87,11 +88,17 @@ type replicas struct {
 	// let through since (replicaSkip).
 	down     atomic.Bool
 	failedAt atomic.Int64
+	// markWait is how long a recorder waits for another replica's mark
+	// while the log answers (markWait; tests shorten it).
+	markWait atomic.Int64
+	// claims numbers this process's mirror claims.
+	claims atomic.Int64
 }
 
 // newReplicas returns the claim-log state of a proxy on st.
 func newReplicas(st store.Store, shared bool) *replicas {
 	r := &replicas{}
+	r.markWait.Store(int64(markWait))
 	if c, ok := st.(store.Claimer); ok && shared {
 		r.log = c
 		var b [6]byte
@@ -279,9 +286,10 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 
 // syncReplicas reads the entries of the conversation's claim log this
 // replica has not seen and applies them: decisions and clears other
-// replicas made, the start and answer of their model calls. When another
-// replica wrote any, the conversation's turns are read again from the
-// store. A round the history carries whose answer another replica has
+// replicas made, the start and answer of their model calls, what they
+// added to their mirrors (adopt; when that does not fit the history, the
+// conversation's turns are read again from the store once they are
+// stored). A round the history carries whose answer another replica has
 // not claimed yet, or whose start no replica has (it was answered while
 // the log did not answer: its replica claims it once the log answers), is
 // waited for (up to replicaWait). Called with the conversation locked and
@@ -322,11 +330,15 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		// cache breaks has nothing of its own to compare with.
 		cv.prevIn, cv.prevOut = nil, nil
 	}
-	if p.adopt(c) {
-		return
+	if !p.adopt(c) {
+		p.reloadUnfit(ctx, cv)
 	}
-	// A mirror claim that does not fit: the conversation is read again
-	// once its writes are stored.
+}
+
+// reloadUnfit reads cv's turns again from the store once the mirror
+// claims adopt could not apply are stored (up to replicaWait). Called
+// with cv locked.
+func (p *Proxy) reloadUnfit(ctx context.Context, cv *conversation) {
 	for deadline := time.Now().Add(replicaWait); cv.unmarked() && time.Now().Before(deadline); {
 		cv.mu.Unlock()
 		select {
@@ -485,7 +497,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
 	}
 	mkey, markKey, mv, added := p.takeDelta(cv)
-	var stored <-chan struct{}
+	var stored <-chan bool
 	if added {
 		keys, vals = append(keys, mkey), append(vals, mv)
 		// The writes of the claim, not the later ones: those may wait
@@ -508,9 +520,12 @@ func (p *Proxy) claimAnswered(c *call) {
 		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || stored == nil {
 			return
 		}
+		// No mark for writes that failed: the next replica writes them.
 		select {
-		case <-stored:
-			p.claimRetrying(cv.id, []string{markKey}, []claimValue{{}})
+		case ok := <-stored:
+			if ok {
+				p.claimRetrying(cv.id, []string{markKey}, []claimValue{{}})
+			}
 		case <-time.After(outageBudget):
 		}
 	}()

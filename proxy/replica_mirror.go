@@ -161,8 +161,7 @@ func (p *Proxy) takeDelta(cv *conversation) (key, markKey string, v claimValue, 
 	if len(cv.delta) == 0 {
 		return "", "", claimValue{}, false
 	}
-	cv.deltaN++
-	id := p.replicas.id + "|" + strconv.FormatInt(cv.deltaN, 10)
+	id := p.replicas.id + "|" + strconv.FormatInt(p.replicas.claims.Add(1), 10)
 	from := cv.deltaFrom
 	v = claimValue{Before: &from, Adds: cv.delta}
 	cv.delta = nil
@@ -346,7 +345,7 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 			answering = time.Time{}
 		case answering.IsZero():
 			answering = time.Now()
-		case time.Since(answering) > markWait:
+		case time.Since(answering) > time.Duration(p.replicas.markWait.Load()):
 			return false
 		}
 		for _, e := range entries {

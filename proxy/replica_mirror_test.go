@@ -3,11 +3,13 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
@@ -16,13 +18,18 @@ import (
 )
 
 // gatedStore holds every turn write until open is closed: a replica
-// whose writes reach the store late (a slow or busy database).
+// whose writes reach the store late (a slow or busy database); with err
+// set, it fails them all (a replica that dies with its queue).
 type gatedStore struct {
 	*countingStore
 	open chan struct{}
+	err  error
 }
 
 func (g *gatedStore) wait(ctx context.Context) error {
+	if g.err != nil {
+		return g.err
+	}
 	select {
 	case <-g.open:
 		return nil
@@ -76,8 +83,97 @@ func TestReplicaDoesNotWaitForWrites(t *testing.T) {
 		}
 		return cs
 	})
-	wc := wireCases[0]
 	const rounds = 7
+	converse(t, r, rounds)
+	for i, cs := range r.calls {
+		if n := cs.loads.Load(); n != 1 {
+			t.Errorf("replica %d read the conversation from the store %d times while replica 0's writes were held, want once (when it first saw it)", i, n)
+		}
+	}
+	close(open)
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range r.logs {
+		if s := l.String(); strings.Contains(s, "recording:") || strings.Contains(s, "not recorded") {
+			t.Errorf("replica %d:\n%s", i, s)
+		}
+	}
+	checkOneTurn(t, r.dsn, rounds+1)
+}
+
+// checkOneTurn checks that the store holds one conversation of one
+// answered turn whose rounds (each with one result but the last, and the
+// usage the test's upstream reported, 100 input tokens more the round's
+// index) are stored once each, in order.
+func checkOneTurn(t *testing.T, dsn string, rounds int) {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+	}
+	conv, err := st.Load(context.Background(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds {
+		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds)
+	}
+	turn := conv.Turns[0]
+	if turn.Outcome != harness.Answered {
+		t.Errorf("turn outcome %q, want %q", turn.Outcome, harness.Answered)
+	}
+	total := 0
+	for i, rd := range turn.Rounds {
+		total += 100 + i
+		want := 1
+		if i == rounds-1 {
+			want = 0
+		}
+		if rd.Index != i+1 || len(rd.Results) != want || rd.Usage.Input != 100+i {
+			t.Errorf("round %d: index %d, %d results, input tokens %d; want %d results and %d tokens", i+1, rd.Index, len(rd.Results), rd.Usage.Input, want, 100+i)
+		}
+	}
+	if turn.Usage.Input != total {
+		t.Errorf("turn usage %d input tokens, want %d (the rounds')", turn.Usage.Input, total)
+	}
+}
+
+// TestReplicaWritesWhatAnotherLost: replica 0 loses every write (as a
+// replica that dies with its queue), so it never marks its mirror claims
+// stored. Replica 1, serving every other request, waits for the marks
+// for markWait, then writes the turn and the rounds replica 0 recorded
+// itself: once the writes settle, every round is stored once, in order.
+func TestReplicaWritesWhatAnotherLost(t *testing.T) {
+	r := newReplicaRigWith(t, 2, true, nil, func(i int, cs *countingStore) store.Store {
+		if i == 0 {
+			return &gatedStore{countingStore: cs, err: errors.New("the replica is gone")}
+		}
+		return cs
+	})
+	r.pxs[1].replicas.markWait.Store(int64(50 * time.Millisecond))
+	const rounds = 7 // the last request (the answer) on replica 1
+	converse(t, r, rounds)
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkOneTurn(t, r.dsn, rounds+1)
+}
+
+// converse runs one turn of rounds rounds with a tool call each, then an
+// answer, its requests alternating between the rig's first two replicas.
+func converse(t *testing.T, r *replicaRig, rounds int) {
+	t.Helper()
+	wc := wireCases[0]
 	for i := range rounds {
 		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100 + i, Output: 10}))
 	}
@@ -95,55 +191,5 @@ func TestReplicaDoesNotWaitForWrites(t *testing.T) {
 		}
 		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
 			result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
-	}
-	for i, cs := range r.calls {
-		if n := cs.loads.Load(); n != 1 {
-			t.Errorf("replica %d read the conversation from the store %d times while replica 0's writes were held, want once (when it first saw it)", i, n)
-		}
-	}
-	close(open)
-	for _, px := range r.pxs {
-		if err := px.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, l := range r.logs {
-		if s := l.String(); strings.Contains(s, "recording:") || strings.Contains(s, "not recorded") {
-			t.Errorf("replica %d:\n%s", i, s)
-		}
-	}
-	st, err := postgres.Open(context.Background(), r.dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	list, err := st.List(context.Background())
-	if err != nil || len(list) != 1 {
-		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-	}
-	conv, err := st.Load(context.Background(), list[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
-		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
-	}
-	turn := conv.Turns[0]
-	if turn.Outcome != harness.Answered {
-		t.Errorf("turn outcome %q, want %q", turn.Outcome, harness.Answered)
-	}
-	total := 0
-	for i, rd := range turn.Rounds {
-		total += 100 + i
-		want := 1
-		if i == rounds {
-			want = 0
-		}
-		if rd.Index != i+1 || len(rd.Results) != want || rd.Usage.Input != 100+i {
-			t.Errorf("round %d: index %d, %d results, input tokens %d; want %d results and %d tokens", i+1, rd.Index, len(rd.Results), rd.Usage.Input, want, 100+i)
-		}
-	}
-	if turn.Usage.Input != total {
-		t.Errorf("turn usage %d input tokens, want %d (the rounds')", turn.Usage.Input, total)
 	}
 }
