@@ -349,7 +349,9 @@ func (c *conversation) load(ctx context.Context, st store.Store, rec *recorder) 
 	for _, t := range conv.Turns {
 		for _, r := range t.Rounds {
 			for _, res := range r.Results {
-				c.restore(res)
+				// Missing: a replica may have read some from the claim
+				// log (replica_mirror.go).
+				c.restoreMissing(res)
 			}
 		}
 	}

@@ -292,12 +292,30 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 // stored). A round the history carries whose answer another replica has
 // not claimed yet, or whose start no replica has (it was answered while
 // the log did not answer: its replica claims it once the log answers), is
-// waited for (up to replicaWait). Called with the conversation locked and
-// loaded; it fails open.
+// waited for (up to replicaWait). A conversation not in memory yet is
+// built from the log when it holds every mirror claim from the start,
+// and read from the store otherwise. Called with the conversation
+// locked; it fails open.
 func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 	if p.replicas.log == nil {
 		return
 	}
+	cv := c.conv
+	read := p.awaitClaims(ctx, c)
+	if !cv.loaded && !(read && p.loadFromLog(c)) {
+		if err := cv.load(ctx, p.opts.Store, p.rec); err != nil {
+			p.logf("harness proxy: loading %s from the store: %v", cv.id, err)
+		}
+	}
+	if read && !p.adopt(c) {
+		p.reloadUnfit(ctx, cv)
+	}
+}
+
+// awaitClaims reads the new entries of c's conversation's log and waits
+// for the answers its history carries (see syncReplicas). It reports
+// false when the log did not answer, or ctx ended.
+func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	cv := c.conv
 	foreign := false
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
@@ -305,7 +323,7 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
 			p.replicaFailed("reading the claim log", err)
-			return
+			return false
 		}
 		p.replicaOK()
 		foreign = foreign || f
@@ -321,7 +339,7 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		}
 		cv.mu.Lock()
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 	}
 	if foreign {
@@ -330,9 +348,7 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		// cache breaks has nothing of its own to compare with.
 		cv.prevIn, cv.prevOut = nil, nil
 	}
-	if !p.adopt(c) {
-		p.reloadUnfit(ctx, cv)
-	}
+	return true
 }
 
 // reloadUnfit reads cv's turns again from the store once the mirror

@@ -168,6 +168,21 @@ func (p *Proxy) takeDelta(cv *conversation) (key, markKey string, v claimValue, 
 	return claimMirror + "|" + id, claimStored + "|" + id, v, true
 }
 
+// loadFromLog builds the mirror of a conversation first seen here from
+// its log alone, when the log's mirror claims start from an empty
+// mirror and all apply to c's history (the decisions, clears and answer
+// times are the log's too). Otherwise the mirror holds what applied, and
+// the conversation is to be read from the store. Called with the
+// conversation locked.
+func (p *Proxy) loadFromLog(c *call) bool {
+	cv := c.conv
+	if len(cv.foreign) == 0 || cv.foreign[0].before != (mirrorShape{}) || !p.adopt(c) {
+		return false
+	}
+	cv.loaded = true
+	return true
+}
+
 // adopt applies, in log order, the mirror claims of other replicas that
 // cv's mirror lacks, building their turns and rounds from c's history. It
 // reports false when one does not fit (left in cv.foreign). Called with
