@@ -64,8 +64,9 @@ type conversation struct {
 	maxStarted    roundKey
 	pendingStarts map[roundKey]time.Time
 	// delta is what this replica added to the mirror since its last
-	// mirror claim, from shape deltaFrom; foreign holds other replicas' mirror claims not applied
-	// yet, in log order, and marks the marks read (replica_mirror.go).
+	// mirror claim, from shape deltaFrom; foreign holds other replicas'
+	// mirror claims not applied yet, in log order, and marks the marks
+	// read (replica_mirror.go).
 	delta     []mirrorAdd
 	deltaFrom mirrorShape
 	foreign   []foreignClaim
