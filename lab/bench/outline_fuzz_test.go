@@ -36,7 +36,7 @@ func FuzzOutlinePreview(f *testing.F) {
 			}
 			prev = d.end
 		}
-		pv := []outlinePreview{{}, {head: 1 << 10, tail: 512}, {size: 8 << 10}}[int(variant)%3]
+		pv := []outlinePreview{{}, {head: 1 << 10, tail: 512}, {size: 8 << 10}, {relevant: 3 << 10}}[int(variant)%4]
 		size := pv.size
 		if size == 0 {
 			size = defaultOutlineSize

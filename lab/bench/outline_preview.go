@@ -55,7 +55,16 @@ type outlinePreview struct {
 	// size is the preview's bytes (0: defaultOutlineSize); the whole
 	// budget when nothing beyond the preview can be read back.
 	size int
+	// relevant, when > 0, spends that many bytes first on guard.Relevant's
+	// excerpt (its head, tail and the lines matching the call, the
+	// agent's message and the task, its shares scaled to fit), and the
+	// rest of size on the outline; head and tail are then unused.
+	relevant int
 }
+
+// outlineRelevantWhy is the marker's reason when guard.Relevant's lines
+// come first.
+const outlineRelevantWhy = "they contain words of your call, your previous message or the task, or declare the file's functions, types and names"
 
 // Split implements guard.Preview: a streamed result, whose middle is no
 // longer at hand, gets guard.Relevant's head and tail.
@@ -79,6 +88,16 @@ func (p outlinePreview) Excerpt(ctx context.Context, call *harness.ToolCall, w g
 	}
 	if w.Fill || size > budget {
 		size = budget
+	}
+	if p.relevant > 0 {
+		rs := min(p.relevant, size)
+		if ex, ok := (guard.Relevant{}).Excerpt(ctx, call, w, rs); ok {
+			spans := append(ex.Spans, outlineSpans(text, decls, 0, 0, size-rs)...)
+			return guard.Excerpt{Spans: spans, Size: size, Why: outlineRelevantWhy}, true
+		}
+		// Nothing matches: Relevant's head and tail, then the outline.
+		h := min(p.relevant*3/4, size)
+		return guard.Excerpt{Spans: outlineSpans(text, decls, h, min(p.relevant-h, size-h), size), Size: size, Why: outlineWhy}, true
 	}
 	return guard.Excerpt{Spans: outlineSpans(text, decls, p.head, p.tail, size), Size: size, Why: outlineWhy}, true
 }

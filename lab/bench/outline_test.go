@@ -330,10 +330,17 @@ func bigSource(n int) string {
 // copy.
 func renderOutline(t testing.TB, pv guard.Preview, call *harness.ToolCall, text string) string {
 	t.Helper()
+	return renderOutlineCtx(t, context.Background(), pv, call, text)
+}
+
+// renderOutlineCtx is renderOutline with the call's context (its
+// harness.CallInfo: the agent's message).
+func renderOutlineCtx(t testing.TB, ctx context.Context, pv guard.Preview, call *harness.ToolCall, text string) string {
+	t.Helper()
 	g := (&guard.ResultPolicy{Preview: pv, Store: &spill.Dir{Workspace: t.TempDir()}}).Guard()
 	res, err := g(func(context.Context, *harness.ToolCall) (*harness.ToolResult, error) {
 		return &harness.ToolResult{Parts: []harness.Part{harness.TextPart(text)}}, nil
-	})(context.Background(), call)
+	})(ctx, call)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,6 +391,18 @@ func TestOutlinePreview(t *testing.T) {
 			}
 		})
 	}
+	t.Run("relevant first", func(t *testing.T) {
+		src := strings.Replace(src, "params.values[7] = params.values[7] + 10;", "const magicNeedleValue = params.values[7] + 10;", 1)
+		msg := &harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Where is magicNeedleValue set?")}}
+		ctx := harness.WithCallInfo(context.Background(), harness.CallInfo{Message: msg})
+		out := renderOutlineCtx(t, ctx, outlinePreview{relevant: 3 << 10}, read, src)
+		if !strings.Contains(out, "const magicNeedleValue") || !strings.Contains(out, "handleStep001(") {
+			t.Errorf("the matching line or the outline is not shown:\n%s", out)
+		}
+		if n := previewBytes(out); n > 4<<10+len("\n\n") {
+			t.Errorf("preview of %d bytes, more than 4 KiB", n)
+		}
+	})
 	t.Run("not source", func(t *testing.T) {
 		logCall := &harness.ToolCall{ID: "call_2", Name: "bash", Args: json.RawMessage(`{"command":"cat build.log"}`)}
 		var b strings.Builder
