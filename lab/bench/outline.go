@@ -23,6 +23,66 @@ type declLine struct {
 	// local is an indented const, let, var or val: most often a
 	// variable inside a function body rather than a member.
 	local bool
+	// imp is an import statement (see importLines), its whole block.
+	imp bool
+}
+
+// rank orders declarations for a preview: top-level ones first, then
+// imports, then members by indentation, then the variables of function
+// bodies.
+func (d declLine) rank() (class, indent int) {
+	switch {
+	case d.local:
+		return 3, d.indent
+	case d.imp:
+		return 1, 0
+	case d.indent == 0:
+		return 0, 0
+	}
+	return 2, d.indent
+}
+
+// maxImportLines bounds the lines one import statement spans.
+const maxImportLines = 40
+
+// importLines returns the import statements of text that start a line
+// (import, from … import, use, using, #include, require), in text order;
+// a statement whose first line ends with "{" or "(" spans to the line that
+// closes it (at most maxImportLines lines).
+func importLines(text []byte) []declLine {
+	var out []declLine
+	for p := 0; p < len(text); {
+		e := nextLine(text, p)
+		_, rest := leadingSpace(skipLineNumber(bytes.TrimRight(text[p:e], "\r\n")))
+		w, _ := firstWord(string(rest))
+		if w == "import" || w == "from" && bytes.Contains(rest, []byte(" import")) || w == "use" || w == "using" ||
+			w == "require" || bytes.HasPrefix(rest, []byte("#include")) {
+			end := e
+			if open := bytes.TrimRight(rest, " \t"); bytes.HasSuffix(open, []byte("{")) || bytes.HasSuffix(open, []byte("(")) {
+				for n := 0; n < maxImportLines && end < len(text); n++ {
+					next := nextLine(text, end)
+					closes := bytes.ContainsAny(text[end:next], "})")
+					end = next
+					if closes {
+						break
+					}
+				}
+			}
+			out = append(out, declLine{start: p, end: end, imp: true})
+			e = end
+		}
+		p = e
+	}
+	return out
+}
+
+// nextLine is the start of the line after the one at p (len(text) for
+// the last).
+func nextLine(text []byte, p int) int {
+	if i := bytes.IndexByte(text[p:], '\n'); i >= 0 {
+		return p + i + 1
+	}
+	return len(text)
 }
 
 // maxDeclLine is the longest line taken as a declaration: a longer one is
@@ -36,10 +96,7 @@ const maxDeclLine = 240
 func outline(text []byte) []declLine {
 	var out []declLine
 	for p := 0; p < len(text); {
-		e := len(text)
-		if i := bytes.IndexByte(text[p:], '\n'); i >= 0 {
-			e = p + i + 1
-		}
+		e := nextLine(text, p)
 		if e-p <= maxDeclLine {
 			body := bytes.TrimRight(text[p:e], "\r\n")
 			body = skipLineNumber(body)

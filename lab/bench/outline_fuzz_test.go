@@ -36,10 +36,17 @@ func FuzzOutlinePreview(f *testing.F) {
 			}
 			prev = d.end
 		}
-		pv := []outlinePreview{{}, {head: 1 << 10, tail: 512}, {size: 8 << 10}, {relevant: 3 << 10}}[int(variant)%4]
+		pv := []outlinePreview{{}, {head: 1 << 10, tail: 512}, {size: 8 << 10}, {relevant: 3 << 10}, {imports: true}}[int(variant)%5]
 		size := pv.size
 		if size == 0 {
 			size = defaultOutlineSize
+		}
+		prev = 0
+		for _, d := range importLines([]byte(text)) {
+			if d.start < prev || d.end <= d.start || d.end > len(text) || d.start > 0 && text[d.start-1] != '\n' {
+				t.Fatalf("import [%d, %d) after %d is not a run of lines of the text", d.start, d.end, prev)
+			}
+			prev = d.end
 		}
 		for _, sp := range outlineSpans([]byte(text), decls, pv.head, pv.tail, size) {
 			if sp.Start < 0 || sp.End > len(text) || sp.Start > sp.End {

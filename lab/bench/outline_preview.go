@@ -60,6 +60,9 @@ type outlinePreview struct {
 	// agent's message and the task, its shares scaled to fit), and the
 	// rest of size on the outline; head and tail are then unused.
 	relevant int
+	// imports adds the file's import statements to the outline, after
+	// its top-level declarations (see declLine.rank).
+	imports bool
 }
 
 // outlineRelevantWhy is the marker's reason when guard.Relevant's lines
@@ -89,6 +92,10 @@ func (p outlinePreview) Excerpt(ctx context.Context, call *harness.ToolCall, w g
 	if w.Fill || size > budget {
 		size = budget
 	}
+	if p.imports {
+		decls = append(slices.Clone(decls), importLines(text)...)
+		slices.SortStableFunc(decls, func(a, b declLine) int { return a.start - b.start })
+	}
 	if p.relevant > 0 {
 		rs := min(p.relevant, size)
 		if ex, ok := (guard.Relevant{}).Excerpt(ctx, call, w, rs); ok {
@@ -104,8 +111,7 @@ func (p outlinePreview) Excerpt(ctx context.Context, call *harness.ToolCall, w g
 
 // outlineSpans proposes, most important first: the head (whole lines
 // within head bytes), the tail (whole lines within tail bytes), each
-// declaration (top-level first, then by indentation, each in text order;
-// the variables of function bodies, declLine.local, last),
+// declaration in the order of declLine.rank, each rank in text order,
 // then the lines after the head, one span each, while what was proposed
 // is under size. The guard keeps each span that still fits.
 func outlineSpans(text []byte, decls []declLine, head, tail, size int) []guard.Span {
@@ -125,13 +131,12 @@ func outlineSpans(text []byte, decls []declLine, head, tail, size int) []guard.S
 	}
 	ranked := slices.Clone(decls)
 	slices.SortStableFunc(ranked, func(a, b declLine) int {
-		if a.local != b.local {
-			if a.local {
-				return 1
-			}
-			return -1
+		ac, ai := a.rank()
+		bc, bi := b.rank()
+		if ac != bc {
+			return ac - bc
 		}
-		return a.indent - b.indent
+		return ai - bi
 	})
 	proposed := headEnd
 	// gapLine is about what a gap line costs ("… (lines 41-111 not
@@ -146,10 +151,7 @@ func outlineSpans(text []byte, decls []declLine, head, tail, size int) []guard.S
 		proposed += d.end - d.start + gapLine
 	}
 	for p := headEnd; p < len(text) && proposed < size; {
-		e := len(text)
-		if i := bytes.IndexByte(text[p:], '\n'); i >= 0 {
-			e = p + i + 1
-		}
+		e := nextLine(text, p)
 		spans = append(spans, guard.Span{Start: p, End: e})
 		proposed += e - p
 		p = e

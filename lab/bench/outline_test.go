@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -442,5 +443,64 @@ func TestOutlineInvalidUTF8(t *testing.T) {
 	}
 	if n := previewBytes(out); n > 4<<10+len("\n\n") {
 		t.Errorf("preview of %d bytes, more than 4 KiB", n)
+	}
+}
+
+// TestImportLines finds import statements whole, multi-line blocks
+// included, and nothing else.
+func TestImportLines(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"go", goSnippet, []string{"import (\n\t\"context\"\n\t\"sync\"\n)"}},
+		{"python", pySnippet, []string{"import re", "from typing import Optional"}},
+		{"typescript", tsSnippet, []string{"import { performance } from 'perf_hooks';",
+			"import { validateRecordId, generateIdCacheKey } from '../utils/validation/id-validation.js';"}},
+		{"typescript block", "import {\n  searchPeople,\n  createPerson\n} from './people.js';\nconst x = 1;\n",
+			[]string{"import {\n  searchPeople,\n  createPerson\n} from './people.js';"}},
+		{"java", javaSnippet, []string{"import java.util.List;", "import java.util.Map;"}},
+		{"rust and c", "use std::fmt;\n#include <stdio.h>\nfn main() {}\n", []string{"use std::fmt;", "#include <stdio.h>"}},
+		{"numbered", withLineNumbers("import os\nx = 1\n", "→"), []string{"1→import os"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, d := range importLines([]byte(c.text)) {
+				if !d.imp {
+					t.Errorf("import at %d not marked imp", d.start)
+				}
+				got = append(got, strings.TrimSpace(c.text[d.start:d.end]))
+			}
+			if !equalLines(got, c.want) {
+				t.Errorf("imports:\n%q\nwant:\n%q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestOutlineSpansRank: the outline proposes top-level declarations, then
+// imports, then members by indentation, then the variables of function
+// bodies, each group in text order.
+func TestOutlineSpansRank(t *testing.T) {
+	text := []byte(tsSnippet)
+	decls := append(outline(text), importLines(text)...)
+	slices.SortStableFunc(decls, func(a, b declLine) int { return a.start - b.start })
+	var got []string
+	for _, sp := range outlineSpans(text, decls, 0, 0, 1) { // size 1: the outline only, no head lines
+		got = append(got, strings.TrimSpace(string(text[sp.Start:sp.End])))
+	}
+	want := []string{
+		"export interface UniversalSearchParams {", "export type ErrorKind = 'user' | 'system';",
+		"const cache404Response = new Map<string, number>();",
+		"export async function handleUniversalSearch(params: UniversalSearchParams): Promise<AttioRecord[]> {",
+		"export class RecordCache {",
+		"import { performance } from 'perf_hooks';",
+		"import { validateRecordId, generateIdCacheKey } from '../utils/validation/id-validation.js';",
+		"private readonly entries: Map<string, AttioRecord>;", "constructor(private ttl: number) {",
+		"async get(id: string): Promise<AttioRecord | undefined> {", "handleMiss = async (id: string) => {",
+		"const { resource_type, limit } = params;",
+	}
+	if !equalLines(got, want) {
+		t.Errorf("order:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

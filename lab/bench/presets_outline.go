@@ -21,6 +21,8 @@ func outlinePresets() []Preset {
 		p("harness+outline@8k", "harness+outline with an 8 KiB preview for source files", outlinePreview{size: 8 << 10}),
 		p("harness+outline/rel", "harness whose spilled source files show guard.Relevant's excerpt in 3 KiB (its head, tail and matching lines, shares scaled) and their outline in the last 1 KiB of the 4 KiB preview", outlinePreview{relevant: 3 << 10}),
 		p("harness+outline/rel@6k", "harness whose spilled source files show guard.Relevant's 4 KiB excerpt and their outline in 2 KiB more (a 6 KiB preview)", outlinePreview{relevant: 4 << 10, size: 6 << 10}),
+		p("harness+outline+imports", "harness+outline whose outline also shows the file's import statements, after its top-level declarations", outlinePreview{imports: true}),
+		p("harness+outline/ht+imports", "harness+outline/ht whose outline also shows the file's import statements", outlinePreview{head: 1 << 10, tail: 512, imports: true}),
 		p("harness+outline/ht@6k", "harness+outline/ht with a 6 KiB preview for source files", outlinePreview{head: 1 << 10, tail: 512, size: 6 << 10}),
 	}
 }
