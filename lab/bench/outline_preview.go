@@ -37,8 +37,8 @@ const (
 
 // outlinePreview is a guard.ContextPreview that spends a spilled source
 // file's preview on its outline: the lines that declare something (see
-// outline), top-level ones first, then by indentation, each in text
-// order. The guard shows them in text order with a line for each gap
+// outline) and, when asked, its imports (importLines), in the order of
+// declLine.rank, each rank in text order. The guard shows them in text order with a line for each gap
 // naming the lines left out ("… (lines 41-111 not shown)"), which are the
 // spill file's lines, so the agent knows where to page. Before the
 // outline it keeps head bytes of the file's start and tail bytes of its
