@@ -37,7 +37,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 && *db == "" {
-		return fmt.Errorf("%w: audit needs at least one FILE or DIR, or --db", errUsage)
+		return fmt.Errorf("%w: want the history to audit: a folder or file of sessions (~/.claude/projects/DIR, ~/.codex/sessions, "+
+			"~/.gemini/tmp, ~/.local/share/opencode), or a transcript store (.harness/harness.db, or --db)", errUsage)
 	}
 	ps, err := pickPresets(*presets)
 	if err != nil {

@@ -126,6 +126,9 @@ func benchTable(ctx context.Context, e *env, sf *supplyFlags, pos []string, db s
 // not every recording; what load prints before replaying (skipped files,
 // warnings) is printed once every file is read, the same lines.
 func benchFiles(ctx context.Context, e *env, sf *supplyFlags, pos []string, opts *bench.Options) (*bench.Table, error) {
+	if err := checkPaths(pos); err != nil {
+		return nil, err
+	}
 	supply, err := sf.supply()
 	if err != nil {
 		return nil, err

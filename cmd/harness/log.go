@@ -31,7 +31,8 @@ const logUsage = `Usage:
   harness log show ID [--turn N] [--workspace DIR] [--db PATH] [--json]
   harness log delete ID [--workspace DIR] [--db PATH]
 
-The transcript store keeps every conversation "harness run" had in full.
+The transcript store keeps in full every conversation "harness proxy", the
+launchers ("harness claude", codex, gemini, opencode) and "harness run" had.
 list   shows the stored conversations, a fork the proxy made with its
        parent and turn (--json: "forked_from").
 show   shows, for each tool result, what the tool returned and what the model
@@ -158,7 +159,7 @@ func openStoreToRead(ctx context.Context, f *storeFlags) (store.DB, error) {
 		return openStore(ctx, f, true)
 	}
 	if _, err := os.Stat(p); err != nil {
-		return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+		return nil, missingStore(p, err)
 	}
 	st, err := sqlite.Open(ctx, p, &sqlite.Options{ReadOnly: true})
 	if errors.Is(err, sqlite.ErrOutdated) {

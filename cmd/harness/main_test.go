@@ -153,7 +153,10 @@ func TestMistakesGetOneLine(t *testing.T) {
 		{[]string{"bench", "--preset", "harness"}, "(did you mean --presets?)", ""},
 		{[]string{"run", "--xyzzy"}, "harness run: unknown flag --xyzzy (harness run -h lists the flags)", "did you mean"},
 		{[]string{"rnu", "hi"}, `harness: unknown command "rnu" (did you mean run?)`, ""},
-		{[]string{"audit"}, "harness audit: audit needs at least one FILE or DIR", "usage:"},
+		// With no history named, where the agents keep theirs.
+		{[]string{"audit"}, "harness audit: want the history to audit: a folder or file of sessions (~/.claude/projects/DIR, ~/.codex/sessions,", "usage:"},
+		{[]string{"replay"}, "harness replay: want exactly one FILE", "replay: replay"},
+		{[]string{"replay", "x.jsonl", "--policy", "nope"}, `harness replay: --policy: no preset "nope"`, "bench:"},
 		{[]string{"bench", "--presets", "nope"}, `harness bench: no preset "nope"`, "bench: bench:"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMissingPathNamed: a history path that does not exist gets one line
+// naming it, from each command that reads histories, without the
+// packages' prefixes ("bench: replay: stat …").
+func TestMissingPathNamed(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-sessions")
+	for _, args := range [][]string{
+		{"audit", missing},
+		{"audit", t.TempDir(), missing},
+		{"bench", missing},
+		{"bench", "--presets", "harness", missing},
+		{"replay", missing},
+	} {
+		t.Run(strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+			stdout, stderr, code := inproc(t, args...)
+			want := "harness " + args[0] + ": " + missing + ": no such file or folder\n"
+			if code != 1 || stdout != "" || stderr != want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout, stderr, want)
+			}
+		})
+	}
+}
+
+// TestNoStoreSaysWhatCreatesIt: reading a store that is not there names
+// where it was looked for, what creates it (the proxy and the launchers,
+// not only harness run) and how to name another.
+func TestNoStoreSaysWhatCreatesIt(t *testing.T) {
+	ws := t.TempDir()
+	for _, args := range [][]string{
+		{"log", "list", "--workspace", ws},
+		{"log", "show", "px-1", "--workspace", ws},
+		{"savings", "--workspace", ws},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			_, stderr, code := inproc(t, args...)
+			for _, want := range []string{"no transcript store at " + filepath.Join(ws, ".harness", "harness.db"), "harness proxy, harness claude", "--workspace DIR or --db FILE"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+			if code != 1 || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "stat ") {
+				t.Errorf("exit %d, stderr %q: want exit 1 and one line without the stat error", code, stderr)
+			}
+		})
+	}
+}
