@@ -250,3 +250,18 @@ func TestRunSpillsAndReportsIt(t *testing.T) {
 		t.Fatalf("spill file holds %d bytes", len(spilled))
 	}
 }
+
+// TestCacheTTLHelp: --cache-ttl's help says what the default stands for
+// and what 1h and 0 price, for each command that takes it.
+func TestCacheTTLHelp(t *testing.T) {
+	for _, cmd := range []string{"bench", "audit", "replay"} {
+		stdout, _, code := inproc(t, cmd, "-h")
+		help := strings.Join(strings.Fields(stdout), " ")
+		for _, want := range []string{"The default is Anthropic's default lifetime and the shortest OpenAI documents;",
+			"1h prices Anthropic's 1-hour cache and OpenAI's longest automatic one; 0 a warm cache that never expires.", "(default 5m0s)"} {
+			if code != 0 || !strings.Contains(help, want) {
+				t.Errorf("harness %s -h: exit %d, lacks %q", cmd, code, want)
+			}
+		}
+	}
+}
