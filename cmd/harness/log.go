@@ -54,11 +54,13 @@ delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
 func cmdLog(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// Asked for nothing: the usage is the error's explanation.
 		fmt.Fprintln(e.stderr, logUsage)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: want a subcommand: list, show or delete", errUsage)
-		}
+		return fmt.Errorf("%w: want a subcommand: list, show or delete", errUsage)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stdout, logUsage) // help asked for is output
 		return nil
 	}
 	switch args[0] {

@@ -265,3 +265,28 @@ func TestCacheTTLHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpHasNoEmptySections: each command's -h has no trailing blanks
+// and lists "Flags:" only when the command has some (harness version has
+// none).
+func TestHelpHasNoEmptySections(t *testing.T) {
+	for _, c := range commands() {
+		if c.name == "worker" { // harness-temporal's help, when it is installed
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := inproc(t, c.name, "-h")
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.TrimRight(l, " \t") != l {
+					t.Errorf("line with trailing blanks: %q", l)
+				}
+			}
+			if strings.HasSuffix(strings.TrimSpace(stdout), "Flags:") {
+				t.Errorf("an empty Flags: section:\n%s", stdout)
+			}
+		})
+	}
+}
