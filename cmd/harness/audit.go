@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/benchcore"
@@ -46,6 +47,12 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	}
 	if *presets == "" {
 		ps = auditPresets()
+	}
+	if *htmlOut != "" {
+		// Before the audit, which may take minutes on a long history.
+		if st, err := os.Stat(filepath.Dir(*htmlOut)); err != nil || !st.IsDir() {
+			return fmt.Errorf("--html %s: no folder %s to write it in", *htmlOut, filepath.Dir(*htmlOut))
+		}
 	}
 	listPrices, err := loadPrices(*pricesFile)
 	if err != nil {

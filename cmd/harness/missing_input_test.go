@@ -51,3 +51,18 @@ func TestNoStoreSaysWhatCreatesIt(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditHTMLFolderCheckedFirst: --html naming a folder that does not
+// exist fails before the audit runs (which may take minutes), in one line.
+func TestAuditHTMLFolderCheckedFirst(t *testing.T) {
+	recs, err := filepath.Glob(filepath.Join("..", "..", "bench", "data", "codex", "*", "rollout-*.jsonl"))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("no shipped Codex rollout: %v", err)
+	}
+	page := filepath.Join(t.TempDir(), "no-such-folder", "audit.html")
+	stdout, stderr, code := inproc(t, "audit", "--html", page, recs[0])
+	want := "harness audit: --html " + page + ": no folder " + filepath.Dir(page) + " to write it in\n"
+	if code != 1 || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and only %q", code, stdout, stderr, want)
+	}
+}
