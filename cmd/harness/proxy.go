@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -114,6 +115,10 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		return upstreamUsage(err)
 	}
 	ln, err := net.Listen("tcp", *listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use, perhaps by another harness proxy (HARNESS_PROXY=http://%s harness claude … reuses one): "+
+			"pass --listen with another port, or 127.0.0.1:0 for any free one: %w", *listen, *listen, err)
+	}
 	if err != nil {
 		return err
 	}
