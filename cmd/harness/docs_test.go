@@ -45,3 +45,35 @@ func TestDocsNameRepositoryFiles(t *testing.T) {
 		}
 	}
 }
+
+// helpSectionRE finds, in a help text, a section of a repository doc it
+// points at: FILE.md, "Heading".
+var helpSectionRE = regexp.MustCompile(`([A-Za-z0-9_/-]+\.md),\s+"([^"]+)"`)
+
+// TestHelpNamesDocSections: every section of a doc a command's -h points
+// at (docs/design.md, "Re-reads priced") is a heading of that doc, or a
+// bold item of it.
+func TestHelpNamesDocSections(t *testing.T) {
+	seen := 0
+	for _, c := range commands() {
+		if c.name == "worker" {
+			continue
+		}
+		stdout, _, _ := inproc(t, c.name, "-h")
+		for _, m := range helpSectionRE.FindAllStringSubmatch(stdout, -1) {
+			seen++
+			b, err := os.ReadFile(filepath.Join("..", "..", m[1]))
+			if err != nil {
+				t.Errorf("harness %s -h points at %s: %v", c.name, m[1], err)
+				continue
+			}
+			heading := regexp.MustCompile(`(?m)^#+ ` + regexp.QuoteMeta(m[2]) + `\s*$|\*\*` + regexp.QuoteMeta(m[2]) + `\.?\*\*`)
+			if !heading.Match(b) {
+				t.Errorf("harness %s -h points at %s, %q: no such section", c.name, m[1], m[2])
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no help text points at a doc's section (is the pattern still right?)")
+	}
+}
