@@ -291,7 +291,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	// costs what its outline costs; sizes, cuts and markers come from Calls.
 	conv, err := s.LoadOutline(ctx, id)
 	if err != nil {
-		return err
+		return unknownConversation(err, id, s.Path())
 	}
 	if *turn > len(conv.Turns) {
 		return fmt.Errorf("%w: --turn %d: conversation %s has %d turn(s)", errUsage, *turn, id, len(conv.Turns))
@@ -528,10 +528,19 @@ func cmdLogDelete(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 	if err := s.Delete(ctx, pos[0]); err != nil {
-		return err
+		return unknownConversation(err, pos[0], s.Path())
 	}
 	fmt.Fprintf(e.stdout, "deleted %s\n", pos[0])
 	return nil
+}
+
+// unknownConversation says, for a conversation id the store at path does
+// not hold, where the ids are listed; other errors pass as they are.
+func unknownConversation(err error, id, path string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no conversation %s in %s (harness log list lists them; --workspace DIR or --db FILE reads another store)", id, path)
+	}
+	return err
 }
 
 // writeConversation prints the turns of conv (only turn only, when not 0)

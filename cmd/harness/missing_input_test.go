@@ -66,3 +66,20 @@ func TestAuditHTMLFolderCheckedFirst(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and only %q", code, stdout, stderr, want)
 	}
 }
+
+// TestUnknownConversationSaysWhereIdsAre: log show and log delete of an
+// id the store does not hold name the store and where the ids are listed.
+func TestUnknownConversationSaysWhereIdsAre(t *testing.T) {
+	ws := t.TempDir()
+	script := writeScript(t, `{"steps":[{"text":"hello"}]}`)
+	if _, stderr, code := inproc(t, "run", "--model", "scripted:"+script, "--workspace", ws, "hi"); code != 0 {
+		t.Fatalf("harness run: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{{"log", "show", "px-nope", "--workspace", ws}, {"log", "delete", "px-nope", "--workspace", ws}} {
+		_, stderr, code := inproc(t, args...)
+		want := "harness log: no conversation px-nope in " + filepath.Join(ws, ".harness", "harness.db") + " (harness log list lists them; --workspace DIR or --db FILE reads another store)\n"
+		if code != 1 || stderr != want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", args[:2], code, stderr, want)
+		}
+	}
+}
