@@ -63,6 +63,14 @@ type conversation struct {
 	// times (replica_outage.go).
 	maxStarted    roundKey
 	pendingStarts map[roundKey]time.Time
+	// delta is what this replica added to the mirror since its last
+	// mirror claim, from shape deltaFrom; foreign holds other replicas'
+	// mirror claims not applied yet, in log order, and marks the marks
+	// read (replica_mirror.go).
+	delta     []mirrorAdd
+	deltaFrom mirrorShape
+	foreign   []foreignClaim
+	marks     map[string]bool
 }
 
 type roundKey struct{ turn, round int }
@@ -251,7 +259,7 @@ func (p *Proxy) conversation(id string) *conversation {
 	c := p.convs[id]
 	if c == nil {
 		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
-			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}}
+			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}, marks: map[string]bool{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 		if t := p.tenantIn(id); t != "" {
@@ -342,7 +350,9 @@ func (c *conversation) load(ctx context.Context, st store.Store, rec *recorder) 
 	for _, t := range conv.Turns {
 		for _, r := range t.Rounds {
 			for _, res := range r.Results {
-				c.restore(res)
+				// Missing: a replica may have read some from the claim
+				// log (replica_mirror.go).
+				c.restoreMissing(res)
 			}
 		}
 	}

@@ -431,15 +431,13 @@ func (p *Proxy) seedFork(ctx context.Context, fork *conversation, s *forkSeed) {
 		t := *src
 		t.Rounds, t.Usage = nil, harness.Usage{}
 		t.Outcome, t.Ended = "", time.Time{}
-		fork.mirror = append(fork.mirror, &t)
-		p.rec.add(fork.id, op{kind: opBegin, turn: t})
-		mt := fork.mirror[len(fork.mirror)-1]
+		mt := &t
+		p.beginTurn(fork, mt)
 		for _, r := range src.Rounds {
 			p.addRound(fork, mt, r)
 		}
 		if s.ended[i] {
-			mt.Outcome, mt.Ended = src.Outcome, src.Ended
-			p.rec.add(fork.id, op{kind: opEnd, turn: *mt})
+			p.closeTurn(fork, mt, src.Outcome, src.Ended)
 		}
 	}
 	if p.opts.Store != nil {

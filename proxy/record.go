@@ -30,8 +30,7 @@ func (p *Proxy) recordHistory(c *call) {
 		} else {
 			mt = t.harnessTurn(idx)
 			mt.Started = p.now()
-			cv.mirror = append(cv.mirror, mt)
-			p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
+			p.beginTurn(cv, mt)
 		}
 		if mt.Outcome != "" {
 			if len(t.Rounds) > len(mt.Rounds) && !c.req.side() {
@@ -83,6 +82,10 @@ func (p *Proxy) recordHistory(c *call) {
 
 // addRound queues a round of turn mt.
 func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round) {
+	if p.replicas.log != nil {
+		cv.note(mirrorAdd{Turn: mt.Index, Round: round.Index, Sig: roundSig(mark{calls: round.Assistant.ToolCalls, stored: round.Results}),
+			At: round.Answered, Usage: round.Usage})
+	}
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
 	p.rec.add(cv.id, op{kind: opRound, turn: *mt, round: round})
@@ -90,8 +93,7 @@ func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Roun
 
 // endTurn queues the end of turn mt: answered, since the client went on.
 func (p *Proxy) endTurn(cv *conversation, mt *harness.Turn) {
-	mt.Outcome, mt.Ended = harness.Answered, p.now()
-	p.rec.add(cv.id, op{kind: opEnd, turn: *mt})
+	p.closeTurn(cv, mt, harness.Answered, p.now())
 }
 
 // finish closes a model call: it records the usage the upstream reported

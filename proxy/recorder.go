@@ -56,8 +56,9 @@ type convQueue struct {
 	id    string
 	queue []op
 	// running is set while a goroutine writes the queue; written once
-	// every write queued is done, the turns not yet suspended.
-	running, written bool
+	// every write queued is done, the turns not yet suspended; failed
+	// when a write failed since the last marker.
+	running, written, failed bool
 }
 
 // opKind says what a queued write does.
@@ -68,6 +69,9 @@ const (
 	opRequest
 	opRound
 	opEnd
+	// opMark writes nothing: it sends on mark, once every write queued
+	// before it is done, whether those since the last marker succeeded.
+	opMark
 )
 
 // op is one queued write of a turn: turn is a snapshot of the proxy's
@@ -77,6 +81,21 @@ type op struct {
 	turn  harness.Turn
 	round *harness.Round
 	req   *harness.Request
+	// mark is an opMark's.
+	mark chan bool
+	// foreign, when set, marks a write another replica queued first
+	// (replica_mirror.go): it is skipped when that replica stored it.
+	foreign storedElsewhere
+}
+
+// storedElsewhere tells whether another replica stored the writes it
+// guards.
+type storedElsewhere interface {
+	// settled reports, without waiting, whether stored will not wait.
+	settled() bool
+	// stored waits, bounded, and reports whether the other replica
+	// stored them.
+	stored(ctx context.Context) bool
 }
 
 // busyRetry is how a write refused because another writer holds the
@@ -157,7 +176,23 @@ func (r *recorder) run(q *convQueue) {
 		}
 		r.mu.Unlock()
 		for _, o := range batch {
+			if o.kind == opMark {
+				o.mark <- !q.failed
+				q.failed = false
+				continue
+			}
+			if o.foreign != nil {
+				if !o.foreign.settled() {
+					// The other replica's writes may need a turn this
+					// writer holds.
+					w.suspendAll(ctx)
+				}
+				if o.foreign.stored(ctx) {
+					continue
+				}
+			}
 			if err := r.applyOrWait(ctx, w, o); err != nil {
+				q.failed = true
 				r.fail(err)
 			}
 		}
@@ -197,6 +232,18 @@ func (r *recorder) flushConv(ctx context.Context, convID string) error {
 		return nil
 	}
 	return waitUntil(ctx, &r.mu, r.cond, func() bool { q := r.convs[convID]; return q == nil || q.written })
+}
+
+// marker returns a channel that receives, once every write of
+// conversation convID queued so far is done, whether those queued since
+// the last marker succeeded (nil: nothing will be sent).
+func (r *recorder) marker(convID string) <-chan bool {
+	if r.st == nil || r.isClosing() {
+		return nil
+	}
+	ch := make(chan bool, 1)
+	r.add(convID, op{kind: opMark, mark: ch})
+	return ch
 }
 
 // settleWait bounds how long reading a conversation back from the store

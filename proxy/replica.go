@@ -24,11 +24,12 @@ import (
 // bytes. Each replica also claims the start ("q") and the answer ("a") of
 // every model call, with its usage and time, so the replica that serves
 // the next request knows when the conversation last answered (the idle
-// clear's pause) and what the round cost. At the start of every request
-// a replica reads the log's entries it has not seen; when another replica
-// wrote any, it re-reads the conversation's turns from the store, so its
-// mirror (and with it the rounds it records and the forks it finds)
-// matches what the other replica saw.
+// clear's pause) and what the round cost, and with the answer what the
+// request added to its mirror (replica_mirror.go). At the start of every
+// request a replica reads the log's entries it has not seen and applies
+// them, so its mirror (and with it the rounds it records and the forks it
+// finds) matches what the other replicas saw, without waiting for their
+// writes to reach the store.
 //
 // Every call to the store here is bounded by replicaTimeout and fails
 // open: the request goes on with the decisions this replica knows, and a
@@ -73,6 +74,9 @@ type claimValue struct {
 	// At and Usage are a model call's start or answer.
 	At    time.Time     `json:"at,omitzero"`
 	Usage harness.Usage `json:"usage,omitzero"`
+	// Before and Adds are a mirror claim's (replica_mirror.go).
+	Before *mirrorShape `json:"before,omitempty"`
+	Adds   []mirrorAdd  `json:"adds,omitempty"`
 }
 
 // replicas is the proxy's side of the claim log.
@@ -84,11 +88,17 @@ type replicas struct {
 	// let through since (replicaSkip).
 	down     atomic.Bool
 	failedAt atomic.Int64
+	// markWait is how long a recorder waits for another replica's mark
+	// while the log answers (markWait; tests shorten it).
+	markWait atomic.Int64
+	// claims numbers this process's mirror claims.
+	claims atomic.Int64
 }
 
 // newReplicas returns the claim-log state of a proxy on st.
 func newReplicas(st store.Store, shared bool) *replicas {
 	r := &replicas{}
+	r.markWait.Store(int64(markWait))
 	if c, ok := st.(store.Claimer); ok && shared {
 		r.log = c
 		var b [6]byte
@@ -276,17 +286,36 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 
 // syncReplicas reads the entries of the conversation's claim log this
 // replica has not seen and applies them: decisions and clears other
-// replicas made, the start and answer of their model calls. When another
-// replica wrote any, the conversation's turns are read again from the
-// store. A round the history carries whose answer another replica has
+// replicas made, the start and answer of their model calls, what they
+// added to their mirrors (adopt; when that does not fit the history, the
+// conversation's turns are read again from the store once they are
+// stored). A round the history carries whose answer another replica has
 // not claimed yet, or whose start no replica has (it was answered while
 // the log did not answer: its replica claims it once the log answers), is
-// waited for (up to replicaWait). Called with the conversation locked and
-// loaded; it fails open.
+// waited for (up to replicaWait). A conversation not in memory yet is
+// built from the log when it holds every mirror claim from the start,
+// and read from the store otherwise. Called with the conversation
+// locked; it fails open.
 func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 	if p.replicas.log == nil {
 		return
 	}
+	cv := c.conv
+	read := p.awaitClaims(ctx, c)
+	if !cv.loaded && !(read && p.loadFromLog(c)) {
+		if err := cv.load(ctx, p.opts.Store, p.rec); err != nil {
+			p.logf("harness proxy: loading %s from the store: %v", cv.id, err)
+		}
+	}
+	if read && !p.adopt(c) {
+		p.reloadUnfit(ctx, cv)
+	}
+}
+
+// awaitClaims reads the new entries of c's conversation's log and waits
+// for the answers its history carries (see syncReplicas). It reports
+// false when the log did not answer, or ctx ended.
+func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	cv := c.conv
 	foreign := false
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
@@ -294,7 +323,7 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
 			p.replicaFailed("reading the claim log", err)
-			return
+			return false
 		}
 		p.replicaOK()
 		foreign = foreign || f
@@ -310,7 +339,7 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		}
 		cv.mu.Lock()
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 	}
 	if foreign {
@@ -318,9 +347,32 @@ func (p *Proxy) syncReplicas(ctx context.Context, c *call) {
 		// sent is not this replica's last request, so the next check for
 		// cache breaks has nothing of its own to compare with.
 		cv.prevIn, cv.prevOut = nil, nil
-		if err := p.reloadMirror(ctx, cv); err != nil {
-			p.replicaFailed("reloading "+cv.id, err)
+	}
+	return true
+}
+
+// reloadUnfit reads cv's turns again from the store once the mirror
+// claims adopt could not apply are stored (up to replicaWait). Called
+// with cv locked.
+func (p *Proxy) reloadUnfit(ctx context.Context, cv *conversation) {
+	for deadline := time.Now().Add(replicaWait); cv.unmarked() && time.Now().Before(deadline); {
+		cv.mu.Unlock()
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
 		}
+		cv.mu.Lock()
+		if ctx.Err() != nil {
+			return
+		}
+		if _, _, err := p.readClaims(ctx, cv); err != nil {
+			p.replicaFailed("reading the claim log", err)
+			return
+		}
+	}
+	cv.foreign = nil
+	if err := p.reloadMirror(ctx, cv); err != nil {
+		p.replicaFailed("reloading "+cv.id, err)
 	}
 }
 
@@ -411,6 +463,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		if parts[0] == claimClear && d != nil && d.res != nil {
 			d.out, d.cleared, d.clearClaimed = v.Out, clearedCopy(d.res, v.Text, v.Locator), true
 		}
+	case claimMirror:
+		if !own && v.Before != nil {
+			cv.foreign = append(cv.foreign, foreignClaim{mark: claimStored + "|" + parts[1] + "|" + parts[2], before: *v.Before, adds: v.Adds})
+		}
+	case claimStored:
+		cv.marks[key] = true
 	case claimStart, claimAnswer:
 		t, err1 := strconv.Atoi(parts[1])
 		r, err2 := strconv.Atoi(parts[2])
@@ -437,22 +495,35 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 	}
 }
 
-// claimAnswered records, once the answer of c's model call is relayed and
-// what it adds is recorded, when it answered and what it cost, for the
-// replica that serves the next request, with whatever the conversation
-// could not claim while the log did not answer (claimPending).
+// claimAnswered claims, once the answer of c's model call is relayed, when
+// it answered and what it cost, and what the request added to the mirror
+// (a mirror claim), for the replica that serves the next request; then,
+// once those writes are stored, their mark (replica_mirror.go). With them
+// goes whatever the conversation could not claim while the log did not
+// answer (claimPending).
 func (p *Proxy) claimAnswered(c *call) {
-	if p.replicas.log == nil || c.conv == nil || c.key.turn == 0 {
+	if p.replicas.log == nil || c.conv == nil {
 		return
 	}
 	cv := c.conv
 	cv.mu.Lock()
-	at, ok := cv.times[c.key]
-	usage := cv.usage[c.key]
+	var keys []string
+	var vals []claimValue
+	if at, ok := cv.times[c.key]; ok && c.key.turn > 0 {
+		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
+	}
+	mkey, markKey, mv, added := p.takeDelta(cv)
+	var stored <-chan bool
+	if added {
+		keys, vals = append(keys, mkey), append(vals, mv)
+		// The writes of the claim, not the later ones: those may wait
+		// for a mark of the replica that waits for this one.
+		stored = p.rec.marker(cv.id)
+	}
 	pending := len(cv.pendingStarts) > 0
 	cv.mu.Unlock()
-	if !ok {
-		return // not answered
+	if len(keys) == 0 && !pending {
+		return
 	}
 	// Off the request's path (the response ends without waiting for the
 	// store); Flush and Close wait for it.
@@ -462,14 +533,17 @@ func (p *Proxy) claimAnswered(c *call) {
 		if pending {
 			p.claimPending(cv)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), replicaWait)
-		defer cancel()
-		// The next replica re-reads the turns from the store: they must
-		// be there first (it waits for this entry up to replicaWait).
-		if !p.replicaSkip() {
-			_ = p.rec.flushConv(ctx, cv.id)
+		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || stored == nil {
+			return
 		}
-		p.claim(ctx, cv.id, []string{roundClaimKey(claimAnswer, c.key)}, []claimValue{{At: at, Usage: usage}})
+		// No mark for writes that failed: the next replica writes them.
+		select {
+		case ok := <-stored:
+			if ok {
+				p.claimRetrying(cv.id, []string{markKey}, []claimValue{{}})
+			}
+		case <-time.After(outageBudget):
+		}
 	}()
 }
 

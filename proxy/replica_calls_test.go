@@ -60,11 +60,13 @@ func (s *countingStore) snapshot() storeCalls {
 // TestReplicaStoreCallsPerRequest counts what a replica asks the store
 // for one request of a conversation, the other replicas' writes settled:
 // the request's path makes one read of the claim log and one claim (the
-// request's decisions and its start), and the answer one claim more. A
-// replica that did not serve the conversation's previous request reads
-// the conversation again (one Load, one round trip); one that did reads
-// nothing more. A replica that first sees a conversation also loads it
-// and its idle clears once.
+// request's decisions and its start), and the answer two claims more
+// (its answer with what it added to the mirror, then the mark that those
+// writes are stored), off the path. A replica that did not serve the
+// conversation's previous request builds what that one recorded from the
+// request's history and the log, reading nothing more from the store,
+// and so does a replica that first sees a conversation whose log holds
+// it from its start.
 func TestReplicaStoreCallsPerRequest(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -73,8 +75,8 @@ func TestReplicaStoreCallsPerRequest(t *testing.T) {
 		// the conversation (after the first) and of its later ones.
 		first, later storeCalls
 	}{
-		{"one replica", func(int) int { return 0 }, storeCalls{0, 0, 1, 2}, storeCalls{0, 0, 1, 2}},
-		{"alternating", func(i int) int { return i % 2 }, storeCalls{2, 1, 1, 2}, storeCalls{1, 0, 1, 2}},
+		{"one replica", func(int) int { return 0 }, storeCalls{0, 0, 1, 3}, storeCalls{0, 0, 1, 3}},
+		{"alternating", func(i int) int { return i % 2 }, storeCalls{0, 0, 1, 3}, storeCalls{0, 0, 1, 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

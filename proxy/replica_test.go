@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentharness/harness/internal/pgtest"
 	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
 	"github.com/agentharness/harness/store/postgres"
 )
 
@@ -49,9 +50,15 @@ func newReplicaRig(t *testing.T, n int, shared bool) *replicaRig {
 
 // newReplicaRigAt is newReplicaRig with the replicas' clock (nil: time.Now).
 func newReplicaRigAt(t *testing.T, n int, shared bool, now func() time.Time) *replicaRig {
+	return newReplicaRigWith(t, n, shared, now, nil)
+}
+
+// newReplicaRigWith is newReplicaRigAt with wrap (nil: none) giving
+// replica i the store it uses in place of its counting store.
+func newReplicaRigWith(t *testing.T, n int, shared bool, now func() time.Time, wrap func(i int, cs *countingStore) store.Store) *replicaRig {
 	t.Helper()
 	r := &replicaRig{up: wiretest.New(t), ws: t.TempDir(), dsn: pgServer.DSN(t)}
-	for range n {
+	for i := range n {
 		st, err := postgres.Open(context.Background(), r.dsn, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +70,11 @@ func newReplicaRigAt(t *testing.T, n int, shared bool, now func() time.Time) *re
 		}
 		cs := &countingStore{replicaStore: rs}
 		log := &syncWriter{w: &bytes.Buffer{}}
-		px, err := New(&Options{Upstream: r.up.URL, Store: cs, Workspace: r.ws, Log: log, Shared: shared, Now: now})
+		var use store.Store = cs
+		if wrap != nil {
+			use = wrap(i, cs)
+		}
+		px, err := New(&Options{Upstream: r.up.URL, Store: use, Workspace: r.ws, Log: log, Shared: shared, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

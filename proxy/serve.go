@@ -132,10 +132,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse r
 func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	c.conv.mu.Lock()
 	defer func() { c.conv.mu.Unlock() }()
-	if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
-		p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
+	if p.replicas.log == nil {
+		if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
+			p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
+		}
 	}
-	p.syncReplicas(ctx, c)
+	p.syncReplicas(ctx, c) // loads the conversation when shared
 	if err := c.conv.awaitInflight(ctx, c.hist); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package replayengine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -260,4 +261,46 @@ func TestReplayNoShownChangesNothingElse(t *testing.T) {
 	if !reflect.DeepEqual(full, lean) {
 		t.Error("NoShown changed the report's figures")
 	}
+}
+
+// TestNeedlesComposedProse: words of prose the agent composes in a call's
+// arguments count only when they read as code or sit in a line quoted
+// from the result; a command's words count whole.
+func TestNeedlesComposedProse(t *testing.T) {
+	file := "The handler should validate each record before caching.\n" +
+		"func validateRecordId(id string) error { return lookup(id) }\n" +
+		"    // Entries expire whenever upstream rotates credentials quickly.\n"
+	prompt := "Write a short report. The handler should validate every record; it calls validateRecordId " +
+		"and you should explain why the behaviour differs between entries, before anything else is changed here."
+	quote := "    // Entries expire whenever upstream rotates credentials quickly.\n"
+	rec := &replay.Recording{Turns: []*replay.Turn{{Input: "Explain the cache.", Calls: []*replay.Call{
+		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{{ID: "1", Name: "read", Args: []byte(`{"path":"cache.go"}`)}}},
+			Results: []*replay.Result{{CallID: "1", Full: []harness.Part{harness.TextPart(file)}}}},
+		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{
+			{ID: "2", Name: "task", Args: mustJSON(t, map[string]string{"prompt": prompt})},
+			{ID: "3", Name: "edit", Args: mustJSON(t, map[string]string{"old_string": quote + strings.Repeat("- kept as written by the author of this module\n", 2)})},
+			{ID: "4", Name: "bash", Args: []byte(`{"command":"grep -n lookup cache.go"}`)},
+		}}},
+	}}}}
+	var have []string
+	for _, n := range Needles(rec) {
+		have = append(have, n.Text)
+	}
+	// "validate", "record", "before" (prose of the prompt) are not needles;
+	// "validateRecordId" reads as code; "Entries", "expire", "whenever",
+	// "upstream", "rotates", "credentials", "quickly" are in a quoted line;
+	// "lookup" is a command's word.
+	want := []string{"validateRecordId", "Entries", "expire", "whenever", "upstream", "rotates", "credentials", "quickly", "lookup"}
+	if strings.Join(have, " ") != strings.Join(want, " ") {
+		t.Errorf("needles %v, want %v", have, want)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -2,10 +2,12 @@ package replayengine
 
 import (
 	"encoding/json"
-	"github.com/agentharness/harness/replay"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/replay"
 )
 
 // minNeedleChars is the shortest needle, in characters: shorter strings
@@ -35,79 +37,151 @@ type Needle struct {
 // result when it occurs in the result's full output and nowhere earlier in
 // the conversation: not in the system prompt, the tool schemas, a user
 // input or its context messages, an assistant message (text or call
-// arguments) or an earlier result's full output. A candidate becomes a needle when a later
-// assistant message contains it as a word in a string of its call
-// arguments (decoded from JSON first, so "\n" in a command is a line
-// break, not the letter n), or in its own text when the word reads as
-// code (identifierLike: a digit, an underscore, or an upper-case letter
-// after the first character): a prose word such as "through" in the
-// agent's thoughts is no evidence of what it read. The first such assistant
-// message is the needle's first use; a word is a needle of one result
-// only, the first that showed it.
+// arguments) or an earlier result's full output. A candidate becomes a
+// needle when a later assistant message uses it: as a word of a string of
+// its call arguments (decoded from JSON first, so "\n" in a command is a
+// line break, not the letter n), or of prose the agent composes — its own
+// text, or an argument string that reads as prose (proseLike: a subagent's
+// prompt, a file's new content) — when the word reads as code
+// (identifierLike: a digit, an underscore, or an upper-case letter after
+// the first character) or its line is quoted verbatim from the result
+// (at least minQuoteChars characters). A prose word such as "through" or
+// "should" that the agent writes is no evidence of what it read. The
+// first such assistant message is the needle's first use; a word is a
+// needle of one result only, the first that showed it.
 func Needles(rec *replay.Recording) []Needle {
-	seen := map[string]bool{}
-	see := func(s string) { words(s, func(w string) { seen[w] = true }) }
+	n := &needleScan{seen: map[string]bool{}, candidates: map[string]string{}, texts: map[string]string{}}
+	see := func(s string) { words(s, func(w string) { n.seen[w] = true }) }
 	see(rec.System)
 	for _, t := range rec.Tools {
 		see(t.Name)
 		see(t.Description)
 		see(string(t.InputSchema))
 	}
-	candidates := map[string]string{} // word → call id of its result
-	var out []Needle
 	for ti, t := range rec.Turns {
 		see(t.Input)
 		for _, c := range t.Context {
 			see(c.Text)
 		}
 		for ci, c := range t.Calls {
-			use := func(w string) {
-				if id, ok := candidates[w]; ok {
-					out = append(out, Needle{Text: w, CallID: id, Turn: ti, Call: ci})
-					delete(candidates, w)
-				}
-				seen[w] = true
-			}
-			words(c.Assistant.Text(), func(w string) {
-				if identifierLike(w) {
-					use(w)
-				} else {
-					seen[w] = true
-				}
-			})
-			argWords(c.Assistant, use)
+			n.turn, n.call = ti, ci
+			n.composed(c.Assistant.Text())
+			n.args(c.Assistant)
 			for _, r := range c.Results {
-				words(r.FullText(), func(w string) {
-					if !seen[w] {
-						candidates[w] = r.CallID
-						seen[w] = true
-					}
-				})
+				n.arrive(r.CallID, r.FullText())
 				if len(r.Structured) > 0 {
-					words(string(r.Structured), func(w string) {
-						if !seen[w] {
-							candidates[w] = r.CallID
-							seen[w] = true
-						}
-					})
+					n.arrive(r.CallID, string(r.Structured))
 				}
 			}
 		}
 	}
-	return out
+	return n.out
 }
 
-// argWords calls fn with the words of the strings in m's call arguments.
-func argWords(m harness.Message, fn func(string)) {
+// minQuoteChars is the shortest line of composed prose that counts as a
+// quote of a result: shorter lines occur verbatim by accident.
+const minQuoteChars = 20
+
+// needleScan is Needles' state as it walks a recording.
+type needleScan struct {
+	seen       map[string]bool
+	candidates map[string]string // word → call id of the result that first showed it
+	texts      map[string]string // call id → its result's full text, for quotes
+	turn, call int
+	out        []Needle
+}
+
+// use makes w a needle of the current call if it is a candidate.
+func (n *needleScan) use(w string) {
+	if id, ok := n.candidates[w]; ok {
+		n.out = append(n.out, Needle{Text: w, CallID: id, Turn: n.turn, Call: n.call})
+		delete(n.candidates, w)
+	}
+	n.seen[w] = true
+}
+
+// arrive makes the words of a result's text that nothing earlier showed
+// candidates of that result.
+func (n *needleScan) arrive(callID, text string) {
+	n.texts[callID] += text
+	words(text, func(w string) {
+		if !n.seen[w] {
+			n.candidates[w] = callID
+			n.seen[w] = true
+		}
+	})
+}
+
+// composed uses the words of prose the agent wrote that read as code or
+// sit in a line quoted from the result that showed them; its other words
+// are seen, never needles.
+func (n *needleScan) composed(s string) {
+	for line := range strings.SplitSeq(s, "\n") {
+		// A patch's removed and context lines quote the file after their
+		// marker.
+		q := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "-+>"))
+		words(line, func(w string) {
+			id, ok := n.candidates[w]
+			if identifierLike(w) || (ok && utf8.RuneCountInString(q) >= minQuoteChars && strings.Contains(n.texts[id], q)) {
+				n.use(w)
+				return
+			}
+			n.seen[w] = true
+		})
+	}
+}
+
+// args uses the words of m's call arguments: every word of a string that
+// does not read as prose, and of one that does as composed prose.
+func (n *needleScan) args(m harness.Message) {
 	for _, tc := range m.ToolCalls {
-		words(tc.Name, fn)
+		words(tc.Name, n.use)
 		var v any
 		if json.Unmarshal(tc.Args, &v) != nil {
-			words(string(tc.Args), fn)
+			words(string(tc.Args), n.use)
 			continue
 		}
-		jsonStrings(v, func(s string) { words(s, fn) })
+		jsonStrings(v, func(s string) {
+			if proseLike(s) {
+				n.composed(s)
+				return
+			}
+			words(s, n.use)
+		})
 	}
+}
+
+// proseLike reports whether an argument string reads as prose the agent
+// composed rather than a command, a path or a search: at least
+// proseFields whitespace-separated fields, seven in ten of them words of
+// letters (with the punctuation of a sentence).
+func proseLike(s string) bool {
+	fields, plain := 0, 0
+	for f := range strings.FieldsSeq(s) {
+		fields++
+		if plainWord(f) {
+			plain++
+		}
+	}
+	return fields >= proseFields && plain*10 >= fields*7
+}
+
+// proseFields is how many fields a string needs to read as prose.
+const proseFields = 15
+
+// plainWord reports whether f is letters with at most a sentence's
+// punctuation around them ("Ensure", "handler,", "(optional)").
+func plainWord(f string) bool {
+	f = strings.Trim(f, ".,;:!?'\"()")
+	if f == "" {
+		return false
+	}
+	for _, r := range f {
+		if !unicode.IsLetter(r) && r != '-' && r != '\'' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonStrings calls fn with every string (keys included) of a decoded
