@@ -90,6 +90,7 @@ func (p *Proxy) forwardUnchanged(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
+		p.logUnreachable(r.Method+" "+r.URL.Path, err)
 		proxyError(w, http.StatusBadGateway, "upstream_unreachable", "harness proxy: the upstream did not answer: "+err.Error())
 		return
 	}

@@ -35,6 +35,14 @@ func TestSavingsPageInChromium(t *testing.T) {
 	if status, _, got := r.post(wc.path, []byte(body), map[string]string{"User-Agent": "claude-cli/2.1.197 (external, cli)"}); status != 200 {
 		t.Fatalf("status %d: %s", status, got)
 	}
+	// A model the price table does not know: its row's dollars are
+	// unknown (–), not $0.00, and the headline says how many tokens that
+	// leaves unpriced.
+	const unknown = "homebrew-7b"
+	r.up.Enqueue(wc.reply(unknown, "pinned", nil, wiretest.Usage{Input: 6000, Output: 40}))
+	if status, _, got := r.post(wc.path, wc.body(unknown, "Which zod here?", []step{read}), nil); status != 200 {
+		t.Fatalf("status %d: %s", status, got)
+	}
 	if err := r.px.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +75,12 @@ func TestSavingsPageInChromium(t *testing.T) {
 	}
 	if !strings.Contains(dom, "harness removed "+numfmt.Thousands(s.TokensSaved)+" tokens") {
 		t.Errorf("the headline was not rendered:\n%s", dom)
+	}
+	if s.UnpricedTokens <= 0 || !strings.Contains(dom, numfmt.Thousands(s.UnpricedTokens)+" of those tokens were saved on models the price table does not know") {
+		t.Errorf("the headline does not say the %d unpriced tokens:\n%s", s.UnpricedTokens, dom)
+	}
+	if !regexp.MustCompile(`<td>` + unknown + `</td>(<td>[^<]*</td>){3}<td>–</td><td>–</td>`).MatchString(dom) {
+		t.Errorf("the row of %s does not show its dollars as –:\n%s", unknown, dom)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // between cached and uncached input in the proportion the upstream
 // reported for those requests (a removed token would have been read from
 // the prompt cache as often as the rest of the request was); a model the
-// price table does not know is counted in UnpricedTokens and priced at 0.
+// price table does not know is counted in UnpricedTokens and
+// UnpricedCalls and priced at 0.
 type SavingsReport struct {
 	Calls int64 `json:"calls"`
 	// TokensSaved were removed; TokensSent are the input tokens the
@@ -34,6 +35,7 @@ type SavingsReport struct {
 	DollarsSaved   float64 `json:"dollars_saved"`
 	DollarsSpent   float64 `json:"dollars_spent"`
 	UnpricedTokens int64   `json:"unpriced_tokens,omitempty"`
+	UnpricedCalls  int64   `json:"unpriced_calls,omitempty"`
 	// ByDay is in date order (days in the reader's time zone); the other
 	// groups most tokens saved first. A project is the client's working
 	// directory ("" when its requests do not state one).
@@ -52,6 +54,10 @@ type SavingsRow struct {
 	SavedShare   float64 `json:"saved_share"`
 	DollarsSaved float64 `json:"dollars_saved"`
 	DollarsSpent float64 `json:"dollars_spent"`
+	// UnpricedCalls are the row's calls on models the price table does
+	// not know: when they are all its calls, its dollars are unknown, not
+	// zero.
+	UnpricedCalls int64 `json:"unpriced_calls,omitempty"`
 }
 
 // SummarizeSavings sums savings (each one call, as a store keeps them)
@@ -113,12 +119,14 @@ func summarizeCounted(rows []countedSaving, prices *catalog.Prices, loc *time.Lo
 			row.DollarsSpent = price.Cost(g.Input, g.Cached, g.Output)
 		} else {
 			r.UnpricedTokens += g.TokensSaved
+			row.UnpricedCalls = g.calls
 		}
 		r.Calls += row.Calls
 		r.TokensSaved += row.TokensSaved
 		r.TokensSent += row.TokensSent
 		r.DollarsSaved += row.DollarsSaved
 		r.DollarsSpent += row.DollarsSpent
+		r.UnpricedCalls += row.UnpricedCalls
 		for i, name := range []string{k.day, k.client, k.project, k.model} {
 			addRow(by[i], name, row)
 		}
@@ -155,6 +163,7 @@ func addRow(m map[string]*SavingsRow, name string, row SavingsRow) {
 	s.TokensSent += row.TokensSent
 	s.DollarsSaved += row.DollarsSaved
 	s.DollarsSpent += row.DollarsSpent
+	s.UnpricedCalls += row.UnpricedCalls
 }
 
 // rowsOf returns m's rows with their shares, sorted by order.

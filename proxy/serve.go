@@ -101,6 +101,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, c *call, parse r
 	}
 	if err != nil {
 		p.finish(c, nil, 0)
+		p.logUnreachable(callLabel(c), err)
 		proxyError(w, http.StatusBadGateway, "upstream_unreachable", "harness proxy: the upstream did not answer: "+err.Error())
 		return
 	}

@@ -217,16 +217,8 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	if p.opts.Log == nil {
 		return
 	}
-	id := "-"
-	if c.conv != nil {
-		id = c.conv.id
-	}
 	var b strings.Builder
-	b.WriteString("harness proxy: " + c.format.name() + " " + id)
-	if c.key.turn > 0 {
-		b.WriteString(" turn " + numfmt.Thousands(int64(c.key.turn)) + " round " + numfmt.Thousands(int64(c.key.round)))
-	}
-	b.WriteString(": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(c.outLen())) + " bytes, " +
+	b.WriteString("harness proxy: " + callLabel(c) + ": " + numfmt.Thousands(int64(len(c.in))) + " → " + numfmt.Thousands(int64(c.outLen())) + " bytes, " +
 		numfmt.Thousands(int64(c.decided)) + " new result(s), " + numfmt.Thousands(int64(c.cut)) + " cut, " + numfmt.Thousands(int64(c.reused)) + " reused")
 	if c.idleCleared > 0 {
 		b.WriteString(", " + numfmt.Thousands(int64(c.idleCleared)) + " cleared after " + c.idle.Round(time.Second).String() + " idle")
@@ -243,6 +235,26 @@ func (p *Proxy) logRequest(c *call, status int, rep *reply, prepared time.Durati
 	}
 	b.WriteString("; proxy " + prepared.Round(10*time.Microsecond).String())
 	p.logf("%s", b.String())
+}
+
+// callLabel names a call in the log: its format, conversation, turn and
+// round.
+func callLabel(c *call) string {
+	id := "-"
+	if c.conv != nil {
+		id = c.conv.id
+	}
+	s := c.format.name() + " " + id
+	if c.key.turn > 0 {
+		s += " turn " + numfmt.Thousands(int64(c.key.turn)) + " round " + numfmt.Thousands(int64(c.key.round))
+	}
+	return s
+}
+
+// logUnreachable writes the line of a request the upstream did not answer
+// (the client got a 502 naming err): what was sent, and why it failed.
+func (p *Proxy) logUnreachable(what string, err error) {
+	p.logf("harness proxy: %s: the upstream did not answer, the client got a 502: %v", what, err)
 }
 
 // spillPage returns the spill file a call's arguments name (a Read of it,

@@ -43,7 +43,7 @@ func ExampleSupply() {
 		fmt.Println(w)
 	}
 	// Output:
-	// not recorded by codex: the tool schemas that every request sent (often thousands of tokens each), so every preset's figures leave them out; supply them (replay.Supply; harness --system-file, --tools-file, or --assume-system-tokens N)
+	// not recorded by codex: the tool schemas that every request sent (often thousands of tokens each), so every preset's figures leave them out; supply them (harness audit, bench and replay: --system-file, --tools-file or --assume-system-tokens N; in Go, replay.Supply)
 	// 3 reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)
 	// system prompt not recorded: a stand-in of about 8000 tokens is counted in its place
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/spill"
@@ -120,6 +121,10 @@ func readStore(ctx context.Context, st store.Store, source, workspace string) ([
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
 	}
+	models, err := storeModels(ctx, st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: %s: %w", source, err)
+	}
 	var (
 		recs  []*Recording
 		warns []storeWarning
@@ -138,6 +143,7 @@ func readStore(ctx context.Context, st store.Store, source, workspace string) ([
 			return nil, nil, err
 		}
 		rec.Format = formatStore
+		rec.Model = models[conv.ID]
 		rec.Warnings = applyRequests(rec, conv, reqs)
 		for _, text := range rec.Warnings {
 			warns = append(warns, storeWarning{Source: rec.Source, Text: text})
@@ -145,6 +151,27 @@ func readStore(ctx context.Context, st store.Store, source, workspace string) ([
 		recs = append(recs, rec)
 	}
 	return recs, warns, nil
+}
+
+// storeModels maps each conversation to the model its last call named,
+// as the proxy logs it with the call's saving (the transcript does not
+// keep it); nil when the store keeps no savings log.
+func storeModels(ctx context.Context, st store.Store) (map[string]string, error) {
+	log, ok := st.(store.SavingsLog)
+	if !ok {
+		return nil, nil
+	}
+	rows, err := log.Savings(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		if r.Model != "" {
+			out[r.Conversation] = r.Model
+		}
+	}
+	return out, nil
 }
 
 // applyRequests sets rec.System, rec.Tools and each call's Tools from the

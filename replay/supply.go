@@ -96,7 +96,7 @@ func notRecorded(format string, system, tools bool) string {
 		return ""
 	}
 	return fmt.Sprintf("%s%s: %s that every request sent (often thousands of tokens each), so every preset's figures leave them out; "+
-		"supply them (replay.Supply; harness --system-file, --tools-file, or --assume-system-tokens N)", notRecordedPrefix, format, what)
+		"supply them (harness audit, bench and replay: --system-file, --tools-file or --assume-system-tokens N; in Go, replay.Supply)", notRecordedPrefix, format, what)
 }
 
 // ParseToolSpecs reads tool schemas from a JSON array in any of three

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/benchcore"
@@ -37,7 +38,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 && *db == "" {
-		return fmt.Errorf("%w: audit needs at least one FILE or DIR, or --db", errUsage)
+		return fmt.Errorf("%w: want the history to audit: a folder or file of sessions (~/.claude/projects/DIR, ~/.codex/sessions, "+
+			"~/.gemini/tmp, ~/.local/share/opencode), or a transcript store (.harness/harness.db, or --db)", errUsage)
 	}
 	ps, err := pickPresets(*presets)
 	if err != nil {
@@ -45,6 +47,12 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	}
 	if *presets == "" {
 		ps = auditPresets()
+	}
+	if *htmlOut != "" {
+		// Before the audit, which may take minutes on a long history.
+		if st, err := os.Stat(filepath.Dir(*htmlOut)); err != nil || !st.IsDir() {
+			return fmt.Errorf("--html %s: no folder %s to write it in", *htmlOut, filepath.Dir(*htmlOut))
+		}
 	}
 	listPrices, err := loadPrices(*pricesFile)
 	if err != nil {

@@ -84,7 +84,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	th, err := throughOption(e, *through, *throughUp)
+	th, err := throughOption(ctx, e, *through, *throughUp)
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,9 @@ func benchTable(ctx context.Context, e *env, sf *supplyFlags, pos []string, db s
 // not every recording; what load prints before replaying (skipped files,
 // warnings) is printed once every file is read, the same lines.
 func benchFiles(ctx context.Context, e *env, sf *supplyFlags, pos []string, opts *bench.Options) (*bench.Table, error) {
+	if err := checkPaths(pos); err != nil {
+		return nil, err
+	}
 	supply, err := sf.supply()
 	if err != nil {
 		return nil, err
@@ -204,8 +207,8 @@ func pickPresets(list string) ([]bench.Preset, error) {
 // bench.Options.NoCacheExpiry).
 func cacheTTLFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("cache-ttl", catalog.DefaultCacheLifetime, "how long the provider's prompt cache outlives its last use: a request more than this after the one before (by the\n"+
-		"times Claude Code, Codex and Gemini CLI record) pays its prefix uncached, under every preset; the default is Anthropic's exact lifetime and\n"+
-		"the shortest OpenAI documents (1h: Anthropic's 1-hour cache, OpenAI's longest automatic one); 0 prices a warm cache that never expires.\n"+
+		"times Claude Code, Codex and Gemini CLI record) pays its prefix uncached, under every preset. The default is Anthropic's default lifetime\n"+
+		"and the shortest OpenAI documents; 1h prices Anthropic's 1-hour cache and OpenAI's longest automatic one; 0 a warm cache that never expires.\n"+
 		"The presets that clear once the cache has gone cold wait at least this long (none clears so when it never expires)")
 }
 
@@ -320,9 +323,10 @@ func benchMain(ctx context.Context, e *env, sf *supplyFlags, opts *bench.Options
 	return nil
 }
 
-// throughOption checks --through and --through-upstream and starts
-// listening for the recording upstream (nil when --through is not given).
-func throughOption(e *env, through, upstream string) (*bench.Through, error) {
+// throughOption checks --through (something answers there) and
+// --through-upstream, and starts listening for the recording upstream
+// (nil when --through is not given).
+func throughOption(ctx context.Context, e *env, through, upstream string) (*bench.Through, error) {
 	if through == "" {
 		return nil, nil
 	}
@@ -337,10 +341,29 @@ func throughOption(e *env, through, upstream string) (*bench.Through, error) {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("%w: --through-upstream %q is not a loopback address", errUsage, upstream)
 	}
+	if err := dialable(ctx, u); err != nil {
+		return nil, fmt.Errorf("--through %s: nothing answers there (%v); start the proxy first, forwarding to the recording upstream: "+
+			"harness proxy --listen %s --upstream http://%s", through, err, u.Host, upstream)
+	}
 	ln, err := net.Listen("tcp", upstream)
 	if err != nil {
 		return nil, fmt.Errorf("--through-upstream: %w", err)
 	}
 	fmt.Fprintf(e.stderr, "recording upstream on http://%s; replaying through %s\n", ln.Addr(), through)
 	return &bench.Through{URL: through, Listener: ln}, nil
+}
+
+// dialable checks that something accepts a connection at u's host (its
+// scheme's port when it names none). The timeout only catches a host that
+// never answers.
+func dialable(ctx context.Context, u *url.URL) error {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	c, err := (&net.Dialer{Timeout: time.Minute}).DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }

@@ -108,3 +108,16 @@ func TestBenchThroughFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchThroughNothingListens: --through naming an address where no
+// proxy runs fails before replaying anything, in one line that says how
+// to start the proxy in front of the recording upstream.
+func TestBenchThroughNothingListens(t *testing.T) {
+	proxyAddr, up := freeLoopback(t), freeLoopback(t)
+	stdout, stderr, code := inproc(t, "bench", "--suite", "--through", "http://"+proxyAddr+"/v1", "--through-upstream", up)
+	want := "harness bench: --through http://" + proxyAddr + "/v1: nothing answers there ("
+	fix := "start the proxy first, forwarding to the recording upstream: harness proxy --listen " + proxyAddr + " --upstream http://" + up + "\n"
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, fix) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line %q … %q", code, stdout, stderr, want, fix)
+	}
+}

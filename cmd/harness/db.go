@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -30,10 +32,21 @@ func openDB(ctx context.Context, p, workspace string, mustExist bool) (store.DB,
 	}
 	if mustExist {
 		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+			return nil, missingStore(p, err)
 		}
 	}
 	return sqlite.Open(ctx, p, &sqlite.Options{OnDelete: onDelete})
+}
+
+// missingStore is the error for a store file that cannot be opened to
+// read: where it was looked for, and, when it is not there, what creates
+// it and how to name another.
+func missingStore(p string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no transcript store at %s: harness proxy, harness claude, codex, gemini or opencode, and harness run create it "+
+			"in the folder they run from; run this there, or name it with --workspace DIR or --db FILE", p)
+	}
+	return fmt.Errorf("transcript store %s: %w", p, err)
 }
 
 // dbRecordings imports the conversations of the store --db names for

@@ -65,6 +65,9 @@ func (f *supplyFlags) supply() (*replay.Supply, error) {
 // error what was skipped, with summary a summary per file and in total
 // when a folder or several files were read, and the importers' warnings.
 func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summary bool) ([]*replay.Recording, error) {
+	if err := checkPaths(pos); err != nil {
+		return nil, err
+	}
 	recs, skipped, err := replay.LoadWith(ctx, supply, pos...)
 	if err != nil {
 		return nil, err
@@ -77,6 +80,17 @@ func load(ctx context.Context, e *env, supply *replay.Supply, pos []string, summ
 	}
 	printWarnings(e, recs)
 	return recs, nil
+}
+
+// checkPaths fails on the first of pos that does not exist, naming it
+// alone, before anything is read.
+func checkPaths(pos []string) error {
+	for _, p := range pos {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no such file or folder", p)
+		}
+	}
+	return nil
 }
 
 // reportSkipped prints the files skipped (one line per reason for files

@@ -73,7 +73,7 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	}
 	bin, err := exec.LookPath(c.name)
 	if err != nil {
-		return fmt.Errorf("%s is not on PATH (%w): install it, or put the folder holding it on PATH", c.name, err)
+		return fmt.Errorf("%s is not on PATH (%w): install it (npm install -g %s), or put the folder holding it on PATH", c.name, err, c.pkg)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

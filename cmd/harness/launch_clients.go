@@ -21,6 +21,8 @@ type launchClient struct {
 	api string
 	// readTool is the tool the client's model reads a file with.
 	readTool string
+	// pkg is the npm package that installs the client.
+	pkg string
 	// upstream returns the client's own base URL setting, "" when unset.
 	upstream func(getenv func(string) string) string
 	// grant, when set, says the client cannot read a git-ignored file in
@@ -38,24 +40,24 @@ type launchClient struct {
 // launchClients are the clients harness launches.
 func launchClients() []launchClient {
 	return []launchClient{
-		{name: "claude", api: "anthropic", readTool: "Read",
+		{name: "claude", api: "anthropic", readTool: "Read", pkg: "@anthropic-ai/claude-code",
 			upstream: func(getenv func(string) string) string { return getenv("ANTHROPIC_BASE_URL") },
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return []string{"ANTHROPIC_BASE_URL=" + base}, nil
 			}},
 		// Codex has no file-reading tool: its model reads with the shell.
-		{name: "codex", api: "openai", readTool: "shell",
+		{name: "codex", api: "openai", readTool: "shell", pkg: "@openai/codex",
 			upstream: codexBaseURL,
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return nil, []string{"-c", "openai_base_url=" + strconv.Quote(base+"/v1")}
 			}},
-		{name: "gemini", api: "gemini", readTool: "read_file",
+		{name: "gemini", api: "gemini", readTool: "read_file", pkg: "@google/gemini-cli",
 			grant:    func(dir string) []string { return []string{"--include-directories", dir} },
 			upstream: func(getenv func(string) string) string { return getenv("GOOGLE_GEMINI_BASE_URL") },
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return []string{"GOOGLE_GEMINI_BASE_URL=" + base}, nil
 			}},
-		{name: "opencode", readTool: "read", upstream: opencodeUpstream, point: opencodePoint},
+		{name: "opencode", readTool: "read", pkg: "opencode-ai", upstream: opencodeUpstream, point: opencodePoint},
 	}
 }
 

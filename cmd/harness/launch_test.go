@@ -176,3 +176,22 @@ func TestLaunchReusesProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchMissingClientSaysHowToInstall: each launcher whose client is
+// not on PATH exits 1 with one line naming the npm package to install
+// (the ones .ci/clients pins), and starts nothing.
+func TestLaunchMissingClientSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Chdir(t.TempDir())
+	for client, pkg := range map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai"} {
+		var out, errb bytes.Buffer
+		code := runMain(context.Background(), []string{client, "-p", "hi"}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv})
+		want := "harness " + client + ": " + client + " is not on PATH"
+		if code != 1 || !strings.HasPrefix(errb.String(), want) || !strings.Contains(errb.String(), "(npm install -g "+pkg+")") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("harness %s: exit %d, stderr %q; want exit 1 and one line %q … (npm install -g %s)", client, code, errb.String(), want, pkg)
+		}
+	}
+	if _, err := os.Stat(".harness"); err == nil {
+		t.Errorf("a launcher with no client made .harness/")
+	}
+}

@@ -31,7 +31,8 @@ const logUsage = `Usage:
   harness log show ID [--turn N] [--workspace DIR] [--db PATH] [--json]
   harness log delete ID [--workspace DIR] [--db PATH]
 
-The transcript store keeps every conversation "harness run" had in full.
+The transcript store keeps in full every conversation "harness proxy", the
+launchers ("harness claude", codex, gemini, opencode) and "harness run" had.
 list   shows the stored conversations, a fork the proxy made with its
        parent and turn (--json: "forked_from").
 show   shows, for each tool result, what the tool returned and what the model
@@ -53,11 +54,13 @@ delete removes a conversation and its spill folder.`
 
 // cmdLog reads the transcript store.
 func cmdLog(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// Asked for nothing: the usage is the error's explanation.
 		fmt.Fprintln(e.stderr, logUsage)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: want a subcommand: list, show or delete", errUsage)
-		}
+		return fmt.Errorf("%w: want a subcommand: list, show or delete", errUsage)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stdout, logUsage) // help asked for is output
 		return nil
 	}
 	switch args[0] {
@@ -158,7 +161,7 @@ func openStoreToRead(ctx context.Context, f *storeFlags) (store.DB, error) {
 		return openStore(ctx, f, true)
 	}
 	if _, err := os.Stat(p); err != nil {
-		return nil, fmt.Errorf("no transcript store at %s (\"harness run\" creates it): %w", p, err)
+		return nil, missingStore(p, err)
 	}
 	st, err := sqlite.Open(ctx, p, &sqlite.Options{ReadOnly: true})
 	if errors.Is(err, sqlite.ErrOutdated) {
@@ -288,7 +291,7 @@ func cmdLogShow(ctx context.Context, e *env, args []string) error {
 	// costs what its outline costs; sizes, cuts and markers come from Calls.
 	conv, err := s.LoadOutline(ctx, id)
 	if err != nil {
-		return err
+		return unknownConversation(err, id, s.Path())
 	}
 	if *turn > len(conv.Turns) {
 		return fmt.Errorf("%w: --turn %d: conversation %s has %d turn(s)", errUsage, *turn, id, len(conv.Turns))
@@ -525,10 +528,19 @@ func cmdLogDelete(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 	if err := s.Delete(ctx, pos[0]); err != nil {
-		return err
+		return unknownConversation(err, pos[0], s.Path())
 	}
 	fmt.Fprintf(e.stdout, "deleted %s\n", pos[0])
 	return nil
+}
+
+// unknownConversation says, for a conversation id the store at path does
+// not hold, where the ids are listed; other errors pass as they are.
+func unknownConversation(err error, id, path string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no conversation %s in %s (harness log list lists them; --workspace DIR or --db FILE reads another store)", id, path)
+	}
+	return err
 }
 
 // writeConversation prints the turns of conv (only turn only, when not 0)

@@ -145,7 +145,7 @@ func TestLogShowsWhatTheModelSaw(t *testing.T) {
 	if _, stderr, code = inproc(t, "run", "--model", "scripted:"+turn2, "--workspace", ws, "--conversation", "c_nope", "hi"); code != 1 || !strings.Contains(stderr, "harness log list") {
 		t.Errorf("resuming an unknown id: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code = inproc(t, "log", "show", "c_nope", "--workspace", ws); code != 1 || !strings.Contains(stderr, "not found") {
+	if _, stderr, code = inproc(t, "log", "show", "c_nope", "--workspace", ws); code != 1 || !strings.Contains(stderr, "no conversation c_nope in ") {
 		t.Errorf("unknown id: exit %d: %s", code, stderr)
 	}
 	if _, stderr, code = inproc(t, "log", "show", id, "--workspace", ws, "--turn", "9"); code != 2 {

@@ -135,7 +135,13 @@ func newFlagSet(e *env, name, argsUsage, summary string) *flag.FlagSet {
 	fs := flag.NewFlagSet("harness "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stdout)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: harness %s [flags] %s\n\n%s\n\nFlags:\n", name, argsUsage, summary)
+		flags := 0
+		fs.VisitAll(func(*flag.Flag) { flags++ })
+		if flags == 0 {
+			fmt.Fprintf(fs.Output(), "Usage: harness %s\n\n%s\n", strings.TrimSpace(name+" "+argsUsage), summary)
+			return
+		}
+		fmt.Fprintf(fs.Output(), "Usage: harness %s\n\n%s\n\nFlags:\n", strings.TrimSpace(name+" [flags] "+argsUsage), summary)
 		fs.PrintDefaults()
 	}
 	return fs

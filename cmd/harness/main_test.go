@@ -153,7 +153,10 @@ func TestMistakesGetOneLine(t *testing.T) {
 		{[]string{"bench", "--preset", "harness"}, "(did you mean --presets?)", ""},
 		{[]string{"run", "--xyzzy"}, "harness run: unknown flag --xyzzy (harness run -h lists the flags)", "did you mean"},
 		{[]string{"rnu", "hi"}, `harness: unknown command "rnu" (did you mean run?)`, ""},
-		{[]string{"audit"}, "harness audit: audit needs at least one FILE or DIR", "usage:"},
+		// With no history named, where the agents keep theirs.
+		{[]string{"audit"}, "harness audit: want the history to audit: a folder or file of sessions (~/.claude/projects/DIR, ~/.codex/sessions,", "usage:"},
+		{[]string{"replay"}, "harness replay: want exactly one FILE", "replay: replay"},
+		{[]string{"replay", "x.jsonl", "--policy", "nope"}, `harness replay: --policy: no preset "nope"`, "bench:"},
 		{[]string{"bench", "--presets", "nope"}, `harness bench: no preset "nope"`, "bench: bench:"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -245,5 +248,45 @@ func TestRunSpillsAndReportsIt(t *testing.T) {
 	}
 	if !strings.Contains(string(spilled), `"lockfileVersion": 3`) || len(spilled) <= 2048 {
 		t.Fatalf("spill file holds %d bytes", len(spilled))
+	}
+}
+
+// TestCacheTTLHelp: --cache-ttl's help says what the default stands for
+// and what 1h and 0 price, for each command that takes it.
+func TestCacheTTLHelp(t *testing.T) {
+	for _, cmd := range []string{"bench", "audit", "replay"} {
+		stdout, _, code := inproc(t, cmd, "-h")
+		help := strings.Join(strings.Fields(stdout), " ")
+		for _, want := range []string{"The default is Anthropic's default lifetime and the shortest OpenAI documents;",
+			"1h prices Anthropic's 1-hour cache and OpenAI's longest automatic one; 0 a warm cache that never expires.", "(default 5m0s)"} {
+			if code != 0 || !strings.Contains(help, want) {
+				t.Errorf("harness %s -h: exit %d, lacks %q", cmd, code, want)
+			}
+		}
+	}
+}
+
+// TestHelpHasNoEmptySections: each command's -h has no trailing blanks
+// and lists "Flags:" only when the command has some (harness version has
+// none).
+func TestHelpHasNoEmptySections(t *testing.T) {
+	for _, c := range commands() {
+		if c.name == "worker" { // harness-temporal's help, when it is installed
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := inproc(t, c.name, "-h")
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.TrimRight(l, " \t") != l {
+					t.Errorf("line with trailing blanks: %q", l)
+				}
+			}
+			if strings.HasSuffix(strings.TrimSpace(stdout), "Flags:") {
+				t.Errorf("an empty Flags: section:\n%s", stdout)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -59,7 +60,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	deferTools := fs.Bool("defer-tools", false, "offer the MCP tools (Claude Code's mcp__*, Codex's mcp__* namespaces, Gemini CLI's mcp_*, opencode's SERVER_TOOL with the closed\n"+
 		"schema its MCP adapter gives, on requests whose User-Agent names opencode) the conversation's first prompt does not select\n"+
 		"as stubs (name, first sentence, parameter names), the same bytes on every request; the client's own tools stay whole, and\n"+
-		"a stub's call whose arguments do not fit gets the full schema appended to its error (see docs/design.md, \"Deferred MCP tools in the proxy\")")
+		"a stub's call whose arguments do not fit gets the full schema appended to its error (see lab/NOTEBOOK.md, \"Deferred MCP tools in the proxy\")")
 	pricesFile := fs.String("prices", "", "price table for the savings on the page at / and in /stats (JSON, or TOML for a .toml file; see harness savings -h)")
 	secretFile := fs.String("tenant-secret-file", "", "with tenants (a postgres:// --db, or a listen address off loopback), the file of the secret each credential's\n"+
 		"tenant id is an HMAC-SHA-256 under (default WORKSPACE/.harness/tenant-secret, generated with mode 0600 when absent; give every replica the same one)")
@@ -68,7 +69,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	fs.Var(&idle, "clear-when-idle", "after a pause longer than the upstream's prompt cache lives, clear old tool results (all but the newest 4 rounds\n"+
 		"and the ones the agent quoted), each to a line naming a file with the whole result: auto (the default: each wire format's\n"+
 		"documented lifetime: Anthropic 5m, 1h with a cache_control ttl of 1h; OpenAI 1h, never with prompt_cache_retention 24h;\n"+
-		"Gemini never), off, or a duration for every format (see docs/design.md, \"Cold caches\")")
+		"Gemini never), off, or a duration for every format (see lab/NOTEBOOK.md, \"Cold caches\")")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -114,6 +115,10 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		return upstreamUsage(err)
 	}
 	ln, err := net.Listen("tcp", *listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use, perhaps by another harness proxy (HARNESS_PROXY=http://%s harness claude … reuses one): "+
+			"pass --listen with another port, or 127.0.0.1:0 for any free one: %w", *listen, *listen, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,24 @@ func TestProxyStackFlags(t *testing.T) {
 				t.Errorf("forwarded %v (default %v), want %s", got, def, tc.want)
 			}
 		})
+	}
+}
+
+// TestProxyPortInUse: a --listen address another process holds (often a
+// harness proxy already running) gets one line saying so and what to do.
+func TestProxyPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), []string{"proxy", "--listen", addr, "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "h.db")},
+		&env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
+	want := "harness proxy: " + addr + " is in use, perhaps by another harness proxy (HARNESS_PROXY=http://" + addr + " harness claude … reuses one): " +
+		"pass --listen with another port, or 127.0.0.1:0 for any free one: "
+	if code != 1 || !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want exit 1 and one line starting %q", code, errb.String(), want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentharness/harness/bench"
@@ -32,14 +33,17 @@ func cmdReplay(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: replay takes exactly one FILE", errUsage)
+		return fmt.Errorf("%w: want exactly one FILE (bench and audit take several, and folders)", errUsage)
 	}
 	if *ttl < 0 {
 		return fmt.Errorf("%w: --cache-ttl %v: want a lifetime ≥ 0 (0: the cache never expires)", errUsage, *ttl)
 	}
 	preset, err := bench.Lookup(*policy)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: --policy: %s", errUsage, strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	if err := checkPaths(pos); err != nil {
+		return err
 	}
 	if st, err := os.Stat(pos[0]); err != nil {
 		return err

@@ -112,10 +112,14 @@ func printSavings(w io.Writer, r proxy.SavingsReport, where string, from time.Ti
 	if r.TokensSent > 0 {
 		share = " (" + percent(r.SavedShare) + " of what your agents would have sent)"
 	}
-	fmt.Fprintf(w, "harness removed %s tokens%s, about %s at list prices, over %s model calls%s.\n",
-		numfmt.Thousands(r.TokensSaved), share, dollars(r.DollarsSaved), numfmt.Thousands(r.Calls), span)
-	if r.UnpricedTokens > 0 {
-		fmt.Fprintf(w, "%s of those tokens were saved on models the price table does not know (--prices FILE adds them).\n", numfmt.Thousands(r.UnpricedTokens))
+	worth := ", about " + dollars(r.DollarsSaved) + " at list prices"
+	if r.UnpricedCalls == r.Calls {
+		worth = " on models the price table does not know (--prices FILE adds them)"
+	}
+	fmt.Fprintf(w, "harness removed %s tokens%s%s, over %s model calls%s.\n",
+		numfmt.Thousands(r.TokensSaved), share, worth, numfmt.Thousands(r.Calls), span)
+	if r.UnpricedTokens > 0 && r.UnpricedCalls < r.Calls {
+		fmt.Fprintf(w, "%s of those tokens were saved on models the price table does not know (--prices FILE adds them): their dollars show as –.\n", numfmt.Thousands(r.UnpricedTokens))
 	}
 	for _, g := range []struct {
 		name, empty string
@@ -135,7 +139,7 @@ func printSavings(w io.Writer, r proxy.SavingsReport, where string, from time.Ti
 				name = g.empty
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", name, numfmt.Thousands(row.Calls), numfmt.Thousands(row.TokensSaved),
-				shareText(row), dollars(row.DollarsSaved), dollars(row.DollarsSpent))
+				shareText(row), rowDollars(row, row.DollarsSaved), rowDollars(row, row.DollarsSpent))
 		}
 		_ = tw.Flush()
 	}
@@ -148,6 +152,16 @@ func shareText(r proxy.SavingsRow) string {
 		return "–"
 	}
 	return percent(r.SavedShare)
+}
+
+// rowDollars is an amount of the row, or – when every call of the row
+// was on a model the price table does not know (its dollars are unknown,
+// not zero).
+func rowDollars(r proxy.SavingsRow, d float64) string {
+	if r.Calls > 0 && r.UnpricedCalls == r.Calls {
+		return "–"
+	}
+	return dollars(d)
 }
 
 // percent formats a share as 12.3%.

@@ -87,8 +87,8 @@ func TestSavingsCommand(t *testing.T) {
 					name = "(not stated)"
 				}
 				line := name + "  "
-				if !strings.Contains(text, line) || !strings.Contains(text, dollars(r.DollarsSaved)) || !strings.Contains(text, numfmt.Thousands(r.TokensSaved)) {
-					t.Errorf("no row for %q (%s tokens, %s) in:\n%s", name, numfmt.Thousands(r.TokensSaved), dollars(r.DollarsSaved), text)
+				if !strings.Contains(text, line) || !strings.Contains(text, rowDollars(r, r.DollarsSaved)) || !strings.Contains(text, numfmt.Thousands(r.TokensSaved)) {
+					t.Errorf("no row for %q (%s tokens, %s) in:\n%s", name, numfmt.Thousands(r.TokensSaved), rowDollars(r, r.DollarsSaved), text)
 				}
 			}
 			if want.UnpricedTokens > 0 && !strings.Contains(text, numfmt.Thousands(want.UnpricedTokens)+" of those tokens were saved on models the price table does not know") {
@@ -193,5 +193,62 @@ func TestSavingsClaudeCode(t *testing.T) {
 	}
 	if len(projects) == 0 || (projects[0] != r.work && projects[0] != work) {
 		t.Errorf("projects %q, want %s first", projects, r.work)
+	}
+}
+
+// TestSavingsUnpricedDollars: a row whose calls were all on models the
+// price table does not know shows its dollars as – (unknown), not $0.00;
+// when no call is priced, the headline says so instead of "about $0.00".
+func TestSavingsUnpricedDollars(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	priced := store.Saving{At: now.Add(-time.Hour), Conversation: "c1", Client: "claude-code", Project: "/p", Model: "claude-sonnet-4-5", TokensSaved: 120_000, Input: 300_000, Cached: 250_000, Output: 900}
+	unpriced := store.Saving{At: now.Add(-time.Hour), Conversation: "c2", Client: "codex", Project: "/p", Model: "homebrew-7b", TokensSaved: 40_000, Input: 50_000, Output: 100}
+	for _, tc := range []struct {
+		name     string
+		rows     []store.Saving
+		head     string
+		dashRows []string // rows whose two dollar columns are –
+		absent   string
+	}{
+		{"mixed", []store.Saving{priced, unpriced}, "about $", []string{"codex ", "homebrew-7b "},
+			""},
+		{"none priced", []store.Saving{unpriced}, "harness removed 40,000 tokens (44.4% of what your agents would have sent) on models the price table does not know (--prices FILE adds them), over 1 model calls.",
+			[]string{"codex ", "homebrew-7b ", "/p ", time.Now().Format(time.DateOnly) + " "}, "$"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "harness.db")
+			st, err := sqlite.Open(ctx, db, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range tc.rows {
+				if err := st.AddSaving(ctx, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st.Close()
+			text, errOut, code := runWithEnv(t, nil, "savings", "--db", db)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(firstLine(text), tc.head) {
+				t.Errorf("headline %q, want %q", firstLine(text), tc.head)
+			}
+			for _, name := range tc.dashRows {
+				var line string
+				for _, l := range strings.Split(text, "\n") {
+					if strings.HasPrefix(l, name) {
+						line = l
+					}
+				}
+				if f := strings.Fields(line); len(f) < 2 || f[len(f)-1] != "–" || f[len(f)-2] != "–" {
+					t.Errorf("row %q: %q, want its dollars as – –\n%s", name, line, text)
+				}
+			}
+			if tc.absent != "" && strings.Contains(text, tc.absent) {
+				t.Errorf("the text has %q:\n%s", tc.absent, text)
+			}
+		})
 	}
 }

@@ -21,10 +21,15 @@ import (
 // .harness/spill/ folder.
 func cmdSpill(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(e.stderr, "Usage: harness spill gc --older-than DURATION [--workspace DIR] [--json]")
-		fmt.Fprintln(e.stderr)
-		fmt.Fprintln(e.stderr, "Spill files keep tool results that were too large to show the model in full.")
-		fmt.Fprintln(e.stderr, "gc removes those last modified more than DURATION ago (\"7d\", \"36h\", \"1d12h\").")
+		// Help asked for is output; with no subcommand it explains the error.
+		w := e.stdout
+		if len(args) == 0 {
+			w = e.stderr
+		}
+		fmt.Fprintln(w, "Usage: harness spill gc --older-than DURATION [--workspace DIR] [--json]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Spill files keep tool results that were too large to show the model in full.")
+		fmt.Fprintln(w, "gc removes those last modified more than DURATION ago (\"7d\", \"36h\", \"1d12h\").")
 		if len(args) == 0 {
 			return fmt.Errorf("%w: want a subcommand: gc", errUsage)
 		}

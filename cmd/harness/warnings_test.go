@@ -78,3 +78,23 @@ func TestNoWarningsForExactRecordings(t *testing.T) {
 		t.Errorf("audit --json of a trajectory: exit %d, stderr %s, warnings in stdout: %v", code, stderr, strings.Contains(stdout, `"warnings"`))
 	}
 }
+
+// TestNotRecordedWarningNamesFlags: the warning about what a format does
+// not record names the flags of the commands that read it, not a Go
+// name followed by a flag of no command ("harness --system-file").
+func TestNotRecordedWarningNamesFlags(t *testing.T) {
+	recs, err := filepath.Glob(filepath.Join("..", "..", "bench", "data", "codex", "*", "rollout-*.jsonl"))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("no shipped Codex rollout: %v", err)
+	}
+	for _, args := range [][]string{{"replay", recs[0]}, {"audit", "--presets", "harness", recs[0]}, {"bench", "--presets", "harness", recs[0]}} {
+		_, stderr, code := inproc(t, args...)
+		if code != 0 {
+			t.Fatalf("harness %s: exit %d: %s", args[0], code, stderr)
+		}
+		if !strings.Contains(stderr, "supply them (harness audit, bench and replay: --system-file, --tools-file or --assume-system-tokens N; in Go, replay.Supply)") ||
+			strings.Contains(stderr, "harness --system-file") {
+			t.Errorf("harness %s: the warning does not name the commands' flags:\n%s", args[0], stderr)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func (p *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&p.clearOld, "clear-old", policy.DefaultCompactClearOld, "clear old tool results (all but the newest 4 rounds, and the ones the agent quoted in the 3 rounds before) in one chunk once clearing them saves this many tokens and repays the cache miss; 0 turns it off (compaction then clears only near the window)")
 	fs.Var(&p.clearIdle, "clear-when-idle", "after a pause longer than this, clear the old tool results the cost trigger may clear, however few, since the\n"+
 		"clear breaks no warm cache: auto (the default: the pause after which the model's provider guarantees its prompt cache\n"+
-		"gone: 5m for claude-*, 1h for gpt-*, o1/o3/o4 and codex-*; off for other models), off, or a duration such as 5m (see docs/design.md, \"Cold caches\")")
+		"gone: 5m for claude-*, 1h for gpt-*, o1/o3/o4 and codex-*; off for other models), off, or a duration such as 5m (see lab/NOTEBOOK.md, \"Cold caches\")")
 	fs.IntVar(&p.window, "window", 0, "the model's context window in tokens (0: from the built-in table)")
 }
 

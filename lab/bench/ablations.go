@@ -20,7 +20,9 @@ import (
 type Preset = benchcore.Preset
 
 // Presets returns the lab's presets: harness's ablations and ideas.
-func Presets() []Preset { return append(ablations(), feedbackPresets()...) }
+func Presets() []Preset {
+	return append(append(ablations(), feedbackPresets()...), outlinePresets()...)
+}
 
 // Lookup returns the lab's preset called name, or the product's (a
 // preset, a reference); an ablation's former name (harness-compact for
