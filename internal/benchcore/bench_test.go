@@ -230,7 +230,7 @@ func TestAuditRecordingsTotal(t *testing.T) {
 	if n := strings.Count(out, ColumnNotes); n != 1 || !strings.HasSuffix(strings.TrimSpace(out[:strings.Index(out, "output-heavy (")]), strings.TrimSpace(ColumnNotes)) {
 		t.Errorf("column notes printed %d times, want once under the total", n)
 	}
-	if !strings.Contains(out[total:], "removed openai") || !strings.Contains(out[total:], "> 1.01×") {
+	if !strings.Contains(out[total:], "with re-reads\n") || !strings.Contains(out[total:], "> 1.01×") {
 		t.Errorf("the total lacks bench's columns:\n%s", out[total:])
 	}
 	sb.Reset()

@@ -183,10 +183,10 @@ func TestPerRunText(t *testing.T) {
 	if err := tab.WritePerRun(&per); err != nil {
 		t.Fatal(err)
 	}
-	// The default: header, one line per preset, the recordings line and
-	// the one output-heavy line.
+	// The default: two header lines, one line per preset, the recordings
+	// line and the one output-heavy line.
 	lines := strings.Split(strings.TrimRight(def.String(), "\n"), "\n")
-	if len(lines) != 1+len(tab.Rows)+1+strings.Count(ColumnNotes, "\n")+1+1 ||
+	if len(lines) != 2+len(tab.Rows)+1+strings.Count(ColumnNotes, "\n")+1+1 ||
 		lines[len(lines)-1] != "output-heavy (largest tool result ≥ 10,000 chars and ≥ 1/3 of all result chars): 3 of 8: lockfile (98.5%), spill-paging (98.7%), build-log-tail (99.0%)" {
 		t.Errorf("default output:\n%s", def.String())
 	}

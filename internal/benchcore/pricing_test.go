@@ -151,10 +151,17 @@ func TestTableShowsPricing(t *testing.T) {
 	if err := tab.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"× none openai-4.1", "pricing: openai-4.1", "breaks/100", "> 1.01×"} {
+	for _, want := range []string{"pricing: openai-4.1", "breaks/100", "> 1.01×"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text table lacks %q:\n%s", want, b.String())
 		}
+	}
+	// One column per group (× none, removed, with re-reads), each named by
+	// the price model under its group's label.
+	lines := strings.Split(b.String(), "\n")
+	groups, cols := strings.Fields(lines[0]), strings.Fields(lines[1])
+	if strings.Join(groups, " ") != "× none removed with re-reads" || strings.Count(strings.Join(cols, " "), "openai-4.1") != 3 {
+		t.Errorf("header:\n%s\n%s", lines[0], lines[1])
 	}
 }
 

@@ -35,8 +35,7 @@ func (t *Table) WriteText(w io.Writer) error {
 // whether that makes it output-heavy.
 func (t *Table) WritePerRun(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "recordings\t")
-	writeHeader(tw, t.shown())
+	writeHeader(tw, t.shown(), "recordings")
 	groups := []struct {
 		label string
 		rows  []Row
@@ -99,16 +98,30 @@ func (t *Table) shown() []Pricing {
 	return out
 }
 
-func writeHeader(tw io.Writer, ps []Pricing) {
-	fmt.Fprint(tw, "preset\tkind\teffective tokens\t")
-	for _, p := range ps {
-		fmt.Fprintf(tw, "× none %s\t", p.Name)
+// priceGroups are the groups of columns with one column per price model,
+// in the order writeRows prints them.
+var priceGroups = [...]string{"× none", "removed", "with re-reads"}
+
+// writeHeader prints the table's two header lines: the groups of columns
+// that have one column per price model, each label over its group's last
+// column, then the columns, lead first (a per-run table's "recordings"),
+// named by price model within a group. Two lines keep the table narrow
+// enough for a terminal: the price model's name is not repeated in three
+// long headers.
+func writeHeader(tw io.Writer, ps []Pricing, lead ...string) {
+	cols := append(lead, "preset", "kind", "effective tokens")
+	if len(ps) > 0 {
+		fmt.Fprint(tw, strings.Repeat("\t", len(cols)))
+		for _, g := range priceGroups {
+			fmt.Fprint(tw, strings.Repeat("\t", len(ps)-1), g, "\t")
+		}
+		fmt.Fprint(tw, "\n")
 	}
-	for _, p := range ps {
-		fmt.Fprintf(tw, "removed %s\t", p.Name)
-	}
-	for _, p := range ps {
-		fmt.Fprintf(tw, "× none with re-reads %s\t", p.Name)
+	fmt.Fprint(tw, strings.Join(cols, "\t"), "\t")
+	for range priceGroups {
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t", p.Name)
+		}
 	}
 	fmt.Fprintf(tw, "lost\tcached\tvisible\trecoverable\tabove none\t> 1.01×\tworst\tbreaks/100\t\n")
 }
@@ -121,12 +134,12 @@ const ColumnNotes = `kind: ours (harness's defaults), other system (its document
 needles: strings the agent used (in a later call or its answer) that first reached it in a tool result;
   visible = still shown in the request that used them, recoverable = visible or held by a spill file or the store
 above none: recordings on which the preset cost more effective tokens than keeping everything
-× none NAME: cost ÷ none's under price model NAME (openai: cached 0.1, output 4, = effective tokens; openai-4.1: cached
-  0.25; anthropic: cache reads 0.1, uncached input written to the cache at 1.25; nocache: 1; output 4 in each)
-removed NAME: share of the removable cost (none − floor) the preset removes under NAME: 0 for none, 1 for floor
+× none, one column per price model: cost ÷ none's under that model (openai: cached 0.1, output 4, = effective tokens;
+  openai-4.1: cached 0.25; anthropic: cache reads 0.1, uncached input written to the cache at 1.25; nocache: 1; output 4 in each)
+removed: share of the removable cost (none − floor) the preset removes under each price model: 0 for none, 1 for floor
 > 1.01×, worst: recordings costing more than 1.01 × none under any price model, and the worst such ratio
 breaks/100: cache breaks per 100 requests (a request whose cached prefix is shorter than the previous request's)
-× none with re-reads NAME: as × none NAME, with a round priced before each request that uses needles it no longer shows:
+with re-reads: as × none, with a round priced before each request that uses needles it no longer shows:
   a page of the spill file or the store around them, or the read-only call run again (docs/design.md, "Re-reads priced")
 lost: needles no read-only path brings back (no copy kept, and the call that returned them was not read-only)`
 
