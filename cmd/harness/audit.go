@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentharness/harness/bench"
 	"github.com/agentharness/harness/internal/benchcore"
+	"github.com/agentharness/harness/provider/catalog"
+	"github.com/agentharness/harness/replay"
 )
 
 // cmdAudit reports where recorded transcripts spent their context.
@@ -81,37 +83,48 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	}
 	report.Total.Pricings = prices
 	if *htmlOut != "" {
-		f, err := os.Create(*htmlOut)
-		if err != nil {
-			return fmt.Errorf("--html: %w", err)
-		}
-		if err := report.WriteHTML(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--html: %w", err)
-		}
-		if err := f.Close(); err != nil {
+		if err := writeAuditHTML(*htmlOut, report); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	if *jsonOut {
-		// Each audit carries its recording's warnings (printed on standard
-		// error too), so a JSON reader sees what the figures leave out.
-		warns := map[string][]string{}
-		for _, r := range recs {
-			warns[r.Source] = r.Warnings
-		}
-		out := auditReportJSON{Recordings: make([]auditJSON, len(audits)), Total: report.Total}
-		if h, ok := report.Headline(listPrices); ok {
-			out.Headline = &h
-		}
-		for i := range audits {
-			out.Recordings[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
-		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeAuditJSON(e, report, recs, listPrices)
 	}
 	return report.WriteText(e.stdout)
+}
+
+// writeAuditHTML writes the audit's page to path.
+func writeAuditHTML(path string, report *bench.AuditReport) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteHTML(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeAuditJSON prints audit --json. Each audit carries its recording's
+// warnings (printed on standard error too), so a JSON reader sees what
+// the figures leave out.
+func writeAuditJSON(e *env, report *bench.AuditReport, recs []*replay.Recording, listPrices *catalog.Prices) error {
+	warns := map[string][]string{}
+	for _, r := range recs {
+		warns[r.Source] = r.Warnings
+	}
+	audits := report.Audits
+	out := auditReportJSON{Recordings: make([]auditJSON, len(audits)), Total: report.Total}
+	if h, ok := report.Headline(listPrices); ok {
+		out.Headline = &h
+	}
+	for i := range audits {
+		out.Recordings[i] = auditJSON{Audit: &audits[i], Warnings: warns[audits[i].Source]}
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // auditReportJSON is what audit --json prints: each recording's audit,

@@ -114,11 +114,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return upstreamUsage(err)
 	}
-	ln, err := net.Listen("tcp", *listen)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("%s is in use, perhaps by another harness proxy (HARNESS_PROXY=http://%s harness claude … reuses one): "+
-			"pass --listen with another port, or 127.0.0.1:0 for any free one: %w", *listen, *listen, err)
-	}
+	ln, err := listenProxy(*listen)
 	if err != nil {
 		return err
 	}
@@ -236,4 +232,15 @@ func proxyTenants(opts *proxy.Options, sf storeFlags, listen, secretFile, adminF
 		opts.AdminToken = string(tok)
 	}
 	return nil
+}
+
+// listenProxy listens on addr; an address in use gets an error that says
+// what may hold it and what to pass instead.
+func listenProxy(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("%s is in use, perhaps by another harness proxy (HARNESS_PROXY=http://%s harness claude … reuses one): "+
+			"pass --listen with another port, or 127.0.0.1:0 for any free one: %w", addr, addr, err)
+	}
+	return ln, err
 }
