@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,18 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // TestProxyRedactsKeys: Gemini CLI sends its key as ?key= in the URL;
 // with the upstream unreachable, the 502 the proxy answers and every
@@ -37,7 +24,7 @@ func TestProxyRedactsKeys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan int, 1)
 	go func() {
-		stopped <- runMain(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://user:" + pass + "@" + closedAddr(t) + "/",
+		stopped <- runMain(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://user:" + pass + "@" + freeLoopback(t) + "/",
 			"--db", db, "--workspace", t.TempDir()}, &env{stdout: &bytes.Buffer{}, stderr: stderr, getenv: func(string) string { return "" }})
 	}()
 	var addr string

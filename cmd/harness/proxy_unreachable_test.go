@@ -17,7 +17,7 @@ import (
 // sees why the client retries, for a model call and for a request it
 // passes through alike.
 func TestProxyLogsUnreachableUpstream(t *testing.T) {
-	up := closedAddr(t)
+	up := freeLoopback(t)
 	stderr := &stderrLines{addr: make(chan string, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
