@@ -254,6 +254,11 @@ func TestForgottenConversationReloads(t *testing.T) {
 	}
 	a := wc.body("m", "conversation A", []step{{id: "c1", tool: "shell", args: `{}`, result: lock}})
 	r.post(wc.path, a, nil)
+	// A conversation whose writes are still queued is not forgotten
+	// (TestEvictKeepsQueuedWrites): A's are stored before B arrives.
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	r.post(wc.path, wc.body("m", "conversation B", nil), nil)
 	r.post(wc.path, a, nil)
 	reqs := r.up.Requests()
