@@ -332,13 +332,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 		if !wait && !(cv.unstarted(c.hist) && now.Before(unstartedDeadline)) {
 			break
 		}
-		cv.mu.Unlock()
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-		}
-		cv.mu.Lock()
-		if ctx.Err() != nil {
+		if !cv.pollPause(ctx) {
 			return false
 		}
 	}
@@ -351,18 +345,21 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	return true
 }
 
+// pollPause lets go of cv for one interval between two reads of its claim
+// log; it reports false when ctx ended. Called with cv locked.
+func (cv *conversation) pollPause(ctx context.Context) bool {
+	cv.mu.Unlock()
+	ok := sleepCtx(ctx, 20*time.Millisecond)
+	cv.mu.Lock()
+	return ok
+}
+
 // reloadUnfit reads cv's turns again from the store once the mirror
 // claims adopt could not apply are stored (up to replicaWait). Called
 // with cv locked.
 func (p *Proxy) reloadUnfit(ctx context.Context, cv *conversation) {
 	for deadline := time.Now().Add(replicaWait); cv.unmarked() && time.Now().Before(deadline); {
-		cv.mu.Unlock()
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-		}
-		cv.mu.Lock()
-		if ctx.Err() != nil {
+		if !cv.pollPause(ctx) {
 			return
 		}
 		if _, _, err := p.readClaims(ctx, cv); err != nil {
