@@ -3,6 +3,7 @@ package benchcore
 import (
 	"slices"
 
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/internal/replayengine"
 )
 
@@ -13,23 +14,31 @@ import (
 // output. Request k then carries the round's calls and results (Added
 // tokens) on top of that prefix, which is cached whole: the round's
 // request wrote it just before. Every later request carries them too, in
-// its cached part when its cached prefix reached past where the round was
-// inserted (its recorded Cached ≥ k's Input), else in its uncached part:
-// a request that broke the cache before that point reads them again.
-// Rounds inserted earlier add their tokens to the rounds after them the
-// same way. calls is not modified.
+// its cached part when its cached prefix reached the round's place (the
+// end of k's messages: every token of k but the request's own priming,
+// which no later request caches), else in its uncached part: a request
+// that broke the cache before that point (a cold cache among them) reads
+// them again, and the round then sits, for the requests after it, just
+// past where that break was (the earliest it can be). Rounds inserted earlier add their tokens to the
+// rounds after them the same way. calls is not modified.
 func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery) []replayengine.CallStat {
 	if len(rounds) == 0 {
 		return calls
 	}
 	out := make([]replayengine.CallStat, 0, len(calls)+len(rounds))
+	// place[i] is where round i sits in the requests without the rounds:
+	// the tokens of the messages before it.
+	place := make([]int, len(rounds))
 	next := 0
 	for k, c := range calls {
 		added, cached := 0, 0
-		for _, r := range rounds[:next] {
+		for i, r := range rounds[:next] {
 			added += r.Added
-			if c.Cached >= calls[r.At].Input && r.At < k {
+			if c.Cached >= place[i] {
 				cached += r.Added
+			} else {
+				// The message that broke the cache lies before the round.
+				place[i] = c.Cached + 1
 			}
 		}
 		if next < len(rounds) && rounds[next].At == k {
@@ -39,6 +48,7 @@ func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery)
 			for ; next < len(rounds) && rounds[next].At == k; next++ {
 				round.Output += rounds[next].Output
 				added += rounds[next].Added
+				place[next] = c.Input - promptunit.RequestOverhead
 			}
 			out = append(out, round)
 			c.Cached = round.Input // the round's request was just written

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/internal/replayengine"
 )
 
@@ -40,6 +41,60 @@ func TestWithRecovery(t *testing.T) {
 			{Index: 0, Input: 340, Cached: 240, Output: 5},
 			{Index: 3, Input: 360, Cached: 340, Output: 10},
 			{Index: 4, Input: 310, Cached: 50, Output: 10},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := withRecovery(calls, c.rounds)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("got  %v\nwant %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestWithRecoveryCachesTheRoundAfterIt: as the prompt-cache model counts
+// them, a request's cached prefix is the previous request's input less its
+// priming (promptunit.RequestOverhead), never all of it. The request after
+// the round's carries the round cached, and so does the one after a
+// request that broke the cache before the round (a compaction that made
+// every later request shorter than the one the round preceded), and a
+// request whose cache went cold caches nothing, the round included.
+func TestWithRecoveryCachesTheRoundAfterIt(t *testing.T) {
+	type cs = replayengine.CallStat
+	o := promptunit.RequestOverhead
+	calls := []cs{
+		{Index: 1, Input: 100, Cached: 0, Output: 10},
+		{Index: 2, Input: 200, Cached: 100 - o, Output: 10},
+		{Index: 3, Input: 300, Cached: 200 - o, Output: 10},
+		{Index: 4, Input: 150, Cached: 0, Output: 10}, // a break before the round, at the first message
+		{Index: 5, Input: 250, Cached: 150 - o, Output: 10},
+		{Index: 6, Input: 260, Cached: 0, Output: 10}, // the cache gone cold
+		{Index: 7, Input: 270, Cached: 260 - o, Output: 10},
+	}
+	for _, c := range []struct {
+		name   string
+		rounds []replayengine.Recovery
+		want   []cs
+	}{
+		{"one round before request 2", []replayengine.Recovery{{At: 1, Output: 7, Added: 40}}, []cs{
+			{Index: 1, Input: 100, Cached: 0, Output: 10},
+			{Index: 0, Input: 200, Cached: 100 - o, Output: 7},
+			{Index: 2, Input: 240, Cached: 200, Output: 10},
+			{Index: 3, Input: 340, Cached: 200 - o + 40, Output: 10},
+			{Index: 4, Input: 190, Cached: 0, Output: 10},
+			{Index: 5, Input: 290, Cached: 150 - o + 40, Output: 10},
+			{Index: 6, Input: 300, Cached: 0, Output: 10},
+			{Index: 7, Input: 310, Cached: 260 - o + 40, Output: 10},
+		}},
+		{"a round after the break", []replayengine.Recovery{{At: 4, Output: 7, Added: 40}}, []cs{
+			{Index: 1, Input: 100, Cached: 0, Output: 10},
+			{Index: 2, Input: 200, Cached: 100 - o, Output: 10},
+			{Index: 3, Input: 300, Cached: 200 - o, Output: 10},
+			{Index: 4, Input: 150, Cached: 0, Output: 10},
+			{Index: 0, Input: 250, Cached: 150 - o, Output: 7},
+			{Index: 5, Input: 290, Cached: 250, Output: 10},
+			{Index: 6, Input: 300, Cached: 0, Output: 10},
+			{Index: 7, Input: 310, Cached: 260 - o + 40, Output: 10},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
