@@ -296,6 +296,59 @@ func TestNeedlesComposedProse(t *testing.T) {
 	}
 }
 
+// TestNeedlesProseLines: in an argument string that is not prose as a
+// whole (a file of code and notes, a short to-do), a line that reads as a
+// sentence counts as composed prose; a line of code, a command with its
+// flags and a short phrase count whole.
+func TestNeedlesProseLines(t *testing.T) {
+	doc := "Tickets track backlog items; uniqueness of keys matters.\n" +
+		"Follow the naming conventions and monitoring guidance below.\n" +
+		"category: triage | backlog | started\n"
+	file := "## Notes\n" +
+		"- [ ] Handle the uniqueness of team keys before release\n" +
+		"// Commands should follow the naming conventions always\n" +
+		"async getDefault(teamId: string, category: 'triage' | 'backlog'): Promise<State>\n" +
+		"export const stateId = states.find((s) => s.type === KIND_X)?.id ?? null;\n" +
+		"export const teamKey = teams.find((t) => t.key === KEY_Y)?.key ?? null;\n"
+	rec := &replay.Recording{Turns: []*replay.Turn{{Input: "Plan the tickets.", Calls: []*replay.Call{
+		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{{ID: "1", Name: "fetch_docs", Args: []byte(`{"topic":"tickets"}`)}}},
+			Results: []*replay.Result{{CallID: "1", Full: []harness.Part{harness.TextPart(doc)}}}},
+		{Assistant: harness.Message{ToolCalls: []harness.ToolCall{
+			{ID: "2", Name: "write", Args: mustJSON(t, map[string]string{"path": "TICKETS.md", "content": file})},
+			{ID: "3", Name: "todo", Args: mustJSON(t, map[string]string{"content": "Update every ticket with the monitoring guidance first"})},
+			{ID: "4", Name: "bash", Args: []byte(`{"command":"git log --oneline --author someone matters"}`)},
+		}}},
+	}}}}
+	var have []string
+	for _, n := range Needles(rec) {
+		have = append(have, n.Text)
+	}
+	// The list item, the comment and the to-do are sentences: "uniqueness",
+	// "naming", "monitoring", "guidance" are not needles. The code line's
+	// "category", "triage" and "backlog" and the command's "matters" are.
+	want := []string{"category", "triage", "backlog", "matters"}
+	if strings.Join(have, " ") != strings.Join(want, " ") {
+		t.Errorf("needles %v, want %v", have, want)
+	}
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{"- [ ] Handle the uniqueness of team keys before release", true},
+		{"  // Commands should follow the naming conventions always", true},
+		{"Update MVP1 tickets with TDD approach now", true},
+		{"Handle team key uniqueness", false}, // too short to tell from a command
+		{"git log --oneline --author someone matters", false},
+		{"if category not in allowed_categories and backlog is None:", false},
+		{"async getDefault(teamId: string, category: 'triage' | 'backlog')", false},
+		{"grep -rn backlog src/ --include '*.ts'", false},
+	} {
+		if got := proseLine(c.line); got != c.want {
+			t.Errorf("proseLine(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

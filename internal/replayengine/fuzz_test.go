@@ -43,6 +43,7 @@ func FuzzNeedlesComposed(f *testing.F) {
 	f.Add("The handler should validate records.\nfunc validateRecordId() {}\n", "Please explain why the handler should validate records before caching them in the store for later requests, thanks.")
 	f.Add("\xff\xfe broken_utf8 text", "grep -n broken_utf8 .")
 	f.Add("", "")
+	f.Add("Keys need uniqueness across teams.\nstate: backlog\n", "- [ ] Handle the uniqueness of team keys before release\nconst k = keys.find((x) => x === 'backlog');")
 	f.Fuzz(func(t *testing.T, result, arg string) {
 		args, err := json.Marshal(map[string]string{"text": arg})
 		if err != nil {

@@ -42,7 +42,9 @@ type Needle struct {
 // its call arguments (decoded from JSON first, so "\n" in a command is a
 // line break, not the letter n), or of prose the agent composes — its own
 // text, or an argument string that reads as prose (proseLike: a subagent's
-// prompt, a file's new content) — when the word reads as code
+// prompt, a file's new content), or a line of another argument string
+// that does (proseLine: a to-do, a list item or comment of a file it
+// writes) — when the word reads as code
 // (identifierLike: a digit, an underscore, or an upper-case letter after
 // the first character) or its line is quoted verbatim from the result
 // (at least minQuoteChars characters). A prose word such as "through" or
@@ -146,10 +148,52 @@ func (n *needleScan) args(m harness.Message) {
 				n.composed(s)
 				return
 			}
-			words(s, n.use)
+			for line := range strings.SplitSeq(s, "\n") {
+				if proseLine(line) {
+					n.composed(line)
+					continue
+				}
+				words(line, n.use)
+			}
 		})
 	}
 }
+
+// proseLine reports whether one line of an argument string that is not
+// prose as a whole reads as a sentence the agent composed: a list item,
+// a comment or a paragraph of a file it writes, a to-do, a commit
+// message. Its leading markup (fields without a letter or digit, such as
+// "-", "//", "#", "[", "]", and a "[x]" checkbox) set aside, it has at
+// least proseLineFields fields, four in five of them words of letters
+// that are not a command's flag, and no character of code ((){}[]<>=;$`_\
+// or |) after that markup.
+func proseLine(line string) bool {
+	fields := strings.Fields(line)
+	lead := 0
+	for lead < len(fields) && (fields[lead] == "[x]" || fields[lead] == "[X]" || !strings.ContainsFunc(fields[lead], isWordRune)) {
+		lead++
+	}
+	fields = fields[lead:]
+	if len(fields) < proseLineFields {
+		return false
+	}
+	plain := 0
+	for _, f := range fields {
+		if strings.ContainsAny(f, "(){}[]<>=;$`_\\|") {
+			return false
+		}
+		if plainWord(f) && !strings.HasPrefix(f, "-") {
+			plain++
+		}
+	}
+	return plain*5 >= len(fields)*4
+}
+
+// proseLineFields is how many fields a line needs to read as prose.
+const proseLineFields = 6
+
+// isWordRune reports whether r can be part of a word (see words).
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // proseLike reports whether an argument string reads as prose the agent
 // composed rather than a command, a path or a search: at least
