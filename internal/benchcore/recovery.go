@@ -19,8 +19,10 @@ import (
 // which no later request caches), else in its uncached part: a request
 // that broke the cache before that point (a cold cache among them) reads
 // them again, and the round then sits, for the requests after it, just
-// past where that break was (the earliest it can be). Rounds inserted earlier add their tokens to the
-// rounds after them the same way. calls is not modified.
+// past where that break was (the earliest it can be). From the request
+// whose view cleared the round (Recovery.Cleared) on, it carries what the
+// clear left (Kept) instead. Rounds inserted earlier add their tokens to
+// the rounds after them the same way. calls is not modified.
 func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery) []replayengine.CallStat {
 	if len(rounds) == 0 {
 		return calls
@@ -33,9 +35,10 @@ func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery)
 	for k, c := range calls {
 		added, cached := 0, 0
 		for i, r := range rounds[:next] {
-			added += r.Added
+			n := carried(r, k)
+			added += n
 			if c.Cached >= place[i] {
-				cached += r.Added
+				cached += n
 			} else {
 				// The message that broke the cache lies before the round.
 				place[i] = c.Cached + 1
@@ -59,6 +62,15 @@ func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery)
 		out = append(out, c)
 	}
 	return out
+}
+
+// carried is the tokens round r adds to request k: all of them, or once
+// the preset has cleared the round (Recovery.Cleared) what a clear leaves.
+func carried(r replayengine.Recovery, k int) int {
+	if r.Cleared > 0 && k >= r.Cleared {
+		return r.Kept
+	}
+	return r.Added
 }
 
 // hiddenUnderNone is the set of needles none's replay (keeping every

@@ -135,3 +135,30 @@ func TestRecoveryFigures(t *testing.T) {
 		t.Errorf("cut: %d lost, %d rounds", cut.LostNeedles, cut.RecoveryRounds)
 	}
 }
+
+// TestWithRecoveryClearedRound: from the request whose view cleared a
+// round (Recovery.Cleared), the round adds what the clear left (Kept),
+// not its pages.
+func TestWithRecoveryClearedRound(t *testing.T) {
+	type cs = replayengine.CallStat
+	o := promptunit.RequestOverhead
+	calls := []cs{
+		{Index: 1, Input: 100, Cached: 0, Output: 10},
+		{Index: 2, Input: 200, Cached: 100 - o, Output: 10},
+		{Index: 3, Input: 300, Cached: 200 - o, Output: 10},
+		{Index: 4, Input: 150, Cached: 50, Output: 10}, // the clear: a break before the round
+		{Index: 5, Input: 250, Cached: 150 - o, Output: 10},
+	}
+	got := withRecovery(calls, []replayengine.Recovery{{At: 1, Output: 7, Added: 40, Cleared: 3, Kept: 12}})
+	want := []cs{
+		{Index: 1, Input: 100, Cached: 0, Output: 10},
+		{Index: 0, Input: 200, Cached: 100 - o, Output: 7},
+		{Index: 2, Input: 240, Cached: 200, Output: 10},
+		{Index: 3, Input: 340, Cached: 200 - o + 40, Output: 10},
+		{Index: 4, Input: 162, Cached: 50, Output: 10},
+		{Index: 5, Input: 262, Cached: 150 - o + 12, Output: 10},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}

@@ -296,10 +296,11 @@ type engine struct {
 	waiting []int
 	// revealed names the schemas a reveal round has taught (see reveal).
 	revealed map[revealKey]bool
-	// recovered holds the texts recovery rounds read back, in every
-	// later request; calls indexes the recorded calls by id (see
+	// recovered holds, per recovery round (Report.Recoveries), the texts
+	// it read back, in every later request until the policy clears the
+	// round (see forget); calls indexes the recorded calls by id (see
 	// recordedCall).
-	recovered []string
+	recovered []recoveredRound
 	calls     map[string]recorded
 }
 
@@ -537,6 +538,7 @@ func state(arrival, view []harness.Cut) string {
 func (e *engine) retention(v *harness.View, ti, ci int) {
 	needles := e.byUse[[2]int{ti, ci}]
 	if len(needles) == 0 {
+		e.forget(v)
 		return
 	}
 	texts := make([]string, len(v.Messages))
@@ -553,6 +555,7 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 		}
 		texts[i] = b.String()
 	}
+	e.forget(v)
 	var hidden []Needle
 	defer func() { e.recover(v, hidden) }()
 	for _, n := range needles {

@@ -51,6 +51,66 @@ type Recovery struct {
 	// Output is the tokens of the round's calls; Added the tokens its
 	// assistant message and results add to every later request.
 	Output, Added int
+	// Cleared, when not 0, is the index in Report.Calls of the first
+	// request whose view has cleared the round (see forget); from it on
+	// the round adds Kept tokens instead of Added: its calls and a
+	// placeholder per result, as the policy clears a result.
+	Cleared, Kept int
+}
+
+// recoveredRound is what the replay keeps of a recovery round: the texts
+// it read back, the index in Report.Results of the first result admitted
+// after it, and whether the policy has cleared it since.
+type recoveredRound struct {
+	texts   []string
+	after   int
+	cleared bool
+}
+
+// holds reports whether a recovery round the policy has not cleared read
+// back s: its page is in every later request.
+func (e *engine) holds(s string) bool {
+	for _, r := range e.recovered {
+		if !r.cleared && containsAny(r.texts, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// forget marks the recovery rounds that v clears. A live agent's round
+// is a round of the conversation like any other, so a policy that clears
+// old results clears it with them: when v shows cleared a result admitted
+// after the round, a clear has reached past the round's place, and the
+// round's results, older, are taken as cleared too. From v's request on
+// the round adds its calls and a placeholder per result (v's own, the
+// last cleared message it shows), and its pages hold no needle.
+func (e *engine) forget(v *harness.View) {
+	if !slices.ContainsFunc(e.recovered, func(r recoveredRound) bool { return !r.cleared }) {
+		return
+	}
+	cleared := map[string]bool{}
+	placeholder := ""
+	for i, m := range v.Messages {
+		if m.Role == harness.RoleTool && state(resultCuts(v.Origins[i].Result), v.Origins[i].Cuts) == string(harness.CutCleared) {
+			cleared[m.ToolCallID] = true
+			placeholder = m.Text()
+		}
+	}
+	if len(cleared) == 0 {
+		return
+	}
+	stub := harness.Message{Role: harness.RoleTool, Parts: []harness.Part{harness.TextPart(placeholder)}}
+	for i := range e.recovered {
+		r := &e.recovered[i]
+		if r.cleared || !slices.ContainsFunc(e.report.Results[r.after:], func(x ResultStat) bool { return cleared[x.CallID] }) {
+			continue
+		}
+		r.cleared = true
+		rec := &e.report.Recoveries[i]
+		rec.Cleared = len(e.report.Calls)
+		rec.Kept = rec.Output + promptunit.MessageOverhead + len(r.texts)*tokens.CountMessage(e.opts.Counter, &stub)
+	}
 }
 
 // recoveryRead is one call of a recovery round: the source a page is
@@ -75,7 +135,7 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 	reads := map[string]*recoveryRead{}
 	var order []string
 	for _, n := range hidden {
-		if containsAny(e.recovered, n.Text) {
+		if e.holds(n.Text) {
 			continue // an earlier round's page is in every later request
 		}
 		r := e.recoveryRead(v, n)
@@ -121,7 +181,7 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 	if e.cfg.Reread != nil {
 		e.cfg.Reread(slices.Clone(msg.ToolCalls))
 	}
-	e.recovered = append(e.recovered, results...)
+	e.recovered = append(e.recovered, recoveredRound{texts: results, after: len(e.report.Results)})
 	e.report.Recoveries = append(e.report.Recoveries, rec)
 }
 

@@ -203,3 +203,58 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// clearAllButNewest clears every result but the newest once the view
+// holds three, as compaction does: a placeholder and a cleared cut.
+var clearAllButNewest = harness.ViewPolicyFunc(func(_ context.Context, v *harness.View) error {
+	var tools []int
+	for i, m := range v.Messages {
+		if m.Role == harness.RoleTool {
+			tools = append(tools, i)
+		}
+	}
+	if len(tools) < 3 {
+		return nil
+	}
+	for _, i := range tools[:len(tools)-1] {
+		v.Messages[i].Parts = []harness.Part{harness.TextPart("[result cleared]")}
+		v.Origins[i].Cuts = append(v.Origins[i].Cuts, harness.Cut{Kind: harness.CutCleared})
+	}
+	return nil
+})
+
+// TestReplayForgetsClearedRounds: a recovery round is a round of the
+// conversation, so a policy that clears the results after it clears it
+// too: from that request it adds its calls and a placeholder per page,
+// and a needle its page held needs a round again. A policy that keeps
+// the results after the round keeps the page (one round).
+func TestReplayForgetsClearedRounds(t *testing.T) {
+	spill := (&guard.ResultPolicy{MaxBytes: 4 << 10, Preview: guard.HeadTail{}}).Guard()
+	rec := recoveryRecording("cat build.log", []int{500, 505}, []int{500}, nil, []int{505})
+	for _, c := range []struct {
+		name    string
+		cfg     Config
+		rounds  int
+		cleared int // Report.Calls index at which round 0 is cleared (0: never)
+	}{
+		{"kept", Config{Guards: []harness.Guard{spill}}, 1, 0},
+		{"cleared", Config{Guards: []harness.Guard{spill}, Policies: []harness.ViewPolicy{clearAllButNewest}}, 2, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Replay(context.Background(), rec, policy(c.name, c.cfg), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Recoveries) != c.rounds {
+				t.Fatalf("%d recovery rounds %+v, want %d", len(rep.Recoveries), rep.Recoveries, c.rounds)
+			}
+			r := rep.Recoveries[0]
+			if r.Cleared != c.cleared {
+				t.Errorf("round 0 cleared at request %d, want %d", r.Cleared, c.cleared)
+			}
+			if c.cleared > 0 && (r.Kept <= r.Output || r.Kept >= r.Added) {
+				t.Errorf("round 0 keeps %d tokens once cleared: want more than its calls (%d), less than all (%d)", r.Kept, r.Output, r.Added)
+			}
+		})
+	}
+}
