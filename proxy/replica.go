@@ -71,6 +71,10 @@ type claimValue struct {
 	// Text and Locator are a clear's placeholder and file.
 	Text    string `json:"text,omitempty"`
 	Locator string `json:"locator,omitempty"`
+	// Bare says Res is without its content (replica_bare.go).
+	Bare bool `json:"bare,omitempty"`
+	// Tokens is a decision's content's token count (decision.tokens).
+	Tokens int64 `json:"tok,omitempty"`
 	// At and Usage are a model call's start or answer.
 	At    time.Time     `json:"at,omitzero"`
 	Usage harness.Usage `json:"usage,omitzero"`
@@ -210,19 +214,26 @@ func (b *claimBatch) add(key string, v claimValue, apply func(claimValue)) {
 // decision adds what d lacks in the log: its decision (adopting another
 // replica's bytes for it), the mark that it went upstream unchanged
 // (replica_outage.go), its idle clear.
-func (b *claimBatch) decision(d *decision, self string) {
+func (b *claimBatch) decision(d *decision, self string, r *wireResult, body []byte) {
+	res, bare := d.res, false
+	if !d.claimed {
+		res, bare = bareCopy(d.res, r, body)
+	}
 	switch {
 	case d.unchanged:
 		if !d.claimed {
-			b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Opaque: d.opaque}, nil)
+			b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Opaque: d.opaque}, nil)
 		}
 		b.add(resultKey(claimUnchanged, d), claimValue{}, func(claimValue) { d.claimed, d.unchanged = true, false })
 	case !d.claimed:
 		b.unclaimed = append(b.unclaimed, d)
-		b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque}, func(won claimValue) {
+		b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Out: d.out, Opaque: d.opaque, Tokens: d.tokens}, func(won claimValue) {
 			d.claimed = true
 			if won.By != self && won.Res != nil {
-				d.res, d.opaque = won.Res, won.Opaque
+				if won.Bare {
+					won.Res = withContentOf(won.Res, d.res)
+				}
+				d.res, d.opaque, d.tokens = won.Res, won.Opaque, won.Tokens
 				if d.cleared == nil {
 					d.out = won.Out
 				}
@@ -263,7 +274,10 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 			// answer, so as the client sent it.
 			d.sendUnchanged()
 		}
-		b.decision(d, p.replicas.id)
+		if !d.claimed && d.out != nil && d.tokens == 0 && r.Content.End > r.Content.Start {
+			d.tokens = countLiteral(p.savings.count, c.in[r.Content.Start:r.Content.End])
+		}
+		b.decision(d, p.replicas.id, r, c.in)
 	}
 	// The start of the model call, so the replica serving the next
 	// request waits for its answer.
@@ -451,7 +465,15 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				copy(d.hash[:], raw)
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
-			d.res, d.out, d.opaque, d.claimed = v.Res, v.Out, v.Opaque, true
+			switch {
+			case v.Bare && d.res != nil && !d.bare:
+				v.Res = withContentOf(v.Res, d.res)
+			case v.Bare:
+				v.Res.Partial, d.bare = true, true
+			default:
+				d.bare = false
+			}
+			d.res, d.out, d.opaque, d.claimed, d.tokens = v.Res, v.Out, v.Opaque, true, v.Tokens
 		}
 		if parts[0] == claimUnchanged && d != nil && d.res != nil {
 			d.sendUnchanged()

@@ -294,6 +294,7 @@ func (p *Proxy) roundOf(c *call, r *histRound, a mirrorAdd) (*harness.Round, boo
 		if d == nil || d.res == nil {
 			return nil, false
 		}
+		fillBare(d, res, c.in)
 		round.Results = append(round.Results, d.res)
 	}
 	return round, true
