@@ -95,6 +95,9 @@ type replicas struct {
 	// markWait is how long a recorder waits for another replica's mark
 	// while the log answers (markWait; tests shorten it).
 	markWait atomic.Int64
+	// answerWait bounds how long a response's end waits for its answer's
+	// claim (answerClaimWait; tests lengthen it).
+	answerWait atomic.Int64
 	// claims numbers this process's mirror claims.
 	claims atomic.Int64
 }
@@ -103,6 +106,7 @@ type replicas struct {
 func newReplicas(st store.Store, shared bool) *replicas {
 	r := &replicas{}
 	r.markWait.Store(int64(markWait))
+	r.answerWait.Store(int64(answerClaimWait))
 	if c, ok := st.(store.Claimer); ok && shared {
 		r.log = c
 		var b [6]byte
@@ -333,9 +337,12 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	cv := c.conv
 	foreign := false
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
+	watch, _ := p.replicas.log.(store.ClaimWatcher)
 	for {
+		changed, stop := watchClaims(watch, cv.id)
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
+			stop()
 			p.replicaFailed("reading the claim log", err)
 			return false
 		}
@@ -344,9 +351,12 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 		now := time.Now()
 		wait := carries(c.hist, pending) && now.Before(deadline)
 		if !wait && !(cv.unstarted(c.hist) && now.Before(unstartedDeadline)) {
+			stop()
 			break
 		}
-		if !cv.pollPause(ctx) {
+		ok := cv.pollPauseUntil(ctx, changed, watch != nil)
+		stop()
+		if !ok {
 			return false
 		}
 	}
@@ -362,8 +372,19 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 // pollPause lets go of cv for one interval between two reads of its claim
 // log; it reports false when ctx ended. Called with cv locked.
 func (cv *conversation) pollPause(ctx context.Context) bool {
+	return cv.pollPauseUntil(ctx, nil, false)
+}
+
+// pollPauseUntil is pollPause that ends early when changed is closed,
+// and, when watched (the store closes changed on the log's new entries),
+// lasts up to watchedPoll.
+func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan struct{}, watched bool) bool {
+	d := 20 * time.Millisecond
+	if watched {
+		d = watchedPoll
+	}
 	cv.mu.Unlock()
-	ok := sleepCtx(ctx, 20*time.Millisecond)
+	ok := waitChanged(ctx, changed, d)
 	cv.mu.Lock()
 	return ok
 }
@@ -520,6 +541,11 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 // once those writes are stored, their mark (replica_mirror.go). With them
 // goes whatever the conversation could not claim while the log did not
 // answer (claimPending).
+//
+// The response's last bytes are relayed already; its end waits for the
+// first try of the claim (up to answerClaimWait, not during an outage),
+// so the client's next request, on whichever replica, finds the answer
+// claimed instead of polling the log for it.
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil {
 		return
@@ -544,15 +570,20 @@ func (p *Proxy) claimAnswered(c *call) {
 	if len(keys) == 0 && !pending {
 		return
 	}
-	// Off the request's path (the response ends without waiting for the
-	// store); Flush and Close wait for it.
-	done := p.track()
+	// The retries and the mark are off the request's path; Flush and
+	// Close wait for them.
+	done, tried := p.track(), make(chan struct{})
 	go func() {
 		defer done()
 		if pending {
 			p.claimPending(cv)
 		}
-		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || stored == nil {
+		ok := len(keys) > 0
+		if ok {
+			_, ok = p.claim(context.Background(), cv.id, keys, vals)
+		}
+		close(tried)
+		if len(keys) == 0 || (!ok && !p.claimRetrying(cv.id, keys, vals)) || stored == nil {
 			return
 		}
 		// No mark for writes that failed: the next replica writes them.
@@ -564,7 +595,18 @@ func (p *Proxy) claimAnswered(c *call) {
 		case <-time.After(outageBudget):
 		}
 	}()
+	if !pending && !p.replicas.down.Load() {
+		select {
+		case <-tried:
+		case <-time.After(time.Duration(p.replicas.answerWait.Load())):
+		}
+	}
 }
+
+// answerClaimWait bounds how long a response's end waits for its answer's
+// claim (claimAnswered): a slow store costs the next request its wait for
+// the claim instead.
+const answerClaimWait = time.Second
 
 // reloadMirror reads the conversation's turns again from the store after
 // another replica advanced it, and the decisions of its stored results

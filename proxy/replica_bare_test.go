@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
@@ -95,4 +100,61 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplicaClaimsTheAnswerBeforeTheResponseEnds: once a client has read
+// a streamed answer to its end, the claim log already holds that
+// answer's claim, so the client's next request, on another replica, does
+// not wait for it. The store takes its time over an answer's claim (so a
+// claim made after the response ended would not be there yet), and the
+// response's wait for it is lengthened so a loaded machine cannot
+// outlast it.
+func TestReplicaClaimsTheAnswerBeforeTheResponseEnds(t *testing.T) {
+	r := newReplicaRigWith(t, 2, true, nil, func(_ int, cs *countingStore) store.Store { return slowAnswers{cs} })
+	for _, px := range r.pxs {
+		px.replicas.answerWait.Store(int64(time.Hour))
+	}
+	wc := wireCases[0]
+	r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	resp, err := http.Post(r.urls[0]+wc.path, "application/json", bytes.NewReader(wc.body("m", "list the files", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	// Every key of the log, whichever conversation: the recorder may not
+	// have stored the conversation yet.
+	conn, err := pgx.Connect(context.Background(), r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), "SELECT convert_from(key, 'UTF8') FROM proxy_claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+		t.Errorf("claim log when the response ended: %q; want the answer of turn 1 round 1", keys)
+	}
+}
+
+// slowAnswers is a store that takes two seconds over a claim of a model
+// call's answer.
+type slowAnswers struct{ *countingStore }
+
+func (s slowAnswers) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+	for _, e := range entries {
+		if strings.HasPrefix(e.Key, claimAnswer+"|") {
+			time.Sleep(2 * time.Second)
+			break
+		}
+	}
+	return s.countingStore.Claim(ctx, conv, entries)
 }

@@ -82,6 +82,9 @@ func (u *loadUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	for _, e := range reply.Events {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Event, e.Data)
 	}
+	// Streamed as a model API streams: chunked, without a length, so a
+	// client reads the answer's end when the proxy ends it.
+	w.(http.Flusher).Flush()
 }
 
 // loadEnv reads an integer size from the environment.
