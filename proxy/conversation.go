@@ -102,6 +102,15 @@ type decision struct {
 	// shownChars).
 	chars   int
 	charsOf *harness.ToolResult
+	// tokens counts the tokens of the content as the client sent it (0:
+	// not counted here). A replica counts a cut result's once, before
+	// claiming it, and the claim carries the count, so the savings of
+	// every later request that reuses the cut, on any replica, need no
+	// tokenizer (savings.saved).
+	tokens int64
+	// bare marks res as read from a claim without its content
+	// (replica_bare.go), until a request brings it.
+	bare bool
 }
 
 // shown is the result as the model is now shown it: cleared, or res.

@@ -302,10 +302,12 @@ func kind(b []byte, s span) byte {
 	return b[s.Start]
 }
 
-// edit replaces the bytes of Span with New.
+// edit replaces the bytes of Span with New. Tokens, when not 0, is the
+// token count of the text Span holds, known from its decision.
 type edit struct {
-	Span span
-	New  []byte
+	Span   span
+	New    []byte
+	Tokens int64
 }
 
 // unquote returns the string a JSON string literal holds.

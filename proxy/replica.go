@@ -71,6 +71,10 @@ type claimValue struct {
 	// Text and Locator are a clear's placeholder and file.
 	Text    string `json:"text,omitempty"`
 	Locator string `json:"locator,omitempty"`
+	// Bare says Res is without its content (replica_bare.go).
+	Bare bool `json:"bare,omitempty"`
+	// Tokens is a decision's content's token count (decision.tokens).
+	Tokens int64 `json:"tok,omitempty"`
 	// At and Usage are a model call's start or answer.
 	At    time.Time     `json:"at,omitzero"`
 	Usage harness.Usage `json:"usage,omitzero"`
@@ -91,6 +95,9 @@ type replicas struct {
 	// markWait is how long a recorder waits for another replica's mark
 	// while the log answers (markWait; tests shorten it).
 	markWait atomic.Int64
+	// answerWait bounds how long a response's end waits for its answer's
+	// claim (answerClaimWait; tests lengthen it).
+	answerWait atomic.Int64
 	// claims numbers this process's mirror claims.
 	claims atomic.Int64
 }
@@ -99,6 +106,7 @@ type replicas struct {
 func newReplicas(st store.Store, shared bool) *replicas {
 	r := &replicas{}
 	r.markWait.Store(int64(markWait))
+	r.answerWait.Store(int64(answerClaimWait))
 	if c, ok := st.(store.Claimer); ok && shared {
 		r.log = c
 		var b [6]byte
@@ -210,19 +218,26 @@ func (b *claimBatch) add(key string, v claimValue, apply func(claimValue)) {
 // decision adds what d lacks in the log: its decision (adopting another
 // replica's bytes for it), the mark that it went upstream unchanged
 // (replica_outage.go), its idle clear.
-func (b *claimBatch) decision(d *decision, self string) {
+func (b *claimBatch) decision(d *decision, self string, r *wireResult, body []byte) {
+	res, bare := d.res, false
+	if !d.claimed {
+		res, bare = bareCopy(d.res, r, body)
+	}
 	switch {
 	case d.unchanged:
 		if !d.claimed {
-			b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Opaque: d.opaque}, nil)
+			b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Opaque: d.opaque}, nil)
 		}
 		b.add(resultKey(claimUnchanged, d), claimValue{}, func(claimValue) { d.claimed, d.unchanged = true, false })
 	case !d.claimed:
 		b.unclaimed = append(b.unclaimed, d)
-		b.add(resultKey(claimDecision, d), claimValue{Res: d.res, Out: d.out, Opaque: d.opaque}, func(won claimValue) {
+		b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Out: d.out, Opaque: d.opaque, Tokens: d.tokens}, func(won claimValue) {
 			d.claimed = true
 			if won.By != self && won.Res != nil {
-				d.res, d.opaque = won.Res, won.Opaque
+				if won.Bare {
+					won.Res = withContentOf(won.Res, d.res)
+				}
+				d.res, d.opaque, d.tokens = won.Res, won.Opaque, won.Tokens
 				if d.cleared == nil {
 					d.out = won.Out
 				}
@@ -263,7 +278,10 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 			// answer, so as the client sent it.
 			d.sendUnchanged()
 		}
-		b.decision(d, p.replicas.id)
+		if !d.claimed && d.out != nil && d.tokens == 0 && r.Content.End > r.Content.Start {
+			d.tokens = countLiteral(p.savings.count, c.in[r.Content.Start:r.Content.End])
+		}
+		b.decision(d, p.replicas.id, r, c.in)
 	}
 	// The start of the model call, so the replica serving the next
 	// request waits for its answer.
@@ -319,9 +337,12 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	cv := c.conv
 	foreign := false
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
+	watch, _ := p.replicas.log.(store.ClaimWatcher)
 	for {
+		changed, stop := watchClaims(watch, cv.id)
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
+			stop()
 			p.replicaFailed("reading the claim log", err)
 			return false
 		}
@@ -330,9 +351,12 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 		now := time.Now()
 		wait := carries(c.hist, pending) && now.Before(deadline)
 		if !wait && !(cv.unstarted(c.hist) && now.Before(unstartedDeadline)) {
+			stop()
 			break
 		}
-		if !cv.pollPause(ctx) {
+		ok := cv.pollPauseUntil(ctx, changed, watch != nil)
+		stop()
+		if !ok {
 			return false
 		}
 	}
@@ -348,8 +372,19 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 // pollPause lets go of cv for one interval between two reads of its claim
 // log; it reports false when ctx ended. Called with cv locked.
 func (cv *conversation) pollPause(ctx context.Context) bool {
+	return cv.pollPauseUntil(ctx, nil, false)
+}
+
+// pollPauseUntil is pollPause that ends early when changed is closed,
+// and, when watched (the store closes changed on the log's new entries),
+// lasts up to watchedPoll.
+func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan struct{}, watched bool) bool {
+	d := 20 * time.Millisecond
+	if watched {
+		d = watchedPoll
+	}
 	cv.mu.Unlock()
-	ok := sleepCtx(ctx, 20*time.Millisecond)
+	ok := waitChanged(ctx, changed, d)
 	cv.mu.Lock()
 	return ok
 }
@@ -451,7 +486,15 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				copy(d.hash[:], raw)
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
-			d.res, d.out, d.opaque, d.claimed = v.Res, v.Out, v.Opaque, true
+			switch {
+			case v.Bare && d.res != nil && !d.bare:
+				v.Res = withContentOf(v.Res, d.res)
+			case v.Bare:
+				v.Res.Partial, d.bare = true, true
+			default:
+				d.bare = false
+			}
+			d.res, d.out, d.opaque, d.claimed, d.tokens = v.Res, v.Out, v.Opaque, true, v.Tokens
 		}
 		if parts[0] == claimUnchanged && d != nil && d.res != nil {
 			d.sendUnchanged()
@@ -498,6 +541,11 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 // once those writes are stored, their mark (replica_mirror.go). With them
 // goes whatever the conversation could not claim while the log did not
 // answer (claimPending).
+//
+// The response's last bytes are relayed already; its end waits for the
+// first try of the claim (up to answerClaimWait, not during an outage),
+// so the client's next request, on whichever replica, finds the answer
+// claimed instead of polling the log for it.
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil {
 		return
@@ -522,15 +570,20 @@ func (p *Proxy) claimAnswered(c *call) {
 	if len(keys) == 0 && !pending {
 		return
 	}
-	// Off the request's path (the response ends without waiting for the
-	// store); Flush and Close wait for it.
-	done := p.track()
+	// The retries and the mark are off the request's path; Flush and
+	// Close wait for them.
+	done, tried := p.track(), make(chan struct{})
 	go func() {
 		defer done()
 		if pending {
 			p.claimPending(cv)
 		}
-		if len(keys) == 0 || !p.claimRetrying(cv.id, keys, vals) || stored == nil {
+		ok := len(keys) > 0
+		if ok {
+			_, ok = p.claim(context.Background(), cv.id, keys, vals)
+		}
+		close(tried)
+		if len(keys) == 0 || (!ok && !p.claimRetrying(cv.id, keys, vals)) || stored == nil {
 			return
 		}
 		// No mark for writes that failed: the next replica writes them.
@@ -542,7 +595,18 @@ func (p *Proxy) claimAnswered(c *call) {
 		case <-time.After(outageBudget):
 		}
 	}()
+	if !pending && !p.replicas.down.Load() {
+		select {
+		case <-tried:
+		case <-time.After(time.Duration(p.replicas.answerWait.Load())):
+		}
+	}
 }
+
+// answerClaimWait bounds how long a response's end waits for its answer's
+// claim (claimAnswered): a slow store costs the next request its wait for
+// the claim instead.
+const answerClaimWait = time.Second
 
 // reloadMirror reads the conversation's turns again from the store after
 // another replica advanced it, and the decisions of its stored results

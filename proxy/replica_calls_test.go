@@ -18,6 +18,7 @@ import (
 type replicaStore interface {
 	store.Store
 	store.Claimer
+	store.ClaimWatcher
 	store.SavingsLog
 	recordStore
 }

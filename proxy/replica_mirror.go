@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/store"
 )
 
 // Mirror claims. A round is recorded by the replica whose request first
@@ -294,6 +295,7 @@ func (p *Proxy) roundOf(c *call, r *histRound, a mirrorAdd) (*harness.Round, boo
 		if d == nil || d.res == nil {
 			return nil, false
 		}
+		fillBare(d, res, c.in)
 		round.Results = append(round.Results, d.res)
 	}
 	return round, true
@@ -351,7 +353,12 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 	end := time.Now().Add(outageBudget)
 	var answering time.Time // since when the log answers
 	wait := 20 * time.Millisecond
+	watch, _ := p.replicas.log.(store.ClaimWatcher)
+	if watch != nil {
+		wait = watchedPoll // woken by the store; the poll is a safety net
+	}
 	for time.Now().Before(end) {
+		changed, stop := watchClaims(watch, cv.id)
 		rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
 		entries, err := p.replicas.log.Claims(rctx, cv.id, seq)
 		cancel()
@@ -365,16 +372,49 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 		}
 		for _, e := range entries {
 			if e.Key == mark {
+				stop()
 				return true
 			}
 			seq = e.Seq
 		}
-		if !sleepCtx(ctx, wait) {
+		ok := waitChanged(ctx, changed, wait)
+		stop()
+		if !ok {
 			return false
 		}
-		wait = min(2*wait, 500*time.Millisecond)
+		if watch == nil {
+			wait = min(2*wait, 500*time.Millisecond)
+		}
 	}
 	return false
+}
+
+// watchedPoll is how often a wait for a claim-log entry reads the log
+// when the store tells of new entries (store.ClaimWatcher) but has said
+// nothing.
+const watchedPoll = time.Second
+
+// watchClaims watches conv's log when the store can (nil channel
+// otherwise).
+func watchClaims(w store.ClaimWatcher, conv string) (<-chan struct{}, func()) {
+	if w == nil {
+		return nil, func() {}
+	}
+	return w.WatchClaims(conv)
+}
+
+// waitChanged waits until changed is closed or d passes; it reports
+// false when ctx ended.
+func waitChanged(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-changed:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // claimRetrying claims entries in conv's log, trying every probeEvery

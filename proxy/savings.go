@@ -178,7 +178,11 @@ func (s *savings) saved(in []byte, edits []edit) int64 {
 		if e.Span.Start < 0 || e.Span.End > len(in) || e.Span.Start > e.Span.End {
 			continue
 		}
-		n += s.tokensOf(in[e.Span.Start:e.Span.End]) - s.tokensOf(e.New)
+		was := e.Tokens
+		if was == 0 {
+			was = s.tokensOf(in[e.Span.Start:e.Span.End])
+		}
+		n += was - s.tokensOf(e.New)
 	}
 	return n
 }
@@ -192,6 +196,18 @@ func (s *savings) tokensOf(b []byte) int64 {
 	if n, ok := s.memo[h]; ok {
 		return n
 	}
+	n := countLiteral(s.count, b)
+	if len(s.memo) >= memoEntries {
+		clear(s.memo)
+	}
+	s.memo[h] = n
+	return n
+}
+
+// countLiteral counts b's tokens, a JSON string counted as the text it
+// holds. count is safe for concurrent use, so the request path may call
+// it (claimDecisions) while the savings goroutine counts.
+func countLiteral(count tokens.Counter, b []byte) int64 {
 	text := string(b)
 	if len(b) > 1 && b[0] == '"' {
 		var str string
@@ -199,12 +215,7 @@ func (s *savings) tokensOf(b []byte) int64 {
 			text = str
 		}
 	}
-	n := int64(s.count.Count(text))
-	if len(s.memo) >= memoEntries {
-		clear(s.memo)
-	}
-	s.memo[h] = n
-	return n
+	return int64(count.Count(text))
 }
 
 // project returns the working directory of conversation conv, found in

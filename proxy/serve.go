@@ -178,6 +178,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		}
 		d, hash := cv.lookup(r.CallID, fast, content)
 		if d != nil {
+			fillBare(d, r, c.in)
 			c.reused++
 		} else {
 			if transcript == nil {
@@ -210,7 +211,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		if _, ok := fresh[r]; ok {
 			c.cut++
 		}
-		edits = append(edits, edit{Span: r.Content, New: r.dec.out})
+		edits = append(edits, edit{Span: r.Content, New: r.dec.out, Tokens: r.dec.tokens})
 	}
 	return edits, nil
 }

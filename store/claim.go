@@ -32,3 +32,15 @@ type Claim struct {
 	// Won is set by Claimer.Claim when this call stored the value.
 	Won bool
 }
+
+// ClaimWatcher is implemented by a [Claimer] that can tell when a
+// conversation's log grows (store/postgres, through LISTEN/NOTIFY), so a
+// reader waiting for an entry need not poll.
+type ClaimWatcher interface {
+	// WatchClaims returns a channel that is closed once conv's log may
+	// hold entries it did not hold when WatchClaims was called: on a new
+	// entry, or when the store can no longer tell (its listening
+	// connection broke). Call stop when done waiting. Read the log after
+	// WatchClaims and before waiting, so no entry falls between.
+	WatchClaims(conv string) (changed <-chan struct{}, stop func())
+}

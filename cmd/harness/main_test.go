@@ -15,6 +15,9 @@ import (
 // tests run the real CLI in its own process without a separate build.
 func TestMain(m *testing.M) {
 	if os.Getenv("HARNESS_TEST_AS_CLI") == "1" {
+		if dir := os.Getenv("HARNESS_LOAD_CPUPROFILE"); dir != "" {
+			profiledMain(dir)
+		}
 		main()
 		return
 	}

@@ -82,6 +82,9 @@ func (u *loadUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	for _, e := range reply.Events {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Event, e.Data)
 	}
+	// Streamed as a model API streams: chunked, without a length, so a
+	// client reads the answer's end when the proxy ends it.
+	w.(http.Flusher).Flush()
 }
 
 // loadEnv reads an integer size from the environment.
@@ -99,6 +102,8 @@ type loadFigures struct {
 	seconds              float64
 	p50, p99             time.Duration
 	peakRSS              []int64 // KiB per replica
+	cpuProxies, cpuPG    float64 // CPU seconds: the replicas', the cluster's
+	cpuClient            float64 // CPU seconds: this process (clients, upstream)
 	lost, dup, breaks    int
 	failed               int
 	restarts             int
@@ -152,14 +157,16 @@ func TestProxyLoad(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| store | replicas | PG restarts | requests | req/s | p50 | p99 | peak RSS per replica (MiB) | failed | lost | stored twice | cache breaks |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| store | replicas | PG restarts | requests | req/s | p50 | p99 | peak RSS per replica (MiB) | CPU ms per request: replicas, PostgreSQL, clients | failed | lost | stored twice | cache breaks |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range figs {
 		var rss []string
 		for _, k := range f.peakRSS {
 			rss = append(rss, strconv.FormatInt(k>>10, 10))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %s | %s | %s | %d | %d | %d | %d |\n", strings.Fields(f.label)[0], strings.Fields(f.label)[1], f.restarts, f.requests,
-			float64(f.requests)/f.seconds, f.p50.Round(100*time.Microsecond), f.p99.Round(100*time.Microsecond), strings.Join(rss, ", "), f.failed, f.lost, f.dup, f.breaks)
+		perReq := func(sec float64) float64 { return 1000 * sec / float64(max(f.requests, 1)) }
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %s | %s | %s | %.1f, %.1f, %.1f | %d | %d | %d | %d |\n", strings.Fields(f.label)[0], strings.Fields(f.label)[1], f.restarts, f.requests,
+			float64(f.requests)/f.seconds, f.p50.Round(100*time.Microsecond), f.p99.Round(100*time.Microsecond), strings.Join(rss, ", "),
+			perReq(f.cpuProxies), perReq(f.cpuPG), perReq(f.cpuClient), f.failed, f.lost, f.dup, f.breaks)
 	}
 	t.Log(b.String())
 	for _, f := range figs {
@@ -237,6 +244,7 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
+	pg0, self0 := postgresCPU(), procCPU(os.Getpid(), false)
 	start := time.Now()
 	for c := range convs {
 		wg.Go(func() {
@@ -263,6 +271,7 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 	}
 	wg.Wait()
 	f.seconds = time.Since(start).Seconds()
+	f.cpuPG, f.cpuClient = postgresCPU()-pg0, procCPU(os.Getpid(), false)-self0
 	close(stopRestarts)
 	f.restarts = <-restartsDone
 	f.requests = len(lat)
@@ -272,6 +281,7 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 	}
 	for _, p := range procs {
 		f.peakRSS = append(f.peakRSS, peakRSS(p.cmd.Process.Pid))
+		f.cpuProxies += procCPU(p.cmd.Process.Pid, false)
 		p.stop()
 	}
 	f.breaks = up.breaks

@@ -27,9 +27,10 @@ CREATE INDEX proxy_claims_by_conv ON proxy_claims (conv_id, seq);
 const claimLockSpace = 0x68636c6d // "hclm"
 
 // Claim implements store.Claimer in one round trip: the lock, an INSERT
-// … ON CONFLICT DO NOTHING of every entry (returning the keys it stored)
-// and a read of the rows that hold are sent as one batch, which the
-// server runs as one transaction.
+// … ON CONFLICT DO NOTHING of every entry (returning the keys it stored),
+// a read of the rows that hold and a NOTIFY of the conversation (heard at
+// commit by WatchClaims) are sent as one batch, which the server runs as
+// one transaction.
 func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	if len(entries) == 0 {
 		return nil, nil
@@ -48,6 +49,7 @@ func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim)
 	batch.Queue(`INSERT INTO proxy_claims (conv_id, key, value) SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS t(k, v, i)
 ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, values)
 	batch.Queue(`SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND key = ANY($2)`, b(conv), keys)
+	batch.Queue(`SELECT pg_notify('`+claimsChannel+`', encode($1, 'hex'))`, b(conv))
 	held, won, err := s.sendClaims(ctx, &batch)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claiming %d entries of %s: %w", len(keys), conv, err)
@@ -91,25 +93,34 @@ func (s *pgStore) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	held := map[string]store.Claim{}
-	rows, err = br.Query()
+	held, err := heldClaims(br)
 	if err != nil {
 		return nil, nil, err
+	}
+	if _, err := br.Exec(); err != nil { // the NOTIFY
+		return nil, nil, err
+	}
+	return held, won, br.Close()
+}
+
+// heldClaims reads the rows of Claim's batch that hold, by key.
+func heldClaims(br pgx.BatchResults) (map[string]store.Claim, error) {
+	held := map[string]store.Claim{}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c store.Claim
 		var k []byte
 		if err := rows.Scan(&c.Seq, &k, &c.Value); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		c.Key = string(k)
 		held[c.Key] = c
 	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	return held, won, br.Close()
+	return held, rows.Err()
 }
 
 // Claims implements store.Claimer.

@@ -60,9 +60,15 @@ type pgStore struct {
 	// turns holds the turns in progress, by conversation (see lock.go).
 	tmu   sync.Mutex
 	turns map[string]*turnLock
+
+	// watch listens for the claim log's new entries (watch.go).
+	watch watcher
 }
 
-var _ store.DB = (*pgStore)(nil)
+var (
+	_ store.DB           = (*pgStore)(nil)
+	_ store.ClaimWatcher = (*pgStore)(nil)
+)
 
 // Open connects to the database dsn names (a postgres:// URL or a
 // key=value string, as libpq takes them) and brings its schema up to date.
@@ -109,6 +115,7 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*pgStore
 		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
 	}
 	s.pool, s.reads = pool, reads
+	s.watch.cfg = cfg.ConnConfig.Copy()
 	return s, nil
 }
 
@@ -168,6 +175,7 @@ func (s *pgStore) Close() error {
 	for _, l := range turns {
 		l.release()
 	}
+	s.watch.stop()
 	s.pool.Close()
 	s.reads.Close()
 	return err

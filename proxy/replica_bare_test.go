@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/store"
+	"github.com/agentharness/harness/store/postgres"
+)
+
+// TestReplicasClaimWithoutContent: three replicas serve one conversation
+// in turn, each request carrying every earlier result (30 KiB, cut). The
+// claim log holds each decision without the result's content (every
+// replica has it in its own request), and the store still keeps every
+// byte of every result, whichever replica recorded its round.
+func TestReplicasClaimWithoutContent(t *testing.T) {
+	for _, wc := range wireCases {
+		t.Run(wc.format.name(), func(t *testing.T) {
+			r := newReplicaRig(t, 3, true)
+			const rounds = 5
+			for i := range rounds {
+				r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+			}
+			r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+			var steps []step
+			for i := range rounds + 1 {
+				resp, err := http.Post(r.urls[i%3]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d: status %d", i, resp.StatusCode)
+				}
+				steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
+					result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+			}
+			for _, px := range r.pxs {
+				if err := px.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := postgres.Open(context.Background(), r.dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			list, err := st.List(context.Background())
+			if err != nil || len(list) != 1 {
+				t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+			}
+			claims, err := any(st).(store.Claimer).Claims(context.Background(), list[0].ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decisions := 0
+			for _, c := range claims {
+				if c.Key[:2] == claimDecision+"|" {
+					decisions++
+				}
+				if len(c.Value) > 16<<10 {
+					t.Errorf("claim %s holds %d bytes: the result's content is in the log", c.Key, len(c.Value))
+				}
+			}
+			if decisions != rounds {
+				t.Errorf("%d decisions claimed, want %d", decisions, rounds)
+			}
+			conv, err := st.Load(context.Background(), list[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
+				t.Fatalf("stored %d turns; want 1 turn of %d rounds", len(conv.Turns), rounds+1)
+			}
+			for i, rd := range conv.Turns[0].Rounds[:rounds] {
+				if len(rd.Results) != 1 {
+					t.Fatalf("round %d: %d results, want 1", i+1, len(rd.Results))
+				}
+				full, err := st.FullResult(context.Background(), list[0].ID, rd.Results[0].CallID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := full.FullText(); got != steps[i].result {
+					t.Errorf("round %d: stored %d bytes of the result, want its %d", i+1, len(got), len(steps[i].result))
+				}
+				if len(rd.Results[0].Cuts) == 0 {
+					t.Errorf("round %d: the result is stored without its cut", i+1)
+				}
+			}
+		})
+	}
+}
+
+// TestReplicaClaimsTheAnswerBeforeTheResponseEnds: once a client has read
+// a streamed answer to its end, the claim log already holds that
+// answer's claim, so the client's next request, on another replica, does
+// not wait for it. The store takes its time over an answer's claim (so a
+// claim made after the response ended would not be there yet), and the
+// response's wait for it is lengthened so a loaded machine cannot
+// outlast it.
+func TestReplicaClaimsTheAnswerBeforeTheResponseEnds(t *testing.T) {
+	r := newReplicaRigWith(t, 2, true, nil, func(_ int, cs *countingStore) store.Store { return slowAnswers{cs} })
+	for _, px := range r.pxs {
+		px.replicas.answerWait.Store(int64(time.Hour))
+	}
+	wc := wireCases[0]
+	r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	resp, err := http.Post(r.urls[0]+wc.path, "application/json", bytes.NewReader(wc.body("m", "list the files", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	// Every key of the log, whichever conversation: the recorder may not
+	// have stored the conversation yet.
+	conn, err := pgx.Connect(context.Background(), r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), "SELECT convert_from(key, 'UTF8') FROM proxy_claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+		t.Errorf("claim log when the response ended: %q; want the answer of turn 1 round 1", keys)
+	}
+}
+
+// slowAnswers is a store that takes two seconds over a claim of a model
+// call's answer.
+type slowAnswers struct{ *countingStore }
+
+func (s slowAnswers) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+	for _, e := range entries {
+		if strings.HasPrefix(e.Key, claimAnswer+"|") {
+			time.Sleep(2 * time.Second)
+			break
+		}
+	}
+	return s.countingStore.Claim(ctx, conv, entries)
+}

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/internal/wiretest"
+	"github.com/agentharness/harness/tokens"
+)
+
+// lengthsCounter counts with the real tokenizer and remembers the length
+// of every text it was given.
+type lengthsCounter struct {
+	bpe     tokens.Counter
+	mu      sync.Mutex
+	lengths []int
+}
+
+func (c *lengthsCounter) Count(text string) int {
+	c.mu.Lock()
+	c.lengths = append(c.lengths, len(text))
+	c.mu.Unlock()
+	return c.bpe.Count(text)
+}
+
+// long counts the texts of at least n bytes it was given.
+func (c *lengthsCounter) long(n int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := 0
+	for _, l := range c.lengths {
+		if l >= n {
+			k++
+		}
+	}
+	return k
+}
+
+// TestReplicasCountACutOnce: two replicas serve one conversation
+// alternately, each request carrying every earlier (cut) result. Each
+// result's full text goes through a tokenizer once across both replicas
+// (the replica that cut it counts it and claims the count with the cut),
+// not once per replica that forwards it, and every call's tokens saved
+// are what the tokenizer gives for the results as the client sent them
+// minus the copies forwarded.
+func TestReplicasCountACutOnce(t *testing.T) {
+	r := newReplicaRig(t, 2, true)
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := []*lengthsCounter{{bpe: bpe}, {bpe: bpe}}
+	for i, px := range r.pxs {
+		px.savings.count = counters[i]
+	}
+	wc := wireCases[0]
+	const rounds = 6
+	for i := range rounds {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	}
+	r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+	var steps []step
+	var bodies [][]byte
+	for i := range rounds + 1 {
+		body := wc.body("m", "read the lock files", steps)
+		bodies = append(bodies, body)
+		resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
+			result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+	}
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counters[0].long(30<<10) + counters[1].long(30<<10); n != rounds {
+		t.Errorf("the replicas tokenized %d texts of 30 KiB or more; want %d, one per result", n, rounds)
+	}
+	// Each call's saving, as a tokenizer counts the two bodies.
+	sent := toolResultsSent(t, r.up.Requests())
+	var want []int64
+	for i, body := range bodies {
+		var n int64
+		for id, lit := range toolResultsSent(t, []wiretest.Request{{Body: body}})[0] {
+			if sent[i][id] != lit {
+				n += literalTokens(t, bpe, lit) - literalTokens(t, bpe, sent[i][id])
+			}
+		}
+		want = append(want, n)
+	}
+	rows, err := r.pxs[0].savings.log.Savings(context.Background(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d savings stored, want %d", len(rows), len(want))
+	}
+	got := map[int64]int{}
+	for _, s := range rows {
+		got[s.TokensSaved]++
+	}
+	for i, w := range want {
+		if got[w] == 0 {
+			t.Errorf("call %d saved %d tokens; stored: %v", i+1, w, got)
+		}
+		got[w]--
+	}
+	if want[rounds] <= want[1] || want[1] <= 0 {
+		t.Fatalf("savings %v: the fixture should cut every result", want)
+	}
+}
+
+// literalTokens counts a JSON value's tokens as savings counts a span: a
+// string as the text it holds.
+func literalTokens(t *testing.T, c tokens.Counter, lit string) int64 {
+	t.Helper()
+	text := lit
+	var s string
+	if json.Unmarshal([]byte(lit), &s) == nil {
+		text = s
+	}
+	return int64(c.Count(text))
+}

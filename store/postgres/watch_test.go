@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentharness/harness/store"
+)
+
+// woken waits (up to a bound that only catches a hang) for ch to close.
+func woken(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: the watch was not woken", what)
+	}
+}
+
+// isOpen reports whether ch is still open.
+func isOpen(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return false
+	default:
+		return true
+	}
+}
+
+// TestWatchClaims: a watch on a conversation's claim log is woken by an
+// entry another process claims in that conversation, not by one in
+// another conversation; every watch is woken when the listening
+// connection breaks (a restart), and the watcher listens again after;
+// a closed store wakes its watches at once.
+func TestWatchClaims(t *testing.T) {
+	dsn := server.DSN(t)
+	watcher, writer := openTest(t, dsn), openTest(t, dsn)
+	ctx := context.Background()
+	claim := func(conv, key string) {
+		t.Helper()
+		if _, err := writer.Claim(ctx, conv, []store.Claim{{Key: key, Value: []byte("v")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first watch starts the listener, which wakes every watch once
+	// it listens (what was claimed before went unheard).
+	first, stop := watcher.WatchClaims("a")
+	woken(t, first, "listening")
+	stop()
+
+	a, stopA := watcher.WatchClaims("a")
+	b, stopB := watcher.WatchClaims("b")
+	claim("b", "k1")
+	woken(t, b, "an entry of b")
+	stopB()
+	if !isOpen(a) {
+		t.Fatal("an entry of b woke the watch of a")
+	}
+	claim("a", "k1")
+	woken(t, a, "an entry of a")
+	stopA()
+
+	stopped, stopS := watcher.WatchClaims("a")
+	stopS()
+	claim("a", "k2")
+	if !isOpen(stopped) {
+		t.Error("a stopped watch was woken")
+	}
+
+	broken, stopBroken := watcher.WatchClaims("a")
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, broken, "a restart")
+	stopBroken()
+	// Listening again: an entry of a wakes a's watch and not b's (a
+	// wake of every watch is the reconnection's, not an entry's).
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; ; i++ {
+		a, stopA := watcher.WatchClaims("a")
+		b, stopB := watcher.WatchClaims("b")
+		for {
+			_, err := writer.Claim(ctx, "a", []store.Claim{{Key: fmt.Sprintf("after-%d", i), Value: []byte("v")}})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("claiming after the restart: %v", err)
+			}
+			time.Sleep(100 * time.Millisecond) // the writer's pool reconnects
+		}
+		woken(t, a, "an entry after the restart")
+		heard := isOpen(b)
+		stopA()
+		stopB()
+		if heard {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after the restart, no entry was heard")
+		}
+	}
+
+	watcher.Close()
+	closed, stopClosed := watcher.WatchClaims("a")
+	defer stopClosed()
+	if isOpen(closed) {
+		t.Error("a closed store's watch is not woken at once")
+	}
+}
