@@ -161,13 +161,18 @@ func (r *runReport) roundIDs(rc replayengine.Recovery) []string {
 
 // roundCost prices recovery round rc roughly under openai: its request
 // (the prefix at 0.1), its output at 4, and its page in every later
-// request at 0.1.
+// request at 0.1 until the preset clears it (Recovery.Cleared), what the
+// clear leaves after.
 func (r *runReport) roundCost(rc replayengine.Recovery) float64 {
 	if rc.At >= len(r.rp.Calls) {
 		return 0
 	}
-	later := len(r.rp.Calls) - rc.At
-	return 0.1*float64(r.rp.Calls[rc.At].Input) + 4*float64(rc.Output) + float64(rc.Added)*(1+0.1*float64(later))
+	later, cleared := len(r.rp.Calls)-rc.At, 0
+	if rc.Cleared > rc.At {
+		later, cleared = rc.Cleared-rc.At, len(r.rp.Calls)-rc.Cleared
+	}
+	return 0.1*float64(r.rp.Calls[rc.At].Input) + 4*float64(rc.Output) + float64(rc.Added)*(1+0.1*float64(later)) +
+		0.1*float64(rc.Kept*cleared)
 }
 
 // add folds one recording into a.
