@@ -339,7 +339,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
 	watch, _ := p.replicas.log.(store.ClaimWatcher)
 	for {
-		changed, stop := watchClaims(watch, cv.id)
+		changed, stop := watchClaims(watch, cv.id, "")
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
 			stop()
@@ -487,7 +487,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
 			switch {
-			case v.Bare && d.res != nil && !d.bare:
+			case v.Bare && d.res != nil && !d.bare && !d.res.Partial:
 				v.Res = withContentOf(v.Res, d.res)
 			case v.Bare:
 				v.Res.Partial, d.bare = true, true
