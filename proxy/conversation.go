@@ -57,7 +57,11 @@ type conversation struct {
 	// claimSeq is the last claim-log entry read and started the rounds
 	// other replicas began (replica.go).
 	claimSeq int64
-	started  map[roundKey]bool
+	// alternates is set once another replica has served one of the
+	// conversation's requests: its answers' claims are then written
+	// before their responses end (claimAnswered).
+	alternates bool
+	started    map[roundKey]bool
 	// maxStarted is the latest round whose start the log holds, and
 	// pendingStarts the starts this replica could not claim, with their
 	// times (replica_outage.go).

@@ -339,7 +339,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 	deadline, unstartedDeadline := time.Now().Add(replicaWait), time.Now().Add(unstartedWait)
 	watch, _ := p.replicas.log.(store.ClaimWatcher)
 	for {
-		changed, stop := watchClaims(watch, cv.id)
+		changed, stop := watchClaims(watch, cv.id, "")
 		f, pending, err := p.readClaims(ctx, cv)
 		if err != nil {
 			stop()
@@ -365,6 +365,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 		// sent is not this replica's last request, so the next check for
 		// cache breaks has nothing of its own to compare with.
 		cv.prevIn, cv.prevOut = nil, nil
+		cv.alternates = true
 	}
 	return true
 }
@@ -487,7 +488,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
 			switch {
-			case v.Bare && d.res != nil && !d.bare:
+			case v.Bare && d.res != nil && !d.bare && !d.res.Partial:
 				v.Res = withContentOf(v.Res, d.res)
 			case v.Bare:
 				v.Res.Partial, d.bare = true, true
@@ -542,10 +543,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 // goes whatever the conversation could not claim while the log did not
 // answer (claimPending).
 //
-// The response's last bytes are relayed already; its end waits for the
-// first try of the claim (up to answerClaimWait, not during an outage),
-// so the client's next request, on whichever replica, finds the answer
-// claimed instead of polling the log for it.
+// The response's last bytes are relayed already. When another replica
+// has served one of the conversation's requests (a balancer without
+// affinity), its end waits for the first try of the claim (up to
+// answerClaimWait, not during an outage), so the client's next request,
+// on whichever replica, finds the answer claimed instead of waiting for
+// it; a conversation one replica serves alone never waits.
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil {
 		return
@@ -566,6 +569,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		stored = p.rec.marker(cv.id)
 	}
 	pending := len(cv.pendingStarts) > 0
+	alternates := cv.alternates
 	cv.mu.Unlock()
 	if len(keys) == 0 && !pending {
 		return
@@ -595,7 +599,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		case <-time.After(outageBudget):
 		}
 	}()
-	if !pending && !p.replicas.down.Load() {
+	if alternates && !pending && !p.replicas.down.Load() {
 		select {
 		case <-tried:
 		case <-time.After(time.Duration(p.replicas.answerWait.Load())):

@@ -27,7 +27,7 @@ func bareCopy(res *harness.ToolResult, r *wireResult, body []byte) (*harness.Too
 }
 
 // withContentOf returns won (a bare claim's result) with the content of
-// local, a result of the same content hash.
+// local, a result of the same content hash that holds it (not Partial).
 func withContentOf(won, local *harness.ToolResult) *harness.ToolResult {
 	c := *won
 	c.Parts, c.Structured, c.Partial = local.Parts, local.Structured, false

@@ -104,30 +104,66 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 
 // TestReplicaClaimsTheAnswerBeforeTheResponseEnds: once a client has read
 // a streamed answer to its end, the claim log already holds that
-// answer's claim, so the client's next request, on another replica, does
-// not wait for it. The store takes its time over an answer's claim (so a
-// claim made after the response ended would not be there yet), and the
-// response's wait for it is lengthened so a loaded machine cannot
-// outlast it.
+// answer's claim when another replica has served the conversation, so
+// the client's next request, on another replica, does not wait for it.
+// The store takes its time over an answer's claim (a claim made after
+// the response ended would not be there yet), and the response's wait
+// for it is lengthened so a loaded machine cannot outlast it. A
+// conversation one replica serves alone does not wait: its response
+// ends while the store still holds the claim back.
 func TestReplicaClaimsTheAnswerBeforeTheResponseEnds(t *testing.T) {
-	r := newReplicaRigWith(t, 2, true, nil, func(_ int, cs *countingStore) store.Store { return slowAnswers{cs} })
-	for _, px := range r.pxs {
-		px.replicas.answerWait.Store(int64(time.Hour))
-	}
 	wc := wireCases[0]
-	r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}))
-	resp, err := http.Post(r.urls[0]+wc.path, "application/json", bytes.NewReader(wc.body("m", "list the files", nil)))
-	if err != nil {
-		t.Fatal(err)
+	post := func(t *testing.T, url string, steps []step) {
+		t.Helper()
+		resp, err := http.Post(url+wc.path, "application/json", bytes.NewReader(wc.body("m", "list the files", steps)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	// Every key of the log, whichever conversation: the recorder may not
-	// have stored the conversation yet.
-	conn, err := pgx.Connect(context.Background(), r.dsn)
+	first := []step{{id: "call_0", tool: "Bash", args: `{"command":"ls"}`, result: "a\nb\n"}}
+	t.Run("alternating", func(t *testing.T) {
+		held := &heldAnswers{delay: 2 * time.Second}
+		r := newReplicaRigWith(t, 2, true, nil, func(_ int, cs *countingStore) store.Store { return heldStore{cs, held} })
+		for _, px := range r.pxs {
+			px.replicas.answerWait.Store(int64(time.Hour))
+		}
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}),
+			wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+		post(t, r.urls[0], nil)
+		post(t, r.urls[1], first)
+		if keys := claimKeys(t, r.dsn); !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 2})) {
+			t.Errorf("claim log when the second response ended: %q; want the answer of turn 1 round 2", keys)
+		}
+	})
+	t.Run("alone", func(t *testing.T) {
+		held := &heldAnswers{release: make(chan struct{})}
+		r := newReplicaRigWith(t, 1, true, nil, func(_ int, cs *countingStore) store.Store { return heldStore{cs, held} })
+		r.pxs[0].replicas.answerWait.Store(int64(time.Hour))
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+		post(t, r.urls[0], nil) // would hang while the claim is held, were it waited for
+		if keys := claimKeys(t, r.dsn); slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+			t.Errorf("the held answer claim is in the log: %q", keys)
+		}
+		close(held.release)
+		if err := r.pxs[0].Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if keys := claimKeys(t, r.dsn); !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+			t.Errorf("claim log once released: %q; want the answer of turn 1 round 1", keys)
+		}
+	})
+}
+
+// claimKeys returns every key of the claim log, whichever conversation
+// (the recorder may not have stored the conversation yet).
+func claimKeys(t *testing.T, dsn string) []string {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,19 +176,29 @@ func TestReplicaClaimsTheAnswerBeforeTheResponseEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
-		t.Errorf("claim log when the response ended: %q; want the answer of turn 1 round 1", keys)
-	}
+	return keys
 }
 
-// slowAnswers is a store that takes two seconds over a claim of a model
-// call's answer.
-type slowAnswers struct{ *countingStore }
+// heldAnswers holds back a store's claims of model calls' answers: for
+// delay, or until release is closed.
+type heldAnswers struct {
+	delay   time.Duration
+	release chan struct{}
+}
 
-func (s slowAnswers) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
+// heldStore is a replica's store whose answer claims heldAnswers holds.
+type heldStore struct {
+	*countingStore
+	held *heldAnswers
+}
+
+func (s heldStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Key, claimAnswer+"|") {
-			time.Sleep(2 * time.Second)
+			if s.held.release != nil {
+				<-s.held.release
+			}
+			time.Sleep(s.held.delay)
 			break
 		}
 	}

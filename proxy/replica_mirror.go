@@ -358,7 +358,7 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 		wait = watchedPoll // woken by the store; the poll is a safety net
 	}
 	for time.Now().Before(end) {
-		changed, stop := watchClaims(watch, cv.id)
+		changed, stop := watchClaims(watch, cv.id, mark)
 		rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
 		entries, err := p.replicas.log.Claims(rctx, cv.id, seq)
 		cancel()
@@ -394,13 +394,13 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 // nothing.
 const watchedPoll = time.Second
 
-// watchClaims watches conv's log when the store can (nil channel
-// otherwise).
-func watchClaims(w store.ClaimWatcher, conv string) (<-chan struct{}, func()) {
+// watchClaims watches conv's log for keys of prefix when the store can
+// (nil channel otherwise).
+func watchClaims(w store.ClaimWatcher, conv, prefix string) (<-chan struct{}, func()) {
 	if w == nil {
 		return nil, func() {}
 	}
-	return w.WatchClaims(conv)
+	return w.WatchClaims(conv, prefix)
 }
 
 // waitChanged waits until changed is closed or d passes; it reports

@@ -38,9 +38,10 @@ type Claim struct {
 // reader waiting for an entry need not poll.
 type ClaimWatcher interface {
 	// WatchClaims returns a channel that is closed once conv's log may
-	// hold entries it did not hold when WatchClaims was called: on a new
-	// entry, or when the store can no longer tell (its listening
-	// connection broke). Call stop when done waiting. Read the log after
-	// WatchClaims and before waiting, so no entry falls between.
-	WatchClaims(conv string) (changed <-chan struct{}, stop func())
+	// hold entries whose key starts with prefix ("": any key) that it did
+	// not hold when WatchClaims was called: on such a claim, or when the
+	// store can no longer tell (its listening connection broke). Call
+	// stop when done waiting. Read the log after WatchClaims and before
+	// waiting, so no entry falls between.
+	WatchClaims(conv, prefix string) (changed <-chan struct{}, stop func())
 }

@@ -115,7 +115,8 @@ type loadFigures struct {
 // HARNESS_LOAD_REPLICAS (a list such as 1,2,4), HARNESS_LOAD_RESTART_EVERY
 // (seconds between PostgreSQL restarts in the second pass; 0 skips it)),
 // HARNESS_LOAD_PASSES (2: the PostgreSQL configurations without restarts
-// run again in reverse order)).
+// run again in reverse order), HARNESS_LOAD_POOL (each replica's write pool,
+// pool_max_conns; default 32)).
 // Each configuration runs CONVS concurrent streamed conversations of
 // ROUNDS rounds, each request landing on replica (conversation + round)
 // mod N, with a 30 KiB tool result per round (cut by the ceiling); one
@@ -163,10 +164,14 @@ func TestProxyLoad(t *testing.T) {
 		for _, k := range f.peakRSS {
 			rss = append(rss, strconv.FormatInt(k>>10, 10))
 		}
-		perReq := func(sec float64) float64 { return 1000 * sec / float64(max(f.requests, 1)) }
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %s | %s | %s | %.1f, %.1f, %.1f | %d | %d | %d | %d |\n", strings.Fields(f.label)[0], strings.Fields(f.label)[1], f.restarts, f.requests,
+		perReq := func(sec float64) string { return fmt.Sprintf("%.1f", 1000*sec/float64(max(f.requests, 1))) }
+		pg := perReq(f.cpuPG)
+		if f.restarts > 0 || f.label == "sqlite 1" {
+			pg = "–" // a restart starts another postmaster
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.0f | %s | %s | %s | %s, %s, %s | %d | %d | %d | %d |\n", strings.Fields(f.label)[0], strings.Fields(f.label)[1], f.restarts, f.requests,
 			float64(f.requests)/f.seconds, f.p50.Round(100*time.Microsecond), f.p99.Round(100*time.Microsecond), strings.Join(rss, ", "),
-			perReq(f.cpuProxies), perReq(f.cpuPG), perReq(f.cpuClient), f.failed, f.lost, f.dup, f.breaks)
+			perReq(f.cpuProxies), pg, perReq(f.cpuClient), f.failed, f.lost, f.dup, f.breaks)
 	}
 	t.Log(b.String())
 	for _, f := range figs {
@@ -213,6 +218,9 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 	db := filepath.Join(ws, "harness.db")
 	if backend == "postgres" {
 		db = pgServer.DSN(t)
+		if n := loadEnv("HARNESS_LOAD_POOL", 0); n > 0 {
+			db += fmt.Sprintf("&pool_max_conns=%d", n) // each replica's write pool
+		}
 	}
 	var procs []*replicaProc
 	for range replicas {

@@ -214,7 +214,7 @@ func TestSavingsUnpricedDollars(t *testing.T) {
 		{"mixed", []store.Saving{priced, unpriced}, "about $", []string{"codex ", "homebrew-7b "},
 			""},
 		{"none priced", []store.Saving{unpriced}, "harness removed 40,000 tokens (44.4% of what your agents would have sent) on models the price table does not know (--prices FILE adds them), over 1 model calls.",
-			[]string{"codex ", "homebrew-7b ", "/p ", time.Now().Format(time.DateOnly) + " "}, "$"},
+			[]string{"codex ", "homebrew-7b ", "/p ", unpriced.At.Local().Format(time.DateOnly) + " "}, "$"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "harness.db")

@@ -49,7 +49,7 @@ func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim)
 	batch.Queue(`INSERT INTO proxy_claims (conv_id, key, value) SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS t(k, v, i)
 ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, values)
 	batch.Queue(`SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND key = ANY($2)`, b(conv), keys)
-	batch.Queue(`SELECT pg_notify('`+claimsChannel+`', encode($1, 'hex'))`, b(conv))
+	batch.Queue(`SELECT pg_notify('`+claimsChannel+`', $1)`, notice(conv, keys))
 	held, won, err := s.sendClaims(ctx, &batch)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claiming %d entries of %s: %w", len(keys), conv, err)

@@ -31,8 +31,9 @@ const readConns = 8
 
 // Options configure a store. Nil means defaults.
 type Options struct {
-	// MaxConns bounds the pool's connections (default 32): the turns this
-	// process records at once, plus one for other writes. A turn that
+	// MaxConns bounds the pool's connections (default: the connection
+	// string's pool_max_conns, else 32): the turns this process records
+	// at once, plus one for other writes. A turn that
 	// finds the pool full waits for a connection (bounded by its context).
 	// Reads and claims have 8 connections more of their own.
 	MaxConns int32
@@ -85,15 +86,19 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*pgStore
 	if opts != nil {
 		s.opts = *opts
 	}
-	if s.opts.MaxConns <= 0 {
-		s.opts.MaxConns = defaultMaxConns
-	}
 	s.events.OnError = s.opts.OnEventError
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, parseError(dsn, err)
 	}
-	cfg.MaxConns = s.opts.MaxConns
+	switch {
+	case s.opts.MaxConns > 0:
+		cfg.MaxConns = s.opts.MaxConns
+	case strings.Contains(dsn, "pool_max_conns"):
+		s.opts.MaxConns = cfg.MaxConns // the connection string's
+	default:
+		s.opts.MaxConns, cfg.MaxConns = defaultMaxConns, defaultMaxConns
+	}
 	s.addr = address(cfg.ConnConfig.Config)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

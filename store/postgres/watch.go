@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,9 +12,44 @@ import (
 )
 
 // claimsChannel is the NOTIFY channel of the claim log: Claim notifies it
-// in its transaction with the conversation's id (hex), so a listener
-// hears of an entry once it is visible.
+// in its transaction with the conversation's id and the keys claimed
+// (notice), so a listener hears of an entry once it is visible.
 const claimsChannel = "harness_claims"
+
+// maxNotice bounds a notice's payload (PostgreSQL's limit is 8000
+// bytes); a longer one names the conversation alone, which wakes every
+// watch of it.
+const maxNotice = 7000
+
+// notice is the payload Claim notifies: the conversation's id and each
+// key, hex, separated by spaces.
+func notice(conv string, keys [][]byte) string {
+	var sb strings.Builder
+	sb.WriteString(hex.EncodeToString([]byte(conv)))
+	for _, k := range keys {
+		if sb.Len()+1+2*len(k) > maxNotice {
+			return hex.EncodeToString([]byte(conv))
+		}
+		sb.WriteByte(' ')
+		sb.WriteString(hex.EncodeToString(k))
+	}
+	return sb.String()
+}
+
+// parseNotice reads a notice: the conversation (hex, as watches are
+// keyed) and its keys, nil when it names none (every watch matches).
+func parseNotice(payload string) (string, []string) {
+	f := strings.Split(payload, " ")
+	var keys []string
+	for _, h := range f[1:] {
+		k, err := hex.DecodeString(h)
+		if err != nil {
+			return f[0], nil
+		}
+		keys = append(keys, string(k))
+	}
+	return f[0], keys
+}
 
 // relisten is the pause before the watcher connects again after its
 // connection broke.
@@ -26,13 +63,13 @@ type watcher struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	waiting map[string]map[*chan struct{}]bool // by conversation id (hex)
+	waiting map[string]map[*chan struct{}]string // by conversation id (hex): each watch's prefix
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
 // WatchClaims implements store.ClaimWatcher.
-func (s *pgStore) WatchClaims(conv string) (<-chan struct{}, func()) {
+func (s *pgStore) WatchClaims(conv, prefix string) (<-chan struct{}, func()) {
 	w := &s.watch
 	ch := make(chan struct{})
 	key := hex.EncodeToString([]byte(conv))
@@ -44,19 +81,20 @@ func (s *pgStore) WatchClaims(conv string) (<-chan struct{}, func()) {
 	}
 	if !w.started {
 		w.started = true
-		w.waiting = map[string]map[*chan struct{}]bool{}
+		w.waiting = map[string]map[*chan struct{}]string{}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel, w.done = cancel, make(chan struct{})
 		go w.listen(ctx)
 	}
 	if w.waiting[key] == nil {
-		w.waiting[key] = map[*chan struct{}]bool{}
+		w.waiting[key] = map[*chan struct{}]string{}
 	}
-	w.waiting[key][&ch] = true
+	w.waiting[key][&ch] = prefix
 	return ch, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if set := w.waiting[key]; set[&ch] {
+		set := w.waiting[key]
+		if _, ok := set[&ch]; ok {
 			delete(set, &ch)
 			if len(set) == 0 {
 				delete(w.waiting, key)
@@ -75,18 +113,18 @@ func (w *watcher) listen(ctx context.Context) {
 		conn, err := pgx.ConnectConfig(ctx, w.cfg)
 		if err == nil {
 			if _, err = conn.Exec(ctx, "LISTEN "+claimsChannel); err == nil {
-				w.wake("")
+				w.wake("", nil)
 				for {
 					n, err := conn.WaitForNotification(ctx)
 					if err != nil {
 						break
 					}
-					w.wake(n.Payload)
+					w.wake(parseNotice(n.Payload))
 				}
 			}
 			conn.Close(context.Background())
 		}
-		w.wake("")
+		w.wake("", nil)
 		select {
 		case <-ctx.Done():
 		case <-time.After(relisten):
@@ -94,18 +132,24 @@ func (w *watcher) listen(ctx context.Context) {
 	}
 }
 
-// wake closes the channels waiting on conversation key ("": on all).
-func (w *watcher) wake(key string) {
+// wake closes the channels waiting on conversation conv ("": on every
+// conversation) for a prefix of one of keys (nil: every channel).
+func (w *watcher) wake(conv string, keys []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for k, set := range w.waiting {
-		if key != "" && k != key {
+	for c, set := range w.waiting {
+		if conv != "" && c != conv {
 			continue
 		}
-		for ch := range set {
-			close(*ch)
+		for ch, prefix := range set {
+			if keys == nil || slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
+				close(*ch)
+				delete(set, ch)
+			}
 		}
-		delete(w.waiting, k)
+		if len(set) == 0 {
+			delete(w.waiting, c)
+		}
 	}
 }
 
@@ -120,5 +164,5 @@ func (w *watcher) stop() {
 		w.cancel()
 		<-w.done
 	}
-	w.wake("")
+	w.wake("", nil)
 }

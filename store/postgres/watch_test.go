@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +33,7 @@ func isOpen(ch <-chan struct{}) bool {
 
 // TestWatchClaims: a watch on a conversation's claim log is woken by an
 // entry another process claims in that conversation, not by one in
-// another conversation; every watch is woken when the listening
+// another conversation, nor by a key outside the watch's prefix; every watch is woken when the listening
 // connection breaks (a restart), and the watcher listens again after;
 // a closed store wakes its watches at once.
 func TestWatchClaims(t *testing.T) {
@@ -46,12 +48,12 @@ func TestWatchClaims(t *testing.T) {
 	}
 	// The first watch starts the listener, which wakes every watch once
 	// it listens (what was claimed before went unheard).
-	first, stop := watcher.WatchClaims("a")
+	first, stop := watcher.WatchClaims("a", "")
 	woken(t, first, "listening")
 	stop()
 
-	a, stopA := watcher.WatchClaims("a")
-	b, stopB := watcher.WatchClaims("b")
+	a, stopA := watcher.WatchClaims("a", "")
+	b, stopB := watcher.WatchClaims("b", "")
 	claim("b", "k1")
 	woken(t, b, "an entry of b")
 	stopB()
@@ -62,14 +64,28 @@ func TestWatchClaims(t *testing.T) {
 	woken(t, a, "an entry of a")
 	stopA()
 
-	stopped, stopS := watcher.WatchClaims("a")
+	// A watch of a key prefix is woken by a key of that prefix only.
+	marks, stopMarks := watcher.WatchClaims("a", "s|")
+	claim("a", "d|call|1")
+	any, stopAny := watcher.WatchClaims("a", "")
+	claim("a", "d|call|2")
+	woken(t, any, "an entry of a")
+	stopAny()
+	if !isOpen(marks) {
+		t.Fatal("a decision woke the watch of marks")
+	}
+	claim("a", "s|replica|1")
+	woken(t, marks, "a mark")
+	stopMarks()
+
+	stopped, stopS := watcher.WatchClaims("a", "")
 	stopS()
 	claim("a", "k2")
 	if !isOpen(stopped) {
 		t.Error("a stopped watch was woken")
 	}
 
-	broken, stopBroken := watcher.WatchClaims("a")
+	broken, stopBroken := watcher.WatchClaims("a", "")
 	if err := server.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +95,8 @@ func TestWatchClaims(t *testing.T) {
 	// wake of every watch is the reconnection's, not an entry's).
 	deadline := time.Now().Add(time.Minute)
 	for i := 0; ; i++ {
-		a, stopA := watcher.WatchClaims("a")
-		b, stopB := watcher.WatchClaims("b")
+		a, stopA := watcher.WatchClaims("a", "")
+		b, stopB := watcher.WatchClaims("b", "")
 		for {
 			_, err := writer.Claim(ctx, "a", []store.Claim{{Key: fmt.Sprintf("after-%d", i), Value: []byte("v")}})
 			if err == nil {
@@ -104,9 +120,29 @@ func TestWatchClaims(t *testing.T) {
 	}
 
 	watcher.Close()
-	closed, stopClosed := watcher.WatchClaims("a")
+	closed, stopClosed := watcher.WatchClaims("a", "")
 	defer stopClosed()
 	if isOpen(closed) {
 		t.Error("a closed store's watch is not woken at once")
 	}
+}
+
+// FuzzNotice: a notice names its conversation and every key it was made
+// of, or, over the payload's limit, the conversation alone.
+func FuzzNotice(f *testing.F) {
+	f.Add("t1-px-abc", "d|call_1|00ff", "s|r|1")
+	f.Add("", "", "")
+	f.Add("conv with spaces", "k\x00ey", strings.Repeat("x", 5000))
+	f.Fuzz(func(t *testing.T, conv, k1, k2 string) {
+		got, keys := parseNotice(notice(conv, [][]byte{[]byte(k1), []byte(k2)}))
+		if want := hex.EncodeToString([]byte(conv)); got != want && !(conv == "" && got == "") {
+			t.Fatalf("conversation %q, want %q", got, want)
+		}
+		if len(notice(conv, [][]byte{[]byte(k1), []byte(k2)})) > maxNotice && 2*len(conv) <= maxNotice {
+			t.Fatalf("a notice of %d bytes", len(notice(conv, [][]byte{[]byte(k1), []byte(k2)})))
+		}
+		if keys != nil && (len(keys) != 2 || keys[0] != k1 || keys[1] != k2) {
+			t.Fatalf("keys %q, want %q and %q", keys, k1, k2)
+		}
+	})
 }
