@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -28,29 +27,7 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 		t.Run(wc.format.name(), func(t *testing.T) {
 			r := newReplicaRig(t, 3, true)
 			const rounds = 5
-			for i := range rounds {
-				r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
-			}
-			r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
-			var steps []step
-			for i := range rounds + 1 {
-				resp, err := http.Post(r.urls[i%3]+wc.path, "application/json", bytes.NewReader(wc.body("m", "read the lock files", steps)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("request %d: status %d", i, resp.StatusCode)
-				}
-				steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
-					result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
-			}
-			for _, px := range r.pxs {
-				if err := px.Flush(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, steps := r.readLockFiles(t, wc, rounds)
 			st, err := postgres.Open(context.Background(), r.dsn, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -62,32 +58,7 @@ func TestReplicasCountACutOnce(t *testing.T) {
 	}
 	wc := wireCases[0]
 	const rounds = 6
-	for i := range rounds {
-		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
-	}
-	r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
-	var steps []step
-	var bodies [][]byte
-	for i := range rounds + 1 {
-		body := wc.body("m", "read the lock files", steps)
-		bodies = append(bodies, body)
-		resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: status %d", i, resp.StatusCode)
-		}
-		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
-			result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
-	}
-	for _, px := range r.pxs {
-		if err := px.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bodies, _ := r.readLockFiles(t, wc, rounds)
 	if n := counters[0].long(30<<10) + counters[1].long(30<<10); n != rounds {
 		t.Errorf("the replicas tokenized %d texts of 30 KiB or more; want %d, one per result", n, rounds)
 	}

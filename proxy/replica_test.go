@@ -120,6 +120,39 @@ func toolResultsSent(t *testing.T, reqs []wiretest.Request) []map[string]string 
 	return out
 }
 
+// readLockFiles serves one conversation of rounds rounds, each reading a
+// 30 KiB lock file (cut by the ceiling), then a final answer, its
+// requests on the rig's replicas in turn, and waits for every replica's
+// writes. It returns each request's body and the steps the last carried.
+func (r *replicaRig) readLockFiles(t *testing.T, wc wireCase, rounds int) (bodies [][]byte, steps []step) {
+	t.Helper()
+	for i := range rounds {
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
+	}
+	r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+	for i := range rounds + 1 {
+		body := wc.body("m", "read the lock files", steps)
+		bodies = append(bodies, body)
+		resp, err := http.Post(r.urls[i%len(r.urls)]+wc.path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+		steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
+			result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
+	}
+	for _, px := range r.pxs {
+		if err := px.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bodies, steps
+}
+
 // TestReplicasSendTheSameBytes: two proxies on one PostgreSQL serve one
 // conversation alternately, a request on each in turn. Every tool result
 // is sent upstream with the same bytes in every request after the first
@@ -132,30 +165,7 @@ func TestReplicasSendTheSameBytes(t *testing.T) {
 			r := newReplicaRig(t, 2, shared)
 			wc := wireCases[0]
 			const rounds = 6
-			for i := range rounds {
-				r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: fmt.Sprintf("call_%d", i), Name: "Bash", Args: `{"command":"cat package-lock.json"}`}}, wiretest.Usage{Input: 100, Output: 10}))
-			}
-			r.up.Enqueue(wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
-			var steps []step
-			for i := range rounds + 1 {
-				body := wc.body("m", "read the lock files", steps)
-				resp, err := http.Post(r.urls[i%2]+wc.path, "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("request %d: status %d", i, resp.StatusCode)
-				}
-				steps = append(steps, step{id: fmt.Sprintf("call_%d", i), tool: "Bash", args: `{"command":"cat package-lock.json"}`,
-					result: lockFile(30<<10) + fmt.Sprintf("\nround %d\n", i)})
-			}
-			for _, px := range r.pxs {
-				if err := px.Flush(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			r.readLockFiles(t, wc, rounds)
 			for i, l := range r.logs {
 				t.Logf("replica %d:\n%s", i, l.String())
 			}
