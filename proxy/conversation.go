@@ -112,9 +112,11 @@ type decision struct {
 	// every later request that reuses the cut, on any replica, need no
 	// tokenizer (savings.saved).
 	tokens int64
-	// bare marks res as read from a claim without its content
-	// (replica_bare.go), until a request brings it.
-	bare bool
+	// plain marks a result this replica decided whose content is its
+	// text as the request carries it (one text part): its claim leaves
+	// the content out. bare marks res as read from a claim without its
+	// content (replica_bare.go), until a request brings it.
+	plain, bare bool
 }
 
 // shown is the result as the model is now shown it: cleared, or res.

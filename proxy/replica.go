@@ -218,10 +218,10 @@ func (b *claimBatch) add(key string, v claimValue, apply func(claimValue)) {
 // decision adds what d lacks in the log: its decision (adopting another
 // replica's bytes for it), the mark that it went upstream unchanged
 // (replica_outage.go), its idle clear.
-func (b *claimBatch) decision(d *decision, self string, r *wireResult, body []byte) {
+func (b *claimBatch) decision(d *decision, self string) {
 	res, bare := d.res, false
 	if !d.claimed {
-		res, bare = bareCopy(d.res, r, body)
+		res, bare = bareCopy(d)
 	}
 	switch {
 	case d.unchanged:
@@ -281,7 +281,7 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 		if !d.claimed && d.out != nil && d.tokens == 0 && r.Content.End > r.Content.Start {
 			d.tokens = countLiteral(p.savings.count, c.in[r.Content.Start:r.Content.End])
 		}
-		b.decision(d, p.replicas.id, r, c.in)
+		b.decision(d, p.replicas.id)
 	}
 	// The start of the model call, so the replica serving the next
 	// request waits for its answer.
@@ -354,7 +354,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 			stop()
 			break
 		}
-		ok := cv.pollPauseUntil(ctx, changed, watch != nil)
+		ok := cv.pollPauseUntil(ctx, changed, pollEvery(watch))
 		stop()
 		if !ok {
 			return false
@@ -373,17 +373,11 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 // pollPause lets go of cv for one interval between two reads of its claim
 // log; it reports false when ctx ended. Called with cv locked.
 func (cv *conversation) pollPause(ctx context.Context) bool {
-	return cv.pollPauseUntil(ctx, nil, false)
+	return cv.pollPauseUntil(ctx, nil, pollEvery(nil))
 }
 
-// pollPauseUntil is pollPause that ends early when changed is closed,
-// and, when watched (the store closes changed on the log's new entries),
-// lasts up to watchedPoll.
-func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan struct{}, watched bool) bool {
-	d := 20 * time.Millisecond
-	if watched {
-		d = watchedPoll
-	}
+// pollPauseUntil is pollPause that lasts d, or until changed is closed.
+func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
 	cv.mu.Unlock()
 	ok := waitChanged(ctx, changed, d)
 	cv.mu.Lock()
@@ -488,7 +482,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				cv.decided[parts[1]] = append(cv.decided[parts[1]], d)
 			}
 			switch {
-			case v.Bare && d.res != nil && !d.bare && !d.res.Partial:
+			case v.Bare && d.res != nil && !d.res.Partial:
 				v.Res = withContentOf(v.Res, d.res)
 			case v.Bare:
 				v.Res.Partial, d.bare = true, true

@@ -10,18 +10,13 @@ import "github.com/agentharness/harness"
 // that reads a bare claim marks the result Partial (a store refuses to
 // save it so) until a request brings its content (fillBare).
 
-// bareCopy returns res without its content, and whether the content is
-// what fillBare rebuilds from the request: one text part holding the
-// result as its request carries it.
-func bareCopy(res *harness.ToolResult, r *wireResult, body []byte) (*harness.ToolResult, bool) {
-	if res == nil || res.Structured != nil || len(res.Parts) != 1 || res.Parts[0].Type != harness.PartText || r == nil || r.Decode == nil {
-		return res, false
+// bareCopy returns d's result without its content when a request
+// brings that content back (plain), and whether it left it out.
+func bareCopy(d *decision) (*harness.ToolResult, bool) {
+	if !d.plain || d.res == nil {
+		return d.res, false
 	}
-	text, _ := r.Decode(body)
-	if text != res.Parts[0].Text {
-		return res, false
-	}
-	c := *res
+	c := *d.res
 	c.Parts = nil
 	return &c, true
 }

@@ -352,11 +352,8 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 	}
 	end := time.Now().Add(outageBudget)
 	var answering time.Time // since when the log answers
-	wait := 20 * time.Millisecond
 	watch, _ := p.replicas.log.(store.ClaimWatcher)
-	if watch != nil {
-		wait = watchedPoll // woken by the store; the poll is a safety net
-	}
+	wait := pollEvery(watch)
 	for time.Now().Before(end) {
 		changed, stop := watchClaims(watch, cv.id, mark)
 		rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
@@ -389,10 +386,15 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 	return false
 }
 
-// watchedPoll is how often a wait for a claim-log entry reads the log
-// when the store tells of new entries (store.ClaimWatcher) but has said
-// nothing.
-const watchedPoll = time.Second
+// pollEvery is how often a wait for a claim-log entry reads the log: every
+// 20 ms, or, when the store tells of new entries (w not nil), every
+// second as a safety net while it says nothing.
+func pollEvery(w store.ClaimWatcher) time.Duration {
+	if w != nil {
+		return time.Second
+	}
+	return 20 * time.Millisecond
+}
 
 // watchClaims watches conv's log for keys of prefix when the store can
 // (nil channel otherwise).

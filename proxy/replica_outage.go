@@ -139,7 +139,7 @@ func (p *Proxy) claimPending(cv *conversation) {
 		for _, ds := range cv.decided {
 			for _, d := range ds {
 				if d.res != nil && (d.unchanged || !d.claimed) {
-					b.decision(d, p.replicas.id, nil, nil)
+					b.decision(d, p.replicas.id)
 				}
 			}
 		}

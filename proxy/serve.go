@@ -241,7 +241,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 		// what could be read.
 		d.res = &harness.ToolResult{CallID: r.CallID, Tool: r.Tool, IsError: r.IsError, Parts: []harness.Part{harness.TextPart(text)}}
 		d.res.Bytes = d.res.PayloadSize()
-		d.opaque = true
+		d.opaque, d.plain = true, true
 	} else {
 		in := &admission{Call: harness.ToolCall{ID: r.CallID, Name: r.Tool, Args: r.Args}, Text: text, IsError: r.IsError,
 			Info: harness.CallInfo{Conversation: c.conv.id, Turn: r.Turn, Round: r.Round, Spec: harness.ToolSpec{Name: r.Tool},
@@ -253,6 +253,7 @@ func (p *Proxy) decideOne(ctx context.Context, c *call, r *wireResult, hash [32]
 			return nil, err
 		}
 		d.res = res
+		d.plain = res.Structured == nil && len(res.Parts) == 1 && res.Parts[0].Type == harness.PartText && res.Parts[0].Text == text
 		if note := c.deferred.schemaNote(r, text); note != "" {
 			// The model called a stub with arguments that do not fit:
 			// the full schema is part of the result's model copy from
