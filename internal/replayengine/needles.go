@@ -264,7 +264,7 @@ func identifierLike(w string) bool {
 func words(s string, fn func(string)) {
 	start, n := -1, 0
 	for i, r := range s {
-		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if isWordRune(r) {
 			if start < 0 {
 				start, n = i, 0
 			}
