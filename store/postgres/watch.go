@@ -37,7 +37,7 @@ func notice(conv string, keys [][]byte) string {
 }
 
 // parseNotice reads a notice: the conversation (hex, as watches are
-// keyed) and its keys, nil when it names none (every watch matches).
+// keyed) and its keys, nil when it names none (every watch of it matches).
 func parseNotice(payload string) (string, []string) {
 	f := strings.Split(payload, " ")
 	var keys []string
@@ -61,11 +61,11 @@ type watcher struct {
 	cfg *pgx.ConnConfig
 
 	mu      sync.Mutex
-	started bool
 	closed  bool
-	waiting map[string]map[*chan struct{}]string // by conversation id (hex): each watch's prefix
-	cancel  context.CancelFunc
-	done    chan struct{}
+	waiting map[string]map[chan struct{}]string // by conversation id (hex): each watch's prefix
+	// cancel and done stop and await the listener (nil until started).
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // WatchClaims implements store.ClaimWatcher.
@@ -79,52 +79,35 @@ func (s *pgStore) WatchClaims(conv, prefix string) (<-chan struct{}, func()) {
 		close(ch)
 		return ch, func() {}
 	}
-	if !w.started {
-		w.started = true
-		w.waiting = map[string]map[*chan struct{}]string{}
+	if w.done == nil {
+		w.waiting = map[string]map[chan struct{}]string{}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel, w.done = cancel, make(chan struct{})
 		go w.listen(ctx)
 	}
 	if w.waiting[key] == nil {
-		w.waiting[key] = map[*chan struct{}]string{}
+		w.waiting[key] = map[chan struct{}]string{}
 	}
-	w.waiting[key][&ch] = prefix
+	w.waiting[key][ch] = prefix
 	return ch, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		set := w.waiting[key]
-		if _, ok := set[&ch]; ok {
-			delete(set, &ch)
-			if len(set) == 0 {
-				delete(w.waiting, key)
-			}
+		delete(set, ch)
+		if len(set) == 0 {
+			delete(w.waiting, key)
 		}
 	}
 }
 
 // listen keeps a connection listening on claimsChannel until ctx ends,
-// waking the waiters of each conversation notified, and every waiter
-// whenever it (re)connects or its connection breaks: what was committed
-// meanwhile went unheard.
+// waking every waiter whenever it (re)connects or its connection breaks:
+// what was committed meanwhile went unheard.
 func (w *watcher) listen(ctx context.Context) {
 	defer close(w.done)
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, w.cfg)
-		if err == nil {
-			if _, err = conn.Exec(ctx, "LISTEN "+claimsChannel); err == nil {
-				w.wake("", nil)
-				for {
-					n, err := conn.WaitForNotification(ctx)
-					if err != nil {
-						break
-					}
-					w.wake(parseNotice(n.Payload))
-				}
-			}
-			conn.Close(context.Background())
-		}
-		w.wake("", nil)
+		w.listenOnce(ctx)
+		w.wakeAll()
 		select {
 		case <-ctx.Done():
 		case <-time.After(relisten):
@@ -132,25 +115,54 @@ func (w *watcher) listen(ctx context.Context) {
 	}
 }
 
-// wake closes the channels waiting on conversation conv ("": on every
-// conversation) for a prefix of one of keys (nil: every channel).
+// listenOnce connects, listens and wakes the waiters of each notice until
+// the connection breaks or ctx ends.
+func (w *watcher) listenOnce(ctx context.Context) {
+	conn, err := pgx.ConnectConfig(ctx, w.cfg)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+claimsChannel); err != nil {
+		return
+	}
+	w.wakeAll()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return
+		}
+		w.wake(parseNotice(n.Payload))
+	}
+}
+
+// wake closes the channels waiting on conversation conv for a prefix of
+// one of keys (nil: every channel of conv).
 func (w *watcher) wake(conv string, keys []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for c, set := range w.waiting {
-		if conv != "" && c != conv {
-			continue
-		}
-		for ch, prefix := range set {
-			if keys == nil || slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
-				close(*ch)
-				delete(set, ch)
-			}
-		}
-		if len(set) == 0 {
-			delete(w.waiting, c)
+	set := w.waiting[conv]
+	for ch, prefix := range set {
+		if keys == nil || slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
+			close(ch)
+			delete(set, ch)
 		}
 	}
+	if len(set) == 0 {
+		delete(w.waiting, conv)
+	}
+}
+
+// wakeAll closes every waiting channel.
+func (w *watcher) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, set := range w.waiting {
+		for ch := range set {
+			close(ch)
+		}
+	}
+	clear(w.waiting)
 }
 
 // stop ends the listening connection and wakes every waiter; later
@@ -158,11 +170,11 @@ func (w *watcher) wake(conv string, keys []string) {
 func (w *watcher) stop() {
 	w.mu.Lock()
 	w.closed = true
-	started := w.started
+	done := w.done
 	w.mu.Unlock()
-	if started {
+	if done != nil {
 		w.cancel()
-		<-w.done
+		<-done
 	}
-	w.wake("", nil)
+	w.wakeAll()
 }
