@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/postgres"
 )
 
 // TestReplicasClaimWithoutContent: three replicas serve one conversation
@@ -28,16 +27,8 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 			r := newReplicaRig(t, 3, true)
 			const rounds = 5
 			_, steps := r.readLockFiles(t, wc, rounds)
-			st, err := postgres.Open(context.Background(), r.dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			list, err := st.List(context.Background())
-			if err != nil || len(list) != 1 {
-				t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-			}
-			claims, err := any(st).(store.Claimer).Claims(context.Background(), list[0].ID, 0)
+			st, conv := storedConversation(t, r.dsn)
+			claims, err := any(st).(store.Claimer).Claims(context.Background(), conv.ID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,10 +44,6 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 			if decisions != rounds {
 				t.Errorf("%d decisions claimed, want %d", decisions, rounds)
 			}
-			conv, err := st.Load(context.Background(), list[0].ID)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
 				t.Fatalf("stored %d turns; want 1 turn of %d rounds", len(conv.Turns), rounds+1)
 			}
@@ -64,7 +51,7 @@ func TestReplicasClaimWithoutContent(t *testing.T) {
 				if len(rd.Results) != 1 {
 					t.Fatalf("round %d: %d results, want 1", i+1, len(rd.Results))
 				}
-				full, err := st.FullResult(context.Background(), list[0].ID, rd.Results[0].CallID)
+				full, err := st.FullResult(context.Background(), conv.ID, rd.Results[0].CallID)
 				if err != nil {
 					t.Fatal(err)
 				}

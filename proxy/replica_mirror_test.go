@@ -14,7 +14,6 @@ import (
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
-	"github.com/agentharness/harness/store/postgres"
 )
 
 // gatedStore holds every turn write until open is closed: a replica
@@ -110,19 +109,7 @@ func TestReplicaDoesNotWaitForWrites(t *testing.T) {
 // index) are stored once each, in order.
 func checkOneTurn(t *testing.T, dsn string, rounds int) {
 	t.Helper()
-	st, err := postgres.Open(context.Background(), dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	list, err := st.List(context.Background())
-	if err != nil || len(list) != 1 {
-		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-	}
-	conv, err := st.Load(context.Background(), list[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conv := storedConversation(t, dsn)
 	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds {
 		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/pgtest"
 	"github.com/agentharness/harness/internal/wiretest"
 	"github.com/agentharness/harness/store"
@@ -153,6 +154,27 @@ func (r *replicaRig) readLockFiles(t *testing.T, wc wireCase, rounds int) (bodie
 	return bodies, steps
 }
 
+// storedConversation opens the rig's database (closed with t) and returns
+// it with the one conversation it holds, failing t when it holds another
+// number.
+func storedConversation(t *testing.T, dsn string) (store.DB, *harness.Conversation) {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	list, err := st.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
+	}
+	conv, err := st.Load(context.Background(), list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, conv
+}
+
 // TestReplicasSendTheSameBytes: two proxies on one PostgreSQL serve one
 // conversation alternately, a request on each in turn. Every tool result
 // is sent upstream with the same bytes in every request after the first
@@ -187,19 +209,7 @@ func TestReplicasSendTheSameBytes(t *testing.T) {
 				}
 				return
 			}
-			st, err := postgres.Open(context.Background(), r.dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			list, err := st.List(context.Background())
-			if err != nil || len(list) != 1 {
-				t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-			}
-			conv, err := st.Load(context.Background(), list[0].ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, conv := storedConversation(t, r.dsn)
 			if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
 				t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
 			}
@@ -275,19 +285,7 @@ func TestReplicasFailOpen(t *testing.T) {
 			t.Errorf("replica %d logged the end of the outage %d times, want once:\n%s", i, n, s)
 		}
 	}
-	st, err := postgres.Open(context.Background(), r.dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	list, err := st.List(context.Background())
-	if err != nil || len(list) != 1 {
-		t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-	}
-	conv, err := st.Load(context.Background(), list[0].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conv := storedConversation(t, r.dsn)
 	if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
 		t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
 	}
@@ -434,19 +432,7 @@ func TestReplicasOutageKeepsBytes(t *testing.T) {
 			if breaks > tc.wantBreaks {
 				t.Errorf("%d cache breaks, want at most %d (one per request served during the outage)", breaks, tc.wantBreaks)
 			}
-			st, err := postgres.Open(context.Background(), r.dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			list, err := st.List(context.Background())
-			if err != nil || len(list) != 1 {
-				t.Fatalf("stored conversations: %d (%v), want 1", len(list), err)
-			}
-			conv, err := st.Load(context.Background(), list[0].ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, conv := storedConversation(t, r.dsn)
 			if len(conv.Turns) != 1 || len(conv.Turns[0].Rounds) != rounds+1 {
 				t.Fatalf("stored %d turns, the first with %d rounds; want 1 turn of %d rounds", len(conv.Turns), len(conv.Turns[0].Rounds), rounds+1)
 			}
