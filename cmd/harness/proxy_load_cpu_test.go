@@ -20,16 +20,7 @@ const clockTicks = 100
 // and system time, plus with children its waited-for children's (a
 // postmaster's exited backends). It returns 0 when the process is gone.
 func procCPU(pid int, children bool) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; fields count from after it.
-	s := string(raw)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s) // f[0] is field 3 (state)
+	f := statFields(pid) // f[0] is field 3 (state)
 	if len(f) < 15 {
 		return 0
 	}
@@ -43,6 +34,20 @@ func procCPU(pid int, children bool) float64 {
 		sum += n
 	}
 	return sum / clockTicks
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name
+// (which may hold spaces), from field 3 on; nil when the process is gone.
+func statFields(pid int) []string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(raw)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.Fields(s)
 }
 
 // postgresCPU is the CPU seconds of the test cluster so far: the
@@ -70,15 +75,7 @@ func postgresCPU() float64 {
 
 // parentPID reads a process's parent from /proc/PID/stat (-1 when gone).
 func parentPID(pid int) int {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	s := string(raw)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
+	f := statFields(pid) // f[1] is field 4 (ppid)
 	if len(f) < 2 {
 		return -1
 	}
