@@ -47,31 +47,13 @@ func (d *Dir) Save(ctx context.Context, e Entry, content io.Reader) (Saved, erro
 	}
 	defer root.Close()
 	folder := path.Join(Folder, conversationFolder(e.Conversation))
-	if err := root.MkdirAll(folder, 0o700); err != nil {
-		return Saved{}, fmt.Errorf("spill: creating %s: %w", folder, err)
-	}
 	ext := e.Ext
 	if ext != "json" {
 		ext = "txt"
 	}
-	base := safeName(e.CallID, maxCallName) + "-" + safeName(e.Tool, maxToolName)
-	var (
-		f   *os.File
-		rel string
-	)
-	for i := 1; i <= maxNameAttempts; i++ {
-		name := base
-		if i > 1 {
-			name += "-" + strconv.Itoa(i)
-		}
-		rel = path.Join(folder, name+"."+ext)
-		f, err = root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
+	f, rel, err := create(root, folder, safeName(e.CallID, maxCallName)+"-"+safeName(e.Tool, maxToolName), ext)
 	if err != nil {
-		return Saved{}, fmt.Errorf("spill: creating %s: %w", rel, err)
+		return Saved{}, err
 	}
 	n, err := copyContext(ctx, f, content)
 	if cerr := f.Close(); err == nil && cerr != nil {
@@ -82,6 +64,35 @@ func (d *Dir) Save(ctx context.Context, e Entry, content io.Reader) (Saved, erro
 		return Saved{}, fmt.Errorf("spill: writing %s: %w", rel, err)
 	}
 	return Saved{Locator: rel, Bytes: n, Hint: DefaultHint}, nil
+}
+
+// create opens a new file folder/base.ext (base-2.ext, … when taken) in
+// root, creating folder (0700) when it is missing: the folder of a
+// conversation exists from its first spill on, so most saves skip the
+// directory walk.
+func create(root *os.Root, folder, base, ext string) (*os.File, string, error) {
+	made := false
+	for i := 1; i <= maxNameAttempts; i++ {
+		name := base
+		if i > 1 {
+			name += "-" + strconv.Itoa(i)
+		}
+		rel := path.Join(folder, name+"."+ext)
+		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		switch {
+		case err == nil:
+			return f, rel, nil
+		case errors.Is(err, fs.ErrNotExist) && !made:
+			if err := root.MkdirAll(folder, 0o700); err != nil {
+				return nil, "", fmt.Errorf("spill: creating %s: %w", folder, err)
+			}
+			made = true
+			i-- // the same name again, in the folder made
+		case !errors.Is(err, fs.ErrExist):
+			return nil, "", fmt.Errorf("spill: creating %s: %w", rel, err)
+		}
+	}
+	return nil, "", fmt.Errorf("spill: creating %s: no free name among %d", path.Join(folder, base+"."+ext), maxNameAttempts)
 }
 
 // copyContext copies src to dst, checking ctx between chunks, with a fixed

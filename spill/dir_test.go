@@ -67,6 +67,30 @@ func TestDirSaveNeverOverwrites(t *testing.T) {
 	}
 }
 
+// A conversation's folder removed after its first spill (harness log
+// delete) is made again by the next save, under the same name.
+func TestDirSaveRemadeFolder(t *testing.T) {
+	ws := t.TempDir()
+	d := &Dir{Workspace: ws}
+	e := Entry{Conversation: "c", CallID: "call_0", Tool: "shell"}
+	if _, err := d.Save(context.Background(), e, strings.NewReader("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveConversation(ws, "c"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.Save(context.Background(), e, strings.NewReader("second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Locator != ".harness/spill/c/call_0-shell.txt" {
+		t.Errorf("locator %s, want the first name again", s.Locator)
+	}
+	if got, err := os.ReadFile(filepath.Join(ws, s.Locator)); err != nil || string(got) != "second" {
+		t.Errorf("file %q, %v", got, err)
+	}
+}
+
 func TestDirSaveConcurrent(t *testing.T) {
 	ws := t.TempDir()
 	d := &Dir{Workspace: ws}
