@@ -19,6 +19,7 @@ func TestToolKind(t *testing.T) {
 		{"exec_command", `{"cmd":"cd /w && git diff"}`, "sh:git"},
 		{"bash", `{"command":"cd /w && nl -ba a.go | sed -n '1,80p'"}`, "sh:file"},
 		{"bash", `{"command":"go test ./..."}`, "sh:run"},
+		{"bash", `{"command": "find /testbed -name \"*.py\" | head"}`, "sh:search"},
 		{"mcp__github__get_pull_request", `{}`, "mcp"},
 		{"Task", `{"prompt":"look"}`, "other"},
 	} {

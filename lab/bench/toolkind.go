@@ -26,11 +26,12 @@ func toolKind(tool, args string) string {
 func ToolKind(tool, args string) string { return toolKind(tool, args) }
 
 // shellVerb is the first program of a shell call's command that is not
-// cd, a variable or a wrapper, as a kind: file, search, git, run, or ?
-// when the command has none.
+// cd, as a kind: file, search, git, run, or ? when the command has none.
+// The command is found by its key in the arguments' JSON, with or without
+// a space after the colon (mini-swe-agent writes one).
 func shellVerb(args string) string {
 	a := args
-	for _, key := range []string{"-lc\",\"", "\"command\":\"", "\"cmd\":\""} {
+	for _, key := range []string{"-lc\",\"", "-lc\", \"", "\"command\":\"", "\"command\": \"", "\"cmd\":\"", "\"cmd\": \""} {
 		if i := strings.Index(a, key); i >= 0 {
 			a = a[i+len(key):]
 			break
