@@ -77,15 +77,23 @@ func TestIsShell(t *testing.T) {
 	}
 }
 
-// FuzzClassify runs the classifiers on any arguments: they never panic, and
-// a command that redirects or substitutes is never read-only.
+// FuzzClassify runs the classifiers on any arguments: they never panic, a
+// command that redirects or substitutes is never read-only, and a cd before
+// a command does not change whether it lists.
 func FuzzClassify(f *testing.F) {
 	for _, s := range []string{`{"command": "pytest"}`, `{"cmd": ["bash", "-lc", "cat a"]}`, `{"command": "cd a && A=1 timeout 5 ./x"}`,
-		`{"command": ["-c"]}`, `{"command": "git show HEAD | head"}`, `{"command": "cat a > b"}`, `{}`, `[`, `{"command": null, "cmd": "ls"}`} {
+		`{"command": ["-c"]}`, `{"command": "git show HEAD | head"}`, `{"command": "cat a > b"}`, `{}`, `[`, `{"command": null, "cmd": "ls"}`,
+		`{"command": "rg -n x | head"}`, `{"command": "FOO=1 env fd x; make"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		RunsProgram(json.RawMessage(s))
+		if script, argv, ok := command(json.RawMessage(s)); ok && !argv {
+			cd, _ := json.Marshal(map[string]string{"command": "cd /w && " + script})
+			if Lists(cd) != Lists(json.RawMessage(s)) {
+				t.Errorf("Lists(%s) = %v, but %v after a cd", s, Lists(json.RawMessage(s)), Lists(cd))
+			}
+		}
 		ro := ReadOnly(json.RawMessage(s))
 		var a struct{ Command, Cmd string }
 		if ro && json.Unmarshal([]byte(s), &a) == nil {
