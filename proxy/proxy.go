@@ -63,8 +63,8 @@ type Options struct {
 	// Stack is the default stack each new tool result's model copy is
 	// decided by, the same one harness run builds (nil is the default:
 	// the result ceiling by the call spilling into Workspace, then
-	// Collapse, and the turn budget). The ceiling spills into Workspace unless it names its
-	// own store; the stuck verdict, recall and compaction's other
+	// Collapse, and the turn budget). The ceiling spills into Workspace
+	// unless it names its own store; the stuck verdict, recall and compaction's other
 	// triggers never apply to proxied requests, and its idle clear is set
 	// by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
