@@ -64,9 +64,9 @@ type Options struct {
 	// decided by, the same one harness run builds (nil is the default:
 	// the result ceiling by the call spilling into Workspace, then
 	// Collapse, and the turn budget). The ceiling spills into Workspace
-	// unless it names its own store; the stuck verdict, recall and compaction's other
-	// triggers never apply to proxied requests, and its idle clear is set
-	// by ClearWhenIdle (see the package doc).
+	// unless it names its own store; the stuck verdict, recall and
+	// compaction's other triggers never apply to proxied requests, and its
+	// idle clear is set by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
 	// MaxRequestBytes also bounds a request's memory: what the proxy
