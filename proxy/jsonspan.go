@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -308,14 +307,4 @@ type edit struct {
 	Span   span
 	New    []byte
 	Tokens int64
-}
-
-// unquote returns the string a JSON string literal holds.
-func unquote(lit []byte) (string, error) {
-	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 {
-		return string(lit[1 : len(lit)-1]), nil
-	}
-	var s string
-	err := json.Unmarshal(lit, &s)
-	return s, err
 }

@@ -376,10 +376,10 @@ func (cv *conversation) pollPause(ctx context.Context) bool {
 	return cv.pollPauseUntil(ctx, nil, pollEvery(nil))
 }
 
-// pollPauseUntil is pollPause that lasts d, or until changed is closed.
-func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
+// pollPauseUntil is pollPause that lasts d, or until changed wakes.
+func (cv *conversation) pollPauseUntil(ctx context.Context, changed <-chan []string, d time.Duration) bool {
 	cv.mu.Unlock()
-	ok := waitChanged(ctx, changed, d)
+	_, ok := waitChanged(ctx, changed, d)
 	cv.mu.Lock()
 	return ok
 }

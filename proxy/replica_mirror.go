@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -342,7 +343,10 @@ func (g *markGuard) stored(ctx context.Context) bool {
 
 // awaitMark waits until cv's log holds mark: for up to markWait while the
 // log answers (an outage does not count: the replica holding the writes
-// waits for the store too), outageBudget in all.
+// waits for the store too), outageBudget in all. With a store that
+// watches its log, the log is read when the wait begins and again only
+// when the watch cannot tell what was claimed (or its safety interval
+// passes): a watch that hears the mark ends the wait.
 func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bool {
 	cv.mu.Lock()
 	seen, seq := cv.marks[mark], cv.claimSeq
@@ -365,6 +369,7 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 		case answering.IsZero():
 			answering = time.Now()
 		case time.Since(answering) > time.Duration(p.replicas.markWait.Load()):
+			stop()
 			return false
 		}
 		for _, e := range entries {
@@ -374,10 +379,15 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 			}
 			seq = e.Seq
 		}
-		ok := waitChanged(ctx, changed, wait)
+		// A mark heard but not this one (its number longer) reads the
+		// log again, as a wake that names no key does.
+		heard, ok := waitChanged(ctx, changed, wait)
 		stop()
 		if !ok {
 			return false
+		}
+		if slices.Contains(heard, mark) {
+			return true
 		}
 		if watch == nil {
 			wait = min(2*wait, 500*time.Millisecond)
@@ -387,36 +397,38 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 }
 
 // pollEvery is how often a wait for a claim-log entry reads the log: every
-// 20 ms, or, when the store tells of new entries (w not nil), every
-// second as a safety net while it says nothing.
+// 20 ms, or, when the store tells of new entries (w not nil), every few
+// seconds as a safety net while it says nothing.
 func pollEvery(w store.ClaimWatcher) time.Duration {
 	if w != nil {
-		return time.Second
+		return 3 * time.Second
 	}
 	return 20 * time.Millisecond
 }
 
 // watchClaims watches conv's log for keys of prefix when the store can
 // (nil channel otherwise).
-func watchClaims(w store.ClaimWatcher, conv, prefix string) (<-chan struct{}, func()) {
+func watchClaims(w store.ClaimWatcher, conv, prefix string) (<-chan []string, func()) {
 	if w == nil {
 		return nil, func() {}
 	}
 	return w.WatchClaims(conv, prefix)
 }
 
-// waitChanged waits until changed is closed or d passes; it reports
+// waitChanged waits until changed wakes or d passes and returns the keys
+// the wake heard (nil when d passed or the wake named none); it reports
 // false when ctx ended.
-func waitChanged(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
+func waitChanged(ctx context.Context, changed <-chan []string, d time.Duration) ([]string, bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-changed:
+	case keys := <-changed:
+		return keys, true
 	case <-t.C:
 	case <-ctx.Done():
-		return false
+		return nil, false
 	}
-	return true
+	return nil, true
 }
 
 // claimRetrying claims entries in conv's log, trying every probeEvery

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -210,8 +209,7 @@ func (s *savings) tokensOf(b []byte) int64 {
 func countLiteral(count tokens.Counter, b []byte) int64 {
 	text := string(b)
 	if len(b) > 1 && b[0] == '"' {
-		var str string
-		if json.Unmarshal(b, &str) == nil {
+		if str, err := unquote(b); err == nil {
 			text = str
 		}
 	}

@@ -39,9 +39,12 @@ type Claim struct {
 type ClaimWatcher interface {
 	// WatchClaims returns a channel that is closed once conv's log may
 	// hold entries whose key starts with prefix ("": any key) that it did
-	// not hold when WatchClaims was called: on such a claim, or when the
-	// store can no longer tell (its listening connection broke). Call
-	// stop when done waiting. Read the log after WatchClaims and before
-	// waiting, so no entry falls between.
-	WatchClaims(conv, prefix string) (changed <-chan struct{}, stop func())
+	// not hold when WatchClaims was called. On such a claim, once it is
+	// committed, the channel first receives the keys of prefix the claim
+	// named, so a waiter for one key need not read the log; when the
+	// store can no longer tell (its listening connection broke, or the
+	// claim named too many keys to list) it is closed without a value.
+	// Call stop when done waiting. Read the log after WatchClaims and
+	// before waiting, so no entry falls between.
+	WatchClaims(conv, prefix string) (changed <-chan []string, stop func())
 }

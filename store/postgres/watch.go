@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/hex"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,16 +61,16 @@ type watcher struct {
 
 	mu      sync.Mutex
 	closed  bool
-	waiting map[string]map[chan struct{}]string // by conversation id (hex): each watch's prefix
+	waiting map[string]map[chan []string]string // by conversation id (hex): each watch's prefix
 	// cancel and done stop and await the listener (nil until started).
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // WatchClaims implements store.ClaimWatcher.
-func (s *pgStore) WatchClaims(conv, prefix string) (<-chan struct{}, func()) {
+func (s *pgStore) WatchClaims(conv, prefix string) (<-chan []string, func()) {
 	w := &s.watch
-	ch := make(chan struct{})
+	ch := make(chan []string, 1) // wake never blocks on its send
 	key := hex.EncodeToString([]byte(conv))
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -80,13 +79,13 @@ func (s *pgStore) WatchClaims(conv, prefix string) (<-chan struct{}, func()) {
 		return ch, func() {}
 	}
 	if w.done == nil {
-		w.waiting = map[string]map[chan struct{}]string{}
+		w.waiting = map[string]map[chan []string]string{}
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel, w.done = cancel, make(chan struct{})
 		go w.listen(ctx)
 	}
 	if w.waiting[key] == nil {
-		w.waiting[key] = map[chan struct{}]string{}
+		w.waiting[key] = map[chan []string]string{}
 	}
 	w.waiting[key][ch] = prefix
 	return ch, func() {
@@ -136,14 +135,27 @@ func (w *watcher) listenOnce(ctx context.Context) {
 	}
 }
 
-// wake closes the channels waiting on conversation conv for a prefix of
-// one of keys (nil: every channel of conv).
+// wake sends each channel waiting on conversation conv the keys of its
+// prefix among keys, if any, and closes it (nil keys: closes every
+// channel of conv, with no value).
 func (w *watcher) wake(conv string, keys []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	set := w.waiting[conv]
 	for ch, prefix := range set {
-		if keys == nil || slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
+		if keys == nil {
+			close(ch)
+			delete(set, ch)
+			continue
+		}
+		var heard []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, prefix) {
+				heard = append(heard, k)
+			}
+		}
+		if heard != nil {
+			ch <- heard
 			close(ch)
 			delete(set, ch)
 		}

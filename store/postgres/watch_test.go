@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,18 +12,21 @@ import (
 	"github.com/agentharness/harness/store"
 )
 
-// woken waits (up to a bound that only catches a hang) for ch to close.
-func woken(t *testing.T, ch <-chan struct{}, what string) {
+// woken waits (up to a bound that only catches a hang) for ch to wake and
+// returns the keys it heard (nil for a wake that names none).
+func woken(t *testing.T, ch <-chan []string, what string) []string {
 	t.Helper()
 	select {
-	case <-ch:
+	case keys := <-ch:
+		return keys
 	case <-time.After(time.Minute):
 		t.Fatalf("%s: the watch was not woken", what)
 	}
+	return nil
 }
 
 // isOpen reports whether ch is still open.
-func isOpen(ch <-chan struct{}) bool {
+func isOpen(ch <-chan []string) bool {
 	select {
 	case <-ch:
 		return false
@@ -75,7 +79,9 @@ func TestWatchClaims(t *testing.T) {
 		t.Fatal("a decision woke the watch of marks")
 	}
 	claim("a", "s|replica|1")
-	woken(t, marks, "a mark")
+	if keys := woken(t, marks, "a mark"); !slices.Equal(keys, []string{"s|replica|1"}) {
+		t.Errorf("the watch of marks heard %q, want the mark", keys)
+	}
 	stopMarks()
 
 	stopped, stopS := watcher.WatchClaims("a", "")
@@ -89,7 +95,9 @@ func TestWatchClaims(t *testing.T) {
 	if err := server.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	woken(t, broken, "a restart")
+	if keys := woken(t, broken, "a restart"); keys != nil {
+		t.Errorf("a restart's wake names keys %q", keys)
+	}
 	stopBroken()
 	// Listening again: an entry of a wakes a's watch and not b's (a
 	// wake of every watch is the reconnection's, not an entry's).
