@@ -51,21 +51,26 @@ func unquote(lit []byte) (string, error) {
 
 // plainRun writes a run without escapes, each byte of invalid UTF-8 as
 // U+FFFD; it reports false on a quote or a control character, which a
-// literal holds only escaped.
+// literal holds only escaped. Stretches of printable ASCII and valid
+// UTF-8 are copied whole.
 func plainRun(out *strings.Builder, run []byte) bool {
 	for len(run) > 0 {
-		c := run[0]
-		switch {
-		case c == '"' || c < ' ':
-			return false
-		case c < utf8.RuneSelf:
-			out.WriteByte(c)
-			run = run[1:]
-		default:
-			r, size := utf8.DecodeRune(run)
-			out.WriteRune(r) // utf8.RuneError for a byte of invalid UTF-8
-			run = run[size:]
+		i := 0
+		for i < len(run) && run[i] >= ' ' && run[i] != '"' && run[i] < utf8.RuneSelf {
+			i++
 		}
+		out.Write(run[:i])
+		run = run[i:]
+		if len(run) == 0 {
+			break
+		}
+		c := run[0]
+		if c == '"' || c < ' ' {
+			return false
+		}
+		r, size := utf8.DecodeRune(run)
+		out.WriteRune(r) // utf8.RuneError for a byte of invalid UTF-8
+		run = run[size:]
 	}
 	return true
 }

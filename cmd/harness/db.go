@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"strings"
 
@@ -22,13 +23,15 @@ func isDSN(db string) bool {
 }
 
 // openDB opens the transcript store at p, picked by its scheme: a
-// PostgreSQL database for a postgres:// URL, else an SQLite file, which
-// must exist when mustExist. Deleting a conversation also removes its
-// spill folder under workspace.
-func openDB(ctx context.Context, p, workspace string, mustExist bool) (store.DB, error) {
+// PostgreSQL database for a postgres:// URL, with a write pool of
+// writeConns connections unless the URL sets pool_max_conns (0: the
+// store's default), else an SQLite file, which must exist when
+// mustExist. Deleting a conversation also removes its spill folder under
+// workspace.
+func openDB(ctx context.Context, p, workspace string, mustExist bool, writeConns int32) (store.DB, error) {
 	onDelete := func(ctx context.Context, id string) error { return spill.RemoveConversation(workspace, id) }
 	if isDSN(p) {
-		return postgres.Open(ctx, p, &postgres.Options{OnDelete: onDelete})
+		return postgres.Open(ctx, p, &postgres.Options{OnDelete: onDelete, MaxConns: poolSize(p, writeConns)})
 	}
 	if mustExist {
 		if _, err := os.Stat(p); err != nil {
@@ -37,6 +40,22 @@ func openDB(ctx context.Context, p, workspace string, mustExist bool) (store.DB,
 	}
 	return sqlite.Open(ctx, p, &sqlite.Options{OnDelete: onDelete})
 }
+
+// poolSize is the write pool openDB asks of the PostgreSQL store at dsn:
+// conns, unless the URL names its own size (0: the store decides).
+func poolSize(dsn string, conns int32) int32 {
+	if u, err := url.Parse(dsn); err == nil && u.Query().Has("pool_max_conns") {
+		return 0
+	}
+	return conns
+}
+
+// proxyWriteConns is the proxy's write pool on PostgreSQL. Its recorder
+// holds a connection only while it writes (a turn is suspended between
+// writes), and a database on few cores spends more per statement with
+// every connection open: eight serve hundreds of writes a second, and
+// a replica then opens 17 connections in all (docs/gateway.md).
+const proxyWriteConns = 8
 
 // missingStore is the error for a store file that cannot be opened to
 // read: where it was looked for, and, when it is not there, what creates

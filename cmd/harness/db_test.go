@@ -69,3 +69,21 @@ func TestDBPostgresNeverShowsThePassword(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolSize: the proxy's write pool is proxyWriteConns unless the
+// database URL names pool_max_conns, which the store then reads itself.
+func TestPoolSize(t *testing.T) {
+	for _, tc := range []struct {
+		dsn  string
+		want int32
+	}{
+		{"postgres://u@h/db?sslmode=disable", proxyWriteConns},
+		{"postgres://u@h/db", proxyWriteConns},
+		{"postgres://u@h/db?sslmode=disable&pool_max_conns=40", 0},
+		{"postgresql://u@h/db?pool_max_conns=2", 0},
+	} {
+		if got := poolSize(tc.dsn, proxyWriteConns); got != tc.want {
+			t.Errorf("poolSize(%q) = %d, want %d", tc.dsn, got, tc.want)
+		}
+	}
+}
