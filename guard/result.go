@@ -53,11 +53,18 @@ const ResultPolicyName = "resultpolicy"
 // about twice the ceiling; the transcript then keeps the model copy and the
 // spill file is the full record (Meta["spill_path"], Meta["stream_bytes"]).
 //
-// The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB,
-// spill on, the [Relevant] preview, dedupe off.
+// The zero value and a nil *ResultPolicy mean the defaults: ceiling 24 KiB
+// (less for searches, listings and, after two spills, a shell's output:
+// see MaxBytes), spill on, the [Relevant] preview, dedupe off.
 type ResultPolicy struct {
-	// MaxBytes is the ceiling of one result's model copy: 0 (or less)
-	// means DefaultMaxBytes, values below minMaxBytes are raised to it.
+	// MaxBytes is the ceiling of one result's model copy, values below
+	// minMaxBytes raised to it. 0 (or less) means a ceiling by the call:
+	// 8 KiB for a search's, a listing's or git's output (a shell command
+	// starting with rg, grep, find, fd, ls, tree or git, or a tool named
+	// for grep, glob or search), 10 KiB for a shell's other output once
+	// two results of the conversation have been spilled (by this guard
+	// or another, counted in the transcript and the call's round), and
+	// DefaultMaxBytes for the rest, a file reader's results among them.
 	MaxBytes int
 	// NoCeiling turns the ceiling off (and with it spill and previews):
 	// results reach the model whole unless a tool's own MaxBytes caps
@@ -151,7 +158,8 @@ func (p *ResultPolicy) Guard() harness.Guard {
 
 // resultGuard is a ResultPolicy with its defaults resolved.
 type resultGuard struct {
-	limit      int // 0: no ceiling
+	limit      int  // 0: no ceiling
+	byCall     bool // MaxBytes unset: the ceiling is callCeiling's
 	noSpill    bool
 	preview    Preview
 	tools      map[string]ToolLimit
@@ -167,6 +175,7 @@ func newResultGuard(p *ResultPolicy) *resultGuard {
 	}
 	g := &resultGuard{
 		limit:      resolveLimit(cfg.MaxBytes, cfg.NoCeiling, DefaultMaxBytes),
+		byCall:     cfg.MaxBytes <= 0 && !cfg.NoCeiling,
 		noSpill:    cfg.NoSpill,
 		preview:    cfg.Preview,
 		store:      cfg.Store,
@@ -213,6 +222,16 @@ func (g *resultGuard) limitFor(tool string) (int, bool) {
 	return resolveLimit(tl.MaxBytes, tl.NoCeiling, g.limit), false
 }
 
+// ceilingFor is limitFor for one call whose result is res: where neither
+// the policy nor the tool sets a ceiling, callCeiling's.
+func (g *resultGuard) ceilingFor(ctx context.Context, info harness.CallInfo, call *harness.ToolCall, res *harness.ToolResult) (int, bool) {
+	limit, exempt := g.limitFor(call.Name)
+	if tl, own := g.tools[call.Name]; exempt || !g.byCall || own && (tl.MaxBytes > 0 || tl.NoCeiling) {
+		return limit, exempt
+	}
+	return callCeiling(ctx, info, call, res), false
+}
+
 // storeFor returns where a call's spill goes, or nil when it cannot spill.
 func (g *resultGuard) storeFor(info harness.CallInfo) spill.Store {
 	switch {
@@ -229,11 +248,11 @@ func (g *resultGuard) storeFor(info harness.CallInfo) spill.Store {
 // run is the guard around one call.
 func (g *resultGuard) run(ctx context.Context, call *harness.ToolCall, next harness.ToolFunc) (*harness.ToolResult, error) {
 	info, _ := harness.CallInfoFrom(ctx)
-	limit, exempt := g.limitFor(call.Name)
 	res, err := next(ctx, call)
 	if err != nil || res == nil {
 		return res, err
 	}
+	limit, exempt := g.ceilingFor(ctx, info, call, res)
 	var dd *dedupeCall
 	if g.dedupeFrom > 0 {
 		dd = newDedupeCall(info, call, res, exempt)

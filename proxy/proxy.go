@@ -62,11 +62,11 @@ type Options struct {
 	Workspace string
 	// Stack is the default stack each new tool result's model copy is
 	// decided by, the same one harness run builds (nil is the default:
-	// the 24 KiB ceiling spilling into Workspace, then Collapse, and the
-	// turn budget). The ceiling spills into Workspace unless it names its
-	// own store; the stuck verdict, recall and compaction's other
-	// triggers never apply to proxied requests, and its idle clear is set
-	// by ClearWhenIdle (see the package doc).
+	// the result ceiling by the call spilling into Workspace, then
+	// Collapse, and the turn budget). The ceiling spills into Workspace
+	// unless it names its own store; the stuck verdict, recall and
+	// compaction's other triggers never apply to proxied requests, and its
+	// idle clear is set by ClearWhenIdle (see the package doc).
 	Stack *stack.Config
 	// MaxRequestBytes and MaxResponseBytes bound bodies (defaults above).
 	// MaxRequestBytes also bounds a request's memory: what the proxy

@@ -25,10 +25,12 @@ import (
 )
 
 // Config changes the default stack; the zero value (or nil) is the
-// default: a 24 KiB ceiling with spill and the relevant preview, a 2 KiB
-// ceiling for the output of shell commands that run programs, Collapse,
-// StuckPolicy, TurnBudget, CompactPolicy (clearing for cost and near the
-// window) and the recall tool that compaction's placeholders point at.
+// default: the result ceiling by the call (24 KiB, less for searches,
+// listings and a shell's prints after two spills) with spill and the
+// relevant preview, a 2 KiB ceiling for the output of shell commands that
+// run programs, Collapse, StuckPolicy, TurnBudget, CompactPolicy (clearing
+// for cost and near the window) and the recall tool that compaction's
+// placeholders point at.
 type Config struct {
 	// Ceiling configures the per-result ceiling; nil is
 	// guard.ResultPolicy's defaults.

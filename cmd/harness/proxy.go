@@ -50,7 +50,8 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 	allowRemote := fs.Bool("allow-remote", false, "allow a listen address that is not loopback")
 	maxReq := fs.Int64("max-request-bytes", proxy.DefaultMaxRequestBytes, "largest request body accepted")
 	maxResp := fs.Int64("max-response-bytes", proxy.DefaultMaxResponseBytes, "largest upstream answer relayed")
-	ceiling := fs.Int("max-result-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy (0: no ceiling)")
+	ceiling := fs.Int("max-result-bytes", guard.DefaultMaxBytes, "ceiling of one tool result's model copy (0: no ceiling); at the default, 8 KiB for a\n"+
+		"search's, a listing's or git's output and 10 KiB for a shell's other output after two spills")
 	runCeiling := fs.Int("run-ceiling", guard.DefaultRunCeilingBytes, "ceiling in bytes of the output of a shell command that runs a program (tests, builds, scripts),\n"+
 		"cut at arrival when over 3 KiB; 0 turns it off (the output then gets --max-result-bytes)")
 	noCollapse := fs.Bool("no-collapse", false, "do not collapse lines a result repeats from an earlier one")
@@ -159,9 +160,14 @@ func serveProxy(ctx context.Context, srv *http.Server, ln net.Listener, px *prox
 
 // proxyStackConfig is the stack the proxy's switches describe: the
 // ceiling spilling under absWS, the run ceiling, Collapse and the turn
-// budget, each off at 0 (the library's zero values mean "default").
+// budget, each off at 0 (the library's zero values mean "default"). The
+// default ceiling is the library's: a ceiling by the call.
 func proxyStackConfig(absWS string, ceiling, runCeiling, turnBudget int, noCollapse bool) *stack.Config {
-	c := &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: ceiling, NoCeiling: ceiling == 0, Store: proxy.SpillStore(absWS)}, NoCollapse: noCollapse}
+	maxBytes := ceiling
+	if ceiling == guard.DefaultMaxBytes {
+		maxBytes = 0
+	}
+	c := &stack.Config{Ceiling: &guard.ResultPolicy{MaxBytes: maxBytes, NoCeiling: ceiling == 0, Store: proxy.SpillStore(absWS)}, NoCollapse: noCollapse}
 	switch {
 	case runCeiling == 0:
 		c.NoRunCeiling = true

@@ -82,24 +82,13 @@ func TestProxyStackFlags(t *testing.T) {
 		}
 		return b.String()[:10_000]
 	}
-	type call struct{ id, args, result string }
-	calls := []call{
+	calls := []shellCall{
 		{"call_run", `{"command":"python -m pytest tests"}`, runLog.String()},
 		{"call_a", `{"command":"cat a.conf"}`, read("a.conf")},
 		{"call_b", `{"command":"cat b.conf"}`, read("b.conf")},
 		{"call_c", `{"command":"cat c.conf"}`, read("c.conf")},
 	}
-	msgs := []any{map[string]any{"role": "system", "content": "You are a test agent."}, map[string]any{"role": "user", "content": "Why do the tests fail?"}}
-	for _, c := range calls {
-		msgs = append(msgs,
-			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": c.id, "type": "function",
-				"function": map[string]any{"name": "shell", "arguments": c.args}}}},
-			map[string]any{"role": "tool", "tool_call_id": c.id, "content": c.result})
-	}
-	req, err := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "messages": msgs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := shellChatRequest(t, "Why do the tests fail?", calls...)
 	// forwarded sends the request through a proxy started with flags and
 	// returns the characters of each result the upstream received.
 	forwarded := func(t *testing.T, flags ...string) []int {
@@ -119,21 +108,7 @@ func TestProxyStackFlags(t *testing.T) {
 		if len(ups) != 1 {
 			t.Fatalf("the upstream got %d requests", len(ups))
 		}
-		var got struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.Unmarshal(ups[0].Body, &got); err != nil {
-			t.Fatal(err)
-		}
-		var sizes []int
-		for _, m := range got.Messages {
-			if m.Role == "tool" {
-				sizes = append(sizes, len([]rune(m.Content)))
-			}
-		}
+		sizes := toolResultSizes(t, ups[0].Body)
 		if len(sizes) != len(calls) {
 			t.Fatalf("%d results forwarded, want %d", len(sizes), len(calls))
 		}
@@ -203,4 +178,91 @@ func TestProxyPortInUse(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want exit 1 and one line starting %q", code, errb.String(), want)
 	}
+}
+
+// TestProxyCeilingByCall: at the default --max-result-bytes the proxy's
+// ceiling is the library's, by the call, so a search's 12,000-character
+// output reaches the upstream cut to its preview; a --max-result-bytes of
+// 30000 forwards it whole, as does a larger file print at the default.
+func TestProxyCeilingByCall(t *testing.T) {
+	out := func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "src/pkg/file_%04d.go:12: func something() { return nil }\n", i)
+		}
+		return b.String()[:n]
+	}
+	req := shellChatRequest(t, "Where is something?",
+		shellCall{"call_rg", `{"command":"rg -n something src"}`, out(12_000)},
+		shellCall{"call_cat", `{"command":"cat src/pkg/file.go"}`, out(20_000)})
+	for _, tc := range []struct {
+		flags  []string
+		search func(int) bool
+		want   string
+	}{
+		{nil, func(n int) bool { return n < 8_192 }, "the search cut to its preview"},
+		{[]string{"--max-result-bytes", "30000"}, func(n int) bool { return n == 12_000 }, "the search whole"},
+	} {
+		t.Run(fmt.Sprint(tc.flags), func(t *testing.T) {
+			r := startE2E(t, func(wiretest.Request) wiretest.Reply {
+				return wiretest.ChatStream("gpt-test", "In file.go.", nil, wiretest.Usage{Input: 10, Output: 5})
+			}, append([]string{"--turn-budget", "0"}, tc.flags...)...)
+			resp, err := http.Post(r.addr+"/v1/chat/completions", "application/json", bytes.NewReader(req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ups := r.up.Requests()
+			if resp.StatusCode != http.StatusOK || len(ups) != 1 {
+				t.Fatalf("status %d, %d upstream requests", resp.StatusCode, len(ups))
+			}
+			if sizes := toolResultSizes(t, ups[0].Body); len(sizes) != 2 || !tc.search(sizes[0]) || sizes[1] != 20_000 {
+				t.Errorf("forwarded %v, want %s and the file print whole", sizes, tc.want)
+			}
+		})
+	}
+}
+
+// toolResultSizes is the characters of each tool message of a Chat
+// Completions request body.
+func toolResultSizes(t *testing.T, body []byte) []int {
+	t.Helper()
+	var got struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, m := range got.Messages {
+		if m.Role == "tool" {
+			sizes = append(sizes, len([]rune(m.Content)))
+		}
+	}
+	return sizes
+}
+
+// shellCall is one call of a shell tool and its result.
+type shellCall struct{ id, args, result string }
+
+// shellChatRequest is a streamed Chat Completions request whose history
+// holds calls, one round each, after the prompt.
+func shellChatRequest(t *testing.T, prompt string, calls ...shellCall) []byte {
+	t.Helper()
+	msgs := []any{map[string]any{"role": "system", "content": "You are a test agent."}, map[string]any{"role": "user", "content": prompt}}
+	for _, c := range calls {
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": c.id, "type": "function",
+				"function": map[string]any{"name": "shell", "arguments": c.args}}}},
+			map[string]any{"role": "tool", "tool_call_id": c.id, "content": c.result})
+	}
+	req, err := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "messages": msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

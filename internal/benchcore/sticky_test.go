@@ -15,15 +15,18 @@ import (
 // none, so the selector ranks every turn. Keeping a conversation's list
 // across turns (the default) breaks fewer prompt caches than selecting
 // afresh every turn (harness-no-sticky), withholds fewer of the tools the
-// agent calls, and costs less under Anthropic's prices (which write a
-// broken prefix at 1.25 ×), and under OpenAI's on Claude Code. Not under
-// OpenAI's on the shipped Codex rollouts (0.798 against 0.791 × none
-// afresh): since Codex's own instructions and environment count as the
-// first prompt's context rather than turns of their own, a session's
-// first turn selects instead of settling on every tool before its first
-// request, and a two-turn session whose second prompt changes the
-// subject settles then, one miss that selecting afresh pays too but for
-// 20 tools, not 100 (docs/design.md, tool selection).
+// agent calls, and costs less on Claude Code under Anthropic's and
+// OpenAI's prices. Not on the shipped Codex rollouts (0.773 against 0.757
+// × none afresh under OpenAI's, 0.787 against 0.782 under Anthropic's):
+// since Codex's own instructions and environment count as the first
+// prompt's context rather than turns of their own, a session's first turn
+// selects instead of settling on every tool before its first request, and
+// a two-turn session whose second prompt changes the subject settles
+// then, one miss that selecting afresh pays too but for 20 tools, not 100
+// (docs/design.md, tool selection). Under Anthropic's prices keeping was
+// the cheaper by 0.002 until the ceiling by the call (guard.ResultPolicy:
+// 8 KiB for searches, 10 KiB for a shell's prints after two spills) made
+// both cheaper (0.813 → 0.787 kept) and the order turned.
 func TestStickySelectionShippedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the shipped sessions twice")
@@ -41,7 +44,7 @@ func TestStickySelectionShippedRuns(t *testing.T) {
 	for _, tc := range []struct {
 		agent  string
 		prices []string // the price models under which keeping costs less
-	}{{"claude-code", []string{"openai", "anthropic"}}, {"codex", []string{"anthropic"}}} {
+	}{{"claude-code", []string{"openai", "anthropic"}}, {"codex", nil}} {
 		agent := tc.agent
 		recs, err := data.Load(ctx, agent)
 		if err != nil {

@@ -30,24 +30,31 @@ func RunsProgram(args json.RawMessage) bool {
 		return false
 	}
 	for _, f := range segments(script) {
-		for len(f) > 0 {
-			switch w := f[0]; {
-			case w == "cd" || w == "timeout":
-				f = f[min(2, len(f)):]
-				continue
-			case w == "time" || w == "env" || w == "nice" || w == "(" || w == "{" || strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
-				f = f[1:]
-				continue
-			}
-			break
-		}
-		if len(f) == 0 {
-			continue
-		}
-		prog := path.Base(strings.Trim(f[0], `"'()`))
-		if runPrograms[prog] || strings.HasPrefix(prog, "python") || strings.HasPrefix(f[0], "./") {
+		prog, word, ok := program(f)
+		if ok && (runPrograms[prog] || strings.HasPrefix(prog, "python") || strings.HasPrefix(word, "./")) {
 			return true
 		}
 	}
 	return false
+}
+
+// program is the program a simple command's words f start, past cd,
+// timeout, time, env, nice and variable assignments: its base name and the
+// word as written; ok is false when f holds none.
+func program(f []string) (prog, word string, ok bool) {
+	for len(f) > 0 {
+		switch w := f[0]; {
+		case w == "cd" || w == "timeout":
+			f = f[min(2, len(f)):]
+			continue
+		case w == "time" || w == "env" || w == "nice" || w == "(" || w == "{" || strings.Contains(w, "=") && !strings.HasPrefix(w, "-"):
+			f = f[1:]
+			continue
+		}
+		break
+	}
+	if len(f) == 0 {
+		return "", "", false
+	}
+	return path.Base(strings.Trim(f[0], `"'()`)), f[0], true
 }

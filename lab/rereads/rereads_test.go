@@ -26,23 +26,10 @@ type cell struct {
 	saved, reread            float64
 }
 
-// kindOf names how result r was cut at arrival, by tool and size.
+// kindOf names how result r was cut at arrival, by tool (benchlab.ToolKind)
+// and size.
 func kindOf(r replayengine.ResultStat) string {
-	tool := strings.ToLower(r.Tool)
-	k := "other"
-	switch {
-	case strings.Contains(tool, "read") || tool == "view":
-		k = "read"
-	case strings.Contains(tool, "bash") || strings.Contains(tool, "shell") || strings.Contains(tool, "exec"):
-		k = "shell"
-	case strings.Contains(tool, "grep") || strings.Contains(tool, "glob") || strings.Contains(tool, "search"):
-		k = "search"
-	case strings.HasPrefix(tool, "mcp"):
-		k = "mcp"
-	}
-	if k == "shell" {
-		k = "sh:" + shellVerb(r.Args)
-	}
+	k := benchlab.ToolKind(r.Tool, r.Args)
 	if r.State == "spilled" {
 		switch {
 		case r.FullChars < 32<<10:
@@ -54,35 +41,6 @@ func kindOf(r replayengine.ResultStat) string {
 		}
 	}
 	return k
-}
-
-// shellVerb is the first program of a shell call's command that is not
-// cd, a variable or a wrapper.
-func shellVerb(args string) string {
-	a := args
-	for _, key := range []string{"-lc\",\"", "\"command\":\"", "\"cmd\":\""} {
-		if i := strings.Index(a, key); i >= 0 {
-			a = a[i+len(key):]
-			break
-		}
-	}
-	for _, part := range strings.FieldsFunc(a, func(r rune) bool { return r == '&' || r == ';' || r == '|' }) {
-		f := strings.Fields(part)
-		if len(f) == 0 || f[0] == "cd" {
-			continue
-		}
-		v := strings.Trim(f[0], "\"'")
-		switch v {
-		case "cat", "sed", "head", "tail", "nl", "less", "awk":
-			return "file"
-		case "rg", "grep", "find", "ls", "fd", "tree":
-			return "search"
-		case "git":
-			return "git"
-		}
-		return "run"
-	}
-	return "?"
 }
 
 // attribution sums, over one set, each kind of cut's savings and re-reads.
