@@ -34,7 +34,7 @@ const (
 	clLineBreak                       // [\r\n]
 )
 
-// asciiClass is classOf for the ASCII range, computed once (a constant
+// asciiClass is slowClass for the ASCII range, computed once (a constant
 // table, never written after init).
 var asciiClass = func() (t [utf8.RuneSelf]charClass) {
 	for r := range rune(utf8.RuneSelf) {
@@ -42,13 +42,6 @@ var asciiClass = func() (t [utf8.RuneSelf]charClass) {
 	}
 	return t
 }()
-
-func classOf(r rune) charClass {
-	if r < utf8.RuneSelf {
-		return asciiClass[r]
-	}
-	return slowClass(r)
-}
 
 func slowClass(r rune) charClass {
 	var c charClass
