@@ -38,11 +38,10 @@ const idleClearBy = "proxy-clear-idle"
 // no answer relayed yet, the format documents no lifetime, or the pause
 // is not longer than it. idle is the pause.
 func (p *Proxy) idleLifetime(c *call) (lifetime, idle time.Duration) {
-	last := c.conv.lastAnswer()
-	if p.opts.NoClearWhenIdle || last.IsZero() {
+	if p.opts.NoClearWhenIdle || c.conv.answered.IsZero() {
 		return 0, 0
 	}
-	idle = p.now().Sub(last)
+	idle = p.now().Sub(c.conv.answered)
 	lifetime = p.opts.ClearWhenIdle
 	if lifetime == 0 {
 		if idle <= shortestCacheLifetime {

@@ -51,14 +51,12 @@ func (p *Proxy) recordHistory(c *call) {
 			key := roundKey{idx, ri + 1}
 			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key],
 				Stats: harness.RequestStats{EvidenceChars: cv.evidence[key]}}
-			var decs []*decision
 			for _, res := range r.Results {
 				if res.dec != nil {
 					round.Results = append(round.Results, res.dec.res)
-					decs = append(decs, res.dec)
 				}
 			}
-			p.addRound(cv, mt, round, decs)
+			p.addRound(cv, mt, round)
 		}
 		if idx < len(turns) {
 			p.endTurn(cv, mt)
@@ -79,20 +77,18 @@ func (p *Proxy) recordHistory(c *call) {
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
 	hreq.Tools = c.deferred.sent(hreq.Tools)
-	p.queueWrite(cv, op{kind: opRequest, turn: *mt, req: hreq}, nil)
+	p.rec.add(cv.id, op{kind: opRequest, turn: *mt, req: hreq})
 }
 
-// addRound queues a round of turn mt; decs are its results' decisions
-// (nil: its results are final).
-func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round, decs []*decision) {
+// addRound queues a round of turn mt.
+func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round) {
 	if p.replicas.log != nil {
 		cv.note(mirrorAdd{Turn: mt.Index, Round: round.Index, Sig: roundSig(mark{calls: round.Assistant.ToolCalls, stored: round.Results}),
 			At: round.Answered, Usage: round.Usage})
 	}
-	fill := p.fillRound(cv, roundKey{mt.Index, round.Index})
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
-	p.queueWrite(cv, op{kind: opRound, turn: *mt, round: round, fill: fill}, decs)
+	p.rec.add(cv.id, op{kind: opRound, turn: *mt, round: round})
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
@@ -171,7 +167,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
-	p.addRound(cv, mt, round, nil)
+	p.addRound(cv, mt, round)
 	p.endTurn(cv, mt)
 }
 

@@ -42,6 +42,17 @@ func newHeldRound(t *testing.T) (*heldRound, *recorder, chan time.Time) {
 	round := &harness.Round{Index: 1, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("reading")}}}
 	turn.Rounds = []*harness.Round{round}
 	r.add("c1", op{kind: opRound, turn: turn, round: round})
+	// The turn's begin is not held: wait until the store has it (the
+	// recorder writes it in its own goroutine), so the test reads back
+	// what the store holds, not how fast that goroutine ran.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if conv, err := st.Load(context.Background(), "c1"); err == nil && len(conv.Turns) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the turn's begin was not stored")
+		}
+	}
 	return h, r, bound
 }
 

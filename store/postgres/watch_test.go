@@ -84,9 +84,14 @@ func TestWatchClaims(t *testing.T) {
 	}
 	stopMarks()
 
+	heardK2, stopK2 := watcher.WatchClaims("a", "")
 	stopped, stopS := watcher.WatchClaims("a", "")
 	stopS()
 	claim("a", "k2")
+	// Once k2's notice is heard it cannot reach the watch below, whose
+	// wake must be the restart's.
+	woken(t, heardK2, "k2")
+	stopK2()
 	if !isOpen(stopped) {
 		t.Error("a stopped watch was woken")
 	}
