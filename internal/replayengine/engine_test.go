@@ -342,6 +342,13 @@ func TestNeedlesProseLines(t *testing.T) {
 		{"if category not in allowed_categories and backlog is None:", false},
 		{"async getDefault(teamId: string, category: 'triage' | 'backlog')", false},
 		{"grep -rn backlog src/ --include '*.ts'", false},
+		// A sentence's parentheses, a comparison standing alone and the
+		// typographic apostrophe are prose, not code.
+		{`    "Belief updates are inside existing DB transactions (no extra commits)",`, true},
+		{"A loop making progress has NCD > 0.3. This catches subtle spin in the agent", true},
+		{"+- Clarifier l’ordre de livraison des epics pour garantir l’autonomie: config/secrets avant ingestion.", true},
+		{"if (making) return progress(loop, NCD > 0.3) and nothing else here", false},
+		{"echo making progress on the loop > notes.txt && cat notes.txt", false},
 	} {
 		if got := proseLine(c.line); got != c.want {
 			t.Errorf("proseLine(%q) = %v, want %v", c.line, got, c.want)
