@@ -3,6 +3,7 @@ package benchlab
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/guard"
@@ -120,4 +121,41 @@ func readHeadPresets() []Preset {
 		}
 	}
 	return out
+}
+
+// rereadStopPreset is harness whose compaction stops clearing for cost
+// once the agent has read back a spill file (the replay tells of each
+// re-read, Config.Reread): a rough stand-in for a savings bank charged
+// with the re-reads, which would refuse a clear once they have eaten
+// what the cuts saved. The clears near the window and when idle stay.
+func rereadStopPreset() Preset {
+	return Preset{Name: "harness+rereadstop", Ablation: true,
+		Doc: "harness whose compaction clears no more for cost once the agent has read back a spill file",
+		Build: func(env replayengine.Env) (*replayengine.Config, error) {
+			cfg, err := benchcore.DefaultHarness().Build(env)
+			if err != nil {
+				return nil, err
+			}
+			h := benchcore.DefaultHarness()
+			h.NoClearOld = true
+			stop, err := h.Build(env)
+			if err != nil {
+				return nil, err
+			}
+			var missed atomic.Bool
+			last := len(cfg.Policies) - 1
+			before, after := cfg.Policies[last], stop.Policies[len(stop.Policies)-1]
+			cfg.Policies[last] = harness.ViewPolicyFunc(func(ctx context.Context, v *harness.View) error {
+				if missed.Load() {
+					return after.ApplyView(ctx, v)
+				}
+				return before.ApplyView(ctx, v)
+			})
+			cfg.Reread = func(calls []harness.ToolCall) {
+				if readsSpill(calls) {
+					missed.Store(true)
+				}
+			}
+			return cfg, nil
+		}}
 }

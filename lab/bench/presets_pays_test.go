@@ -60,7 +60,7 @@ func TestPaysPresets(t *testing.T) {
 		rounds int
 	}{
 		{"harness", run, 1}, {"harness+runpays/10", run, 1}, {"harness+runpays/100", run, 0},
-		{"harness", read, 1}, {"harness+readhead/20k", read, 0},
+		{"harness", read, 1}, {"harness+readhead/20k", read, 0}, {"harness+rereadstop", read, 1},
 	} {
 		kind := "run"
 		if c.rec == read {
