@@ -349,6 +349,14 @@ func TestNeedlesProseLines(t *testing.T) {
 		{"+- Clarifier l’ordre de livraison des epics pour garantir l’autonomie: config/secrets avant ingestion.", true},
 		{"if (making) return progress(loop, NCD > 0.3) and nothing else here", false},
 		{"echo making progress on the loop > notes.txt && cat notes.txt", false},
+		// After a list's, a comment's or a to-do's markup three fields do.
+		{"- [ ] Handle team key uniqueness", true},
+		{"- Some endpoints have specific limits", true},
+		{"- Webhooks have 5000ms timeout", false}, // 5000ms: three plain words in four
+		{"// User updates (limited by permissions)", true},
+		{"// Related data", false},
+		{"} else {", false},
+		{"- run: npm", false},
 	} {
 		if got := proseLine(c.line); got != c.want {
 			t.Errorf("proseLine(%q) = %v, want %v", c.line, got, c.want)

@@ -164,9 +164,10 @@ func (n *needleScan) args(m harness.Message) {
 // a comment or a paragraph of a file it writes, a to-do, a commit
 // message. Its leading markup (fields without a letter or digit, such as
 // "-", "//", "#", "[", "]", and a "[x]" checkbox) set aside, it has at
-// least proseLineFields fields, four in five of them words of letters
-// that are not a command's flag, and no field holding code (codeField)
-// after that markup.
+// least proseLineFields fields (proseItemFields after such markup: a
+// list item, a comment or a to-do is short and no command), four in five
+// of them words of letters that are not a command's flag, and no field
+// holding code (codeField) after that markup.
 func proseLine(line string) bool {
 	fields := strings.Fields(line)
 	lead := 0
@@ -174,7 +175,7 @@ func proseLine(line string) bool {
 		lead++
 	}
 	fields = fields[lead:]
-	if len(fields) < proseLineFields {
+	if len(fields) < proseLineFields && (lead == 0 || len(fields) < proseItemFields) {
 		return false
 	}
 	plain := 0
@@ -207,8 +208,13 @@ func codeField(f string) bool {
 // ends: stops, quotes and apostrophes, the typographic one among them.
 const sentencePunct = ".,;:!?'\"\u2019"
 
-// proseLineFields is how many fields a line needs to read as prose.
-const proseLineFields = 6
+// proseLineFields is how many fields a line needs to read as prose, and
+// proseItemFields how many after a list's, a comment's or a to-do's
+// markup.
+const (
+	proseLineFields = 6
+	proseItemFields = 3
+)
 
 // isWordRune reports whether r can be part of a word (see words).
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
