@@ -61,7 +61,14 @@ type conversation struct {
 	// conversation's requests: its answers' claims are then written
 	// before their responses end (claimAnswered).
 	alternates bool
-	started    map[roundKey]bool
+	// started holds the rounds other replicas began, with their starts'
+	// times; unfilled the rounds this replica's mirror holds whose usage
+	// waits for their answers' claims (replica_answer.go).
+	started  map[roundKey]time.Time
+	unfilled map[roundKey]bool
+	// held collects the writes a request queues until its claims are
+	// made (holdWrites).
+	held *[]heldOp
 	// maxStarted is the latest round whose start the log holds, and
 	// pendingStarts the starts this replica could not claim, with their
 	// times (replica_outage.go).
@@ -274,7 +281,7 @@ func (p *Proxy) conversation(id string) *conversation {
 	c := p.convs[id]
 	if c == nil {
 		c = &conversation{id: id, decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, inflight: map[roundKey]chan struct{}{},
-			started: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}, marks: map[string]bool{}}
+			started: map[roundKey]time.Time{}, unfilled: map[roundKey]bool{}, pendingStarts: map[roundKey]time.Time{}, evidence: map[roundKey]int{}, marks: map[string]bool{}}
 		p.convs[id] = c
 		p.stats.Conversations++
 		if t := p.tenantIn(id); t != "" {

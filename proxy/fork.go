@@ -434,7 +434,7 @@ func (p *Proxy) seedFork(ctx context.Context, fork *conversation, s *forkSeed) {
 		mt := &t
 		p.beginTurn(fork, mt)
 		for _, r := range src.Rounds {
-			p.addRound(fork, mt, r)
+			p.addRound(fork, mt, r, nil)
 		}
 		if s.ended[i] {
 			p.closeTurn(fork, mt, src.Outcome, src.Ended)

@@ -93,6 +93,8 @@ type wireResult struct {
 	Message *harness.Message
 	// dec is the result's decision, once the proxy has it.
 	dec *decision
+	// fresh says the decision was made for this request.
+	fresh bool
 }
 
 // request is what the proxy reads from one request body.

@@ -38,10 +38,11 @@ const idleClearBy = "proxy-clear-idle"
 // no answer relayed yet, the format documents no lifetime, or the pause
 // is not longer than it. idle is the pause.
 func (p *Proxy) idleLifetime(c *call) (lifetime, idle time.Duration) {
-	if p.opts.NoClearWhenIdle || c.conv.answered.IsZero() {
+	last := c.conv.lastAnswer()
+	if p.opts.NoClearWhenIdle || last.IsZero() {
 		return 0, 0
 	}
-	idle = p.now().Sub(c.conv.answered)
+	idle = p.now().Sub(last)
 	lifetime = p.opts.ClearWhenIdle
 	if lifetime == 0 {
 		if idle <= shortestCacheLifetime {

@@ -51,12 +51,14 @@ func (p *Proxy) recordHistory(c *call) {
 			key := roundKey{idx, ri + 1}
 			round := &harness.Round{Index: ri + 1, Assistant: r.Assistant, Usage: cv.usage[key], Answered: cv.times[key],
 				Stats: harness.RequestStats{EvidenceChars: cv.evidence[key]}}
+			var decs []*decision
 			for _, res := range r.Results {
 				if res.dec != nil {
 					round.Results = append(round.Results, res.dec.res)
+					decs = append(decs, res.dec)
 				}
 			}
-			p.addRound(cv, mt, round)
+			p.addRound(cv, mt, round, decs)
 		}
 		if idx < len(turns) {
 			p.endTurn(cv, mt)
@@ -77,18 +79,20 @@ func (p *Proxy) recordHistory(c *call) {
 	hreq := &harness.Request{Turn: c.key.turn, Round: c.key.round}
 	hreq.System, hreq.Tools = cv.offered(c.req)
 	hreq.Tools = c.deferred.sent(hreq.Tools)
-	p.rec.add(cv.id, op{kind: opRequest, turn: *mt, req: hreq})
+	p.queueWrite(cv, op{kind: opRequest, turn: *mt, req: hreq}, nil)
 }
 
-// addRound queues a round of turn mt.
-func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round) {
+// addRound queues a round of turn mt; decs are its results' decisions
+// (nil: its results are final).
+func (p *Proxy) addRound(cv *conversation, mt *harness.Turn, round *harness.Round, decs []*decision) {
 	if p.replicas.log != nil {
 		cv.note(mirrorAdd{Turn: mt.Index, Round: round.Index, Sig: roundSig(mark{calls: round.Assistant.ToolCalls, stored: round.Results}),
 			At: round.Answered, Usage: round.Usage})
 	}
+	fill := p.fillRound(cv, roundKey{mt.Index, round.Index})
 	mt.Rounds = append(mt.Rounds, round)
 	mt.Usage = mt.Usage.Add(round.Usage)
-	p.rec.add(cv.id, op{kind: opRound, turn: *mt, round: round})
+	p.queueWrite(cv, op{kind: opRound, turn: *mt, round: round, fill: fill}, decs)
 }
 
 // endTurn queues the end of turn mt: answered, since the client went on.
@@ -167,7 +171,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	if rep.Text != "" {
 		round.Assistant.Parts = []harness.Part{harness.TextPart(rep.Text)}
 	}
-	p.addRound(cv, mt, round)
+	p.addRound(cv, mt, round, nil)
 	p.endTurn(cv, mt)
 }
 

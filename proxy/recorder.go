@@ -86,6 +86,9 @@ type op struct {
 	// foreign, when set, marks a write another replica queued first
 	// (replica_mirror.go): it is skipped when that replica stored it.
 	foreign storedElsewhere
+	// fill, when set, completes the write with what another replica's
+	// answer claim holds before it is made (replica_answer.go).
+	fill func(context.Context, *op)
 }
 
 // storedElsewhere tells whether another replica stored the writes it
@@ -190,6 +193,9 @@ func (r *recorder) run(q *convQueue) {
 				if o.foreign.stored(ctx) {
 					continue
 				}
+			}
+			if o.fill != nil {
+				o.fill(ctx, &o)
 			}
 			if err := r.applyOrWait(ctx, w, o); err != nil {
 				q.failed = true

@@ -21,11 +21,12 @@ import (
 // each decision goes through the store's claim log (store.Claimer) before
 // the request is forwarded: a result's model copy and an idle clear are
 // claimed first-writer-wins, and a replica that loses adopts the winner's
-// bytes. Each replica also claims the start ("q") and the answer ("a") of
-// every model call, with its usage and time, so the replica that serves
-// the next request knows when the conversation last answered (the idle
-// clear's pause) and what the round cost, and with the answer what the
-// request added to its mirror (replica_mirror.go). At the start of every
+// bytes. With its decisions a request claims the start ("q") of its model
+// call and what it added to its mirror (replica_mirror.go), and once
+// answered the answer ("a"), with its usage and time, so the replica that
+// records the round knows what it cost and a later request when the
+// conversation last answered (the idle clear's pause; replica_answer.go
+// says when a request waits for it). At the start of every
 // request a replica reads the log's entries it has not seen and applies
 // them, so its mirror (and with it the rounds it records and the forks it
 // finds) matches what the other replicas saw, without waiting for their
@@ -43,8 +44,9 @@ var errStoreDown = errors.New("the store did not answer a moment ago")
 const replicaTimeout = 10 * time.Second
 
 // replicaWait bounds how long a request waits for another replica to
-// claim the answer of a round its history carries (the client may send
-// its next request before that replica has finished recording).
+// claim the answer of a round its history carries, when it needs it
+// (needsAnswer: the client may send its next request before that replica
+// has claimed it).
 const replicaWait = 5 * time.Second
 
 // Kinds of claim-log keys: key = kind|call id|content hash, or
@@ -134,6 +136,14 @@ func (p *Proxy) replicaOK() {
 // open (ok false): it returns the value that holds each key, this
 // replica's or the one another replica claimed first.
 func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []claimValue) ([]claimValue, bool) {
+	return p.claimQuiet(ctx, conv, keys, vals, false)
+}
+
+// claimQuiet is claim; quiet says no replica waits for these entries
+// (store.Claim.Quiet): the request's own claim, whose entries the next
+// request finds in the log, since they are written before the call is
+// forwarded.
+func (p *Proxy) claimQuiet(ctx context.Context, conv string, keys []string, vals []claimValue, quiet bool) ([]claimValue, bool) {
 	if p.replicaSkip() || len(keys) == 0 {
 		return nil, false
 	}
@@ -144,7 +154,7 @@ func (p *Proxy) claim(ctx context.Context, conv string, keys []string, vals []cl
 		if err != nil {
 			return nil, false
 		}
-		entries[i] = store.Claim{Key: k, Value: raw}
+		entries[i] = store.Claim{Key: k, Value: raw, Quiet: quiet}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaTimeout)
 	defer cancel()
@@ -257,13 +267,15 @@ func (b *claimBatch) decision(d *decision, self string) {
 
 // claimDecisions claims, in one call to the log, the decisions and idle
 // clears this request made (and those an earlier request could not
-// claim) and the start of its model call, adopting the bytes of any
-// another replica claimed first. Called with the conversation locked,
-// before the edits are built. What cannot be claimed is sent as the
-// client sent it (see replica_outage.go).
-func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
+// claim), the start of its model call and what it added to the mirror (a
+// mirror claim), adopting the bytes of any another replica claimed
+// first. It returns the key of the mirror claim's mark ("" when none was
+// claimed: the answer's claim takes what it held). Called with the
+// conversation locked, before the edits are built. What cannot be
+// claimed is sent as the client sent it (see replica_outage.go).
+func (p *Proxy) claimDecisions(ctx context.Context, c *call) string {
 	if p.replicas.log == nil {
-		return
+		return ""
 	}
 	cv := c.conv
 	last := lastRound(c.hist)
@@ -287,19 +299,55 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 	// request waits for its answer.
 	start, at := nextRound(c.hist), p.now()
 	b.add(roundClaimKey(claimStart, start), claimValue{At: at}, nil)
-	won, ok := p.claim(ctx, cv.id, b.keys, b.vals)
+	mkey, markKey, mv, added := p.takeDelta(cv)
+	if added {
+		b.add(mkey, mv, nil)
+	}
+	won, ok := p.claimQuiet(ctx, cv.id, b.keys, b.vals, true)
 	if !ok {
 		for _, d := range b.unclaimed {
 			d.sendUnchanged()
 		}
 		cv.pendingStarts[start] = at
-		return
+		if added {
+			cv.delta, cv.deltaFrom = append(mv.Adds, cv.delta...), *mv.Before
+		}
+		return ""
 	}
 	for i, f := range b.apply {
 		if f != nil {
 			f(won[i])
 		}
 	}
+	if !added {
+		return ""
+	}
+	return markKey
+}
+
+// markStored claims mark once the writes queued so far for cv are
+// stored, off the request's path (Flush and Close wait for it). No mark
+// for writes that failed: the next replica writes them. Called with cv
+// locked.
+func (p *Proxy) markStored(cv *conversation, mark string) {
+	if mark == "" {
+		return
+	}
+	stored := p.rec.marker(cv.id)
+	if stored == nil {
+		return
+	}
+	done := p.track()
+	go func() {
+		defer done()
+		select {
+		case ok := <-stored:
+			if ok {
+				p.claimRetrying(cv.id, []string{mark}, []claimValue{{}})
+			}
+		case <-time.After(outageBudget):
+		}
+	}()
 }
 
 // syncReplicas reads the entries of the conversation's claim log this
@@ -308,9 +356,10 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 // added to their mirrors (adopt; when that does not fit the history, the
 // conversation's turns are read again from the store once they are
 // stored). A round the history carries whose answer another replica has
-// not claimed yet, or whose start no replica has (it was answered while
-// the log did not answer: its replica claims it once the log answers), is
-// waited for (up to replicaWait). A conversation not in memory yet is
+// not claimed yet is waited for when the request needs it (needsAnswer),
+// and one whose start no replica has (it was answered while the log did
+// not answer: its replica claims it once the log answers), up to
+// replicaWait. A conversation not in memory yet is
 // built from the log when it holds every mirror claim from the start,
 // and read from the store otherwise. Called with the conversation
 // locked; it fails open.
@@ -349,7 +398,7 @@ func (p *Proxy) awaitClaims(ctx context.Context, c *call) bool {
 		p.replicaOK()
 		foreign = foreign || f
 		now := time.Now()
-		wait := carries(c.hist, pending) && now.Before(deadline)
+		wait := needsAnswer(c.hist, pending, p.now(), p.idleFloor()) && now.Before(deadline)
 		if !wait && !(cv.unstarted(c.hist) && now.Before(unstartedDeadline)) {
 			stop()
 			break
@@ -403,21 +452,10 @@ func (p *Proxy) reloadUnfit(ctx context.Context, cv *conversation) {
 	}
 }
 
-// carries reports whether h holds an answered round of pending (rounds
-// another replica started and has not answered).
-func carries(h *history, pending map[roundKey]bool) bool {
-	for k := range pending {
-		if k.turn <= len(h.Turns) && k.round <= len(h.Turns[k.turn-1].Rounds) {
-			return true
-		}
-	}
-	return false
-}
-
 // readClaims applies the new entries of cv's log. It reports whether
 // another replica wrote any, and the rounds started by another replica
 // whose answers are not claimed yet.
-func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[roundKey]bool, error) {
+func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[roundKey]time.Time, error) {
 	if p.replicaSkip() {
 		return false, nil, errStoreDown
 	}
@@ -443,10 +481,10 @@ func (p *Proxy) readClaims(ctx context.Context, cv *conversation) (bool, map[rou
 		}
 		cv.applyClaim(e.Key, &v, v.By == p.replicas.id)
 	}
-	pending := map[roundKey]bool{}
-	for k := range cv.started {
+	pending := map[roundKey]time.Time{}
+	for k, at := range cv.started {
 		if _, ok := cv.times[k]; !ok {
-			pending[k] = true
+			pending[k] = at
 		}
 	}
 	return foreign, pending, nil
@@ -516,9 +554,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 				cv.maxStarted = k
 			}
 			if !own {
-				cv.started[k] = true
+				cv.started[k] = v.At
 			}
 			return
+		}
+		if _, ok := cv.times[k]; !ok {
+			cv.answerFilled(k, v.Usage)
 		}
 		cv.times[k] = v.At
 		if _, ok := cv.usage[k]; !ok {
@@ -531,18 +572,20 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 }
 
 // claimAnswered claims, once the answer of c's model call is relayed, when
-// it answered and what it cost, and what the request added to the mirror
-// (a mirror claim), for the replica that serves the next request; then,
-// once those writes are stored, their mark (replica_mirror.go). With them
-// goes whatever the conversation could not claim while the log did not
-// answer (claimPending).
+// it answered and what it cost, for the replica that records the round,
+// and what the answer added to the mirror (a turn's last round) or the
+// request's own claim could not take (a mirror claim); then, once those
+// writes are stored, their mark (replica_mirror.go). With them goes
+// whatever the conversation could not claim while the log did not answer
+// (claimPending).
 //
-// The response's last bytes are relayed already. When another replica
-// has served one of the conversation's requests (a balancer without
-// affinity), its end waits for the first try of the claim (up to
-// answerClaimWait, not during an outage), so the client's next request,
-// on whichever replica, finds the answer claimed instead of waiting for
-// it; a conversation one replica serves alone never waits.
+// The response's last bytes are relayed already. When the answer ended a
+// turn and another replica has served one of the conversation's requests
+// (a balancer without affinity), the response's end waits for the first
+// try of the claim (up to answerClaimWait, not during an outage), so the
+// client's next turn, on whichever replica, finds it claimed instead of
+// waiting for it (needsAnswer); any other answer is claimed off the
+// request's path.
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil {
 		return
@@ -554,6 +597,8 @@ func (p *Proxy) claimAnswered(c *call) {
 	if at, ok := cv.times[c.key]; ok && c.key.turn > 0 {
 		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
 	}
+	// What the answer added to the mirror (a turn's last round), and
+	// what the request's own claim could not take.
 	mkey, markKey, mv, added := p.takeDelta(cv)
 	var stored <-chan bool
 	if added {
@@ -593,7 +638,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		case <-time.After(outageBudget):
 		}
 	}()
-	if alternates && !pending && !p.replicas.down.Load() {
+	if alternates && added && !pending && !p.replicas.down.Load() {
 		select {
 		case <-tried:
 		case <-time.After(time.Duration(p.replicas.answerWait.Load())):

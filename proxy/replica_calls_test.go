@@ -61,9 +61,9 @@ func (s *countingStore) snapshot() storeCalls {
 // TestReplicaStoreCallsPerRequest counts what a replica asks the store
 // for one request of a conversation, the other replicas' writes settled:
 // the request's path makes one read of the claim log and one claim (the
-// request's decisions and its start), and the answer two claims more
-// (its answer with what it added to the mirror, then the mark that those
-// writes are stored), off the path. A replica that did not serve the
+// request's decisions, its start and what it added to the mirror), and
+// two claims more off the path (its answer, and the mark that the
+// request's writes are stored). A replica that did not serve the
 // conversation's previous request builds what that one recorded from the
 // request's history and the log, reading nothing more from the store,
 // and so does a replica that first sees a conversation whose log holds

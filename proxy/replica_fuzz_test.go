@@ -24,7 +24,7 @@ func FuzzApplyClaim(f *testing.F) {
 	f.Add("m|r1|1", `{"by":"x","before":{"t":0,"r":0},"adds":[{"t":1,"s":"ab"},{"t":1,"r":1,"s":"cd"},{"t":1,"e":"answered"}]}`)
 	f.Add("s|r1|1", `{"by":"x"}`)
 	f.Fuzz(func(t *testing.T, key, value string) {
-		cv := &conversation{decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, started: map[roundKey]bool{},
+		cv := &conversation{decided: map[string][]*decision{}, usage: map[roundKey]harness.Usage{}, times: map[roundKey]time.Time{}, started: map[roundKey]time.Time{},
 			marks: map[string]bool{}}
 		var v claimValue
 		if json.Unmarshal([]byte(value), &v) != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/maphash"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,11 +19,11 @@ import (
 // it so, and the replica serving the next request must know what that one
 // added to its mirror (so it records only what is new and finds forks
 // where they are) without waiting for those writes to reach the store.
-// So each replica claims, with the answer of its model call, what its
-// request added to its mirror: the mirror's shape before, then each turn
-// begun, round recorded and turn ended, a round with a signature of its
-// calls (a mirror claim, "m"); and once those writes are stored, a mark
-// ("s"). The next replica applies another's mirror claim when its mirror
+// So each replica claims, with its request's decisions (and with the
+// answer, what the answer adds), what its request added to its mirror:
+// the mirror's shape before, then each turn begun, round recorded and
+// turn ended, a round with a signature of its calls (a mirror claim,
+// "m"); and once those writes are stored, a mark ("s"). The next replica applies another's mirror claim when its mirror
 // has the shape the claim starts from and its request's history holds
 // every turn and round the claim names, with the same signatures: it
 // builds them from the history and the decisions the log holds, as it
@@ -144,7 +143,7 @@ func (p *Proxy) beginTurn(cv *conversation, mt *harness.Turn) {
 		cv.note(mirrorAdd{Turn: mt.Index, Sig: inputSig(mt.Input), At: mt.Started})
 	}
 	cv.mirror = append(cv.mirror, mt)
-	p.rec.add(cv.id, op{kind: opBegin, turn: *mt})
+	p.queueWrite(cv, op{kind: opBegin, turn: *mt}, nil)
 }
 
 // closeTurn ends turn mt of cv's mirror and queues its end.
@@ -153,7 +152,7 @@ func (p *Proxy) closeTurn(cv *conversation, mt *harness.Turn, outcome harness.Ou
 		cv.note(mirrorAdd{Turn: mt.Index, End: outcome, At: at})
 	}
 	mt.Outcome, mt.Ended = outcome, at
-	p.rec.add(cv.id, op{kind: opEnd, turn: *mt})
+	p.queueWrite(cv, op{kind: opEnd, turn: *mt, fill: p.fillTurnEnd(cv, mt)}, nil)
 }
 
 // takeDelta returns the mirror claim of what this replica added to cv's
@@ -231,7 +230,7 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 			steps = append(steps, func(g storedElsewhere) {
 				mt := cv.mirror[a.Turn-1]
 				mt.Outcome, mt.Ended = a.End, a.At
-				p.queueForeign(cv, op{kind: opEnd, turn: *mt, foreign: g})
+				p.queueForeign(cv, op{kind: opEnd, turn: *mt, foreign: g, fill: p.fillTurnEnd(cv, mt)})
 			})
 		case a.Round == 0:
 			if a.Turn != s.Turns+1 || a.Sig != inputSig(ht.Input) {
@@ -254,9 +253,16 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 			}
 			steps = append(steps, func(g storedElsewhere) {
 				mt := cv.mirror[a.Turn-1]
+				var fill func(context.Context, *op)
+				if a.At.IsZero() {
+					// Claimed before its answer was read: as known here.
+					k := roundKey{a.Turn, a.Round}
+					round.Usage, round.Answered = cv.usage[k], cv.times[k]
+					fill = p.fillRound(cv, k)
+				}
 				mt.Rounds = append(mt.Rounds, round)
 				mt.Usage = mt.Usage.Add(round.Usage)
-				p.queueForeign(cv, op{kind: opRound, turn: *mt, round: round, foreign: g})
+				p.queueForeign(cv, op{kind: opRound, turn: *mt, round: round, foreign: g, fill: fill})
 			})
 		}
 		s = a.next(s)
@@ -275,7 +281,7 @@ func (p *Proxy) applyClaimed(c *call, f foreignClaim) bool {
 // replica that claimed it has stored it).
 func (p *Proxy) queueForeign(cv *conversation, o op) {
 	if o.foreign != nil {
-		p.rec.add(cv.id, o)
+		p.queueWrite(cv, o, nil)
 	}
 }
 
@@ -341,12 +347,8 @@ func (g *markGuard) stored(ctx context.Context) bool {
 	return g.ok
 }
 
-// awaitMark waits until cv's log holds mark: for up to markWait while the
-// log answers (an outage does not count: the replica holding the writes
-// waits for the store too), outageBudget in all. With a store that
-// watches its log, the log is read when the wait begins and again only
-// when the watch cannot tell what was claimed (or its safety interval
-// passes): a watch that hears the mark ends the wait.
+// awaitMark waits until cv's log holds mark (awaitEntry); a watch that
+// hears the mark ends the wait.
 func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bool {
 	cv.mu.Lock()
 	seen, seq := cv.marks[mark], cv.claimSeq
@@ -354,46 +356,7 @@ func (p *Proxy) awaitMark(ctx context.Context, cv *conversation, mark string) bo
 	if seen {
 		return true
 	}
-	end := time.Now().Add(outageBudget)
-	var answering time.Time // since when the log answers
-	watch, _ := p.replicas.log.(store.ClaimWatcher)
-	wait := pollEvery(watch)
-	for time.Now().Before(end) {
-		changed, stop := watchClaims(watch, cv.id, mark)
-		rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
-		entries, err := p.replicas.log.Claims(rctx, cv.id, seq)
-		cancel()
-		switch {
-		case err != nil:
-			answering = time.Time{}
-		case answering.IsZero():
-			answering = time.Now()
-		case time.Since(answering) > time.Duration(p.replicas.markWait.Load()):
-			stop()
-			return false
-		}
-		for _, e := range entries {
-			if e.Key == mark {
-				stop()
-				return true
-			}
-			seq = e.Seq
-		}
-		// A mark heard but not this one (its number longer) reads the
-		// log again, as a wake that names no key does.
-		heard, ok := waitChanged(ctx, changed, wait)
-		stop()
-		if !ok {
-			return false
-		}
-		if slices.Contains(heard, mark) {
-			return true
-		}
-		if watch == nil {
-			wait = min(2*wait, 500*time.Millisecond)
-		}
-	}
-	return false
+	return p.awaitEntry(ctx, cv, mark, seq, func([]byte) bool { return true }, true)
 }
 
 // pollEvery is how often a wait for a claim-log entry reads the log: every

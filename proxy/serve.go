@@ -150,20 +150,26 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 	}
 	cv := c.conv
 	c.deferred = p.deferTools(ctx, c)
-	edits, err := p.decideAll(ctx, c)
-	if err != nil {
+	if err := p.decideAll(ctx, c); err != nil {
 		return err
 	}
-	c.edits = mergeEdits(edits, c.deferred.edits)
+	// What the history adds is held until the claims are made, which
+	// claim it too (replica_answer.go) and may change a result's bytes.
+	cv.holdWrites()
+	p.recordHistory(c)
+	mark := p.claimDecisions(ctx, c)
+	p.releaseWrites(cv)
+	p.markStored(cv, mark)
+	c.edits = mergeEdits(p.edits(c), c.deferred.edits)
 	in := c.req.elemSums
 	c.cacheBreak = cv.cacheBreak(in, c.sent().elemSums(p.seed, c.req.Elems, in))
-	p.recordHistory(c)
 	return nil
 }
 
 // decideAll looks up or makes the decision of every tool result in the
-// history and returns the edits that apply them, in body order.
-func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
+// history, shares the turn's budget among the new ones and clears the old
+// ones after a long pause.
+func (p *Proxy) decideAll(ctx context.Context, c *call) error {
 	cv := c.conv
 	var transcript *harness.Conversation
 	fresh := map[*wireResult]bool{}
@@ -186,34 +192,37 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 			}
 			var err error
 			if d, err = p.decideOne(ctx, c, r, hash, transcript, roundBefore(c.hist.Results[:i], r)); err != nil {
-				return nil, err
+				return err
 			}
 			d.fast = fast
 			p.recordResent(cv, r, d)
 			cv.decided[r.CallID] = append(cv.decided[r.CallID], d)
 			c.decided++
 			fresh[r] = !d.opaque
+			r.fresh = true
 		}
 		r.dec = d
 	}
 	if err := p.budget.apply(ctx, cv.id, c.hist, fresh); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.clearIdle(ctx, c); err != nil {
-		return nil, err
-	}
-	p.claimDecisions(ctx, c)
+	return p.clearIdle(ctx, c)
+}
+
+// edits returns the edits that apply the decisions of c's results, in
+// body order, and counts the new results cut.
+func (p *Proxy) edits(c *call) []edit {
 	var edits []edit
 	for _, r := range c.hist.Results {
 		if r.dec == nil || r.dec.out == nil {
 			continue
 		}
-		if _, ok := fresh[r]; ok {
+		if r.fresh {
 			c.cut++
 		}
 		edits = append(edits, edit{Span: r.Content, New: r.dec.out, Tokens: r.dec.tokens})
 	}
-	return edits, nil
+	return edits
 }
 
 // roundBefore returns the results of r's round among earlier (the

@@ -31,6 +31,12 @@ type Claim struct {
 	Value []byte
 	// Won is set by Claimer.Claim when this call stored the value.
 	Won bool
+	// Quiet, given to Claimer.Claim, says no reader waits for the entry:
+	// a ClaimWatcher need not tell its watches of it (a claim whose
+	// entries are all quiet wakes none, which spares a server the
+	// serialized notification at commit). Readers still find it in the
+	// log.
+	Quiet bool
 }
 
 // ClaimWatcher is implemented by a [Claimer] that can tell when a

@@ -28,14 +28,15 @@ const claimLockSpace = 0x68636c6d // "hclm"
 
 // Claim implements store.Claimer in one round trip: the lock, an INSERT
 // … ON CONFLICT DO NOTHING of every entry (returning the keys it stored),
-// a read of the rows that hold and a NOTIFY of the conversation (heard at
-// commit by WatchClaims) are sent as one batch, which the server runs as
-// one transaction.
+// a read of the rows that hold and a NOTIFY of the conversation's keys
+// that are not quiet (heard at commit by WatchClaims) are sent as one
+// batch, which the server runs as one transaction.
 func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
 	keys, values := make([][]byte, 0, len(entries)), make([][]byte, 0, len(entries))
+	var loud [][]byte // the keys a watch may wait for
 	first := map[string]bool{}
 	for _, e := range entries {
 		if first[e.Key] {
@@ -43,14 +44,19 @@ func (s *pgStore) Claim(ctx context.Context, conv string, entries []store.Claim)
 		}
 		first[e.Key] = true
 		keys, values = append(keys, b(e.Key)), append(values, e.Value)
+		if !e.Quiet {
+			loud = append(loud, b(e.Key))
+		}
 	}
 	var batch pgx.Batch
 	batch.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(encode($2, 'hex')))`, claimLockSpace, b(conv))
 	batch.Queue(`INSERT INTO proxy_claims (conv_id, key, value) SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS t(k, v, i)
 ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, values)
 	batch.Queue(`SELECT seq, key, value FROM proxy_claims WHERE conv_id = $1 AND key = ANY($2)`, b(conv), keys)
-	batch.Queue(`SELECT pg_notify('`+claimsChannel+`', $1)`, notice(conv, keys))
-	held, won, err := s.sendClaims(ctx, &batch)
+	if len(loud) > 0 {
+		batch.Queue(`SELECT pg_notify('`+claimsChannel+`', $1)`, notice(conv, loud))
+	}
+	held, won, err := s.sendClaims(ctx, &batch, len(loud) > 0)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claiming %d entries of %s: %w", len(keys), conv, err)
 	}
@@ -68,9 +74,9 @@ ORDER BY i ON CONFLICT (conv_id, key) DO NOTHING RETURNING key`, b(conv), keys, 
 	return out, nil
 }
 
-// sendClaims runs Claim's batch and returns the rows that hold by key and
-// the keys the INSERT stored.
-func (s *pgStore) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]store.Claim, map[string]bool, error) {
+// sendClaims runs Claim's batch (with its NOTIFY when notified) and
+// returns the rows that hold by key and the keys the INSERT stored.
+func (s *pgStore) sendClaims(ctx context.Context, batch *pgx.Batch, notified bool) (map[string]store.Claim, map[string]bool, error) {
 	br := s.reads.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -97,8 +103,10 @@ func (s *pgStore) sendClaims(ctx context.Context, batch *pgx.Batch) (map[string]
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := br.Exec(); err != nil { // the NOTIFY
-		return nil, nil, err
+	if notified {
+		if _, err := br.Exec(); err != nil { // the NOTIFY
+			return nil, nil, err
+		}
 	}
 	return held, won, br.Close()
 }

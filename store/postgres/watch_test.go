@@ -154,3 +154,39 @@ func FuzzNotice(f *testing.F) {
 		}
 	})
 }
+
+// TestQuietClaims: an entry claimed Quiet is in the log but wakes no
+// watch; a claim mixing quiet and other entries names only the others.
+func TestQuietClaims(t *testing.T) {
+	dsn := server.DSN(t)
+	watcher, writer := openTest(t, dsn), openTest(t, dsn)
+	ctx := context.Background()
+	first, stop := watcher.WatchClaims("q", "")
+	woken(t, first, "listening")
+	stop()
+
+	w, stopW := watcher.WatchClaims("q", "")
+	defer stopW()
+	if _, err := writer.Claim(ctx, "q", []store.Claim{{Key: "x", Value: []byte("v"), Quiet: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Claim(ctx, "q", []store.Claim{{Key: "y", Value: []byte("v"), Quiet: true}, {Key: "z", Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	// Notices arrive in commit order: had the quiet claim notified, its
+	// key would be heard first.
+	if keys := woken(t, w, "the mixed claim"); !slices.Equal(keys, []string{"z"}) {
+		t.Errorf("the first wake heard %q, want only the loud key z", keys)
+	}
+	got, err := writer.Claims(ctx, "q", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range got {
+		keys = append(keys, c.Key)
+	}
+	if !slices.Equal(keys, []string{"x", "y", "z"}) {
+		t.Errorf("the log holds %q, want x, y, z", keys)
+	}
+}
