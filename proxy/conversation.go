@@ -61,8 +61,8 @@ type conversation struct {
 	// conversation's requests: its answers' claims are then written
 	// before their responses end (claimAnswered).
 	alternates bool
-	// started holds the rounds other replicas began, with their starts'
-	// times; unfilled the rounds this replica's mirror holds whose usage
+	// started holds the rounds other replicas began and have not
+	// answered, with their starts' times; unfilled the rounds this replica's mirror holds whose usage
 	// waits for their answers' claims (replica_answer.go).
 	started  map[roundKey]time.Time
 	unfilled map[roundKey]bool

@@ -561,6 +561,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		if _, ok := cv.times[k]; !ok {
 			cv.answerFilled(k, v.Usage)
 		}
+		delete(cv.started, k) // answered: no longer waited for
 		cv.times[k] = v.At
 		if _, ok := cv.usage[k]; !ok {
 			cv.usage[k] = v.Usage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentharness/harness"
@@ -198,39 +199,65 @@ func (cv *conversation) lastAnswer() time.Time {
 	return t
 }
 
+// noteMarks records the marks among entries read off the request's path,
+// so a wait for one of them need not read the log again.
+func (p *Proxy) noteMarks(cv *conversation, entries []store.Claim) {
+	var marks []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Key, claimStored+"|") {
+			marks = append(marks, e.Key)
+		}
+	}
+	if len(marks) == 0 {
+		return
+	}
+	cv.mu.Lock()
+	for _, m := range marks {
+		cv.marks[m] = true
+	}
+	cv.mu.Unlock()
+}
+
 // awaitEntry waits until cv's log, read from seq on, holds key: for up to
 // markWait while the log answers (an outage does not count: the replica
 // holding the writes waits for the store too), outageBudget in all. found
 // reads the entry's value (false: keep waiting). With a store that
 // watches its log, the log is read when the wait begins and again only
-// when the watch hears the key, or cannot tell what was claimed, or its
-// safety interval passes; heardEnough ends the wait on hearing the key,
-// without reading its value.
+// when the watch hears the key, or cannot tell what was claimed, or the
+// wait's bound passes; heardEnough ends the wait on hearing the key,
+// without reading its value. The marks a read finds are remembered.
 func (p *Proxy) awaitEntry(ctx context.Context, cv *conversation, key string, seq int64, found func([]byte) bool, heardEnough bool) bool {
 	end := time.Now().Add(outageBudget)
 	var answering time.Time // since when the log answers
 	watch, _ := p.replicas.log.(store.ClaimWatcher)
+	markWait := time.Duration(p.replicas.markWait.Load())
 	wait := pollEvery(watch)
+	if watch != nil {
+		// The watch hears the key, or wakes when it cannot tell: the
+		// safety read waits until the wait would end anyway.
+		wait = max(wait, markWait)
+	}
 	for time.Now().Before(end) {
 		changed, stop := watchClaims(watch, cv.id, key)
 		rctx, cancel := context.WithTimeout(ctx, replicaTimeout)
 		entries, err := p.replicas.log.Claims(rctx, cv.id, seq)
 		cancel()
-		switch {
-		case err != nil:
-			answering = time.Time{}
-		case answering.IsZero():
-			answering = time.Now()
-		case time.Since(answering) > time.Duration(p.replicas.markWait.Load()):
-			stop()
-			return false
-		}
+		p.noteMarks(cv, entries)
 		for _, e := range entries {
 			if e.Key == key && found(e.Value) {
 				stop()
 				return true
 			}
 			seq = e.Seq
+		}
+		switch {
+		case err != nil:
+			answering = time.Time{}
+		case answering.IsZero():
+			answering = time.Now()
+		case time.Since(answering) > markWait:
+			stop()
+			return false
 		}
 		// A key heard but not this one (its number longer) reads the
 		// log again, as a wake that names no key does.

@@ -72,3 +72,28 @@ func TestAwaitMarkHearsTheMark(t *testing.T) {
 	default:
 	}
 }
+
+// TestAwaitMarkRemembersMarksRead: the marks a wait reads in the log are
+// remembered, so a later wait for one of them (another replica's writes
+// queued after the first's) ends without reading the log.
+func TestAwaitMarkRemembersMarksRead(t *testing.T) {
+	r := newReplicaRig(t, 2, true)
+	px, mine, other := r.pxs[0], r.calls[0], r.calls[1]
+	cv := px.conversation("conv-marks")
+	defer px.release(cv)
+	for _, key := range []string{"s|replica|1", "s|replica|2"} {
+		if _, err := other.Claim(context.Background(), "conv-marks", []store.Claim{{Key: key, Value: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := mine.snapshot().reads
+	if !px.awaitMark(context.Background(), cv, "s|replica|1") {
+		t.Fatal("the first mark is missing")
+	}
+	if !px.awaitMark(context.Background(), cv, "s|replica|2") {
+		t.Fatal("the second mark is missing")
+	}
+	if reads := mine.snapshot().reads - before; reads != 1 {
+		t.Errorf("two waits for marks in the log read it %d times, want 1", reads)
+	}
+}
