@@ -342,6 +342,21 @@ func TestNeedlesProseLines(t *testing.T) {
 		{"if category not in allowed_categories and backlog is None:", false},
 		{"async getDefault(teamId: string, category: 'triage' | 'backlog')", false},
 		{"grep -rn backlog src/ --include '*.ts'", false},
+		// A sentence's parentheses, a comparison standing alone and the
+		// typographic apostrophe are prose, not code.
+		{`    "Belief updates are inside existing DB transactions (no extra commits)",`, true},
+		{"A loop making progress has NCD > 0.3. This catches subtle spin in the agent", true},
+		{"+- Clarifier l’ordre de livraison des epics pour garantir l’autonomie: config/secrets avant ingestion.", true},
+		{"if (making) return progress(loop, NCD > 0.3) and nothing else here", false},
+		{"echo making progress on the loop > notes.txt && cat notes.txt", false},
+		// After a list's, a comment's or a to-do's markup three fields do.
+		{"- [ ] Handle team key uniqueness", true},
+		{"- Some endpoints have specific limits", true},
+		{"- Webhooks have 5000ms timeout", false}, // 5000ms: three plain words in four
+		{"// User updates (limited by permissions)", true},
+		{"// Related data", false},
+		{"} else {", false},
+		{"- run: npm", false},
 	} {
 		if got := proseLine(c.line); got != c.want {
 			t.Errorf("proseLine(%q) = %v, want %v", c.line, got, c.want)

@@ -44,6 +44,7 @@ func FuzzNeedlesComposed(f *testing.F) {
 	f.Add("\xff\xfe broken_utf8 text", "grep -n broken_utf8 .")
 	f.Add("", "")
 	f.Add("Keys need uniqueness across teams.\nstate: backlog\n", "- [ ] Handle the uniqueness of team keys before release\nconst k = keys.find((x) => x === 'backlog');")
+	f.Add("progress making commits (NCD) l’ordre garantir\n", "A loop making progress has NCD > 0.3 and that is fine.\n  \"Updates are inside transactions (no extra commits)\",\n+- Clarifier l’ordre pour garantir l’autonomie des epics avant ingestion.")
 	f.Fuzz(func(t *testing.T, result, arg string) {
 		args, err := json.Marshal(map[string]string{"text": arg})
 		if err != nil {

@@ -164,9 +164,10 @@ func (n *needleScan) args(m harness.Message) {
 // a comment or a paragraph of a file it writes, a to-do, a commit
 // message. Its leading markup (fields without a letter or digit, such as
 // "-", "//", "#", "[", "]", and a "[x]" checkbox) set aside, it has at
-// least proseLineFields fields, four in five of them words of letters
-// that are not a command's flag, and no character of code ((){}[]<>=;$`_\
-// or |) after that markup.
+// least proseLineFields fields (proseItemFields after such markup: a
+// list item, a comment or a to-do is short and no command), four in five
+// of them words of letters that are not a command's flag, and no field
+// holding code (codeField) after that markup.
 func proseLine(line string) bool {
 	fields := strings.Fields(line)
 	lead := 0
@@ -174,12 +175,12 @@ func proseLine(line string) bool {
 		lead++
 	}
 	fields = fields[lead:]
-	if len(fields) < proseLineFields {
+	if len(fields) < proseLineFields && (lead == 0 || len(fields) < proseItemFields) {
 		return false
 	}
 	plain := 0
 	for _, f := range fields {
-		if strings.ContainsAny(f, "(){}[]<>=;$`_\\|") {
+		if codeField(f) {
 			return false
 		}
 		if plainWord(f) && !strings.HasPrefix(f, "-") {
@@ -189,8 +190,31 @@ func proseLine(line string) bool {
 	return plain*5 >= len(fields)*4
 }
 
-// proseLineFields is how many fields a line needs to read as prose.
-const proseLineFields = 6
+// codeField reports whether a field of a line holds a character of code
+// ((){}[]<>=;$`_\\ or |). A sentence's own punctuation is not: a
+// parenthesis opening or closing a field ("(no", "commits)",), and a
+// comparison standing alone ("NCD > 0.3").
+func codeField(f string) bool {
+	if strings.Trim(f, "<>=") == "" {
+		return false
+	}
+	inner := strings.Trim(f, sentencePunct)
+	inner = strings.TrimPrefix(inner, "(")
+	inner = strings.TrimSuffix(strings.TrimRight(inner, sentencePunct), ")")
+	return strings.ContainsAny(inner, "(){}[]<>=;$`_\\|")
+}
+
+// sentencePunct is the punctuation a word of a sentence may carry at its
+// ends: stops, quotes and apostrophes, the typographic one among them.
+const sentencePunct = ".,;:!?'\"\u2019"
+
+// proseLineFields is how many fields a line needs to read as prose, and
+// proseItemFields how many after a list's, a comment's or a to-do's
+// markup.
+const (
+	proseLineFields = 6
+	proseItemFields = 3
+)
 
 // isWordRune reports whether r can be part of a word (see words).
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
@@ -214,14 +238,15 @@ func proseLike(s string) bool {
 const proseFields = 15
 
 // plainWord reports whether f is letters with at most a sentence's
-// punctuation around them ("Ensure", "handler,", "(optional)").
+// punctuation around them ("Ensure", "handler,", "(optional)"); an
+// apostrophe, typographic or not, may join them ("l’ordre").
 func plainWord(f string) bool {
-	f = strings.Trim(f, ".,;:!?'\"()")
+	f = strings.Trim(f, sentencePunct+"()")
 	if f == "" {
 		return false
 	}
 	for _, r := range f {
-		if !unicode.IsLetter(r) && r != '-' && r != '\'' {
+		if !unicode.IsLetter(r) && r != '-' && r != '\'' && r != '\u2019' {
 			return false
 		}
 	}

@@ -21,7 +21,7 @@ type Preset = benchcore.Preset
 
 // Presets returns the lab's presets: harness's ablations and ideas.
 func Presets() []Preset {
-	return append(append(append(append(ablations(), feedbackPresets()...), outlinePresets()...), latePresets()...), kindPresets()...)
+	return append(append(append(append(append(append(append(ablations(), feedbackPresets()...), outlinePresets()...), latePresets()...), kindPresets()...), paysPresets()...), readHeadPresets()...), rereadStopPreset())
 }
 
 // Lookup returns the lab's preset called name, or the product's (a
@@ -83,6 +83,8 @@ func ablations() []benchcore.Preset {
 		abl("harness+active", "harness whose clears for cost keep the newest 3 rounds instead of 4 (ClearOldKeepRounds 3) and read 2 rounds for the results the agent is working with instead of 3 (ActiveRounds 2)", func(h *benchcore.HarnessConfig) {
 			h.Active, h.ClearOldKeep = 2, 3
 		}),
+		abl("harness+active/r1", "harness whose working-set rule reads the newest round before a clear only (ActiveRounds 1)", func(h *benchcore.HarnessConfig) { h.Active = 1 }),
+		abl("harness+active/r2", "harness whose working-set rule reads the 2 newest rounds before a clear (ActiveRounds 2)", func(h *benchcore.HarnessConfig) { h.Active = 2 }),
 		abl("harness+active/3", "harness+active reading the 3 rounds before the clear (ActiveRounds 3)", func(h *benchcore.HarnessConfig) { h.Active, h.ClearOldKeep = 3, 3 }),
 		abl("harness+active/24k", "harness+active clearing old results once they add up to 24,000 tokens instead of 12,000", func(h *benchcore.HarnessConfig) {
 			h.Active, h.ClearOldKeep, h.ClearOld = 2, 3, 24_000
