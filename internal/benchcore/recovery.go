@@ -89,18 +89,34 @@ func hiddenUnderNone(none *replayengine.Report) map[string]bool {
 	return hidden
 }
 
-// addRecovery adds a replay's recovery rounds to f, leaving out the
-// needles of hidden (see hiddenUnderNone) and a round that brings back
-// only such needles: their count, the needles no read-only path brings
-// back, and the cost of the requests with the rounds priced in under
-// every price model.
-func (f *Figures) addRecovery(r *replayengine.Report, hidden map[string]bool) {
+// chargedRounds is r's recovery rounds that bring back a needle not in
+// hidden (see hiddenUnderNone).
+func chargedRounds(r *replayengine.Report, hidden map[string]bool) []replayengine.Recovery {
 	var rounds []replayengine.Recovery
 	for _, rc := range r.Recoveries {
 		if slices.ContainsFunc(rc.Needles, func(n string) bool { return !hidden[n] }) {
 			rounds = append(rounds, rc)
 		}
 	}
+	return rounds
+}
+
+// RecoveryPriced returns the requests of preset's replay with the
+// recovery rounds it is charged for (those that bring back a needle none's
+// replay of the same recording shows) priced in as the bench prices them
+// (withRecovery), and those rounds: for a diagnosis request by request.
+func RecoveryPriced(preset, none *replayengine.Report) ([]replayengine.CallStat, []replayengine.Recovery) {
+	rounds := chargedRounds(preset, hiddenUnderNone(none))
+	return withRecovery(preset.Calls, rounds), rounds
+}
+
+// addRecovery adds a replay's recovery rounds to f, leaving out the
+// needles of hidden (see hiddenUnderNone) and a round that brings back
+// only such needles: their count, the needles no read-only path brings
+// back, and the cost of the requests with the rounds priced in under
+// every price model.
+func (f *Figures) addRecovery(r *replayengine.Report, hidden map[string]bool) {
+	rounds := chargedRounds(r, hidden)
 	for _, n := range r.Unrecovered {
 		if !hidden[n] {
 			f.LostNeedles++

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentharness/harness/bench"
-	"github.com/agentharness/harness/internal/promptunit"
+	"github.com/agentharness/harness/internal/benchcore"
 	"github.com/agentharness/harness/internal/replayengine"
 	benchlab "github.com/agentharness/harness/lab/bench"
 	"github.com/agentharness/harness/provider/catalog"
@@ -24,44 +23,22 @@ func price(m catalog.PriceModel, c replayengine.CallStat) float64 {
 	return m.CacheWrite*float64(c.Input-c.Cached) + m.CachedRead*float64(c.Cached) + m.Output*float64(c.Output)
 }
 
-// priced mirrors benchcore's withRecovery (the bench's pricing of the
-// recovery rounds), marking the rounds' requests with Index -1.
-func priced(calls []replayengine.CallStat, rounds []replayengine.Recovery) []replayengine.CallStat {
-	out := make([]replayengine.CallStat, 0, len(calls)+len(rounds))
-	place := make([]int, len(rounds))
+// roundRequests marks, in the requests RecoveryPriced returns for calls
+// and rounds, those of the rounds: one request before call k for the
+// rounds at k.
+func roundRequests(calls []replayengine.CallStat, rounds []replayengine.Recovery) []bool {
+	var marks []bool
 	next := 0
-	for k, c := range calls {
-		added, cached := 0, 0
-		for i, r := range rounds[:next] {
-			n := r.Added
-			if r.Cleared > 0 && k >= r.Cleared {
-				n = r.Kept
-			}
-			added += n
-			if c.Cached >= place[i] {
-				cached += n
-			} else {
-				place[i] = c.Cached + 1
-			}
-		}
+	for k := range calls {
 		if next < len(rounds) && rounds[next].At == k {
-			round := c
-			round.Index, round.Output, round.Shown = -1, 0, nil
-			round.Input, round.Cached = c.Input+added, c.Cached+cached
-			for ; next < len(rounds) && rounds[next].At == k; next++ {
-				round.Output += rounds[next].Output
-				added += rounds[next].Added
-				place[next] = c.Input - promptunit.RequestOverhead
+			marks = append(marks, true)
+			for next < len(rounds) && rounds[next].At == k {
+				next++
 			}
-			out = append(out, round)
-			c.Cached = round.Input
-		} else {
-			c.Cached += cached
 		}
-		c.Input += added
-		out = append(out, c)
+		marks = append(marks, false)
 	}
-	return out
+	return marks
 }
 
 // TestResearchRunDiff prints, for each recording of HARNESS_RESEARCH_SETS
@@ -118,23 +95,12 @@ func TestResearchRunDiff(t *testing.T) {
 }
 
 func diff(t *testing.T, id string, models []catalog.PriceModel, rn, rp *replayengine.Report) {
-	hidden := map[string]bool{}
-	for _, r := range rn.Recoveries {
-		for _, n := range r.Needles {
-			hidden[n] = true
-		}
-	}
-	var rounds []replayengine.Recovery
-	for _, rc := range rp.Recoveries {
-		if slices.ContainsFunc(rc.Needles, func(n string) bool { return !hidden[n] }) {
-			rounds = append(rounds, rc)
-		}
-	}
 	res := map[string]replayengine.ResultStat{}
 	for _, x := range rp.Results {
 		res[x.CallID] = x
 	}
-	calls := priced(rp.Calls, rounds)
+	calls, rounds := benchcore.RecoveryPriced(rp, rn)
+	roundAt := roundRequests(rp.Calls, rounds)
 	var names []string
 	for _, m := range models {
 		names = append(names, m.Name)
@@ -144,11 +110,11 @@ func diff(t *testing.T, id string, models []catalog.PriceModel, rn, rp *replayen
 	totN := make([]float64, len(models))
 	j := 0
 	prevState := map[string]string{}
-	for _, c := range calls {
+	for ci, c := range calls {
 		var n replayengine.CallStat
 		var notes []string
-		isRound := c.Index == -1
-		if c.Index == 0 {
+		isRound := roundAt[ci]
+		if c.Index == 0 && !isRound {
 			notes = append(notes, "REVEAL")
 		}
 		for ; c.Index > 0 && j < len(rn.Calls) && rn.Calls[j].Index != c.Index; j++ {
