@@ -5,8 +5,9 @@
 // over the vocabulary of github.com/tiktoken-go/tokenizer, compiled in
 // (nothing is fetched at run time), which splits text by hand as the
 // encoding's pattern does and merges without allocating, built once per
-// process and safe for concurrent use; a [Cache] that remembers the counts of long texts, since
-// a view is recounted every round; [CountRequest] for a whole
+// process and safe for concurrent use; a [Cache] that remembers the
+// counts of long texts, since a view is recounted every round;
+// [CountRequest] for a whole
 // [harness.Request] (messages, tool calls, images and tool schemas, with
 // documented per-message overheads); a per-model [Calibrator], fed by the
 // [Calibrate] model wrapper, that learns the ratio between the input
