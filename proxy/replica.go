@@ -547,10 +547,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 //
 // The response's last bytes are relayed already. When another replica
 // has served one of the conversation's requests (a balancer without
-// affinity), its end waits for the first try of the claim (up to
-// answerClaimWait, not during an outage), so the client's next request,
-// on whichever replica, finds the answer claimed instead of waiting for
-// it; a conversation one replica serves alone never waits.
+// affinity), or this is the conversation's first model call (nothing
+// tells yet where its next request lands), its end waits for the first
+// try of the claim (up to answerClaimWait, not during an outage), so the
+// client's next request, on whichever replica, finds the answer claimed
+// instead of waiting for it; a conversation one replica serves alone
+// waits on its first answer only.
 func (p *Proxy) claimAnswered(c *call) {
 	if p.replicas.log == nil || c.conv == nil {
 		return
@@ -571,7 +573,9 @@ func (p *Proxy) claimAnswered(c *call) {
 		stored = p.rec.marker(cv.id)
 	}
 	pending := len(cv.pendingStarts) > 0
-	alternates := cv.alternates
+	// A conversation's first answer waits too: nothing tells yet whether
+	// its next request lands here.
+	alternates := cv.alternates || c.key == roundKey{1, 1}
 	cv.mu.Unlock()
 	if len(keys) == 0 && !pending {
 		return

@@ -104,21 +104,35 @@ func TestReplicaClaimsTheAnswerBeforeTheResponseEnds(t *testing.T) {
 			t.Errorf("claim log when the second response ended: %q; want the answer of turn 1 round 2", keys)
 		}
 	})
-	t.Run("alone", func(t *testing.T) {
-		held := &heldAnswers{release: make(chan struct{})}
+	t.Run("first answer", func(t *testing.T) {
+		// Nothing tells yet whether the next request lands on this
+		// replica: the first response ends once its answer is claimed.
+		held := &heldAnswers{delay: 2 * time.Second}
 		r := newReplicaRigWith(t, 1, true, nil, func(_ int, cs *countingStore) store.Store { return heldStore{cs, held} })
 		r.pxs[0].replicas.answerWait.Store(int64(time.Hour))
 		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}))
-		post(t, r.urls[0], nil) // would hang while the claim is held, were it waited for
-		if keys := claimKeys(t, r.dsn); slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+		post(t, r.urls[0], nil)
+		if keys := claimKeys(t, r.dsn); !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
+			t.Errorf("claim log when the first response ended: %q; want the answer of turn 1 round 1", keys)
+		}
+	})
+	t.Run("alone", func(t *testing.T) {
+		held := &heldAnswers{release: make(chan struct{}), except: roundClaimKey(claimAnswer, roundKey{1, 1})}
+		r := newReplicaRigWith(t, 1, true, nil, func(_ int, cs *countingStore) store.Store { return heldStore{cs, held} })
+		r.pxs[0].replicas.answerWait.Store(int64(time.Hour))
+		r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: `{"command":"ls"}`}}, wiretest.Usage{Input: 100, Output: 10}),
+			wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+		post(t, r.urls[0], nil)
+		post(t, r.urls[0], first) // would hang while the claim is held, were it waited for
+		if keys := claimKeys(t, r.dsn); slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 2})) {
 			t.Errorf("the held answer claim is in the log: %q", keys)
 		}
 		close(held.release)
 		if err := r.pxs[0].Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if keys := claimKeys(t, r.dsn); !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 1})) {
-			t.Errorf("claim log once released: %q; want the answer of turn 1 round 1", keys)
+		if keys := claimKeys(t, r.dsn); !slices.Contains(keys, roundClaimKey(claimAnswer, roundKey{1, 2})) {
+			t.Errorf("claim log once released: %q; want the answer of turn 1 round 2", keys)
 		}
 	})
 }
@@ -148,6 +162,7 @@ func claimKeys(t *testing.T, dsn string) []string {
 type heldAnswers struct {
 	delay   time.Duration
 	release chan struct{}
+	except  string // a key let through at once
 }
 
 // heldStore is a replica's store whose answer claims heldAnswers holds.
@@ -158,7 +173,7 @@ type heldStore struct {
 
 func (s heldStore) Claim(ctx context.Context, conv string, entries []store.Claim) ([]store.Claim, error) {
 	for _, e := range entries {
-		if strings.HasPrefix(e.Key, claimAnswer+"|") {
+		if strings.HasPrefix(e.Key, claimAnswer+"|") && e.Key != s.held.except {
 			if s.held.release != nil {
 				<-s.held.release
 			}
