@@ -52,9 +52,10 @@ type Config struct {
 	// calls go through the guards. It is how a preset whose guards adapt
 	// to what the agent reads back learns of the reads: in a live run the
 	// round is one more round of tool calls in the transcript, which the
-	// replay prices instead of running (the requests of Report.Calls do
-	// not hold it). Needles the recording itself never showed are read
-	// back too (the bench leaves them out of the price, not out of this).
+	// replay prices beside the requests of Report.Calls unless
+	// SendRecoveries sends it. Needles the recording itself never showed
+	// are read back too (the bench leaves them out of the price, not out
+	// of this).
 	Reread func(calls []harness.ToolCall)
 	// SendRecoveries sends the recovery rounds the bench charges as a
 	// live agent makes them (see [Recovery]): requests of Report.Calls
@@ -136,7 +137,7 @@ type CallStat struct {
 	// Round locate it (from 1). A reveal round, a request the replay adds
 	// before a recorded call whose tool the list did not show whole (a
 	// deferred tool's stub, or a tool the selection did not offer), has
-	// Index 0.
+	// Index 0, as has a recovery round the replay sends (Recovery.Sent).
 	Index, Turn, Round int
 	// Input is the request's tokens (o200k, with the chat format's
 	// framing), Cached the tokens of its prefix unchanged since the
@@ -191,7 +192,8 @@ type Report struct {
 	Lost []Needle
 	// Recoveries are the rounds a live agent would add to read back
 	// needles a request no longer shows (see [Recovery]), in order; the
-	// requests of Calls do not include them. Unrecovered lists the
+	// requests of Calls include only the rounds Sent (Config.SendRecoveries)
+	// as requests of Index 0. Unrecovered lists the
 	// needles no read-only path brings back: no spill file or stored copy
 	// holds them and the call that returned them was not read-only.
 	Recoveries  []Recovery
