@@ -1,11 +1,15 @@
 package policy
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/provider/scripted"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -123,5 +127,57 @@ func TestCompactBankKeepAllLeavesRereadsOut(t *testing.T) {
 			!slices.Contains(ids, "other") || !slices.Contains(ids, "result:other") {
 			t.Errorf("charge %v: keeping everything's calls and results %v", charge, ids)
 		}
+	}
+}
+
+// TestCompactChargeRereadsHoldsClears runs an agent that reads a part,
+// then reads a page of a spill file back, over and over: the ceiling shows
+// a third of each part, but every page read back is as large as a part.
+// The bank that prices keeping everything with the re-reads in it sees
+// savings and clears for cost; charged with them (ChargeRereads), it sees
+// the pages cost more than the cuts saved, and holds every clear.
+func TestCompactChargeRereadsHoldsClears(t *testing.T) {
+	const n, size = 16, 1500
+	read := harness.Tool{
+		Spec: harness.ToolSpec{Name: "read", Risk: harness.ReadOnly},
+		Func: func(ctx context.Context, c *harness.ToolCall) (*harness.ToolResult, error) {
+			return harness.TextResult(filler(len(c.Args)*31+int(c.Args[len(c.Args)-3]), size)), nil
+		},
+	}
+	// The ceiling: a third of each part; a page read back is shown whole.
+	cut := func(next harness.ToolFunc) harness.ToolFunc {
+		return func(ctx context.Context, call *harness.ToolCall) (*harness.ToolResult, error) {
+			if strings.Contains(string(call.Args), "spill") {
+				return next(ctx, call)
+			}
+			return thirdOf(next)(ctx, call)
+		}
+	}
+	var steps []scripted.Step
+	for i := range n {
+		steps = append(steps,
+			scripted.Step{Text: fmt.Sprintf("reading part %d", i), ToolCalls: []scripted.Call{scriptCall("read", fmt.Sprintf(`{"path":"part%03d.txt"}`, i))}},
+			scripted.Step{ToolCalls: []scripted.Call{scriptCall("read", fmt.Sprintf(`{"path":".harness/spill/c/part%03d.txt","offset":%d}`, i, i+1))}})
+	}
+	steps = append(steps, scripted.Step{Text: "done"})
+	c := tokens.NewCache(o200k(t), nil)
+	for _, charge := range []bool{false, true} {
+		t.Run(fmt.Sprintf("charge=%v", charge), func(t *testing.T) {
+			rec := &stuckRecorder{}
+			agent, err := harness.New(rec.wrap(scripted.New(&scripted.Script{Steps: steps}, &scripted.Options{Counter: o200k(t)})), &harness.Options{
+				Tools: []harness.Tool{read}, MaxRounds: len(steps), Observer: rec.observe, Guards: []harness.Guard{cut},
+				Policies: []harness.ViewPolicy{&CompactPolicy{Window: 1 << 20, Counter: c, ClearOld: 3000, ChargeRereads: charge}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := agent.Run(context.Background(), harness.NewConversation("c"), "read every part")
+			if err != nil || res.Outcome != harness.Answered {
+				t.Fatalf("%v %s", err, res.Outcome)
+			}
+			if clears := len(rec.policyEvents(compactName)); (clears > 0) == charge {
+				t.Fatalf("%d clears for cost with ChargeRereads %v", clears, charge)
+			}
+		})
 	}
 }
