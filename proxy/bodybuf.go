@@ -155,8 +155,10 @@ func (h *heldReader) Close() error {
 }
 
 // firstBodyBuffer is the buffer a body read by its Content-Length starts
-// with when no pooled buffer of its size is free.
-const firstBodyBuffer = 64 << 10
+// with when no pooled buffer of its size is free: a body of up to this
+// size is read into a buffer of its size class at once, without the
+// copies of growing one (most bodies are this size or less).
+const firstBodyBuffer = 512 << 10
 
 // classCap is the capacity a buffer for a body of n bytes grows to: its
 // size class when bodies of that size are pooled, else n.
@@ -171,8 +173,8 @@ func classCap(n int64) int64 {
 // the caller. A free pooled buffer of n's size class is used as it is;
 // otherwise the buffer grows as the bytes arrive, doubling from
 // firstBodyBuffer up to n's class, so a client that announces more than
-// it sends costs at most twice what it sent, and the grown buffer joins
-// the pool when released. A body shorter than announced is
+// it sends costs at most firstBodyBuffer or twice what it sent, and the
+// grown buffer joins the pool when released. A body shorter than announced is
 // io.ErrUnexpectedEOF; a longer one an error.
 func (bp *bodyPool) read(rd io.Reader, n int64) (*bodyBuf, error) {
 	if c := bodyClass(int(n)); c >= 0 && bp != nil {

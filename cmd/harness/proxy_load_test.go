@@ -22,13 +22,14 @@ import (
 	"github.com/agentharness/harness/store/sqlite"
 )
 
-// loadUpstream answers every Messages request at once with a streamed tool
-// call (or, at the last round, text), and counts the cache breaks it sees:
-// a tool result sent with other bytes than the conversation's previous
-// request sent it.
+// loadUpstream answers every Messages request with a streamed tool call
+// (or, at the last round, text) after the model's time (think; zero: at
+// once), and counts the cache breaks it sees: a tool result sent with
+// other bytes than the conversation's previous request sent it.
 type loadUpstream struct {
 	*httptest.Server
 	rounds int
+	think  time.Duration
 	mu     sync.Mutex
 	last   map[string]map[string]string // by conversation (first message)
 	breaks int
@@ -79,8 +80,17 @@ func (u *loadUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := wiretest.AnthropicStream("m", text, calls, wiretest.Usage{Input: 100, Output: 10})
 	w.Header().Set("Content-Type", "text/event-stream")
-	for _, e := range reply.Events {
+	// A model streams its first event soon and the rest over its time.
+	for i, e := range reply.Events {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Event, e.Data)
+		if i == 0 && u.think > 0 {
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(u.think):
+			case <-r.Context().Done():
+				return
+			}
+		}
 	}
 	// Streamed as a model API streams: chunked, without a length, so a
 	// client reads the answer's end when the proxy ends it.
@@ -116,14 +126,15 @@ type loadFigures struct {
 // (seconds between PostgreSQL restarts in the second pass; 0 skips it)),
 // HARNESS_LOAD_PASSES (2: the PostgreSQL configurations without restarts
 // run again in reverse order), HARNESS_LOAD_POOL (each replica's write pool,
-// pool_max_conns; default 32)).
+// pool_max_conns; default 8), HARNESS_LOAD_MODEL_MS (the upstream's time
+// per answer, streamed after its first event; default 0: at once)).
 // Each configuration runs CONVS concurrent streamed conversations of
 // ROUNDS rounds, each request landing on replica (conversation + round)
 // mod N, with a 30 KiB tool result per round (cut by the ceiling); one
 // replica on SQLite is the baseline. It reports requests per second,
-// p50/p99 latency through the proxy (the upstream answers at once on
-// loopback, so this is what the proxy adds), peak RSS per replica, rounds
-// lost or stored twice, and cache breaks seen by the upstream.
+// p50/p99 latency through the proxy less the upstream's time (what the
+// proxy adds), peak RSS per replica, rounds lost or stored twice, and
+// cache breaks seen by the upstream.
 func TestProxyLoad(t *testing.T) {
 	if os.Getenv("HARNESS_LOAD") == "" {
 		t.Skip("set HARNESS_LOAD=1 to run the load figures")
@@ -158,6 +169,7 @@ func TestProxyLoad(t *testing.T) {
 		}
 	}
 	var b strings.Builder
+	fmt.Fprintf(&b, "\nthe upstream's time per answer: %s (taken off each latency)\n", time.Duration(loadEnv("HARNESS_LOAD_MODEL_MS", 0))*time.Millisecond)
 	fmt.Fprintf(&b, "\n| store | replicas | PG restarts | requests | req/s | p50 | p99 | peak RSS per replica (MiB) | CPU ms per request: replicas, PostgreSQL, clients | failed | lost | stored twice | cache breaks |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range figs {
 		var rss []string
@@ -211,7 +223,8 @@ func cmpOr(a, b string) string {
 // runLoad runs one configuration.
 func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result string, restartEvery time.Duration) loadFigures {
 	t.Helper()
-	up := &loadUpstream{rounds: rounds, last: map[string]map[string]string{}}
+	think := time.Duration(loadEnv("HARNESS_LOAD_MODEL_MS", 0)) * time.Millisecond
+	up := &loadUpstream{rounds: rounds, think: think, last: map[string]map[string]string{}}
 	up.Server = httptest.NewServer(http.HandlerFunc(up.serve))
 	defer up.Close()
 	ws := t.TempDir()
@@ -262,7 +275,7 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 				body := anthropicBody(fmt.Sprintf("load conversation %d", c), results)
 				t0 := time.Now()
 				err := postReplica(procs[(c+r)%replicas].url, key, body)
-				d := time.Since(t0)
+				d := time.Since(t0) - think // what the proxy added
 				mu.Lock()
 				if err != nil {
 					f.failed++
