@@ -42,14 +42,14 @@ const (
 // back. With Config.SendRecoveries, when the request could make tool
 // calls and some needle of the round is one keeping everything would have
 // shown (the bench charges only those), the round is Sent: the replay
-// sends it as the live agent does, a request the policies build (a CallStat of Index 0, before
-// request At) answered with the round's calls, whose results (the pages,
-// past the guards: a page is what the agent reads) join the conversation,
-// so every later request carries them and every policy sees them (the
-// savings bank charges a spill file's re-read). Otherwise the bench
-// prices the round from its figures: a request of the whole prefix
-// before request At, the calls' output tokens, and Added tokens in every
-// later request.
+// sends it as the live agent does, a request the policies build (a
+// CallStat of Index 0, at index At) answered with the round's calls,
+// whose results (the pages, past the guards: a page is what the agent
+// reads) join the conversation, so every later request carries them and
+// every policy sees them (the savings bank can charge a re-read).
+// Otherwise the bench prices the round from its figures: a request of the
+// whole prefix before request At, the calls' output tokens, and Added
+// tokens in every later request.
 type Recovery struct {
 	// At is the index in Report.Calls of the request the round precedes.
 	At int
