@@ -51,7 +51,8 @@ const (
 // whole prefix before request At, the calls' output tokens, and Added
 // tokens in every later request.
 type Recovery struct {
-	// At is the index in Report.Calls of the request the round precedes.
+	// At is the index in Report.Calls of the request the round precedes;
+	// of the round's own request when Sent (the call's is the next).
 	At int
 	// Needles are the texts of the needles the round brings back; Via
 	// counts its calls by how they read (spill, recall, rerun).
