@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"hash/fnv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,9 +24,10 @@ import (
 )
 
 // loadUpstream answers every Messages request with a streamed tool call
-// (or, at the last round, text) after the model's time (think; zero: at
-// once), and counts the cache breaks it sees: a tool result sent with
-// other bytes than the conversation's previous request sent it.
+// (or, at the last round, text) after the model's time (modelTime around
+// think; zero: at once), and counts the cache breaks it sees: a tool
+// result sent with other bytes than the conversation's previous request
+// sent it.
 type loadUpstream struct {
 	*httptest.Server
 	rounds int
@@ -86,7 +88,7 @@ func (u *loadUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		if i == 0 && u.think > 0 {
 			w.(http.Flusher).Flush()
 			select {
-			case <-time.After(u.think):
+			case <-time.After(modelTime(u.think, conv, n)):
 			case <-r.Context().Done():
 				return
 			}
@@ -95,6 +97,16 @@ func (u *loadUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	// Streamed as a model API streams: chunked, without a length, so a
 	// client reads the answer's end when the proxy ends it.
 	w.(http.Flusher).Flush()
+}
+
+// modelTime is the upstream's time for a conversation's round: spread
+// evenly from half to one and a half times think, by a hash of the two, so
+// that conversations started together drift apart as agents' calls do
+// (the client takes the same time off its latency).
+func modelTime(think time.Duration, conv string, round int) time.Duration {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s|%d", conv, round)
+	return think/2 + time.Duration(h.Sum64()%uint64(think+1))
 }
 
 // loadEnv reads an integer size from the environment.
@@ -169,7 +181,8 @@ func TestProxyLoad(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nthe upstream's time per answer: %s (taken off each latency)\n", time.Duration(loadEnv("HARNESS_LOAD_MODEL_MS", 0))*time.Millisecond)
+	think := time.Duration(loadEnv("HARNESS_LOAD_MODEL_MS", 0)) * time.Millisecond
+	fmt.Fprintf(&b, "\nthe upstream's time per answer: %s to %s (taken off each latency)\n", think/2, think*3/2)
 	fmt.Fprintf(&b, "\n| store | replicas | PG restarts | requests | req/s | p50 | p99 | peak RSS per replica (MiB) | CPU ms per request: replicas, PostgreSQL, clients | failed | lost | stored twice | cache breaks |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range figs {
 		var rss []string
@@ -271,11 +284,20 @@ func runLoad(t *testing.T, backend string, replicas, convs, rounds int, result s
 		wg.Go(func() {
 			var results []string
 			key := fmt.Sprintf("sk-load-%d", c%8) // eight tenants
+			// With a model's time, conversations start spread over it.
+			time.Sleep(time.Duration(c) * think / time.Duration(convs))
 			for r := range rounds {
-				body := anthropicBody(fmt.Sprintf("load conversation %d", c), results)
+				name := fmt.Sprintf("load conversation %d", c)
+				body := anthropicBody(name, results)
 				t0 := time.Now()
 				err := postReplica(procs[(c+r)%replicas].url, key, body)
-				d := time.Since(t0) - think // what the proxy added
+				d := time.Since(t0) // what the proxy added: less the model's time
+				if think > 0 {
+					d -= modelTime(think, name, r)
+				}
+				if d < 0 {
+					t.Errorf("%s round %d answered before the model's time", name, r)
+				}
 				mu.Lock()
 				if err != nil {
 					f.failed++
