@@ -149,6 +149,14 @@ type CompactPolicy struct {
 	// more than keeping everything (the bench's presets of other systems
 	// set it, as their rules know no bank).
 	Unbounded bool
+	// ChargeRereads charges the savings bank with the agent's re-reads:
+	// a call of the recall tool or one whose arguments name a spill file,
+	// which keeping everything never makes. A request answered with
+	// re-reads alone is booked at its whole price, and the re-reads' calls
+	// and results at the price of every request that carries them, so a
+	// clear for cost waits until the cuts have saved what reading their
+	// results back cost.
+	ChargeRereads bool
 	// Rule decides which old results the clears for cost take and what a
 	// cleared result shows (see [ClearRule]); the zero Rule takes every one
 	// and shows a one-line placeholder. The savings bank prices what the
@@ -214,6 +222,7 @@ type compactConfig struct {
 	placeholders   *placeholderCache
 	measures       *measureMemo
 	prices         []CachePrice // nil: the bank is off (Unbounded)
+	chargeRereads  bool         // ChargeRereads
 	windowGuessed  bool         // the window is the size of the rejected request
 	overflowTarget bool         // the target is Target × the rejected request
 }
@@ -238,7 +247,7 @@ func (p *CompactPolicy) config() (compactConfig, error) {
 		high: p.HighWater, target: p.Target, window: p.Window, model: p.Model, windows: p.Windows,
 		counter: p.counter, factor: 1, clearAtLeast: p.ClearAtLeast, keepRounds: p.KeepRounds,
 		keepTurns: p.KeepTurns, clearOld: p.ClearOld, clearOldKeep: p.ClearOldKeepRounds, clearIdle: p.ClearWhenIdle, summarizer: p.Summarizer, summaryTokens: p.SummaryTokens, recall: !p.NoRecall,
-		placeholders: &p.placeholders, measures: &p.measures,
+		placeholders: &p.placeholders, measures: &p.measures, chargeRereads: p.ChargeRereads,
 	}
 	if c.high <= 0 {
 		c.high = defaultCompactHighWater
@@ -372,7 +381,7 @@ func (p *CompactPolicy) ApplyView(ctx context.Context, v *harness.View) error {
 		c.items = items
 	}
 	if cfg.prices != nil {
-		c.bank = p.books.open(v.Conversation, requestsSoFar(v), c.counter, cfg.prices)
+		c.bank = p.books.open(v.Conversation, requestsSoFar(v), c.counter, cfg.prices, cfg.chargeRereads, cfg.chargeRereads && answeredWithRereads(v))
 	}
 	if err := c.apply(); err != nil {
 		return err

@@ -45,7 +45,9 @@ const maxBooks = 1024
 // (what keeping everything sends). Their difference under each price is
 // the request's saving. A request is booked when the next one is built,
 // so a request built again (a retry after an overflow) replaces its
-// pending figures instead of adding to them.
+// pending figures instead of adding to them. A request the agent answered
+// with re-reads alone is booked at its whole price instead, and keeping
+// everything's requests leave re-reads out (see compact_reread.go).
 type bank struct {
 	prices []CachePrice
 	// index is the request of pending (requestsSoFar), 0 before any.
@@ -62,7 +64,8 @@ type bank struct {
 	built, kept tokens.PromptCache
 	pending     struct {
 		built, kept tokens.PromptCache
-		saving      []float64
+		// saving is the request's saving; cost what it cost as built.
+		saving, cost []float64
 	}
 	// whole is each result's tool message as keeping everything shows it,
 	// by call id (built once, so the cache model compares by pointer).
@@ -72,6 +75,9 @@ type bank struct {
 	wholeAt []wholeMsg
 	// keptBuf holds the messages of the requests keepAll made (see there).
 	keptBuf []harness.Message
+	// rereads remembers by call id whether a call is a re-read; nil when
+	// the bank charges none (CompactPolicy.ChargeRereads off).
+	rereads map[string]bool
 }
 
 // wholeMsg is a result's tool message as keeping everything shows it.
@@ -97,8 +103,11 @@ func convKey(conv *harness.Conversation) string {
 
 // open returns conv's bank as of request index: the request before it is
 // booked when index moved on, and the bank starts again from nothing when
-// index went back (a conversation restarted under the same id).
-func (b *books) open(conv *harness.Conversation, index int, counter tokens.Counter, prices []CachePrice) *bank {
+// index went back (a conversation restarted under the same id). A bank
+// that charges re-reads (charge) books a request reread says the agent
+// answered with re-reads alone at its whole price, as keeping everything
+// never sent it.
+func (b *books) open(conv *harness.Conversation, index int, counter tokens.Counter, prices []CachePrice, charge, reread bool) *bank {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	key := convKey(conv)
@@ -110,6 +119,9 @@ func (b *books) open(conv *harness.Conversation, index int, counter tokens.Count
 	if !ok || index < k.index {
 		k = &bank{prices: prices, saved: make([]float64, len(prices)), late: index > 1,
 			built: *tokens.NewPromptCache(counter), kept: *tokens.NewPromptCache(counter), whole: map[string]harness.Message{}}
+		if charge {
+			k.rereads = map[string]bool{}
+		}
 		if b.byKey == nil {
 			b.byKey = map[string]*bank{}
 		}
@@ -119,10 +131,17 @@ func (b *books) open(conv *harness.Conversation, index int, counter tokens.Count
 			b.order = b.order[1:]
 		}
 	}
+	reread = reread && k.rereads != nil
 	if k.index > 0 && index > k.index {
-		k.built, k.kept = k.pending.built, k.pending.kept
+		k.built = k.pending.built
+		if !reread {
+			k.kept = k.pending.kept
+		}
 		if !k.late {
 			for i, s := range k.pending.saving {
+				if reread {
+					s = -k.pending.cost[i]
+				}
 				k.saved[i] += s
 			}
 		}
@@ -139,22 +158,24 @@ func price(p CachePrice, cnt tokens.Count) float64 {
 
 // saving prices v's request as built and as keeping everything sends it,
 // against the cache models after the previous request, and returns what
-// v saves under each price and the two models after it.
-func (k *bank) saving(v *harness.View) ([]float64, tokens.PromptCache, tokens.PromptCache) {
+// v saves under each price, what it costs as built, and the two models
+// after it.
+func (k *bank) saving(v *harness.View) (saving, cost []float64, _, _ tokens.PromptCache) {
 	built, kept := k.built, k.kept
 	b := built.Add(v.Request(0))
 	n := kept.Add(k.keepAll(v))
-	out := make([]float64, len(k.prices))
+	saving, cost = make([]float64, len(k.prices)), make([]float64, len(k.prices))
 	for i, p := range k.prices {
-		out[i] = price(p, n) - price(p, b)
+		cost[i] = price(p, b)
+		saving[i] = price(p, n) - cost[i]
 	}
-	return out, built, kept
+	return saving, cost, built, kept
 }
 
 // book records v's request as the pending one: it is added to the bank
 // when the next request is built.
 func (k *bank) book(v *harness.View) {
-	k.pending.saving, k.pending.built, k.pending.kept = k.saving(v)
+	k.pending.saving, k.pending.cost, k.pending.built, k.pending.kept = k.saving(v)
 }
 
 // covers reports whether the bank, with the request of v (the view as it
@@ -165,7 +186,7 @@ func (k *bank) covers(v *harness.View) bool {
 	if k.late {
 		return false
 	}
-	s, _, _ := k.saving(v)
+	s, _, _, _ := k.saving(v)
 	for i := range k.prices {
 		if k.saved[i]+s[i] < -1e-9 {
 			return false
@@ -175,8 +196,9 @@ func (k *bank) covers(v *harness.View) bool {
 }
 
 // keepAll is v's request as keeping everything would send it: every tool
-// result whole and no note message (the view's messages of Turn 0 after
-// the system prompt). A summary's covered turns are not put back: the
+// result whole, no note message (the view's messages of Turn 0 after the
+// system prompt) and, when the bank charges re-reads, no re-read
+// (rereadCall) nor its result. A summary's covered turns are not put back: the
 // bank then counts them as saved, which a conversation with a summarizer
 // has indeed saved.
 //
@@ -201,11 +223,17 @@ func (k *bank) keepAll(v *harness.View) *harness.Request {
 	for i := range v.Messages {
 		m, o := &v.Messages[i], &v.Origins[i]
 		switch {
+		case m.Role == harness.RoleTool && k.rereads[m.ToolCallID]:
+			// a re-read's result: keeping everything reads nothing back
 		case o.Result != nil && m.Role == harness.RoleTool:
 			w := k.wholeOf(i, o.Result)
 			put(&w)
 		case o.Turn == 0 && m.Role == harness.RoleUser:
 			// the note message: keeping everything shows none
+		case m.Role == harness.RoleAssistant && len(m.ToolCalls) > 0 && k.rereads != nil:
+			if w, ok := k.withoutRereads(m); ok {
+				put(w)
+			}
 		default:
 			put(m)
 		}

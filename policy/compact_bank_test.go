@@ -109,24 +109,24 @@ func TestCompactBankBooksEachRequestOnce(t *testing.T) {
 	counter := tokens.NewCache(o200k(t), nil)
 	var b books
 	view := func() *harness.View { return harness.BuildView(conv, conv.Turns[0], "sys", nil, false) }
-	k := b.open(conv, 1, counter, defaultCompactPrices())
+	k := b.open(conv, 1, counter, defaultCompactPrices(), false, false)
 	k.book(view())
-	k = b.open(conv, 2, counter, defaultCompactPrices())
+	k = b.open(conv, 2, counter, defaultCompactPrices(), false, false)
 	once := append([]float64(nil), k.saved...)
 	if once[0] <= 0 {
 		t.Fatalf("request 1 saved %v on a cut result", once)
 	}
 	for range 3 {
-		k = b.open(conv, 2, counter, defaultCompactPrices())
+		k = b.open(conv, 2, counter, defaultCompactPrices(), false, false)
 		k.book(view())
 	}
 	if k.saved[0] != once[0] {
 		t.Fatalf("rebuilding request 2 changed the bank: %v → %v", once, k.saved)
 	}
-	if k = b.open(conv, 1, counter, defaultCompactPrices()); k.saved[0] != 0 || k.index != 1 {
+	if k = b.open(conv, 1, counter, defaultCompactPrices(), false, false); k.saved[0] != 0 || k.index != 1 {
 		t.Fatalf("going back did not start a new bank: %+v", k.saved)
 	}
-	if k = b.open(harness.NewConversation("other"), 5, counter, defaultCompactPrices()); !k.late || k.covers(view()) {
+	if k = b.open(harness.NewConversation("other"), 5, counter, defaultCompactPrices(), false, false); !k.late || k.covers(view()) {
 		t.Fatal("a conversation first seen at its fifth request covers a clear")
 	}
 }

@@ -85,6 +85,10 @@ type HarnessConfig struct {
 	ClearIdleKeep int
 	// clearIdleBank is CompactPolicy.ClearWhenIdleBanked.
 	ClearIdleBank bool
+	// ChargeRereads is CompactPolicy.ChargeRereads, with the replay's
+	// recovery rounds sent (replayengine.Config.SendRecoveries) so the
+	// bank sees the re-reads it charges, as it does live.
+	ChargeRereads bool
 }
 
 // DefaultHarness is the harness preset's configuration: stack.Config's
@@ -105,14 +109,15 @@ func (h HarnessConfig) Build(env replayengine.Env) (*replayengine.Config, error)
 		idle, noIdle := h.idleAfter(env)
 		w := ModelWindow(env.Model)
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.ClearOld, NoClearOld: h.NoClearOld, ClearOldKeepRounds: h.ClearOldKeep, Unbounded: h.Unbounded, Rule: h.Rule,
-			NoKeepActive: h.NoActive, ActiveRounds: h.Active, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.ClearIdleKeep, ClearWhenIdleBanked: h.ClearIdleBank}
+			NoKeepActive: h.NoActive, ActiveRounds: h.Active, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.ClearIdleKeep, ClearWhenIdleBanked: h.ClearIdleBank,
+			ChargeRereads: h.ChargeRereads}
 		if h.ClearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.ClearAt) / float64(w), Target: float64(h.ClearAt) / 2 / float64(w), ClearAtLeast: h.ClearAt / 3, NoClearOld: true, Unbounded: h.Unbounded}
 		}
 	}
 	st := stack.New(&sc)
-	cfg := &replayengine.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.FinalTools}
+	cfg := &replayengine.Config{Guards: st.Guards, Policies: st.Policies, Recall: st.Recall, KeepToolsOnFinal: h.FinalTools, SendRecoveries: h.ChargeRereads}
 	if h.Selector {
 		cfg.Selector = &toolselect.Selector{NoSticky: h.Reselect, Defer: h.DeferTools, SettleStubs: h.SettleStubs, Pinned: h.Pinned}
 	}

@@ -22,8 +22,11 @@ import (
 // past where that break was (the earliest it can be). From the request
 // whose view cleared the round (Recovery.Cleared) on, it carries what the
 // clear left (Kept) instead. Rounds inserted earlier add their tokens to
-// the rounds after them the same way. calls is not modified.
+// the rounds after them the same way. A round the replay sent
+// (Recovery.Sent) is a request of calls already, and in the later ones: it
+// adds nothing. calls is not modified.
 func withRecovery(calls []replayengine.CallStat, rounds []replayengine.Recovery) []replayengine.CallStat {
+	rounds = slices.DeleteFunc(slices.Clone(rounds), func(r replayengine.Recovery) bool { return r.Sent })
 	if len(rounds) == 0 {
 		return calls
 	}

@@ -42,6 +42,17 @@ func TestWithRecovery(t *testing.T) {
 			{Index: 3, Input: 360, Cached: 340, Output: 10},
 			{Index: 4, Input: 310, Cached: 50, Output: 10},
 		}},
+		// A sent round is a request of calls already (its Index 0) and in
+		// the requests after it: it adds nothing; an unsent one after it
+		// is priced as before.
+		{"a sent round", []replayengine.Recovery{{At: 1, Output: 7, Added: 40, Sent: true}}, calls},
+		{"a sent round, then an unsent one", []replayengine.Recovery{{At: 1, Output: 7, Added: 40, Sent: true}, {At: 2, Output: 5, Added: 20}}, []cs{
+			{Index: 1, Input: 100, Cached: 0, Output: 10},
+			{Index: 2, Input: 200, Cached: 100, Output: 10},
+			{Index: 0, Input: 300, Cached: 200, Output: 5},
+			{Index: 3, Input: 320, Cached: 300, Output: 10},
+			{Index: 4, Input: 270, Cached: 50, Output: 10},
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := withRecovery(calls, c.rounds)

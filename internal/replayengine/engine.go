@@ -52,10 +52,17 @@ type Config struct {
 	// calls go through the guards. It is how a preset whose guards adapt
 	// to what the agent reads back learns of the reads: in a live run the
 	// round is one more round of tool calls in the transcript, which the
-	// replay prices instead of running (the requests of Report.Calls do
-	// not hold it). Needles the recording itself never showed are read
-	// back too (the bench leaves them out of the price, not out of this).
+	// replay prices beside the requests of Report.Calls unless
+	// SendRecoveries sends it. Needles the recording itself never showed
+	// are read back too (the bench leaves them out of the price, not out
+	// of this).
 	Reread func(calls []harness.ToolCall)
+	// SendRecoveries sends the recovery rounds the bench charges as a
+	// live agent makes them (see [Recovery]): requests of Report.Calls
+	// whose calls and pages join the conversation every later request and
+	// policy sees. Off, the bench prices them from their figures alone,
+	// and the policies never see them.
+	SendRecoveries bool
 }
 
 // Policy names a configuration. New is called once per replay, with a
@@ -130,7 +137,7 @@ type CallStat struct {
 	// Round locate it (from 1). A reveal round, a request the replay adds
 	// before a recorded call whose tool the list did not show whole (a
 	// deferred tool's stub, or a tool the selection did not offer), has
-	// Index 0.
+	// Index 0, as has a recovery round the replay sends (Recovery.Sent).
 	Index, Turn, Round int
 	// Input is the request's tokens (o200k, with the chat format's
 	// framing), Cached the tokens of its prefix unchanged since the
@@ -185,7 +192,8 @@ type Report struct {
 	Lost []Needle
 	// Recoveries are the rounds a live agent would add to read back
 	// needles a request no longer shows (see [Recovery]), in order; the
-	// requests of Calls do not include them. Unrecovered lists the
+	// requests of Calls include only the rounds Sent (Config.SendRecoveries)
+	// as requests of Index 0. Unrecovered lists the
 	// needles no read-only path brings back: no spill file or stored copy
 	// holds them and the call that returned them was not read-only.
 	Recoveries  []Recovery
@@ -375,6 +383,11 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *replay.Call, 
 	if err != nil {
 		return false, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
 	}
+	if !revealed { // else the reveal round's request was checked
+		if view, req, err = e.checked(ctx, turn, view, req, rc.Final, ti, ci); err != nil {
+			return false, err
+		}
+	}
 	stopped = !rc.Final && view.Stop != ""
 	e.model.next = rc
 	resp, _ := e.model.Generate(ctx, req)
@@ -383,9 +396,6 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *replay.Call, 
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
 	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
-	if !revealed { // else the reveal round's request was checked
-		e.retention(view, ti, ci)
-	}
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 
@@ -534,15 +544,37 @@ func state(arrival, view []harness.Cut) string {
 	}
 }
 
-// retention checks the needles first used by call (ti, ci) against v.
-func (e *engine) retention(v *harness.View, ti, ci int) {
+// checked checks the needles call (ti, ci) first uses against v, the
+// request built for it (req), and adds the round that reads back those v
+// hides (see recover). It returns the request to send for the call: v, or
+// the request built again after a round sent through the engine.
+func (e *engine) checked(ctx context.Context, turn *harness.Turn, v *harness.View, req *harness.Request, final bool, ti, ci int) (*harness.View, *harness.Request, error) {
+	sent, err := e.recover(ctx, turn, v, req, e.retention(v, ti, ci))
+	if err != nil || !sent {
+		return v, req, err
+	}
+	v, req, err = e.eng.Request(ctx, e.conv, turn, e.tools, final, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: %s: %w", e.rec.Source, err)
+	}
+	return v, req, nil
+}
+
+// retention checks the needles first used by call (ti, ci) against v and
+// returns those v hides. A recovery round's pages are not the preset's
+// showing: they count as hidden (recover reads them again only when the
+// round's page is gone).
+func (e *engine) retention(v *harness.View, ti, ci int) []Needle {
 	needles := e.byUse[[2]int{ti, ci}]
 	if len(needles) == 0 {
 		e.forget(v)
-		return
+		return nil
 	}
 	texts := make([]string, len(v.Messages))
 	for i, m := range v.Messages {
+		if isRecovery(m.ToolCallID) {
+			continue
+		}
 		if len(m.ToolCalls) == 0 {
 			texts[i] = m.Text() // no copy: tool results are most of the view
 			continue
@@ -557,7 +589,6 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 	}
 	e.forget(v)
 	var hidden []Needle
-	defer func() { e.recover(v, hidden) }()
 	for _, n := range needles {
 		if containsAny(texts, n.Text) {
 			e.report.Visible++
@@ -573,6 +604,7 @@ func (e *engine) retention(v *harness.View, ti, ci int) {
 			e.report.Lost = append(e.report.Lost, n)
 		}
 	}
+	return hidden
 }
 
 func containsAny(texts []string, s string) bool {

@@ -1,6 +1,7 @@
 package replayengine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,11 +39,20 @@ const (
 
 // Recovery is the round a live agent would make before a request that
 // uses needles the request no longer shows: one call per page it reads
-// back. The bench prices it as any round (see the package doc of bench):
-// a request of the whole prefix before request At, the calls' output
-// tokens, and Added tokens in every later request.
+// back. With Config.SendRecoveries, when the request could make tool
+// calls and some needle of the round is one keeping everything would have
+// shown (the bench charges only those), the round is Sent: the replay
+// sends it as the live agent does, a request the policies build (a
+// CallStat of Index 0, at index At) answered with the round's calls,
+// whose results (the pages, past the guards: a page is what the agent
+// reads) join the conversation, so every later request carries them and
+// every policy sees them (the savings bank can charge a re-read).
+// Otherwise the bench prices the round from its figures: a request of the
+// whole prefix before request At, the calls' output tokens, and Added
+// tokens in every later request.
 type Recovery struct {
-	// At is the index in Report.Calls of the request the round precedes.
+	// At is the index in Report.Calls of the request the round precedes;
+	// of the round's own request when Sent (the call's is the next).
 	At int
 	// Needles are the texts of the needles the round brings back; Via
 	// counts its calls by how they read (spill, recall, rerun).
@@ -56,11 +66,20 @@ type Recovery struct {
 	// the round adds Kept tokens instead of Added: its calls and a
 	// placeholder per result, as the policy clears a result.
 	Cleared, Kept int
+	// Sent says the round is in Report.Calls and the conversation.
+	Sent bool
 }
+
+// recoveryPrefix starts the call ids of a recovery round's calls.
+const recoveryPrefix = "recover-"
+
+// isRecovery reports whether callID is a call of a recovery round.
+func isRecovery(callID string) bool { return strings.HasPrefix(callID, recoveryPrefix) }
 
 // recoveredRound is what the replay keeps of a recovery round: the texts
 // it read back, the index in Report.Results of the first result admitted
-// after it, and whether the policy has cleared it since.
+// after it, and whether the policy has cleared it since (a Sent round is
+// in the view itself: cleared is set from the start).
 type recoveredRound struct {
 	texts   []string
 	after   int
@@ -68,10 +87,16 @@ type recoveredRound struct {
 }
 
 // holds reports whether a recovery round the policy has not cleared read
-// back s: its page is in every later request.
-func (e *engine) holds(s string) bool {
+// back s: its page is in every later request. A Sent round's page holds
+// it while v shows the page uncleared.
+func (e *engine) holds(v *harness.View, s string) bool {
 	for _, r := range e.recovered {
 		if !r.cleared && containsAny(r.texts, s) {
+			return true
+		}
+	}
+	for _, m := range v.Messages {
+		if m.Role == harness.RoleTool && isRecovery(m.ToolCallID) && strings.Contains(m.Text(), s) {
 			return true
 		}
 	}
@@ -129,13 +154,16 @@ type recoveryRead struct {
 
 // recover adds the round that brings back the needles of hidden that v
 // does not show and no earlier recovery round holds, before the request
-// v is built for (the next of Report.Calls). A needle no read-only path
-// brings back is listed in Report.Unrecovered.
-func (e *engine) recover(v *harness.View, hidden []Needle) {
+// v is built for (the next of Report.Calls; req is v's request). A needle
+// no read-only path brings back is listed in Report.Unrecovered. sent
+// says the round was sent (Recovery.Sent): v's request was its request,
+// and the call's request must be built again.
+func (e *engine) recover(ctx context.Context, turn *harness.Turn, v *harness.View, req *harness.Request, hidden []Needle) (sent bool, err error) {
 	reads := map[string]*recoveryRead{}
 	var order []string
+	charged, kept := false, []string(nil)
 	for _, n := range hidden {
-		if e.holds(n.Text) {
+		if e.holds(v, n.Text) {
 			continue // an earlier round's page is in every later request
 		}
 		r := e.recoveryRead(v, n)
@@ -144,6 +172,12 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 			continue
 		}
 		r.needles = []string{n.Text}
+		if !charged {
+			if kept == nil {
+				kept = keptTexts(v)
+			}
+			charged = containsAny(kept, n.Text)
+		}
 		if old, ok := reads[r.key]; ok {
 			old.offsets = append(old.offsets, r.offsets...)
 			old.needles = append(old.needles, n.Text)
@@ -153,9 +187,9 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		order = append(order, r.key)
 	}
 	if len(order) == 0 {
-		return
+		return false, nil
 	}
-	rec := Recovery{At: len(e.report.Calls), Via: map[string]int{}}
+	rec := Recovery{At: len(e.report.Calls), Via: map[string]int{}, Sent: e.cfg.SendRecoveries && charged && !v.Final && v.Stop == ""}
 	msg := harness.Message{Role: harness.RoleAssistant}
 	var results []string
 	for _, k := range order {
@@ -163,7 +197,7 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 		rec.Needles = append(rec.Needles, r.needles...)
 		for _, p := range r.pages() {
 			call := r.call
-			call.ID = fmt.Sprintf("recover-%d-%d", rec.At, len(msg.ToolCalls))
+			call.ID = fmt.Sprintf("%s%d-%d", recoveryPrefix, rec.At, len(msg.ToolCalls))
 			if !r.whole {
 				call.Args = r.pageArgs(p)
 			}
@@ -181,8 +215,57 @@ func (e *engine) recover(v *harness.View, hidden []Needle) {
 	if e.cfg.Reread != nil {
 		e.cfg.Reread(slices.Clone(msg.ToolCalls))
 	}
-	e.recovered = append(e.recovered, recoveredRound{texts: results, after: len(e.report.Results)})
+	e.recovered = append(e.recovered, recoveredRound{texts: results, after: len(e.report.Results), cleared: rec.Sent})
 	e.report.Recoveries = append(e.report.Recoveries, rec)
+	if !rec.Sent {
+		return false, nil
+	}
+	return true, e.send(ctx, turn, v, req, msg, results, rec.Output)
+}
+
+// send answers req, the request built from v, with msg (a recovery
+// round's calls, out output tokens) and appends the round with the pages
+// of results as its calls' results: what a live agent's round of reads
+// adds to the conversation.
+func (e *engine) send(ctx context.Context, turn *harness.Turn, v *harness.View, req *harness.Request, msg harness.Message, results []string, out int) error {
+	e.model.next = &replay.Call{Assistant: msg, Usage: harness.Usage{Output: out}}
+	resp, _ := e.model.Generate(ctx, req)
+	round := e.eng.Round(ctx, e.conv, turn, v, resp)
+	st := e.measure(v, round.Stats.EvidenceChars, e.model.count)
+	st.Turn, st.Round, st.Output = turn.Index, v.Round, out
+	e.report.Calls = append(e.report.Calls, st)
+	e.report.Usage = e.report.Usage.Add(st.Usage())
+	for i, c := range round.Assistant.ToolCalls {
+		res := &harness.ToolResult{CallID: c.ID, Tool: c.Name, Parts: []harness.Part{harness.TextPart(results[i])}}
+		res.Bytes = res.PayloadSize()
+		round.Results = append(round.Results, res)
+	}
+	if err := e.eng.AppendRound(ctx, e.conv, turn, round); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	return nil
+}
+
+// keptTexts are the texts of v's messages as keeping everything shows
+// them: every tool result whole, a recovery round's pages left out. A
+// needle none of them holds is the recording's doing (keeping everything
+// hides it too), which the bench charges no preset for.
+func keptTexts(v *harness.View) []string {
+	var out []string
+	for i, m := range v.Messages {
+		switch {
+		case isRecovery(m.ToolCallID):
+		case m.Role == harness.RoleTool && v.Origins[i].Result != nil:
+			whole := harness.Message{Role: harness.RoleTool, Parts: v.Origins[i].Result.FullParts()}
+			out = append(out, whole.Text())
+		default:
+			out = append(out, m.Text())
+			for _, c := range m.ToolCalls {
+				out = append(out, string(c.Args))
+			}
+		}
+	}
+	return out
 }
 
 // recoveryRead is how the agent reads back needle n, hidden from v: a

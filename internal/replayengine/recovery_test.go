@@ -100,32 +100,54 @@ func TestReplayPricesRecovery(t *testing.T) {
 		{name: "no copy, not read-only: lost", command: "python build.py", cfg: Config{Guards: []harness.Guard{headGuard(4<<10, false)}}, lines: []int{500}, uses: [][]int{{500}},
 			unrecovered: 1},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rec := recoveryRecording(c.command, c.lines, c.uses...)
-			rep, err := Replay(context.Background(), rec, policy(c.name, c.cfg), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Needles != len(c.lines) {
-				t.Fatalf("%d needles, want %d", rep.Needles, len(c.lines))
-			}
-			if len(rep.Recoveries) != len(c.rounds) || len(rep.Unrecovered) != c.unrecovered {
-				t.Fatalf("%d recovery rounds %+v, %d unrecovered; want %d rounds, %d unrecovered", len(rep.Recoveries), rep.Recoveries, len(rep.Unrecovered), len(c.rounds), c.unrecovered)
-			}
-			for i, r := range rep.Recoveries {
-				if fmt.Sprint(r.Via) != fmt.Sprint(c.rounds[i]) {
-					t.Errorf("round %d reads %v, want %v", i, r.Via, c.rounds[i])
-				}
-				// The round precedes the request of the call that used the
-				// needle; its calls are output, its calls and results added.
-				if r.At <= 0 || r.At >= len(rep.Calls) || r.Output <= 0 || r.Added <= r.Output {
-					t.Errorf("round %d: %+v of %d requests", i, r, len(rep.Calls))
-				}
-			}
-			if n := len(rep.Calls); n != rec.Calls() {
-				t.Errorf("%d requests: a recovery round is priced by the bench, not sent", n)
-			}
-		})
+		for _, send := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/send=%v", c.name, send), func(t *testing.T) {
+				c.cfg.SendRecoveries = send
+				replayPricesRecovery(t, c.command, c.cfg, c.lines, c.uses, c.rounds, c.unrecovered)
+			})
+		}
+	}
+}
+
+// replayPricesRecovery is a case of TestReplayPricesRecovery.
+func replayPricesRecovery(t *testing.T, command string, cfg Config, lines []int, uses [][]int, rounds []map[string]int, unrecovered int) {
+	rec := recoveryRecording(command, lines, uses...)
+	rep, err := Replay(context.Background(), rec, policy(t.Name(), cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Needles != len(lines) {
+		t.Fatalf("%d needles, want %d", rep.Needles, len(lines))
+	}
+	if len(rep.Recoveries) != len(rounds) || len(rep.Unrecovered) != unrecovered {
+		t.Fatalf("%d recovery rounds %+v, %d unrecovered; want %d rounds, %d unrecovered", len(rep.Recoveries), rep.Recoveries, len(rep.Unrecovered), len(rounds), unrecovered)
+	}
+	for i, r := range rep.Recoveries {
+		if fmt.Sprint(r.Via) != fmt.Sprint(rounds[i]) {
+			t.Errorf("round %d reads %v, want %v", i, r.Via, rounds[i])
+		}
+		// The round precedes the request of the call that used the
+		// needle; its calls are output, its calls and results added.
+		if r.At <= 0 || r.At >= len(rep.Calls) || r.Output <= 0 || r.Added <= r.Output {
+			t.Errorf("round %d: %+v of %d requests", i, r, len(rep.Calls))
+		}
+	}
+	if !cfg.SendRecoveries {
+		if n := len(rep.Calls); n != rec.Calls() {
+			t.Errorf("%d requests: a recovery round is priced by the bench, not sent", n)
+		}
+		return
+	}
+	// Each round is sent: one more request (Index 0) before the call's,
+	// which carries the round's calls and pages.
+	if n := len(rep.Calls); n != rec.Calls()+len(rounds) {
+		t.Errorf("%d requests of %d recorded and %d rounds", n, rec.Calls(), len(rounds))
+	}
+	for _, r := range rep.Recoveries {
+		round, next := rep.Calls[r.At], rep.Calls[r.At+1]
+		if !r.Sent || round.Index != 0 || round.Output != r.Output || next.Input < round.Input+r.Added-r.Output {
+			t.Errorf("round %+v: its request %+v, the next %+v", r, round, next)
+		}
 	}
 }
 
@@ -239,6 +261,10 @@ func TestReplayForgetsClearedRounds(t *testing.T) {
 	}{
 		{"kept", Config{Guards: []harness.Guard{spill}}, 1, 0},
 		{"cleared", Config{Guards: []harness.Guard{spill}, Policies: []harness.ViewPolicy{clearAllButNewest}}, 2, 3},
+		// Sent, the round is in the conversation: the policy clears its
+		// page itself, and the needle is read again.
+		{"kept, sent", Config{Guards: []harness.Guard{spill}, SendRecoveries: true}, 1, 0},
+		{"cleared, sent", Config{Guards: []harness.Guard{spill}, Policies: []harness.ViewPolicy{clearAllButNewest}, SendRecoveries: true}, 2, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := Replay(context.Background(), rec, policy(c.name, c.cfg), nil)
@@ -247,6 +273,11 @@ func TestReplayForgetsClearedRounds(t *testing.T) {
 			}
 			if len(rep.Recoveries) != c.rounds {
 				t.Fatalf("%d recovery rounds %+v, want %d", len(rep.Recoveries), rep.Recoveries, c.rounds)
+			}
+			for i, r := range rep.Recoveries {
+				if r.Sent != c.cfg.SendRecoveries {
+					t.Errorf("round %d sent %v", i, r.Sent)
+				}
 			}
 			r := rep.Recoveries[0]
 			if r.Cleared != c.cleared {

@@ -49,7 +49,8 @@ type revealKey struct {
 // it. The needles rc (call ci of turn ti) first uses are checked against
 // the round's request, not rc's: the round's calls repeat rc's
 // arguments, so rc's request would show them whatever the policy kept.
-// added says a round was added.
+// added says a round was added (a reveal round, or a recovery round
+// before it).
 func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *replay.Call, ti, ci int) (added bool, err error) {
 	var calls []harness.ToolCall
 	var specs []harness.ToolSpec
@@ -72,6 +73,12 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *replay.Call
 	if view.Final || view.Stop != "" {
 		return false, nil // no tool round here: the recorded call's own request decides
 	}
+	if view, req, err = e.checked(ctx, turn, view, req, false, ti, ci); err != nil {
+		return false, err
+	}
+	if view.Final || view.Stop != "" {
+		return true, nil // a recovery round was sent, and rc's needles checked
+	}
 	results := make([]*harness.ToolResult, len(calls))
 	for i, c := range calls {
 		// The engine's own error for the view: it says why the list
@@ -89,7 +96,6 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *replay.Call
 	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
 	st.Turn, st.Round, st.Output = turn.Index, view.Round, out
-	e.retention(view, ti, ci)
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())
 	info := e.eng.CallInfo(e.conv, turn, round, view)
