@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"hash/fnv"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
