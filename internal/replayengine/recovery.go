@@ -228,13 +228,7 @@ func (e *engine) recover(ctx context.Context, turn *harness.Turn, v *harness.Vie
 // of results as its calls' results: what a live agent's round of reads
 // adds to the conversation.
 func (e *engine) send(ctx context.Context, turn *harness.Turn, v *harness.View, req *harness.Request, msg harness.Message, results []string, out int) error {
-	e.model.next = &replay.Call{Assistant: msg, Usage: harness.Usage{Output: out}}
-	resp, _ := e.model.Generate(ctx, req)
-	round := e.eng.Round(ctx, e.conv, turn, v, resp)
-	st := e.measure(v, round.Stats.EvidenceChars, e.model.count)
-	st.Turn, st.Round, st.Output = turn.Index, v.Round, out
-	e.report.Calls = append(e.report.Calls, st)
-	e.report.Usage = e.report.Usage.Add(st.Usage())
+	round := e.addedRound(ctx, turn, v, req, msg, out)
 	for i, c := range round.Assistant.ToolCalls {
 		res := &harness.ToolResult{CallID: c.ID, Tool: c.Name, Parts: []harness.Part{harness.TextPart(results[i])}}
 		res.Bytes = res.PayloadSize()

@@ -90,14 +90,7 @@ func (e *engine) reveal(ctx context.Context, turn *harness.Turn, rc *replay.Call
 	for _, c := range calls {
 		out += e.opts.Counter.Count(c.Name) + e.opts.Counter.Count(string(c.Args))
 	}
-	msg := harness.Message{Role: harness.RoleAssistant, ToolCalls: calls}
-	e.model.next = &replay.Call{Assistant: msg, Usage: harness.Usage{Output: out}}
-	resp, _ := e.model.Generate(ctx, req)
-	round := e.eng.Round(ctx, e.conv, turn, view, resp)
-	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
-	st.Turn, st.Round, st.Output = turn.Index, view.Round, out
-	e.report.Calls = append(e.report.Calls, st)
-	e.report.Usage = e.report.Usage.Add(st.Usage())
+	round := e.addedRound(ctx, turn, view, req, harness.Message{Role: harness.RoleAssistant, ToolCalls: calls}, out)
 	info := e.eng.CallInfo(e.conv, turn, round, view)
 	for i, c := range calls {
 		info.Spec = specs[i]
@@ -155,4 +148,19 @@ func (e *engine) unoffered(name string) (harness.ToolSpec, bool) {
 		return harness.ToolSpec{}, false
 	}
 	return e.rec.Tools[j], true
+}
+
+// addedRound answers req, the request built from v, with msg (out output
+// tokens) and counts the request in the report as a CallStat of Index 0:
+// a round the replay adds to the recording (a reveal, a recovery), which
+// the caller gives its results and appends.
+func (e *engine) addedRound(ctx context.Context, turn *harness.Turn, v *harness.View, req *harness.Request, msg harness.Message, out int) *harness.Round {
+	e.model.next = &replay.Call{Assistant: msg, Usage: harness.Usage{Output: out}}
+	resp, _ := e.model.Generate(ctx, req)
+	round := e.eng.Round(ctx, e.conv, turn, v, resp)
+	st := e.measure(v, round.Stats.EvidenceChars, e.model.count)
+	st.Turn, st.Round, st.Output = turn.Index, v.Round, out
+	e.report.Calls = append(e.report.Calls, st)
+	e.report.Usage = e.report.Usage.Add(st.Usage())
+	return round
 }
