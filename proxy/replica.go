@@ -575,7 +575,7 @@ func (p *Proxy) claimAnswered(c *call) {
 	pending := len(cv.pendingStarts) > 0
 	// A conversation's first answer waits too: nothing tells yet whether
 	// its next request lands here.
-	alternates := cv.alternates || c.key == roundKey{1, 1}
+	wait := cv.alternates || c.key == roundKey{1, 1}
 	cv.mu.Unlock()
 	if len(keys) == 0 && !pending {
 		return
@@ -605,7 +605,7 @@ func (p *Proxy) claimAnswered(c *call) {
 		case <-time.After(outageBudget):
 		}
 	}()
-	if alternates && !pending && !p.replicas.down.Load() {
+	if wait && !pending && !p.replicas.down.Load() {
 		select {
 		case <-tried:
 		case <-time.After(time.Duration(p.replicas.answerWait.Load())):
