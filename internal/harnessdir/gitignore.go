@@ -24,6 +24,11 @@ func IgnoreHarness(workspace string) error {
 	}
 	defer root.Close()
 	dir := path.Dir(spill.Folder)
+	// Every spill asks: a look that finds it takes no lock on the folder,
+	// where an exclusive create would, in every process sharing it.
+	if _, err := root.Lstat(path.Join(dir, ".gitignore")); err == nil {
+		return nil
+	}
 	if err := root.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
