@@ -23,15 +23,19 @@ func isDSN(db string) bool {
 }
 
 // openDB opens the transcript store at p, picked by its scheme: a
-// PostgreSQL database for a postgres:// URL, with a write pool of
-// writeConns connections unless the URL sets pool_max_conns (0: the
-// store's default), else an SQLite file, which must exist when
-// mustExist. Deleting a conversation also removes its spill folder under
-// workspace.
-func openDB(ctx context.Context, p, workspace string, mustExist bool, writeConns int32) (store.DB, error) {
+// PostgreSQL database for a postgres:// URL, else an SQLite file, which
+// must exist when mustExist. For a proxy (serving), a PostgreSQL store
+// has a write pool of proxyWriteConns connections unless the URL sets
+// pool_max_conns, and its pool for reads and claims open from the start.
+// Deleting a conversation also removes its spill folder under workspace.
+func openDB(ctx context.Context, p, workspace string, mustExist, serving bool) (store.DB, error) {
 	onDelete := func(ctx context.Context, id string) error { return spill.RemoveConversation(workspace, id) }
 	if isDSN(p) {
-		return postgres.Open(ctx, p, &postgres.Options{OnDelete: onDelete, MaxConns: poolSize(p, writeConns)})
+		opts := &postgres.Options{OnDelete: onDelete}
+		if serving {
+			opts.MaxConns, opts.WarmReads = poolSize(p, proxyWriteConns), true
+		}
+		return postgres.Open(ctx, p, opts)
 	}
 	if mustExist {
 		if _, err := os.Stat(p); err != nil {

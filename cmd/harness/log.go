@@ -146,7 +146,7 @@ const defaultDBPath = ".harness/harness.db"
 // conversation also removes its spill folder. With mustExist, a missing
 // file is an error instead of a new store.
 func openStore(ctx context.Context, f *storeFlags, mustExist bool) (store.DB, error) {
-	return openDB(ctx, f.path(), f.workspace, mustExist, 0)
+	return openDB(ctx, f.path(), f.workspace, mustExist, false)
 }
 
 // openStoreToRead opens the store "log list" and "log show" read: a

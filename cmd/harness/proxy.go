@@ -88,7 +88,7 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ws := proxySpillRoot(*spillDir, sf.workspace)
-	st, err := openDB(ctx, sf.path(), ws, false, proxyWriteConns)
+	st, err := openDB(ctx, sf.path(), ws, false, true)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,11 @@ type Options struct {
 	// finds the pool full waits for a connection (bounded by its context).
 	// Reads and claims have 8 connections more of their own.
 	MaxConns int32
+	// WarmReads opens the pool for reads and claims in full when the
+	// store opens, in the background, so a server's first requests do not
+	// each wait for a new connection (a new PostgreSQL backend) on their
+	// path; a short-lived command leaves it off and opens them as it reads.
+	WarmReads bool
 	// OnDelete is called by Delete inside its transaction, before the
 	// deletion is committed, to remove what the conversation keeps outside
 	// the database (its spill folder). An error aborts the deletion.
@@ -113,7 +118,10 @@ func open(ctx context.Context, dsn string, opts *Options, version int) (*pgStore
 		return nil, fmt.Errorf("postgres store: %s: %w", s.addr, err)
 	}
 	rcfg := cfg.Copy()
-	rcfg.MaxConns = readConns
+	rcfg.MaxConns, rcfg.MinConns = readConns, min(rcfg.MinConns, readConns)
+	if s.opts.WarmReads {
+		rcfg.MinConns = readConns
+	}
 	reads, err := pgxpool.NewWithConfig(ctx, rcfg)
 	if err != nil {
 		pool.Close()
