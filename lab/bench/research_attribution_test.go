@@ -253,6 +253,16 @@ type attribution struct {
 	// up to the rounds every clear keeps can see.
 	Recency, Again, Horizon, HorizonAgain map[string]*attrCost
 	RecencyLost, HorizonLost              map[string]int
+	// Never splits the results the agent never used (see neverKeys).
+	Never map[string]*attrCost `json:"never"`
+	// Cmd is every result's removable cost by shellCommand and size band
+	// (results over 1k characters), NeedC the needles each holds.
+	Cmd   map[string]*attrCost `json:"cmd"`
+	NeedC map[string]int       `json:"needles_cmd"`
+	// Unquoted is the removable cost a result still has A requests after
+	// its arrival (0.1 × its characters × the requests left), by whether
+	// the agent had used it by then and, if not, whether it does later.
+	Unquoted map[string]*attrCost `json:"unquoted"`
 }
 
 type attrCost struct {
@@ -293,6 +303,8 @@ type attrResult struct {
 	// recency and horizon are the buckets of a result cleared for cost
 	// (see attribution.Recency).
 	recency, horizon string
+	// state is how the request of its arrival showed it.
+	state string
 }
 
 func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, rep *replayengine.Report, pr *attrProbe) {
@@ -321,7 +333,7 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 				continue
 			}
 			if r.arrival < 0 {
-				r.arrival = k
+				r.arrival, r.state = k, s.State
 			}
 			r.shown = append(r.shown, float64(s.Chars))
 			if s.State == string(harness.CutCleared) && r.cleared < 0 {
@@ -365,8 +377,15 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 		band, kind := sizeBand(int(f)), callKind(r.tool, r.args)
 		bump(&a.Band, band, none, kept)
 		bump(&a.Kind, kind, none, kept)
+		bump(&a.Cmd, cmdBand(r.tool, r.args, int(f)), none, kept)
+		for _, k := range unquotedKeys(r, total) {
+			bump(&a.Unquoted, k.key, k.cost, 0)
+		}
 		if len(r.uses) == 0 {
 			bump(&a.Use, "never used", none, kept)
+			for _, k := range neverKeys(r, rep.Calls, pr) {
+				bump(&a.Never, k, none, kept)
+			}
 		} else {
 			lu := slices.Max(r.uses)
 			before := f * (1 + 0.1*float64(lu-r.arrival))
@@ -441,6 +460,7 @@ func (a *attribution) add(rec *replay.Recording, needles []replayengine.Needle, 
 		if r := results[n.CallID]; r != nil {
 			count(&a.NeedB, sizeBand(utf8.RuneCountInString(r.full)))
 			count(&a.NeedK, callKind(r.tool, r.args))
+			count(&a.NeedC, cmdBand(r.tool, r.args, utf8.RuneCountInString(r.full)))
 			if k, ok := reqOf[[2]int{n.Turn, n.Call}]; ok && utf8.RuneCountInString(r.full) >= 1_000 {
 				count(&a.Age, fmt.Sprintf("%s %s", ageBand(k-r.arrival), callKind(r.tool, r.args)))
 				count(&a.Age, fmt.Sprintf("%s all", ageBand(k-r.arrival)))
@@ -802,6 +822,19 @@ func (a *attribution) String() string {
 			fmt.Fprintf(&b, "  %-8s %5.1f%% | %5.1f%% | %d | %d\n", k, 100*(c.None-c.Kept)/max(removed, 1), 100*ag/max(c.None-c.Kept, 1), lost[k], c.N)
 		}
 	}
+	fmt.Fprintf(&b, "by command and size: share of removable | preset removes of it | results | needles\n")
+	for _, k := range slices.Sorted(maps.Keys(a.Cmd)) {
+		c := a.Cmd[k]
+		if c.None/a.Removable < 0.003 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-40s %5.1f%% | %5.1f%% | %d | %d\n", k, 100*c.None/a.Removable, 100*(c.None-c.Kept)/max(c.None, 1), c.N, a.NeedC[k])
+	}
+	fmt.Fprintf(&b, "removable left A requests after arrival, by use by then: share of removable | results\n")
+	for _, k := range slices.Sorted(maps.Keys(a.Unquoted)) {
+		fmt.Fprintf(&b, "  %-44s %5.1f%% | %d\n", k, 100*a.Unquoted[k].None/a.Removable, a.Unquoted[k].N)
+	}
+	costs("never used, by command, size, requests it lives, fate and what its own clear would repay", a.Never)
 	recency("clears for cost by rounds from the last use to the clear", a.Recency, a.Again, a.RecencyLost)
 	recency("the same, by rounds from the last use to the 3rd round after the mark", a.Horizon, a.HorizonAgain, a.HorizonLost)
 	fmt.Fprintf(&b, "removable beyond age (results ≥ 1k):")
