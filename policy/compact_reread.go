@@ -8,15 +8,16 @@ import (
 	"github.com/agentharness/harness/tools/recall"
 )
 
-// The savings bank's re-reads (CompactPolicy.ChargeRereads). A cut bets that the agent will not need
-// what it hid; when it does, the agent reads it back: a call of the recall
-// tool, or a call whose arguments name a spill file. Keeping everything
-// makes no such call, so the bank prices keeping everything without them:
-// a request answered with nothing but re-reads is charged whole (keeping
-// everything never sent it), and the re-reads' calls and results are left
-// out of keeping everything's later requests, so every request that
-// carries them is charged for them until a clear takes them. A clear for
-// cost then waits until the cuts have saved what their re-reads cost.
+// The savings bank's re-reads (CompactPolicy.ChargeRereads). A cut bets
+// that the agent will not need what it hid; when it does, the agent reads
+// it back: a call of the recall tool, or a call whose arguments name a
+// spill file. Keeping everything makes no such call, so the bank prices
+// keeping everything without them: a request answered with nothing but
+// re-reads is charged whole (keeping everything never sent it), and the
+// re-reads' calls and results are left out of keeping everything's later
+// requests, so every request that carries them is charged for them until
+// a clear takes them. A clear for cost then waits until the cuts have
+// saved what their re-reads cost.
 
 // rereadCall reports whether call reads back what a cut moved out of
 // view: the recall tool, or arguments naming a file of the spill folder
