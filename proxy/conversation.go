@@ -107,10 +107,12 @@ type decision struct {
 	chars   int
 	charsOf *harness.ToolResult
 	// tokens counts the tokens of the content as the client sent it (0:
-	// not counted here). A replica counts a cut result's once, before
-	// claiming it, and the claim carries the count, so the savings of
-	// every later request that reuses the cut, on any replica, need no
-	// tokenizer (savings.saved).
+	// not counted yet). The replica that cuts a result counts it off the
+	// request's path, while the request is upstream, and claims the count
+	// with the answer (replica_tokens.go), so the savings of every later
+	// request that reuses the cut, on any replica, need no tokenizer
+	// (savings.saved). Read and written atomically, written with the
+	// conversation locked: the savings goroutine reads it unlocked.
 	tokens int64
 	// plain marks a result this replica decided whose content is its
 	// text as the request carries it (one text part): its claim leaves

@@ -301,10 +301,11 @@ func kind(b []byte, s span) byte {
 	return b[s.Start]
 }
 
-// edit replaces the bytes of Span with New. Tokens, when not 0, is the
-// token count of the text Span holds, known from its decision.
+// edit replaces the bytes of Span with New. Tokens, when not nil and not
+// 0, is the token count of the text Span holds, known from its decision
+// (counted, perhaps after the edit was made, by the replica that cut it).
 type edit struct {
 	Span   span
 	New    []byte
-	Tokens int64
+	Tokens *int64
 }

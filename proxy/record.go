@@ -133,6 +133,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 		}
 	})
 	if c.req != nil {
+		c.awaitCounts() // the saving then needs no tokenizer for them
 		p.savings.add(c, rep, ok, p.now())
 	}
 	cv := c.conv

@@ -58,6 +58,9 @@ const (
 	// log did not answer (replica_outage.go): every replica sends it so
 	// from then on, whatever bytes its decision holds.
 	claimUnchanged = "u"
+	// claimTokens carries a decided result's token count, claimed with
+	// the answer of the request that cut it (replica_tokens.go).
+	claimTokens = "n"
 )
 
 // claimValue is the JSON of a claim-log entry.
@@ -73,7 +76,8 @@ type claimValue struct {
 	Locator string `json:"locator,omitempty"`
 	// Bare says Res is without its content (replica_bare.go).
 	Bare bool `json:"bare,omitempty"`
-	// Tokens is a decision's content's token count (decision.tokens).
+	// Tokens is a decided result's token count (claimTokens; a decision's
+	// own claim carries it when it was counted before).
 	Tokens int64 `json:"tok,omitempty"`
 	// At and Usage are a model call's start or answer.
 	At    time.Time     `json:"at,omitzero"`
@@ -239,13 +243,16 @@ func (b *claimBatch) decision(d *decision, self string) {
 		b.add(resultKey(claimUnchanged, d), claimValue{}, func(claimValue) { d.claimed, d.unchanged = true, false })
 	case !d.claimed:
 		b.unclaimed = append(b.unclaimed, d)
-		b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Out: d.out, Opaque: d.opaque, Tokens: d.tokens}, func(won claimValue) {
+		b.add(resultKey(claimDecision, d), claimValue{Res: res, Bare: bare, Out: d.out, Opaque: d.opaque, Tokens: atomic.LoadInt64(&d.tokens)}, func(won claimValue) {
 			d.claimed = true
 			if won.By != self && won.Res != nil {
 				if won.Bare {
 					won.Res = withContentOf(won.Res, d.res)
 				}
-				d.res, d.opaque, d.tokens = won.Res, won.Opaque, won.Tokens
+				d.res, d.opaque = won.Res, won.Opaque
+				if won.Tokens != 0 {
+					atomic.StoreInt64(&d.tokens, won.Tokens)
+				}
 				if d.cleared == nil {
 					d.out = won.Out
 				}
@@ -286,8 +293,8 @@ func (p *Proxy) claimDecisions(ctx context.Context, c *call) {
 			// answer, so as the client sent it.
 			d.sendUnchanged()
 		}
-		if !d.claimed && d.out != nil && d.tokens == 0 && r.Content.End > r.Content.Start {
-			d.tokens = countLiteral(p.savings.count, c.in[r.Content.Start:r.Content.End])
+		if !d.claimed && d.out != nil && atomic.LoadInt64(&d.tokens) == 0 && r.Content.End > r.Content.Start {
+			c.counts = append(c.counts, p.countTokens(cv, d, c.in[r.Content.Start:r.Content.End]))
 		}
 		b.decision(d, p.replicas.id)
 	}
@@ -468,7 +475,7 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 		return
 	}
 	switch parts[0] {
-	case claimDecision, claimClear, claimUnchanged:
+	case claimDecision, claimClear, claimUnchanged, claimTokens:
 		raw, err := hex.DecodeString(parts[2])
 		if err != nil || len(raw) != 32 {
 			return
@@ -478,6 +485,12 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 			if string(x.hash[:]) == string(raw) {
 				d = x
 			}
+		}
+		if parts[0] == claimTokens {
+			if d != nil && v.Tokens > 0 {
+				atomic.CompareAndSwapInt64(&d.tokens, 0, v.Tokens)
+			}
+			return
 		}
 		if parts[0] == claimDecision && d != nil && d.unchanged {
 			d.claimed = true // sent unchanged: this replica marks it so
@@ -497,7 +510,10 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 			default:
 				d.bare = false
 			}
-			d.res, d.out, d.opaque, d.claimed, d.tokens = v.Res, v.Out, v.Opaque, true, v.Tokens
+			d.res, d.out, d.opaque, d.claimed = v.Res, v.Out, v.Opaque, true
+			if v.Tokens != 0 {
+				atomic.StoreInt64(&d.tokens, v.Tokens)
+			}
 		}
 		if parts[0] == claimUnchanged && d != nil && d.res != nil {
 			d.sendUnchanged()
@@ -539,8 +555,9 @@ func (cv *conversation) applyClaim(key string, v *claimValue, own bool) {
 }
 
 // claimAnswered claims, once the answer of c's model call is relayed, when
-// it answered and what it cost, and what the request added to the mirror
-// (a mirror claim), for the replica that serves the next request; then,
+// it answered and what it cost, what the request added to the mirror
+// (a mirror claim) and the token counts of the results it cut, for the
+// replica that serves the next request; then,
 // once those writes are stored, their mark (replica_mirror.go). With them
 // goes whatever the conversation could not claim while the log did not
 // answer (claimPending).
@@ -558,9 +575,8 @@ func (p *Proxy) claimAnswered(c *call) {
 		return
 	}
 	cv := c.conv
+	keys, vals := tokenClaims(c)
 	cv.mu.Lock()
-	var keys []string
-	var vals []claimValue
 	if at, ok := cv.times[c.key]; ok && c.key.turn > 0 {
 		keys, vals = append(keys, roundClaimKey(claimAnswer, c.key)), append(vals, claimValue{At: at, Usage: cv.usage[c.key]})
 	}

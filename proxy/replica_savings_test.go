@@ -1,8 +1,13 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +47,7 @@ func (c *lengthsCounter) long(n int) int {
 // TestReplicasCountACutOnce: two replicas serve one conversation
 // alternately, each request carrying every earlier (cut) result. Each
 // result's full text goes through a tokenizer once across both replicas
-// (the replica that cut it counts it and claims the count with the cut),
+// (the replica that cut it counts it and claims the count with its answer),
 // not once per replica that forwards it, and every call's tokens saved
 // are what the tokenizer gives for the results as the client sent them
 // minus the copies forwarded.
@@ -106,4 +111,88 @@ func literalTokens(t *testing.T, c tokens.Counter, lit string) int64 {
 		text = s
 	}
 	return int64(c.Count(text))
+}
+
+// gatedCounter is the real tokenizer holding every text of at least 30
+// KiB until gate is closed.
+type gatedCounter struct {
+	bpe  tokens.Counter
+	gate chan struct{}
+}
+
+func (c *gatedCounter) Count(text string) int {
+	if len(text) >= 30<<10 {
+		<-c.gate
+	}
+	return c.bpe.Count(text)
+}
+
+// TestReplicaCountsOffThePath: the replica that cuts a result counts its
+// tokens while the request is upstream, not before forwarding it: with
+// the tokenizer held, the request still reaches the upstream; released,
+// the call's saving is the cut's tokens.
+func TestReplicaCountsOffThePath(t *testing.T) {
+	r := newReplicaRig(t, 1, true)
+	bpe, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := r.pxs[0]
+	gc := &gatedCounter{bpe: bpe, gate: make(chan struct{})}
+	px.savings.count = gc
+	wc := wireCases[0]
+	args := `{"command":"cat package-lock.json"}`
+	r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: args}}, wiretest.Usage{Input: 100, Output: 10}),
+		wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
+	post := func(body []byte) error {
+		resp, err := http.Post(r.urls[0]+wc.path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	if err := post(wc.body("m", "read the lock file", nil)); err != nil {
+		t.Fatal(err)
+	}
+	steps := []step{{id: "call_0", tool: "Bash", args: args, result: lockFile(30<<10)}}
+	done := make(chan error, 1)
+	go func() { done <- post(wc.body("m", "read the lock file", steps)) }()
+	// Only a hang fails here: the request must reach the upstream while
+	// the tokenizer holds the result.
+	for deadline := time.Now().Add(time.Minute); len(r.up.Requests()) < 2; {
+		if time.Now().After(deadline) {
+			close(gc.gate)
+			t.Fatal("the request with a cut result did not reach the upstream while its tokens were being counted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(gc.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent := toolResultsSent(t, r.up.Requests())[1]["call_0"]
+	in := toolResultsSent(t, []wiretest.Request{{Body: wc.body("m", "read the lock file", steps)}})[0]["call_0"]
+	if sent == in {
+		t.Fatal("the fixture's result was not cut")
+	}
+	want := literalTokens(t, bpe, in) - literalTokens(t, bpe, sent)
+	rows, err := px.savings.log.Savings(context.Background(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, s := range rows {
+		got = append(got, s.TokensSaved)
+	}
+	if !slices.Contains(got, want) {
+		t.Errorf("savings %v; want one of %d tokens (the cut's)", got, want)
+	}
 }

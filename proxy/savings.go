@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentharness/harness/provider/catalog"
@@ -177,7 +178,10 @@ func (s *savings) saved(in []byte, edits []edit) int64 {
 		if e.Span.Start < 0 || e.Span.End > len(in) || e.Span.Start > e.Span.End {
 			continue
 		}
-		was := e.Tokens
+		var was int64
+		if e.Tokens != nil {
+			was = atomic.LoadInt64(e.Tokens)
+		}
 		if was == 0 {
 			was = s.tokensOf(in[e.Span.Start:e.Span.End])
 		}

@@ -39,6 +39,9 @@ type call struct {
 	// in the body, for the savings count.
 	client string
 	edits  []edit
+	// counts are the token counts of the results this call cut, counted
+	// while it is upstream and claimed with its answer.
+	counts []*tokenCount
 }
 
 // sent is the body the call sends upstream.
@@ -211,7 +214,7 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 		if _, ok := fresh[r]; ok {
 			c.cut++
 		}
-		edits = append(edits, edit{Span: r.Content, New: r.dec.out, Tokens: r.dec.tokens})
+		edits = append(edits, edit{Span: r.Content, New: r.dec.out, Tokens: &r.dec.tokens})
 	}
 	return edits, nil
 }
