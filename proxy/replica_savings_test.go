@@ -159,7 +159,7 @@ func TestReplicaCountsOffThePath(t *testing.T) {
 	if err := post(wc.body("m", "read the lock file", nil)); err != nil {
 		t.Fatal(err)
 	}
-	steps := []step{{id: "call_0", tool: "Bash", args: args, result: lockFile(30<<10)}}
+	steps := []step{{id: "call_0", tool: "Bash", args: args, result: lockFile(30 << 10)}}
 	done := make(chan error, 1)
 	go func() { done <- post(wc.body("m", "read the lock file", steps)) }()
 	// Only a hang fails here: the request must reach the upstream while
