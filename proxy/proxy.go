@@ -226,6 +226,7 @@ func New(opts *Options) (*Proxy, error) {
 	p := &Proxy{opts: o, upstreams: ups, client: client, engine: eng, budget: turnBudget(cfg), spill: cfg.Ceiling.Store,
 		seed: maphash.MakeSeed(), convs: map[string]*conversation{}, maxConvs: maxConversations, ranker: &toolselect.BM25{}}
 	p.idle = sync.NewCond(&p.mu)
+	p.stats.Since = p.now()
 	p.replicas = newReplicas(o.Store, o.Shared)
 	var rs recordStore
 	if o.Store != nil {

@@ -10,8 +10,17 @@ import (
 	"github.com/agentharness/harness/internal/numfmt"
 )
 
-// Stats are the proxy's running totals, as GET /stats reports them.
+// Stats are the proxy's running totals, as GET /stats reports them: the
+// requests this process served since it started (Since), and the savings
+// of every call the store holds.
 type Stats struct {
+	// Since is when this process started counting. Replica, set when it
+	// shares its store with other replicas (Options.Shared), names it
+	// among them: behind a load balancer each replica counts only the
+	// requests it served, so every figure but Savings is the answering
+	// replica's; Savings, kept in the store, cover every replica.
+	Since   time.Time `json:"since"`
+	Replica string    `json:"replica,omitempty"`
 	// Requests counts model calls (of a known wire format) answered;
 	// Unreadable those whose body the format could not read (forwarded
 	// unchanged); Conversations the conversations taken into memory (one
@@ -121,6 +130,9 @@ func (p *Proxy) Stats() Stats {
 		}
 	}
 	p.mu.Unlock()
+	if p.replicas.log != nil {
+		s.Replica = p.replicas.id
+	}
 	s.BytesRemoved = s.BytesIn - s.BytesOut
 	s.RecordErrors = p.rec.errors()
 	s.RecordRetries = p.rec.busyRetries()

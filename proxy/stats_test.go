@@ -147,3 +147,33 @@ func TestStatsConversationsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsNameTheReplica: behind a load balancer each replica counts the
+// requests it served, so its /stats names it and says since when; a
+// proxy that shares no store names no replica.
+func TestStatsNameTheReplica(t *testing.T) {
+	r := newReplicaRig(t, 2, true)
+	ids := map[string]bool{}
+	for i, px := range r.pxs {
+		s := px.Stats()
+		if s.Replica == "" || s.Since.IsZero() {
+			t.Errorf("replica %d: /stats replica %q since %v; want both set", i, s.Replica, s.Since)
+		}
+		ids[s.Replica] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("two replicas named %v; want two names", ids)
+	}
+	// A tenant's view names the replica too.
+	if s := r.pxs[0].statsFor(func(string) bool { return false }, "t0123456789abcdef"); s.Replica != r.pxs[0].Stats().Replica || s.Since.IsZero() {
+		t.Errorf("a tenant's /stats: replica %q since %v; want the replica's", s.Replica, s.Since)
+	}
+	px, err := New(&Options{Upstream: "http://127.0.0.1:1", Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	if s := px.Stats(); s.Replica != "" || s.Since.IsZero() {
+		t.Errorf("a proxy alone: replica %q since %v; want no replica and a start time", s.Replica, s.Since)
+	}
+}

@@ -97,6 +97,7 @@ func tenantStats(s Stats, keep func(string) bool, own Stats) Stats {
 		return s
 	}
 	out := own
+	out.Since, out.Replica = s.Since, s.Replica
 	out.ByConversation, out.ConversationsDropped = nil, 0
 	for id, cs := range s.ByConversation {
 		if !keep(id) {
