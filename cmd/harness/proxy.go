@@ -120,8 +120,13 @@ func cmdProxy(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: time.Minute}
-	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s, spilling under %s\n",
-		ln.Addr(), redact.Text(px.Upstreams()), st.Path(), filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
+	// A replica's name is how /stats tells whose counters it shows.
+	replica := ""
+	if r := px.Stats().Replica; r != "" {
+		replica = ", as replica " + r
+	}
+	fmt.Fprintf(e.stderr, "harness proxy: listening on http://%s, forwarding to %s, recording to %s%s, spilling under %s\n",
+		ln.Addr(), redact.Text(px.Upstreams()), st.Path(), replica, filepath.Join(absWS, filepath.FromSlash(spill.Folder)))
 	return serveProxy(ctx, srv, ln, px)
 }
 

@@ -80,10 +80,12 @@ func (u *holdUpstream) sent() [][]byte {
 	return append([][]byte(nil), u.bodies...)
 }
 
-// replicaProc is one "harness proxy" process.
+// replicaProc is one "harness proxy" process; name is the replica its
+// first line names.
 type replicaProc struct {
 	cmd  *exec.Cmd
 	url  string
+	name string
 	done chan struct{}
 }
 
@@ -102,19 +104,19 @@ func startReplica(t *testing.T, dsn, ws, upstream string, flags ...string) *repl
 		t.Fatal(err)
 	}
 	p := &replicaProc{cmd: cmd, done: make(chan struct{})}
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	var log strings.Builder
 	var logMu sync.Mutex
 	go func() {
 		defer close(p.done)
 		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`listening on (http://\S+),`)
+		re := regexp.MustCompile(`listening on (http://\S+),.*?(?:, as replica (\w+))?, spilling`)
 		for sc.Scan() {
 			logMu.Lock()
 			log.WriteString(sc.Text() + "\n")
 			logMu.Unlock()
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
+				addr <- [2]string{m[1], m[2]}
 			}
 		}
 		_ = cmd.Wait()
@@ -127,7 +129,8 @@ func startReplica(t *testing.T, dsn, ws, upstream string, flags ...string) *repl
 		t.Logf("replica %s:\n%s", p.url, log.String())
 	})
 	select {
-	case p.url = <-addr:
+	case a := <-addr:
+		p.url, p.name = a[0], a[1]
 	case <-p.done:
 		t.Fatalf("harness proxy exited: %s", log.String())
 	case <-time.After(5 * time.Minute): // only catches a hang
@@ -296,6 +299,8 @@ func TestProxyReplicasPostgres(t *testing.T) {
 	}
 	if s, _ := statsOf(nil); s["requests"] != float64(0) || s["by_conversation"] != nil {
 		t.Errorf("without a credential /stats shows %v", s)
+	} else if s["replica"] != reps[1].name || reps[1].name == "" || reps[1].name == reps[0].name {
+		t.Errorf("/stats names replica %v; the replicas' first lines named %q and %q", s["replica"], reps[0].name, reps[1].name)
 	}
 	reps[1].stop()
 	st, err := postgres.Open(context.Background(), dsn, nil)
