@@ -7,8 +7,8 @@ import (
 
 // A cut result's token count. The savings of every request that sends a
 // cut count what it removed: the result's tokens as the client sent it
-// less its model copy's. Counting a 30 KiB result takes the tokenizer
-// about a millisecond, so the replica that cuts a result counts it once,
+// less its model copy's. A large result is the tokenizer's longest job on
+// a request, so the replica that cuts a result counts it once,
 // in the background while the request is upstream, and claims the count
 // with the request's answer (claimAnswered): the replicas that serve the
 // conversation's later requests read it from the log with the answer and
