@@ -190,7 +190,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "log list", "", "List the stored conversations, most recently updated first.")
 	sf.register(fs)
 	jsonOut := fs.Bool("json", false, "print the list as JSON")
-	tenant := fs.String("tenant", "", "only the conversations of this proxy tenant (the X-Harness-Tenant header of its GET /stats)")
+	tenant := tenantFlag(fs, "only the conversations of this proxy tenant")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func cmdLogList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *tenant != "" {
-		list = slices.DeleteFunc(list, func(c store.Summary) bool { return !strings.HasPrefix(c.ID, *tenant+"-") })
+		list = slices.DeleteFunc(list, func(c store.Summary) bool { return !ofTenant(c.ID, *tenant) })
 	}
 	listed, err := withForks(ctx, s, list)
 	if err != nil {

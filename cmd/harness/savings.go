@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentharness/harness/internal/numfmt"
 	"github.com/agentharness/harness/provider/catalog"
 	"github.com/agentharness/harness/proxy"
+	"github.com/agentharness/harness/store"
 )
 
 const savingsSummary = `Print what the proxy saved: the tokens its cuts removed from the requests
@@ -31,6 +33,7 @@ func cmdSavings(ctx context.Context, e *env, args []string) error {
 	pricesFile := fs.String("prices", "", "price table (JSON, or TOML for a .toml file) adding to or replacing the built-in list prices;\n"+
 		`each model: {"input": …, "cached_input": …, "output": …} in dollars per million tokens`)
 	jsonOut := fs.Bool("json", false, "print the figures as JSON")
+	tenant := tenantFlag(fs, "only the calls of this proxy tenant's conversations")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +57,9 @@ func cmdSavings(ctx context.Context, e *env, args []string) error {
 	rows, err := s.Savings(ctx, from)
 	if err != nil {
 		return err
+	}
+	if *tenant != "" {
+		rows = slices.DeleteFunc(rows, func(v store.Saving) bool { return !ofTenant(v.Conversation, *tenant) })
 	}
 	rep := proxy.SummarizeSavings(rows, prices, time.Local)
 	if *jsonOut {

@@ -252,3 +252,43 @@ func TestSavingsUnpricedDollars(t *testing.T) {
 		})
 	}
 }
+
+// TestSavingsCommandTenant: --tenant keeps one proxy tenant's calls, as
+// its /stats does, and a tenant with none has nothing to print.
+func TestSavingsCommandTenant(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "harness.db")
+	st, err := sqlite.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alice, bob = "t0123456789abcdef", "tfedcba9876543210"
+	now := time.Now().Add(-time.Hour).UTC().Round(0)
+	rows := []store.Saving{
+		{At: now, Conversation: alice + "-px-1", Client: "claude-code", Model: "claude-sonnet-4-5", TokensSaved: 50_000, Input: 80_000},
+		{At: now, Conversation: bob + "-px-2", Client: "codex", Model: "gpt-5", TokensSaved: 7_000, Input: 9_000},
+		{At: now, Conversation: alice + "-px-3", Client: "claude-code", Model: "claude-sonnet-4-5", TokensSaved: 1_000, Input: 90_000},
+	}
+	for _, v := range rows {
+		if err := st.AddSaving(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	want := proxy.SummarizeSavings([]store.Saving{rows[0], rows[2]}, nil, time.Local)
+	out, errOut, code := runWithEnv(t, nil, "savings", "--db", db, "--json", "--tenant", alice)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got proxy.SavingsReport
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("--json printed %q: %v", out, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("--tenant %s: %+v\nwant %+v", alice, got, want)
+	}
+	out, errOut, code = runWithEnv(t, nil, "savings", "--db", db, "--tenant", "t0000000000000000")
+	if code != 0 || !strings.Contains(out, "No savings recorded") {
+		t.Errorf("a tenant with no calls: exit %d, printed %q %q", code, out, errOut)
+	}
+}

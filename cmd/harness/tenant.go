@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net"
@@ -75,4 +76,17 @@ func listenHost(addr string) string {
 		return addr
 	}
 	return h
+}
+
+// tenantFlag registers --tenant, which keeps one proxy tenant's records:
+// the commands that read a gateway's store filter by it as its /stats
+// does by credential.
+func tenantFlag(fs *flag.FlagSet, what string) *string {
+	return fs.String("tenant", "", what+" (the X-Harness-Tenant header of its GET /stats)")
+}
+
+// ofTenant reports whether conversation id belongs to tenant: the proxy
+// prefixes the ids of a tenant's conversations with the tenant and a dash.
+func ofTenant(id, tenant string) bool {
+	return strings.HasPrefix(id, tenant+"-")
 }
