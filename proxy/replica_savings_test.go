@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -145,16 +143,11 @@ func TestReplicaCountsOffThePath(t *testing.T) {
 	r.up.Enqueue(wc.reply("m", "", []wiretest.Call{{ID: "call_0", Name: "Bash", Args: args}}, wiretest.Usage{Input: 100, Output: 10}),
 		wc.reply("m", "done", nil, wiretest.Usage{Input: 100, Output: 10}))
 	post := func(body []byte) error {
-		resp, err := http.Post(r.urls[0]+wc.path, "application/json", bytes.NewReader(body))
-		if err != nil {
-			return err
+		code, err := postTo(r.urls[0]+wc.path, body)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("status %d", code)
 		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
+		return err
 	}
 	if err := post(wc.body("m", "read the lock file", nil)); err != nil {
 		t.Fatal(err)

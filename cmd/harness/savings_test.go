@@ -61,15 +61,7 @@ func TestSavingsCommand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := proxy.SummarizeSavings(stored(tc.since), nil, time.Local)
-			out, errOut, code := runWithEnv(t, nil, append([]string{"savings", "--db", db, "--json"}, tc.args...)...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			var got proxy.SavingsReport
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("--json printed %q: %v", out, err)
-			}
-			if !reflect.DeepEqual(got, want) {
+			if got := savingsJSON(t, append([]string{"--db", db}, tc.args...)...); !reflect.DeepEqual(got, want) {
 				t.Errorf("--json: %+v\nwant %+v", got, want)
 			}
 			text, errOut, code := runWithEnv(t, nil, append([]string{"savings", "--db", db}, tc.args...)...)
@@ -172,14 +164,7 @@ func TestSavingsClaudeCode(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1",
 	}, bin, "-p", "Which version of zod does package-lock.json pin?", "--output-format", "json", "--allowedTools", "Read")
 	r.shutdown(t)
-	out, errOut, code := runWithEnv(t, nil, "savings", "--db", r.db, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var rep proxy.SavingsReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := savingsJSON(t, "--db", r.db)
 	if rep.TokensSaved < 1_000 || rep.DollarsSaved <= 0 {
 		t.Errorf("saved %d tokens, $%v: the cut of the lock file should show", rep.TokensSaved, rep.DollarsSaved)
 	}
@@ -276,7 +261,20 @@ func TestSavingsCommandTenant(t *testing.T) {
 	}
 	st.Close()
 	want := proxy.SummarizeSavings([]store.Saving{rows[0], rows[2]}, nil, time.Local)
-	out, errOut, code := runWithEnv(t, nil, "savings", "--db", db, "--json", "--tenant", alice)
+	if got := savingsJSON(t, "--db", db, "--tenant", alice); !reflect.DeepEqual(got, want) {
+		t.Errorf("--tenant %s: %+v\nwant %+v", alice, got, want)
+	}
+	out, errOut, code := runWithEnv(t, nil, "savings", "--db", db, "--tenant", "t0000000000000000")
+	if code != 0 || !strings.Contains(out, "No savings recorded") {
+		t.Errorf("a tenant with no calls: exit %d, printed %q %q", code, out, errOut)
+	}
+}
+
+// savingsJSON runs "harness savings --json" with args and returns the
+// report it printed, failing t when it exits non-zero or prints no report.
+func savingsJSON(t *testing.T, args ...string) proxy.SavingsReport {
+	t.Helper()
+	out, errOut, code := runWithEnv(t, nil, append([]string{"savings", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -284,11 +282,5 @@ func TestSavingsCommandTenant(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("--json printed %q: %v", out, err)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("--tenant %s: %+v\nwant %+v", alice, got, want)
-	}
-	out, errOut, code = runWithEnv(t, nil, "savings", "--db", db, "--tenant", "t0000000000000000")
-	if code != 0 || !strings.Contains(out, "No savings recorded") {
-		t.Errorf("a tenant with no calls: exit %d, printed %q %q", code, out, errOut)
-	}
+	return got
 }
