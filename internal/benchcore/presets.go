@@ -89,6 +89,9 @@ type HarnessConfig struct {
 	// recovery rounds sent (replayengine.Config.SendRecoveries) so the
 	// bank sees the re-reads it charges, as it does live.
 	ChargeRereads bool
+	// Prices is CompactPolicy.Prices: the price models a clear for cost
+	// must not lose under (nil: every one the policy knows).
+	Prices []policy.CachePrice
 }
 
 // DefaultHarness is the harness preset's configuration: stack.Config's
@@ -110,7 +113,7 @@ func (h HarnessConfig) Build(env replayengine.Env) (*replayengine.Config, error)
 		w := ModelWindow(env.Model)
 		sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w, ClearOld: h.ClearOld, NoClearOld: h.NoClearOld, ClearOldKeepRounds: h.ClearOldKeep, Unbounded: h.Unbounded, Rule: h.Rule,
 			NoKeepActive: h.NoActive, ActiveRounds: h.Active, ClearWhenIdle: idle, NoClearWhenIdle: noIdle, ClearWhenIdleKeepRounds: h.ClearIdleKeep, ClearWhenIdleBanked: h.ClearIdleBank,
-			ChargeRereads: h.ChargeRereads}
+			ChargeRereads: h.ChargeRereads, Prices: h.Prices}
 		if h.ClearAt > 0 {
 			sc.Compact = &policy.CompactPolicy{Model: env.Model, Counter: env.Counter, Window: w,
 				HighWater: float64(h.ClearAt) / float64(w), Target: float64(h.ClearAt) / 2 / float64(w), ClearAtLeast: h.ClearAt / 3, NoClearOld: true, Unbounded: h.Unbounded}
