@@ -21,7 +21,7 @@ type Preset = benchcore.Preset
 
 // Presets returns the lab's presets: harness's ablations and ideas.
 func Presets() []Preset {
-	return append(append(append(append(append(append(append(append(ablations(), feedbackPresets()...), outlinePresets()...), latePresets()...), kindPresets()...), paysPresets()...), readHeadPresets()...), rereadStopPreset()), append(append(rereadBankPresets(), neverUsedPresets()...), ownPricePresets()...)...)
+	return append(append(append(append(append(append(append(append(ablations(), feedbackPresets()...), outlinePresets()...), latePresets()...), kindPresets()...), paysPresets()...), readHeadPresets()...), rereadStopPreset()), append(append(append(rereadBankPresets(), neverUsedPresets()...), ownPricePresets()...), namedPresets()...)...)
 }
 
 // Lookup returns the lab's preset called name, or the product's (a
