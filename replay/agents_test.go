@@ -152,6 +152,13 @@ func TestClaudeCodeMapping(t *testing.T) {
 	if !strings.Contains(sub.Turns[0].Input, "") || sub.Calls() != 7 {
 		t.Errorf("subagent: %d calls", sub.Calls())
 	}
+	// The file's subagent is said once, by the main chain.
+	if w := strings.Join(main.Warnings, "\n"); !strings.Contains(w, "the session's subagent context (isSidechain) is imported as a recording of its own") {
+		t.Errorf("main chain's warnings do not count its subagent:\n%s", w)
+	}
+	if w := strings.Join(sub.Warnings, "\n"); strings.Contains(w, "subagent") {
+		t.Errorf("a subagent beside its main chain warns of itself:\n%s", w)
+	}
 
 	data, err = os.ReadFile("testdata/claude-code/compacted.json")
 	if err != nil {

@@ -155,7 +155,7 @@ func parseClaudeCodeEach(src *source, each recordIter, seen ccSeen) ([]*Recordin
 	}
 	for _, r := range f.runs {
 		if r.rec.Calls() > 0 {
-			r.warn(f.session, f.segments, nside, f.counts, partial)
+			r.warn(f.session, f.segments, nside, len(out)-nside, f.counts, partial)
 		}
 	}
 	return out, nil
@@ -368,8 +368,9 @@ func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 }
 
 // warn sets the run's warnings: what the format leaves out and what this
-// run is.
-func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, partial bool) {
+// run is. sidechains and mains count the file's subagent and main-chain
+// recordings.
+func (r *ccRun) warn(session string, segments, sidechains, mains int, counts ccCounts, partial bool) {
 	rec := r.rec
 	id := rec.ID
 	rec.ID = session
@@ -377,14 +378,22 @@ func (r *ccRun) warn(session string, segments, sidechains int, counts ccCounts, 
 		rec.ID = session + "/" + id
 	}
 	w := []string{notRecorded(formatClaudeCode, true, true)}
+	// A subagent's context beside a main chain says nothing of itself:
+	// the main chain's warning counts the file's subagents once.
+	agent := strings.HasPrefix(id, "agent-")
 	switch {
-	case strings.HasPrefix(id, "agent-"):
-		w = append(w, "a subagent's own context (isSidechain), imported apart from the session's main chain")
+	case agent && mains == 0:
+		w = append(w, "a subagent's own context (isSidechain): the file holds no main chain")
+	case agent:
 	case segments > 1:
 		w = append(w, fmt.Sprintf("the session was compacted: this is %s of %d, each after a compaction starting from its summary as Claude Code's requests did", id, segments))
 	}
-	if !strings.HasPrefix(id, "agent-") && sidechains > 0 {
-		w = append(w, fmt.Sprintf("%d subagent contexts (isSidechain) in this file are imported as recordings of their own", sidechains))
+	switch {
+	case agent:
+	case sidechains == 1:
+		w = append(w, "the session's subagent context (isSidechain) is imported as a recording of its own, its ID ending in /agent-…")
+	case sidechains > 1:
+		w = append(w, fmt.Sprintf("the session's %d subagent contexts (isSidechain) are imported as recordings of their own, their IDs ending in /agent-…", sidechains))
 	}
 	if r.agentCut > 0 {
 		w = append(w, fmt.Sprintf("%d results were cut by Claude Code itself (\"Output too large\", the rest saved to a file): recorded as the model saw them, the full text only as far as toolUseResult kept it (%d of them, up to 30,000 characters)", r.agentCut, r.fullKept))
