@@ -13,7 +13,9 @@ import (
 // the baseline of every ratio, is always added first), Workers how many
 // replays run at once, Progress is called after each replay, Through adds a
 // row measuring an OpenAI-compatible proxy, CacheTTL and NoCacheExpiry set
-// how the prompt cache is priced.
+// how the prompt cache is priced, and Cuts lists in each run's cell the
+// results each preset cut there, with what hiding each saved and what
+// reading it back cost.
 type Options = benchcore.Options
 
 // Through measures an OpenAI-compatible proxy on the bench's recordings:

@@ -37,6 +37,8 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+benchcore.ColumnNotes)
 	jsonOut := fs.Bool("json", false, "print the table as JSON (always with each recording's figures and its output weight)")
 	perRun := fs.Bool("per-run", false, "also sum the output-heavy recordings apart, and print one line per recording and preset")
+	cuts := fs.Bool("cuts", false, "with --per-run's lines, one line per result each preset cut: how, what hiding it saved and what reading\n"+
+		"it back cost (in --json, each run's cuts)")
 	presets := fs.String("presets", "", "comma-separated presets to run, or all (default all policies and the bounds \"floor\" and \"oracle\"; with no\n"+
 		"argument harness, the other systems and the bounds; none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic;\n"+
@@ -62,6 +64,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	*perRun = *perRun || *cuts
 	mainJob := len(pos) == 0 && *db == "" && !*suite && *through == ""
 	switch {
 	case *real && len(pos) > 0:
@@ -74,13 +77,13 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		if *presets == "" {
 			ps = mainPresets()
 		}
-		opts, err := cacheOptions(&bench.Options{Presets: ps}, *ttl)
+		opts, err := cacheOptions(&bench.Options{Presets: ps, Cuts: *cuts}, *ttl)
 		if err != nil {
 			return err
 		}
 		return benchMain(ctx, e, sf, opts, prices, *jsonOut, *perRun)
 	}
-	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr)}, *ttl)
+	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr), Cuts: *cuts}, *ttl)
 	if err != nil {
 		return err
 	}

@@ -312,3 +312,56 @@ func headerColumns(out string) []string {
 	}
 	return nil
 }
+
+// TestBenchCutsThroughTheBinary: --cuts adds --per-run's lines and one
+// line per result a preset cut; with --json each run's cell lists them,
+// and their savings sum to what the preset saved on the run when nothing
+// but those cuts changed its requests.
+func TestBenchCutsThroughTheBinary(t *testing.T) {
+	dir := heavyTrajectory(t)
+	stdout, stderr, code := cli(t, "", "bench", dir, "--cuts", "--presets", "harness")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cuts := stdout[strings.Index(stdout, "\ncuts: ")+1:]
+	if !strings.HasPrefix(cuts, "cuts: what hiding each result saved and what reading it back cost (openai") || !strings.Contains(cuts, " heavy ") ||
+		!strings.Contains(cuts, " spilled ") || !strings.Contains(stdout, "re-read cost") {
+		t.Errorf("no cut lines:\n%s", stdout)
+	}
+	out, stderr, code := cli(t, "", "bench", dir, "--json", "--cuts", "--presets", "harness")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--json --cuts: exit %d %s", code, stderr)
+	}
+	var tab struct {
+		Runs []struct {
+			Recording string `json:"recording"`
+			Cells     []struct {
+				Costs map[string]float64 `json:"costs"`
+				Cuts  []struct {
+					Call    string             `json:"call"`
+					Arrival string             `json:"arrival"`
+					Saved   map[string]float64 `json:"saved"`
+				} `json:"cuts"`
+			} `json:"cells"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range tab.Runs {
+		if run.Recording != "heavy" {
+			continue
+		}
+		none, h := run.Cells[0], run.Cells[1]
+		if len(none.Cuts) != 0 || len(h.Cuts) == 0 || h.Cuts[0].Arrival != "spilled" {
+			t.Fatalf("heavy: none's cuts %+v, harness's %+v", none.Cuts, h.Cuts)
+		}
+		sum := 0.0
+		for _, c := range h.Cuts {
+			sum += c.Saved["openai"]
+		}
+		if saved := none.Costs["openai"] - h.Costs["openai"]; math.Abs(sum-saved) > 1 {
+			t.Errorf("Σ cuts' savings %.1f, the run's %.1f", sum, saved)
+		}
+	}
+}

@@ -45,6 +45,12 @@ type Options struct {
 	// bench's pricing before caches expired by default); CacheTTL is then
 	// ignored, and no preset clears for a cold cache.
 	NoCacheExpiry bool
+	// Cuts lists, in each recording's cell of every preset but none, the
+	// results the preset cut there, each with what hiding it saved and
+	// what reading it back cost (Figures.Cuts): the replays then keep
+	// each request's list of the results it shows, which costs memory in
+	// proportion to the square of a recording's length.
+	Cuts bool
 }
 
 // PricedTTL is the lifetime o prices the cache with, 0 for a cache that
@@ -109,7 +115,8 @@ func RunEach(ctx context.Context, recs Recordings, count int, opts *Options) (*T
 	}
 	presets := WithNone(o.Presets)
 	s := NewSummary(presets, o.Through, ttl)
-	err = ReplayAll(ctx, o, recs, count, s.presets, false, func(_ int, rec *replay.Recording, reps []*replayengine.Report) {
+	s.cuts = o.Cuts
+	err = ReplayAll(ctx, o, recs, count, s.presets, o.Cuts, func(_ int, rec *replay.Recording, reps []*replayengine.Report) {
 		s.Add(rec, reps)
 	})
 	if err != nil {
@@ -126,6 +133,7 @@ func RunReports(ctx context.Context, o Options, recs []*replay.Recording) (*Tabl
 		return nil, nil, err
 	}
 	s := NewSummary(WithNone(o.Presets), o.Through, ttl)
+	s.cuts = o.Cuts
 	reports := make([][]*replayengine.Report, len(recs))
 	err = ReplayAll(ctx, o, Slice(recs), len(recs), s.presets, true, func(r int, rec *replay.Recording, reps []*replayengine.Report) {
 		reports[r] = reps

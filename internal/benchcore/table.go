@@ -81,6 +81,9 @@ type Figures struct {
 	RatiosWithRecovery map[string]float64 `json:"ratio_with_recovery"`
 	RecoveryRounds     int                `json:"recovery_rounds"`
 	LostNeedles        int                `json:"lost_needles"`
+	// Cuts lists, in a run's cell when Options.Cuts asks for them, each
+	// result the preset cut on that recording (see [Cut]).
+	Cuts []Cut `json:"cuts,omitempty"`
 }
 
 // Row is one preset's totals.
@@ -230,6 +233,7 @@ type Summary struct {
 	presets []Preset
 	t       *Table
 	ttl     time.Duration // the cache's lifetime (Options.cacheTTL); 0: never expires
+	cuts    bool          // list each run's cuts (Options.Cuts); the reports keep Shown
 }
 
 // NewSummary starts the table of presets (none first), with the
@@ -263,6 +267,9 @@ func (s *Summary) Add(rec *replay.Recording, reps []*replayengine.Report) {
 		t.Rows[p].add(reps[p])
 		run.Cells[p].addRecovery(reps[p], hidden)
 		t.Rows[p].addRecovery(reps[p], hidden)
+		if s.cuts && p > 0 {
+			run.Cells[p].Cuts = cutsOf(reps[p], reps[0], chargedRounds(reps[p], hidden), hidden)
+		}
 	}
 	none := run.Cells[0]
 	for p := range s.presets {

@@ -32,7 +32,8 @@ func (t *Table) WriteText(w io.Writer) error {
 // re-reads cost under the first price model shown (with the rounds and
 // the needles lost), the cached share and retention, each recording's
 // first line giving the largest result's share of its tool output and
-// whether that makes it output-heavy.
+// whether that makes it output-heavy; then, when the runs list their cuts
+// (Options.Cuts), one line per cut.
 func (t *Table) WritePerRun(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, t.shown(), "recordings")
@@ -79,7 +80,10 @@ func (t *Table) WritePerRun(w io.Writer) error {
 				100*c.CachedShare, 100*c.VisibleShare, 100*c.RecoverableShare)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return t.writeCuts(w, price)
 }
 
 // shown returns the price models the text columns use: t.Pricings, or

@@ -54,9 +54,12 @@ type Recovery struct {
 	// At is the index in Report.Calls of the request the round precedes;
 	// of the round's own request when Sent (the call's is the next).
 	At int
-	// Needles are the texts of the needles the round brings back; Via
-	// counts its calls by how they read (spill, recall, rerun).
+	// Needles are the texts of the needles the round brings back, and
+	// Sources the call id of the result each came from (in Needles'
+	// order); Via counts its calls by how they read (spill, recall,
+	// rerun).
 	Needles []string
+	Sources []string
 	Via     map[string]int
 	// Output is the tokens of the round's calls; Added the tokens its
 	// assistant message and results add to every later request.
@@ -150,6 +153,7 @@ type recoveryRead struct {
 	limit   int // most bytes of a page (0: recoveryPageBytes)
 	offsets []int
 	needles []string
+	sources []string // the result each of needles came from
 }
 
 // recover adds the round that brings back the needles of hidden that v
@@ -171,7 +175,7 @@ func (e *engine) recover(ctx context.Context, turn *harness.Turn, v *harness.Vie
 			e.report.Unrecovered = append(e.report.Unrecovered, n.Text)
 			continue
 		}
-		r.needles = []string{n.Text}
+		r.needles, r.sources = []string{n.Text}, []string{n.CallID}
 		if !charged {
 			if kept == nil {
 				kept = keptTexts(v)
@@ -181,6 +185,7 @@ func (e *engine) recover(ctx context.Context, turn *harness.Turn, v *harness.Vie
 		if old, ok := reads[r.key]; ok {
 			old.offsets = append(old.offsets, r.offsets...)
 			old.needles = append(old.needles, n.Text)
+			old.sources = append(old.sources, n.CallID)
 			continue
 		}
 		reads[r.key] = r
@@ -195,6 +200,7 @@ func (e *engine) recover(ctx context.Context, turn *harness.Turn, v *harness.Vie
 	for _, k := range order {
 		r := reads[k]
 		rec.Needles = append(rec.Needles, r.needles...)
+		rec.Sources = append(rec.Sources, r.sources...)
 		for _, p := range r.pages() {
 			call := r.call
 			call.ID = fmt.Sprintf("%s%d-%d", recoveryPrefix, rec.At, len(msg.ToolCalls))
