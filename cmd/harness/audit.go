@@ -28,6 +28,8 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		"Columns:\n"+benchcore.ColumnNotes)
 	jsonOut := fs.Bool("json", false, `print the audit as JSON: {"recordings": [each recording's audit], "total": the presets over all of them, as bench --json}`)
 	htmlOut := fs.String("html", "", "also write a self-contained HTML page with charts to this file")
+	cuts := fs.Bool("cuts", false, "also list, per recording, each result harness's presets would cut: how, what hiding it saved and what\n"+
+		"reading it back cost (in --json, each cell's cuts)")
 	presets := fs.String("presets", "", "comma-separated presets to cost, or all (default harness, harness-proxy, the other systems and the bounds: all of them;\n"+
 		"none is always included)")
 	pricing := fs.String("pricing", "", "comma-separated price models the text shows (openai, openai-4.1, anthropic, nocache; default openai,anthropic)")
@@ -64,7 +66,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr)}, *ttl)
+	opts, err := cacheOptions(&bench.Options{Presets: ps, Progress: progressBar(e.stderr), Cuts: *cuts}, *ttl)
 	if err != nil {
 		return err
 	}

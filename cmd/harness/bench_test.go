@@ -365,3 +365,34 @@ func TestBenchCutsThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditCutsThroughTheBinary: audit --cuts lists, under a recording's
+// presets table, the cuts of harness's presets (harness, harness-proxy),
+// not the other systems'.
+func TestAuditCutsThroughTheBinary(t *testing.T) {
+	dir := heavyTrajectory(t)
+	stdout, stderr, code := cli(t, "", "audit", "--cuts", "--presets", "harness,harness-proxy,codex", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	i := strings.Index(stdout, "\ncuts: what hiding each result saved")
+	if i < 0 {
+		t.Fatalf("no cuts table:\n%s", stdout)
+	}
+	cuts := stdout[i+1:]
+	if j := strings.Index(cuts, "\n\n"); j >= 0 {
+		cuts = cuts[:j] // the table ends at the recording's blank line
+	}
+	if !strings.Contains(cuts, " harness ") || !strings.Contains(cuts, " harness-proxy ") || !strings.Contains(cuts, " spilled ") {
+		t.Errorf("cuts of harness's presets missing:\n%s", cuts)
+	}
+	for _, l := range strings.Split(cuts, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && (f[0] == "codex" || f[1] == "codex") {
+			t.Errorf("a cut of another system's preset: %q", l)
+		}
+	}
+	plain, _, code := cli(t, "", "audit", "--presets", "harness", dir)
+	if code != 0 || strings.Contains(plain, "\ncuts: ") {
+		t.Errorf("cuts without --cuts (exit %d)", code)
+	}
+}

@@ -87,9 +87,35 @@ func writeAudits(w io.Writer, audits []Audit) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if err := writeAuditCuts(w, a, ps[0]); err != nil {
+			return err
+		}
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// writeAuditCuts prints, when the audit lists cuts (Options.Cuts), those
+// of harness's presets on a's recording.
+func writeAuditCuts(w io.Writer, a Audit, price Pricing) error {
+	var tw *tabwriter.Writer
+	name := a.Recording
+	for i, p := range a.Presets {
+		if Kind(p) != "ours" {
+			continue
+		}
+		for _, cut := range a.Costs[i].Cuts {
+			if tw == nil {
+				tw = cutsHeader(w, price)
+			}
+			writeCutLine(tw, name, p, cut, price)
+			name = ""
+		}
+	}
+	if tw == nil {
+		return nil
+	}
+	return tw.Flush()
 }
 
 // clip shortens s to n characters with an ellipsis.

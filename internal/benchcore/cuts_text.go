@@ -12,34 +12,45 @@ import (
 const cutArgsMax = 48
 
 // writeCuts prints, when the runs' cells list their cuts (Options.Cuts),
-// one line per recording, preset and cut: the request that first showed
-// it cut, the call, how it was cut, its characters whole and shown, what
-// hiding it saved and what reading it back cost under price, and the
-// difference.
+// one line per recording, preset and cut (see writeCutLine).
 func (t *Table) writeCuts(w io.Writer, price Pricing) error {
 	if !t.hasCuts() {
 		return nil
 	}
-	fmt.Fprintf(w, "\ncuts: what hiding each result saved and what reading it back cost (%s; each request's saving shared by the results it shows cut, by the characters each hides)\n", price.Name)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "recording\tpreset\trequest\tcall\ttool\targuments\tcut\tfull\tshown\tsaved\tre-reads\tre-read cost\tnet\t\n")
+	tw := cutsHeader(w, price)
 	for _, run := range t.Runs {
 		name := run.Recording
 		for p, c := range run.Cells {
 			for _, cut := range c.Cuts {
-				how := cut.Arrival
-				if cut.Cleared > 0 {
-					how += fmt.Sprintf(", cleared at %d", cut.Cleared)
-				}
-				saved, reread := cut.Saved[price.Name], cut.RereadCost[price.Name]
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", name, t.Rows[p].Preset, cut.Request,
-					oneLine(cut.Call, 24), cut.Tool, oneLine(cut.Args, cutArgsMax), how, thousands(cut.FullChars), thousands(cut.ShownChars),
-					signed(saved), cut.Rereads, signed(reread), signed(saved-reread))
+				writeCutLine(tw, name, t.Rows[p].Preset, cut, price)
 				name = ""
 			}
 		}
 	}
 	return tw.Flush()
+}
+
+// cutsHeader prints the title and the columns of a table of cuts, and
+// returns the writer of its lines.
+func cutsHeader(w io.Writer, price Pricing) *tabwriter.Writer {
+	fmt.Fprintf(w, "\ncuts: what hiding each result saved and what reading it back cost (%s; each request's saving shared by the results it shows cut, by the characters each hides)\n", price.Name)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "recording\tpreset\trequest\tcall\ttool\targuments\tcut\tfull\tshown\tsaved\tre-reads\tre-read cost\tnet\t\n")
+	return tw
+}
+
+// writeCutLine prints one cut: the request that first showed it cut, the
+// call, how it was cut, its characters whole and shown, what hiding it
+// saved and what reading it back cost under price, and the difference.
+func writeCutLine(tw io.Writer, recording, preset string, cut Cut, price Pricing) {
+	how := cut.Arrival
+	if cut.Cleared > 0 {
+		how += fmt.Sprintf(", cleared at %d", cut.Cleared)
+	}
+	saved, reread := cut.Saved[price.Name], cut.RereadCost[price.Name]
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n", recording, preset, cut.Request,
+		oneLine(cut.Call, 24), cut.Tool, oneLine(cut.Args, cutArgsMax), how, thousands(cut.FullChars), thousands(cut.ShownChars),
+		signed(saved), cut.Rereads, signed(reread), signed(saved-reread))
 }
 
 // hasCuts reports whether any run's cell lists cuts.
