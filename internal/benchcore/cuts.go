@@ -72,8 +72,12 @@ func (cs *cutSet) get(id string, request int) *Cut {
 	}
 	r := cs.stats[id]
 	cs.at[id] = len(cs.cuts)
-	cs.cuts = append(cs.cuts, Cut{Call: id, Tool: r.Tool, Args: r.Args, Request: request, Arrival: r.State,
-		FullChars: r.FullChars, ShownChars: r.ShownChars, Saved: map[string]float64{}, RereadCost: map[string]float64{}})
+	cut := Cut{Call: id, Tool: r.Tool, Args: r.Args, Request: request, Arrival: r.State,
+		FullChars: r.FullChars, ShownChars: r.ShownChars, Saved: map[string]float64{}, RereadCost: map[string]float64{}}
+	for _, p := range Pricings() {
+		cut.Saved[p.Name], cut.RereadCost[p.Name] = 0, 0
+	}
+	cs.cuts = append(cs.cuts, cut)
 	return &cs.cuts[len(cs.cuts)-1]
 }
 
