@@ -48,6 +48,9 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"json output records only the final answer", "not the prompt, the model calls, the tool calls"}},
 		{"gemini-cli/session-2026-12-05T11-53-92970e04.jsonl", formatGeminiCLI, "92970e04-eda3-4d7a-917b-3fad87e943ed", "gemini-3.1-pro-preview", 2, 1, false,
 			[]string{"not recorded by gemini-cli"}},
+		{"anthropic/messages.json", formatAnthropic, "messages", "", 4, 4, false,
+			[]string{"not recorded by anthropic-messages: the system prompt and the tool schemas", "1 thinking blocks left out", "1 images and documents in user messages left out"}},
+		{"anthropic/request.json", formatAnthropic, "request", "", 2, 1, true, nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec, err := ParseFile(filepath.Join("testdata", tc.file))
@@ -327,5 +330,52 @@ func TestSniff(t *testing.T) {
 				t.Errorf("%s renamed: %v", file, err)
 			}
 		}
+	}
+}
+
+// TestAnthropicMessages checks what a list of Anthropic Messages API
+// messages maps to: tool_use blocks are calls (arguments as sent),
+// tool_result blocks their results (an error flagged, an image kept as an
+// image), the text of a user message that answers calls a turn of its
+// own; a request body's system blocks, tools and each answer's usage
+// beside it are read.
+func TestAnthropicMessages(t *testing.T) {
+	rec, err := ParseFile("testdata/anthropic/messages.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Turns) != 2 || !strings.HasPrefix(rec.Turns[0].Input, "The login test fails") || !strings.Contains(rec.Turns[1].Input, "<environment_details>") {
+		t.Fatalf("turns %d: %+v", len(rec.Turns), rec.Turns)
+	}
+	first := rec.Turns[0].Calls[0]
+	if tc := first.Assistant.ToolCalls; len(tc) != 1 || tc[0].Name != "execute_command" || string(tc[0].Args) != `{"command":"go test ./auth -run TestLogin"}` {
+		t.Errorf("first call %+v", tc)
+	}
+	if r := first.Results[0]; !r.IsError || !strings.Contains(r.FullText(), "want 200") || r.Tool != "execute_command" {
+		t.Errorf("first result %+v", r)
+	}
+	second := rec.Turns[0].Calls[1]
+	if len(second.Results) != 2 || second.Results[1].Full[0].Type != harness.PartImage || len(second.Results[1].Full[0].Data) == 0 {
+		t.Errorf("the screenshot's result %+v", second.Results)
+	}
+
+	req, err := ParseFile("testdata/anthropic/request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.System != "You are a coding agent working in a Go repository.\n\nAnswer briefly." || len(req.Tools) != 1 || req.Tools[0].Name != "bash" {
+		t.Errorf("system %q, tools %+v", req.System, req.Tools)
+	}
+	c := req.Turns[0].Calls[1]
+	if !c.HasUsage || c.Usage.Input != 352 || c.Usage.Cached != 312 || c.Usage.Output != 6 {
+		t.Errorf("usage %+v (has %v)", c.Usage, c.HasUsage)
+	}
+	for _, w := range req.Warnings {
+		if strings.Contains(w, "not recorded") {
+			t.Errorf("a request body with system and tools warns %q", w)
+		}
+	}
+	if _, err := Parse("bad.json", []byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"?"}]}]`)); err == nil || !strings.Contains(err.Error(), `"t2"`) {
+		t.Errorf("a result for no call: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wire/anthropic"
 	"github.com/agentharness/harness/internal/wire/openai"
 )
 
@@ -16,8 +17,32 @@ type chatMessage struct {
 	openai.ChatMessage
 	// Usage is not part of the chat format; some recorders put the
 	// response's usage beside the assistant message.
-	Usage *openai.ChatUsage `json:"usage"`
-	Extra *chatExtra        `json:"extra"`
+	Usage *chatUsage `json:"usage"`
+	Extra *chatExtra `json:"extra"`
+}
+
+// chatUsage is a response's usage as recorders put it beside a message:
+// OpenAI's fields (prompt_tokens …) or Anthropic's (input_tokens …).
+type chatUsage struct {
+	openai.ChatUsage
+	Anthropic anthropic.Usage `json:"-"`
+}
+
+// UnmarshalJSON reads both shapes of usage from one object.
+func (u *chatUsage) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &u.ChatUsage); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, &u.Anthropic)
+}
+
+// harness returns u as harness counts it: Anthropic's fields when any is
+// set, else OpenAI's.
+func (u *chatUsage) harness() harness.Usage {
+	if u.Anthropic != (anthropic.Usage{}) {
+		return u.Anthropic.Usage()
+	}
+	return u.ChatUsage.Usage()
 }
 
 type chatExtra struct {
@@ -40,6 +65,9 @@ type chatBuilder struct {
 	// pending maps an unanswered tool call id to the call that made it.
 	pending map[string]*Call
 	index   int // messages seen, for Call.Request
+	// thinking and images count the Anthropic content blocks left out:
+	// an assistant's thinking, a user message's images and documents.
+	thinking, images int
 }
 
 func newChatBuilder(src *source, format string) *chatBuilder {
@@ -58,6 +86,10 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 		return err
 	}
 	defer func() { b.index++ }()
+	if blocks, ok := anthropicBlocks(m.Content); ok {
+		b.rec.Format = formatAnthropic
+		return b.addBlocks(v, path, &m, blocks)
+	}
 	text, parts, err := chatContent(m.Content)
 	if err != nil {
 		return b.src.errAt(v.off, path+".content", err.Error(), nil)
@@ -118,7 +150,7 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 	case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
 		c.Usage, c.HasUsage = m.Extra.Response.Usage.Usage(), true
 	case m.Usage != nil:
-		c.Usage, c.HasUsage = m.Usage.Usage(), true
+		c.Usage, c.HasUsage = m.Usage.harness(), true
 	}
 	if b.rec.Model == "" && m.Extra != nil && m.Extra.Response != nil {
 		b.rec.Model = m.Extra.Response.Model
@@ -131,27 +163,36 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 // waiting for it; a mini-swe-agent trajectory's raw output is its full
 // text.
 func (b *chatBuilder) addTool(v rawValue, path string, m *chatMessage, text string, parts []harness.Part) error {
-	c, ok := b.pending[m.ToolCallID]
-	if !ok {
-		return b.src.errAt(v.off, path+".tool_call_id", fmt.Sprintf("tool message answers %q, which no earlier assistant message called (or which was already answered)", m.ToolCallID), nil)
+	r, err := b.addResult(v, path+".tool_call_id", m.ToolCallID, text, parts)
+	if err != nil {
+		return err
 	}
-	delete(b.pending, m.ToolCallID)
-	r := &Result{CallID: m.ToolCallID, Shown: text, Offset: v.off}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == m.ToolCallID {
-			r.Tool = tc.Name
-		}
-	}
-	r.Full = parts
 	if b.miniSWE && m.Extra != nil {
 		if m.Extra.RawOutput != nil {
 			r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *m.Extra.RawOutput))}
 		}
 		r.IsError = m.Extra.ExceptionInfo != ""
 	}
+	return nil
+}
+
+// addResult pairs the result of call id (text and parts, found at v) with
+// the call waiting for it.
+func (b *chatBuilder) addResult(v rawValue, path, id, text string, parts []harness.Part) (*Result, error) {
+	c, ok := b.pending[id]
+	if !ok {
+		return nil, b.src.errAt(v.off, path, fmt.Sprintf("tool message answers %q, which no earlier assistant message called (or which was already answered)", id), nil)
+	}
+	delete(b.pending, id)
+	r := &Result{CallID: id, Shown: text, Full: parts, Offset: v.off}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == id {
+			r.Tool = tc.Name
+		}
+	}
 	c.Results = append(c.Results, r)
 	c.sortResults()
-	return nil
+	return r, nil
 }
 
 // chatContent reads a message's content: a string, null, or an array of

@@ -7,8 +7,10 @@
 // Gemini CLI chat (parseGeminiCLI), opencode's history database
 // (parseOpencode: every session, each compaction's part and each
 // subagent's session), a mini-swe-agent trajectory
-// (*.traj.json), a plain OpenAI chat-message list (a JSON array, a
-// {"messages": [...]} object, or JSONL with one message per line), a
+// (*.traj.json), a plain chat-message list (a JSON array, a
+// {"messages": [...]} object such as a logged request body, or JSONL with
+// one message per line) of OpenAI chat messages or of the Anthropic
+// Messages API's content blocks, a
 // harness conversation (the JSON of a [harness.Conversation]), or harness's
 // own transcript store (the SQLite file of store/sqlite, every
 // conversation in it: parseStore), recognised by content (sniff,

@@ -44,7 +44,9 @@ var opencodeDirs = []string{"snapshot", "log", "bin", "repos", "worktree"}
 // the session log that replaced it), a SWE-agent trajectory ({history,
 // trajectory, info}), a mini-swe-agent trajectory ({"trajectory_format"},
 // or {"info", "messages"}), a harness conversation ({"turns"}), or a
-// chat-message list (a JSON array, JSONL or {"messages"}). For a file that holds several model contexts (Claude
+// chat-message list, OpenAI's or the Anthropic Messages API's (a JSON
+// array, JSONL or {"messages"}, with a request body's "system" and
+// "tools"). For a file that holds several model contexts (Claude
 // Code's subagents and compactions, Codex's compactions) it returns the
 // first; ParseAll returns them all. The name is used in errors, and picks
 // the format only where the content does not: a *.traj.json is read as a

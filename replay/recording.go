@@ -29,7 +29,8 @@ type Recording struct {
 	Source string `json:"source"`
 	// Format names the format it was imported from: "claude-code",
 	// "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent",
-	// "openai-chat" (a chat-message list), "harness-conversation" or
+	// "openai-chat" (a chat-message list), "anthropic-messages" (one in the
+	// Anthropic Messages API's shape), "harness-conversation" or
 	// "harness-store" (harness's transcript store).
 	Format string `json:"format"`
 	// ID names the run (an instance id, a conversation id, the file name).
