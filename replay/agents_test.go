@@ -50,7 +50,11 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"not recorded by gemini-cli"}},
 		{"anthropic/messages.json", formatAnthropic, "messages", "", 4, 4, false,
 			[]string{"not recorded by anthropic-messages: the system prompt and the tool schemas", "1 thinking blocks left out", "1 images and documents in user messages left out"}},
-		{"anthropic/request.json", formatAnthropic, "request", "", 2, 1, true, nil},
+		{"anthropic/request.json", formatAnthropic, "request", "claude-sonnet-4-5", 2, 1, true, nil},
+		{"responses/items.json", formatResponses, "items", "", 4, 3, true,
+			[]string{"not recorded by openai-responses: the tool schemas", "1 reasoning items left out"}},
+		{"responses/request.json", formatResponses, "request", "gpt-5", 2, 1, true,
+			[]string{"1 built-in tools of the provider (web_search) carry no schema"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec, err := ParseFile(filepath.Join("testdata", tc.file))
@@ -377,5 +381,39 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 	if _, err := Parse("bad.json", []byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"?"}]}]`)); err == nil || !strings.Contains(err.Error(), `"t2"`) {
 		t.Errorf("a result for no call: %v", err)
+	}
+}
+
+// TestResponsesItems checks what a Responses API input list maps to: the
+// developer message before the first response is the system prompt, a
+// response's reasoning and calls one model call, outputs paired by call_id
+// whatever their order, each user message a turn; a request body's
+// instructions and named tools are read.
+func TestResponsesItems(t *testing.T) {
+	rec, err := ParseFile("testdata/responses/items.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.System != "You are a coding agent. Use the shell." || len(rec.Turns) != 2 || rec.Turns[1].Input != "Remove it." {
+		t.Fatalf("system %q, turns %+v", rec.System, rec.Turns)
+	}
+	first := rec.Turns[0].Calls[0]
+	if len(first.Assistant.ToolCalls) != 2 || len(first.Results) != 2 || first.Results[0].CallID != "call_01" || !strings.Contains(first.Results[0].FullText(), "unreachable code") {
+		t.Errorf("first call %+v, results %+v", first.Assistant.ToolCalls, first.Results)
+	}
+	if got := rec.Turns[0].Calls[1].Assistant.Text(); got != "store/db.go:41 has unreachable code after a return." {
+		t.Errorf("answer %q", got)
+	}
+	req, err := ParseFile("testdata/responses/request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.System != "You are a coding agent." || len(req.Tools) != 1 || req.Tools[0].Name != "shell" {
+		t.Errorf("system %q, tools %+v", req.System, req.Tools)
+	}
+	// A chat list that merely has typed messages stays a chat list.
+	chat, err := Parse("typed.json", []byte(`[{"type":"message","role":"user","content":"hi"},{"type":"message","role":"assistant","content":"hello"}]`))
+	if err != nil || chat.Format != formatOpenAI {
+		t.Errorf("typed messages: %v, %+v", err, chat)
 	}
 }

@@ -66,6 +66,9 @@ type cxBuilder struct {
 	usage                                bool
 	system                               string
 	session, version                     string
+	// format is the recordings' format: formatCodex (the zero value) or
+	// formatResponses for a Responses input list read as a rollout is.
+	format string
 }
 
 // parseCodex imports a Codex CLI rollout (rollout-*.jsonl, as Codex writes
@@ -159,6 +162,9 @@ func (b *cxBuilder) start() {
 		b.fold.end(b.rec)
 	}
 	b.rec = &Recording{Format: formatCodex}
+	if b.format != "" {
+		b.rec.Format = b.format
+	}
 	if len(b.recs) > 0 {
 		b.rec.Model = b.recs[len(b.recs)-1].Model
 	}
@@ -330,6 +336,9 @@ func cxOutput(raw json.RawMessage) (string, bool) {
 }
 
 func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
+	if b.format == formatResponses {
+		return b.listWarnings(partial)
+	}
 	w := []string{notRecorded(formatCodex, b.system == "", true)}
 	if parts > 1 {
 		w = append(w, fmt.Sprintf("the rollout was compacted: this is part %d of %d, each after a compaction starting from its summary as Codex's requests did", part+1, parts))
@@ -351,6 +360,28 @@ func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
 	}
 	if partial {
 		w = append(w, "the last line is incomplete (the rollout was still being written): left out")
+	}
+	return w
+}
+
+// listWarnings are a Responses input list's warnings: what it does not
+// record, what was left out.
+func (b *cxBuilder) listWarnings(partial bool) []string {
+	var w []string
+	if s := notRecorded(formatResponses, b.system == "", len(b.rec.Tools) == 0); s != "" {
+		w = append(w, s)
+	}
+	if b.server > 0 {
+		w = append(w, fmt.Sprintf("%d web searches ran on the provider's side: their results are not recorded", b.server))
+	}
+	if b.orphans > 0 {
+		w = append(w, fmt.Sprintf("%d tool outputs answer no call recorded in the same list: left out", b.orphans))
+	}
+	if b.reasoning > 0 {
+		w = append(w, fmt.Sprintf("%d reasoning items left out (encrypted or summarised)", b.reasoning))
+	}
+	if partial {
+		w = append(w, "the last line is incomplete (the file was still being written): left out")
 	}
 	return w
 }

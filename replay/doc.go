@@ -9,8 +9,8 @@
 // subagent's session), a mini-swe-agent trajectory
 // (*.traj.json), a plain chat-message list (a JSON array, a
 // {"messages": [...]} object such as a logged request body, or JSONL with
-// one message per line) of OpenAI chat messages or of the Anthropic
-// Messages API's content blocks, a
+// one message per line) of OpenAI chat messages, of the Anthropic
+// Messages API's content blocks or of OpenAI Responses API input items, a
 // harness conversation (the JSON of a [harness.Conversation]), or harness's
 // own transcript store (the SQLite file of store/sqlite, every
 // conversation in it: parseStore), recognised by content (sniff,

@@ -44,8 +44,9 @@ var opencodeDirs = []string{"snapshot", "log", "bin", "repos", "worktree"}
 // the session log that replaced it), a SWE-agent trajectory ({history,
 // trajectory, info}), a mini-swe-agent trajectory ({"trajectory_format"},
 // or {"info", "messages"}), a harness conversation ({"turns"}), or a
-// chat-message list, OpenAI's or the Anthropic Messages API's (a JSON
-// array, JSONL or {"messages"}, with a request body's "system" and
+// chat-message list, OpenAI's, the Anthropic Messages API's or the
+// Responses API's input items (a JSON array, JSONL, or a request body's
+// {"messages"} or {"input"}, with its "system", "instructions" and
 // "tools"). For a file that holds several model contexts (Claude
 // Code's subagents and compactions, Codex's compactions) it returns the
 // first; ParseAll returns them all. The name is used in errors, and picks
@@ -146,6 +147,7 @@ func parseByName(name string, data []byte) (*Recording, error) {
 		return nil, err
 	}
 	_, hasMsgs := fields["messages"]
+	_, hasInput := fields["input"]
 	_, hasInfo := fields["info"]
 	_, hasFormat := fields["trajectory_format"]
 	_, hasTurns := fields["turns"]
@@ -154,7 +156,7 @@ func parseByName(name string, data []byte) (*Recording, error) {
 		return parseMiniSWE(name, data)
 	case hasTurns:
 		return parseConversation(name, data)
-	case hasMsgs:
+	case hasMsgs || hasInput:
 		return parseOpenAI(name, data)
 	}
 	return nil, fmt.Errorf("%s: %w (a JSON object without messages or turns)", name, ErrNotTranscript)

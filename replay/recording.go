@@ -20,7 +20,7 @@ const (
 // [Recording.Format].
 func formats() []string {
 	return []string{formatClaudeCode, formatCodex, formatGeminiCLI, formatOpencode, formatSWEAgent,
-		formatMiniSWE, formatOpenAI, formatConversation, formatStore}
+		formatMiniSWE, formatOpenAI, formatAnthropic, formatResponses, formatConversation, formatStore}
 }
 
 // Recording is one recorded agent run in provider-neutral form.
@@ -30,7 +30,8 @@ type Recording struct {
 	// Format names the format it was imported from: "claude-code",
 	// "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent",
 	// "openai-chat" (a chat-message list), "anthropic-messages" (one in the
-	// Anthropic Messages API's shape), "harness-conversation" or
+	// Anthropic Messages API's shape), "openai-responses" (Responses API
+	// input items), "harness-conversation" or
 	// "harness-store" (harness's transcript store).
 	Format string `json:"format"`
 	// ID names the run (an instance id, a conversation id, the file name).
