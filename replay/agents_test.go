@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -53,6 +54,9 @@ func TestAgentFormats(t *testing.T) {
 		{"anthropic/request.json", formatAnthropic, "request", "claude-sonnet-4-5", 2, 1, true, nil},
 		{"responses/items.json", formatResponses, "items", "", 4, 3, true,
 			[]string{"not recorded by openai-responses: the tool schemas", "1 reasoning items left out"}},
+		{"openhands/trajectory.json", formatOpenHands, "trajectory", "claude-sonnet-4-5", 3, 3, true,
+			[]string{"1 recall observations (knowledge OpenHands adds to the prompt) left out"}},
+		{"openhands/output.jsonl", formatOpenHands, "calc__add-1", "claude-sonnet-4-5", 3, 3, true, nil},
 		{"responses/request.json", formatResponses, "request", "gpt-5", 2, 1, true,
 			[]string{"1 built-in tools of the provider (web_search) carry no schema"}},
 	} {
@@ -315,6 +319,8 @@ func TestSniff(t *testing.T) {
 		"gemini-cli/session-2026-12-02T04-05-62a661cc.jsonl":                           formatGeminiCLI,
 		"gemini-cli/output-stream-json.jsonl":                                          formatGeminiCLI,
 		"gemini-cli/output-json.json":                                                  formatGeminiCLI,
+		"openhands/trajectory.json":                                                    formatOpenHands,
+		"openhands/output.jsonl":                                                       formatOpenHands,
 		"chat.json":                                                                    "",
 		"chat.jsonl":                                                                   "",
 		"pydicom-trimmed.traj.json":                                                    "",
@@ -415,5 +421,46 @@ func TestResponsesItems(t *testing.T) {
 	chat, err := Parse("typed.json", []byte(`[{"type":"message","role":"user","content":"hi"},{"type":"message","role":"assistant","content":"hello"}]`))
 	if err != nil || chat.Format != formatOpenAI {
 		t.Errorf("typed messages: %v, %+v", err, chat)
+	}
+}
+
+// TestOpenHands checks what OpenHands events map to: the actions of one
+// model response are one call with that response's tool calls, text and
+// usage, each observation the result of its action's call (an exit code
+// other than 0 an error); an evaluation's output.jsonl is one recording
+// per instance, an action without tool_call_metadata a call of its own.
+func TestOpenHands(t *testing.T) {
+	data, err := os.ReadFile("testdata/openhands/output.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ParseAll("output.jsonl", data)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d recordings, %v", len(recs), err)
+	}
+	fc, plain := recs[0], recs[1]
+	if fc.ID != "calc__add-1" || plain.ID != "count__files-2" || len(fc.Tools) != 3 || !strings.HasPrefix(fc.System, "You are OpenHands agent") {
+		t.Errorf("ids %q %q, %d tools, system %q", fc.ID, plain.ID, len(fc.Tools), fc.System)
+	}
+	first := fc.Turns[0].Calls[0]
+	if len(first.Assistant.ToolCalls) != 2 || first.Assistant.Text() != "Let me look at the failing test and the source." ||
+		first.Usage.Input != 1200 || first.Usage.Cached != 1000 || len(first.Results) != 2 {
+		t.Fatalf("first call %+v", first)
+	}
+	if r := first.Results[0]; r.CallID != "toolu_1" || !r.IsError || !strings.Contains(r.FullText(), "assert 0 == 4") {
+		t.Errorf("the test run's result %+v", r)
+	}
+	var edit struct {
+		NewStr string `json:"new_str"`
+	}
+	if tc := fc.Turns[0].Calls[1].Assistant.ToolCalls[0]; tc.Name != "str_replace_editor" || json.Unmarshal(tc.Args, &edit) != nil || edit.NewStr != "return a + b" {
+		t.Errorf("the edit %s %s", tc.Name, tc.Args)
+	}
+	if len(plain.Turns[0].Calls) != 2 || plain.Turns[0].Calls[0].Assistant.ToolCalls[0].Name != "run" ||
+		plain.Turns[0].Calls[0].Results[0].FullText() != "3\n" || plain.Turns[0].Calls[1].Assistant.Text() != "There are 3 Python files." {
+		t.Errorf("the instance without tool_call_metadata: %+v", plain.Turns[0].Calls)
+	}
+	if w := strings.Join(plain.Warnings, "\n"); !strings.Contains(w, "2 actions carry no model response") || !strings.Contains(w, "no usage recorded") {
+		t.Errorf("warnings %s", w)
 	}
 }

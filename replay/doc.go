@@ -3,7 +3,9 @@
 //
 // Importers turn a recording — a Claude Code session (parseClaudeCodeAll:
 // the main chain, each compaction segment and each subagent), a Codex CLI
-// rollout (parseCodexAll), a SWE-agent trajectory (parseSWEAgent), a
+// rollout (parseCodexAll), a SWE-agent trajectory (parseSWEAgent), an
+// OpenHands event stream (parseOpenHandsAll: a trajectory, or an
+// evaluation's output.jsonl, one recording per instance), a
 // Gemini CLI chat (parseGeminiCLI), opencode's history database
 // (parseOpencode: every session, each compaction's part and each
 // subagent's session), a mini-swe-agent trajectory

@@ -82,12 +82,15 @@ func ParseAll(name string, data []byte) ([]*Recording, error) {
 		return one(parseGeminiCLI(name, data))
 	case formatSWEAgent:
 		return one(parseSWEAgent(name, data))
+	case formatOpenHands:
+		return parseOpenHandsAll(name, data)
 	}
 	return one(parseByName(name, data))
 }
 
 // sniff names the format data is in, from its first record alone: one
-// of formatClaudeCode, formatCodex, formatGeminiCLI and formatSWEAgent,
+// of formatClaudeCode, formatCodex, formatGeminiCLI, formatSWEAgent and
+// formatOpenHands,
 // or "" for the other formats (which Parse tells apart by their fields and
 // the file's name).
 func sniff(data []byte) string {
@@ -113,6 +116,8 @@ func sniffFields(f map[string]json.RawMessage) string {
 	case has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
 		(has(f, "sessionId") && typ != "") || typ == "file-history-snapshot":
 		return formatClaudeCode
+	case isOpenHandsEvent(f) || isOpenHandsOutput(f) || (has(f, "trajectory") && !has(f, "history") && isOpenHandsOutput(map[string]json.RawMessage{"history": f["trajectory"]})):
+		return formatOpenHands
 	case has(f, "history") && (has(f, "trajectory") || has(f, "info") || has(f, "environment")):
 		return formatSWEAgent
 	case has(f, "history") && !has(f, "messages") && !has(f, "turns"):

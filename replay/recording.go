@@ -20,7 +20,7 @@ const (
 // [Recording.Format].
 func formats() []string {
 	return []string{formatClaudeCode, formatCodex, formatGeminiCLI, formatOpencode, formatSWEAgent,
-		formatMiniSWE, formatOpenAI, formatAnthropic, formatResponses, formatConversation, formatStore}
+		formatMiniSWE, formatOpenAI, formatAnthropic, formatResponses, formatOpenHands, formatConversation, formatStore}
 }
 
 // Recording is one recorded agent run in provider-neutral form.
@@ -31,7 +31,7 @@ type Recording struct {
 	// "codex", "gemini-cli", "opencode", "swe-agent", "mini-swe-agent",
 	// "openai-chat" (a chat-message list), "anthropic-messages" (one in the
 	// Anthropic Messages API's shape), "openai-responses" (Responses API
-	// input items), "harness-conversation" or
+	// input items), "openhands", "harness-conversation" or
 	// "harness-store" (harness's transcript store).
 	Format string `json:"format"`
 	// ID names the run (an instance id, a conversation id, the file name).

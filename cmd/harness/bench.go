@@ -27,7 +27,7 @@ import (
 func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[DIR|FILE…]", "Replay transcripts under every policy preset and compare effective tokens (uncached + 0.1 × cached\n"+
 		"+ 4 × output), the ratio to keeping everything, the cached share and evidence retention. Transcripts\n"+
-		"are Claude Code sessions, Codex CLI rollouts, SWE-agent and mini-swe-agent trajectories, Gemini CLI\n"+
+		"are Claude Code sessions, Codex CLI rollouts, SWE-agent, mini-swe-agent and OpenHands trajectories, Gemini CLI\n"+
 		"chats, OpenAI or Anthropic message lists (or Responses input), harness conversations or harness's store (.db: every conversation in it),\n"+
 		"recognised by content; folders are read recursively. With no argument it replays the real recorded runs harness\n"+
 		"ships (bench/data: one table per agent), then the built-in scenario suite (--suite alone), under harness, the\n"+

@@ -1,0 +1,328 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentharness/harness"
+	"github.com/agentharness/harness/internal/wire/openai"
+)
+
+// formatOpenHands names OpenHands's event stream (its V0 runtime's
+// event_to_dict layout): a trajectory's list of events, or an evaluation's
+// output.jsonl, one instance per line with its events under "history".
+const formatOpenHands = "openhands"
+
+// ohEvent is one OpenHands event: an action (the agent's or the user's) or
+// an observation (what running an action returned).
+type ohEvent struct {
+	ID          int             `json:"id"`
+	Source      string          `json:"source"`
+	Message     string          `json:"message"`
+	Cause       *int            `json:"cause"`
+	Action      string          `json:"action"`
+	Observation string          `json:"observation"`
+	Args        json.RawMessage `json:"args"`
+	Content     json.RawMessage `json:"content"`
+	Extras      struct {
+		ExitCode *int `json:"exit_code"`
+	} `json:"extras"`
+	Success      *bool `json:"success"`
+	ToolCallMeta *struct {
+		FunctionName  string `json:"function_name"`
+		ToolCallID    string `json:"tool_call_id"`
+		ModelResponse *struct {
+			ID      string `json:"id"`
+			Model   string `json:"model"`
+			Choices []struct {
+				Message openai.ChatMessage `json:"message"`
+			} `json:"choices"`
+			Usage *openai.ChatUsage `json:"usage"`
+		} `json:"model_response"`
+	} `json:"tool_call_metadata"`
+}
+
+// ohArgs are the arguments of the actions the importer reads.
+type ohArgs struct {
+	Content string          `json:"content"`
+	Tools   json.RawMessage `json:"tools"`
+	Thought string          `json:"thought"`
+}
+
+// isOpenHandsEvent reports whether a record's fields are an OpenHands
+// event's: a source and an action or an observation.
+func isOpenHandsEvent(f map[string]json.RawMessage) bool {
+	return has(f, "source") && (has(f, "action") || has(f, "observation"))
+}
+
+// isOpenHandsOutput reports whether a record is an OpenHands evaluation's
+// output line: its "history" holds events, not SWE-agent's messages.
+func isOpenHandsOutput(f map[string]json.RawMessage) bool {
+	var hist []map[string]json.RawMessage
+	if json.Unmarshal(f["history"], &hist) != nil || len(hist) == 0 {
+		return false
+	}
+	return isOpenHandsEvent(hist[0])
+}
+
+// parseOpenHandsAll imports OpenHands events: a JSON array of them (a
+// trajectory), an object with them under "history" or "trajectory", or
+// JSONL whose lines are such objects (an evaluation's output.jsonl: one
+// recording per instance, named by its instance_id) or events.
+func parseOpenHandsAll(name string, data []byte) ([]*Recording, error) {
+	src := &source{name: name, data: data}
+	base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	var out []*Recording
+	var events []rawValue
+	var paths []string
+	partial, err := records(src)(func(v rawValue, path string) error {
+		var f map[string]json.RawMessage
+		if err := src.decodeAt(v, path, &f); err != nil {
+			return err
+		}
+		if isOpenHandsEvent(f) {
+			events, paths = append(events, v), append(paths, path)
+			return nil
+		}
+		key := "history"
+		if !has(f, key) {
+			key = "trajectory"
+		}
+		elems, err := src.arrayElems(v.off, f[key], path+"."+key)
+		if err != nil {
+			return err
+		}
+		var ps []string
+		for i := range elems {
+			ps = append(ps, fmt.Sprintf("%s.%s[%d]", path, key, i))
+		}
+		id := base
+		if json.Unmarshal(f["instance_id"], &id) != nil || id == "" {
+			id = fmt.Sprintf("%s/%d", base, len(out)+1)
+		}
+		rec, err := buildOpenHands(src, elems, ps, id)
+		if err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(events) > 0 {
+		rec, err := buildOpenHands(src, events, paths, base)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	if partial && len(out) > 0 {
+		last := out[len(out)-1]
+		last.Warnings = append(last.Warnings, "the last line is incomplete (the file was still being written): left out")
+	}
+	var recs []*Recording
+	for _, r := range out {
+		if r.Calls() > 0 {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) == 0 {
+		return nil, src.errAt(0, "", "no action of the agent", ErrNoModelCall)
+	}
+	return recs, nil
+}
+
+// ohBuilder builds one recording from one instance's events.
+type ohBuilder struct {
+	src     *source
+	rec     *Recording
+	calls   map[string]*Call // a model response's id → its call
+	byID    map[string]*Call // a tool call id → its call
+	byEvent map[int]string   // an action's event id → its tool call id
+	msgs    int
+	// counts for the warnings
+	noMeta, orphans, recalls int
+	usage                    bool
+}
+
+// buildOpenHands maps one instance's events: the system message is the
+// system prompt and its tools the tool schemas, a user message starts a
+// turn, the agent's actions of one model response (tool_call_metadata's
+// model_response) are one Call whose tool calls and text are that
+// response's, and each observation answers its action's tool call.
+// Without tool_call_metadata (an agent that does not call functions), each
+// action is a call of its own, named by the action.
+func buildOpenHands(src *source, elems []rawValue, paths []string, id string) (*Recording, error) {
+	b := &ohBuilder{src: src, rec: &Recording{Source: src.name, Format: formatOpenHands, ID: id},
+		calls: map[string]*Call{}, byID: map[string]*Call{}, byEvent: map[int]string{}}
+	for i, v := range elems {
+		var e ohEvent
+		if err := src.decodeAt(v, paths[i], &e); err != nil {
+			return nil, err
+		}
+		if err := b.add(v, paths[i], &e); err != nil {
+			return nil, err
+		}
+	}
+	b.rec.Warnings = b.warnings()
+	return b.rec, nil
+}
+
+// add reads one event.
+func (b *ohBuilder) add(v rawValue, path string, e *ohEvent) error {
+	var args ohArgs
+	if len(e.Args) > 0 {
+		if err := json.Unmarshal(e.Args, &args); err != nil {
+			return b.src.errAt(v.off, path+".args", err.Error(), nil)
+		}
+	}
+	switch {
+	case e.Action == "system":
+		b.rec.System = args.Content
+		if len(args.Tools) > 0 && string(args.Tools) != "null" {
+			specs, err := ParseToolSpecs(args.Tools)
+			if err != nil {
+				return b.src.errAt(v.off, path+".args.tools", err.Error(), nil)
+			}
+			b.rec.Tools = specs
+		}
+	case e.Action == "message" && e.Source == "user":
+		b.msgs++
+		b.rec.Turns = append(b.rec.Turns, &Turn{Input: args.Content})
+	case e.Action != "":
+		if e.Source != "agent" || e.Action == "change_agent_state" || e.Action == "recall" || e.Action == "null" {
+			return nil
+		}
+		return b.addAction(v, e, args)
+	case e.Observation != "":
+		b.addObservation(v, e)
+	}
+	return nil
+}
+
+// addAction adds an agent's action: to the call of its model response, or
+// as a call of its own.
+func (b *ohBuilder) addAction(v rawValue, e *ohEvent, args ohArgs) error {
+	meta := e.ToolCallMeta
+	if meta != nil && meta.ModelResponse != nil && meta.ModelResponse.ID != "" {
+		mr := meta.ModelResponse
+		if b.calls[mr.ID] == nil {
+			c := b.newCall(v)
+			b.calls[mr.ID] = c
+			if len(mr.Choices) > 0 {
+				m := mr.Choices[0].Message
+				if text, _, err := chatContent(m.Content); err == nil && text != "" {
+					c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(text))
+				}
+				for _, tc := range m.ToolCalls {
+					a, err := callArgs(tc.Function.Arguments)
+					if err != nil {
+						a = json.RawMessage("{}")
+					}
+					c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: a})
+					b.byID[tc.ID] = c
+				}
+			}
+			if mr.Usage != nil {
+				c.Usage, c.HasUsage, b.usage = mr.Usage.Usage(), true, true
+			}
+			if b.rec.Model == "" {
+				b.rec.Model = mr.Model
+			}
+		}
+		b.byEvent[e.ID] = meta.ToolCallID
+		return nil
+	}
+	// No model response: the action is a call of its own.
+	b.noMeta++
+	c := b.newCall(v)
+	if e.Action == "message" {
+		c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(args.Content))
+		return nil
+	}
+	if args.Thought != "" {
+		c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(args.Thought))
+	}
+	id := fmt.Sprintf("oh_%d", e.ID)
+	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: e.Action, Args: compactJSON(e.Args)})
+	b.byID[id] = c
+	b.byEvent[e.ID] = id
+	return nil
+}
+
+// newCall starts the call of a new model response in the last turn.
+func (b *ohBuilder) newCall(v rawValue) *Call {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	b.msgs++
+	c := &Call{Request: b.msgs - 1, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant}}
+	t.Calls = append(t.Calls, c)
+	return c
+}
+
+// addObservation pairs an observation with the tool call of the action
+// that caused it (by tool_call_metadata, else by its cause).
+func (b *ohBuilder) addObservation(v rawValue, e *ohEvent) {
+	if e.Observation == "recall" {
+		b.recalls++
+		return
+	}
+	id := ""
+	switch {
+	case e.ToolCallMeta != nil && e.ToolCallMeta.ToolCallID != "":
+		id = e.ToolCallMeta.ToolCallID
+	case e.Cause != nil:
+		id = b.byEvent[*e.Cause]
+	}
+	c := b.byID[id]
+	if id == "" || c == nil {
+		if e.Observation != "agent_state_changed" && e.Observation != "null" {
+			b.orphans++
+		}
+		return
+	}
+	delete(b.byID, id)
+	b.msgs++
+	text := ""
+	if json.Unmarshal(e.Content, &text) != nil {
+		text = string(e.Content)
+	}
+	isErr := e.Observation == "error" || (e.Success != nil && !*e.Success) || (e.Extras.ExitCode != nil && *e.Extras.ExitCode != 0)
+	r := &Result{CallID: id, Shown: text, Full: []harness.Part{harness.TextPart(text)}, IsError: isErr, Offset: v.off}
+	if text == "" {
+		r.Full = nil
+	}
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == id {
+			r.Tool = tc.Name
+		}
+	}
+	c.Results = append(c.Results, r)
+	c.sortResults()
+}
+
+// warnings says what the events do not record and what was left out.
+func (b *ohBuilder) warnings() []string {
+	var w []string
+	if s := notRecorded(formatOpenHands, b.rec.System == "", len(b.rec.Tools) == 0); s != "" {
+		w = append(w, s)
+	}
+	if b.noMeta > 0 {
+		w = append(w, fmt.Sprintf("%d actions carry no model response (tool_call_metadata): each is counted as a model call of its own, its arguments as the call", b.noMeta))
+	}
+	if b.recalls > 0 {
+		w = append(w, fmt.Sprintf("%d recall observations (knowledge OpenHands adds to the prompt) left out", b.recalls))
+	}
+	if b.orphans > 0 {
+		w = append(w, fmt.Sprintf("%d observations answer no action recorded before them: left out", b.orphans))
+	}
+	if !b.usage {
+		w = append(w, "no usage recorded (no model_response in tool_call_metadata)")
+	}
+	return w
+}
