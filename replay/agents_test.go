@@ -57,6 +57,7 @@ func TestAgentFormats(t *testing.T) {
 		{"openhands/trajectory.json", formatOpenHands, "trajectory", "claude-sonnet-4-5", 3, 3, true,
 			[]string{"1 recall observations (knowledge OpenHands adds to the prompt) left out"}},
 		{"openhands/output.jsonl", formatOpenHands, "calc__add-1", "claude-sonnet-4-5", 3, 3, true, nil},
+		{"openhands/output-sdk.jsonl", formatOpenHands, "greet__hello-1", "", 3, 3, true, []string{"no usage recorded"}},
 		{"responses/request.json", formatResponses, "request", "gpt-5", 2, 1, true,
 			[]string{"1 built-in tools of the provider (web_search) carry no schema"}},
 	} {
@@ -321,6 +322,7 @@ func TestSniff(t *testing.T) {
 		"gemini-cli/output-json.json":                                                  formatGeminiCLI,
 		"openhands/trajectory.json":                                                    formatOpenHands,
 		"openhands/output.jsonl":                                                       formatOpenHands,
+		"openhands/output-sdk.jsonl":                                                   formatOpenHands,
 		"chat.json":                                                                    "",
 		"chat.jsonl":                                                                   "",
 		"pydicom-trimmed.traj.json":                                                    "",
@@ -462,5 +464,23 @@ func TestOpenHands(t *testing.T) {
 	}
 	if w := strings.Join(plain.Warnings, "\n"); !strings.Contains(w, "2 actions carry no model response") || !strings.Contains(w, "no usage recorded") {
 		t.Errorf("warnings %s", w)
+	}
+
+	// The agent SDK's events: the ActionEvents of one llm_response_id are
+	// one call; a rejection answers its call as an error.
+	sdk, err := ParseFile("testdata/openhands/output-sdk.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := sdk.Turns[0].Calls
+	if sdk.System != "You are OpenHands agent." || len(sdk.Tools) != 2 || len(calls) != 3 || len(calls[0].Assistant.ToolCalls) != 2 ||
+		calls[0].Assistant.Text() != "Run the tests, and read the code." || !strings.Contains(calls[0].Results[0].FullText(), "AssertionError") {
+		t.Fatalf("sdk: system %q, %d tools, calls %+v", sdk.System, len(sdk.Tools), calls)
+	}
+	if r := calls[1].Results[0]; !r.IsError || r.FullText() != "Action rejected: Not this way" {
+		t.Errorf("the rejected edit's result %+v", r)
+	}
+	if !strings.HasPrefix(calls[2].Assistant.Text(), "The edit was rejected") {
+		t.Errorf("the closing message %q", calls[2].Assistant.Text())
 	}
 }

@@ -10,20 +10,26 @@ import (
 	"github.com/agentharness/harness/internal/wire/openai"
 )
 
-// formatOpenHands names OpenHands's event stream (its V0 runtime's
-// event_to_dict layout): a trajectory's list of events, or an evaluation's
+// formatOpenHands names OpenHands's event stream, in its V0 runtime's
+// event_to_dict layout ({action or observation, args, content,
+// tool_call_metadata}) or its agent SDK's ({kind: ActionEvent,
+// ObservationEvent …}): a trajectory's list of events, or an evaluation's
 // output.jsonl, one instance per line with its events under "history".
 const formatOpenHands = "openhands"
 
 // ohEvent is one OpenHands event: an action (the agent's or the user's) or
-// an observation (what running an action returned).
+// an observation (what running an action returned). V0 events name their
+// kind by "action" or "observation" (a string), the SDK's by "kind" (and
+// their "observation" is an object); ids are numbers in V0, strings in the
+// SDK.
 type ohEvent struct {
-	ID          int             `json:"id"`
+	ID          json.RawMessage `json:"id"`
+	Kind        string          `json:"kind"`
 	Source      string          `json:"source"`
 	Message     string          `json:"message"`
-	Cause       *int            `json:"cause"`
-	Action      string          `json:"action"`
-	Observation string          `json:"observation"`
+	Cause       json.RawMessage `json:"cause"`
+	Action      json.RawMessage `json:"action"`
+	Observation json.RawMessage `json:"observation"`
 	Args        json.RawMessage `json:"args"`
 	Content     json.RawMessage `json:"content"`
 	Extras      struct {
@@ -42,6 +48,37 @@ type ohEvent struct {
 			Usage *openai.ChatUsage `json:"usage"`
 		} `json:"model_response"`
 	} `json:"tool_call_metadata"`
+	ohSDKEvent
+}
+
+// ohSDKEvent are the fields of the agent SDK's events.
+type ohSDKEvent struct {
+	SystemPrompt *struct {
+		Text string `json:"text"`
+	} `json:"system_prompt"`
+	Tools      json.RawMessage `json:"tools"`
+	LLMMessage *struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"llm_message"`
+	Thought    json.RawMessage `json:"thought"`
+	ToolName   string          `json:"tool_name"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCall   *struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"tool_call"`
+	LLMResponseID   string `json:"llm_response_id"`
+	RejectionReason string `json:"rejection_reason"`
+	Error           string `json:"error"`
+}
+
+// str is a JSON string's text ("" for anything else).
+func str(raw json.RawMessage) string {
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
 }
 
 // ohArgs are the arguments of the actions the importer reads.
@@ -52,9 +89,20 @@ type ohArgs struct {
 }
 
 // isOpenHandsEvent reports whether a record's fields are an OpenHands
-// event's: a source and an action or an observation.
+// event's: a source and an action or an observation (V0), or one of the
+// SDK's kinds of event.
 func isOpenHandsEvent(f map[string]json.RawMessage) bool {
-	return has(f, "source") && (has(f, "action") || has(f, "observation"))
+	if !has(f, "source") {
+		return false
+	}
+	return has(f, "action") || has(f, "observation") || ohSDKKinds[str(f["kind"])]
+}
+
+// ohSDKKinds are the agent SDK's kinds of event the importer knows.
+var ohSDKKinds = map[string]bool{
+	"SystemPromptEvent": true, "MessageEvent": true, "ActionEvent": true, "ObservationEvent": true,
+	"UserRejectObservation": true, "AgentErrorEvent": true, "Condensation": true, "CondensationSummaryEvent": true,
+	"CondensationRequest": true, "ConversationStateUpdateEvent": true, "PauseEvent": true, "ConversationErrorEvent": true,
 }
 
 // isOpenHandsOutput reports whether a record is an OpenHands evaluation's
@@ -139,13 +187,13 @@ func parseOpenHandsAll(name string, data []byte) ([]*Recording, error) {
 type ohBuilder struct {
 	src     *source
 	rec     *Recording
-	calls   map[string]*Call // a model response's id → its call
-	byID    map[string]*Call // a tool call id → its call
-	byEvent map[int]string   // an action's event id → its tool call id
+	calls   map[string]*Call  // a model response's id → its call
+	byID    map[string]*Call  // a tool call id → its call
+	byEvent map[string]string // an action's event id → its tool call id
 	msgs    int
 	// counts for the warnings
-	noMeta, orphans, recalls int
-	usage                    bool
+	noMeta, orphans, recalls, condensed int
+	usage                               bool
 }
 
 // buildOpenHands maps one instance's events: the system message is the
@@ -157,7 +205,7 @@ type ohBuilder struct {
 // action is a call of its own, named by the action.
 func buildOpenHands(src *source, elems []rawValue, paths []string, id string) (*Recording, error) {
 	b := &ohBuilder{src: src, rec: &Recording{Source: src.name, Format: formatOpenHands, ID: id},
-		calls: map[string]*Call{}, byID: map[string]*Call{}, byEvent: map[int]string{}}
+		calls: map[string]*Call{}, byID: map[string]*Call{}, byEvent: map[string]string{}}
 	for i, v := range elems {
 		var e ohEvent
 		if err := src.decodeAt(v, paths[i], &e); err != nil {
@@ -173,6 +221,10 @@ func buildOpenHands(src *source, elems []rawValue, paths []string, id string) (*
 
 // add reads one event.
 func (b *ohBuilder) add(v rawValue, path string, e *ohEvent) error {
+	if e.Kind != "" {
+		return b.addSDK(v, path, e)
+	}
+	action, observation := str(e.Action), str(e.Observation)
 	var args ohArgs
 	if len(e.Args) > 0 {
 		if err := json.Unmarshal(e.Args, &args); err != nil {
@@ -180,7 +232,7 @@ func (b *ohBuilder) add(v rawValue, path string, e *ohEvent) error {
 		}
 	}
 	switch {
-	case e.Action == "system":
+	case action == "system":
 		b.rec.System = args.Content
 		if len(args.Tools) > 0 && string(args.Tools) != "null" {
 			specs, err := ParseToolSpecs(args.Tools)
@@ -189,23 +241,23 @@ func (b *ohBuilder) add(v rawValue, path string, e *ohEvent) error {
 			}
 			b.rec.Tools = specs
 		}
-	case e.Action == "message" && e.Source == "user":
+	case action == "message" && e.Source == "user":
 		b.msgs++
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: args.Content})
-	case e.Action != "":
-		if e.Source != "agent" || e.Action == "change_agent_state" || e.Action == "recall" || e.Action == "null" {
+	case action != "":
+		if e.Source != "agent" || action == "change_agent_state" || action == "recall" || action == "null" {
 			return nil
 		}
-		return b.addAction(v, e, args)
-	case e.Observation != "":
-		b.addObservation(v, e)
+		return b.addAction(v, e, action, args)
+	case observation != "":
+		b.addObservation(v, e, observation)
 	}
 	return nil
 }
 
 // addAction adds an agent's action: to the call of its model response, or
 // as a call of its own.
-func (b *ohBuilder) addAction(v rawValue, e *ohEvent, args ohArgs) error {
+func (b *ohBuilder) addAction(v rawValue, e *ohEvent, action string, args ohArgs) error {
 	meta := e.ToolCallMeta
 	if meta != nil && meta.ModelResponse != nil && meta.ModelResponse.ID != "" {
 		mr := meta.ModelResponse
@@ -233,23 +285,23 @@ func (b *ohBuilder) addAction(v rawValue, e *ohEvent, args ohArgs) error {
 				b.rec.Model = mr.Model
 			}
 		}
-		b.byEvent[e.ID] = meta.ToolCallID
+		b.byEvent[string(e.ID)] = meta.ToolCallID
 		return nil
 	}
 	// No model response: the action is a call of its own.
 	b.noMeta++
 	c := b.newCall(v)
-	if e.Action == "message" {
+	if action == "message" {
 		c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(args.Content))
 		return nil
 	}
 	if args.Thought != "" {
 		c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(args.Thought))
 	}
-	id := fmt.Sprintf("oh_%d", e.ID)
-	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: e.Action, Args: compactJSON(e.Args)})
+	id := "oh_" + strings.Trim(string(e.ID), `"`)
+	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: action, Args: compactJSON(e.Args)})
 	b.byID[id] = c
-	b.byEvent[e.ID] = id
+	b.byEvent[string(e.ID)] = id
 	return nil
 }
 
@@ -267,8 +319,8 @@ func (b *ohBuilder) newCall(v rawValue) *Call {
 
 // addObservation pairs an observation with the tool call of the action
 // that caused it (by tool_call_metadata, else by its cause).
-func (b *ohBuilder) addObservation(v rawValue, e *ohEvent) {
-	if e.Observation == "recall" {
+func (b *ohBuilder) addObservation(v rawValue, e *ohEvent, observation string) {
+	if observation == "recall" {
 		b.recalls++
 		return
 	}
@@ -276,23 +328,32 @@ func (b *ohBuilder) addObservation(v rawValue, e *ohEvent) {
 	switch {
 	case e.ToolCallMeta != nil && e.ToolCallMeta.ToolCallID != "":
 		id = e.ToolCallMeta.ToolCallID
-	case e.Cause != nil:
-		id = b.byEvent[*e.Cause]
+	case len(e.Cause) > 0:
+		id = b.byEvent[string(e.Cause)]
 	}
-	c := b.byID[id]
-	if id == "" || c == nil {
-		if e.Observation != "agent_state_changed" && e.Observation != "null" {
+	if b.byID[id] == nil {
+		if observation != "agent_state_changed" && observation != "null" {
 			b.orphans++
 		}
 		return
 	}
-	delete(b.byID, id)
-	b.msgs++
 	text := ""
 	if json.Unmarshal(e.Content, &text) != nil {
 		text = string(e.Content)
 	}
-	isErr := e.Observation == "error" || (e.Success != nil && !*e.Success) || (e.Extras.ExitCode != nil && *e.Extras.ExitCode != 0)
+	isErr := observation == "error" || (e.Success != nil && !*e.Success) || (e.Extras.ExitCode != nil && *e.Extras.ExitCode != 0)
+	b.answer(v, id, text, isErr)
+}
+
+// answer adds text as the result of tool call id, waiting in byID.
+func (b *ohBuilder) answer(v rawValue, id, text string, isErr bool) {
+	c := b.byID[id]
+	if c == nil {
+		b.orphans++
+		return
+	}
+	delete(b.byID, id)
+	b.msgs++
 	r := &Result{CallID: id, Shown: text, Full: []harness.Part{harness.TextPart(text)}, IsError: isErr, Offset: v.off}
 	if text == "" {
 		r.Full = nil
@@ -315,6 +376,9 @@ func (b *ohBuilder) warnings() []string {
 	if b.noMeta > 0 {
 		w = append(w, fmt.Sprintf("%d actions carry no model response (tool_call_metadata): each is counted as a model call of its own, its arguments as the call", b.noMeta))
 	}
+	if b.condensed > 0 {
+		w = append(w, fmt.Sprintf("%d condensations of the history by OpenHands: the events keep every step, so later requests are counted whole, longer than OpenHands sent them", b.condensed))
+	}
 	if b.recalls > 0 {
 		w = append(w, fmt.Sprintf("%d recall observations (knowledge OpenHands adds to the prompt) left out", b.recalls))
 	}
@@ -325,4 +389,103 @@ func (b *ohBuilder) warnings() []string {
 		w = append(w, "no usage recorded (no model_response in tool_call_metadata)")
 	}
 	return w
+}
+
+// addSDK reads one event of the agent SDK: the system prompt and tools, a
+// user's or the agent's message, an action (the ActionEvents of one
+// llm_response_id are one call), an observation, a rejection or an error
+// answering its tool call.
+func (b *ohBuilder) addSDK(v rawValue, path string, e *ohEvent) error {
+	switch e.Kind {
+	case "SystemPromptEvent":
+		if e.SystemPrompt != nil {
+			b.rec.System = e.SystemPrompt.Text
+		}
+		if specs, err := ParseToolSpecs(e.Tools); err == nil {
+			b.rec.Tools = specs
+		}
+	case "MessageEvent":
+		if e.LLMMessage == nil {
+			return nil
+		}
+		text := ohText(e.LLMMessage.Content)
+		if e.Source == "user" {
+			b.msgs++
+			b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
+			return nil
+		}
+		c := b.newCall(v)
+		c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(text))
+	case "ActionEvent":
+		if e.ToolCall == nil {
+			return b.src.errAt(v.off, path, "an ActionEvent without its tool_call", nil)
+		}
+		c := b.calls[e.LLMResponseID]
+		if c == nil || e.LLMResponseID == "" {
+			c = b.newCall(v)
+			b.calls[e.LLMResponseID] = c
+			if text := ohText(e.Thought); text != "" {
+				c.Assistant.Parts = append(c.Assistant.Parts, harness.TextPart(text))
+			}
+		}
+		args, err := callArgs(e.ToolCall.Arguments)
+		if err != nil {
+			return b.src.errAt(v.off, path+".tool_call.arguments", err.Error(), nil)
+		}
+		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: e.ToolCall.ID, Name: e.ToolCall.Name, Args: args})
+		b.byID[e.ToolCall.ID] = c
+	case "ObservationEvent":
+		text, isErr := ohSDKObservation(e.Observation)
+		b.answer(v, e.ToolCallID, text, isErr)
+	case "UserRejectObservation":
+		b.answer(v, e.ToolCallID, "Action rejected: "+e.RejectionReason, true)
+	case "AgentErrorEvent":
+		b.answer(v, e.ToolCallID, e.Error, true)
+	case "Condensation", "CondensationSummaryEvent":
+		b.condensed++
+	}
+	return nil
+}
+
+// ohSDKObservation reads the text of an SDK observation, whose shape is
+// its tool's: its content blocks (or a string), else its output; and
+// whether it reports an error.
+func ohSDKObservation(raw json.RawMessage) (string, bool) {
+	var o struct {
+		Content json.RawMessage `json:"content"`
+		Output  string          `json:"output"`
+		Error   string          `json:"error"`
+		IsError bool            `json:"is_error"`
+	}
+	if json.Unmarshal(raw, &o) != nil {
+		return "", false
+	}
+	text := ohText(o.Content)
+	if text == "" {
+		text = o.Output
+	}
+	if text == "" {
+		text = o.Error
+	}
+	return text, o.IsError || o.Error != ""
+}
+
+// ohText is the text of SDK content: a string, or the text of its text
+// blocks (images and other blocks left out).
+func ohText(raw json.RawMessage) string {
+	if s := str(raw); s != "" {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &blocks)
+	var texts []string
+	for _, bl := range blocks {
+		if bl.Type == "text" || bl.Type == "" {
+			texts = append(texts, bl.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
