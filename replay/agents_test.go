@@ -54,6 +54,8 @@ func TestAgentFormats(t *testing.T) {
 		{"anthropic/request.json", formatAnthropic, "request", "claude-sonnet-4-5", 2, 1, true, nil},
 		{"responses/items.json", formatResponses, "items", "", 4, 3, true,
 			[]string{"not recorded by openai-responses: the tool schemas", "1 reasoning items left out"}},
+		{"mini-swe-agent-1/calc__add-1.traj.json", formatMiniSWE, "calc__add-1", "anthropic/claude-sonnet-4-20250514", 4, 3, true,
+			[]string{"the ```bash block of 3 replies is recorded as a call of tool \"bash\""}},
 		{"openhands/trajectory.json", formatOpenHands, "trajectory", "claude-sonnet-4-5", 3, 3, true,
 			[]string{"1 recall observations (knowledge OpenHands adds to the prompt) left out"}},
 		{"openhands/output.jsonl", formatOpenHands, "calc__add-1", "claude-sonnet-4-5", 3, 3, true, nil},
@@ -423,6 +425,29 @@ func TestResponsesItems(t *testing.T) {
 	chat, err := Parse("typed.json", []byte(`[{"type":"message","role":"user","content":"hi"},{"type":"message","role":"assistant","content":"hello"}]`))
 	if err != nil || chat.Format != formatOpenAI {
 		t.Errorf("typed messages: %v, %+v", err, chat)
+	}
+}
+
+// TestMiniSWETextActions: a mini-swe-agent-1 reply's one ```bash block is
+// a bash call answered by the next user message; a reply with two blocks
+// is no call, and the format error after it is a user input.
+func TestMiniSWETextActions(t *testing.T) {
+	rec, err := ParseFile("testdata/mini-swe-agent-1/calc__add-1.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Turns) != 2 || !strings.HasPrefix(rec.Turns[1].Input, "Please always provide EXACTLY ONE action") {
+		t.Fatalf("turns %+v", rec.Turns)
+	}
+	ls := rec.Turns[0].Calls[0]
+	if len(ls.Assistant.ToolCalls) != 1 || string(ls.Assistant.ToolCalls[0].Args) != `{"command":"ls"}` || !strings.Contains(ls.Results[0].FullText(), "test_calc.py") {
+		t.Errorf("ls: %+v", ls)
+	}
+	if twice := rec.Turns[0].Calls[1]; len(twice.Assistant.ToolCalls) != 0 {
+		t.Errorf("a reply with two actions made calls %+v", twice.Assistant.ToolCalls)
+	}
+	if cat := rec.Turns[1].Calls[0]; len(cat.Results) != 1 || !strings.Contains(cat.Results[0].FullText(), "return a - b") {
+		t.Errorf("cat: %+v", cat)
 	}
 }
 

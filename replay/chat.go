@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/agentharness/harness"
@@ -68,6 +69,11 @@ type chatBuilder struct {
 	// thinking and images count the Anthropic content blocks left out:
 	// an assistant's thinking, a user message's images and documents.
 	thinking, images int
+	// textAction is a mini-swe-agent reply's text action (its one ```bash
+	// block, recorded as a bash call) waiting for the observation the next
+	// user message holds; textActions counts them.
+	textAction  *Call
+	textActions int
 }
 
 func newChatBuilder(src *source, format string) *chatBuilder {
@@ -107,8 +113,14 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 		// input; harness has no other place for it.
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
 	case "user":
+		if c := b.textAction; c != nil {
+			b.textAction = nil
+			_, err := b.addResult(v, path, c.Assistant.ToolCalls[0].ID, text, parts)
+			return err
+		}
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
 	case "assistant":
+		b.textAction = nil
 		return b.addAssistant(v, path, &m, parts)
 	case "tool":
 		return b.addTool(v, path, &m, text, parts)
@@ -146,6 +158,9 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 		c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
 		b.pending[tc.ID] = c
 	}
+	if b.miniSWE && len(m.ToolCalls) == 0 {
+		b.textCall(c, harness.Message{Parts: parts}.Text())
+	}
 	switch {
 	case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
 		c.Usage, c.HasUsage = m.Extra.Response.Usage.Usage(), true
@@ -157,6 +172,26 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 	}
 	t.Calls = append(t.Calls, c)
 	return nil
+}
+
+// miniSWEAction is how mini-swe-agent without tool calls finds the action
+// in a reply: a ```bash block (it runs the reply's only one).
+var miniSWEAction = regexp.MustCompile("(?s)```bash\\s*\\n(.*?)\\n```")
+
+// textCall records the action of a mini-swe-agent reply without tool calls
+// (trajectory format mini-swe-agent-1: exactly one ```bash block) as a
+// call of its bash tool on c, answered by the next user message.
+func (b *chatBuilder) textCall(c *Call, text string) {
+	m := miniSWEAction.FindAllStringSubmatch(text, -1)
+	if len(m) != 1 {
+		return // the agent answers with a format error, not an observation
+	}
+	args, _ := json.Marshal(map[string]string{"command": strings.TrimSpace(m[0][1])})
+	id := fmt.Sprintf("mini_%d", b.index)
+	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: miniSWEBash.Name, Args: args})
+	b.pending[id] = c
+	b.textAction = c
+	b.textActions++
 }
 
 // addTool pairs tool message m (text and parts, found at v) with the call

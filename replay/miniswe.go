@@ -18,7 +18,10 @@ var miniSWEBash = harness.ToolSpec{
 }
 
 // parseMiniSWE imports a mini-swe-agent trajectory (trajectory_format
-// "mini-swe-agent-1.1": {info, messages, trajectory_format, instance_id}).
+// "mini-swe-agent-1.1": {info, messages, trajectory_format, instance_id};
+// "mini-swe-agent-1", whose replies carry their action as a ```bash block
+// and whose observations are user messages, is read as calls of its bash
+// tool and their results: textCall).
 // Each assistant message is one model call, with the usage billed for it
 // (extra.response.usage); each tool message's full output is
 // extra.raw_output when present (the agent showed outputs of 10,000
@@ -54,6 +57,9 @@ func parseMiniSWE(name string, data []byte) (*Recording, error) {
 	}
 	rec := b.rec
 	rec.Tools = []harness.ToolSpec{miniSWEBash}
+	if b.textActions > 0 {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("mini-swe-agent ran without tool calls: the ```bash block of %d replies is recorded as a call of tool \"bash\" and the observation after it (a user message) as its result", b.textActions))
+	}
 	if id, ok := fields["instance_id"]; ok {
 		_ = json.Unmarshal(id.raw, &rec.ID)
 	}
