@@ -27,6 +27,10 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"subagent's own context"}},
 		{"claude-code/persisted.json", formatClaudeCode, "04c2be8b-aa6b-4b11-b2f4-26623c099ab1", "claude-opus-4-6", 6, 6, false,
 			[]string{"3 results were cut by Claude Code itself"}},
+		{"claude-code/output-stream-json.jsonl", formatClaudeCode, "47f82aeb-6afa-4276-93ba-ad7ba047bb8e", "claude-opus-4-8", 2, 1, false,
+			[]string{"not recorded by claude-code", "stream-json output records the calls and their results, not the prompt"}},
+		{"claude-code/output-json.json", formatClaudeCode, "6ab9aaed-1e52-480c-bbfe-261829c9b9d6", "", 1, 0, false,
+			[]string{"json output records only the final answer"}},
 		{"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl", formatCodex, "019ab737-4612-7f91-bf54-c6a3b3870ee6", "gpt-5.1-codex-max", 3, 2, false,
 			[]string{"not recorded by codex: the system prompt and the tool schemas"}},
 		{"codex/rollout-2026-02-04T21-29-45-019c2a58-c0cc-7860-b9ca-7e2dcda03ddb.jsonl", formatCodex, "019c2a58-c0cc-7860-b9ca-7e2dcda03ddb", "gpt-5.2-codex", 4, 4, true,
@@ -314,6 +318,8 @@ func TestSniff(t *testing.T) {
 	for file, want := range map[string]string{
 		"claude-code/155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl":                       formatClaudeCode,
 		"claude-code/subagents.json":                                                   formatClaudeCode,
+		"claude-code/output-stream-json.jsonl":                                         formatClaudeCode,
+		"claude-code/output-json.json":                                                 formatClaudeCode,
 		"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl": formatCodex,
 		"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl": formatCodex,
 		"swe-agent/demo__function_calling_simple.traj":                                 formatSWEAgent,
@@ -507,5 +513,41 @@ func TestOpenHands(t *testing.T) {
 	}
 	if !strings.HasPrefix(calls[2].Assistant.Text(), "The edit was rejected") {
 		t.Errorf("the closing message %q", calls[2].Assistant.Text())
+	}
+}
+
+// TestClaudeCodeStreamJSONSubagent: in claude -p's stream-json output a
+// subagent's messages (parent_tool_use_id set) are a recording of their
+// own, named by the Task call that started it, apart from the main chain.
+func TestClaudeCodeStreamJSONSubagent(t *testing.T) {
+	line := func(typ, parent, uuid, content string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		role := typ
+		return `{"type":"` + typ + `","message":{"id":"m_` + uuid + `","role":"` + role + `","model":"claude-sonnet-4-5","content":` + content + `},"parent_tool_use_id":` + p + `,"session_id":"s1","uuid":"` + uuid + `"}`
+	}
+	data := strings.Join([]string{
+		`{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","tools":["Task","Bash"]}`,
+		line("assistant", "", "u1", `[{"type":"tool_use","id":"toolu_task","name":"Task","input":{"prompt":"count files"}}]`),
+		line("user", "toolu_task", "u2", `[{"type":"text","text":"count files"}]`),
+		line("assistant", "toolu_task", "u3", `[{"type":"tool_use","id":"toolu_ls","name":"Bash","input":{"command":"ls | wc -l"}}]`),
+		line("user", "toolu_task", "u4", `[{"type":"tool_result","tool_use_id":"toolu_ls","content":"3"}]`),
+		line("assistant", "toolu_task", "u5", `[{"type":"text","text":"3 files"}]`),
+		line("user", "", "u6", `[{"type":"tool_result","tool_use_id":"toolu_task","content":"3 files"}]`),
+		line("assistant", "", "u7", `[{"type":"text","text":"There are 3 files."}]`),
+		`{"type":"result","subtype":"success","result":"There are 3 files.","session_id":"s1","usage":{"input_tokens":10,"output_tokens":5}}`,
+	}, "\n")
+	recs, err := ParseAll("out.jsonl", []byte(data))
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d recordings, %v", len(recs), err)
+	}
+	main, sub := recs[0], recs[1]
+	if main.ID != "s1" || sub.ID != "s1/agent-toolu_task" || main.Calls() != 2 || sub.Calls() != 2 {
+		t.Fatalf("main %q (%d calls), subagent %q (%d calls)", main.ID, main.Calls(), sub.ID, sub.Calls())
+	}
+	if r := sub.Turns[0].Calls[0].Results; len(r) != 1 || r[0].FullText() != "3" || sub.Turns[0].Input != "count files" {
+		t.Errorf("subagent: input %q, results %+v", sub.Turns[0].Input, r)
 	}
 }

@@ -30,6 +30,7 @@ type ccEntry struct {
 	Timestamp        string             `json:"timestamp"`
 	Message          *anthropic.Message `json:"message"`
 	ToolUseResult    json.RawMessage    `json:"toolUseResult"`
+	ccOutputEntry
 }
 
 // ccRun is one model context of a session being built: the main chain
@@ -50,6 +51,9 @@ type ccCounts struct {
 	// repeated counts the entries left out because an earlier file of
 	// the load held them (same uuid).
 	repeated int
+	// output names the -p output the file is (ccStreamJSON, ccJSON), ""
+	// for a session file.
+	output string
 }
 
 // parseClaudeCodeAll imports a Claude Code session: the JSONL files Claude
@@ -118,6 +122,7 @@ func parseClaudeCodeEach(src *source, each recordIter, seen ccSeen) ([]*Recordin
 		if err := src.decodeAt(v, path, &e); err != nil {
 			return err
 		}
+		f.outputEntry(&e)
 		if e.UUID != "" && seen != nil {
 			if _, dup := seen[e.UUID]; dup {
 				f.counts.repeated++
@@ -171,6 +176,9 @@ type ccFile struct {
 	counts   ccCounts
 	session  string
 	segments int
+	// streamLast is, per subagent of a stream-json output (its
+	// parent_tool_use_id), the uuid of its last message.
+	streamLast map[string]string
 }
 
 func (f *ccFile) newRun(id string) *ccRun {
@@ -394,6 +402,9 @@ func (r *ccRun) warn(session string, segments, sidechains, mains int, counts ccC
 		w = append(w, "the session's subagent context (isSidechain) is imported as a recording of its own, its ID ending in /agent-…")
 	case sidechains > 1:
 		w = append(w, fmt.Sprintf("the session's %d subagent contexts (isSidechain) are imported as recordings of their own, their IDs ending in /agent-…", sidechains))
+	}
+	if o := outputWarning(counts.output); o != "" {
+		w = append(w, o)
 	}
 	if r.agentCut > 0 {
 		w = append(w, fmt.Sprintf("%d results were cut by Claude Code itself (\"Output too large\", the rest saved to a file): recorded as the model saw them, the full text only as far as toolUseResult kept it (%d of them, up to 30,000 characters)", r.agentCut, r.fullKept))

@@ -113,7 +113,7 @@ func sniffFields(f map[string]json.RawMessage) string {
 		return formatCodex
 	case has(f, "id", "timestamp") && !has(f, "type") && !has(f, "role") && (has(f, "instructions") || has(f, "git")):
 		return formatCodex // the first line of a rollout before Codex 0.4x
-	case has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
+	case isCCOutput(f), has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
 		(has(f, "sessionId") && typ != "") || typ == "file-history-snapshot":
 		return formatClaudeCode
 	case isOpenHandsEvent(f) || isOpenHandsOutput(f) || (has(f, "trajectory") && !has(f, "history") && isOpenHandsOutput(map[string]json.RawMessage{"history": f["trajectory"]})):
