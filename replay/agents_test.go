@@ -37,6 +37,8 @@ func TestAgentFormats(t *testing.T) {
 			[]string{"not recorded by codex: the tool schemas", "1 outputs in this rollout were cut by Codex itself"}},
 		{"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl", formatCodex, "9aa0221f-be4a-424a-8633-55496d1e2dc3", "", 2, 1, false,
 			[]string{"no usage recorded"}},
+		{"codex/exec-json.jsonl", formatCodex, "01a24bd6-22e2-7601-95da-6b289d03d7e1", "", 2, 1, false,
+			[]string{"codex exec --json output records the commands the agent ran and their outputs"}},
 		{"swe-agent/demo__function_calling_simple.traj", formatSWEAgent, "demo__function_calling_simple", "", 5, 5, true,
 			[]string{"not recorded by swe-agent: the tool schemas", "history processors"}},
 		{"swe-agent/demo__ctf__misc__networking_1.traj", formatSWEAgent, "demo__ctf__misc__networking_1", "", 4, 3, true,
@@ -320,6 +322,7 @@ func TestSniff(t *testing.T) {
 		"claude-code/subagents.json":                                                   formatClaudeCode,
 		"claude-code/output-stream-json.jsonl":                                         formatClaudeCode,
 		"claude-code/output-json.json":                                                 formatClaudeCode,
+		"codex/exec-json.jsonl":                                                        formatCodex,
 		"codex/rollout-2025-11-24T12-54-04-019ab737-4612-7f91-bf54-c6a3b3870ee6.jsonl": formatCodex,
 		"codex/rollout-2025-08-30T12-52-41-9aa0221f-be4a-424a-8633-55496d1e2dc3.jsonl": formatCodex,
 		"swe-agent/demo__function_calling_simple.traj":                                 formatSWEAgent,
@@ -549,5 +552,44 @@ func TestClaudeCodeStreamJSONSubagent(t *testing.T) {
 	}
 	if r := sub.Turns[0].Calls[0].Results; len(r) != 1 || r[0].FullText() != "3" || sub.Turns[0].Input != "count files" {
 		t.Errorf("subagent: input %q, results %+v", sub.Turns[0].Input, r)
+	}
+}
+
+// TestCodexExecItems: codex exec --json's file changes and MCP calls are
+// calls of apply_patch and of the server's tool, answered by their status
+// and result; a turn.started starts a turn.
+func TestCodexExecItems(t *testing.T) {
+	data := strings.Join([]string{
+		`{"type":"thread.started","thread_id":"th1"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Planning**"}}`,
+		`{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Editing main.go."}}`,
+		`{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"main.go","kind":"update"}],"status":"completed"}}`,
+		`{"type":"item.completed","item":{"id":"item_3","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"zod"},"result":{"content":[{"type":"text","text":"zod 3.23"}]},"status":"completed"}}`,
+		`{"type":"item.completed","item":{"id":"item_4","type":"agent_message","text":"Done."}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":5}}`,
+		`{"type":"turn.started"}`,
+		`{"type":"item.completed","item":{"id":"item_5","type":"command_execution","command":"go test ./...","aggregated_output":"FAIL","exit_code":1,"status":"failed"}}`,
+		`{"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"The tests fail."}}`,
+	}, "\n")
+	rec, err := Parse("exec.jsonl", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ID != "th1" || len(rec.Turns) != 2 || rec.Calls() != 5 {
+		t.Fatalf("id %q, %d turns, %d calls", rec.ID, len(rec.Turns), rec.Calls())
+	}
+	edit, mcp := rec.Turns[0].Calls[0], rec.Turns[0].Calls[1]
+	if edit.Assistant.Text() != "Editing main.go." || edit.Assistant.ToolCalls[0].Name != "apply_patch" || edit.Results[0].FullText() != "completed" {
+		t.Errorf("the file change %+v", edit)
+	}
+	if mcp.Assistant.ToolCalls[0].Name != "mcp__docs__search" || string(mcp.Assistant.ToolCalls[0].Args) != `{"q":"zod"}` || mcp.Results[0].FullText() != "zod 3.23" {
+		t.Errorf("the MCP call %+v", mcp)
+	}
+	if run := rec.Turns[1].Calls[0]; !run.Results[0].IsError || run.Results[0].FullText() != "FAIL" {
+		t.Errorf("the failed command %+v", run.Results[0])
+	}
+	if w := strings.Join(rec.Warnings, "\n"); !strings.Contains(w, "1 reasoning items left out") {
+		t.Errorf("warnings %s", w)
 	}
 }

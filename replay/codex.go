@@ -102,6 +102,13 @@ func parseCodex(name string, data []byte) (*Recording, error) {
 // by Codex versions that write base_instructions; the tool schemas never
 // are (see Supply).
 func parseCodexAll(name string, data []byte) ([]*Recording, error) {
+	if f, ok := firstRecord(data); ok && isCodexExec(f) {
+		rec, err := parseCodexExec(name, data)
+		if err != nil {
+			return nil, err
+		}
+		return []*Recording{rec}, nil
+	}
 	src := &source{name: name, data: data}
 	return parseCodexEach(src, records(src))
 }

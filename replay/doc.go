@@ -4,7 +4,7 @@
 // Importers turn a recording — a Claude Code session (parseClaudeCodeAll:
 // the main chain, each compaction segment and each subagent; or what
 // claude -p printed with --output-format stream-json or json), a Codex CLI
-// rollout (parseCodexAll), a SWE-agent trajectory (parseSWEAgent), an
+// rollout (parseCodexAll; or what codex exec --json printed), a SWE-agent trajectory (parseSWEAgent), an
 // OpenHands event stream (parseOpenHandsAll: a trajectory, or an
 // evaluation's output.jsonl, one recording per instance), a
 // Gemini CLI chat (parseGeminiCLI), opencode's history database

@@ -109,6 +109,8 @@ func sniffFields(f map[string]json.RawMessage) string {
 		return formatGeminiCLI
 	case has(f, "role", "parts"), gemIsStream(f), gemIsOutput(f):
 		return formatGeminiCLI
+	case isCodexExec(f):
+		return formatCodex
 	case has(f, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
 		return formatCodex
 	case has(f, "id", "timestamp") && !has(f, "type") && !has(f, "role") && (has(f, "instructions") || has(f, "git")):

@@ -110,6 +110,9 @@ func streamParser(src *source, first map[string]json.RawMessage, array bool, see
 	case formatClaudeCode:
 		return func(each recordIter) ([]*Recording, error) { return parseClaudeCodeEach(src, each, seen) }
 	case formatCodex:
+		if isCodexExec(first) {
+			return nil // codex exec --json output: read whole (parseCodexExec)
+		}
 		return func(each recordIter) ([]*Recording, error) { return parseCodexEach(src, each) }
 	case formatGeminiCLI:
 		switch {

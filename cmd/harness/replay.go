@@ -18,7 +18,7 @@ import (
 // cmdReplay replays one recorded transcript under one preset. A transcript
 // store (harness's .db file) is replayed conversation by conversation.
 func cmdReplay(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (a Claude Code session or claude -p's json or stream-json output, a Codex CLI rollout, a SWE-agent .traj, an OpenHands\n"+
+	fs := newFlagSet(e, "replay", "FILE", "Replay a recorded transcript (a Claude Code session or claude -p's json or stream-json output, a Codex CLI rollout or codex exec --json output, a SWE-agent .traj, an OpenHands\n"+
 		"trajectory or output.jsonl, a Gemini\n"+
 		"CLI chat, mini-swe-agent *.traj.json, OpenAI or Anthropic chat messages or Responses input items as JSON or JSONL, a harness conversation,\n"+
 		"or harness's transcript store .harness/harness.db: every conversation in it)\n"+
