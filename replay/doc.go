@@ -9,7 +9,7 @@
 // evaluation's output.jsonl, one recording per instance), a
 // Gemini CLI chat (parseGeminiCLI), opencode's history database
 // (parseOpencode: every session, each compaction's part and each
-// subagent's session), a mini-swe-agent trajectory
+// subagent's session; or what opencode run --format json printed), a mini-swe-agent trajectory
 // (*.traj.json), a plain chat-message list (a JSON array, a
 // {"messages": [...]} object such as a logged request body, or JSONL with
 // one message per line) of OpenAI chat messages, of the Anthropic

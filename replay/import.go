@@ -84,6 +84,8 @@ func ParseAll(name string, data []byte) ([]*Recording, error) {
 		return one(parseSWEAgent(name, data))
 	case formatOpenHands:
 		return parseOpenHandsAll(name, data)
+	case formatOpencode:
+		return one(parseOpencodeRun(name, data))
 	}
 	return one(parseByName(name, data))
 }
@@ -111,6 +113,8 @@ func sniffFields(f map[string]json.RawMessage) string {
 		return formatGeminiCLI
 	case isCodexExec(f):
 		return formatCodex
+	case isOpencodeRun(f):
+		return formatOpencode
 	case has(f, "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context" || typ == "compacted"):
 		return formatCodex
 	case has(f, "id", "timestamp") && !has(f, "type") && !has(f, "role") && (has(f, "instructions") || has(f, "git")):
