@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentharness/harness"
 	"github.com/agentharness/harness/internal/locator"
+	"github.com/agentharness/harness/internal/promptunit"
 	"github.com/agentharness/harness/tokens"
 )
 
@@ -141,7 +142,8 @@ type CallStat struct {
 	Index, Turn, Round int
 	// Input is the request's tokens (o200k, with the chat format's
 	// framing), Cached the tokens of its prefix unchanged since the
-	// previous request, Output the tokens the recorded call produced.
+	// previous request, Output the tokens the recorded call produced (its
+	// reply counted where the source records no usage for it).
 	Input, Cached, Output int
 	// EvidenceChars counts the tool-result characters of the request.
 	EvidenceChars int
@@ -252,7 +254,7 @@ func Replay(ctx context.Context, rec *replay.Recording, pol Policy, opts *Option
 	if err != nil {
 		return nil, fmt.Errorf("replay: policy %q: %w", pol.Name, err)
 	}
-	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter)},
+	e := &engine{rec: rec, cfg: cfg, opts: o, ws: ws, model: &recordedModel{cache: tokens.NewPromptCache(o.Counter), counter: o.Counter},
 		report: &Report{Recording: rec.ID, Policy: pol.Name}, revealed: map[revealKey]bool{}}
 	e.eng, err = harness.NewEngine(&harness.Options{System: rec.System, Guards: cfg.Guards, Policies: cfg.Policies,
 		Selector: cfg.Selector, KeepToolsOnFinal: cfg.KeepToolsOnFinal, Workspace: ws, Now: func() time.Time { return e.clock }})
@@ -317,15 +319,26 @@ type engine struct {
 // counted by the one prompt-cache model (tokens.PromptCache) and the
 // recorded output tokens.
 type recordedModel struct {
-	cache *tokens.PromptCache
-	next  *replay.Call
-	count tokens.Count
+	cache   *tokens.PromptCache
+	counter tokens.Counter
+	next    *replay.Call
+	count   tokens.Count
 }
 
 // Generate answers req with the recorded message of m.next.
 func (m *recordedModel) Generate(_ context.Context, req *harness.Request) (*harness.Response, error) {
 	m.count = m.cache.Add(req)
-	return &harness.Response{Message: m.next.Assistant, Usage: m.count.Usage(m.next.Usage.Output)}, nil
+	return &harness.Response{Message: m.next.Assistant, Usage: m.count.Usage(m.output())}, nil
+}
+
+// output is the tokens the recorded call produced: what the provider
+// billed, or, where the source records no usage for it, its reply counted
+// (text and tool calls; reasoning it did not record is not in it).
+func (m *recordedModel) output() int {
+	if m.next.HasUsage {
+		return m.next.Usage.Output
+	}
+	return max(tokens.CountMessage(m.counter, &m.next.Assistant)-promptunit.MessageOverhead, 0)
 }
 
 func (e *engine) run(ctx context.Context) error {
@@ -394,7 +407,7 @@ func (e *engine) call(ctx context.Context, turn *harness.Turn, rc *replay.Call, 
 	round := e.eng.Round(ctx, e.conv, turn, view, resp)
 	st := e.measure(view, round.Stats.EvidenceChars, e.model.count)
 	st.Index, st.Turn, st.Round = index, turn.Index, view.Round
-	st.Output, st.Recorded = rc.Usage.Output, rc.Usage
+	st.Output, st.Recorded = e.model.output(), rc.Usage
 	st.Final, st.Stopped = view.Final, stopped
 	e.report.Calls = append(e.report.Calls, st)
 	e.report.Usage = e.report.Usage.Add(st.Usage())

@@ -372,3 +372,43 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestReplayCountsOutputWithoutUsage: a call whose source records its
+// usage keeps the billed output; one whose source records none is charged
+// its reply counted, text and tool calls, instead of nothing.
+func TestReplayCountsOutputWithoutUsage(t *testing.T) {
+	reply := harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Let me list the files of the repository first.")},
+		ToolCalls: []harness.ToolCall{{ID: "c1", Name: "bash", Args: json.RawMessage(`{"command":"ls -la src"}`)}}}
+	answer := harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart("Done.")}}
+	rec := func(billed bool) *replay.Recording {
+		c1 := &replay.Call{Assistant: reply, Results: []*replay.Result{{CallID: "c1", Tool: "bash", Full: []harness.Part{harness.TextPart("main.go")}}}}
+		c2 := &replay.Call{Assistant: answer, Final: true}
+		if billed {
+			c1.Usage, c1.HasUsage = harness.Usage{Input: 50, Output: 7}, true
+			c2.Usage, c2.HasUsage = harness.Usage{Input: 60, Output: 2}, true
+		}
+		return &replay.Recording{ID: "out", Turns: []*replay.Turn{{Input: "list", Calls: []*replay.Call{c1, c2}}}}
+	}
+	billed, err := Replay(context.Background(), rec(true), policy("none", Config{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if billed.Calls[0].Output != 7 || billed.Calls[1].Output != 2 {
+		t.Errorf("billed outputs %d, %d; want 7, 2", billed.Calls[0].Output, billed.Calls[1].Output)
+	}
+	unbilled, err := Replay(context.Background(), rec(false), policy("none", Config{}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := tokens.O200k()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tokens.CountMessage(counter, &reply) - promptunit.MessageOverhead
+	if got := unbilled.Calls[0].Output; got != want || got < 10 {
+		t.Errorf("unbilled output %d, want the reply counted: %d", got, want)
+	}
+	if unbilled.Calls[1].Output <= 0 {
+		t.Errorf("the answer's output %d, want it counted", unbilled.Calls[1].Output)
+	}
+}
