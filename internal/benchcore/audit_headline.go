@@ -141,8 +141,8 @@ func (h Headline) WriteText(w io.Writer) error {
 	} else {
 		b.WriteString(" (no recording names a model with a list price: the share is under the " + defaultPricings[0] + " price model)")
 	}
-	fmt.Fprintf(&b, ".\nIt would have sent %s fewer input tokens (%s instead of %s) over %s model calls in %s recordings.\n",
-		num(saved), num(h.InputProxy), num(h.InputNone), num(h.Calls), num(h.Recordings))
+	fmt.Fprintf(&b, ".\nIt would have sent %s fewer input tokens (%s instead of %s) over %s in %s.\n",
+		num(saved), num(h.InputProxy), num(h.InputNone), counted(h.Calls, "model call"), counted(h.Recordings, "recording"))
 	fmt.Fprintf(&b, "To save it on your next sessions, run your agent through harness: %s\n\n", h.Command)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -156,4 +156,13 @@ func usd(d float64) string {
 		sign, cents = "-", -cents
 	}
 	return fmt.Sprintf("%s$%s.%02d", sign, num(int(cents/100)), cents%100)
+}
+
+// counted is n and noun, plural unless n is 1 ("1 recording", "2 model
+// calls").
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return num(n) + " " + noun + "s"
 }

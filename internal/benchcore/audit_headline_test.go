@@ -135,3 +135,14 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
+
+func TestCounted(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 recordings"}, {1, "1 recording"}, {2, "2 recordings"}, {12345, "12,345 recordings"}} {
+		if got := counted(c.n, "recording"); got != c.want {
+			t.Errorf("counted(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
