@@ -499,6 +499,9 @@ func TestOpenHands(t *testing.T) {
 		plain.Turns[0].Calls[0].Results[0].FullText() != "3\n" || plain.Turns[0].Calls[1].Assistant.Text() != "There are 3 Python files." {
 		t.Errorf("the instance without tool_call_metadata: %+v", plain.Turns[0].Calls)
 	}
+	if plain.Model != "gpt-4o" {
+		t.Errorf("the instance's model %q, want its metadata's llm_config.model", plain.Model)
+	}
 	if w := strings.Join(plain.Warnings, "\n"); !strings.Contains(w, "2 actions carry no model response") || !strings.Contains(w, "no usage recorded") {
 		t.Errorf("warnings %s", w)
 	}

@@ -154,6 +154,9 @@ func parseOpenHandsAll(name string, data []byte) ([]*Recording, error) {
 		if err != nil {
 			return err
 		}
+		if rec.Model == "" {
+			rec.Model = ohEvalModel(f["metadata"])
+		}
 		out = append(out, rec)
 		return nil
 	})
@@ -488,4 +491,16 @@ func ohText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n")
+}
+
+// ohEvalModel is the model an evaluation's metadata names
+// (llm_config.model in OpenHands's EvalMetadata), "" when it names none.
+func ohEvalModel(raw json.RawMessage) string {
+	var m struct {
+		LLMConfig struct {
+			Model string `json:"model"`
+		} `json:"llm_config"`
+	}
+	json.Unmarshal(raw, &m)
+	return m.LLMConfig.Model
 }
