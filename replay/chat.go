@@ -220,13 +220,7 @@ func (b *chatBuilder) addResult(v rawValue, path, id, text string, parts []harne
 	}
 	delete(b.pending, id)
 	r := &Result{CallID: id, Shown: text, Full: parts, Offset: v.off}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == id {
-			r.Tool = tc.Name
-		}
-	}
-	c.Results = append(c.Results, r)
-	c.sortResults()
+	c.addResult(r)
 	return r, nil
 }
 

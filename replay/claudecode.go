@@ -351,11 +351,6 @@ func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 	}
 	shown := harness.Message{Parts: parts}.Text()
 	res := &Result{CallID: b.ToolUseID, Shown: shown, Full: parts, IsError: b.IsError, Offset: v.off}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == b.ToolUseID {
-			res.Tool = tc.Name
-		}
-	}
 	if strings.Contains(shown, "<persisted-output>") || strings.HasPrefix(shown, "Output too large") {
 		r.agentCut++
 		var full struct {
@@ -371,8 +366,7 @@ func (r *ccRun) addResult(v rawValue, b anthropic.Block, tur json.RawMessage) {
 			r.fullKept++
 		}
 	}
-	c.Results = append(c.Results, res)
-	c.sortResults()
+	c.addResult(res)
 }
 
 // warn sets the run's warnings: what the format leaves out and what this

@@ -308,17 +308,7 @@ func (b *cxBuilder) result(off int64, it *cxItem) {
 	if strings.Contains(text, " tokens truncated…") || strings.Contains(text, "output truncated to fit") {
 		b.agentCut++
 	}
-	r := &Result{CallID: it.CallID, Shown: text, Full: []harness.Part{harness.TextPart(text)}, IsError: isErr, Offset: off}
-	if text == "" {
-		r.Full = nil
-	}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == it.CallID {
-			r.Tool = tc.Name
-		}
-	}
-	c.Results = append(c.Results, r)
-	c.sortResults()
+	c.addResult(textResult(it.CallID, text, isErr, off))
 }
 
 // cxOutput reads a tool output: a string, or {content, success} (the

@@ -99,11 +99,7 @@ func parseCodexExec(name string, data []byte) (*Recording, error) {
 				c := call(v.off)
 				tc, out, isErr := cxExecCall(it)
 				c.Assistant.ToolCalls = []harness.ToolCall{tc}
-				r := &Result{CallID: tc.ID, Tool: tc.Name, Shown: out, Full: []harness.Part{harness.TextPart(out)}, IsError: isErr, Offset: v.off}
-				if out == "" {
-					r.Full = nil
-				}
-				c.Results = []*Result{r}
+				c.addResult(textResult(tc.ID, out, isErr, v.off))
 			}
 		}
 		return nil

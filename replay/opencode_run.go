@@ -81,7 +81,7 @@ func parseOpencodeRun(name string, data []byte) (*Recording, error) {
 			if isErr && out == "" {
 				out = st.Error
 			}
-			c.Results = append(c.Results, &Result{CallID: p.CallID, Tool: p.Tool, Shown: out, Full: []harness.Part{harness.TextPart(out)}, IsError: isErr, Offset: v.off})
+			c.addResult(textResult(p.CallID, out, isErr, v.off))
 		case "step_finish":
 			c := step(v.off)
 			if p.Tokens != nil {

@@ -74,13 +74,6 @@ type ohSDKEvent struct {
 	Error           string `json:"error"`
 }
 
-// str is a JSON string's text ("" for anything else).
-func str(raw json.RawMessage) string {
-	var s string
-	json.Unmarshal(raw, &s)
-	return s
-}
-
 // ohArgs are the arguments of the actions the importer reads.
 type ohArgs struct {
 	Content string          `json:"content"`
@@ -95,7 +88,7 @@ func isOpenHandsEvent(f map[string]json.RawMessage) bool {
 	if !has(f, "source") {
 		return false
 	}
-	return has(f, "action") || has(f, "observation") || ohSDKKinds[str(f["kind"])]
+	return has(f, "action") || has(f, "observation") || ohSDKKinds[jsonString(f["kind"])]
 }
 
 // ohSDKKinds are the agent SDK's kinds of event the importer knows.
@@ -227,7 +220,7 @@ func (b *ohBuilder) add(v rawValue, path string, e *ohEvent) error {
 	if e.Kind != "" {
 		return b.addSDK(v, path, e)
 	}
-	action, observation := str(e.Action), str(e.Observation)
+	action, observation := jsonString(e.Action), jsonString(e.Observation)
 	var args ohArgs
 	if len(e.Args) > 0 {
 		if err := json.Unmarshal(e.Args, &args); err != nil {
@@ -357,17 +350,7 @@ func (b *ohBuilder) answer(v rawValue, id, text string, isErr bool) {
 	}
 	delete(b.byID, id)
 	b.msgs++
-	r := &Result{CallID: id, Shown: text, Full: []harness.Part{harness.TextPart(text)}, IsError: isErr, Offset: v.off}
-	if text == "" {
-		r.Full = nil
-	}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == id {
-			r.Tool = tc.Name
-		}
-	}
-	c.Results = append(c.Results, r)
-	c.sortResults()
+	c.addResult(textResult(id, text, isErr, v.off))
 }
 
 // warnings says what the events do not record and what was left out.
@@ -476,7 +459,7 @@ func ohSDKObservation(raw json.RawMessage) (string, bool) {
 // ohText is the text of SDK content: a string, or the text of its text
 // blocks (images and other blocks left out).
 func ohText(raw json.RawMessage) string {
-	if s := str(raw); s != "" {
+	if s := jsonString(raw); s != "" {
 		return s
 	}
 	var blocks []struct {

@@ -151,6 +151,28 @@ func (rec *Recording) eachResult(fn func(t, c int, r *Result)) {
 	}
 }
 
+// addResult adds r to c's results, named by the tool of the call it
+// answers, in the order of c's tool calls (sortResults).
+func (c *Call) addResult(r *Result) {
+	for _, tc := range c.Assistant.ToolCalls {
+		if tc.ID == r.CallID {
+			r.Tool = tc.Name
+		}
+	}
+	c.Results = append(c.Results, r)
+	c.sortResults()
+}
+
+// textResult is the result of call id whose output is text alone (none
+// when text is empty), found at byte off.
+func textResult(id, text string, isErr bool, off int64) *Result {
+	r := &Result{CallID: id, Shown: text, IsError: isErr, Offset: off}
+	if text != "" {
+		r.Full = []harness.Part{harness.TextPart(text)}
+	}
+	return r
+}
+
 // sortResults puts c's results in the order of its tool calls: the
 // importers pair results with calls as they come, in any order.
 func (c *Call) sortResults() {

@@ -152,14 +152,7 @@ func (b *sweBuilder) observation(v rawValue, path string, m *sweMessage, text st
 	if c == nil {
 		return b.src.errAt(v.off, path, "an observation that answers no action before it", nil)
 	}
-	r := &Result{CallID: id, Shown: text, Full: parts, Offset: v.off}
-	for _, tc := range c.Assistant.ToolCalls {
-		if tc.ID == id {
-			r.Tool = tc.Name
-		}
-	}
-	c.Results = append(c.Results, r)
-	c.sortResults()
+	c.addResult(&Result{CallID: id, Shown: text, Full: parts, Offset: v.off})
 	return nil
 }
 
