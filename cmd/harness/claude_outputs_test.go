@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +15,6 @@ import (
 // what the format does not record.
 func TestClaudeCodeOutputsImport(t *testing.T) {
 	bin := clientBin(t, "claude")
-	const answer = "package.json asks for zod ^3.23.0."
 	for _, tc := range []struct {
 		format string
 		args   []string
@@ -43,37 +38,15 @@ func TestClaudeCodeOutputsImport(t *testing.T) {
 				if !strings.Contains(string(req.Body), `"type":"tool_result"`) {
 					return wiretest.AnthropicStream(model, "", []wiretest.Call{{ID: "call_pkg", Name: "Bash", Args: `{"command":"cat package.json","description":"Read the manifest"}`}}, u)
 				}
-				return wiretest.AnthropicStream(model, answer, nil, u)
-			}
-			work := t.TempDir()
-			if err := os.WriteFile(filepath.Join(work, "package.json"), []byte(`{"name":"app","dependencies":{"zod":"^3.23.0"}}`+"\n"), 0o644); err != nil {
-				t.Fatal(err)
+				return wiretest.AnthropicStream(model, outputAnswer, nil, u)
 			}
 			args := append([]string{"-p", "Which version of zod does package.json ask for? Read it with cat.", "--allowedTools", "Bash(cat:*)"}, tc.args...)
-			out := runClient(t, work, []string{"HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + up.URL, "ANTHROPIC_API_KEY=sk-test-claude-output",
+			out := runClient(t, outputWorkspace(t), []string{"HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + up.URL, "ANTHROPIC_API_KEY=sk-test-claude-output",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}, bin, args...)
 			if !strings.Contains(out, "zod ^3.23.0") {
 				t.Fatalf("claude did not give the scripted answer:\n%s", tail(out, 2000))
 			}
-			file := filepath.Join(t.TempDir(), "claude-output")
-			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if d := os.Getenv("HARNESS_KEEP_OUTPUT"); d != "" {
-				os.WriteFile(filepath.Join(d, "claude-"+tc.format), []byte(out), 0o644)
-			}
-			for _, cmd := range []string{"bench", "audit"} {
-				var stdout, stderr bytes.Buffer
-				if code := runMain(context.Background(), []string{cmd, file}, &env{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}); code != 0 {
-					t.Fatalf("harness %s exited %d:\n%s", cmd, code, stderr.String())
-				}
-				if !strings.Contains(stderr.String(), tc.warn) || strings.Contains(stderr.String(), "skipped") {
-					t.Errorf("harness %s: want the warning %q and nothing skipped:\n%s", cmd, tc.warn, stderr.String())
-				}
-				if !strings.Contains(stdout.String(), "harness") {
-					t.Errorf("harness %s printed no table:\n%s", cmd, stdout.String())
-				}
-			}
+			checkOutputImports(t, out, tc.warn)
 		})
 	}
 }
