@@ -122,7 +122,7 @@ func sniffFields(f map[string]json.RawMessage) string {
 	case isCCOutput(f), has(f, "parentUuid") || has(f, "leafUuid") || has(f, "isSidechain") ||
 		(has(f, "sessionId") && typ != "") || typ == "file-history-snapshot":
 		return formatClaudeCode
-	case isOpenHandsEvent(f) || isOpenHandsOutput(f) || (has(f, "trajectory") && !has(f, "history") && isOpenHandsOutput(map[string]json.RawMessage{"history": f["trajectory"]})):
+	case isOpenHandsEvent(f) || isOpenHandsOutput(f):
 		return formatOpenHands
 	case has(f, "history") && (has(f, "trajectory") || has(f, "info") || has(f, "environment")):
 		return formatSWEAgent

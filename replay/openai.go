@@ -116,14 +116,14 @@ func (b *chatBuilder) requestFields(fields map[string]rawValue) {
 			b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%q: %v: left out", key, err))
 			continue
 		}
-		texts := []string{text}
 		if blocks != nil {
-			texts = texts[:0]
+			var texts []string
+			for _, blk := range blocks {
+				texts = append(texts, blk.Text)
+			}
+			text = strings.Join(texts, "\n\n")
 		}
-		for _, blk := range blocks {
-			texts = append(texts, blk.Text)
-		}
-		b.rec.System = strings.Join(texts, "\n\n")
+		b.rec.System = text
 	}
 	if tools, ok := fields["tools"]; ok {
 		specs, err := ParseToolSpecs(b.namedTools(tools.raw))
@@ -160,9 +160,7 @@ func (b *chatBuilder) namedTools(raw json.RawMessage) json.RawMessage {
 			named = append(named, t)
 			continue
 		}
-		var typ string
-		json.Unmarshal(t["type"], &typ)
-		builtin = append(builtin, typ)
+		builtin = append(builtin, jsonString(t["type"]))
 	}
 	if len(builtin) == 0 {
 		return raw

@@ -99,13 +99,16 @@ var ohSDKKinds = map[string]bool{
 }
 
 // isOpenHandsOutput reports whether a record is an OpenHands evaluation's
-// output line: its "history" holds events, not SWE-agent's messages.
+// output line, or a dataset row: its "history" (or, without one, its
+// "trajectory") holds events, not SWE-agent's messages. Only the first
+// event is decoded.
 func isOpenHandsOutput(f map[string]json.RawMessage) bool {
-	var hist []map[string]json.RawMessage
-	if json.Unmarshal(f["history"], &hist) != nil || len(hist) == 0 {
-		return false
+	events, ok := f["history"]
+	if !ok {
+		events = f["trajectory"]
 	}
-	return isOpenHandsEvent(hist[0])
+	first, ok := firstRecord(events)
+	return ok && isOpenHandsEvent(first)
 }
 
 // parseOpenHandsAll imports OpenHands events: a JSON array of them (a
