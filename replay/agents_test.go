@@ -63,7 +63,11 @@ func TestAgentFormats(t *testing.T) {
 		{"responses/items.json", formatResponses, "items", "", 4, 3, true,
 			[]string{"not recorded by openai-responses: the tool schemas", "1 reasoning items left out"}},
 		{"mini-swe-agent-1/calc__add-1.traj.json", formatMiniSWE, "calc__add-1", "anthropic/claude-sonnet-4-20250514", 4, 3, true,
-			[]string{"the ```bash block of 3 replies is recorded as a call of tool \"bash\""}},
+			[]string{"the action of 3 replies (their one ```bash or mswea_bash_command block) is recorded as a call of tool \"bash\""}},
+		{"mini-swe-agent-2/calc__add-2.traj.json", formatMiniSWE, "calc__add-2", "gpt-5-mini-2025-08-07", 5, 3, true,
+			[]string{"the action of 4 replies", "1 replies the agent could not parse are recorded from the format errors that quote them"}},
+		{"mini-swe-agent-2/calc__add-3.traj.json", formatMiniSWE, "calc__add-3", "gpt-5-mini-2025-08-07", 4, 4, true,
+			[]string{"3 reasoning items left out"}},
 		{"openhands/trajectory.json", formatOpenHands, "trajectory", "claude-sonnet-4-5", 3, 3, true,
 			[]string{"1 recall observations (knowledge OpenHands adds to the prompt) left out"}},
 		{"openhands/output.jsonl", formatOpenHands, "calc__add-1", "claude-sonnet-4-5", 3, 3, true, nil},
@@ -460,6 +464,107 @@ func TestMiniSWETextActions(t *testing.T) {
 	}
 	if cat := rec.Turns[1].Calls[0]; len(cat.Results) != 1 || !strings.Contains(cat.Results[0].FullText(), "return a - b") {
 		t.Errorf("cat: %+v", cat)
+	}
+}
+
+// TestMiniSWE2TextActions: mini-swe-agent 2 without tool calls lists each
+// reply's parsed action under extra.actions (whatever its pattern), keeps
+// the command's whole output beside its shown observation, and stores no
+// assistant message for a reply it could not parse: the format error that
+// quotes it stands for that model call.
+func TestMiniSWE2TextActions(t *testing.T) {
+	rec, err := ParseFile("testdata/mini-swe-agent-2/calc__add-2.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Turns) != 2 || !strings.HasPrefix(rec.Turns[1].Input, "Please always provide EXACTLY ONE action") {
+		t.Fatalf("turns %+v", rec.Turns)
+	}
+	first := rec.Turns[0].Calls
+	if len(first) != 2 || string(first[0].Assistant.ToolCalls[0].Args) != `{"command":"ls"}` || first[0].Usage.Input != 410 {
+		t.Fatalf("first turn %+v", first)
+	}
+	if un := first[1]; len(un.Assistant.ToolCalls) != 0 || un.HasUsage || !strings.Contains(un.Assistant.Text(), "cat test_calc.py") {
+		t.Errorf("the unparsed reply %+v", un)
+	}
+	values := rec.Turns[1].Calls[0]
+	full := values.Results[0].FullText()
+	if !strings.Contains(full, "line 280: value 1960") || !strings.HasPrefix(full, "<returncode>0</returncode>\n") || strings.Contains(full, "<warning>") {
+		t.Errorf("the cut output's whole text: %.200q", full)
+	}
+	if len(values.Results[0].Shown) >= len(full) {
+		t.Errorf("shown %d chars, whole %d", len(values.Results[0].Shown), len(full))
+	}
+}
+
+// TestMiniSWEActionPatterns: without extra.actions, a reply's action is its
+// one block in any of mini-swe-agent's default patterns; two blocks, or an
+// extra listing two actions, are a format error and no call.
+func TestMiniSWEActionPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, actions, want string
+	}{
+		{"v1 bash block", "THOUGHT: x\n\n```bash\nls -la\n```", "", "ls -la"},
+		{"v2 text block", "THOUGHT: x\n\n```mswea_bash_command\ncat a.py\n```", "", "cat a.py"},
+		{"v2 xml element", "THOUGHT: x\n\n<mswea_bash_command>grep -n foo b.py</mswea_bash_command>", "", "grep -n foo b.py"},
+		{"listed action wins", "THOUGHT: x\n\n<run>make</run>", `[{"command":"make test"}]`, "make test"},
+		{"two blocks", "```bash\nls\n```\n```bash\npwd\n```", "", ""},
+		{"two listed actions", "x", `[{"command":"ls"},{"command":"pwd"}]`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			content, _ := json.Marshal(tc.content)
+			extra := ""
+			if tc.actions != "" {
+				extra = `,"extra":{"actions":` + tc.actions + `}`
+			}
+			data := `{"trajectory_format":"mini-swe-agent-1","messages":[{"role":"user","content":"task"},{"role":"assistant","content":` + string(content) + extra + `},{"role":"user","content":"<returncode>0</returncode>"}]}`
+			rec, err := Parse("t.traj.json", []byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := rec.Turns[0].Calls[0].Assistant.ToolCalls
+			got := ""
+			if len(calls) == 1 {
+				var a struct{ Command string }
+				_ = json.Unmarshal(calls[0].Args, &a)
+				got = a.Command
+			}
+			if got != tc.want || len(calls) > 1 {
+				t.Errorf("command %q (%d calls), want %q", got, len(calls), tc.want)
+			}
+		})
+	}
+}
+
+// TestMiniSWEResponses: mini-swe-agent on the Responses API records whole
+// response objects and function_call_output items; each response is one
+// model call with its usage, each output pairs by call_id with the
+// command's whole output, and a format error's quoted response is a call.
+func TestMiniSWEResponses(t *testing.T) {
+	rec, err := ParseFile("testdata/mini-swe-agent-2/calc__add-3.traj.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rec.System, "You are a helpful assistant") || len(rec.Tools) != 1 {
+		t.Errorf("system %q, %d tools", rec.System, len(rec.Tools))
+	}
+	var calls []*Call
+	for _, turn := range rec.Turns {
+		calls = append(calls, turn.Calls...)
+	}
+	first := calls[0]
+	if len(first.Assistant.ToolCalls) != 2 || first.Assistant.Text() != "Let me look at the files and the values." ||
+		first.Usage != (harness.Usage{Input: 900, Output: 120}) || len(first.Results) != 2 {
+		t.Fatalf("first call %+v", first)
+	}
+	if r := first.Results[1]; r.CallID != "call_2" || !strings.Contains(r.FullText(), "line 280: value 1960") || len(r.Shown) >= len(r.FullText()) {
+		t.Errorf("the cut output %q: shown %d, whole %d", r.CallID, len(r.Shown), len(r.FullText()))
+	}
+	if quoted := calls[1]; len(quoted.Assistant.ToolCalls) != 0 || quoted.Usage.Cached != 800 {
+		t.Errorf("the format error's response %+v", quoted)
+	}
+	if len(rec.Turns) != 2 || !strings.HasPrefix(rec.Turns[1].Input, "Format error:") {
+		t.Errorf("turns %d, second %q", len(rec.Turns), rec.Turns[len(rec.Turns)-1].Input)
 	}
 }
 

@@ -46,6 +46,10 @@ func (u *chatUsage) harness() harness.Usage {
 	return u.ChatUsage.Usage()
 }
 
+// chatExtra is what mini-swe-agent records beside a message: a reply's
+// parsed actions and the response it came in, an observation's raw output,
+// a format error's reply (mini-swe-agent 2 stores no assistant message for
+// a reply it could not parse).
 type chatExtra struct {
 	RawOutput     *string `json:"raw_output"`
 	Returncode    *int    `json:"returncode"`
@@ -54,6 +58,12 @@ type chatExtra struct {
 		Model string            `json:"model"`
 		Usage *openai.ChatUsage `json:"usage"`
 	} `json:"response"`
+	Actions []struct {
+		Command    string `json:"command"`
+		ToolCallID string `json:"tool_call_id"`
+	} `json:"actions"`
+	InterruptType string `json:"interrupt_type"`
+	ModelResponse string `json:"model_response"`
 }
 
 // chatBuilder turns a sequence of chat messages into a Recording.
@@ -74,6 +84,8 @@ type chatBuilder struct {
 	// user message holds; textActions counts them.
 	textAction  *Call
 	textActions int
+	// unparsed counts the replies only a format error records.
+	unparsed int
 }
 
 func newChatBuilder(src *source, format string) *chatBuilder {
@@ -115,8 +127,14 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 	case "user":
 		if c := b.textAction; c != nil {
 			b.textAction = nil
-			_, err := b.addResult(v, path, c.Assistant.ToolCalls[0].ID, text, parts)
+			r, err := b.addResult(v, path, c.Assistant.ToolCalls[0].ID, text, parts)
+			if err == nil {
+				b.miniSWEOutput(r, text, m.Extra)
+			}
 			return err
+		}
+		if b.miniSWE && m.Extra != nil && m.Extra.ModelResponse != "" {
+			b.unparsedReply(v, m.Extra.ModelResponse)
 		}
 		b.rec.Turns = append(b.rec.Turns, &Turn{Input: text})
 	case "assistant":
@@ -159,7 +177,7 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 		b.pending[tc.ID] = c
 	}
 	if b.miniSWE && len(m.ToolCalls) == 0 {
-		b.textCall(c, harness.Message{Parts: parts}.Text())
+		b.textCall(c, harness.Message{Parts: parts}.Text(), m.Extra)
 	}
 	switch {
 	case m.Extra != nil && m.Extra.Response != nil && m.Extra.Response.Usage != nil:
@@ -175,23 +193,49 @@ func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, part
 }
 
 // miniSWEAction is how mini-swe-agent without tool calls finds the action
-// in a reply: a ```bash block (it runs the reply's only one).
-var miniSWEAction = regexp.MustCompile("(?s)```bash\\s*\\n(.*?)\\n```")
+// in a reply when the trajectory does not list it: a ```bash block
+// (version 1), a ```mswea_bash_command block or a <mswea_bash_command>
+// element (version 2's text and XML configurations); it runs the reply's
+// only one.
+var miniSWEAction = regexp.MustCompile("(?s)```(?:bash|mswea_bash_command)\\s*\\n(.*?)\\n```|<mswea_bash_command>(.*?)</mswea_bash_command>")
 
 // textCall records the action of a mini-swe-agent reply without tool calls
-// (trajectory format mini-swe-agent-1: exactly one ```bash block) as a
-// call of its bash tool on c, answered by the next user message.
-func (b *chatBuilder) textCall(c *Call, text string) {
-	m := miniSWEAction.FindAllStringSubmatch(text, -1)
-	if len(m) != 1 {
-		return // the agent answers with a format error, not an observation
+// as a call of its bash tool on c, answered by the next user message: the
+// one command extra lists (version 2 parses it with the run's own pattern),
+// else the reply's one action block.
+func (b *chatBuilder) textCall(c *Call, text string, extra *chatExtra) {
+	var command string
+	switch {
+	case extra != nil && len(extra.Actions) == 1 && extra.Actions[0].ToolCallID == "":
+		command = extra.Actions[0].Command
+	case extra != nil && len(extra.Actions) > 1:
+		return
+	default:
+		m := miniSWEAction.FindAllStringSubmatch(text, -1)
+		if len(m) != 1 {
+			return // the agent answers with a format error, not an observation
+		}
+		command = m[0][1] + m[0][2]
 	}
-	args, _ := json.Marshal(map[string]string{"command": strings.TrimSpace(m[0][1])})
+	args, _ := json.Marshal(map[string]string{"command": strings.TrimSpace(command)})
 	id := fmt.Sprintf("mini_%d", b.index)
 	c.Assistant.ToolCalls = append(c.Assistant.ToolCalls, harness.ToolCall{ID: id, Name: miniSWEBash.Name, Args: args})
 	b.pending[id] = c
 	b.textAction = c
 	b.textActions++
+}
+
+// unparsedReply records the reply a mini-swe-agent 2 format error quotes
+// (found at v) as the model call it was: the agent stores no assistant
+// message for a reply it could not parse, but the request was sent.
+func (b *chatBuilder) unparsedReply(v rawValue, reply string) {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	t := b.rec.Turns[len(b.rec.Turns)-1]
+	c := &Call{Request: b.index, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(reply)}}}
+	t.Calls = append(t.Calls, c)
+	b.unparsed++
 }
 
 // addTool pairs tool message m (text and parts, found at v) with the call
@@ -202,13 +246,23 @@ func (b *chatBuilder) addTool(v rawValue, path string, m *chatMessage, text stri
 	if err != nil {
 		return err
 	}
-	if b.miniSWE && m.Extra != nil {
-		if m.Extra.RawOutput != nil {
-			r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *m.Extra.RawOutput))}
-		}
-		r.IsError = m.Extra.ExceptionInfo != ""
+	if b.miniSWE {
+		b.miniSWEOutput(r, text, m.Extra)
 	}
 	return nil
+}
+
+// miniSWEOutput completes result r of a mini-swe-agent observation shown
+// as text from what extra recorded: the command's whole output, and an
+// exception as an error.
+func (b *chatBuilder) miniSWEOutput(r *Result, text string, extra *chatExtra) {
+	if extra == nil {
+		return
+	}
+	if extra.RawOutput != nil {
+		r.Full = []harness.Part{harness.TextPart(miniSWEFull(text, *extra.RawOutput))}
+	}
+	r.IsError = extra.ExceptionInfo != ""
 }
 
 // addResult pairs the result of call id (text and parts, found at v) with

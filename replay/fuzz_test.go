@@ -82,7 +82,7 @@ func FuzzParseConversation(f *testing.F) {
 }
 
 func FuzzParse(f *testing.F) {
-	seeds(f, "testdata/chat.json", "testdata/conversation.json", "testdata/mixed/d-syntax.json", "testdata/anthropic/messages.json", "testdata/anthropic/request.json", "testdata/responses/items.json", "testdata/responses/request.json", "testdata/openhands/trajectory.json", "testdata/openhands/output-sdk.jsonl", "testdata/mini-swe-agent-1/calc__add-1.traj.json", "testdata/claude-code/output-stream-json.jsonl", "testdata/codex/exec-json.jsonl", "testdata/opencode/run-json.jsonl")
+	seeds(f, "testdata/chat.json", "testdata/conversation.json", "testdata/mixed/d-syntax.json", "testdata/anthropic/messages.json", "testdata/anthropic/request.json", "testdata/responses/items.json", "testdata/responses/request.json", "testdata/openhands/trajectory.json", "testdata/openhands/output-sdk.jsonl", "testdata/mini-swe-agent-1/calc__add-1.traj.json", "testdata/mini-swe-agent-2/calc__add-2.traj.json", "testdata/mini-swe-agent-2/calc__add-3.traj.json", "testdata/claude-code/output-stream-json.jsonl", "testdata/codex/exec-json.jsonl", "testdata/opencode/run-json.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := Parse("f.json", data)
 		checkParse(t, "f.json", data, rec, err)

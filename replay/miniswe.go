@@ -18,14 +18,15 @@ var miniSWEBash = harness.ToolSpec{
 }
 
 // parseMiniSWE imports a mini-swe-agent trajectory (trajectory_format
-// "mini-swe-agent-1.1": {info, messages, trajectory_format, instance_id};
-// "mini-swe-agent-1", whose replies carry their action as a ```bash block
-// and whose observations are user messages, is read as calls of its bash
-// tool and their results: textCall).
+// "mini-swe-agent-1.1": {info, messages, trajectory_format, instance_id}).
 // Each assistant message is one model call, with the usage billed for it
 // (extra.response.usage); each tool message's full output is
 // extra.raw_output when present (the agent showed outputs of 10,000
-// characters and more as head and tail only). name is used in errors.
+// characters and more as head and tail only). Without tool calls
+// ("mini-swe-agent-1", or version 2's text and XML configurations) each
+// reply's one action is a call of its bash tool answered by the next user
+// message (textCall); on the Responses API each response object is a call
+// (parseMiniSWEResponses). name is used in errors.
 func parseMiniSWE(name string, data []byte) (*Recording, error) {
 	src := &source{name: name, data: data}
 	fields, err := src.objectFields(0, data, "")
@@ -49,16 +50,9 @@ func parseMiniSWE(name string, data []byte) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newChatBuilder(src, formatMiniSWE)
-	for i, v := range elems {
-		if err := b.add(v, fmt.Sprintf("messages[%d]", i)); err != nil {
-			return nil, err
-		}
-	}
-	rec := b.rec
-	rec.Tools = []harness.ToolSpec{miniSWEBash}
-	if b.textActions > 0 {
-		rec.Warnings = append(rec.Warnings, fmt.Sprintf("mini-swe-agent ran without tool calls: the ```bash block of %d replies is recorded as a call of tool \"bash\" and the observation after it (a user message) as its result", b.textActions))
+	rec, err := miniSWEMessages(src, elems)
+	if err != nil {
+		return nil, err
 	}
 	if id, ok := fields["instance_id"]; ok {
 		_ = json.Unmarshal(id.raw, &rec.ID)
@@ -77,6 +71,38 @@ func parseMiniSWE(name string, data []byte) (*Recording, error) {
 		if json.Unmarshal(info.raw, &in) == nil {
 			rec.Model = in.Config.Model.Name
 		}
+	}
+	return rec, nil
+}
+
+// miniSWEMessages reads a trajectory's messages: chat messages (tool calls
+// or text actions), or the response objects and items of mini-swe-agent's
+// Responses API models; the recording's warnings say what was read how.
+func miniSWEMessages(src *source, elems []rawValue) (*Recording, error) {
+	if miniSWEResponses(elems) {
+		rec, reasoning, err := parseMiniSWEResponses(src, elems)
+		if err != nil {
+			return nil, err
+		}
+		rec.Source, rec.Format, rec.Tools = src.name, formatMiniSWE, []harness.ToolSpec{miniSWEBash}
+		if reasoning > 0 {
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d reasoning items left out (encrypted or summarised; their tokens are in the recorded usage)", reasoning))
+		}
+		return rec, nil
+	}
+	b := newChatBuilder(src, formatMiniSWE)
+	for i, v := range elems {
+		if err := b.add(v, fmt.Sprintf("messages[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	rec := b.rec
+	rec.Tools = []harness.ToolSpec{miniSWEBash}
+	if b.textActions > 0 {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("mini-swe-agent ran without tool calls: the action of %d replies (their one ```bash or mswea_bash_command block) is recorded as a call of tool \"bash\" and the observation after it (a user message) as its result", b.textActions))
+	}
+	if b.unparsed > 0 {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d replies the agent could not parse are recorded from the format errors that quote them, without usage", b.unparsed))
 	}
 	return rec, nil
 }

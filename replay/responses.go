@@ -51,12 +51,10 @@ func parseResponses(src *source, elems []rawValue, paths []string, req *Recordin
 		if it.Type == "" && it.Role != "" {
 			it.Type = "message"
 		}
-		if it.Type == "message" && (it.Role == "system" || it.Role == "developer") && b.rec.Calls() == 0 {
-			text, _, err := chatContent(it.Content)
+		if sys, err := b.systemItem(src, v.off, paths[i], &it); sys || err != nil {
 			if err != nil {
-				return nil, src.errAt(v.off, paths[i]+".content", err.Error(), nil)
+				return nil, err
 			}
-			b.system = strings.TrimPrefix(b.system+"\n\n"+text, "\n\n")
 			continue
 		}
 		if err := b.addItem(src, v.off, paths[i], &it); err != nil {
@@ -72,4 +70,19 @@ func parseResponses(src *source, elems []rawValue, paths []string, req *Recordin
 	rec.Source, rec.System, rec.Tools, rec.Model = src.name, b.system, req.Tools, req.Model
 	rec.Warnings = append(req.Warnings, b.warnings(0, 1, partial)...)
 	return rec, nil
+}
+
+// systemItem adds message item it (found at off) to the system prompt when
+// it is a system or developer message before the first response, and
+// reports whether it was.
+func (b *cxBuilder) systemItem(src *source, off int64, path string, it *cxItem) (bool, error) {
+	if it.Type != "message" || (it.Role != "system" && it.Role != "developer") || b.rec.Calls() > 0 {
+		return false, nil
+	}
+	text, _, err := chatContent(it.Content)
+	if err != nil {
+		return true, src.errAt(off, path+".content", err.Error(), nil)
+	}
+	b.system = strings.TrimPrefix(b.system+"\n\n"+text, "\n\n")
+	return true, nil
 }
