@@ -70,7 +70,7 @@ type Selector struct {
 	// defaultStickyShare, 0.9) of what the StickyTop best of all tools
 	// score. A turn it does not serve offers every tool, and so does
 	// every turn after it: the list changes at most once after the first
-	// turn. NoSticky selects afresh every turn (the behaviour before). A
+	// turn. NoSticky selects afresh every turn. A
 	// negative StickyTop or a StickyShare outside 0–1 is an error from
 	// Select.
 	StickyTop   int

@@ -38,7 +38,7 @@ func Marker(full, model string) string {
 	if len(m) > MaxMarker {
 		// Cut at character boundaries, moving at most UTFMax-1 bytes: a
 		// copy holding invalid UTF-8 keeps its bytes (trimming until the
-		// half was valid used to shrink it to almost nothing).
+		// half is valid would shrink it to almost nothing).
 		h := MaxMarker / 2
 		for i := 1; i < utf8.UTFMax && !utf8.RuneStart(m[h]); i++ {
 			h--
