@@ -62,7 +62,6 @@ type chatExtra struct {
 		Command    string `json:"command"`
 		ToolCallID string `json:"tool_call_id"`
 	} `json:"actions"`
-	InterruptType string `json:"interrupt_type"`
 	ModelResponse string `json:"model_response"`
 }
 
