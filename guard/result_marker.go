@@ -109,6 +109,17 @@ func (m *cutMarker) renderAs(tier int, k shownKind) string {
 	return m.renderMinimal()
 }
 
+// toolName names the tool in a marker: its name, or "the tool" for a
+// result whose call its request does not carry (a Responses request that
+// continues a stored response by previous_response_id sends only the
+// outputs).
+func (m *cutMarker) toolName() string {
+	if m.tool == "" {
+		return "the tool"
+	}
+	return m.tool
+}
+
 // renderFull is the full marker: what was returned, where it was saved,
 // which pieces are shown, and how to read the rest.
 func (m *cutMarker) renderFull(k shownKind) string {
@@ -117,7 +128,7 @@ func (m *cutMarker) renderFull(k shownKind) string {
 	if m.mode == modePage {
 		b.WriteString("this read of " + m.path)
 	} else {
-		b.WriteString(m.tool)
+		b.WriteString(m.toolName())
 	}
 	b.WriteString(" returned " + fmtInt(m.size) + " bytes, more than the " + fmtInt(int64(m.limit)) + "-byte limit for one result")
 	switch m.mode {
@@ -198,7 +209,7 @@ func (m *cutMarker) renderShort(k shownKind) string {
 	if m.mode == modePage {
 		b.WriteString("this page of " + m.path + " is ")
 	} else {
-		b.WriteString(m.tool + " ")
+		b.WriteString(m.toolName() + " ")
 	}
 	b.WriteString(fmtInt(m.size) + " B, over the " + fmtInt(int64(m.limit)) + " B limit; ")
 	switch k {

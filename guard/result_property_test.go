@@ -198,3 +198,17 @@ func TestResultPolicyNeverChangesParts(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestMarkerUnnamedTool: a result whose call its request does not carry
+// has no tool name; its marker names "the tool", in the full and the
+// short form alike, never a blank.
+func TestMarkerUnnamedTool(t *testing.T) {
+	data := []byte(strings.Repeat("row of data\n", 4000))
+	for _, limit := range []int{24576, 600} {
+		m := cutMarker{mode: modeSpilled, size: int64(len(data)), limit: limit, path: "/w/.harness/spill/c/call_1.txt"}
+		out, _ := renderCut(previewSourceOf(data), m, limit, HeadTail{}, false)
+		if !strings.Contains(out, "[harness: the tool ") || strings.Contains(out, "[harness:  ") {
+			t.Errorf("limit %d: marker %q", limit, out[strings.Index(out, "[harness:"):][:80])
+		}
+	}
+}

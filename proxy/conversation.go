@@ -75,6 +75,9 @@ type conversation struct {
 	deltaFrom mirrorShape
 	foreign   []foreignClaim
 	marks     map[string]bool
+	// chain is what a request continuing the last Responses answer
+	// is read with (chain.go).
+	chain chain
 }
 
 type roundKey struct{ turn, round int }

@@ -40,6 +40,9 @@ type replyParser interface {
 
 // reply is what the proxy keeps of an upstream answer.
 type reply struct {
+	// ID is the answer's id where the format has one (the Responses API's
+	// response id, which a later request may continue by).
+	ID    string
 	Usage harness.Usage
 	Text  string
 	Calls []harness.ToolCall

@@ -119,6 +119,9 @@ type request struct {
 	// context, which such a client re-makes when the session is resumed
 	// (see conversationID).
 	Session string
+	// PrevResponse is the answer a Responses request continues
+	// (previous_response_id), "" when it carries its whole history.
+	PrevResponse string
 	// Elems are the spans of the history's elements in the body, for the
 	// cache-break check.
 	Elems []span

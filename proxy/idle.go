@@ -63,8 +63,8 @@ func (p *Proxy) idleLifetime(c *call) (lifetime, idle time.Duration) {
 // decision.
 func (p *Proxy) clearIdle(ctx context.Context, c *call) error {
 	lifetime, idle := p.idleLifetime(c)
-	if lifetime == 0 {
-		return nil
+	if lifetime == 0 || c.continued {
+		return nil // a continued request's earlier results are the upstream's
 	}
 	chosen, err := idleChoice(ctx, c.hist, lifetime, idle)
 	if err != nil {

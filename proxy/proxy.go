@@ -167,7 +167,9 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	convs map[string]*conversation
-	tick  int64
+	// chains maps Responses answer ids to their conversations (chain.go).
+	chains chains
+	tick   int64
 	// maxConvs is maxConversations (tests lower it).
 	maxConvs int
 	stats    Stats

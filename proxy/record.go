@@ -148,6 +148,7 @@ func (p *Proxy) finish(c *call, rep *reply, status int) {
 	}
 	if ok {
 		cv.answered = p.now() // a pause starts
+		p.linkAnswer(cv, rep.ID, c.items, rep)
 	}
 	if ok && c.key.turn > 0 {
 		cv.times[c.key] = cv.answered

@@ -258,6 +258,7 @@ type refResponsesUsage struct {
 }
 
 type refResponsesObject struct {
+	ID     string                 `json:"id"`
 	Output []refResponsesItemJSON `json:"output"`
 	Usage  *refResponsesUsage     `json:"usage"`
 }
@@ -295,6 +296,9 @@ func (p *refResponsesReply) event(name string, data []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
+	if ev.Response != nil && ev.Response.ID != "" {
+		p.r.ID = ev.Response.ID
+	}
 	switch ev.Type {
 	case "response.output_item.done":
 		if ev.Item != nil {
@@ -318,6 +322,7 @@ func (p *refResponsesReply) body(data []byte) {
 	if json.Unmarshal(data, &obj) != nil {
 		return
 	}
+	p.r.ID = obj.ID
 	for _, it := range obj.Output {
 		p.addItem(it)
 	}

@@ -25,6 +25,7 @@ func (responsesFormat) historyKey() string { return "input" }
 func (responsesFormat) top(body []byte, top []field, req *request) error {
 	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
 	req.Key = fieldStr(body, top, "prompt_cache_key")
+	req.PrevResponse = fieldStr(body, top, "previous_response_id")
 	if s, ok := get(top, "instructions"); ok {
 		req.System = raw(body, s)
 		req.Seed = [][]byte{[]byte(str(body, s))}
@@ -173,6 +174,9 @@ func (p *responsesReply) event(name string, data []byte) {
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
+	if ev.Response != nil && ev.Response.ID != "" {
+		p.r.ID = ev.Response.ID
+	}
 	var item, output []outputItem
 	ok := true
 	if ev.Item != nil {
@@ -207,6 +211,7 @@ func (p *responsesReply) body(data []byte) {
 	if json.Unmarshal(data, &obj) != nil {
 		return
 	}
+	p.r.ID = obj.ID
 	output, ok := readItems(obj.Output)
 	if !ok {
 		return

@@ -42,6 +42,14 @@ type call struct {
 	// counts are the token counts of the results this call cut, counted
 	// while it is upstream and claimed with its answer.
 	counts []*tokenCount
+	// items are what hist was built from; continued is set when they
+	// begin with the history of the answer the request continues
+	// (chain.go).
+	items     []item
+	continued bool
+	// keyed is the conversation a request continuing an answer the proxy
+	// cannot read it with goes to (chain.go).
+	keyed string
 }
 
 // sent is the body the call sends upstream.
@@ -81,9 +89,18 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	}
 	req.hash(p.seed)
 	p.remember(req, prev)
-	c := &call{format: f, req: req, hist: buildHistory(req.Items), in: body, buf: bb, rule: requestRule(r.Header),
+	c := &call{format: f, req: req, in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
-	c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
+	if req.PrevResponse != "" {
+		// Read once the conversation is held: see chain.go.
+		var linked string
+		linked, c.keyed = p.chainConversation(r, req.PrevResponse)
+		c.conv = p.conversation(linked)
+	} else {
+		c.items = req.Items
+		c.hist = buildHistory(req.Items)
+		c.conv = p.conversation(p.tenantConversation(r, conversationID(r, f, req, c.hist)))
+	}
 	// prepare may move the call to a fork of the conversation: the one
 	// it ends on is held.
 	defer func() { p.release(c.conv) }()
@@ -139,6 +156,9 @@ func (p *Proxy) prepare(ctx context.Context, c *call) error {
 		if err := c.conv.load(ctx, p.opts.Store, p.rec); err != nil {
 			p.logf("harness proxy: loading %s from the store: %v", c.conv.id, err)
 		}
+	}
+	if c.hist == nil {
+		p.continueChain(ctx, c)
 	}
 	p.syncReplicas(ctx, c) // loads the conversation when shared
 	if err := c.conv.awaitInflight(ctx, c.hist); err != nil {
@@ -208,8 +228,8 @@ func (p *Proxy) decideAll(ctx context.Context, c *call) ([]edit, error) {
 	p.claimDecisions(ctx, c)
 	var edits []edit
 	for _, r := range c.hist.Results {
-		if r.dec == nil || r.dec.out == nil {
-			continue
+		if r.dec == nil || r.dec.out == nil || r.Content.End <= r.Content.Start {
+			continue // not decided, sent as it came, or not in this body
 		}
 		if _, ok := fresh[r]; ok {
 			c.cut++

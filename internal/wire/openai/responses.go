@@ -37,6 +37,9 @@ type ResponsesEvent struct {
 // response.completed (or .incomplete, .failed) event: its output items
 // and usage.
 type Response struct {
+	// ID names the response; a later request continues it by this id
+	// (previous_response_id).
+	ID     string          `json:"id"`
 	Output []Item          `json:"output"`
 	Usage  *ResponsesUsage `json:"usage"`
 }

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"slices"
+)
+
+// Responses chains. A Responses request may continue a stored response by
+// its id (previous_response_id): its input holds only what is new since
+// that answer (the outputs of its calls, the next prompt), and the
+// upstream puts the rest in front. Read alone, such a request has no
+// prompt to key its conversation by and results whose calls it does not
+// carry, so its results would be decided without their tool and recorded
+// in no round. The proxy keeps, for each conversation, the items of its
+// last Responses request with that request's answer (conversation.chain),
+// and for each answer id the conversation it answered (Proxy.chains,
+// bounded by maxChains): a request continuing a known answer belongs to
+// that conversation and is read as those items followed by its own. Its
+// earlier results are not in its body: they keep the decisions made when
+// they came (counted in the turn's evidence, never edited), and the idle
+// clear does not act on such a request, since the upstream holds those
+// results as they were sent. A request continuing an answer the proxy did
+// not relay (another process's, or one forgotten) is a conversation keyed
+// by that answer's id, which its own answer then continues.
+//
+// A replica (Options.Shared) does not read chains: each replica knows only
+// the answers it relayed, and its conversation state follows the claim
+// log, which records what requests carry; each request continuing an
+// answer is there a conversation keyed by that answer's id.
+
+// maxChains bounds the answer ids the proxy remembers; the oldest go
+// first.
+const maxChains = 4096
+
+// chain is what a conversation keeps for a request that continues its
+// last answer.
+type chain struct {
+	// answer is the id of the conversation's last Responses answer, and
+	// items the history that answer ended: its request's items and the
+	// answer's own.
+	answer string
+	items  []item
+}
+
+// chains maps answer ids to the conversations they answered, oldest first
+// in order for eviction.
+type chains struct {
+	conv  map[string]string
+	order []string
+}
+
+// chainConversation returns the conversation a request continuing
+// answer prev belongs to: the one that answered it when the proxy relayed
+// it, and keyed, the one keyed by prev, which the request moves to when
+// the first no longer holds that answer's history (see continueChain).
+func (p *Proxy) chainConversation(r *http.Request, prev string) (linked, keyed string) {
+	sum := sha256.Sum256([]byte("openai-responses\x00previous_response_id\x00" + prev))
+	keyed = p.tenantConversation(r, "px-"+hex.EncodeToString(sum[:])[:20])
+	if p.replicas.log == nil {
+		p.mu.Lock()
+		id, ok := p.chains.conv[prev]
+		p.mu.Unlock()
+		if ok {
+			return id, keyed
+		}
+	}
+	return keyed, keyed
+}
+
+// continueChain reads the history of c, a request continuing an answer,
+// in its conversation (locked and loaded): that answer's history and the
+// request's items when the conversation holds it, else the request's
+// items alone in the conversation keyed by the answer, which c moves to
+// (locked, loaded and held, the first unlocked and released).
+func (p *Proxy) continueChain(ctx context.Context, c *call) {
+	cv := c.conv
+	c.items, c.continued = cv.continued(c.req.PrevResponse, c.req.Items)
+	if !c.continued && cv.id != c.keyed {
+		cv.mu.Unlock()
+		to := p.conversation(c.keyed)
+		to.mu.Lock()
+		c.conv = to
+		p.release(cv)
+		if p.replicas.log == nil {
+			if err := to.load(ctx, p.opts.Store, p.rec); err != nil {
+				p.logf("harness proxy: loading %s from the store: %v", to.id, err)
+			}
+		}
+	}
+	c.hist = buildHistory(c.items)
+	if c.continued {
+		c.conv.earlierDecisions(c.hist)
+	}
+}
+
+// linkAnswer remembers that answer id ended conversation cv's history
+// items, for a request that continues it. Called with cv locked.
+func (p *Proxy) linkAnswer(cv *conversation, id string, items []item, rep *reply) {
+	if id == "" || p.replicas.log != nil {
+		return
+	}
+	answer := item{Kind: itemAssistant, Text: rep.Text, Calls: rep.Calls}
+	cv.chain = chain{answer: id, items: append(slices.Clip(items), answer)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.chains.conv == nil {
+		p.chains.conv = map[string]string{}
+	}
+	if _, ok := p.chains.conv[id]; !ok {
+		p.chains.order = append(p.chains.order, id)
+	}
+	p.chains.conv[id] = cv.id
+	for len(p.chains.order) > maxChains {
+		delete(p.chains.conv, p.chains.order[0])
+		p.chains.order = p.chains.order[1:]
+	}
+}
+
+// continued returns the items a request continuing answer prev is read as
+// in cv: cv's history up to that answer, its results with no span in this
+// body, followed by the request's own; ok is false when prev is not cv's
+// last answer (a branch from an older one, or a conversation reloaded
+// from the store), and the request is read alone.
+func (cv *conversation) continued(prev string, own []item) (items []item, ok bool) {
+	if prev == "" || cv.chain.answer != prev {
+		return own, false
+	}
+	items = make([]item, 0, len(cv.chain.items)+len(own))
+	for _, it := range cv.chain.items {
+		if it.Kind == itemResult {
+			r := *it.Result
+			r.Content, r.Decode, r.sum = span{}, noText, 0
+			it.Result = &r
+		}
+		items = append(items, it)
+	}
+	return append(items, own...), true
+}
+
+// earlierDecisions gives the results of h that c's body does not carry
+// (a continued request's earlier ones) the decisions cv made for them.
+func (cv *conversation) earlierDecisions(h *history) {
+	for _, r := range h.Results {
+		if r.Content.End > r.Content.Start {
+			continue
+		}
+		if ds := cv.decided[r.CallID]; len(ds) > 0 {
+			r.dec = ds[len(ds)-1]
+		}
+	}
+}
