@@ -24,12 +24,16 @@ import (
 // clear does not act on such a request, since the upstream holds those
 // results as they were sent. A request continuing an answer the proxy did
 // not relay (another process's, or one forgotten) is a conversation keyed
-// by that answer's id, which its own answer then continues.
+// by that answer's id, which its own answer then continues. A request
+// that adds to a conversation the upstream stores (its "conversation", an
+// id) is the same: its conversation is keyed by that id and goes on from
+// its last answer.
 //
 // A replica (Options.Shared) does not read chains: each replica knows only
 // the answers it relayed, and its conversation state follows the claim
 // log, which records what requests carry; each request continuing an
-// answer is there a conversation keyed by that answer's id.
+// answer is there a conversation keyed by that answer's id, and one adding
+// to an upstream conversation is keyed as a whole history is.
 
 // maxChains bounds the answer ids the proxy remembers; the oldest go
 // first.
@@ -53,13 +57,18 @@ type chains struct {
 }
 
 // chainConversation returns the conversation a request continuing
-// answer prev belongs to: the one that answered it when the proxy relayed
-// it, and keyed, the one keyed by prev, which the request moves to when
-// the first no longer holds that answer's history (see continueChain).
-func (p *Proxy) chainConversation(r *http.Request, prev string) (linked, keyed string) {
-	sum := sha256.Sum256([]byte("openai-responses\x00previous_response_id\x00" + prev))
+// answer prev (or adding to the upstream conversation stored) belongs to:
+// the one that answered prev when the proxy relayed it, and keyed, the one
+// keyed by prev (by stored), which the request moves to when the first no
+// longer holds that answer's history (see continueChain).
+func (p *Proxy) chainConversation(r *http.Request, prev, stored string) (linked, keyed string) {
+	name := "previous_response_id\x00" + prev
+	if prev == "" {
+		name = "conversation\x00" + stored
+	}
+	sum := sha256.Sum256([]byte("openai-responses\x00" + name))
 	keyed = p.tenantConversation(r, "px-"+hex.EncodeToString(sum[:])[:20])
-	if p.replicas.log == nil {
+	if p.replicas.log == nil && prev != "" {
 		p.mu.Lock()
 		id, ok := p.chains.conv[prev]
 		p.mu.Unlock()
@@ -77,7 +86,11 @@ func (p *Proxy) chainConversation(r *http.Request, prev string) (linked, keyed s
 // (locked, loaded and held, the first unlocked and released).
 func (p *Proxy) continueChain(ctx context.Context, c *call) {
 	cv := c.conv
-	c.items, c.continued = cv.continued(c.req.PrevResponse, c.req.Items)
+	prev := c.req.PrevResponse
+	if prev == "" {
+		prev = cv.chain.answer // an upstream conversation goes on from its last answer
+	}
+	c.items, c.continued = cv.continued(prev, c.req.Items)
 	if !c.continued && cv.id != c.keyed {
 		cv.mu.Unlock()
 		to := p.conversation(c.keyed)

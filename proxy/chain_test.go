@@ -128,3 +128,33 @@ func TestResponsesChainUnknownAnswer(t *testing.T) {
 		t.Errorf("%d conversations, %d forks; want 2 (one per run), 0", s.Conversations, s.Forks)
 	}
 }
+
+// TestResponsesStoredConversation: a loop that keeps its history in an
+// upstream conversation ("conversation", an id or {"id"}) sends only the
+// new items; the proxy reads them after the conversation's history as it
+// relayed it, so two runs alike stay two conversations, and each cut
+// names its tool.
+func TestResponsesStoredConversation(t *testing.T) {
+	r := newRig(t, nil)
+	r.up.Enqueue(responsesAnswer("resp_1", "call_1"), responsesAnswer("resp_x", "call_x"), responsesAnswer("resp_2", ""))
+	stored := func(conv string, input ...string) []byte {
+		b := chainRequest("", input...)
+		return append([]byte(`{"conversation":`+conv+`,`), b[1:]...)
+	}
+	prompt := `{"role":"user","content":"Which version of zod is locked?"}`
+	for _, body := range [][]byte{
+		stored(`"conv_a"`, prompt),
+		stored(`{"id":"conv_b"}`, prompt),
+		stored(`{"id":"conv_a"}`, callOutput("call_1", lockFile(100_000))),
+	} {
+		if status, _, got := r.post("/v1/responses", body, nil); status != 200 {
+			t.Fatalf("status %d: %s", status, got)
+		}
+	}
+	if s := r.px.Stats(); s.Conversations != 2 || s.Forks != 0 || s.ResultsCut != 1 {
+		t.Errorf("%d conversations, %d forks, %d cut; want 2, 0, 1", s.Conversations, s.Forks, s.ResultsCut)
+	}
+	if last := string(r.up.Requests()[2].Body); !strings.Contains(last, `[harness: shell returned`) || !strings.HasPrefix(last, `{"conversation":{"id":"conv_a"}`) {
+		t.Errorf("the result went upstream as %.200s", last)
+	}
+}

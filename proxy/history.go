@@ -120,8 +120,9 @@ type request struct {
 	// (see conversationID).
 	Session string
 	// PrevResponse is the answer a Responses request continues
-	// (previous_response_id), "" when it carries its whole history.
-	PrevResponse string
+	// (previous_response_id), and Stored the upstream conversation it
+	// adds to (its "conversation"), "" when it carries its whole history.
+	PrevResponse, Stored string
 	// Elems are the spans of the history's elements in the body, for the
 	// cache-break check.
 	Elems []span

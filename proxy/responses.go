@@ -26,6 +26,7 @@ func (responsesFormat) top(body []byte, top []field, req *request) error {
 	req.Model, req.Stream = fieldStr(body, top, "model"), boolField(body, top, "stream")
 	req.Key = fieldStr(body, top, "prompt_cache_key")
 	req.PrevResponse = fieldStr(body, top, "previous_response_id")
+	req.Stored = upstreamConversation(body, top)
 	if s, ok := get(top, "instructions"); ok {
 		req.System = raw(body, s)
 		req.Seed = [][]byte{[]byte(str(body, s))}
@@ -226,4 +227,21 @@ func (p *responsesReply) reply() reply {
 	r := p.r
 	r.Seen = r.Seen || p.items > 0
 	return r
+}
+
+// upstreamConversation is the id of the upstream conversation a Responses
+// request adds to: its "conversation", a string or an object's "id".
+func upstreamConversation(body []byte, top []field) string {
+	c, ok := get(top, "conversation")
+	if !ok {
+		return ""
+	}
+	if kind(body, c) == '{' {
+		fs, err := objectFields(body, c)
+		if err != nil {
+			return ""
+		}
+		return fieldStr(body, fs, "id")
+	}
+	return str(body, c)
 }

@@ -91,10 +91,10 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.remember(req, prev)
 	c := &call{format: f, req: req, in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
-	if req.PrevResponse != "" {
+	if req.PrevResponse != "" || (req.Stored != "" && p.replicas.log == nil) {
 		// Read once the conversation is held: see chain.go.
 		var linked string
-		linked, c.keyed = p.chainConversation(r, req.PrevResponse)
+		linked, c.keyed = p.chainConversation(r, req.PrevResponse, req.Stored)
 		c.conv = p.conversation(linked)
 	} else {
 		c.items = req.Items
