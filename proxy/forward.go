@@ -27,9 +27,9 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 // prefix keeps it; when the prefix already ends with the request's first
 // segment ("…/v1" and "/v1/messages") that segment is not doubled.
 func (p *Proxy) target(r *http.Request) string {
-	u := *p.upstreams.of(r)
+	up, path := p.upstreams.of(r)
+	u := *up
 	base := strings.TrimRight(u.Path, "/")
-	path := r.URL.Path
 	if base != "" {
 		if first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/"); first != "" && strings.HasSuffix(base, "/"+first) {
 			path = strings.TrimPrefix(path, "/"+first)

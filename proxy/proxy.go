@@ -43,9 +43,12 @@ const (
 type Options struct {
 	// Upstream says where requests are forwarded: a base URL (scheme,
 	// host and an optional path prefix) every request goes to, or one per
-	// provider, "anthropic=URL,openai=URL,gemini=URL" (Messages;
-	// Responses and Chat Completions; Gemini), each left out going to the
-	// provider's public endpoint, as all do when Upstream is empty. A
+	// provider, "anthropic=URL,openai=URL,gemini=URL,chatgpt=URL"
+	// (Messages; Responses and Chat Completions; Gemini; the Responses
+	// calls of Codex signed in with ChatGPT, told by their
+	// ChatGPT-Account-Id header), each left out going to the provider's
+	// public endpoint, as all do when Upstream is empty, but chatgpt,
+	// which goes where openai does when only openai is named. A
 	// request of no known wire format goes to the provider of the client
 	// on whose route it came (Route), else of the credential header it
 	// carries (see upstream.go).

@@ -63,6 +63,9 @@ func (c *call) outLen() int { return c.sent().size() }
 func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFormat) {
 	start := time.Now()
 	bb, err := p.readBody(w, r)
+	if err == nil {
+		bb, err = p.decodeBody(w, r, bb)
+	}
 	if err != nil {
 		return
 	}

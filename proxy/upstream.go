@@ -26,10 +26,18 @@ const (
 	apiAnthropic api = "anthropic" // Messages
 	apiOpenAI    api = "openai"    // Responses and Chat Completions
 	apiGemini    api = "gemini"    // generateContent
+	// apiChatGPT is the Responses calls of Codex signed in with ChatGPT
+	// (they carry ChatGPT-Account-Id), which ChatGPT's backend serves,
+	// not the API: its token is no API key.
+	apiChatGPT api = "chatgpt"
 )
 
+// chatGPTEndpoint is the ChatGPT backend's route for Codex, where Codex
+// signed in with ChatGPT sends its model calls; its paths have no /v1.
+const chatGPTEndpoint = "https://chatgpt.com/backend-api/codex"
+
 // apis lists the families in the order they are described.
-var apis = []api{apiAnthropic, apiOpenAI, apiGemini}
+var apis = []api{apiAnthropic, apiOpenAI, apiGemini, apiChatGPT}
 
 // publicEndpoint is the provider's own base URL of a family.
 func publicEndpoint(a api) string {
@@ -38,15 +46,22 @@ func publicEndpoint(a api) string {
 		return catalog.AnthropicEndpoint
 	case apiGemini:
 		return catalog.GeminiEndpoint
+	case apiChatGPT:
+		return chatGPTEndpoint
 	}
 	return catalog.OpenAIEndpoint
 }
 
 // upstreams says where each request goes: one URL for every request (a
-// bare URL, as Options.Upstream takes it), or one per family.
+// bare URL, as Options.Upstream takes it), or one per family. ChatGPT's
+// calls go where OpenAI's do when only openai is named (the gateway the
+// client was pointed at gets all of them, as the client would have sent
+// them: viaOpenAI), else to the ChatGPT backend, with the /v1 a client's
+// OpenAI base URL puts in front of the path left out.
 type upstreams struct {
-	all *url.URL
-	by  map[api]*url.URL
+	all       *url.URL
+	by        map[api]*url.URL
+	viaOpenAI bool
 }
 
 // parseUpstreams reads Options.Upstream: "" (every family to its
@@ -64,8 +79,8 @@ func parseUpstreams(s string) (upstreams, error) {
 		for _, item := range strings.Split(s, ",") {
 			name, raw, _ := strings.Cut(strings.TrimSpace(item), "=")
 			a := api(strings.ToLower(strings.TrimSpace(name)))
-			if a != apiAnthropic && a != apiOpenAI && a != apiGemini {
-				return upstreams{}, fmt.Errorf("%q: %q is not anthropic, openai or gemini (want anthropic=URL,openai=URL,gemini=URL, or one URL for every request)", s, name)
+			if a != apiAnthropic && a != apiOpenAI && a != apiGemini && a != apiChatGPT {
+				return upstreams{}, fmt.Errorf("%q: %q is not anthropic, openai, gemini or chatgpt (want anthropic=URL,openai=URL,gemini=URL,chatgpt=URL, or one URL for every request)", s, name)
 			}
 			if _, dup := ups.by[a]; dup {
 				return upstreams{}, fmt.Errorf("%q: %s is named twice", s, a)
@@ -76,6 +91,9 @@ func parseUpstreams(s string) (upstreams, error) {
 			}
 			ups.by[a] = u
 		}
+	}
+	if ups.by[apiChatGPT] == nil && ups.by[apiOpenAI] != nil {
+		ups.by[apiChatGPT], ups.viaOpenAI = ups.by[apiOpenAI], true
 	}
 	for _, a := range apis {
 		if ups.by[a] == nil {
@@ -105,13 +123,21 @@ func upstreamURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// of returns the upstream of r: its wire format's family, else the one of
-// the client its route names, else the one its headers speak for.
-func (ups upstreams) of(r *http.Request) *url.URL {
+// of returns the upstream of r (its wire format's family, else the one
+// of the client its route names, else the one its headers speak for) and
+// the path to send it to there.
+func (ups upstreams) of(r *http.Request) (*url.URL, string) {
 	if ups.all != nil {
-		return ups.all
+		return ups.all, r.URL.Path
 	}
-	return ups.by[apiOf(r)]
+	a := apiOf(r)
+	path := r.URL.Path
+	if a == apiChatGPT && !ups.viaOpenAI {
+		if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+			path = "/" + rest
+		}
+	}
+	return ups.by[a], path
 }
 
 // apiOf tells the family of a request: by its wire format, by the client
@@ -119,6 +145,14 @@ func (ups upstreams) of(r *http.Request) *url.URL {
 // x-api-key or anthropic-version, Gemini's x-goog-api-key or v1beta
 // paths); anything else is OpenAI's.
 func apiOf(r *http.Request) api {
+	if a := familyOf(r); a != apiOpenAI || r.Header.Get("Chatgpt-Account-Id") == "" {
+		return a
+	}
+	return apiChatGPT
+}
+
+// familyOf is apiOf without ChatGPT's calls told from the API's.
+func familyOf(r *http.Request) api {
 	switch formatOf(r).(type) {
 	case anthropicFormat:
 		return apiAnthropic
@@ -157,6 +191,9 @@ func (ups upstreams) String() string {
 	}
 	parts := make([]string, 0, len(apis))
 	for _, a := range apis {
+		if a == apiChatGPT && ups.viaOpenAI {
+			continue // implied by openai's
+		}
 		parts = append(parts, string(a)+"="+ups.by[a].String())
 	}
 	return strings.Join(parts, ",")

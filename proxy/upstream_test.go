@@ -16,13 +16,15 @@ func TestParseUpstreams(t *testing.T) {
 	}{
 		{in: "http://127.0.0.1:9102", want: "http://127.0.0.1:9102"},
 		{in: "http://h/x?a=b", want: "http://h/x?a=b"},
-		{in: "", want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com"},
+		{in: "", want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=https://chatgpt.com/backend-api/codex"},
 		{in: "openai=http://127.0.0.1:2/v1, anthropic=http://127.0.0.1:1",
 			want: "anthropic=http://127.0.0.1:1,openai=http://127.0.0.1:2/v1,gemini=https://generativelanguage.googleapis.com"},
+		{in: "chatgpt=http://127.0.0.1:3/backend-api/codex",
+			want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=http://127.0.0.1:3/backend-api/codex"},
 		{in: "127.0.0.1:9102", err: `"127.0.0.1:9102" has no scheme: write http://127.0.0.1:9102 (or https://127.0.0.1:9102)`},
 		{in: "anthropic=localhost:1", err: `"localhost:1" has no scheme`},
 		{in: "ftp://x", err: "want an http or https URL"},
-		{in: "mistral=http://x", err: `"mistral" is not anthropic, openai or gemini`},
+		{in: "mistral=http://x", err: `"mistral" is not anthropic, openai, gemini or chatgpt`},
 		{in: "gemini=http://x,gemini=http://y", err: "gemini is named twice"},
 	}
 	for _, tc := range tests {
@@ -80,8 +82,46 @@ func TestUpstreamOf(t *testing.T) {
 		if tc.with != nil {
 			r = tc.with(r)
 		}
-		if got := ups.of(r).Host; got != tc.want {
-			t.Errorf("%s %s: upstream %s, want %s", tc.method, tc.path, got, tc.want)
+		if got, _ := ups.of(r); got.Host != tc.want {
+			t.Errorf("%s %s: upstream %s, want %s", tc.method, tc.path, got.Host, tc.want)
+		}
+	}
+}
+
+// TestUpstreamChatGPT: Codex signed in with ChatGPT (its calls carry
+// ChatGPT-Account-Id, its token is no API key) goes to ChatGPT's backend,
+// its path without the /v1 of the OpenAI base URL it was given; where only
+// openai is named (a gateway the client was pointed at), to that gateway
+// as the client would have sent it; an API call with the same path stays
+// the API's.
+func TestUpstreamChatGPT(t *testing.T) {
+	req := func(path string, chatgpt bool) *http.Request {
+		r := httptest.NewRequest("POST", path, nil)
+		r.Header.Set("Authorization", "Bearer t")
+		if chatgpt {
+			r.Header.Set("ChatGPT-Account-Id", "acc-1")
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		upstream, path string
+		chatgpt        bool
+		want           string
+	}{
+		{"", "/v1/responses", true, "https://chatgpt.com/backend-api/codex/responses"},
+		{"", "/v1/models", true, "https://chatgpt.com/backend-api/codex/models"},
+		{"", "/v1/responses", false, "https://api.openai.com/v1/responses"},
+		{"openai=http://gw/openai/v1", "/v1/responses", true, "http://gw/openai/v1/responses"},
+		{"openai=http://gw/v1,chatgpt=http://cg/backend-api/codex", "/v1/responses", true, "http://cg/backend-api/codex/responses"},
+		{"http://all", "/v1/responses", true, "http://all/v1/responses"},
+	} {
+		ups, err := parseUpstreams(tc.upstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Proxy{upstreams: ups}
+		if got := p.target(req(tc.path, tc.chatgpt)); got != tc.want {
+			t.Errorf("%q, %s (ChatGPT %v): %s, want %s", tc.upstream, tc.path, tc.chatgpt, got, tc.want)
 		}
 	}
 }
@@ -91,7 +131,7 @@ func TestUpstreamOf(t *testing.T) {
 // the same routing.
 func FuzzParseUpstreams(f *testing.F) {
 	for _, s := range []string{"", "http://127.0.0.1:9102", "127.0.0.1:9102", "anthropic=http://a,openai=https://o/v1",
-		"gemini=http://g,gemini=http://h", "x=y", "http://h/p?a=b,c", "openai=", ",", "anthropic=http://a,"} {
+		"gemini=http://g,gemini=http://h", "chatgpt=http://c/backend-api/codex", "openai=http://o/v1,chatgpt=http://o/v1", "x=y", "http://h/p?a=b,c", "openai=", ",", "anthropic=http://a,"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

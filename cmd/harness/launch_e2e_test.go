@@ -229,8 +229,16 @@ func TestLaunchGemini(t *testing.T) {
 // openai_base_url), the lock file read with the shell (Codex's own cap
 // raised in the user's config, since under it nothing reaches the
 // ceiling) is spilled under the project, and the shell pages the spill
-// file with sed.
+// file with sed. Signed in with ChatGPT, Codex compresses its calls with
+// zstd and sends them, with its ChatGPT token, where openai_base_url in
+// its config says: the launcher forwards there (the gateway the user
+// chose), reading and cutting them all the same.
 func TestLaunchCodex(t *testing.T) {
+	t.Run("api-key", func(t *testing.T) { launchCodex(t, false) })
+	t.Run("chatgpt", func(t *testing.T) { launchCodex(t, true) })
+}
+
+func launchCodex(t *testing.T, chatgpt bool) {
 	r := newLaunchRig(t, "codex")
 	var spillPath string
 	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
@@ -256,19 +264,29 @@ func TestLaunchCodex(t *testing.T) {
 		}
 		return wiretest.ResponsesStream(model, e2eAnswer, nil, u)
 	}
-	codexHome := t.TempDir()
-	config := "model = \"gpt-test\"\ntool_output_token_limit = 100000\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n"
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
+	if chatgpt {
+		codexHome, _ := chatGPTLogin(t, r.up.URL)
+		t.Setenv("CODEX_HOME", codexHome)
+	} else {
+		codexHome := t.TempDir()
+		config := "model = \"gpt-test\"\ntool_output_token_limit = 100000\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n\n[analytics]\nenabled = false\n"
+		if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("CODEX_HOME", codexHome)
+		t.Setenv("OPENAI_BASE_URL", r.up.URL+"/v1")
+		t.Setenv("OPENAI_API_KEY", "sk-test-codex-launch")
 	}
-	t.Setenv("CODEX_HOME", codexHome)
-	t.Setenv("OPENAI_BASE_URL", r.up.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-test-codex-launch")
 	out := r.run(t, "codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "Which version of zod does package-lock.json pin?")
 	if !strings.Contains(out, e2eAnswer) {
 		t.Errorf("codex answered:\n%s", tail(out, 3000))
 	}
 	r.checkPaged(t, "shell", responsesOutput("call_page"))
+	for _, q := range r.up.Requests() {
+		if q.Method == http.MethodPost && strings.HasSuffix(q.Path, "/responses") && (q.Header.Get("ChatGPT-Account-Id") != "") != chatgpt {
+			t.Fatalf("a model call with ChatGPT-Account-Id %q (signed in with ChatGPT: %v)", q.Header.Get("ChatGPT-Account-Id"), chatgpt)
+		}
+	}
 }
 
 // TestLaunchOpencode: harness opencode run, with opencode's Anthropic

@@ -40,8 +40,8 @@ func notModelCall(req wiretest.Request) wiretest.Reply {
 func resultContents(t *testing.T, reqs []wiretest.Request, find func(map[string]any) (any, bool)) []string {
 	var out []string
 	for _, r := range reqs {
-		if !strings.HasPrefix(r.Path, "/v1") {
-			continue
+		if len(r.Body) == 0 || !strings.HasPrefix(r.Path, "/v1") && !strings.HasPrefix(r.Path, "/backend-api/") {
+			continue // not a model call (a listing, a WebSocket upgrade Codex tries first)
 		}
 		v, ok := find(bodyJSON(t, r.Body))
 		if !ok {

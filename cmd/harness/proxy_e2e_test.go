@@ -118,6 +118,13 @@ type e2eRig struct {
 
 func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply, flags ...string) *e2eRig {
 	t.Helper()
+	return startE2EUp(t, script, func(string) []string { return flags })
+}
+
+// startE2EUp is startE2E with flags made from the upstream's URL (and
+// put after --upstream URL, so an --upstream among them replaces it).
+func startE2EUp(t *testing.T, script func(wiretest.Request) wiretest.Reply, flagsOf func(upstream string) []string) *e2eRig {
+	t.Helper()
 	r := &e2eRig{work: t.TempDir(), lock: lockFileText(), stderr: &stderrLines{addr: make(chan string, 1)}, stopped: make(chan int, 1)}
 	if err := os.WriteFile(filepath.Join(r.work, "package-lock.json"), []byte(r.lock), 0o644); err != nil {
 		t.Fatal(err)
@@ -131,7 +138,7 @@ func startE2E(t *testing.T, script func(wiretest.Request) wiretest.Reply, flags 
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	go func() {
-		args := append([]string{"proxy", "--listen", "127.0.0.1:0", "--upstream", r.up.URL, "--db", r.db, "--workspace", r.work}, flags...)
+		args := append([]string{"proxy", "--listen", "127.0.0.1:0", "--upstream", r.up.URL, "--db", r.db, "--workspace", r.work}, flagsOf(r.up.URL)...)
 		r.stopped <- runMain(ctx, args,
 			&env{stdout: &bytes.Buffer{}, stderr: r.stderr, getenv: func(string) string { return "" }})
 	}()
