@@ -79,6 +79,11 @@ func launch(ctx context.Context, e *env, c launchClient, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.bypass != nil {
+		if why := c.bypass(e.getenv, cwd); why != "" {
+			fmt.Fprintf(e.stderr, "harness %s: warning: %s\n", c.name, why)
+		}
+	}
 	if running := e.getenv("HARNESS_PROXY"); running != "" {
 		return launchReusing(ctx, e, c, bin, cwd, running, args)
 	}

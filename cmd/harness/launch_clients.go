@@ -35,23 +35,26 @@ type launchClient struct {
 	// and route) for this process only: variables added to its
 	// environment and arguments put before the user's.
 	point func(base string, getenv func(string) string) (env, args []string)
+	// bypass, when set, says why the client's settings send its model
+	// calls around the proxy (launch_bypass.go), "" when they do not.
+	bypass func(getenv func(string) string, cwd string) string
 }
 
 // launchClients are the clients harness launches.
 func launchClients() []launchClient {
 	return []launchClient{
-		{name: "claude", api: "anthropic", readTool: "Read", pkg: "@anthropic-ai/claude-code",
+		{name: "claude", api: "anthropic", readTool: "Read", pkg: "@anthropic-ai/claude-code", bypass: claudeBypass,
 			upstream: func(getenv func(string) string) string { return getenv("ANTHROPIC_BASE_URL") },
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return []string{"ANTHROPIC_BASE_URL=" + base}, nil
 			}},
 		// Codex has no file-reading tool: its model reads with the shell.
-		{name: "codex", api: "openai", readTool: "shell", pkg: "@openai/codex",
+		{name: "codex", api: "openai", readTool: "shell", pkg: "@openai/codex", bypass: codexBypass,
 			upstream: codexBaseURL,
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return nil, []string{"-c", "openai_base_url=" + strconv.Quote(base+"/v1")}
 			}},
-		{name: "gemini", api: "gemini", readTool: "read_file", pkg: "@google/gemini-cli",
+		{name: "gemini", api: "gemini", readTool: "read_file", pkg: "@google/gemini-cli", bypass: geminiBypass,
 			grant:    func(dir string) []string { return []string{"--include-directories", dir} },
 			upstream: func(getenv func(string) string) string { return getenv("GOOGLE_GEMINI_BASE_URL") },
 			point: func(base string, _ func(string) string) ([]string, []string) {
@@ -68,27 +71,35 @@ func codexBaseURL(getenv func(string) string) string {
 	if u := getenv("OPENAI_BASE_URL"); u != "" {
 		return u
 	}
+	u, _ := codexTopKey(getenv, "openai_base_url")
+	return u
+}
+
+// codexTopKey reads key among the top-level keys of $CODEX_HOME/config.toml
+// (default ~/.codex): its string value and the file, "" when unset.
+func codexTopKey(getenv func(string) string, key string) (value, file string) {
 	home := getenv("CODEX_HOME")
 	if home == "" {
 		h := getenv("HOME")
 		if h == "" {
-			return ""
+			return "", ""
 		}
 		home = filepath.Join(h, ".codex")
 	}
-	f, err := os.Open(filepath.Join(home, "config.toml"))
+	file = filepath.Join(home, "config.toml")
+	f, err := os.Open(file)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
-			return "" // past the top-level keys
+			return "", "" // past the top-level keys
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.TrimSpace(k) != "openai_base_url" {
+		if !ok || strings.TrimSpace(k) != key {
 			continue
 		}
 		v = strings.TrimSpace(v)
@@ -96,11 +107,11 @@ func codexBaseURL(getenv func(string) string) string {
 			v = strings.TrimSpace(v[:i])
 		}
 		if s, err := strconv.Unquote(v); err == nil {
-			return s
+			return s, file
 		}
-		return strings.Trim(v, `'`)
+		return strings.Trim(v, `'`), file
 	}
-	return ""
+	return "", ""
 }
 
 // opencodeProviders are opencode's providers the launcher points at the
