@@ -72,11 +72,11 @@ func TestResponsesChain(t *testing.T) {
 	if out := second.Input[0].Output; len(out) >= len(lock1) || !strings.Contains(out, "[harness: shell returned") {
 		t.Errorf("the lock file went upstream as %d bytes, marker: %q", len(out), out[strings.Index(out, "[harness"):][:60])
 	}
-	if s := r.px.Stats(); s.Conversations != 1 || s.Forks != 0 || s.ResultsCut != 2 {
-		t.Errorf("%d conversations, %d forks, %d results cut; want 1, 0, 2", s.Conversations, s.Forks, s.ResultsCut)
-	}
 	if err := r.px.Flush(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if s := r.px.Stats(); s.Conversations != 1 || s.Forks != 0 || s.ResultsCut != 2 {
+		t.Errorf("%d conversations, %d forks, %d results cut; want 1, 0, 2", s.Conversations, s.Forks, s.ResultsCut)
 	}
 	turns := storedTurns(t, r)
 	if len(turns) != 1 || turns[0].Input != "Which version of zod is locked?" {
@@ -124,6 +124,9 @@ func TestResponsesChainUnknownAnswer(t *testing.T) {
 			t.Fatalf("status %d: %s", status, got)
 		}
 	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if s := r.px.Stats(); s.Conversations != 2 || s.Forks != 0 {
 		t.Errorf("%d conversations, %d forks; want 2 (one per run), 0", s.Conversations, s.Forks)
 	}
@@ -150,6 +153,9 @@ func TestResponsesStoredConversation(t *testing.T) {
 		if status, _, got := r.post("/v1/responses", body, nil); status != 200 {
 			t.Fatalf("status %d: %s", status, got)
 		}
+	}
+	if err := r.px.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	if s := r.px.Stats(); s.Conversations != 2 || s.Forks != 0 || s.ResultsCut != 1 {
 		t.Errorf("%d conversations, %d forks, %d cut; want 2, 0, 1", s.Conversations, s.Forks, s.ResultsCut)
