@@ -85,17 +85,37 @@ var wireCases = []wireCase{
 	},
 	{
 		name: "gemini", path: "/v1beta/models/gemini-test:streamGenerateContent", format: geminiFormat{}, reply: wiretest.GeminiStream,
+		body: geminiBody,
+	},
+	{
+		name: "gemini-code-assist", path: "/v1internal:streamGenerateContent", format: codeAssistFormat{}, reply: codeAssistStream,
 		body: func(model, prompt string, steps []step) []byte {
-			cs := []string{`{"role":"user","parts":[{"text":` + mustJSON(prompt) + `}]}`}
-			for _, s := range steps {
-				cs = append(cs,
-					`{"role":"model","parts":[{"functionCall":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"args":`+s.args+`}}]}`,
-					`{"role":"user","parts":[{"functionResponse":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"response":{"output":`+mustJSON(s.result)+`}}}]}`)
-			}
-			return []byte(`{"contents":[` + strings.Join(cs, ",") + `],"systemInstruction":{"parts":[{"text":"You are a test agent."}]},` +
-				`"tools":[{"functionDeclarations":[{"name":"run_shell_command","parameters":{"type":"object"}}]}]}`)
+			gemini := geminiBody(model, prompt, steps)
+			return []byte(`{"model":` + mustJSON(model) + `,"project":"p-1","user_prompt_id":"u-1","request":` + string(gemini) + `}`)
 		},
 	},
+}
+
+// geminiBody is a Gemini API request of the wire tests.
+func geminiBody(model, prompt string, steps []step) []byte {
+	cs := []string{`{"role":"user","parts":[{"text":` + mustJSON(prompt) + `}]}`}
+	for _, s := range steps {
+		cs = append(cs,
+			`{"role":"model","parts":[{"functionCall":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"args":`+s.args+`}}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"id":`+mustJSON(s.id)+`,"name":`+mustJSON(s.tool)+`,"response":{"output":`+mustJSON(s.result)+`}}}]}`)
+	}
+	return []byte(`{"contents":[` + strings.Join(cs, ",") + `],"systemInstruction":{"parts":[{"text":"You are a test agent."}]},` +
+		`"tools":[{"functionDeclarations":[{"name":"run_shell_command","parameters":{"type":"object"}}]}]}`)
+}
+
+// codeAssistStream is wiretest.GeminiStream as Code Assist sends it: each
+// event's response under "response".
+func codeAssistStream(model, text string, calls []wiretest.Call, u wiretest.Usage) wiretest.Reply {
+	rep := wiretest.GeminiStream(model, text, calls, u)
+	for i, e := range rep.Events {
+		rep.Events[i].Data = `{"response":` + e.Data + `,"traceId":"t"}`
+	}
+	return rep
 }
 
 // lockFile is a deterministic package-lock.json of about n bytes whose

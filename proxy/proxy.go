@@ -43,12 +43,13 @@ const (
 type Options struct {
 	// Upstream says where requests are forwarded: a base URL (scheme,
 	// host and an optional path prefix) every request goes to, or one per
-	// provider, "anthropic=URL,openai=URL,gemini=URL,chatgpt=URL"
+	// provider, "anthropic=URL,openai=URL,gemini=URL,chatgpt=URL,codeassist=URL"
 	// (Messages; Responses and Chat Completions; Gemini; the Responses
 	// calls of Codex signed in with ChatGPT, told by their
-	// ChatGPT-Account-Id header), each left out going to the provider's
-	// public endpoint, as all do when Upstream is empty, but chatgpt,
-	// which goes where openai does when only openai is named. A
+	// ChatGPT-Account-Id header; Google's Code Assist, /v1internal:…,
+	// which Gemini CLI signed in with Google calls), each left out going
+	// to the provider's public endpoint, as all do when Upstream is empty,
+	// but chatgpt, which goes where openai does when only openai is named. A
 	// request of no known wire format goes to the provider of the client
 	// on whose route it came (Route), else of the credential header it
 	// carries (see upstream.go).
@@ -366,6 +367,8 @@ func formatOf(r *http.Request) wireFormat {
 		return chatFormat{}
 	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
 		return geminiFormat{}
+	case strings.HasSuffix(p, "/v1internal:generateContent") || strings.HasSuffix(p, "/v1internal:streamGenerateContent"):
+		return codeAssistFormat{}
 	}
 	return nil
 }

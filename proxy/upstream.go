@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/agentharness/harness/provider/catalog"
@@ -30,14 +31,20 @@ const (
 	// (they carry ChatGPT-Account-Id), which ChatGPT's backend serves,
 	// not the API: its token is no API key.
 	apiChatGPT api = "chatgpt"
+	// apiCodeAssist is Google's Code Assist API, which Gemini CLI signed
+	// in with Google calls (/v1internal:…).
+	apiCodeAssist api = "codeassist"
 )
+
+// codeAssistEndpoint is Code Assist's public endpoint.
+const codeAssistEndpoint = "https://cloudcode-pa.googleapis.com"
 
 // chatGPTEndpoint is the ChatGPT backend's route for Codex, where Codex
 // signed in with ChatGPT sends its model calls; its paths have no /v1.
 const chatGPTEndpoint = "https://chatgpt.com/backend-api/codex"
 
 // apis lists the families in the order they are described.
-var apis = []api{apiAnthropic, apiOpenAI, apiGemini, apiChatGPT}
+var apis = []api{apiAnthropic, apiOpenAI, apiGemini, apiChatGPT, apiCodeAssist}
 
 // publicEndpoint is the provider's own base URL of a family.
 func publicEndpoint(a api) string {
@@ -48,6 +55,8 @@ func publicEndpoint(a api) string {
 		return catalog.GeminiEndpoint
 	case apiChatGPT:
 		return chatGPTEndpoint
+	case apiCodeAssist:
+		return codeAssistEndpoint
 	}
 	return catalog.OpenAIEndpoint
 }
@@ -79,8 +88,8 @@ func parseUpstreams(s string) (upstreams, error) {
 		for _, item := range strings.Split(s, ",") {
 			name, raw, _ := strings.Cut(strings.TrimSpace(item), "=")
 			a := api(strings.ToLower(strings.TrimSpace(name)))
-			if a != apiAnthropic && a != apiOpenAI && a != apiGemini && a != apiChatGPT {
-				return upstreams{}, fmt.Errorf("%q: %q is not anthropic, openai, gemini or chatgpt (want anthropic=URL,openai=URL,gemini=URL,chatgpt=URL, or one URL for every request)", s, name)
+			if !slices.Contains(apis, a) {
+				return upstreams{}, fmt.Errorf("%q: %q is not anthropic, openai, gemini, chatgpt or codeassist (want anthropic=URL,openai=URL,gemini=URL,chatgpt=URL,codeassist=URL, or one URL for every request)", s, name)
 			}
 			if _, dup := ups.by[a]; dup {
 				return upstreams{}, fmt.Errorf("%q: %s is named twice", s, a)
@@ -160,6 +169,11 @@ func familyOf(r *http.Request) api {
 		return apiOpenAI
 	case geminiFormat:
 		return apiGemini
+	case codeAssistFormat:
+		return apiCodeAssist
+	}
+	if isCodeAssist(r.URL.Path) {
+		return apiCodeAssist
 	}
 	if c := clientOf(r.Context()); c != nil {
 		switch c.Name {

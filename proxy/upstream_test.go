@@ -16,15 +16,15 @@ func TestParseUpstreams(t *testing.T) {
 	}{
 		{in: "http://127.0.0.1:9102", want: "http://127.0.0.1:9102"},
 		{in: "http://h/x?a=b", want: "http://h/x?a=b"},
-		{in: "", want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=https://chatgpt.com/backend-api/codex"},
+		{in: "", want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=https://chatgpt.com/backend-api/codex,codeassist=https://cloudcode-pa.googleapis.com"},
 		{in: "openai=http://127.0.0.1:2/v1, anthropic=http://127.0.0.1:1",
-			want: "anthropic=http://127.0.0.1:1,openai=http://127.0.0.1:2/v1,gemini=https://generativelanguage.googleapis.com"},
+			want: "anthropic=http://127.0.0.1:1,openai=http://127.0.0.1:2/v1,gemini=https://generativelanguage.googleapis.com,codeassist=https://cloudcode-pa.googleapis.com"},
 		{in: "chatgpt=http://127.0.0.1:3/backend-api/codex",
-			want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=http://127.0.0.1:3/backend-api/codex"},
+			want: "anthropic=https://api.anthropic.com,openai=https://api.openai.com/v1,gemini=https://generativelanguage.googleapis.com,chatgpt=http://127.0.0.1:3/backend-api/codex,codeassist=https://cloudcode-pa.googleapis.com"},
 		{in: "127.0.0.1:9102", err: `"127.0.0.1:9102" has no scheme: write http://127.0.0.1:9102 (or https://127.0.0.1:9102)`},
 		{in: "anthropic=localhost:1", err: `"localhost:1" has no scheme`},
 		{in: "ftp://x", err: "want an http or https URL"},
-		{in: "mistral=http://x", err: `"mistral" is not anthropic, openai, gemini or chatgpt`},
+		{in: "mistral=http://x", err: `"mistral" is not anthropic, openai, gemini, chatgpt or codeassist`},
 		{in: "gemini=http://x,gemini=http://y", err: "gemini is named twice"},
 	}
 	for _, tc := range tests {
@@ -46,7 +46,7 @@ func TestParseUpstreams(t *testing.T) {
 // TestUpstreamOf: each wire format goes to its family's upstream; other
 // requests by the route's client, then by their credential header.
 func TestUpstreamOf(t *testing.T) {
-	ups, err := parseUpstreams("anthropic=http://a,openai=http://o/v1,gemini=http://g")
+	ups, err := parseUpstreams("anthropic=http://a,openai=http://o/v1,gemini=http://g,codeassist=http://ca")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,8 @@ func TestUpstreamOf(t *testing.T) {
 		{"GET", "/v1/models", header("X-Api-Key", "k"), "a"},
 		{"GET", "/v1beta/models", nil, "g"},
 		{"GET", "/models", route("codex"), "o"},
+		{"POST", "/v1internal:streamGenerateContent", nil, "ca"},
+		{"POST", "/v1internal:loadCodeAssist", route("gemini"), "ca"},
 		{"HEAD", "/", route("gemini"), "g"},
 	}
 	for _, tc := range tests {

@@ -61,39 +61,9 @@ func walkBody(body []byte, f elemFormat, prev *request) (*request, error) {
 	}
 	req := &request{body: body}
 	var others []field
-	j := skipWS(body, i+1)
-	if j < len(body) && body[j] == '}' {
-		j++
-	} else {
-		for {
-			key, vstart, err := memberKey(body, j)
-			if err != nil {
-				return nil, err
-			}
-			var vs, ve int
-			if key == f.historyKey() && vstart < len(body) && body[vstart] == '[' {
-				vs = vstart
-				ve, err = walkHistory(body, vstart, f, req, prev)
-			} else {
-				vs, ve, err = skipValue(body, vstart, 1)
-				others = append(others, field{Key: key, Value: span{vs, ve}})
-			}
-			if err != nil {
-				return nil, err
-			}
-			j = skipWS(body, ve)
-			if j >= len(body) {
-				return nil, jsonErr(j, "unexpected end of object")
-			}
-			if body[j] == '}' {
-				j++
-				break
-			}
-			if body[j] != ',' {
-				return nil, jsonErr(j, fmt.Sprintf("unexpected %q", body[j]))
-			}
-			j++
-		}
+	j, err := walkMembers(body, i, f, req, prev, &others, true)
+	if err != nil {
+		return nil, err
 	}
 	if t := skipWS(body, j); t != len(body) {
 		return nil, jsonErr(t, "data after the JSON value")
@@ -102,6 +72,59 @@ func walkBody(body []byte, f elemFormat, prev *request) (*request, error) {
 		return nil, err
 	}
 	return req, nil
+}
+
+// envelopeFormat is a format whose history and its fellow members sit in
+// an object under one member of the body (Code Assist's "request"), read
+// as if they were the body's own, beside the body's other members.
+type envelopeFormat interface {
+	envelope() string
+}
+
+// walkMembers reads the members of the object at i (its '{') into req and
+// others, the history with walkHistory, and returns the offset after the
+// object. At the body's level (outer) the envelope's members are read in
+// place of it.
+func walkMembers(body []byte, i int, f elemFormat, req *request, prev *request, others *[]field, outer bool) (int, error) {
+	env := ""
+	if e, ok := f.(envelopeFormat); ok && outer {
+		env = e.envelope()
+	}
+	j := skipWS(body, i+1)
+	if j < len(body) && body[j] == '}' {
+		return j + 1, nil
+	}
+	for {
+		key, vstart, err := memberKey(body, j)
+		if err != nil {
+			return 0, err
+		}
+		var vs, ve int
+		switch {
+		case key == f.historyKey() && vstart < len(body) && body[vstart] == '[' && (env == "" || !outer):
+			vs = vstart
+			ve, err = walkHistory(body, vstart, f, req, prev)
+		case env != "" && key == env && vstart < len(body) && body[vstart] == '{':
+			ve, err = walkMembers(body, vstart, f, req, prev, others, false)
+		default:
+			vs, ve, err = skipValue(body, vstart, 1)
+			*others = append(*others, field{Key: key, Value: span{vs, ve}})
+		}
+		if err != nil {
+			return 0, err
+		}
+		j = skipWS(body, ve)
+		if j >= len(body) {
+			return 0, jsonErr(j, "unexpected end of object")
+		}
+		if body[j] == '}' {
+			return j + 1, nil
+		}
+		if body[j] != ',' {
+			return 0, jsonErr(j, fmt.Sprintf("unexpected %q", body[j]))
+		}
+		j++
+	}
 }
 
 // memberKey reads `"key":` at j and returns the key and where the value

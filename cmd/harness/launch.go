@@ -50,9 +50,9 @@ func launchCommands() []command {
 // launchHelp is the text of harness CLIENT -h.
 func launchHelp(c launchClient) string {
 	how := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "-c openai_base_url=…",
-		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "OPENCODE_CONFIG_CONTENT's provider baseURL"}[c.name]
+		"gemini": "GOOGLE_GEMINI_BASE_URL with an API key, CODE_ASSIST_ENDPOINT signed in with Google", "opencode": "OPENCODE_CONFIG_CONTENT's provider baseURL"}[c.name]
 	own := map[string]string{"claude": "ANTHROPIC_BASE_URL", "codex": "OPENAI_BASE_URL, or openai_base_url in ~/.codex/config.toml",
-		"gemini": "GOOGLE_GEMINI_BASE_URL", "opencode": "the providers' baseURL in OPENCODE_CONFIG_CONTENT"}[c.name]
+		"gemini": "GOOGLE_GEMINI_BASE_URL, CODE_ASSIST_ENDPOINT", "opencode": "the providers' baseURL in OPENCODE_CONFIG_CONTENT"}[c.name]
 	grant := ""
 	if c.grant != nil {
 		grant = " (" + c.name + " refuses git-ignored files: its spill files go to\n~/.cache/harness/projects/, which the launcher lets it read with " + c.grant("DIR")[0] + ")"

@@ -10,8 +10,7 @@ import (
 
 // A client's settings can send its model calls where the launcher does
 // not point: Claude Code on Amazon Bedrock, Google Vertex AI or Microsoft
-// Foundry; Gemini CLI signed in with Google (Google's Code Assist service)
-// or on Vertex AI; Codex on a provider of the user's own. The proxy then
+// Foundry; Gemini CLI on Vertex AI; Codex on a provider of the user's own. The proxy then
 // sees none of the run's calls, guards nothing and records nothing, and
 // the run would look like one harness saved nothing on. The launcher still
 // runs the client (its work is the user's), after a warning that says why
@@ -61,22 +60,16 @@ func claudeSettingsEnv(files []string, name string) string {
 }
 
 // geminiBypass says why Gemini CLI's calls do not reach the proxy, ""
-// when they do: GOOGLE_GEMINI_BASE_URL, which the launcher sets, serves
-// only the Gemini API key's calls.
+// when they do: the launcher points the Gemini API (an API key) and Code
+// Assist (signed in with Google, Cloud Shell, a machine's credentials) at
+// it, not Vertex AI.
 func geminiBypass(getenv func(string) string, cwd string) string {
-	const notGuarded = ", not to GOOGLE_GEMINI_BASE_URL, so harness sees none of them and this run is not guarded or recorded; " +
-		"to run it through harness, sign in with a Gemini API key (GEMINI_API_KEY, and \"Use Gemini API key\" in /auth)"
-	switch {
-	case truthy(getenv("GOOGLE_GENAI_USE_VERTEXAI")):
+	const notGuarded = ", which harness does not read, so this run is not guarded or recorded; to run it through harness, " +
+		"use a Gemini API key (GEMINI_API_KEY) or sign in with Google (/auth)"
+	if truthy(getenv("GOOGLE_GENAI_USE_VERTEXAI")) {
 		return "GOOGLE_GENAI_USE_VERTEXAI is set: Gemini CLI sends its model calls to Vertex AI" + notGuarded
-	case truthy(getenv("GOOGLE_GENAI_USE_GCA")):
-		return "GOOGLE_GENAI_USE_GCA is set: Gemini CLI sends its model calls to Google's Code Assist service" + notGuarded
 	}
-	auth, file := geminiAuth(getenv, cwd)
-	switch auth {
-	case "oauth-personal", "cloud-shell", "compute-default-credentials":
-		return fmt.Sprintf("Gemini CLI signs in with Google (security.auth.selectedType %q in %s): it sends its model calls to Google's Code Assist service", auth, file) + notGuarded
-	case "vertex-ai":
+	if auth, file := geminiAuth(getenv, cwd); auth == "vertex-ai" {
 		return fmt.Sprintf("Gemini CLI uses Vertex AI (security.auth.selectedType %q in %s): it sends its model calls there", auth, file) + notGuarded
 	}
 	return ""

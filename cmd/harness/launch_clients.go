@@ -54,14 +54,30 @@ func launchClients() []launchClient {
 			point: func(base string, _ func(string) string) ([]string, []string) {
 				return nil, []string{"-c", "openai_base_url=" + strconv.Quote(base+"/v1")}
 			}},
-		{name: "gemini", api: "gemini", readTool: "read_file", pkg: "@google/gemini-cli", bypass: geminiBypass,
+		// Gemini CLI calls the Gemini API with an API key and Google's Code
+		// Assist API signed in with Google: both are pointed at the proxy.
+		{name: "gemini", readTool: "read_file", pkg: "@google/gemini-cli", bypass: geminiBypass,
 			grant:    func(dir string) []string { return []string{"--include-directories", dir} },
-			upstream: func(getenv func(string) string) string { return getenv("GOOGLE_GEMINI_BASE_URL") },
+			upstream: geminiUpstream,
 			point: func(base string, _ func(string) string) ([]string, []string) {
-				return []string{"GOOGLE_GEMINI_BASE_URL=" + base}, nil
+				return []string{"GOOGLE_GEMINI_BASE_URL=" + base, "CODE_ASSIST_ENDPOINT=" + base}, nil
 			}},
 		{name: "opencode", readTool: "read", pkg: "opencode-ai", upstream: opencodeUpstream, point: opencodePoint},
 	}
+}
+
+// geminiUpstream is the proxy's upstream list from Gemini CLI's own base
+// URLs: GOOGLE_GEMINI_BASE_URL (the Gemini API's) and CODE_ASSIST_ENDPOINT
+// (Code Assist's), "" when neither is set.
+func geminiUpstream(getenv func(string) string) string {
+	var spec []string
+	if u := getenv("GOOGLE_GEMINI_BASE_URL"); u != "" {
+		spec = append(spec, "gemini="+u)
+	}
+	if u := getenv("CODE_ASSIST_ENDPOINT"); u != "" {
+		spec = append(spec, "codeassist="+u)
+	}
+	return strings.Join(spec, ",")
 }
 
 // codexBaseURL is Codex's own base URL of the OpenAI API: OPENAI_BASE_URL,

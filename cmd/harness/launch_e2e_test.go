@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -182,46 +183,96 @@ func TestLaunchClaude(t *testing.T) {
 	r.checkPaged(t, "Read", anthropicResult("call_page"))
 }
 
-// TestLaunchGemini: harness gemini -p, no other flag.
+// TestLaunchGemini: harness gemini, with an API key (the Gemini API,
+// GOOGLE_GEMINI_BASE_URL) and signed in with Google (Code Assist,
+// CODE_ASSIST_ENDPOINT, its requests and answers the Gemini API's under
+// "request" and "response"; here with a machine's default credentials,
+// whose token a loopback metadata server gives, as a Google sign-in needs
+// Google's servers): the launcher points both at the proxy, read_file's
+// whole lock file is spilled to a folder of harness's own that Gemini CLI
+// is given, and read_file pages the spill file.
 func TestLaunchGemini(t *testing.T) {
+	t.Run("api-key", func(t *testing.T) { launchGemini(t, false) })
+	t.Run("google", func(t *testing.T) { launchGemini(t, true) })
+}
+
+func launchGemini(t *testing.T, google bool) {
 	r := newLaunchRig(t, "gemini")
 	var spillPath string
 	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
-		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") {
+		if google {
+			if rep, ok := codeAssistService(req); ok {
+				return rep
+			}
+		}
+		if req.Method != http.MethodPost || !strings.Contains(req.Path, "/models/") && !strings.Contains(req.Path, "/v1internal:") {
 			return notModelCall(req)
 		}
-		model := geminiPathModel(req.Path)
-		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
+		body, model := req.Body, geminiPathModel(req.Path)
+		if google {
+			var env struct {
+				Model   string          `json:"model"`
+				Request json.RawMessage `json:"request"`
+			}
+			_ = json.Unmarshal(req.Body, &env)
+			body, model = env.Request, env.Model
+		}
+		u := wiretest.Usage{Input: len(body) / 4, Output: 20}
+		reply := func(rep wiretest.Reply) wiretest.Reply {
+			if google {
+				return codeAssistReply(rep)
+			}
+			return rep
+		}
 		if strings.HasSuffix(req.Path, ":generateContent") {
-			return geminiRouterReply(u)
+			return reply(geminiRouterReply(u))
 		}
 		call := func(id, args string) wiretest.Reply {
-			return wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "read_file", Args: args}}, u)
+			return reply(wiretest.GeminiStream(model, "", []wiretest.Call{{ID: id, Name: "read_file", Args: args}}, u))
 		}
-		if p := spillOf(req.Body); p != "" {
+		if p := spillOf(body); p != "" {
 			spillPath = p
 		}
-		switch strings.Count(string(req.Body), `"functionResponse"`) {
+		switch strings.Count(string(body), `"functionResponse"`) {
 		case 0:
 			return call("call_lock", `{"file_path":`+mustJSONString(filepath.Join(r.work, "package-lock.json"))+`,"start_line":1,"end_line":2000}`)
 		case 1:
 			if spillPath == "" {
-				return wiretest.GeminiStream(model, "no spill file named", nil, u)
+				return reply(wiretest.GeminiStream(model, "no spill file named", nil, u))
 			}
 			return call("call_page", `{"file_path":`+mustJSONString(spillPath)+`,"start_line":1001,"end_line":1010}`)
 		}
-		return wiretest.GeminiStream(model, e2eAnswer, nil, u)
+		return reply(wiretest.GeminiStream(model, e2eAnswer, nil, u))
 	}
-	home := newGeminiHome(t, "")
-	t.Setenv("HOME", home)
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", r.up.URL)
-	t.Setenv("GEMINI_API_KEY", "sk-test-gemini-launch")
+	if google {
+		t.Setenv("HOME", newGeminiHomeAuth(t, "compute-default-credentials"))
+		t.Setenv("CODE_ASSIST_ENDPOINT", r.up.URL)
+		t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(r.up.URL, "http://"))
+		t.Setenv("GOOGLE_CLOUD_PROJECT", "harness-test")
+	} else {
+		t.Setenv("HOME", newGeminiHome(t, ""))
+		t.Setenv("GOOGLE_GEMINI_BASE_URL", r.up.URL)
+		t.Setenv("GEMINI_API_KEY", "sk-test-gemini-launch")
+	}
 	t.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
 	out := r.run(t, "gemini", "-p", "Which version of zod does package-lock.json pin?", "-o", "json")
 	if !strings.Contains(out, e2eAnswer) {
 		t.Errorf("gemini answered:\n%s", tail(out, 3000))
 	}
-	r.checkPaged(t, "read_file", geminiResponse("call_page"))
+	find := geminiResponse("call_page")
+	if google {
+		find = underRequest(find)
+	}
+	r.checkPaged(t, "read_file", find)
+	streamed := 0
+	for _, q := range r.up.Requests() {
+		if strings.HasPrefix(q.Path, "/v1internal:streamGenerateContent") {
+			streamed++
+		}
+	}
+	if google != (streamed > 0) {
+		t.Errorf("%d model calls reached Code Assist (signed in with Google: %v)", streamed, google)
+	}
 }
 
 // TestLaunchCodex: harness codex exec, with Codex's built-in OpenAI

@@ -67,6 +67,8 @@ func TestLaunchUpstream(t *testing.T) {
 		{"claude", map[string]string{"ANTHROPIC_BASE_URL": "http://a:1"}, "anthropic=http://a:1"},
 		{"claude", nil, ""},
 		{"gemini", map[string]string{"GOOGLE_GEMINI_BASE_URL": "http://g:1"}, "gemini=http://g:1"},
+		{"gemini", map[string]string{"GOOGLE_GEMINI_BASE_URL": "http://g:1", "CODE_ASSIST_ENDPOINT": "http://ca:2"}, "gemini=http://g:1,codeassist=http://ca:2"},
+		{"gemini", nil, ""},
 		{"codex", map[string]string{"OPENAI_BASE_URL": "http://o:1/v1", "CODEX_HOME": codexHome}, "openai=http://o:1/v1"},
 		{"codex", map[string]string{"CODEX_HOME": codexHome}, "openai=http://10.0.0.1:8/v1"},
 		{"codex", map[string]string{"HOME": t.TempDir()}, ""},

@@ -42,9 +42,9 @@ tenant's (docs/gateway.md).`
 func cmdProxy(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "proxy", "", proxySummary)
 	listen := fs.String("listen", "127.0.0.1:8787", "address to listen on (loopback unless --allow-remote)")
-	upstream := fs.String("upstream", "", "where model calls go: one base URL for every request, or anthropic=URL,openai=URL,gemini=URL,chatgpt=URL\n"+
-		"(Messages; Responses and Chat Completions; Gemini; Codex signed in with ChatGPT), each left out going to its provider's public endpoint,\n"+
-		"as all do by default (chatgpt: where openai goes when only openai is named)")
+	upstream := fs.String("upstream", "", "where model calls go: one base URL for every request, or anthropic=URL,openai=URL,gemini=URL,chatgpt=URL,codeassist=URL\n"+
+		"(Messages; Responses and Chat Completions; Gemini; Codex signed in with ChatGPT; Gemini CLI signed in with Google), each left out\n"+
+		"going to its provider's public endpoint, as all do by default (chatgpt: where openai goes when only openai is named)")
 	var sf storeFlags
 	sf.register(fs)
 	spillDir := fs.String("spill-dir", "", "spill files go to DIR/.harness/spill/<conversation>/ (default: the workspace)")

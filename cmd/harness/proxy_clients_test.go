@@ -407,6 +407,58 @@ func geminiRouterReply(u wiretest.Usage) wiretest.Reply {
 		`"usageMetadata":{"promptTokenCount":` + fmt.Sprint(u.Input) + `,"candidatesTokenCount":5,"totalTokenCount":` + fmt.Sprint(u.Input+5) + `}}`)
 }
 
+// newGeminiHomeAuth is newGeminiHome signed in with auth (Gemini CLI's
+// security.auth.selectedType) instead of an API key.
+func newGeminiHomeAuth(t *testing.T, auth string) string {
+	t.Helper()
+	home := newGeminiHome(t, "")
+	settings := `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":` + mustJSONString(auth) + `}}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// codeAssistService answers what Gemini CLI signed in with Google asks
+// besides model calls: the access token of a machine's default
+// credentials from its metadata server, and Code Assist's set-up
+// (loadCodeAssist: a free tier and its project; quotas, experiments).
+func codeAssistService(req wiretest.Request) (wiretest.Reply, bool) {
+	switch {
+	case strings.HasSuffix(req.Path, "/service-accounts/default/token"):
+		return wiretest.Reply{Header: http.Header{"Metadata-Flavor": {"Google"}}, Body: `{"access_token":"ya29.harness-test","expires_in":3600,"token_type":"Bearer"}`}, true
+	case strings.HasPrefix(req.Path, "/computeMetadata/"):
+		return wiretest.Reply{Header: http.Header{"Metadata-Flavor": {"Google"}}, Body: "harness-test"}, true
+	case strings.HasSuffix(req.Path, ":loadCodeAssist"):
+		return wiretest.JSON(`{"currentTier":{"id":"free-tier","name":"free"},"cloudaicompanionProject":"harness-test","allowedTiers":[{"id":"free-tier","isDefault":true}]}`), true
+	case strings.HasSuffix(req.Path, ":onboardUser"):
+		return wiretest.JSON(`{"done":true,"response":{"cloudaicompanionProject":{"id":"harness-test"}}}`), true
+	case strings.Contains(req.Path, "/v1internal:") && !strings.Contains(req.Path, "enerateContent"):
+		return wiretest.JSON(`{}`), true
+	}
+	return wiretest.Reply{}, false
+}
+
+// codeAssistReply is a Gemini API answer as Code Assist sends it: each
+// event's (or the body's) response under "response".
+func codeAssistReply(rep wiretest.Reply) wiretest.Reply {
+	if rep.Body != "" {
+		rep.Body = `{"response":` + rep.Body + `,"traceId":"t"}`
+	}
+	for i, e := range rep.Events {
+		rep.Events[i].Data = `{"response":` + e.Data + `,"traceId":"t"}`
+	}
+	return rep
+}
+
+// underRequest finds with find in a Code Assist request's "request".
+func underRequest(find func(map[string]any) (any, bool)) func(map[string]any) (any, bool) {
+	return func(m map[string]any) (any, bool) {
+		inner, _ := m["request"].(map[string]any)
+		return find(inner)
+	}
+}
+
 // geminiResponse finds, in a generateContent request, the output of the
 // function response answering id (or answering a call without one).
 func geminiResponse(id string) func(map[string]any) (any, bool) {

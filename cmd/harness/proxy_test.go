@@ -31,7 +31,7 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"proxy", "--upstream", "127.0.0.1:9102", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 2,
 			`harness proxy: --upstream "127.0.0.1:9102" has no scheme: write http://127.0.0.1:9102`},
 		{[]string{"proxy", "--upstream", "anthropic=http://127.0.0.1:1,mistral=http://x", "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "h.db")}, 2,
-			`"mistral" is not anthropic, openai, gemini or chatgpt`},
+			`"mistral" is not anthropic, openai, gemini, chatgpt or codeassist`},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--clear-when-idle", "soon"}, 2, `want auto, off or a duration`},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--turn-budget", "-1"}, 2, "take sizes ≥ 0"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1", "--run-ceiling", "-1"}, 2, "take sizes ≥ 0"},
