@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentharness/harness/internal/wiretest"
 )
@@ -143,8 +144,17 @@ func (r *launchRig) checkPaged(t *testing.T, readTool string, result func(map[st
 	}
 }
 
-// TestLaunchClaude: harness claude -p, no other flag.
+// TestLaunchClaude: harness claude -p, no other flag, with an API key and
+// signed in with a Claude subscription (an OAuth token in
+// ~/.claude/.credentials.json, which Claude Code sends to
+// ANTHROPIC_BASE_URL as a bearer token with its OAuth beta): the proxy
+// forwards either as it came.
 func TestLaunchClaude(t *testing.T) {
+	t.Run("api-key", func(t *testing.T) { launchClaude(t, false) })
+	t.Run("subscription", func(t *testing.T) { launchClaude(t, true) })
+}
+
+func launchClaude(t *testing.T, subscription bool) {
 	r := newLaunchRig(t, "claude")
 	var spillPath string
 	r.up.Respond = func(req wiretest.Request) wiretest.Reply {
@@ -175,12 +185,31 @@ func TestLaunchClaude(t *testing.T) {
 		return wiretest.AnthropicStream(model, e2eAnswer, nil, u)
 	}
 	t.Setenv("ANTHROPIC_BASE_URL", r.up.URL)
-	t.Setenv("ANTHROPIC_API_KEY", "sk-test-claude-launch")
+	const token = "sk-ant-oat01-harness-test"
+	if subscription {
+		home := os.Getenv("HOME")
+		creds := `{"claudeAiOauth":{"accessToken":"` + token + `","refreshToken":"sk-ant-ort01-harness-test","expiresAt":` +
+			strconv.FormatInt(time.Now().Add(30*24*time.Hour).UnixMilli(), 10) + `,"scopes":["user:inference","user:profile"],"subscriptionType":"max"}}`
+		if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(creds), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("ANTHROPIC_API_KEY", "")
+	} else {
+		t.Setenv("ANTHROPIC_API_KEY", "sk-test-claude-launch")
+	}
 	out := r.run(t, "claude", "-p", "Which version of zod does package-lock.json pin?", "--output-format", "json")
 	if !strings.Contains(out, e2eAnswer) || strings.Contains(out, `"permission_denials":[{`) {
 		t.Errorf("claude answered:\n%s", tail(out, 3000))
 	}
 	r.checkPaged(t, "Read", anthropicResult("call_page"))
+	for _, q := range r.up.Requests() {
+		if q.Method == http.MethodPost && strings.HasSuffix(q.Path, "/v1/messages") && (q.Header.Get("Authorization") == "Bearer "+token) != subscription {
+			t.Fatalf("a model call with Authorization %.20q (subscription: %v)", q.Header.Get("Authorization"), subscription)
+		}
+	}
 }
 
 // TestLaunchGemini: harness gemini, with an API key (the Gemini API,
