@@ -5,8 +5,11 @@
 // conversation in the transcript store.
 //
 // It speaks the Anthropic Messages API, the OpenAI Responses and Chat
-// Completions APIs and the Gemini API, streamed and not. Any other request,
-// and a model call whose body it cannot read, is forwarded unchanged.
+// Completions APIs (and ChatGPT's backend, which Codex signed in with
+// ChatGPT calls with zstd-compressed bodies) and the Gemini API (and
+// Google's Code Assist, which Gemini CLI signed in with Google calls),
+// streamed and not. Any other request, and a model call whose body it
+// cannot read, is forwarded unchanged.
 //
 // Each request belongs to a conversation (the X-Harness-Conversation
 // header, the Responses API's prompt_cache_key, else a hash of the format,

@@ -22,14 +22,15 @@ import (
 )
 
 const proxySummary = `Put harness's per-call guards in front of any agent: point the agent's model
-endpoint at the proxy (ANTHROPIC_BASE_URL, an OpenAI base_url, GOOGLE_GEMINI_BASE_URL)
+endpoint at the proxy (ANTHROPIC_BASE_URL, an OpenAI base_url, GOOGLE_GEMINI_BASE_URL, CODE_ASSIST_ENDPOINT)
 and every tool result in its requests gets its model copy decided once — a
 ceiling with a spill file the agent reads with its own tools, a smaller one
 for the output of programs it runs, repeats collapsed, and the turn's
 evidence budget — and the same bytes every time after, so the upstream's prompt cache
-stays warm. Speaks the Anthropic Messages API, the OpenAI Responses API and
-Chat Completions, and the Gemini API, streamed or not; anything else passes
-through. Every conversation is recorded in the transcript store ("harness log",
+stays warm. Speaks the Anthropic Messages API, the OpenAI Responses API (and
+ChatGPT's, Codex signed in with ChatGPT) and Chat Completions, and the Gemini
+API (and Google's Code Assist, Gemini CLI signed in with Google), streamed or
+not; anything else passes through. Every conversation is recorded in the transcript store ("harness log",
 "harness audit", "harness bench" read it). GET /stats reports the upstream's
 token counts, the bytes removed and the cache breaks the proxy caused, and
 the tokens and dollars saved (also on the page at /, and "harness savings").
