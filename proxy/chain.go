@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"slices"
 )
 
 // Responses chains. A Responses request may continue a stored response by
@@ -42,11 +41,12 @@ const maxChains = 4096
 // chain is what a conversation keeps for a request that continues its
 // last answer.
 type chain struct {
-	// answer is the id of the conversation's last Responses answer, and
-	// items the history that answer ended: its request's items and the
-	// answer's own.
+	// answer is the id of the conversation's last Responses answer; items
+	// and reply the history it ended: its request's items, then the
+	// answer as an assistant item.
 	answer string
 	items  []item
+	reply  item
 }
 
 // chains maps answer ids to the conversations they answered, oldest first
@@ -54,6 +54,12 @@ type chain struct {
 type chains struct {
 	conv  map[string]string
 	order []string
+}
+
+// continues reports whether req is read as continuing an answer: it
+// names one, or (on a proxy that is no replica) an upstream conversation.
+func (p *Proxy) continues(req *request) bool {
+	return req.PrevResponse != "" || req.Stored != "" && p.replicas.log == nil
 }
 
 // chainConversation returns the conversation a request continuing
@@ -115,8 +121,10 @@ func (p *Proxy) linkAnswer(cv *conversation, id string, items []item, rep *reply
 	if id == "" || p.replicas.log != nil {
 		return
 	}
-	answer := item{Kind: itemAssistant, Text: rep.Text, Calls: rep.Calls}
-	cv.chain = chain{answer: id, items: append(slices.Clip(items), answer)}
+	// The request's items are kept as they are (a parse never changes):
+	// copying a long history on every answer would cost each request of
+	// every Responses client, for the few that continue one.
+	cv.chain = chain{answer: id, items: items, reply: item{Kind: itemAssistant, Text: rep.Text, Calls: rep.Calls}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.chains.conv == nil {
@@ -141,7 +149,7 @@ func (cv *conversation) continued(prev string, own []item) (items []item, ok boo
 	if prev == "" || cv.chain.answer != prev {
 		return own, false
 	}
-	items = make([]item, 0, len(cv.chain.items)+len(own))
+	items = make([]item, 0, len(cv.chain.items)+1+len(own))
 	for _, it := range cv.chain.items {
 		if it.Kind == itemResult {
 			r := *it.Result
@@ -150,6 +158,7 @@ func (cv *conversation) continued(prev string, own []item) (items []item, ok boo
 		}
 		items = append(items, it)
 	}
+	items = append(items, cv.chain.reply)
 	return append(items, own...), true
 }
 

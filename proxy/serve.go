@@ -94,7 +94,7 @@ func (p *Proxy) serveModelCall(w http.ResponseWriter, r *http.Request, f wireFor
 	p.remember(req, prev)
 	c := &call{format: f, req: req, in: body, buf: bb, rule: requestRule(r.Header),
 		client: clientName(r.Header.Get("User-Agent"), f)}
-	if req.PrevResponse != "" || (req.Stored != "" && p.replicas.log == nil) {
+	if p.continues(req) {
 		// Read once the conversation is held: see chain.go.
 		var linked string
 		linked, c.keyed = p.chainConversation(r, req.PrevResponse, req.Stored)

@@ -61,7 +61,11 @@ func walkBody(body []byte, f elemFormat, prev *request) (*request, error) {
 	}
 	req := &request{body: body}
 	var others []field
-	j, err := walkMembers(body, i, f, req, prev, &others, true)
+	env := ""
+	if e, ok := f.(envelopeFormat); ok {
+		env = e.envelope()
+	}
+	j, err := walkMembers(body, i, f, req, prev, &others, env)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +87,9 @@ type envelopeFormat interface {
 
 // walkMembers reads the members of the object at i (its '{') into req and
 // others, the history with walkHistory, and returns the offset after the
-// object. At the body's level (outer) the envelope's members are read in
-// place of it.
-func walkMembers(body []byte, i int, f elemFormat, req *request, prev *request, others *[]field, outer bool) (int, error) {
-	env := ""
-	if e, ok := f.(envelopeFormat); ok && outer {
-		env = e.envelope()
-	}
+// object. The members of an object under the member env ("" for none) are
+// read in its place, and only there is the history looked for.
+func walkMembers(body []byte, i int, f elemFormat, req *request, prev *request, others *[]field, env string) (int, error) {
 	j := skipWS(body, i+1)
 	if j < len(body) && body[j] == '}' {
 		return j + 1, nil
@@ -99,14 +99,14 @@ func walkMembers(body []byte, i int, f elemFormat, req *request, prev *request, 
 		if err != nil {
 			return 0, err
 		}
-		var vs, ve int
+		var ve int
 		switch {
-		case key == f.historyKey() && vstart < len(body) && body[vstart] == '[' && (env == "" || !outer):
-			vs = vstart
+		case env == "" && key == f.historyKey() && vstart < len(body) && body[vstart] == '[':
 			ve, err = walkHistory(body, vstart, f, req, prev)
 		case env != "" && key == env && vstart < len(body) && body[vstart] == '{':
-			ve, err = walkMembers(body, vstart, f, req, prev, others, false)
+			ve, err = walkMembers(body, vstart, f, req, prev, others, "")
 		default:
+			var vs int
 			vs, ve, err = skipValue(body, vstart, 1)
 			*others = append(*others, field{Key: key, Value: span{vs, ve}})
 		}
