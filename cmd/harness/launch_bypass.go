@@ -25,14 +25,20 @@ func claudeBypass(getenv func(string) string, cwd string) string {
 	if home := getenv("HOME"); home != "" {
 		files = append(files, filepath.Join(home, ".claude", "settings.json"))
 	}
+	settings := claudeSettingsEnvs(files)
 	for _, v := range []struct{ env, cloud string }{
 		{"CLAUDE_CODE_USE_BEDROCK", "Amazon Bedrock"}, {"CLAUDE_CODE_USE_VERTEX", "Google Vertex AI"}, {"CLAUDE_CODE_USE_FOUNDRY", "Microsoft Foundry"},
 	} {
 		where := ""
 		if truthy(getenv(v.env)) {
 			where = "is set"
-		} else if f := claudeSettingsEnv(files, v.env); f != "" {
-			where = "is set in " + f
+		} else {
+			for _, s := range settings {
+				if truthy(fmt.Sprint(s.env[v.env])) {
+					where = "is set in " + s.file
+					break
+				}
+			}
 		}
 		if where != "" {
 			return fmt.Sprintf("%s %s: Claude Code sends its model calls to %s, not to ANTHROPIC_BASE_URL, so harness sees none of them and "+
@@ -42,8 +48,16 @@ func claudeBypass(getenv func(string) string, cwd string) string {
 	return ""
 }
 
-// claudeSettingsEnv returns the first of files whose "env" turns name on.
-func claudeSettingsEnv(files []string, name string) string {
+// settingsEnv is the "env" of one of Claude Code's settings files.
+type settingsEnv struct {
+	file string
+	env  map[string]any
+}
+
+// claudeSettingsEnvs reads the "env" of each of files that exists and
+// reads as JSON, in their order.
+func claudeSettingsEnvs(files []string) []settingsEnv {
+	var out []settingsEnv
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -52,11 +66,11 @@ func claudeSettingsEnv(files []string, name string) string {
 		var s struct {
 			Env map[string]any `json:"env"`
 		}
-		if json.Unmarshal(b, &s) == nil && truthy(fmt.Sprint(s.Env[name])) {
-			return f
+		if json.Unmarshal(b, &s) == nil && len(s.Env) > 0 {
+			out = append(out, settingsEnv{file: f, env: s.Env})
 		}
 	}
-	return ""
+	return out
 }
 
 // geminiBypass says why Gemini CLI's calls do not reach the proxy, ""
