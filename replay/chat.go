@@ -155,10 +155,7 @@ func (b *chatBuilder) add(v rawValue, path string) error {
 // addAssistant appends assistant message m (content parts, found at v) as
 // the next call of the last turn, its tool calls waiting for their results.
 func (b *chatBuilder) addAssistant(v rawValue, path string, m *chatMessage, parts []harness.Part) error {
-	if len(b.rec.Turns) == 0 {
-		b.rec.Turns = append(b.rec.Turns, &Turn{})
-	}
-	t := b.rec.Turns[len(b.rec.Turns)-1]
+	t := b.lastTurn()
 	c := &Call{Request: b.index, Offset: v.off}
 	c.Assistant = harness.Message{Role: harness.RoleAssistant, Parts: parts}
 	for i, tc := range m.ToolCalls {
@@ -224,14 +221,20 @@ func (b *chatBuilder) textCall(c *Call, text string, extra *chatExtra) {
 	b.textActions++
 }
 
+// lastTurn is the turn a call goes to: the last one, or a first one with
+// no input when no user message came before.
+func (b *chatBuilder) lastTurn() *Turn {
+	if len(b.rec.Turns) == 0 {
+		b.rec.Turns = append(b.rec.Turns, &Turn{})
+	}
+	return b.rec.Turns[len(b.rec.Turns)-1]
+}
+
 // unparsedReply records the reply a mini-swe-agent 2 format error quotes
 // (found at v) as the model call it was: the agent stores no assistant
 // message for a reply it could not parse, but the request was sent.
 func (b *chatBuilder) unparsedReply(v rawValue, reply string) {
-	if len(b.rec.Turns) == 0 {
-		b.rec.Turns = append(b.rec.Turns, &Turn{})
-	}
-	t := b.rec.Turns[len(b.rec.Turns)-1]
+	t := b.lastTurn()
 	c := &Call{Request: b.index, Offset: v.off, Assistant: harness.Message{Role: harness.RoleAssistant, Parts: []harness.Part{harness.TextPart(reply)}}}
 	t.Calls = append(t.Calls, c)
 	b.unparsed++

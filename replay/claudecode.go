@@ -422,7 +422,7 @@ func (r *ccRun) warn(session string, segments, sidechains, mains int, counts ccC
 		w = append(w, fmt.Sprintf("%d entries repeat an earlier file's (same uuids: a resumed or copied session): left out, so each model call counts once; this file's own calls start where it diverges, without the history it shares", counts.repeated))
 	}
 	if partial {
-		w = append(w, "the last line is incomplete (the session was still being written): left out")
+		w = append(w, incompleteLine("session"))
 	}
 	rec.Warnings = append(rec.Warnings, w...)
 }

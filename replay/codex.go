@@ -356,7 +356,7 @@ func (b *cxBuilder) warnings(part, parts int, partial bool) []string {
 		w = append(w, "no usage recorded (no token_count events)")
 	}
 	if partial {
-		w = append(w, "the last line is incomplete (the rollout was still being written): left out")
+		w = append(w, incompleteLine("rollout"))
 	}
 	return w
 }
@@ -378,7 +378,7 @@ func (b *cxBuilder) listWarnings(partial bool) []string {
 		w = append(w, fmt.Sprintf("%d reasoning items left out (encrypted or summarised)", b.reasoning))
 	}
 	if partial {
-		w = append(w, "the last line is incomplete (the file was still being written): left out")
+		w = append(w, incompleteLine("file"))
 	}
 	return w
 }

@@ -120,7 +120,7 @@ func parseCodexExec(name string, data []byte) (*Recording, error) {
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d reasoning items left out", reasoning))
 	}
 	if partial {
-		rec.Warnings = append(rec.Warnings, "the last line is incomplete (the output was still being written): left out")
+		rec.Warnings = append(rec.Warnings, incompleteLine("output"))
 	}
 	return rec, nil
 }

@@ -138,3 +138,10 @@ func position(data []byte, off int64) (line, col int) {
 	col = int(off) - (bytes.LastIndexByte(head, '\n') + 1) + 1
 	return line, col
 }
+
+// incompleteLine is the warning for a file whose last line was cut short
+// (what, a session or an output, was still being written when read): that
+// line is left out.
+func incompleteLine(what string) string {
+	return "the last line is incomplete (the " + what + " was still being written): left out"
+}

@@ -363,7 +363,7 @@ func (b *gemBuilder) sessionLog(each recordIter) error {
 		b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%d model responses were removed from the session log by a rewind or a rewritten history: left out, as Gemini CLI leaves them out when it resumes the session", l.dropped))
 	}
 	if partial {
-		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the session was still being written): left out")
+		b.rec.Warnings = append(b.rec.Warnings, incompleteLine("session"))
 	}
 	return nil
 }

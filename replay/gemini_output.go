@@ -70,7 +70,7 @@ func (b *gemBuilder) streamOutput(each recordIter) error {
 		b.rec.Warnings = append(b.rec.Warnings, fmt.Sprintf("%d errors reported by Gemini CLI (error events or a failed result)", st.errs))
 	}
 	if partial {
-		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the output was still being written): left out")
+		b.rec.Warnings = append(b.rec.Warnings, incompleteLine("output"))
 	}
 	return nil
 }

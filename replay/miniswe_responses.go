@@ -37,12 +37,13 @@ func miniSWEResponses(elems []rawValue) bool {
 	for _, v := range elems {
 		var it struct {
 			Object string `json:"object"`
+			Type   string `json:"type"`
 		}
-		if json.Unmarshal(v.raw, &it) == nil && it.Object == "response" {
+		if json.Unmarshal(v.raw, &it) == nil && (it.Object == "response" || responsesOnly[it.Type]) {
 			return true
 		}
 	}
-	return responsesItems(elems)
+	return false
 }
 
 // parseMiniSWEResponses reads the messages of a mini-swe-agent trajectory

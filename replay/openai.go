@@ -35,7 +35,7 @@ func parseOpenAI(name string, data []byte) (*Recording, error) {
 		}
 	}
 	if partial {
-		b.rec.Warnings = append(b.rec.Warnings, "the last line is incomplete (the file was still being written): left out")
+		b.rec.Warnings = append(b.rec.Warnings, incompleteLine("file"))
 	}
 	if len(b.rec.Turns) == 0 {
 		return nil, src.errAt(0, "", "no user or assistant message", nil)

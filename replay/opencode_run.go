@@ -103,7 +103,7 @@ func parseOpencodeRun(name string, data []byte) (*Recording, error) {
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d reasoning parts left out (their tokens are in the recorded usage)", reasoning))
 	}
 	if partial {
-		rec.Warnings = append(rec.Warnings, "the last line is incomplete (the output was still being written): left out")
+		rec.Warnings = append(rec.Warnings, incompleteLine("output"))
 	}
 	return rec, nil
 }

@@ -168,7 +168,7 @@ func parseOpenHandsAll(name string, data []byte) ([]*Recording, error) {
 	}
 	if partial && len(out) > 0 {
 		last := out[len(out)-1]
-		last.Warnings = append(last.Warnings, "the last line is incomplete (the file was still being written): left out")
+		last.Warnings = append(last.Warnings, incompleteLine("file"))
 	}
 	var recs []*Recording
 	for _, r := range out {
