@@ -62,10 +62,7 @@ func TestProxyCodexChatGPT(t *testing.T) {
 		m := bodyJSON(t, req.Body)
 		model, _ := m["model"].(string)
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
-		n := strings.Count(string(req.Body), `"type":"function_call_output"`)
-		return scriptStep(n, func(id, cmd string) wiretest.Reply {
-			return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":"` + cmd + `","max_output_tokens":100000}`}}, u)
-		}, func() wiretest.Reply { return wiretest.ResponsesStream(model, e2eAnswer, nil, u) })
+		return codexStep(req, model, u)
 	}, func(up string) []string {
 		return []string{"--upstream", "openai=http://127.0.0.1:9/v1,chatgpt=" + up + "/backend-api/codex"}
 	})

@@ -26,6 +26,15 @@ func scriptStep(n int, call func(id, cmd string) wiretest.Reply, answer func() w
 	return answer()
 }
 
+// codexStep answers a Codex model call by the script's step: cat the lock
+// file, then package.json, with exec_command, then the answer.
+func codexStep(req wiretest.Request, model string, u wiretest.Usage) wiretest.Reply {
+	n := strings.Count(string(req.Body), `"type":"function_call_output"`)
+	return scriptStep(n, func(id, cmd string) wiretest.Reply {
+		return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":"` + cmd + `","max_output_tokens":100000}`}}, u)
+	}, func() wiretest.Reply { return wiretest.ResponsesStream(model, e2eAnswer, nil, u) })
+}
+
 // notModelCall answers what is not a model call: HEAD / (Claude Code's
 // reachability check) with 200, anything else with 404.
 func notModelCall(req wiretest.Request) wiretest.Reply {
@@ -202,10 +211,7 @@ func TestProxyCodex(t *testing.T) {
 		m := bodyJSON(t, req.Body)
 		model, _ := m["model"].(string)
 		u := wiretest.Usage{Input: len(req.Body) / 4, Output: 20}
-		n := strings.Count(string(req.Body), `"type":"function_call_output"`)
-		return scriptStep(n, func(id, cmd string) wiretest.Reply {
-			return wiretest.ResponsesStream(model, "", []wiretest.Call{{ID: id, Name: "exec_command", Args: `{"cmd":"` + cmd + `","max_output_tokens":100000}`}}, u)
-		}, func() wiretest.Reply { return wiretest.ResponsesStream(model, e2eAnswer, nil, u) })
+		return codexStep(req, model, u)
 	})
 	// Codex caps a tool output at 10,000 bytes before the model sees it;
 	// tool_output_token_limit raises the cap so the lock file reaches the
